@@ -1,0 +1,477 @@
+"""The one place that turns a YAML node tree into the model (`statechart.model.Spec`).
+
+It reports what only the YAML shows: duplicate keys and schema problems (unknown or misplaced
+keys, wrong types). Everything it can still make sense of goes into the model, so the graph
+rules run and report too: a user sees all problems of a file at once. The allowed keys live in
+`statechart.spec_format`, which also produces the published JSON Schema.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+from dataclasses import replace
+
+import yaml
+
+from statechart import spec_format as fmt
+from statechart.diagnostics import Diagnostic, Span
+from statechart.model import RecordField, Selector, Spec, SpecRule, State, Transition
+from statechart.yaml_source import MAX_DEPTH, STR_TAG, Source, scalar_value, span_of
+
+Items = list[tuple[str, yaml.Node, yaml.Node]]
+
+
+def did_you_mean(word: str, choices: object) -> str:
+    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)  # type: ignore[call-overload]
+    return f"did you mean `{close[0]}`?" if close else ""
+
+
+class _Builder:
+    def __init__(self, source: Source) -> None:
+        self.path = source.path
+        self.problems: list[Diagnostic] = []
+
+    # -- reporting -------------------------------------------------------------------------
+    def span(self, node: yaml.Node) -> Span:
+        return span_of(self.path, node)
+
+    def error(self, rule: str, node: yaml.Node, message: str, hint: str = "") -> None:
+        self.problems.append(Diagnostic(rule, "error", message, self.span(node), hint))
+
+    def schema(self, node: yaml.Node, message: str, hint: str = "") -> None:
+        self.error("schema", node, message, hint)
+
+    # -- typed readers ---------------------------------------------------------------------
+    def mapping(self, node: yaml.Node, where: str, allowed: dict[str, str]) -> Items | None:
+        """The items of a mapping, after reporting duplicate, unknown and non-string keys."""
+        if not isinstance(node, yaml.MappingNode):
+            self.schema(node, f"{where} must be a mapping, not {_kind(node)}",
+                        f"write {where} as `key: value` lines")
+            return None
+        items: Items = []
+        first: dict[str, yaml.Node] = {}
+        for key_node, value_node in node.value:
+            key = self._key(key_node, where)
+            if key is None:
+                continue
+            if key in first:
+                mark = first[key].start_mark
+                self.error("duplicate-key", key_node,
+                           f"duplicate key `{key}` in {where} (first defined at line "
+                           f"{mark.line + 1}, column {mark.column + 1})",
+                           "YAML keeps only the last value; remove or rename one of them")
+                continue
+            first[key] = key_node
+            if allowed and key not in allowed:
+                self._unknown_key(key, key_node, where, allowed)
+                continue
+            items.append((key, key_node, value_node))
+        return items
+
+    def _key(self, node: yaml.Node, where: str) -> str | None:
+        if isinstance(node, yaml.ScalarNode):
+            value = scalar_value(node)
+            if isinstance(value, str) and value:
+                return value
+            if value is None or value == "":
+                self.schema(node, f"empty key in {where}", "give the key a name")
+                return None
+            self.schema(node, f"key `{node.value}` in {where} is a {type(value).__name__}, "
+                              "not a name", f"quote it if it is meant as a name: \"{node.value}\"")
+            return None
+        self.schema(node, f"a key in {where} must be a plain name, not {_kind(node)}")
+        return None
+
+    def _unknown_key(self, key: str, node: yaml.Node, where: str, allowed: dict[str, str]) -> None:
+        hint = did_you_mean(key, allowed)
+        elsewhere = fmt.WHERE_KEY_BELONGS.get(key)
+        if not hint and elsewhere and elsewhere != where:
+            hint = f"`{key}` belongs in {elsewhere}"
+        if not hint:
+            hint = "allowed keys: " + ", ".join(f"`{k}`" for k in allowed)
+        self.schema(node, f"unknown key `{key}` in {where}", hint)
+
+    def string(self, node: yaml.Node, where: str) -> str | None:
+        if isinstance(node, yaml.ScalarNode) and node.tag == STR_TAG:
+            value = scalar_value(node)
+            if isinstance(value, str) and value:
+                return value
+            if node.style and node.value:
+                return node.value
+        self.schema(node, f"{where} must be a non-empty string, not {_kind(node)}")
+        return None
+
+    def text(self, node: yaml.Node, where: str) -> str | None:
+        """Free text (descriptions): any scalar, kept exactly as written."""
+        if isinstance(node, yaml.ScalarNode):
+            return node.value
+        self.schema(node, f"{where} must be text, not {_kind(node)}")
+        return None
+
+    def integer(self, node: yaml.Node, where: str, minimum: int) -> int | None:
+        value = scalar_value(node) if isinstance(node, yaml.ScalarNode) else None
+        if isinstance(value, int) and not isinstance(value, bool) and value >= minimum:
+            return value
+        self.schema(node, f"{where} must be an integer >= {minimum}, not {_kind(node)}")
+        return None
+
+    def boolean(self, node: yaml.Node, where: str) -> bool:
+        value = scalar_value(node) if isinstance(node, yaml.ScalarNode) else None
+        if isinstance(value, bool):
+            return value
+        self.schema(node, f"{where} must be `true` or `false`, not {_kind(node)}")
+        return False
+
+    def names(self, node: yaml.Node, where: str) -> list[tuple[str, yaml.Node]]:
+        """A name or a list of names."""
+        nodes = node.value if isinstance(node, yaml.SequenceNode) else [node]
+        out = []
+        for item in nodes:
+            name = self.string(item, f"each entry of {where}")
+            if name is not None:
+                out.append((name, item))
+        return out
+
+    # -- the spec --------------------------------------------------------------------------
+    def spec(self, source: Source) -> Spec | None:
+        root = source.root
+        if root is None:
+            self.problems.append(Diagnostic(
+                "schema", "error", "the file is empty", Span.point(self.path, 1, 1),
+                "a spec needs at least `statechart`, `version`, `initial` and `states`"))
+            return None
+        items = self.mapping(root, "the spec", fmt.SPEC_KEYS)
+        if items is None:
+            return None
+        got = {key: (key_node, value) for key, key_node, value in items}
+        for key in fmt.SPEC_REQUIRED:
+            if key not in got:
+                self.schema(root, f"missing required key `{key}`", fmt.SPEC_KEYS[key])
+        name = self._spec_name(got.get("statechart"))
+        version = 1
+        if "version" in got:
+            version = self.integer(got["version"][1], "`version`", 1) or 1
+        description = self.text(got["description"][1], "`description`") if "description" in got \
+            else None
+        initial = self.string(got["initial"][1], "`initial`") if "initial" in got else None
+        states: dict[str, State] = {}
+        if "states" in got:
+            self.states(got["states"][1], None, states)
+        record = self.record(got["record"][1]) if "record" in got else ()
+        rules = self.rules(got["rules"][1]) if "rules" in got else ()
+        return Spec(
+            name=name or "",
+            version=version,
+            description=description,
+            initial=initial or "",
+            states=states,
+            record=record,
+            rules=rules,
+            path=self.path,
+            source_sha256=hashlib.sha256(source.text.encode("utf-8")).hexdigest(),
+            span=self.span(got["initial"][1]) if "initial" in got else self.span(root),
+            name_span=self.span(got["statechart"][1]) if "statechart" in got else None,
+        )
+
+    def _spec_name(self, entry: tuple[yaml.Node, yaml.Node] | None) -> str | None:
+        if entry is None:
+            return None
+        return self.string(entry[1], "`statechart` (the spec's name)")
+
+    # -- states ----------------------------------------------------------------------------
+    def states(self, node: yaml.Node, parent: str | None, out: dict[str, State]) -> None:
+        # An explicit stack, not recursion: nesting depth is the user's to choose.
+        stack: list[tuple[yaml.Node, str | None, int]] = [(node, parent, 0)]
+        while stack:
+            mapping_node, parent_name, depth = stack.pop()
+            where = f"the states of `{parent_name}`" if parent_name else "`states`"
+            items = self.mapping(mapping_node, where, {})
+            if items is None:
+                continue
+            if not items:
+                self.schema(mapping_node, f"{where} has no states", "add at least one state")
+            if depth >= MAX_DEPTH:
+                self.schema(mapping_node, f"states nest deeper than {MAX_DEPTH} levels",
+                            "flatten the spec")
+                continue
+            children_todo = []
+            for name, key_node, value_node in items:
+                if name in out:
+                    first = out[name].span
+                    self.error("duplicate-state", key_node,
+                               f"state `{name}` is already defined at line {first.line}, "
+                               f"column {first.column}",
+                               "state names are unique across the whole tree; rename one")
+                    continue
+                state, sub = self.state(name, key_node, value_node, parent_name, depth)
+                out[name] = state
+                if sub is not None:
+                    children_todo.append((sub, name, depth + 1))
+            stack.extend(reversed(children_todo))
+        # Children were filled in after their parents; reorder into document (pre-)order.
+        # A child skipped as a duplicate state is dropped from its parent's `children`.
+        kids: dict[str | None, list[str]] = {}
+        for state in out.values():
+            kids.setdefault(state.parent, []).append(state.name)
+        ordered: dict[str, State] = {}
+        walk = list(reversed(kids.get(parent, [])))
+        while walk:
+            current = walk.pop()
+            own = tuple(c for c in out[current].children if c in kids.get(current, ()))
+            state = out[current]
+            ordered[current] = state if own == state.children else replace(state, children=own)
+            walk.extend(reversed(own))
+        out.clear()
+        out.update(ordered)
+
+    def state(self, name: str, key_node: yaml.Node, node: yaml.Node, parent: str | None,
+              depth: int) -> tuple[State, yaml.Node | None]:
+        where = f"state `{name}`"
+        got: dict[str, tuple[yaml.Node, yaml.Node]] = {}
+        if isinstance(node, yaml.ScalarNode) and scalar_value(node) is None:
+            pass  # `done:` with nothing: an atomic state with no keys
+        else:
+            items = self.mapping(node, where, fmt.STATE_KEYS)
+            for key, k, v in items or ():
+                got[key] = (k, v)
+        value = lambda key: got[key][1]  # noqa: E731
+        final = "final" in got and self.boolean(value("final"), f"`final` of {where}")
+        parallel = "parallel" in got and self.boolean(value("parallel"), f"`parallel` of {where}")
+        children_node = value("states") if "states" in got else None
+        children: tuple[str, ...] = ()
+        if isinstance(children_node, yaml.MappingNode):
+            children = tuple(_plain_keys(children_node))
+        kind: str
+        if final:
+            kind = "final"
+            for bad in ("states", "initial", "parallel"):
+                if bad in got and not (bad == "parallel" and not parallel):
+                    self.schema(got[bad][0], f"final state `{name}` cannot have `{bad}`",
+                                "a final state ends the run (or its region); it has no children")
+        elif parallel:
+            kind = "parallel"
+            if children_node is None:
+                self.schema(key_node, f"parallel state `{name}` needs `states` (its regions)")
+            if "initial" in got:
+                self.schema(got["initial"][0], f"parallel state `{name}` cannot have `initial`",
+                            "every region of a parallel state is entered at once")
+        elif children_node is not None:
+            kind = "compound"
+        else:
+            kind = "atomic"
+            if "initial" in got:
+                self.schema(got["initial"][0], f"`initial` on `{name}`, which has no `states`",
+                            "only a state with nested states has an initial child")
+        initial = initial_span = None
+        if "initial" in got and kind == "compound":
+            initial = self.string(value("initial"), f"`initial` of {where}")
+            initial_span = self.span(value("initial"))
+        transitions = self.transitions(name, value("on")) if "on" in got else ()
+        limit = self.integer(value("limit"), f"`limit` of {where}", 1) if "limit" in got else None
+        state = State(
+            name=name,
+            parent=parent,
+            kind=kind,  # type: ignore[arg-type]
+            description=self.text(value("description"), f"`description` of {where}")
+            if "description" in got else None,
+            initial=initial,
+            children=children,
+            transitions=transitions,
+            tags=self._name_list(got, "tags", where),
+            entry=self._name_list(got, "entry", where),
+            exit=self._name_list(got, "exit", where),
+            requires=self._name_list(got, "requires", where),
+            limit=limit,
+            span=self.span(key_node),
+            initial_span=initial_span,
+            depth=depth,
+            name_spans=self._name_spans(got, ("tags", "entry", "exit", "requires")),
+        )
+        return state, children_node
+
+    def _name_list(self, got: dict[str, tuple[yaml.Node, yaml.Node]], key: str,
+                   where: str) -> tuple[str, ...]:
+        if key not in got:
+            return ()
+        return tuple(n for n, _ in self.names(got[key][1], f"`{key}` of {where}"))
+
+    def _name_spans(self, got: dict[str, tuple[yaml.Node, yaml.Node]],
+                    keys: tuple[str, ...]) -> tuple[tuple[str, str, Span], ...]:
+        out = []
+        for key in keys:
+            if key in got:
+                node = got[key][1]
+                for item in node.value if isinstance(node, yaml.SequenceNode) else [node]:
+                    if isinstance(item, yaml.ScalarNode):
+                        out.append((key, item.value, self.span(item)))
+        return tuple(out)
+
+    def transitions(self, source: str, node: yaml.Node) -> tuple[Transition, ...]:
+        items = self.mapping(node, f"`on` of state `{source}`", {})
+        out: list[Transition] = []
+        for event, event_node, value in items or ():
+            alternatives = value.value if isinstance(value, yaml.SequenceNode) else [value]
+            if isinstance(value, yaml.SequenceNode) and not alternatives:
+                self.schema(value, f"event `{event}` of `{source}` lists no targets")
+            for order, alt in enumerate(alternatives):
+                t = self.transition(source, event, event_node, alt, order)
+                if t is not None:
+                    out.append(t)
+        return tuple(out)
+
+    def transition(self, source: str, event: str, event_node: yaml.Node, node: yaml.Node,
+                   order: int) -> Transition | None:
+        where = f"transition `{source}` on `{event}`"
+        if isinstance(node, yaml.ScalarNode):
+            target = self.string(node, f"the target of {where}")
+            if target is None:
+                return None
+            return Transition(source, event, target, None, (), None, order,
+                              self.span(event_node), self.span(node))
+        items = self.mapping(node, where, fmt.TRANSITION_KEYS)
+        if items is None:
+            return None
+        got = {key: (k, v) for key, k, v in items}
+        if "target" not in got:
+            self.schema(node, f"{where} has no `target`", "add `target: STATE`")
+            return None
+        target = self.string(got["target"][1], f"`target` of {where}")
+        if target is None:
+            return None
+        guard = guard_span = None
+        if "guard" in got:
+            guard = self.string(got["guard"][1], f"`guard` of {where}")
+            guard_span = self.span(got["guard"][1])
+        sets = self.names(got["set"][1], f"`set` of {where}") if "set" in got else []
+        description = self.text(got["description"][1], f"`description` of {where}") \
+            if "description" in got else None
+        return Transition(
+            source, event, target, guard, tuple(n for n, _ in sets), description, order,
+            self.span(event_node), self.span(got["target"][1]), guard_span,
+            set_spans=tuple(self.span(n) for _, n in sets),
+        )
+
+    # -- record fields ---------------------------------------------------------------------
+    def record(self, node: yaml.Node) -> tuple[RecordField, ...]:
+        out = []
+        for name, key_node, value in self.mapping(node, "`record`", {}) or ():
+            where = f"record field `{name}`"
+            items = self.mapping(value, where, fmt.FIELD_KEYS)
+            if items is None:
+                continue
+            got = {key: (k, v) for key, k, v in items}
+            enum: tuple[str, ...] = ()
+            ftype = None
+            if "enum" in got:
+                enum_node = got["enum"][1]
+                if not isinstance(enum_node, yaml.SequenceNode) or not enum_node.value:
+                    self.schema(enum_node, f"`enum` of {where} must be a non-empty list")
+                else:
+                    enum = tuple(n for n, _ in self.names(enum_node, f"`enum` of {where}"))
+                    if len(set(enum)) != len(enum):
+                        self.schema(enum_node, f"`enum` of {where} lists a value twice")
+                ftype = "enum"
+                if "type" in got:
+                    self.schema(got["type"][0], f"{where} has both `type` and `enum`",
+                                "an enum field's values are strings; drop `type`")
+            elif "type" in got:
+                ftype = self.string(got["type"][1], f"`type` of {where}")
+                if ftype is not None and ftype not in fmt.FIELD_TYPES:
+                    self.schema(got["type"][1], f"unknown type `{ftype}` for {where}",
+                                did_you_mean(ftype, fmt.FIELD_TYPES)
+                                or "types: " + ", ".join(fmt.FIELD_TYPES))
+                    ftype = None
+            else:
+                self.schema(value, f"{where} needs `type` or `enum`")
+            description = self.text(got["description"][1], f"`description` of {where}") \
+                if "description" in got else None
+            out.append(RecordField(name, ftype or "string", enum,  # type: ignore[arg-type]
+                                   description, self.span(key_node)))
+        return tuple(out)
+
+    # -- the spec's own rules --------------------------------------------------------------
+    def rules(self, node: yaml.Node) -> tuple[SpecRule, ...]:
+        if not isinstance(node, yaml.SequenceNode):
+            self.schema(node, "`rules` must be a list", "write each rule as `- never: {...}`")
+            return ()
+        out = []
+        for item in node.value:
+            items = self.mapping(item, "a rule", fmt.RULE_KEYS)
+            if items is None:
+                continue
+            got = {key: (k, v) for key, k, v in items}
+            kinds = [k for k in fmt.RULE_KINDS if k in got]
+            if len(kinds) != 1:
+                self.schema(item, "a rule needs exactly one of `never`, `only`, `unreachable`",
+                            "split it into one rule per kind")
+                continue
+            kind = kinds[0]
+            body = self.mapping(got[kind][1], f"`{kind}` rule", fmt.RULE_BODY_KEYS)
+            if body is None:
+                continue
+            parts = {key: v for key, _, v in body}
+            if "from" not in parts or "to" not in parts:
+                self.schema(got[kind][1], f"a `{kind}` rule needs `from` and `to`")
+                continue
+            rule_id = self.string(got["id"][1], "rule `id`") if "id" in got else None
+            out.append(SpecRule(
+                kind=kind,  # type: ignore[arg-type]
+                id=rule_id,
+                description=self.text(got["description"][1], "rule `description`")
+                if "description" in got else None,
+                sources=self.selectors(parts["from"]),
+                targets=self.selectors(parts["to"]),
+                overridable="overridable" in got and self.boolean(got["overridable"][1],
+                                                                   "`overridable`"),
+                span=self.span(got[kind][0]),
+            ))
+        return tuple(out)
+
+    def selectors(self, node: yaml.Node) -> tuple[Selector, ...]:
+        nodes = node.value if isinstance(node, yaml.SequenceNode) else [node]
+        out: list[Selector] = []
+        for item in nodes:
+            if isinstance(item, yaml.MappingNode):
+                body = self.mapping(item, "a state selector", {"tag": "a tag name"})
+                for _, _, v in body or ():
+                    tag = self.string(v, "`tag`")
+                    if tag:
+                        out.append(("tag", tag, self.span(v)))
+            else:
+                name = self.string(item, "a rule's state")
+                if name:
+                    out.append(("state", name, self.span(item)))
+        return tuple(out)
+
+
+def _plain_keys(node: yaml.MappingNode) -> list[str]:
+    """Distinct string keys of a mapping, first occurrence first (duplicates reported elsewhere)."""
+    seen: dict[str, None] = {}
+    for key_node, _ in node.value:
+        if isinstance(key_node, yaml.ScalarNode):
+            value = scalar_value(key_node)
+            if isinstance(value, str) and value:
+                seen.setdefault(value, None)
+    return list(seen)
+
+
+def _kind(node: yaml.Node) -> str:
+    if isinstance(node, yaml.MappingNode):
+        return "a mapping"
+    if isinstance(node, yaml.SequenceNode):
+        return "a list"
+    value = scalar_value(node)  # type: ignore[arg-type]
+    if value is None:
+        return "empty"
+    if isinstance(value, bool):
+        return f"the boolean `{node.value}`"
+    if isinstance(value, (int, float)):
+        return f"the number `{node.value}`"
+    return f"the string {node.value!r}"
+
+
+def build(source: Source) -> tuple[Spec | None, list[Diagnostic]]:
+    builder = _Builder(source)
+    spec = builder.spec(source)
+    return spec, builder.problems

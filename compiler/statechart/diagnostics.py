@@ -1,0 +1,48 @@
+"""Positions and problems: the two values every stage of the tool passes around."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+Severity = Literal["error", "warning"]
+
+
+@dataclass(frozen=True, order=True)
+class Span:
+    """A region of a source file. Lines and columns are 1-based; the end is exclusive."""
+
+    file: str
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+
+    @classmethod
+    def point(cls, file: str, line: int, column: int) -> Span:
+        return cls(file, line, column, line, column + 1)
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    rule: str
+    severity: Severity
+    message: str
+    span: Span
+    help: str = ""
+
+    def sort_key(self) -> tuple[str, int, int, str, str]:
+        return (self.span.file, self.span.line, self.span.column, self.rule, self.message)
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "file": self.span.file,
+            "line": self.span.line,
+            "column": self.span.column,
+            "end_line": self.span.end_line,
+            "end_column": self.span.end_column,
+            "rule": self.rule,
+            "severity": self.severity,
+            "message": self.message,
+            "help": self.help,
+        }

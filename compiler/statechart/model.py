@@ -1,0 +1,140 @@
+"""The neutral model: frozen dataclasses that every rule, renderer and generator reads.
+
+One place builds it (`statechart.build_model`); nothing else turns YAML into a `Spec`.
+Every element carries the `Span` where it was written, so any later stage can report a
+position without going back to the YAML.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from statechart.diagnostics import Span
+
+StateKind = Literal["atomic", "compound", "parallel", "final"]
+FieldType = Literal["string", "integer", "number", "boolean", "datetime", "enum"]
+
+
+@dataclass(frozen=True)
+class Transition:
+    """One way out of `source` on `event`.
+
+    `order` is the position among the alternatives of the same event on the same state
+    (guarded alternatives are tried in order, first match wins).
+    """
+
+    source: str
+    event: str
+    target: str
+    guard: str | None
+    sets: tuple[str, ...]
+    description: str | None
+    order: int
+    span: Span
+    target_span: Span
+    guard_span: Span | None = None
+    set_spans: tuple[Span, ...] = ()
+
+
+@dataclass(frozen=True)
+class State:
+    name: str
+    parent: str | None
+    kind: StateKind
+    description: str | None
+    initial: str | None  # child entered by default (compound states only)
+    children: tuple[str, ...]
+    transitions: tuple[Transition, ...]
+    tags: tuple[str, ...]
+    entry: tuple[str, ...]  # action method names, run on entry
+    exit: tuple[str, ...]  # action method names, run on exit
+    requires: tuple[str, ...]  # record fields that must be set while in this state
+    limit: int | None  # how many times the state may be entered in one run
+    span: Span  # the state's key
+    initial_span: Span | None = None
+    depth: int = 0
+    # (key, name, span) for every name listed under tags/entry/exit/requires
+    name_spans: tuple[tuple[str, str, Span], ...] = ()
+
+    @property
+    def is_final(self) -> bool:
+        return self.kind == "final"
+
+
+@dataclass(frozen=True)
+class RecordField:
+    name: str
+    type: FieldType
+    enum: tuple[str, ...]
+    description: str | None
+    span: Span
+
+
+Selector = tuple[Literal["state", "subtree", "tag"], str, Span]
+
+
+@dataclass(frozen=True)
+class SpecRule:
+    """A rule the spec states about its own graph (the `rules:` list)."""
+
+    kind: Literal["never", "only", "unreachable"]
+    id: str | None
+    description: str | None
+    sources: tuple[Selector, ...]
+    targets: tuple[Selector, ...]
+    overridable: bool
+    span: Span
+
+
+@dataclass(frozen=True)
+class Spec:
+    name: str
+    version: int
+    description: str | None
+    initial: str
+    states: dict[str, State] = field(hash=False)  # document order, whole tree
+    record: tuple[RecordField, ...]
+    rules: tuple[SpecRule, ...]
+    path: str
+    source_sha256: str
+    span: Span  # where `initial` is written (the spec's own position for graph problems)
+    name_span: Span | None = None
+
+    @property
+    def top_level(self) -> tuple[State, ...]:
+        return tuple(s for s in self.states.values() if s.parent is None)
+
+    def ancestors(self, name: str) -> list[str]:
+        """Parent first, root last."""
+        out: list[str] = []
+        parent = self.states[name].parent
+        while parent is not None:
+            out.append(parent)
+            parent = self.states[parent].parent
+        return out
+
+    def subtree(self, name: str) -> list[str]:
+        """The state and all its descendants, in document order."""
+        out, stack = [], [name]
+        while stack:
+            current = stack.pop()
+            out.append(current)
+            stack.extend(reversed(self.states[current].children))
+        return out
+
+    def transitions(self) -> list[Transition]:
+        return [t for s in self.states.values() for t in s.transitions]
+
+    def events(self) -> list[str]:
+        """Every event name, in first-use order."""
+        seen: dict[str, None] = {}
+        for t in self.transitions():
+            seen.setdefault(t.event, None)
+        return list(seen)
+
+    def record_field(self, name: str) -> RecordField | None:
+        for f in self.record:
+            if f.name == name:
+                return f
+        return None

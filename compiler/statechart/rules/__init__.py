@@ -1,0 +1,54 @@
+"""The rule registry: a plain dict from rule id to its module.
+
+Each module's docstring is the rule's documentation (`statechart rule ID`, docs/rules.md).
+`PHASE` says where a rule's problems come from: `yaml` rules are reported while reading the
+file (they have no `check`), `model` and `graph` rules check the built model.
+"""
+
+from __future__ import annotations
+
+from types import ModuleType
+
+from statechart.rules import (
+    ambiguous_transition,
+    duplicate_key,
+    duplicate_state,
+    invalid_name,
+    missing_initial,
+    no_path_to_final,
+    rule_violation,
+    schema,
+    terminal_exit,
+    trap_state,
+    unknown_field,
+    unknown_state,
+    unreachable_state,
+    unused_field,
+    yaml_syntax,
+)
+
+RULES: dict[str, ModuleType] = {
+    m.ID: m
+    for m in (
+        yaml_syntax, duplicate_key, schema, duplicate_state, invalid_name, unknown_state,
+        missing_initial, unknown_field, unreachable_state, terminal_exit, trap_state,
+        no_path_to_final, ambiguous_transition, rule_violation, unused_field,
+    )
+}
+
+CHECKS = [m for m in RULES.values() if hasattr(m, "check")]
+
+
+def get(rule_id: str) -> ModuleType:
+    try:
+        return RULES[rule_id]
+    except KeyError:
+        from statechart.build_model import did_you_mean
+
+        hint = did_you_mean(rule_id, RULES)
+        raise KeyError(f"no rule `{rule_id}`" + (f"; {hint}" if hint else "")) from None
+
+
+def documentation(rule_id: str) -> str:
+    module = get(rule_id)
+    return (module.__doc__ or "").strip()

@@ -1,0 +1,20 @@
+"""Two states have the same name.
+
+What: a state name is used twice anywhere in the tree, for example `idle` inside two different
+compound states.
+
+Why: state names are unique across the whole tree. Transitions, rules and the run record name
+states without a path, and python-statemachine silently corrupts a machine with duplicate ids
+(the initial configuration mixes states of both).
+
+Example:
+
+    upload: {initial: idle, states: {idle: {}}}
+    download: {initial: idle, states: {idle: {}}}   # duplicate-state
+
+Fix: give each state its own name, for example `upload_idle` and `download_idle`.
+"""
+
+ID = "duplicate-state"
+SEVERITY = "error"
+PHASE = "yaml"

@@ -1,0 +1,90 @@
+"""A name cannot be used in generated code.
+
+What: the spec's name, a state, event, guard, action, tag or record field name is not a plain
+ASCII identifier, is a Python keyword, would clash with python-statemachine's API or the
+generated class (`send`, `model`, `states`, `record`, ...), starts with a callback prefix
+(`on_`, `before_`, `after_`, ...), or is used twice for different things (a state and an event
+with one name, a guard named like an event).
+
+Why: names become attributes, methods, enum members and keyword arguments of the generated
+module. Non-ASCII names can normalise to other names (`ﬁnal` is `final`, `ᴺone` is `None`), a
+state named `send` breaks the machine, and a guard named like an event fires that event when
+python-statemachine evaluates it.
+
+Example:
+
+    states:
+      class: {}           # invalid-name: `class` is a Python keyword
+      send: {}            # invalid-name: would shadow python-statemachine's API
+
+Fix: rename it; snake_case names such as `in_review` always work. The spec's own name must be
+lower snake_case (it names the generated module).
+"""
+
+from statechart import names
+from statechart.rules._base import Check, Graph, Spec, Span, problem
+
+ID = "invalid-name"
+SEVERITY = "error"
+PHASE = "model"
+
+
+def _bad(what: str, name: str, reason: str, span: Span) -> Check:
+    yield problem(ID, SEVERITY, span, f"{what} `{name}` {reason}",
+                  "rename it to a plain snake_case identifier, for example `in_review`")
+
+
+def check(spec: Spec, graph: Graph) -> Check:
+    if spec.name and spec.name_span is not None and not names.SPEC_NAME.match(spec.name):
+        yield problem(ID, SEVERITY, spec.name_span,
+                      f"spec name `{spec.name}` must be lower snake_case ASCII "
+                      "(it names the generated module)",
+                      "for example `statechart: agent_run`")
+    role: dict[str, str] = {}  # name -> what it first was (state, event, guard, action)
+
+    def claim(name: str, what: str, span: Span) -> Check:
+        first = role.setdefault(name, what)
+        if first != what:
+            yield problem(ID, SEVERITY, span, f"{what} `{name}` has the name of a {first}",
+                          "a state, an event and a guard or action share one namespace in the "
+                          "generated class; rename one of them")
+
+    for state in spec.states.values():
+        reason = names.member_problem(state.name)
+        if reason:
+            yield from _bad("state", state.name, reason, state.span)
+        role.setdefault(state.name, "state")
+    for state in spec.states.values():
+        for t in state.transitions:
+            if t.order == 0:
+                reason = names.member_problem(t.event)
+                if reason:
+                    yield from _bad("event", t.event, reason, t.span)
+                yield from claim(t.event, "event", t.span)
+            if t.guard is not None:
+                reason = names.member_problem(t.guard)
+                if reason:
+                    yield from _bad("guard", t.guard, reason, t.guard_span or t.span)
+                yield from claim(t.guard, "guard", t.guard_span or t.span)
+        for key, name, span in state.name_spans:
+            if key in ("entry", "exit"):
+                reason = names.member_problem(name)
+                if reason:
+                    yield from _bad("action", name, reason, span)
+                yield from claim(name, "action", span)
+            elif key == "tags":
+                reason = names.identifier_problem(name)
+                if reason:
+                    yield from _bad("tag", name, reason, span)
+    for field in spec.record:
+        reason = names.identifier_problem(field.name)
+        if reason is None and field.name in names.RECORD_BUILTINS:
+            reason = "is a built-in field of every run record"
+        if reason is None and field.name.startswith("_"):
+            reason = "starts with `_`"
+        if reason:
+            yield from _bad("record field", field.name, reason, field.span)
+        for value in field.enum:
+            reason = names.identifier_problem(value)
+            if reason:
+                yield from _bad(f"enum value of `{field.name}`", value, reason, field.span)

@@ -1,0 +1,104 @@
+"""The graph breaks one of the spec's own rules (`rules:`).
+
+What: a rule under `rules:` does not hold. The three kinds:
+
+- `never: {from: A, to: B}`: no transition that can fire while in A enters B;
+- `only: {from: A, to: [B, C]}`: every transition that leaves A enters B or C;
+- `unreachable: {from: A, to: B}`: no path at all, however long, leads from A to B.
+
+A state name means that state and everything nested in it (being "in running" includes being in
+`running.reasoning`); `{tag: t}` means every state tagged `t`. Transitions declared on a parent
+state count for its children. The message shows a counter-example: for `never` and `only`
+the shortest path from `initial` through the offending transition, for `unreachable` the
+shortest path from A to B.
+
+Why: these are the invariants a team relies on ("a completed run never runs again"), checked
+on every change of the spec instead of discovered in production.
+
+Example:
+
+    rules:
+      - unreachable: {from: cancelled, to: resumed}
+    # rule-violation: `resumed` is reachable from `cancelled`:
+    #   cancelled -reopen-> created -resume-> resumed
+
+Fix: remove or redirect the transition on the counter-example path, or change the rule if the
+team's intent changed.
+"""
+
+from statechart.graph import available_transitions, entered_states, format_path, Step
+from statechart.model import Selector, SpecRule, Transition
+from statechart.rules._base import Check, Graph, Spec, problem
+
+ID = "rule-violation"
+SEVERITY = "error"
+PHASE = "graph"
+
+
+def _states(spec: Spec, selectors: tuple[Selector, ...]) -> list[str]:
+    picked: dict[str, None] = {}
+    for kind, name, _ in selectors:
+        roots = [name] if kind == "state" else [s.name for s in spec.states.values()
+                                                  if name in s.tags]
+        for root in roots:
+            if root in spec.states:
+                for sub in spec.subtree(root):
+                    picked.setdefault(sub, None)
+    return list(picked)
+
+
+def _describe(selectors: tuple[Selector, ...]) -> str:
+    parts = [f"`{n}`" if k == "state" else f"tag `{n}`" for k, n, _ in selectors]
+    return parts[0] if len(parts) == 1 else "[" + ", ".join(parts) + "]"
+
+
+def _label(rule: SpecRule) -> str:
+    sentence = f"{rule.kind} from {_describe(rule.sources)} to {_describe(rule.targets)}"
+    return f"rule `{rule.id}` ({sentence})" if rule.id else f"rule `{sentence}`"
+
+
+def _through(spec: Spec, graph: Graph, t: Transition) -> str:
+    """A counter-example that ends with transition `t`: how a run gets there, then `t`."""
+    prefix = graph.shortest_path([spec.initial], {t.source}) if spec.initial in spec.states \
+        else None
+    if prefix is None:
+        return format_path(t.source, [Step(t.source, t, t.target)])
+    return format_path(spec.initial, [*prefix, Step(t.source, t, t.target)])
+
+
+def check(spec: Spec, graph: Graph) -> Check:
+    for rule in spec.rules:
+        sources = _states(spec, rule.sources)
+        targets = set(_states(spec, rule.targets))
+        if not sources or not targets:
+            continue  # unknown names: reported by unknown-state
+        if rule.kind == "unreachable":
+            overlap = [s for s in sources if s in targets]
+            path = graph.shortest_path(sources, targets)
+            if overlap:
+                yield problem(ID, SEVERITY, rule.span,
+                              f"{_label(rule)}: `{overlap[0]}` is on both sides of the rule",
+                              "a state is always reachable from itself; fix `from` or `to`")
+            elif path is not None:
+                start = path[0].source
+                yield problem(ID, SEVERITY, rule.span,
+                              f"{_label(rule)} is broken: `{path[-1].target}` is reachable from "
+                              f"`{start}`: {format_path(start, path)}",
+                              "remove or redirect a transition on this path")
+            continue
+        source_set = set(sources)
+        for t in available_transitions(spec, sources):
+            entered = entered_states(spec, t)
+            hits = [s for s in entered if s in targets]
+            if rule.kind == "never" and hits:
+                yield problem(ID, SEVERITY, t.target_span,
+                              f"{_label(rule)} is broken by `{t.source}` -{t.event}-> "
+                              f"`{t.target}`: {_through(spec, graph, t)}",
+                              f"remove this transition or change its target (rule at line "
+                              f"{rule.span.line})")
+            elif rule.kind == "only" and t.target not in source_set and not hits:
+                yield problem(ID, SEVERITY, t.target_span,
+                              f"{_label(rule)} is broken by `{t.source}` -{t.event}-> "
+                              f"`{t.target}`: {_through(spec, graph, t)}",
+                              f"target one of {_describe(rule.targets)} instead (rule at line "
+                              f"{rule.span.line})")

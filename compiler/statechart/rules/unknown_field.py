@@ -1,0 +1,44 @@
+"""A transition or state names a record field the spec does not declare.
+
+What: a name in a transition's `set:` or a state's `requires:` is not a field of `record:`.
+
+Why: the generated event method takes `set` fields as keyword arguments and the run record
+stores them; an undeclared field has no type and no place in the persisted record.
+
+Example:
+
+    record: {interruptReason: {type: string}}
+    states:
+      running:
+        on:
+          interrupt: {target: interrupted, set: [interuptReason]}  # unknown-field
+
+Fix: correct the name, or declare the field under `record:`.
+"""
+
+from statechart.build_model import did_you_mean
+from statechart.rules._base import Check, Graph, Spec, problem
+
+ID = "unknown-field"
+SEVERITY = "error"
+PHASE = "model"
+
+
+def check(spec: Spec, graph: Graph) -> Check:
+    declared = {f.name for f in spec.record}
+
+    def hint(name: str) -> str:
+        return did_you_mean(name, declared) or f"declare it under `record:`: `{name}: {{type: string}}`"
+
+    for state in spec.states.values():
+        for key, name, span in state.name_spans:
+            if key == "requires" and name not in declared:
+                yield problem(ID, SEVERITY, span,
+                              f"state `{state.name}` requires `{name}`, which is not a record field",
+                              hint(name))
+        for t in state.transitions:
+            for name, span in zip(t.sets, t.set_spans):
+                if name not in declared:
+                    yield problem(ID, SEVERITY, span,
+                                  f"`{state.name}` on `{t.event}` sets `{name}`, which is not a "
+                                  "record field", hint(name))

@@ -1,0 +1,61 @@
+"""A name refers to a state (or tag) that does not exist.
+
+What: a transition `target`, the spec's or a state's `initial`, or a state in a rule names no
+state of the spec; a rule's `{tag: ...}` names a tag no state carries; a compound state's
+`initial` names a state that is not one of its children; the spec's `initial` is a nested state.
+
+Why: a typo in a target would make the transition fail only at run time, on the path that
+takes it, which may be rare (python-statemachine reports `KeyError: 'complted'`).
+
+Example:
+
+    running:
+      on:
+        finish: complted   # unknown-state: did you mean `completed`?
+
+Fix: correct the name; the hint suggests the closest existing state.
+"""
+
+from statechart.build_model import did_you_mean
+from statechart.rules._base import Check, Graph, Spec, Span, problem
+
+ID = "unknown-state"
+SEVERITY = "error"
+PHASE = "model"
+
+
+def _unknown(spec: Spec, name: str, span: Span, what: str) -> Check:
+    hint = did_you_mean(name, spec.states) or "states: " + ", ".join(list(spec.states)[:12])
+    yield problem(ID, SEVERITY, span, f"{what} `{name}` is not a state of this spec", hint)
+
+
+def check(spec: Spec, graph: Graph) -> Check:
+    states = spec.states
+    if spec.initial:
+        if spec.initial not in states:
+            yield from _unknown(spec, spec.initial, spec.span, "initial state")
+        elif states[spec.initial].parent is not None:
+            yield problem(ID, SEVERITY, spec.span,
+                          f"initial state `{spec.initial}` is nested inside "
+                          f"`{states[spec.initial].parent}`",
+                          "the spec's `initial` names a top-level state")
+    for state in states.values():
+        if state.initial is not None and state.initial_span is not None:
+            if state.initial not in states:
+                yield from _unknown(spec, state.initial, state.initial_span, "initial state")
+            elif state.initial not in state.children:
+                yield problem(ID, SEVERITY, state.initial_span,
+                              f"initial state `{state.initial}` is not a child of `{state.name}`",
+                              "children: " + ", ".join(state.children))
+        for t in state.transitions:
+            if t.target not in states:
+                yield from _unknown(spec, t.target, t.target_span, "target")
+    tags = {tag for s in states.values() for tag in s.tags}
+    for rule in spec.rules:
+        for kind, name, span in (*rule.sources, *rule.targets):
+            if kind == "state" and name not in states:
+                yield from _unknown(spec, name, span, "rule state")
+            elif kind == "tag" and name not in tags:
+                yield problem(ID, SEVERITY, span, f"no state has the tag `{name}`",
+                              did_you_mean(name, tags) or "tags in use: "
+                              + (", ".join(sorted(tags)) or "none"))

@@ -1,0 +1,32 @@
+"""A record field that nothing sets or requires.
+
+What: a field declared under `record:` appears in no transition's `set:` and no state's
+`requires:`.
+
+Why: the generated record carries it, but no event can ever give it a value through the
+machine; it is usually left over from an earlier version or misspelled where it is used. A
+warning: fields set by the application directly are legitimate; `--strict` makes it fail CI.
+
+Example:
+
+    record:
+      failureType: {type: string}   # unused-field: no `set: [failureType]` anywhere
+
+Fix: add the field to the `set:` of the events that provide it, or remove it.
+"""
+
+from statechart.rules._base import Check, Graph, Spec, problem
+
+ID = "unused-field"
+SEVERITY = "warning"
+PHASE = "model"
+
+
+def check(spec: Spec, graph: Graph) -> Check:
+    used = {name for s in spec.states.values() for name in s.requires}
+    used.update(name for t in spec.transitions() for name in t.sets)
+    for field in spec.record:
+        if field.name not in used:
+            yield problem(ID, SEVERITY, field.span,
+                          f"record field `{field.name}` is never set by an event or required by "
+                          "a state", f"add `set: [{field.name}]` to the events that provide it")

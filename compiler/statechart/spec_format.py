@@ -1,0 +1,164 @@
+"""The spec format's keys, in one place: the model builder checks against these tables and
+`json_schema()` publishes them for editors (`statechart schema`, docs/spec.schema.json).
+
+The checker does not validate through jsonschema: walking the YAML nodes directly is several
+times faster on large specs and keeps every position. A test asserts that both agree.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+SCHEMA_ID = "https://statechart-compiler.dev/schema/spec-v1.json"
+
+SPEC_KEYS = {
+    "statechart": "the spec's name, an identifier: `statechart: agent_run`",
+    "version": "the spec's version, an integer >= 1: `version: 1`",
+    "description": "what the statechart is for",
+    "initial": "the top-level state a run starts in: `initial: created`",
+    "record": "run-record fields beyond the built-ins: `record: {reason: {type: string}}`",
+    "states": "the states, by name: `states: {created: {...}}`",
+    "rules": "the spec's own rules: `rules: [{never: {from: a, to: b}}]`",
+}
+SPEC_REQUIRED = ("statechart", "version", "initial", "states")
+
+STATE_KEYS = {
+    "description": "what being in this state means",
+    "initial": "the nested state entered by default (states with `states` only)",
+    "states": "nested states, by name",
+    "parallel": "`true`: every nested state is a region, all active at once",
+    "final": "`true`: the run (or region) ends here",
+    "on": "transitions by event: `on: {start: running}`",
+    "tags": "labels that rules and diagrams select states by",
+    "entry": "action methods run on entering the state",
+    "exit": "action methods run on leaving the state",
+    "requires": "record fields that must be set while in this state",
+    "limit": "how many times the state may be entered in one run (retry limits)",
+}
+
+TRANSITION_KEYS = {
+    "target": "the state this transition enters",
+    "guard": "a method name; the transition is taken only when it returns true",
+    "set": "record fields the event must provide (keyword arguments of the event)",
+    "description": "why this transition exists",
+}
+
+FIELD_KEYS = {
+    "type": "string, integer, number, boolean or datetime",
+    "enum": "the allowed values (strings)",
+    "description": "what the field holds",
+}
+FIELD_TYPES = ("string", "integer", "number", "boolean", "datetime")
+
+RULE_KINDS = ("never", "only", "unreachable")
+RULE_KEYS = {
+    "never": "no transition from `from` enters `to`",
+    "only": "every transition leaving `from` enters one of `to`",
+    "unreachable": "no path at all leads from `from` to `to`",
+    "id": "a stable name for the rule",
+    "description": "why the rule exists",
+    "overridable": "`true`: an overlay may replace this rule by its id",
+}
+RULE_BODY_KEYS = {"from": "states the rule starts from", "to": "states the rule is about"}
+
+# Where a key is allowed, for the "`initial` belongs in ..." hint on a misplaced key.
+WHERE_KEY_BELONGS = {
+    **{k: "a state" for k in STATE_KEYS},
+    **{k: "a transition (`on: {event: {target: ...}}`)" for k in ("target", "guard", "set")},
+    **{k: "the top level of the spec" for k in ("statechart", "version", "record", "rules")},
+    **{k: "a rule (`- never: {from: a, to: b}`)" for k in RULE_KINDS},
+}
+
+_NAME = {"type": "string", "pattern": "^[A-Za-z][A-Za-z0-9_]*$"}
+
+
+def _names() -> dict[str, Any]:
+    return {"oneOf": [_NAME, {"type": "array", "items": _NAME}]}
+
+
+def _described(props: dict[str, Any], docs: dict[str, str]) -> dict[str, Any]:
+    return {k: {**v, "description": docs[k]} for k, v in props.items()}
+
+
+def json_schema() -> dict[str, Any]:
+    """JSON Schema (draft 2020-12) of a spec, for editors and other tools."""
+    selector = {"oneOf": [
+        _NAME,
+        {"type": "object", "properties": {"tag": _NAME}, "required": ["tag"],
+         "additionalProperties": False},
+    ]}
+    selectors = {"oneOf": [selector, {"type": "array", "items": selector, "minItems": 1}]}
+    transition = {
+        "type": "object",
+        "properties": _described({
+            "target": _NAME, "guard": _NAME, "set": _names(), "description": {"type": "string"},
+        }, TRANSITION_KEYS),
+        "required": ["target"],
+        "additionalProperties": False,
+    }
+    one_transition = {"oneOf": [_NAME, {"$ref": "#/$defs/transition"}]}
+    state = {
+        "type": ["object", "null"],
+        "properties": _described({
+            "description": {"type": "string"},
+            "initial": _NAME,
+            "states": {"$ref": "#/$defs/states"},
+            "parallel": {"type": "boolean"},
+            "final": {"type": "boolean"},
+            "on": {"type": "object", "propertyNames": _NAME, "additionalProperties": {
+                "oneOf": [one_transition, {"type": "array", "items": one_transition,
+                                           "minItems": 1}]}},
+            "tags": _names(), "entry": _names(), "exit": _names(), "requires": _names(),
+            "limit": {"type": "integer", "minimum": 1},
+        }, STATE_KEYS),
+        "additionalProperties": False,
+    }
+    field = {
+        "type": "object",
+        "properties": _described({
+            "type": {"enum": list(FIELD_TYPES)},
+            "enum": {"type": "array", "items": {"type": "string"}, "minItems": 1,
+                     "uniqueItems": True},
+            "description": {"type": "string"},
+        }, FIELD_KEYS),
+        "oneOf": [{"required": ["type"]}, {"required": ["enum"]}],
+        "additionalProperties": False,
+    }
+    body = {"type": "object", "properties": {"from": selectors, "to": selectors},
+            "required": ["from", "to"], "additionalProperties": False}
+    rule = {
+        "type": "object",
+        "properties": _described({
+            "never": body, "only": body, "unreachable": body, "id": {"type": "string"},
+            "description": {"type": "string"}, "overridable": {"type": "boolean"},
+        }, RULE_KEYS),
+        "oneOf": [{"required": [k]} for k in RULE_KINDS],
+        "additionalProperties": False,
+    }
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": SCHEMA_ID,
+        "title": "statechart-compiler spec",
+        "description": "A statechart spec: states, transitions, run-record fields and rules.",
+        "type": "object",
+        "properties": _described({
+            "statechart": _NAME,
+            "version": {"type": "integer", "minimum": 1},
+            "description": {"type": "string"},
+            "initial": _NAME,
+            "record": {"type": "object", "propertyNames": _NAME,
+                       "additionalProperties": {"$ref": "#/$defs/field"}},
+            "states": {"$ref": "#/$defs/states"},
+            "rules": {"type": "array", "items": {"$ref": "#/$defs/rule"}},
+        }, SPEC_KEYS),
+        "required": list(SPEC_REQUIRED),
+        "additionalProperties": False,
+        "$defs": {
+            "states": {"type": "object", "minProperties": 1, "propertyNames": _NAME,
+                       "additionalProperties": {"$ref": "#/$defs/state"}},
+            "state": state,
+            "transition": transition,
+            "field": field,
+            "rule": rule,
+        },
+    }

@@ -1,0 +1,218 @@
+"""Read a spec file into a YAML node tree that keeps every position, safely and fast.
+
+What this guards against (measured in shared/research/yaml-codegen-hazards.md):
+- YAML 1.1 booleans: PyYAML turns `on`, `off`, `yes`, `no` into booleans, which would turn every
+  `on:` key of a spec into `True`. We compose nodes with no implicit resolvers at all and
+  resolve plain scalars ourselves with the YAML 1.2 core schema (`scalar_value`).
+- Alias bombs: nine levels of aliases expand to a billion nodes when walked. Specs may not use
+  anchors or aliases; a shared node is refused with the position of its anchor.
+- Absurd size and nesting: files over `MAX_BYTES` are refused before parsing; libyaml (the
+  wheel's, >= 0.2.6 patch) stops past 1000 levels itself, and `MAX_DEPTH` bounds what we walk.
+- Bad bytes: invalid UTF-8, NUL and other control characters get a line and column here, since
+  libyaml's ReaderError only knows a byte offset.
+
+The C loader (`CSafeLoader`) is used when present; it is several times faster than pure Python.
+"""
+
+from __future__ import annotations
+
+import gc
+import re
+from dataclasses import dataclass
+
+import yaml
+
+from statechart.diagnostics import Diagnostic, Span
+
+try:
+    from yaml import CSafeLoader as _BaseLoader
+except ImportError:  # pragma: no cover - PyYAML built without libyaml
+    from yaml import SafeLoader as _BaseLoader  # type: ignore[assignment]
+
+MAX_BYTES = 16 * 1024 * 1024
+MAX_DEPTH = 64
+
+STR_TAG = "tag:yaml.org,2002:str"
+MAP_TAG = "tag:yaml.org,2002:map"
+SEQ_TAG = "tag:yaml.org,2002:seq"
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+# YAML 1.2 core schema (https://yaml.org/spec/1.2.2/#1032-tag-resolution)
+_NULL = re.compile(r"^(?:~|null|Null|NULL|)$")
+_BOOL = re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$")
+_INT10 = re.compile(r"^[-+]?[0-9]+$")
+_INT8 = re.compile(r"^0o[0-7]+$")
+_INT16 = re.compile(r"^0x[0-9a-fA-F]+$")
+_FLOAT = re.compile(
+    r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"
+    r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$"
+)
+
+
+class _Loader(_BaseLoader):  # type: ignore[misc,valid-type]
+    """Composes nodes only; every plain scalar stays a string tag until we resolve it."""
+
+    yaml_implicit_resolvers: dict[str, list[object]] = {}
+
+
+@dataclass(frozen=True)
+class Source:
+    path: str
+    text: str
+    root: yaml.Node | None  # None when the file is empty or only comments
+
+
+def span_of(path: str, node: yaml.Node) -> Span:
+    start, end = node.start_mark, node.end_mark
+    if end.line == start.line and end.column <= start.column:
+        return Span(path, start.line + 1, start.column + 1, start.line + 1, start.column + 2)
+    return Span(path, start.line + 1, start.column + 1, end.line + 1, end.column + 1)
+
+
+def scalar_value(node: yaml.ScalarNode) -> object:
+    """The value of a scalar under the YAML 1.2 core schema (quoted scalars are strings)."""
+    text = node.value
+    if node.style or node.tag != STR_TAG:  # C loader: "" for plain, None in pure Python
+        return text
+    if _NULL.match(text):
+        return None
+    if _BOOL.match(text):
+        return text.lower() == "true"
+    if _INT10.match(text):
+        return int(text)
+    if _INT8.match(text):
+        return int(text[2:], 8)
+    if _INT16.match(text):
+        return int(text[2:], 16)
+    if _FLOAT.match(text):
+        return float(text.replace("inf", "Inf").replace("Inf", "inf").replace("nan", "NaN"))
+    return text
+
+
+def _line_col(text: str, index: int) -> tuple[int, int]:
+    line = text.count("\n", 0, index) + 1
+    return line, index - (text.rfind("\n", 0, index) + 1) + 1
+
+
+def _problem(rule: str, path: str, line: int, col: int, message: str, hint: str) -> Diagnostic:
+    return Diagnostic(rule, "error", message, Span.point(path, line, col), hint)
+
+
+def decode(path: str, raw: bytes) -> tuple[str | None, list[Diagnostic]]:
+    """Bytes to text, or a positioned diagnostic saying why not."""
+    if len(raw) > MAX_BYTES:
+        return None, [
+            _problem(
+                "yaml-syntax", path, 1, 1,
+                f"file is {len(raw):,} bytes, over the {MAX_BYTES:,}-byte limit for a spec",
+                "split the spec, or check that this is the file you meant",
+            )
+        ]
+    if raw.startswith(b"\xef\xbb\xbf"):
+        raw = raw[3:]
+    elif raw.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return None, [
+            _problem("yaml-syntax", path, 1, 1, "file is UTF-16; specs must be UTF-8",
+                     "save the file as UTF-8")
+        ]
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line, col = _line_col(raw[: exc.start].decode("utf-8", "replace"), exc.start)
+        return None, [
+            _problem("yaml-syntax", path, line, col,
+                     f"invalid UTF-8 byte 0x{raw[exc.start]:02x}; specs must be UTF-8 text",
+                     "save the file as UTF-8; is this a binary file?")
+        ]
+    bad = _CONTROL.search(text)
+    if bad:
+        line, col = _line_col(text, bad.start())
+        return None, [
+            _problem("yaml-syntax", path, line, col,
+                     f"control character U+{ord(bad.group()):04X} in the file",
+                     "remove it; specs are plain text")
+        ]
+    return text, []
+
+
+def _yaml_error(path: str, exc: yaml.YAMLError) -> Diagnostic:
+    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+    line, col = (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
+    problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+    context = getattr(exc, "context", None)
+    message = f"{context}, {problem}" if context else str(problem)
+    hint = "fix the YAML syntax at this position"
+    if "\t" in message or "tab" in message:
+        hint = "indent with spaces; YAML does not allow tabs for indentation"
+    return _problem("yaml-syntax", path, line, col, f"invalid YAML: {message}", hint)
+
+
+def _check_shape(path: str, root: yaml.Node, has_anchor: bool) -> list[Diagnostic]:
+    """Refuse aliases, explicit tags and deep nesting, walking each node once (iteratively)."""
+    problems: list[Diagnostic] = []
+    seen: set[int] = set()
+    stack: list[tuple[yaml.Node, int]] = [(root, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if has_anchor:
+            if id(node) in seen:
+                problems.append(Diagnostic(
+                    "yaml-syntax", "error",
+                    "anchors and aliases are not supported in specs (this anchored node is reused)",
+                    span_of(path, node),
+                    "write the value out where it is used; aliases can expand without bound",
+                ))
+                return problems
+            seen.add(id(node))
+        if node.tag not in (STR_TAG, MAP_TAG, SEQ_TAG):
+            problems.append(Diagnostic(
+                "yaml-syntax", "error", f"explicit YAML tag {node.tag!r} is not supported",
+                span_of(path, node), "remove the tag; specs use plain YAML values"))
+            continue
+        if depth > MAX_DEPTH:
+            problems.append(Diagnostic(
+                "yaml-syntax", "error", f"nesting deeper than {MAX_DEPTH} levels",
+                span_of(path, node), "flatten the spec; no statechart needs this depth"))
+            return problems
+        if isinstance(node, yaml.MappingNode):
+            for key, value in node.value:
+                stack.append((value, depth + 1))
+                stack.append((key, depth + 1))
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend((item, depth + 1) for item in node.value)
+    return problems
+
+
+def load_text(path: str, text: str) -> tuple[Source | None, list[Diagnostic]]:
+    has_anchor = "&" in text  # no anchor, no alias: skip the per-node alias walk
+    gc_was_enabled = gc.isenabled()
+    gc.disable()  # the composer builds many small objects and no cycles; gc only costs here
+    try:
+        loader = _Loader(text)
+        try:
+            root = loader.get_single_node()
+        finally:
+            loader.dispose()
+    except yaml.YAMLError as exc:
+        return None, [_yaml_error(path, exc)]
+    except RecursionError:  # pure-Python fallback loader on deep input
+        return None, [_problem("yaml-syntax", path, 1, 1, "nesting too deep to parse",
+                               "flatten the spec")]
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+    if root is None:
+        return Source(path, text, None), []
+    # Explicit tags need a "!" and aliases an "&" in the text: without either, the builder's
+    # own depth-bounded walk is enough and large specs skip a pass over every node.
+    problems = _check_shape(path, root, has_anchor) if has_anchor or "!" in text else []
+    if problems:
+        return None, problems
+    return Source(path, text, root), []
+
+
+def load_bytes(path: str, raw: bytes) -> tuple[Source | None, list[Diagnostic]]:
+    text, problems = decode(path, raw)
+    if text is None:
+        return None, problems
+    return load_text(path, text)
