@@ -1,0 +1,5 @@
+import sys
+
+from statechart.cli import main
+
+sys.exit(main())

@@ -1,0 +1,56 @@
+"""The command line: parses arguments, calls the core, prints, and picks the exit code.
+
+Subcommands are modules in this package, registered in `COMMANDS`; each has `HELP`,
+`add_arguments(parser)` and `run(args) -> int`. Exit codes: 0 ok, 1 problems found,
+2 usage error (argparse's own code).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from statechart import __version__
+
+COMMANDS: dict[str, str] = {
+    "check": "statechart.cli.check",
+    "build": "statechart.cli.build",
+    "render": "statechart.cli.render",
+    "schema": "statechart.cli.schema",
+    "rule": "statechart.cli.rule",
+}
+
+
+def _parser(modules: dict[str, object]) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="statechart",
+        description="Validate, render and compile YAML statechart specs.",
+    )
+    parser.add_argument("--version", action="version", version=f"statechart {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for name, module in modules.items():
+        sub_parser = sub.add_parser(name, help=module.HELP, description=module.HELP)  # type: ignore[attr-defined]
+        module.add_arguments(sub_parser)  # type: ignore[attr-defined]
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    modules: dict[str, object] = {}
+    for name, path in COMMANDS.items():
+        try:
+            modules[name] = importlib.import_module(path)
+        except ImportError:  # a command whose module is not part of this installation
+            continue
+    args = _parser(modules).parse_args(argv)
+    try:
+        return int(modules[args.command].run(args))  # type: ignore[attr-defined]
+    except KeyboardInterrupt:
+        print("statechart: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
