@@ -42,8 +42,11 @@ class Graph:
                     edges.append((t.target, t))
             if state.parent is not None:
                 edges.append((state.parent, None))
-            if state.kind == "compound" and state.initial in states:
-                edges.append((state.initial, None))  # type: ignore[arg-type]
+            if state.kind == "compound":
+                # Without a valid `initial` (reported by missing-initial / unknown-state), assume
+                # the first child, so that one mistake does not cascade into unreachable states.
+                default = state.initial if state.initial in states else state.children[0]
+                edges.append((default, None))
             elif state.kind == "parallel":
                 edges.extend((child, None) for child in state.children)
             for target, _ in edges:
@@ -97,16 +100,18 @@ def path_to(found: dict[str, Step | None], goal: str) -> list[Step]:
 
 
 def format_path(start: str, steps: list[Step]) -> str:
-    """`created -triage-> triaging -start-> running`: structural moves are folded away."""
+    """`created -triage-> triaging -start-> running`: structural moves are folded away, and a
+    transition inherited from a parent shows where it is declared: `reasoning (running) -x-> y`.
+    """
     parts = [start]
+    current = start
     for step in steps:
-        if step.transition is not None:
-            t = step.transition
-            if parts[-1] != t.source:
+        t = step.transition
+        if t is not None:
+            if current != t.source:
                 parts.append(f"({t.source})")
             parts.append(f"-{t.event}-> {t.target}")
-        elif step.target != step.source and len(parts) == 1 and step is steps[-1]:
-            parts.append(f"(inside) {step.target}")
+        current = step.target
     return " ".join(parts)
 
 

@@ -34,6 +34,10 @@ def _bad(what: str, name: str, reason: str, span: Span) -> Check:
                   "rename it to a plain snake_case identifier, for example `in_review`")
 
 
+def _article(word: str) -> str:
+    return "an" if word[0] in "aeiou" else "a"
+
+
 def check(spec: Spec, graph: Graph) -> Check:
     if spec.name and spec.name_span is not None and not names.SPEC_NAME.match(spec.name):
         yield problem(ID, SEVERITY, spec.name_span,
@@ -45,7 +49,7 @@ def check(spec: Spec, graph: Graph) -> Check:
     def claim(name: str, what: str, span: Span) -> Check:
         first = role.setdefault(name, what)
         if first != what:
-            yield problem(ID, SEVERITY, span, f"{what} `{name}` has the name of a {first}",
+            yield problem(ID, SEVERITY, span, f"{what} `{name}` has the name of {_article(first)} {first}",
                           "a state, an event and a guard or action share one namespace in the "
                           "generated class; rename one of them")
 

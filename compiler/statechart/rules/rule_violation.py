@@ -48,13 +48,13 @@ def _states(spec: Spec, selectors: tuple[Selector, ...]) -> list[str]:
 
 
 def _describe(selectors: tuple[Selector, ...]) -> str:
-    parts = [f"`{n}`" if k == "state" else f"tag `{n}`" for k, n, _ in selectors]
+    parts = [n if k == "state" else f"tag:{n}" for k, n, _ in selectors]
     return parts[0] if len(parts) == 1 else "[" + ", ".join(parts) + "]"
 
 
 def _label(rule: SpecRule) -> str:
     sentence = f"{rule.kind} from {_describe(rule.sources)} to {_describe(rule.targets)}"
-    return f"rule `{rule.id}` ({sentence})" if rule.id else f"rule `{sentence}`"
+    return f'rule "{rule.id}" ({sentence})' if rule.id else f'rule "{sentence}"'
 
 
 def _through(spec: Spec, graph: Graph, t: Transition) -> str:

@@ -1,0 +1,74 @@
+"""`statechart check [PATH ...]`: report every problem of every spec, then pick the exit code."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from statechart.diagnostics import Diagnostic, Span
+from statechart.linter import FileResult, check_file, spec_files
+from statechart.report import REPORTERS
+
+HELP = "check spec files or folders (default: specs/) and report every problem"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("paths", nargs="*", metavar="PATH",
+                        help="spec files or folders to search for *.yaml (default: specs/)")
+    parser.add_argument("--format", choices=list(REPORTERS), default=None,
+                        help="output format (default: full; `github` when run in GitHub "
+                             "Actions; env STATECHART_OUTPUT_FORMAT)")
+    parser.add_argument("--strict", action="store_true",
+                        help="warnings fail the check too (exit 1)")
+
+
+def output_format(requested: str | None) -> str:
+    if requested:
+        return requested
+    env = os.environ.get("STATECHART_OUTPUT_FORMAT")
+    if env in REPORTERS:
+        return env
+    if os.environ.get("GITHUB_ACTIONS") == "true" and os.environ.get("GITHUB_WORKFLOW"):
+        return "github"
+    return "full"
+
+
+def check_paths(paths: list[str]) -> tuple[list[FileResult], list[Diagnostic]]:
+    """Every named spec checked; a path that does not exist is a problem of its own."""
+    results: list[FileResult] = []
+    missing: list[Diagnostic] = []
+    for path in paths:
+        if not Path(path).exists():
+            missing.append(Diagnostic("yaml-syntax", "error", "no such file or folder",
+                                      Span.point(path, 1, 1), "check the path"))
+    for file in spec_files(p for p in paths if Path(p).exists()):
+        results.append(check_file(file))
+    return results, missing
+
+
+def run(args: argparse.Namespace) -> int:
+    paths = args.paths or ["specs"]
+    results, missing = check_paths(paths)
+    if not results and not missing:
+        print(f"statechart: no spec files (*.yaml, *.yml) under {' '.join(paths)}",
+              file=sys.stderr)
+        return 2
+    diagnostics = missing + [d for r in results for d in r.diagnostics]
+    fmt = output_format(args.format)
+    sources: dict[str, str] = {}
+    if fmt == "full":
+        for r in results:
+            if any(d.span.file == r.path for d in r.diagnostics):
+                try:
+                    sources[r.path] = Path(r.path).read_bytes().decode("utf-8", "replace")
+                except OSError:
+                    pass
+    sys.stdout.write(REPORTERS[fmt](diagnostics, sources))
+    errors = sum(d.severity == "error" for d in diagnostics)
+    warnings = len(diagnostics) - errors
+    if fmt == "full" and not diagnostics:
+        print(f"{len(results)} spec{'s' * (len(results) != 1)} checked: no problems.",
+              file=sys.stderr)
+    return 1 if errors or (args.strict and warnings) else 0

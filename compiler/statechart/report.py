@@ -1,0 +1,137 @@
+"""Reporters: turn diagnostics into text. A plain dict of name -> function, as in
+check-jsonschema. Each takes the diagnostics of all files plus the files' text (for snippets)
+and returns the whole output; machine formats carry no summary line.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+
+from statechart import __version__
+from statechart.diagnostics import Diagnostic
+from statechart.rules import RULES
+
+Sources = dict[str, str]  # file -> text, for snippets (absent when a file could not be read)
+Reporter = Callable[[Sequence[Diagnostic], Sources], str]
+
+RULES_URL = "https://github.com/statechart-compiler/statechart-compiler/blob/main/docs/rules.md"
+
+
+def concise(diagnostics: Sequence[Diagnostic], sources: Sources) -> str:
+    return "".join(
+        f"{d.span.file}:{d.span.line}:{d.span.column}: {d.severity}[{d.rule}]: {d.message}\n"
+        for d in diagnostics
+    )
+
+
+def _snippet(d: Diagnostic, sources: Sources) -> list[str]:
+    text = sources.get(d.span.file)
+    if text is None:
+        return []
+    lines = text.split("\n")
+    if not 1 <= d.span.line <= len(lines):
+        return []
+    line = lines[d.span.line - 1].rstrip("\r")
+    if len(line) > 200:  # keep a huge one-line file readable
+        start = max(0, d.span.column - 80)
+        line, column = line[start:start + 160], d.span.column - start
+    else:
+        column = d.span.column
+    width = len(str(d.span.line))
+    length = 1
+    if d.span.end_line == d.span.line:
+        length = max(1, min(d.span.end_column - d.span.column, len(line) - column + 1))
+    display = line.replace("\t", " ")
+    return [
+        f"{' ' * width} |",
+        f"{d.span.line} | {display}",
+        f"{' ' * width} | {' ' * (column - 1)}{'^' * length}",
+    ]
+
+
+def full(diagnostics: Sequence[Diagnostic], sources: Sources) -> str:
+    out: list[str] = []
+    for d in diagnostics:
+        out.append(f"{d.severity}[{d.rule}]: {d.message}")
+        out.append(f"  --> {d.span.file}:{d.span.line}:{d.span.column}")
+        out.extend("  " + s for s in _snippet(d, sources))
+        if d.help:
+            out.append(f"  = help: {d.help}")
+        out.append("")
+    errors = sum(d.severity == "error" for d in diagnostics)
+    warnings = len(diagnostics) - errors
+    if diagnostics:
+        out.append(f"Found {errors} error{'s' * (errors != 1)} and "
+                   f"{warnings} warning{'s' * (warnings != 1)}.")
+    return "\n".join(out) + ("\n" if out else "")
+
+
+def as_json(diagnostics: Sequence[Diagnostic], sources: Sources) -> str:
+    return json.dumps([d.as_dict() for d in diagnostics], indent=2, ensure_ascii=False) + "\n"
+
+
+def _gh_escape(text: str, prop: bool = False) -> str:
+    # https://github.com/actions/toolkit/blob/main/packages/core/src/command.ts
+    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    if prop:
+        text = text.replace(":", "%3A").replace(",", "%2C")
+    return text
+
+
+def github(diagnostics: Sequence[Diagnostic], sources: Sources) -> str:
+    out = []
+    for d in diagnostics:
+        level = "error" if d.severity == "error" else "warning"
+        props = ",".join([
+            f"title={_gh_escape(d.rule, True)}",
+            f"file={_gh_escape(d.span.file, True)}",
+            f"line={d.span.line}", f"col={d.span.column}",
+            f"endLine={d.span.end_line}", f"endColumn={d.span.end_column}",
+        ])
+        message = d.message + (f"\nhelp: {d.help}" if d.help else "")
+        out.append(f"::{level} {props}::{_gh_escape(message)}\n")
+    return "".join(out)
+
+
+def sarif(diagnostics: Sequence[Diagnostic], sources: Sources) -> str:
+    rules = [
+        {"id": rule_id, "shortDescription": {"text": (m.__doc__ or "").strip().splitlines()[0]},
+         "helpUri": f"{RULES_URL}#{rule_id}",
+         "defaultConfiguration": {"level": "error" if m.SEVERITY == "error" else "warning"}}
+        for rule_id, m in RULES.items()
+    ]
+    index = {rule_id: i for i, rule_id in enumerate(RULES)}
+    results = [
+        {
+            "ruleId": d.rule,
+            "ruleIndex": index.get(d.rule, 0),
+            "level": "error" if d.severity == "error" else "warning",
+            "message": {"text": d.message + (f" (help: {d.help})" if d.help else "")},
+            "locations": [{"physicalLocation": {
+                "artifactLocation": {"uri": d.span.file.replace("\\", "/")},
+                "region": {"startLine": d.span.line, "startColumn": d.span.column,
+                           "endLine": d.span.end_line, "endColumn": d.span.end_column},
+            }}],
+        }
+        for d in diagnostics
+    ]
+    log = {
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {"name": "statechart", "version": __version__,
+                                "informationUri": RULES_URL, "rules": rules}},
+            "results": results,
+        }],
+    }
+    return json.dumps(log, indent=2, ensure_ascii=False) + "\n"
+
+
+REPORTERS: dict[str, Reporter] = {
+    "full": full,
+    "concise": concise,
+    "json": as_json,
+    "github": github,
+    "sarif": sarif,
+}
