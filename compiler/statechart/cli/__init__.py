@@ -19,6 +19,7 @@ COMMANDS: dict[str, str] = {
     "render": "statechart.cli.render",
     "schema": "statechart.cli.schema",
     "rule": "statechart.cli.rule",
+    "diff": "statechart.cli.diff",
 }
 
 
