@@ -1,0 +1,166 @@
+"""The DOT text of a spec, built with the `graphviz` package (its quoting, never pasting).
+
+Layout of the picture:
+- a compound state is a cluster (rounded box) holding its children; a parallel state is a
+  cluster whose regions are dashed clusters;
+- a small dot with an arrow marks each initial state (the spec's, and each compound's);
+- final states are double circles; terminal ones (top-level final) are filled grey;
+- tags fill states with colour (`statechart.render.style`), named in a second label line too,
+  so the picture does not rely on colour alone;
+- an edge reads `event [guard]` and, below, `set: field, ...`;
+- the graph label at the bottom is the title plus a legend of what appears in this picture.
+Edges to or from a compound state attach to its cluster's border (`lhead`/`ltail`), drawn
+from/to the state's initial leaf.
+"""
+
+from __future__ import annotations
+
+import graphviz
+
+from statechart.model import Spec, State, Transition
+from statechart.names import IDENTIFIER
+from statechart.outputs import header_lines
+from statechart.render import labels
+from statechart.render.style import HIGHLIGHT, initial_leaf, is_terminal, look, tag_fills
+
+FONT = "Helvetica"
+GRAPH_ATTR = {
+    "compound": "true", "newrank": "true", "rankdir": "TB", "fontname": FONT,
+    "fontsize": "11", "nodesep": "0.35", "ranksep": "0.45", "labelloc": "b",
+    "labeljust": "l", "pad": "0.2", "outputorder": "edgesfirst",
+}
+NODE_ATTR = {"fontname": FONT, "fontsize": "11", "shape": "box", "style": "rounded,filled",
+             "fillcolor": "white", "margin": "0.12,0.05", "height": "0.4"}
+EDGE_ATTR = {"fontname": FONT, "fontsize": "9", "arrowsize": "0.7", "color": "#444444"}
+
+
+class _Ids:
+    """DOT ids: the state's name when it is a validated identifier, else `_s<index>`.
+    Marker ids start with `_`, which no validated name does, so nothing collides."""
+
+    def __init__(self, spec: Spec) -> None:
+        self.ids = {name: name if IDENTIFIER.match(name) else f"_s{i}"
+                    for i, name in enumerate(spec.states)}
+
+    def __getitem__(self, name: str) -> str:
+        return self.ids.get(name, "_unknown")
+
+
+def dot_source(spec: Spec, active: frozenset[str] = frozenset(), header: bool = True) -> str:
+    """The DOT text; `active` states get a highlighted border (the run's configuration)."""
+    ids = _Ids(spec)
+    fills = tag_fills(spec)
+    graph = graphviz.Digraph(name=labels.dot_text(spec.name or "statechart"),
+                             graph_attr=GRAPH_ATTR, node_attr=NODE_ATTR, edge_attr=EDGE_ATTR)
+    if spec.initial:
+        _initial_marker(graph, "_init", spec, spec.initial, ids)
+    for state in spec.top_level:
+        _add_state(graph, spec, state, ids, fills, active)
+    for t in spec.transitions():
+        _add_edge(graph, spec, t, ids)
+    graph.attr(label=_legend(spec, fills, active))
+    text = graph.source
+    return (labels.header(header_lines(spec), "dot") if header else "") + text
+
+
+def _add_state(graph: graphviz.Digraph, spec: Spec, state: State, ids: _Ids,
+               fills: dict[str, str], active: frozenset[str], region: bool = False) -> None:
+    """Add a state (a node, or a cluster with its subtree) to `graph`. Recursion depth is
+    bounded by the model's nesting limit."""
+    seen = look(state, fills)
+    lines = [state.name] + ([" ".join(f"<<{t}>>" for t in state.tags)] if state.tags else [])
+    label = labels.dot_lines(lines)
+    tooltip = labels.dot_text(state.description or state.name)
+    mark = {"color": HIGHLIGHT, "penwidth": "3"} if state.name in active else {}
+    if state.kind in ("compound", "parallel"):
+        style = ["rounded"] + (["dashed"] if region else []) + (["filled"] if seen.fill else [])
+        with graph.subgraph(name=f"cluster_{ids[state.name]}") as sub:
+            sub.attr(label=label, tooltip=tooltip, style=",".join(style),
+                     fillcolor=seen.fill or "white", color="#555555", fontsize="11",
+                     labeljust="l", labelloc="t", **mark)
+            if state.kind == "compound" and state.initial in spec.states:
+                _initial_marker(sub, f"_init_{ids[state.name]}", spec, state.initial, ids)
+            for child in state.children:
+                if child in spec.states:
+                    _add_state(sub, spec, spec.states[child], ids, fills, active,
+                               region=state.kind == "parallel")
+        return
+    attrs = {"label": label, "tooltip": tooltip, **mark}
+    if seen.fill:
+        attrs["fillcolor"] = seen.fill
+    if state.is_final:
+        attrs.update(shape="doublecircle", width="0.3", margin="0.02")
+        if is_terminal(state):
+            attrs["penwidth"] = mark.get("penwidth", "1.5")
+    if region:  # an atomic region still reads as a region: wrap it in its dashed box
+        with graph.subgraph(name=f"cluster_{ids[state.name]}") as sub:
+            sub.attr(label="", style="dashed,rounded", color="#555555")
+            sub.node(ids[state.name], **attrs)
+        return
+    graph.node(ids[state.name], **attrs)
+
+
+def _initial_marker(graph: graphviz.Digraph, marker: str, spec: Spec, target: str,
+                    ids: _Ids) -> None:
+    graph.node(marker, label="", shape="point", width="0.12", style="filled",
+               fillcolor="black", tooltip=labels.dot_text(f"initial: {target}"))
+    head = spec.states.get(target)
+    attrs = {"arrowsize": "0.6"}
+    if head is not None and head.kind in ("compound", "parallel"):
+        attrs["lhead"] = f"cluster_{ids[target]}"
+    graph.edge(marker, ids[initial_leaf(spec, target)], **attrs)
+
+
+def _add_edge(graph: graphviz.Digraph, spec: Spec, t: Transition, ids: _Ids) -> None:
+    if t.target not in spec.states:
+        return  # reported by the checker; nothing to draw to
+    tail, head = initial_leaf(spec, t.source), initial_leaf(spec, t.target)
+    attrs: dict[str, str] = {}
+    source, target = spec.states[t.source], spec.states[t.target]
+    # lhead/ltail clip the edge at a cluster border; Graphviz refuses it (with a warning) when
+    # the other end is inside that cluster, so only clip when the ends are outside each other.
+    source_line = {t.source, *spec.ancestors(t.source)}
+    target_line = {t.target, *spec.ancestors(t.target)}
+    if source.kind != "atomic" and source.kind != "final" and t.source not in target_line:
+        attrs["ltail"] = f"cluster_{ids[t.source]}"
+    if target.kind != "atomic" and target.kind != "final" and t.target not in source_line:
+        attrs["lhead"] = f"cluster_{ids[t.target]}"
+    first = t.event + (f" [{t.guard}]" if t.guard else "")
+    lines = [first] + ([f"set: {', '.join(t.sets)}"] if t.sets else [])
+    # Tried `xlabel` for clipped edges (their label can sit inside the cluster they were
+    # clipped at): Graphviz then placed labels far from their edges. Plain labels read better.
+    attrs["label"] = labels.dot_lines(lines)
+    attrs["tooltip"] = labels.dot_text(t.description or f"{t.source} -> {t.target} on "
+                                                          f"{t.event}")
+    graph.edge(ids[tail], ids[head], **attrs)
+
+
+def _legend(spec: Spec, fills: dict[str, str], active: frozenset[str]) -> str:
+    """The graph label: an HTML-like table (text escaped by `labels.html_text`)."""
+    h = labels.html_text
+    kinds = {s.kind for s in spec.states.values()}
+    rows = [f'<TR><TD COLSPAN="2" ALIGN="LEFT"><B>{h(spec.name)}</B> '
+            f'(version {spec.version})</TD></TR>']
+
+    def row(swatch: str, text: str, fill: str = "white", style: str = "") -> None:
+        rows.append(f'<TR><TD BGCOLOR="{fill}" BORDER="1"{style}>{swatch}</TD>'
+                    f'<TD ALIGN="LEFT">{text}</TD></TR>')
+
+    row("&#9679;&#8594;", "initial state")
+    if "final" in kinds:
+        row("(( ))", "final state (double circle)")
+    if any(is_terminal(s) for s in spec.states.values()):
+        row("(( ))", "terminal: the run ends here", fill=fills.get("terminal", "#d9d9d9"))
+        fills = {t: f for t, f in fills.items() if t != "terminal"}  # same grey, said once
+    if "compound" in kinds:
+        row("[ ]", "compound state (box around its children)")
+    if "parallel" in kinds:
+        row("[ ]", "parallel region (dashed box)", style=' STYLE="DASHED"')
+    for tag, fill in fills.items():
+        row("", f"tag &lt;&lt;{h(tag)}&gt;&gt;", fill=fill)
+    if active:
+        rows.append(f'<TR><TD BORDER="3" COLOR="{HIGHLIGHT}"> </TD>'
+                    f'<TD ALIGN="LEFT">current configuration</TD></TR>')
+    rows.append('<TR><TD COLSPAN="2" ALIGN="LEFT">edge: event [guard] / set: fields</TD></TR>')
+    return ('<<TABLE BORDER="0" CELLBORDER="0" CELLSPACING="2" CELLPADDING="2">'
+            + "".join(rows) + "</TABLE>>")

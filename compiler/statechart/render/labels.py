@@ -1,0 +1,76 @@
+"""Escaping free text for each output syntax, in one place.
+
+State names, events, guards, tags and record fields are validated identifiers, but a spec
+with errors still builds a model, and descriptions are free text: so every string that reaches
+an output goes through one of these functions. Measured hazards: shared research
+"yaml-codegen-hazards" section 3 (DOT HTML pass-through, trailing backslash, `\\N`-style
+escapes, NUL; Mermaid `;`, `"`, newlines and `%%{init}%%` injection).
+"""
+
+from __future__ import annotations
+
+import html
+import re
+
+import graphviz
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+# Characters that mean nothing in a Mermaid label; everything else becomes `#<codepoint>;`.
+_MERMAID_SAFE = re.compile(r"[A-Za-z0-9 _\-.,()/!?']")
+# Markdown/HTML specials inside a table cell (GitHub flavour, including `$` for math).
+_MARKDOWN_SPECIAL = re.compile(r"[\\`*_\[\]<>&|~$]")
+
+
+def one_line(text: str) -> str:
+    """Control characters and line breaks become spaces; runs of spaces collapse."""
+    return " ".join(_CONTROL.sub(" ", text).split())
+
+
+def dot_text(text: str) -> str:
+    """A DOT escString shown literally: no HTML, no `\\N`/`\\l` expansion, no raw newline.
+
+    `graphviz.escape` doubles backslashes and marks the string as not-HTML, so `quote`
+    never passes `<...>` through raw and a trailing backslash cannot escape the closing quote.
+    """
+    return graphviz.escape(one_line(text))
+
+
+def dot_lines(lines: list[str]) -> str:
+    """Several literal lines joined with DOT's centred line break `\\n`."""
+    # Joining escaped pieces gives a plain str again, which `quote` would treat as HTML if it
+    # happened to look like `<...>`: re-mark the result.
+    return graphviz.nohtml("\\n".join(dot_text(line) for line in lines))
+
+
+def html_text(text: str) -> str:
+    """Text inside a Graphviz HTML-like label (the legend): entities for markup characters."""
+    return html.escape(one_line(text), quote=True)
+
+
+def mermaid_text(text: str) -> str:
+    """A Mermaid label: every character outside a small safe set becomes `#<codepoint>;`."""
+    return "".join(c if _MERMAID_SAFE.match(c) else f"#{ord(c)};" for c in one_line(text))
+
+
+def markdown_cell(text: str | None) -> str:
+    """Free text inside a Markdown table cell or list item: one line, specials as entities."""
+    if not text:
+        return ""
+    return _MARKDOWN_SPECIAL.sub(lambda m: f"&#{ord(m.group())};", one_line(text))
+
+
+def comment_text(text: str, closer: str) -> str:
+    """Text for a comment: one line, and the comment's closing sequence cannot occur."""
+    line = one_line(text)
+    while closer and closer in line:
+        line = line.replace(closer, closer[0] + " " + closer[1:])
+    return line
+
+
+def header(lines: list[str], syntax: str) -> str:
+    """The generated-file header in one comment syntax: `markdown`, `svg`, `dot`, `mermaid`."""
+    if syntax in ("markdown", "svg"):
+        return "".join(f"<!-- {comment_text(line, '--')} -->\n" for line in lines)
+    if syntax == "mermaid":  # `%%{...}%%` anywhere is a directive, even inside a comment
+        return "".join(f"%% {comment_text(line, '%%')}\n" for line in lines)
+    return "".join(f"// {comment_text(line, '')}\n" for line in lines)  # DOT

@@ -1,0 +1,75 @@
+"""Lay DOT out as SVG or PNG with an external `dot`-compatible program.
+
+Default engine: `graphviz-pure`, the self-contained port of Graphviz's `dot` that the
+`graphviz-pure` wheel installs next to our own entry point, so SVG works right after
+`pip install` with no system Graphviz. `engine="dot"` runs a system Graphviz instead.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+ENGINES = {"graphviz-pure": "graphviz-pure", "dot": "dot"}
+INSTALL_HINT = {
+    "graphviz-pure": "install it with `pip install graphviz-pure` "
+                     "(or use a system Graphviz with --engine dot)",
+    "dot": "install Graphviz (https://graphviz.org/download/), "
+           "or leave out --engine to use graphviz-pure",
+}
+DEFAULT_TIMEOUT = 120.0
+
+
+class LayoutError(RuntimeError):
+    """A one-line reason the layout failed (the CLI prints it)."""
+
+
+def find_engine(engine: str = "graphviz-pure") -> str:
+    """The program's path. A venv's scripts folder is searched too, because a tool run as
+    `.venv/bin/statechart` without activating the venv has it off PATH."""
+    program = ENGINES[engine]
+    folders = [Path(sys.executable).parent, Path(sysconfig.get_path("scripts"))]
+    found = shutil.which(program)
+    if found is None:
+        for folder in folders:
+            found = shutil.which(program, path=str(folder))
+            if found:
+                break
+    if found is None:
+        raise LayoutError(f"cannot make SVG/PNG: `{program}` not found; {INSTALL_HINT[engine]}")
+    return found
+
+
+def layout(dot: str, fmt: str, engine: str = "graphviz-pure",
+           timeout: float = DEFAULT_TIMEOUT) -> bytes:
+    """`fmt` is `svg` or `png`; returns the program's output bytes."""
+    if fmt not in ("svg", "png"):
+        raise ValueError(f"layout format must be svg or png, not {fmt!r}")
+    program = find_engine(engine)
+    try:
+        done = subprocess.run([program, f"-T{fmt}"], input=dot.encode("utf-8"),
+                              capture_output=True, timeout=timeout, check=False)
+    except subprocess.TimeoutExpired:
+        raise LayoutError(f"{engine} took longer than {timeout:g}s to lay out the diagram; "
+                          "render a smaller spec or use --format dot/mermaid") from None
+    except OSError as exc:
+        raise LayoutError(f"cannot run {program}: {exc.strerror or exc}") from None
+    if done.returncode != 0 or not done.stdout:
+        # Warnings (e.g. font widths) come before the error; the last line says what failed.
+        lines = [line for line in done.stderr.decode("utf-8", "replace").splitlines()
+                 if line.strip()]
+        reason = lines[-1] if lines else f"exit status {done.returncode}"
+        raise LayoutError(f"{engine} failed: {reason}")
+    return done.stdout
+
+
+def with_svg_header(svg: bytes, header: str) -> bytes:
+    """Put our header comment right after the XML declaration (a comment may not precede it)."""
+    text = svg.decode("utf-8")
+    if text.startswith("<?xml"):
+        end = text.index("?>") + 2
+        return (text[:end] + "\n" + header.rstrip("\n") + text[end:]).encode("utf-8")
+    return (header + text).encode("utf-8")

@@ -1,0 +1,66 @@
+"""What a state looks like, decided once for DOT, Mermaid and the docs legend.
+
+Terminal = a top-level final state (the run ends there). Tags get a fill colour: `paused` and
+`terminal` have fixed ones (the spec format's rules talk about them), other tags take colours
+from a palette in first-use order, so the same spec always gets the same colours.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from statechart.model import Spec, State
+
+TERMINAL_FILL = "#d9d9d9"
+FIXED_TAG_FILLS = {"paused": "#ffd8a8", "terminal": TERMINAL_FILL}
+PALETTE = ("#cfe2ff", "#d3f9d8", "#e5dbff", "#fff3bf", "#c5f6fa", "#ffdeeb", "#e9ecef")
+HIGHLIGHT = "#d6336c"  # border of the states in the highlighted (current) configuration
+
+
+@dataclass(frozen=True)
+class Look:
+    fill: str | None  # None: no fill
+    terminal: bool
+
+
+def is_terminal(state: State) -> bool:
+    return state.is_final and state.parent is None
+
+
+def tag_fills(spec: Spec) -> dict[str, str]:
+    """Every tag used in the spec with its fill colour, in first-use order."""
+    fills: dict[str, str] = {}
+    free = iter(PALETTE * (1 + len(spec.states) // len(PALETTE)))
+    for state in spec.states.values():
+        for tag in state.tags:
+            if tag not in fills:
+                fills[tag] = FIXED_TAG_FILLS.get(tag) or next(free)
+    return fills
+
+
+def look(state: State, fills: dict[str, str]) -> Look:
+    """A state with several tags takes the colour of the first; `paused` wins, it matters most
+    to an operator."""
+    tags = sorted(state.tags, key=lambda t: (t != "paused", t != "terminal"))
+    fill = fills[tags[0]] if tags else (TERMINAL_FILL if is_terminal(state) else None)
+    return Look(fill, is_terminal(state))
+
+
+def initial_leaf(spec: Spec, name: str) -> str:
+    """The atomic state entered first when `name` is entered (the first region for a
+    parallel state). Used where a diagram needs a node for a compound state."""
+    seen = set()
+    while name in spec.states and name not in seen:
+        seen.add(name)
+        state = spec.states[name]
+        if state.kind == "compound" and state.initial in spec.states:
+            name = state.initial  # type: ignore[assignment]
+        elif state.kind in ("compound", "parallel") and state.children:
+            name = state.children[0]
+        else:
+            break
+    return name
+
+
+def in_parallel(spec: Spec, name: str) -> bool:
+    return any(spec.states[a].kind == "parallel" for a in spec.ancestors(name))
