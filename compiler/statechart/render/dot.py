@@ -75,9 +75,10 @@ def _add_state(graph: graphviz.Digraph, spec: Spec, state: State, ids: _Ids,
     if state.kind in ("compound", "parallel"):
         style = ["rounded"] + (["dashed"] if region else []) + (["filled"] if seen.fill else [])
         with graph.subgraph(name=f"cluster_{ids[state.name]}") as sub:
-            sub.attr(label=label, tooltip=tooltip, style=",".join(style),
-                     fillcolor=seen.fill or "white", color="#555555", fontsize="11",
-                     labeljust="l", labelloc="t", **mark)
+            attrs = {"label": label, "tooltip": tooltip, "style": ",".join(style),
+                     "fillcolor": seen.fill or "white", "color": "#555555", "fontsize": "11",
+                     "labeljust": "l", "labelloc": "t"}
+            sub.attr(**{**attrs, **mark})
             if state.kind == "compound" and state.initial in spec.states:
                 _initial_marker(sub, f"_init_{ids[state.name]}", spec, state.initial, ids)
             for child in state.children:
@@ -114,9 +115,13 @@ def _initial_marker(graph: graphviz.Digraph, marker: str, spec: Spec, target: st
 def _add_edge(graph: graphviz.Digraph, spec: Spec, t: Transition, ids: _Ids) -> None:
     if t.target not in spec.states:
         return  # reported by the checker; nothing to draw to
-    tail, head = initial_leaf(spec, t.source), initial_leaf(spec, t.target)
-    attrs: dict[str, str] = {}
     source, target = spec.states[t.source], spec.states[t.target]
+    tail, head = ids[initial_leaf(spec, t.source)], ids[initial_leaf(spec, t.target)]
+    if target.kind == "compound" and target.initial in spec.states:
+        # Aim at the cluster's initial marker, its topmost node: the edge's label then sits
+        # above the cluster instead of inside it (seen in the agent_run picture).
+        head = f"_init_{ids[t.target]}"
+    attrs: dict[str, str] = {}
     # lhead/ltail clip the edge at a cluster border; Graphviz refuses it (with a warning) when
     # the other end is inside that cluster, so only clip when the ends are outside each other.
     source_line = {t.source, *spec.ancestors(t.source)}
@@ -132,7 +137,7 @@ def _add_edge(graph: graphviz.Digraph, spec: Spec, t: Transition, ids: _Ids) -> 
     attrs["label"] = labels.dot_lines(lines)
     attrs["tooltip"] = labels.dot_text(t.description or f"{t.source} -> {t.target} on "
                                                           f"{t.event}")
-    graph.edge(ids[tail], ids[head], **attrs)
+    graph.edge(tail, head, **attrs)
 
 
 def _legend(spec: Spec, fills: dict[str, str], active: frozenset[str]) -> str:

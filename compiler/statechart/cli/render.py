@@ -1,0 +1,100 @@
+"""`statechart render SPEC --format dot|svg|png|mermaid [-o FILE|-]`: draw one spec."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from statechart.linter import check_file
+
+HELP = "draw a spec as DOT, SVG, PNG or Mermaid (optionally marking a run's current state)"
+FORMATS = ("svg", "png", "dot", "mermaid")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("spec", metavar="SPEC", help="the spec file (*.yaml)")
+    parser.add_argument("--format", "-f", choices=FORMATS, default="svg",
+                        help="output format (default: svg)")
+    parser.add_argument("-o", "--output", metavar="FILE", default=None,
+                        help="write here; `-` is stdout (default: stdout for text formats, "
+                             "SPEC's name with the format's suffix for png)")
+    parser.add_argument("--engine", choices=("graphviz-pure", "dot"), default="graphviz-pure",
+                        help="layout program for svg/png (default: graphviz-pure, installed "
+                             "with this tool; `dot` is a system Graphviz)")
+    parser.add_argument("--highlight", metavar="STATE", action="append", default=[],
+                        help="mark STATE and its ancestors as the current configuration "
+                             "(repeatable)")
+    parser.add_argument("--record", metavar="FILE", default=None,
+                        help="mark the configuration stored in a run record (JSON with "
+                             "`configuration` or `status`)")
+    parser.add_argument("--timeout", type=float, default=120.0, metavar="SECONDS",
+                        help="give up on the svg/png layout after this long (default: 120)")
+
+
+def _error(message: str) -> int:
+    print(f"statechart render: {message}", file=sys.stderr)
+    return 2
+
+
+def run(args: argparse.Namespace) -> int:
+    from statechart.render import dot, layout, mermaid
+    from statechart.render.highlight import HighlightError, active_configuration, \
+        names_from_record
+
+    if not Path(args.spec).is_file():
+        return _error(f"no such spec file: {args.spec}")
+    result = check_file(args.spec)
+    if result.errors or result.spec is None:
+        for d in result.errors:
+            s = d.span
+            print(f"{s.file}:{s.line}:{s.column}: {d.severity}[{d.rule}]: {d.message}",
+                  file=sys.stderr)
+        print(f"statechart render: {args.spec} has errors; fix them first "
+              "(`statechart check` explains each)", file=sys.stderr)
+        return 1
+    spec = result.spec
+    try:
+        names = list(args.highlight)
+        if args.record:
+            names += names_from_record(args.record)
+        active = active_configuration(spec, names)
+    except HighlightError as exc:
+        return _error(str(exc))
+
+    try:
+        data = _render(spec, args.format, active, args.engine, args.timeout)
+    except layout.LayoutError as exc:
+        return _error(str(exc))
+    output = args.output
+    if output is None:
+        output = "-" if args.format != "png" else str(Path(args.spec).with_suffix(".png").name)
+    if output == "-":
+        if args.format == "png" and sys.stdout.isatty():
+            return _error("refusing to write PNG bytes to a terminal; use -o FILE")
+        sys.stdout.flush()
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+        return 0
+    try:
+        Path(output).write_bytes(data)
+    except OSError as exc:
+        return _error(f"cannot write {output}: {exc.strerror or exc}")
+    print(f"wrote {output}", file=sys.stderr)
+    return 0
+
+
+def _render(spec, fmt: str, active: frozenset[str], engine: str,  # type: ignore[no-untyped-def]
+            timeout: float) -> bytes:
+    from statechart.outputs import header_lines
+    from statechart.render import dot, labels, layout, mermaid
+
+    if fmt == "mermaid":
+        return mermaid.mermaid_source(spec, active).encode("utf-8")
+    source = dot.dot_source(spec, active)
+    if fmt == "dot":
+        return source.encode("utf-8")
+    picture = layout.layout(source, fmt, engine=engine, timeout=timeout)
+    if fmt == "svg":
+        return layout.with_svg_header(picture, labels.header(header_lines(spec), "svg"))
+    return picture
