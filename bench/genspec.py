@@ -43,7 +43,7 @@ def _leaf(lines: list[str], rng: random.Random, i: int, n: int, indent: str) -> 
     lines += [
         f"{indent}s{i}:",
         f"{indent}  description: Atomic state number {i}.",
-        *([f"{indent}  tags: [busy]"] if i % 7 == 3 else []),
+        *([f"{indent}  tags: [busy]"] if i % 7 == 0 else []),
         f"{indent}  on:",
         f"{indent}    next: {nxt}",
         f"{indent}    jump: {a}",
