@@ -44,5 +44,7 @@ def test_case(case: Path) -> None:
 
 def test_every_rule_has_a_case() -> None:
     folders = {p.name for p in CASES.iterdir() if p.is_dir()}
-    untested = [r for r in RULES if r not in folders and r != "yaml-syntax"]
-    assert untested == []  # yaml-syntax is covered by the hostile corpus (tests/hostile)
+    # yaml-syntax is covered by the hostile corpus (tests/hostile), overlay by test_overlay.py:
+    # both need files that a single-file case cannot hold.
+    untested = [r for r in RULES if r not in folders and r not in ("yaml-syntax", "overlay")]
+    assert untested == []

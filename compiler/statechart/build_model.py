@@ -28,13 +28,14 @@ def did_you_mean(word: str, choices: object) -> str:
 
 
 class _Builder:
-    def __init__(self, source: Source) -> None:
+    def __init__(self, source: Source, files: dict[int, str] | None = None) -> None:
         self.path = source.path
+        self.files = files or {}  # node id -> file, for nodes merged in from a base spec
         self.problems: list[Diagnostic] = []
 
     # -- reporting -------------------------------------------------------------------------
     def span(self, node: yaml.Node) -> Span:
-        return span_of(self.path, node)
+        return span_of(self.files.get(id(node), self.path), node)
 
     def error(self, rule: str, node: yaml.Node, message: str, hint: str = "") -> None:
         self.problems.append(Diagnostic(rule, "error", message, self.span(node), hint))
@@ -145,6 +146,9 @@ class _Builder:
         if items is None:
             return None
         got = {key: (key_node, value) for key, key_node, value in items}
+        if "remove" in got:
+            self.schema(got["remove"][0], "`remove` is only allowed in a spec with `extends`",
+                        "add `extends: BASE`, or delete `remove`")
         for key in fmt.SPEC_REQUIRED:
             if key not in got:
                 self.schema(root, f"missing required key `{key}`", fmt.SPEC_KEYS[key])
@@ -471,7 +475,9 @@ def _kind(node: yaml.Node) -> str:
     return f"the string {node.value!r}"
 
 
-def build(source: Source) -> tuple[Spec | None, list[Diagnostic]]:
-    builder = _Builder(source)
+def build(source: Source, files: dict[int, str] | None = None) -> tuple[Spec | None,
+                                                                         list[Diagnostic]]:
+    """The model of a spec; `files` maps nodes merged in from base specs to their files."""
+    builder = _Builder(source, files)
     spec = builder.spec(source)
     return spec, builder.problems

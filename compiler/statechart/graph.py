@@ -42,7 +42,7 @@ class Graph:
                     edges.append((t.target, t))
             if state.parent is not None:
                 edges.append((state.parent, None))
-            if state.kind == "compound":
+            if state.kind == "compound" and state.children:
                 # Without a valid `initial` (reported by missing-initial / unknown-state), assume
                 # the first child, so that one mistake does not cascade into unreachable states.
                 default = state.initial if state.initial in states else state.children[0]

@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from statechart.build_model import build
+from statechart.overlay import resolve
 from statechart.diagnostics import Diagnostic, Span
 from statechart.graph import Graph
-from statechart.model import Spec
+from statechart.model import OverlayInfo, Spec
 from statechart.rules import CHECKS
 from statechart.yaml_source import load_bytes
 
@@ -36,7 +37,15 @@ def check_source(path: str, raw: bytes) -> FileResult:
     source, problems = load_bytes(path, raw)
     spec = None
     if source is not None:
-        spec, problems = build(source)
+        merged, problems = resolve(source)
+        if merged is not None:
+            spec, built = build(merged.source, merged.files)
+            if spec is not None:
+                spec = replace(spec, overlay=OverlayInfo(
+                    tuple(merged.chain), tuple((c.kind, c.name) for c in merged.changes)))
+            problems.extend(built)
+        elif not problems:
+            spec, problems = build(source)
         if spec is not None:
             graph = Graph(spec)
             for rule in CHECKS:

@@ -88,6 +88,18 @@ class SpecRule:
 
 
 @dataclass(frozen=True)
+class OverlayInfo:
+    """How a spec that `extends` another was made: its files, and what it changed."""
+
+    chain: tuple[str, ...]  # the overlay's file first, the root base's last
+    changes: tuple[tuple[str, str], ...]  # (kind, name): ("state-added", "escalated"), ...
+
+    @property
+    def base(self) -> str:
+        return self.chain[1]
+
+
+@dataclass(frozen=True)
 class Spec:
     name: str
     version: int
@@ -100,6 +112,7 @@ class Spec:
     source_sha256: str
     span: Span  # where `initial` is written (the spec's own position for graph problems)
     name_span: Span | None = None
+    overlay: OverlayInfo | None = None
 
     @property
     def top_level(self) -> tuple[State, ...]:

@@ -19,6 +19,9 @@ SPEC_KEYS = {
     "record": "run-record fields beyond the built-ins: `record: {reason: {type: string}}`",
     "states": "the states, by name: `states: {created: {...}}`",
     "rules": "the spec's own rules: `rules: [{never: {from: a, to: b}}]`",
+    "extends": "a base spec this one customizes: `extends: agent_run` (same folder) or a path",
+    "remove": "what an overlay removes from its base: `{states: [...], transitions: "
+              "[STATE.EVENT], fields: [...], rules: [ID]}`",
 }
 SPEC_REQUIRED = ("statechart", "version", "initial", "states")
 
@@ -150,8 +153,15 @@ def json_schema() -> dict[str, Any]:
                        "additionalProperties": {"$ref": "#/$defs/field"}},
             "states": {"$ref": "#/$defs/states"},
             "rules": {"type": "array", "items": {"$ref": "#/$defs/rule"}},
+            "extends": {"type": "string", "minLength": 1},
+            "remove": {"type": "object", "additionalProperties": False, "properties": {
+                k: {"type": "array", "items": {"type": "string"}}
+                for k in ("states", "transitions", "fields", "rules")}},
         }, SPEC_KEYS),
-        "required": list(SPEC_REQUIRED),
+        "required": ["statechart"],
+        # An overlay takes the rest from its base.
+        "if": {"not": {"required": ["extends"]}},
+        "then": {"required": list(SPEC_REQUIRED)},
         "additionalProperties": False,
         "$defs": {
             "states": {"type": "object", "minProperties": 1, "propertyNames": _NAME,

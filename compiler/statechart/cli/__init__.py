@@ -20,6 +20,7 @@ COMMANDS: dict[str, str] = {
     "schema": "statechart.cli.schema",
     "rule": "statechart.cli.rule",
     "diff": "statechart.cli.diff",
+    "resolve": "statechart.cli.resolve",
 }
 
 

@@ -16,6 +16,7 @@ from statechart.rules import (
     invalid_name,
     missing_initial,
     no_path_to_final,
+    overlay,
     rule_violation,
     schema,
     terminal_exit,
@@ -30,7 +31,7 @@ from statechart.rules import (
 RULES: dict[str, ModuleType] = {
     m.ID: m
     for m in (
-        yaml_syntax, duplicate_key, schema, duplicate_state, invalid_name, unknown_state,
+        yaml_syntax, duplicate_key, schema, overlay, duplicate_state, invalid_name, unknown_state,
         missing_initial, unknown_field, unreachable_state, terminal_exit, trap_state,
         no_path_to_final, ambiguous_transition, rule_violation, unused_field,
     )

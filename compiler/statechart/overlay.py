@@ -1,0 +1,424 @@
+"""Overlays: a spec that says `extends: BASE` is merged onto its base before it is built.
+
+The merge works on YAML nodes, not on the model, so the merged tree goes through the same
+builder and rules as any spec; every node remembers the file it came from (`Merged.files`), so
+a problem is reported where it was written, in the base or in the overlay.
+
+What an overlay can do, and nothing else (nothing disappears by omission):
+- add states (at the top level, or inside an existing state under its `states:`);
+- change an existing state, wherever it is nested, by naming it: its `on:` events are added or
+  replaced one by one; `tags`, `requires`, `entry`, `exit` are extended; other keys replaced;
+- add record fields and rules; replace a base rule by its `id` only where the base marks it
+  `overridable: true` (the base's other rules stay in force: an overlay cannot weaken them);
+- remove states, transitions (`STATE.EVENT`), record fields and overridable rules, explicitly,
+  under `remove:`. Removals apply before additions, so remove-then-add replaces.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from statechart.diagnostics import Diagnostic
+from statechart.yaml_source import MAP_TAG, SEQ_TAG, Source, load_bytes, scalar_value, span_of
+
+MAX_CHAIN = 16
+ID = "overlay"
+
+
+@dataclass(frozen=True)
+class Change:
+    """One thing an overlay did to its base, for docs and diagrams."""
+
+    kind: str  # state-added, state-changed, state-removed, transition-added, ...
+    name: str  # the state, `STATE.EVENT`, field or rule id
+
+
+@dataclass
+class Merged:
+    source: Source  # the merged tree (path: the overlay's file)
+    files: dict[int, str] = field(default_factory=dict)  # id(node) -> file, for base nodes
+    chain: list[str] = field(default_factory=list)  # overlay first, root base last
+    changes: list[Change] = field(default_factory=list)
+
+
+def _key(node: yaml.Node) -> str | None:
+    if isinstance(node, yaml.ScalarNode):
+        value = scalar_value(node)
+        return value if isinstance(value, str) else None
+    return None
+
+
+def _get(mapping: yaml.Node, key: str) -> tuple[yaml.Node, yaml.Node] | None:
+    if isinstance(mapping, yaml.MappingNode):
+        for k, v in mapping.value:
+            if _key(k) == key:
+                return k, v
+    return None
+
+
+def _set(mapping: yaml.MappingNode, key_node: yaml.Node, value: yaml.Node) -> None:
+    key = _key(key_node)
+    for i, (k, _) in enumerate(mapping.value):
+        if _key(k) == key:
+            mapping.value[i] = (mapping.value[i][0], value)
+            return
+    mapping.value.append((key_node, value))
+
+
+def _empty_map(like: yaml.Node) -> yaml.MappingNode:
+    return yaml.MappingNode(MAP_TAG, [], like.start_mark, like.end_mark, flow_style=False)
+
+
+def _copy_tree(root: yaml.Node, path: str, files: dict[int, str]) -> yaml.Node:
+    """Copy the containers of a tree (scalars are shared), recording each node's file."""
+    copies: dict[int, yaml.Node] = {}
+    order: list[yaml.Node] = []
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        order.append(node)
+        if isinstance(node, yaml.MappingNode):
+            stack.extend(v for pair in node.value for v in pair)
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend(node.value)
+    for node in reversed(order):  # children before parents
+        if isinstance(node, yaml.MappingNode):
+            new: yaml.Node = yaml.MappingNode(
+                node.tag, [(copies[id(k)], copies[id(v)]) for k, v in node.value],
+                node.start_mark, node.end_mark, flow_style=node.flow_style)
+        elif isinstance(node, yaml.SequenceNode):
+            new = yaml.SequenceNode(node.tag, [copies[id(v)] for v in node.value],
+                                    node.start_mark, node.end_mark, flow_style=node.flow_style)
+        else:
+            new = node
+        copies[id(node)] = new
+        files.setdefault(id(new), path)
+    return copies[id(root)]
+
+
+class _Resolver:
+    def __init__(self, files: dict[int, str], problems: list[Diagnostic]) -> None:
+        self.files = files
+        self.problems = problems
+        self.changes: list[Change] = []
+        self.overlay_path = ""  # the file being applied; its nodes are not in `files`
+
+    def error(self, node: yaml.Node, message: str, hint: str = "") -> None:
+        path = self.files.get(id(node), self.overlay_path)
+        self.problems.append(Diagnostic(ID, "error", message, span_of(path, node), hint))
+
+    # -- states ----------------------------------------------------------------------------
+    def index(self, root: yaml.MappingNode) -> dict[str, tuple[yaml.MappingNode, int]]:
+        """state name -> (the `states` mapping holding it, its position there)."""
+        out: dict[str, tuple[yaml.MappingNode, int]] = {}
+        top = _get(root, "states")
+        stack = [top[1]] if top and isinstance(top[1], yaml.MappingNode) else []
+        while stack:
+            states = stack.pop()
+            for i, (k, v) in enumerate(states.value):
+                name = _key(k)
+                if name is not None:
+                    out.setdefault(name, (states, i))
+                nested = _get(v, "states")
+                if nested and isinstance(nested[1], yaml.MappingNode):
+                    stack.append(nested[1])
+        return out
+
+    def merge_states(self, root: yaml.MappingNode, target: yaml.MappingNode,
+                     overlay_states: yaml.Node) -> None:
+        if not isinstance(overlay_states, yaml.MappingNode):
+            return  # the builder reports the wrong type
+        for k, v in overlay_states.value:
+            name = _key(k)
+            where = self.index(root).get(name) if name else None
+            if where is None:
+                target.value.append((k, v))
+                self.changes.append(Change("state-added", name or "?"))
+                continue
+            holder, i = where
+            key_node, base_value = holder.value[i]
+            if not isinstance(base_value, yaml.MappingNode):
+                base_value = _empty_map(v)
+                holder.value[i] = (key_node, base_value)
+            self.patch_state(root, name, base_value, v)  # type: ignore[arg-type]
+
+    def patch_state(self, root: yaml.MappingNode, name: str, base: yaml.MappingNode,
+                    patch: yaml.Node) -> None:
+        if not isinstance(patch, yaml.MappingNode):
+            return
+        changed = False
+        for k, v in patch.value:
+            key = _key(k)
+            if key == "on" and isinstance(v, yaml.MappingNode):
+                on = _get(base, "on")
+                if on is None or not isinstance(on[1], yaml.MappingNode):
+                    on = (k, _empty_map(v))
+                    _set(base, k, on[1])
+                for ek, ev in v.value:
+                    event = _key(ek) or "?"
+                    kind = "transition-replaced" if _get(on[1], event) else "transition-added"
+                    _set(on[1], ek, ev)  # type: ignore[arg-type]
+                    self.changes.append(Change(kind, f"{name}.{event}"))
+            elif key == "states":
+                nested = _get(base, "states")
+                if nested is None or not isinstance(nested[1], yaml.MappingNode):
+                    nested = (k, _empty_map(v))
+                    _set(base, k, nested[1])
+                self.merge_states(root, nested[1], v)  # type: ignore[arg-type]
+            elif key in ("tags", "requires", "entry", "exit"):
+                old = _get(base, key)
+                items = [] if old is None else (
+                    list(old[1].value) if isinstance(old[1], yaml.SequenceNode) else [old[1]])
+                new = list(v.value) if isinstance(v, yaml.SequenceNode) else [v]
+                _set(base, k, yaml.SequenceNode(SEQ_TAG, items + new, v.start_mark, v.end_mark,
+                                                flow_style=True))
+                changed = True
+            else:
+                _set(base, k, v)
+                changed = True
+        if changed:
+            self.changes.append(Change("state-changed", name))
+
+    # -- removals --------------------------------------------------------------------------
+    def remove(self, root: yaml.MappingNode, removal: yaml.Node,
+               base_rules: dict[str, bool]) -> None:
+        if not isinstance(removal, yaml.MappingNode):
+            self.error(removal, "`remove` must be a mapping: {states: [...], transitions: "
+                                "[STATE.EVENT], fields: [...], rules: [ID]}")
+            return
+        for k, v in removal.value:
+            key = _key(k)
+            items = v.value if isinstance(v, yaml.SequenceNode) else [v]
+            for item in items:
+                name = _key(item)
+                if name is None:
+                    self.error(item, f"each entry of `remove.{key}` must be a name")
+                elif key == "states":
+                    self._remove_state(root, name, item)
+                elif key == "transitions":
+                    self._remove_transition(root, name, item)
+                elif key == "fields":
+                    self._remove_from(root, "record", name, item, "field")
+                elif key == "rules":
+                    self._remove_rule(root, name, item, base_rules)
+                else:
+                    self.error(k, f"unknown key `{key}` in `remove`",
+                               "allowed: `states`, `transitions`, `fields`, `rules`")
+                    break
+
+    def _remove_state(self, root: yaml.MappingNode, name: str, node: yaml.Node) -> None:
+        where = self.index(root).get(name)
+        if where is None:
+            self.error(node, f"cannot remove state `{name}`: the base has no such state")
+            return
+        holder, i = where
+        del holder.value[i]
+        self.changes.append(Change("state-removed", name))
+
+    def _remove_transition(self, root: yaml.MappingNode, name: str, node: yaml.Node) -> None:
+        state, _, event = name.partition(".")
+        where = self.index(root).get(state)
+        on = _get(where[0].value[where[1]][1], "on") if where else None
+        if not event or on is None or _get(on[1], event) is None:
+            self.error(node, f"cannot remove transition `{name}`: the base has no event "
+                             f"`{event}` on state `{state}`",
+                       "write transitions to remove as `STATE.EVENT`")
+            return
+        on[1].value[:] = [(k, v) for k, v in on[1].value if _key(k) != event]
+        self.changes.append(Change("transition-removed", name))
+
+    def _remove_from(self, root: yaml.MappingNode, section: str, name: str, node: yaml.Node,
+                     what: str) -> None:
+        holder = _get(root, section)
+        if holder is None or _get(holder[1], name) is None:
+            self.error(node, f"cannot remove {what} `{name}`: the base has no such {what}")
+            return
+        holder[1].value[:] = [(k, v) for k, v in holder[1].value if _key(k) != name]
+        self.changes.append(Change(f"{what}-removed", name))
+
+    def _remove_rule(self, root: yaml.MappingNode, rule_id: str, node: yaml.Node,
+                     base_rules: dict[str, bool]) -> None:
+        if rule_id not in base_rules:
+            self.error(node, f"cannot remove rule `{rule_id}`: the base has no rule with that id")
+        elif not base_rules[rule_id]:
+            self.error(node, f"rule `{rule_id}` is not overridable; an overlay cannot remove it",
+                       "the base's owners can mark it `overridable: true`")
+        else:
+            rules = _get(root, "rules")
+            assert rules is not None and isinstance(rules[1], yaml.SequenceNode)
+            rules[1].value[:] = [r for r in rules[1].value if _rule_id(r) != rule_id]
+            self.changes.append(Change("rule-removed", rule_id))
+
+    # -- record and rules ------------------------------------------------------------------
+    def add_fields(self, root: yaml.MappingNode, key_node: yaml.Node, fields: yaml.Node) -> None:
+        if not isinstance(fields, yaml.MappingNode):
+            _set(root, key_node, fields)  # the builder reports the wrong type
+            return
+        record = _get(root, "record")
+        if record is None or not isinstance(record[1], yaml.MappingNode):
+            record = (key_node, _empty_map(fields))
+            _set(root, key_node, record[1])
+        for k, v in fields.value:
+            name = _key(k) or "?"
+            if _get(record[1], name) is not None:
+                self.error(k, f"record field `{name}` is already defined by the base",
+                           f"to change it, also list it under `remove: {{fields: [{name}]}}`")
+                continue
+            record[1].value.append((k, v))
+            self.changes.append(Change("field-added", name))
+
+    def add_rules(self, root: yaml.MappingNode, key_node: yaml.Node, rules: yaml.Node,
+                  base_rules: dict[str, bool]) -> None:
+        if not isinstance(rules, yaml.SequenceNode):
+            return
+        holder = _get(root, "rules")
+        if holder is None or not isinstance(holder[1], yaml.SequenceNode):
+            holder = (key_node, yaml.SequenceNode(SEQ_TAG, [], rules.start_mark, rules.end_mark))
+            _set(root, key_node, holder[1])
+        for rule in rules.value:
+            rule_id = _rule_id(rule)
+            if rule_id is not None and rule_id in base_rules:
+                if not base_rules[rule_id]:
+                    self.error(rule, f"rule `{rule_id}` of the base is not overridable; an "
+                                     "overlay cannot weaken it",
+                               "give the new rule another id: both then apply")
+                    continue
+                holder[1].value[:] = [rule if _rule_id(r) == rule_id else r
+                                      for r in holder[1].value]
+                self.changes.append(Change("rule-replaced", rule_id))
+                continue
+            holder[1].value.append(rule)
+            self.changes.append(Change("rule-added", rule_id or "(unnamed)"))
+
+
+def _rule_id(rule: yaml.Node) -> str | None:
+    found = _get(rule, "id")
+    return _key(found[1]) if found else None
+
+
+def _base_rules(root: yaml.MappingNode) -> dict[str, bool]:
+    rules = _get(root, "rules")
+    out: dict[str, bool] = {}
+    for rule in rules[1].value if rules and isinstance(rules[1], yaml.SequenceNode) else []:
+        rule_id = _rule_id(rule)
+        if rule_id is not None:
+            flag = _get(rule, "overridable")
+            out[rule_id] = bool(flag and scalar_value(flag[1]) is True)  # type: ignore[arg-type]
+    return out
+
+
+def specs_root(path: Path) -> Path:
+    """Bases must live under the nearest folder named `specs` (else the overlay's folder)."""
+    for parent in path.resolve().parents:
+        if parent.name == "specs":
+            return parent
+    return path.resolve().parent
+
+
+def base_path(overlay: Path, ref: str) -> Path:
+    folder = overlay.parent
+    if "/" in ref or ref.endswith((".yaml", ".yml")):
+        return folder / ref
+    for suffix in (".yaml", ".yml"):
+        if (folder / f"{ref}{suffix}").exists():
+            return folder / f"{ref}{suffix}"
+    return folder / f"{ref}.yaml"
+
+
+def resolve(source: Source) -> tuple[Merged | None, list[Diagnostic]]:
+    """Merge `source` onto its chain of bases. Returns (None, []) when it extends nothing."""
+    root = source.root
+    extends = _get(root, "extends") if isinstance(root, yaml.MappingNode) else None
+    if extends is None:
+        return None, []
+    problems: list[Diagnostic] = []
+    files: dict[int, str] = {}
+    chain = [source]
+    seen = [Path(source.path).resolve()]
+    current, ext = source, extends
+    while ext is not None:
+        ref = _key(ext[1])
+        where = span_of(current.path, ext[1])
+        if ref is None:
+            problems.append(Diagnostic(ID, "error", "`extends` must name a spec", where,
+                                       "write `extends: agent_run` or a relative path"))
+            return None, problems
+        path = base_path(Path(current.path), ref)
+        resolved = path.resolve()
+        root_dir = specs_root(Path(source.path))
+        if not resolved.is_relative_to(root_dir):
+            problems.append(Diagnostic(ID, "error", f"`extends: {ref}` points outside {root_dir}",
+                                       where, "a base must be a spec in the same specs folder"))
+            return None, problems
+        if resolved in seen:
+            cycle = " -> ".join(p.name for p in [*seen, resolved])
+            problems.append(Diagnostic(ID, "error", f"`extends` forms a cycle: {cycle}", where,
+                                       "remove `extends` from one of these specs"))
+            return None, problems
+        if len(chain) > MAX_CHAIN:
+            problems.append(Diagnostic(ID, "error", f"more than {MAX_CHAIN} specs extend each "
+                                       "other in a chain", where, "flatten the chain"))
+            return None, problems
+        try:
+            raw = path.read_bytes()
+        except OSError:
+            problems.append(Diagnostic(ID, "error", f"`extends: {ref}`: no spec at {path}", where,
+                                       "name a spec in the same folder, without `.yaml`"))
+            return None, problems
+        base, base_problems = load_bytes(str(path), raw)
+        if base is None or not isinstance(base.root, yaml.MappingNode):
+            problems.append(Diagnostic(ID, "error", f"base spec {path} cannot be read",
+                                       where, f"run `statechart check {path}`"))
+            return None, problems
+        chain.append(base)
+        seen.append(resolved)
+        current, ext = base, _get(base.root, "extends")
+
+    # Merge from the root base up: each overlay onto the result so far.
+    merged = _copy_tree(chain[-1].root, chain[-1].path, files)  # type: ignore[arg-type]
+    resolver = _Resolver(files, problems)
+    for overlay in reversed(chain[:-1]):
+        resolver.overlay_path = overlay.path
+        if overlay is not source:  # a middle link: record where its nodes came from
+            overlay = Source(overlay.path, overlay.text,
+                             _copy_tree(overlay.root, overlay.path, files))  # type: ignore[arg-type]
+        merged = _apply(resolver, merged, overlay)  # type: ignore[arg-type]
+    if _get(root, "statechart") is None:  # type: ignore[arg-type]
+        problems.append(Diagnostic(ID, "error", "an overlay needs its own `statechart` name",
+                                   span_of(source.path, root),  # type: ignore[arg-type]
+                                   "its generated module must not overwrite the base's"))
+    # The text of every file of the chain, so that the source hash changes with any of them.
+    text = "".join(part.text for part in chain)
+    return Merged(Source(source.path, text, merged), files, [s.path for s in chain],
+                  resolver.changes), problems
+
+
+def _apply(resolver: _Resolver, base: yaml.MappingNode, overlay: Source) -> yaml.MappingNode:
+    root = overlay.root
+    assert isinstance(root, yaml.MappingNode)
+    base_rules = _base_rules(base)
+    removal = _get(root, "remove")
+    if removal is not None:
+        resolver.remove(base, removal[1], base_rules)
+    for k, v in root.value:
+        key = _key(k)
+        if key in ("extends", "remove"):
+            continue
+        if key == "states":
+            top = _get(base, "states")
+            if top is None or not isinstance(top[1], yaml.MappingNode):
+                _set(base, k, _empty_map(v))
+                top = _get(base, "states")
+            resolver.merge_states(base, top[1], v)  # type: ignore[index,arg-type]
+        elif key == "record":
+            resolver.add_fields(base, k, v)
+        elif key == "rules":
+            resolver.add_rules(base, k, v, base_rules)
+        else:
+            _set(base, k, v)
+    # Drop the base's `extends`: the merged tree is complete.
+    base.value[:] = [(k, v) for k, v in base.value if _key(k) != "extends"]
+    return base

@@ -1,0 +1,189 @@
+"""Overlays (`extends:`): merging, positions in the right file, and every refusal."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from statechart.linter import check_file
+
+ROOT = Path(__file__).parent.parent
+BASE = """\
+statechart: base
+version: 1
+initial: idle
+record:
+  reason: {type: string}
+states:
+  idle:
+    on:
+      start: working
+      stop: {target: stopped, set: [reason]}
+  working:
+    on:
+      finish: done
+      stop: {target: stopped, set: [reason]}
+  done: {final: true}
+  stopped: {final: true}
+rules:
+  - id: done-stays-done
+    never: {from: done, to: working}
+  - id: soft
+    overridable: true
+    never: {from: stopped, to: idle}
+"""
+
+
+def write(folder: Path, files: dict[str, str]) -> Path:
+    specs = folder / "specs"
+    specs.mkdir(exist_ok=True)
+    for name, text in files.items():
+        (specs / name).write_text(text)
+    return specs
+
+
+def found(path: Path) -> list[tuple[str, str, int, str]]:
+    return [(Path(d.span.file).name, d.rule, d.span.line, d.message)
+            for d in check_file(path).diagnostics]
+
+
+def test_support_run_example_resolves_with_changes() -> None:
+    result = check_file(ROOT / "specs" / "support_run.yaml")
+    assert result.diagnostics == []
+    spec = result.spec
+    assert spec is not None and spec.overlay is not None
+    assert spec.overlay.changes == (
+        ("field-added", "escalationTicket"), ("transition-added", "running.escalate"),
+        ("state-added", "escalated"), ("rule-added", "escalation-ends-with-a-human-decision"))
+    assert spec.states["created"].span.file.endswith("agent_run.yaml")
+    assert spec.states["escalated"].span.file.endswith("support_run.yaml")
+    assert len(spec.rules) == 6  # the base's five stay in force
+
+
+def test_overlay_adds_replaces_and_removes(tmp_path: Path) -> None:
+    specs = write(tmp_path, {"base.yaml": BASE, "team.yaml": """\
+extends: base
+statechart: team
+remove:
+  transitions: [idle.stop]
+  rules: [soft]
+states:
+  working:
+    tags: [busy]
+    on:
+      finish: {target: review}
+  review:
+    on: {approve: done, reject: working}
+"""})
+    result = check_file(specs / "team.yaml")
+    assert result.diagnostics == []
+    spec = result.spec
+    assert spec is not None
+    assert [t.event for t in spec.states["idle"].transitions] == ["start"]
+    assert [(t.event, t.target) for t in spec.states["working"].transitions] == [
+        ("finish", "review"), ("stop", "stopped")]
+    assert spec.states["working"].tags == ("busy",)
+    assert [r.id for r in spec.rules] == ["done-stays-done"]
+    assert spec.overlay is not None and ("transition-replaced", "working.finish") in \
+        spec.overlay.changes
+
+
+def test_base_rules_stay_in_force_at_the_overlay_line(tmp_path: Path) -> None:
+    specs = write(tmp_path, {"base.yaml": BASE, "team.yaml": """\
+extends: base
+statechart: team
+states:
+  done:
+    on: {reopen: working}
+"""})
+    problems = found(specs / "team.yaml")
+    assert ("team.yaml", "terminal-exit", 5) in [p[:3] for p in problems]
+    violation = [p for p in problems if p[1] == "rule-violation"]
+    assert violation and violation[0][:3] == ("team.yaml", "rule-violation", 5)
+    assert 'rule "done-stays-done"' in violation[0][3]
+
+
+def test_a_rule_that_is_not_overridable_cannot_be_replaced_or_removed(tmp_path: Path) -> None:
+    specs = write(tmp_path, {"base.yaml": BASE, "team.yaml": """\
+extends: base
+statechart: team
+remove: {rules: [done-stays-done, missing]}
+rules:
+  - id: done-stays-done
+    never: {from: done, to: idle}
+  - id: soft
+    never: {from: stopped, to: working}
+"""})
+    problems = found(specs / "team.yaml")
+    assert [(p[1], p[2]) for p in problems] == [("overlay", 3), ("overlay", 3), ("overlay", 5)]
+    assert "not overridable" in problems[0][3]
+    assert "no rule with that id" in problems[1][3]
+
+
+def test_removing_a_state_the_base_still_targets_points_into_the_base(tmp_path: Path) -> None:
+    specs = write(tmp_path, {"base.yaml": BASE, "team.yaml": """\
+extends: base
+statechart: team
+remove: {states: [stopped], fields: [reason]}
+"""})
+    problems = found(specs / "team.yaml")
+    unknown = [p for p in problems if p[1] == "unknown-state"]
+    # the two transitions to `stopped`, and the base rule that names it
+    assert [(p[0], p[2]) for p in unknown] == [("base.yaml", 10), ("base.yaml", 14),
+                                               ("base.yaml", 22)]
+    assert {p[1] for p in problems} == {"unknown-state", "unknown-field"}
+
+
+def test_chains_report_each_file(tmp_path: Path) -> None:
+    specs = write(tmp_path, {
+        "base.yaml": BASE,
+        "middle.yaml": "extends: base\nstatechart: middle\nstates:\n  extra: {on: {go: nowhere}}\n",
+        "top.yaml": "extends: middle.yaml\nstatechart: top\nstates:\n  idle: {on: {x: extra}}\n",
+    })
+    problems = found(specs / "top.yaml")
+    assert [(p[0], p[1], p[2]) for p in problems] == [
+        ("middle.yaml", "no-path-to-final", 4), ("middle.yaml", "unknown-state", 4)]
+    assert "nowhere" in problems[1][3]
+
+
+@pytest.mark.parametrize(("files", "message"), [
+    ({"a.yaml": "extends: b\nstatechart: a\n", "b.yaml": "extends: a\nstatechart: b\n"},
+     "cycle: a.yaml -> b.yaml -> a.yaml"),
+    ({"a.yaml": "extends: nothing\nstatechart: a\n"}, "no spec at"),
+    ({"a.yaml": "extends: ../outside.yaml\nstatechart: a\n"}, "points outside"),
+    ({"a.yaml": "extends: [x]\nstatechart: a\n"}, "must name a spec"),
+    ({"a.yaml": "extends: base\nstates: {x: {on: {go: done}}}\n", "base.yaml": BASE},
+     "needs its own `statechart` name"),
+    ({"a.yaml": "extends: base\nstatechart: a\nrecord: {reason: {type: integer}}\n",
+      "base.yaml": BASE}, "already defined by the base"),
+    ({"a.yaml": "extends: base\nstatechart: a\nremove: {transitions: [idle.nope]}\n",
+      "base.yaml": BASE}, "the base has no event `nope`"),
+])
+def test_refusals(tmp_path: Path, files: dict[str, str], message: str) -> None:
+    (tmp_path / "outside.yaml").write_text(BASE)
+    specs = write(tmp_path, files)
+    problems = found(specs / "a.yaml")
+    assert any(p[1] == "overlay" and message in p[3] for p in problems), problems
+    assert all(p[2] >= 1 for p in problems)
+
+
+def test_remove_without_extends_is_a_schema_error(tmp_path: Path) -> None:
+    specs = write(tmp_path, {"a.yaml": BASE + "remove: {states: [done]}\n"})
+    assert ("a.yaml", "schema", 23) in [p[:3] for p in found(specs / "a.yaml")]
+
+
+def test_resolve_prints_yaml_that_checks_the_same(tmp_path: Path) -> None:
+    done = subprocess.run([sys.executable, "-m", "statechart", "resolve",
+                           str(ROOT / "specs" / "support_run.yaml")],
+                          capture_output=True, text=True, check=True)
+    data = yaml.safe_load(done.stdout)
+    assert "extends" not in data
+    assert "escalated" in data["states"] and "created" in data["states"]
+    data["statechart"] = "flat_copy"
+    flat = tmp_path / "flat.yaml"
+    flat.write_text(yaml.safe_dump(data, sort_keys=False))
+    assert check_file(flat).diagnostics == []
