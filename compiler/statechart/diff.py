@@ -1,0 +1,472 @@
+"""Compare two versions of a spec and classify every change as breaking or safe.
+
+Pure: takes two built `Spec`s, returns `Change`s; never reads files or prints.
+`statechart.cli.diff` does the reading, checking and printing. docs/diff.md explains each kind.
+
+"Breaking" has one meaning throughout: something that worked before fails now. Either a
+*stored run* (a persisted record of the old version) can no longer be loaded or continued, or a
+*caller* (code that sends events and reads the record) gets a refusal or a value it cannot
+handle. Everything else is safe, even when behaviour changes (those are still reported, as
+warnings, because a reviewer should see them).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from statechart.diagnostics import Diagnostic, Span
+from statechart.model import RecordField, Spec, SpecRule, State, Transition
+
+# kind -> one line: what it means. The single list of change kinds (docs, SARIF rules, tests).
+KINDS: dict[str, str] = {
+    "spec-added": "A new spec file.",
+    "spec-removed": "A spec file was deleted.",
+    "spec-renamed": "The spec's `statechart` name changed.",
+    "version-not-raised": "Breaking or migrated changes, but `version` is unchanged.",
+    "version-lowered": "`version` went down.",
+    "initial-changed": "A run (or a compound state) starts in a different state.",
+    "state-added": "A new state.",
+    "state-removed": "A state is gone.",
+    "state-renamed": "A state is gone and a new one with the same shape appeared.",
+    "state-moved": "A state has a different parent.",
+    "state-kind-changed": "A state became compound, atomic or parallel.",
+    "final-added": "A state was made terminal (`final: true`).",
+    "final-removed": "A terminal state was made non-terminal.",
+    "requires-added": "A state newly requires a record field.",
+    "requires-removed": "A state no longer requires a record field.",
+    "limit-lowered": "A state's entry `limit` was added or lowered.",
+    "limit-raised": "A state's entry `limit` was raised or removed.",
+    "event-added": "A new event.",
+    "event-removed": "An event is gone.",
+    "event-renamed": "An event is gone and a new one with the same transitions appeared.",
+    "transition-added": "A new transition of an existing event on an existing state.",
+    "transition-removed": "A state no longer handles an event it handled.",
+    "transition-retargeted": "A transition enters a different state.",
+    "guard-added": "An unguarded transition now has a guard.",
+    "guard-removed": "A guarded transition lost its guard.",
+    "guard-changed": "A transition's guard is a different method.",
+    "set-added": "An event now demands a record field (`set`).",
+    "set-removed": "An event no longer takes a record field (`set`).",
+    "field-added": "A new record field.",
+    "field-removed": "A record field is gone.",
+    "field-renamed": "A record field was renamed by a migration.",
+    "field-type-changed": "A record field has a different type.",
+    "enum-narrowed": "An enum field lost values.",
+    "enum-widened": "An enum field gained values.",
+    "rule-added": "A new rule in `rules:`.",
+    "rule-removed": "A rule of `rules:` is gone.",
+    "rule-changed": "A rule with the same `id` selects different states.",
+}
+
+# Type changes every stored value survives: an enum value is a string, an integer is a number.
+_WIDENINGS = {("enum", "string"), ("integer", "number")}
+
+
+@dataclass(frozen=True)
+class Change:
+    """One difference between OLD and NEW.
+
+    `for_runs` / `for_callers` say whom it breaks; a change that breaks nobody is safe.
+    `span` is in NEW, or in OLD for what no longer exists there (the span names its file).
+    `migrated` marks a change that would break stored runs but is covered by a migration.
+    """
+
+    kind: str
+    message: str
+    span: Span
+    for_runs: bool = False
+    for_callers: bool = False
+    help: str = ""
+    migrated: bool = False
+
+    @property
+    def breaking(self) -> bool:
+        return self.for_runs or self.for_callers
+
+    def diagnostic(self) -> Diagnostic:
+        """Breaking -> error, safe -> warning; the rule id is the change kind."""
+        who = [w for w, hit in (("stored runs", self.for_runs), ("callers", self.for_callers))
+               if hit]
+        note = f"breaks {' and '.join(who)}" if who else ("migrated" if self.migrated else "safe")
+        return Diagnostic(self.kind, "error" if self.breaking else "warning",
+                          f"{self.message} ({note})", self.span, self.help)
+
+
+def diff_specs(old: Spec, new: Spec, *, state_renames: Mapping[str, str] | None = None,
+               field_renames: Mapping[str, str] | None = None,
+               version_span: Span | None = None) -> list[Change]:
+    """Every change from `old` to `new`, sorted by file and position.
+
+    `state_renames` / `field_renames` (old name -> new name) are migrations: stored runs are
+    rewritten, so a state or field they cover is not lost. They are merged with the NEW spec's
+    own `migrations` when the model has them. `version_span` is where `version` is written in
+    NEW (the model does not keep it); without it version changes point at `initial`.
+    """
+    states, fields = _declared_migrations(old, new)
+    states.update(state_renames or {})
+    fields.update(field_renames or {})
+    d = _Differ(old, new, states, fields)
+    changes = d.run()
+    if old.version > new.version:
+        changes.append(Change(
+            "version-lowered", f"`version` went down from {old.version} to {new.version}",
+            version_span or new.span, for_runs=True,
+            help="stored runs carry `specVersion`; a lower version cannot tell them apart"))
+    elif old.version == new.version and any(c.breaking or c.migrated for c in changes):
+        changes.append(Change(
+            "version-not-raised",
+            f"`version` is still {new.version} although stored runs are affected",
+            version_span or new.span, for_runs=True,
+            help=f"raise `version` to {new.version + 1}: migrations are keyed by the version "
+                 "a stored run was written with"))
+    return sorted(changes, key=lambda c: (c.span.file != new.path, c.span, c.kind, c.message))
+
+
+def _declared_migrations(old: Spec, new: Spec) -> tuple[dict[str, str], dict[str, str]]:
+    """Renames from NEW's `migrations`, if the model has them yet.
+
+    Read loosely on purpose (an object or a mapping, one migration or a list of them) so this
+    keeps working whichever shape `Spec.migrations` lands with. A migration whose
+    `from_version` is below OLD's version does not apply to OLD's stored runs.
+    """
+    declared = getattr(new, "migrations", None)
+    if not declared:
+        return {}, {}
+    items = declared if isinstance(declared, (list, tuple)) else [declared]
+    states: dict[str, str] = {}
+    fields: dict[str, str] = {}
+
+    def get(m: object, key: str) -> object:
+        return m.get(key) if isinstance(m, Mapping) else getattr(m, key, None)
+
+    for m in items:
+        start = get(m, "from_version")
+        if isinstance(start, int) and start < old.version:
+            continue
+        for out, key in ((states, "states"), (fields, "fields")):
+            value = get(m, key)
+            if isinstance(value, Mapping):
+                out.update({str(k): str(v) for k, v in value.items()})
+    return states, fields
+
+
+Alt = tuple[str, str | None, frozenset[str]]  # (target, guard, sets) of one alternative
+
+
+class _Differ:
+    def __init__(self, old: Spec, new: Spec, state_renames: dict[str, str],
+                 field_renames: dict[str, str]) -> None:
+        self.old, self.new = old, new
+        self.changes: list[Change] = []
+        self.state_renames = state_renames  # migrations
+        # old state name -> new state name, for every old state that still exists somehow
+        self.smap: dict[str, str] = {s: s for s in old.states if s in new.states}
+        self.fmap: dict[str, str] = {f.name: f.name for f in old.record
+                                     if new.record_field(f.name)}
+        self.fmap.update({o: n for o, n in field_renames.items() if new.record_field(n)})
+        self.emap: dict[str, str] = {e: e for e in old.events() if e in set(new.events())}
+        # old states a migration folds into another existing state: their own shape is gone
+        self.merged: set[str] = set()
+
+    def add(self, kind: str, message: str, span: Span, *, runs: bool = False,
+            callers: bool = False, help: str = "", migrated: bool = False) -> None:
+        assert kind in KINDS, kind
+        self.changes.append(Change(kind, message, span, runs, callers, help, migrated))
+
+    def run(self) -> list[Change]:
+        if self.old.name != self.new.name:
+            self.add("spec-renamed", f"the spec is now `{self.new.name}` (was `{self.old.name}`)",
+                     self.new.name_span or self.new.span, callers=True,
+                     help="the generated module and class are named after it")
+        self.match_states()
+        if self.smap.get(self.old.initial) != self.new.initial:
+            self.add("initial-changed",
+                     f"new runs start in `{self.new.initial}` (was `{self.old.initial}`)",
+                     self.new.span)
+        for o, n in self.smap.items():
+            if o not in self.merged:
+                self.compare_state(self.old.states[o], self.new.states[n])
+        self.match_events()
+        self.compare_transitions()
+        self.compare_record()
+        self.compare_rules()
+        return self.changes
+
+    # -- states ----------------------------------------------------------------------------
+    def match_states(self) -> None:
+        old, new = self.old.states, self.new.states
+        for o, n in self.state_renames.items():
+            if o in old and o not in new and n in new:
+                self.smap[o] = n
+                if n in old:
+                    self.merged.add(o)
+                kind = "state-removed" if n in old else "state-renamed"
+                how = f"merged into `{n}`" if n in old else f"renamed to `{n}`"
+                self.add(kind, f"state `{o}` {how} by a migration", new[n].span, migrated=True)
+        removed = [s for s in old if s not in self.smap]
+        added = [s for s in new if s not in old and s not in self.smap.values()]
+        # A rename: the only added state whose shape equals a removed one's, both ways.
+        shapes = {a: self.shape(new[a], {}) for a in added}
+        for r in removed:
+            hits = [a for a in added if shapes[a] == self.shape(old[r], {r: a})]
+            if len(hits) == 1 and sum(
+                    shapes[hits[0]] == self.shape(old[x], {x: hits[0]}) for x in removed) == 1:
+                a = hits[0]
+                self.smap[r] = a
+                added.remove(a)
+                self.add("state-renamed", f"state `{r}` looks renamed to `{a}`", new[a].span,
+                         runs=True, callers=True,
+                         help=f"stored runs in `{r}` cannot be loaded; add a migration "
+                              f"`states: {{{r}: {a}}}` and raise `version`")
+        for r in removed:
+            if r not in self.smap:
+                self.add("state-removed", f"state `{r}` was removed", old[r].span,
+                         runs=True, callers=True,
+                         help=f"stored runs in `{r}` cannot be loaded; add a migration "
+                              f"`states: {{{r}: NEW_STATE}}` and raise `version`")
+        for a in added:
+            self.add("state-added", f"new state `{a}`", new[a].span)
+
+    def shape(self, s: State, rename: dict[str, str]) -> tuple[object, ...]:
+        """Everything about a state except its name, with state names passed through
+        `rename` and then the known old->new mapping (identity for NEW's own states)."""
+        def m(name: str | None) -> str | None:
+            if name is None:
+                return None
+            return rename.get(name) or (self.smap.get(name, name) if rename else name)
+        transitions = tuple((t.event, m(t.target), t.guard, t.sets) for t in s.transitions)
+        return (m(s.parent), s.kind, m(s.initial), tuple(m(c) for c in s.children),
+                transitions, s.tags, s.entry, s.exit, s.requires, s.limit)
+
+    def compare_state(self, o: State, n: State) -> None:
+        name = n.name
+        parent = self.smap.get(o.parent) if o.parent else None
+        if parent != n.parent:
+            self.add("state-moved", f"state `{name}` moved from "
+                     f"`{o.parent or 'the top level'}` to `{n.parent or 'the top level'}`",
+                     n.span, runs=True,
+                     help="a stored run's `configuration` lists the old ancestors")
+        if o.is_final != n.is_final:
+            if n.is_final:
+                self.add("final-added", f"state `{name}` is now terminal", n.span,
+                         runs=True, callers=True,
+                         help="stored runs in it can no longer move; events sent to them fail")
+            else:
+                self.add("final-removed", f"state `{name}` is no longer terminal", n.span,
+                         runs=True, help="stored runs in it were finished and are now open "
+                                         "again; whatever treats them as done is wrong")
+        elif o.kind != n.kind:
+            self.add("state-kind-changed", f"state `{name}` is now {n.kind} (was {o.kind})",
+                     n.span, runs=True,
+                     help="a stored run's `status` and `configuration` no longer fit the tree")
+        if o.initial and n.initial and self.smap.get(o.initial) != n.initial:
+            self.add("initial-changed", f"entering `{name}` now enters `{n.initial}` "
+                     f"(was `{o.initial}`)", n.initial_span or n.span)
+        old_requires = {self.fmap.get(f, f) for f in o.requires}
+        for f in n.requires:
+            if f not in old_requires:
+                self.add("requires-added", f"state `{name}` now requires `{f}`",
+                         _name_span(n, "requires", f), runs=True,
+                         help=f"stored runs in `{name}` may lack `{f}`; a migration must fill "
+                              "it in")
+        for f in sorted(old_requires - set(n.requires)):
+            self.add("requires-removed", f"state `{name}` no longer requires `{f}`", n.span)
+        if n.limit is not None and (o.limit is None or n.limit < o.limit):
+            self.add("limit-lowered", f"state `{name}` may now be entered {n.limit} times "
+                     f"(was {o.limit or 'unlimited'})", n.span, runs=True,
+                     help="stored runs that already used more entries are refused the next")
+        elif o.limit is not None and (n.limit is None or n.limit > o.limit):
+            self.add("limit-raised", f"state `{name}` may now be entered "
+                     f"{n.limit or 'any number of'} times (was {o.limit})", n.span)
+
+    # -- events and transitions ------------------------------------------------------------
+    def alts(self, spec: Spec, event: str, old: bool) -> frozenset[tuple[str, Alt]]:
+        """All (source, alternative) pairs of `event`, in NEW's names."""
+        out = set()
+        for t in spec.transitions():
+            if t.event == event:
+                out.add((self.smap.get(t.source, "") if old else t.source, self.alt(t, old)))
+        return frozenset(out)
+
+    def alt(self, t: Transition, old: bool) -> Alt:
+        if not old:
+            return (t.target, t.guard, frozenset(t.sets))
+        return (self.smap.get(t.target, t.target), t.guard,
+                frozenset(self.fmap.get(f, f) for f in t.sets))
+
+    def match_events(self) -> None:
+        old_events, new_events = self.old.events(), self.new.events()
+        removed = [e for e in old_events if e not in self.emap]
+        added = [e for e in new_events if e not in old_events]
+        new_alts = {a: self.alts(self.new, a, False) for a in added}
+        for r in removed:
+            mine = self.alts(self.old, r, True)
+            hits = [a for a in added if new_alts[a] == mine]
+            if len(hits) == 1:
+                a = hits[0]
+                self.emap[r] = a
+                added.remove(a)
+                self.add("event-renamed", f"event `{r}` looks renamed to `{a}`",
+                         _first(self.new, a).span, callers=True,
+                         help=f"callers still send `{r}`")
+            else:
+                self.add("event-removed", f"event `{r}` was removed", _first(self.old, r).span,
+                         callers=True, help=f"callers that send `{r}` fail")
+        for a in added:
+            self.add("event-added", f"new event `{a}`", _first(self.new, a).span)
+
+    def compare_transitions(self) -> None:
+        old_groups: dict[tuple[str, str], list[Transition]] = {}
+        for t in self.old.transitions():
+            if t.source in self.smap and t.source not in self.merged and t.event in self.emap:
+                key = (self.smap[t.source], self.emap[t.event])
+                old_groups.setdefault(key, []).append(t)
+        new_groups: dict[tuple[str, str], list[Transition]] = {}
+        mapped_sources = set(self.smap.values())
+        mapped_events = set(self.emap.values())
+        for t in self.new.transitions():
+            if t.source in mapped_sources and t.event in mapped_events:
+                new_groups.setdefault((t.source, t.event), []).append(t)
+        for key in dict.fromkeys([*old_groups, *new_groups]):
+            self.compare_alternatives(key, old_groups.get(key, []), new_groups.get(key, []))
+
+    def compare_alternatives(self, key: tuple[str, str], olds: list[Transition],
+                             news: list[Transition]) -> None:
+        source, event = key
+        pairs: list[tuple[Transition, Transition]] = []
+        # Pair alternatives by guard first (the guard names the case), then by target.
+        for same in (lambda o, n: o.guard == n.guard,
+                     lambda o, n: self.smap.get(o.target) == n.target):
+            for o in list(olds):
+                match = next((n for n in news if same(o, n)), None)
+                if match is not None:
+                    pairs.append((o, match))
+                    olds.remove(o)
+                    news.remove(match)
+        where = f"`{source}` on `{event}`"
+        for o, n in pairs:
+            self.compare_pair(where, o, n)
+        if olds and self.effective(self.new, source, event) == \
+                frozenset(self.alt(t, True) for t in self.old_effective(olds[0])):
+            olds = []  # moved to an ancestor that now handles the event the same way
+        for o in olds:
+            self.add("transition-removed", f"{where} no longer goes to `{o.target}`"
+                     + (f" (guard `{o.guard}`)" if o.guard else ""), o.span, callers=True,
+                     help=f"callers that send `{event}` in `{source}` fail")
+        for n in news:
+            self.add("transition-added", f"{where} now goes to `{n.target}`", n.span)
+
+    def compare_pair(self, where: str, o: Transition, n: Transition) -> None:
+        if self.smap.get(o.target) != n.target:
+            self.add("transition-retargeted", f"{where} now goes to `{n.target}` "
+                     f"(was `{o.target}`)", n.target_span)
+        if o.guard != n.guard:
+            if o.guard is None:
+                self.add("guard-added", f"{where} is now guarded by `{n.guard}`",
+                         n.guard_span or n.span, callers=True,
+                         help="callers that relied on the transition may now be refused")
+            elif n.guard is None:
+                self.add("guard-removed", f"{where} is no longer guarded by `{o.guard}`",
+                         n.span)
+            else:
+                self.add("guard-changed", f"{where} is now guarded by `{n.guard}` "
+                         f"(was `{o.guard}`)", n.guard_span or n.span, callers=True,
+                         help="a different condition decides; callers may now be refused")
+        old_sets = {self.fmap.get(f, f) for f in o.sets}
+        for i, f in enumerate(n.sets):
+            if f not in old_sets:
+                span = n.set_spans[i] if i < len(n.set_spans) else n.span
+                self.add("set-added", f"{where} now needs `{f}`", span, callers=True,
+                         help=f"`{f}` is a required keyword argument of the event method")
+        for f in sorted(old_sets - set(n.sets)):
+            self.add("set-removed", f"{where} no longer takes `{f}`", n.span, callers=True,
+                     help=f"callers that pass `{f}` fail, and the record no longer gets it")
+
+    def old_effective(self, t: Transition) -> list[Transition]:
+        return [x for x in self.old.states[t.source].transitions if x.event == t.event]
+
+    def effective(self, spec: Spec, state: str, event: str) -> frozenset[Alt]:
+        """What `event` does in `state` of NEW: the nearest state up the tree that handles it."""
+        for name in [state, *spec.ancestors(state)]:
+            own = [t for t in spec.states[name].transitions if t.event == event]
+            if own:
+                return frozenset(self.alt(t, False) for t in own)
+        return frozenset()
+
+    # -- record and rules ------------------------------------------------------------------
+    def compare_record(self) -> None:
+        for f in self.old.record:
+            if f.name not in self.fmap:
+                self.add("field-removed", f"record field `{f.name}` was removed", f.span,
+                         runs=True, help="stored records hold values for it; add a migration "
+                                         "or keep the field")
+                continue
+            n = self.new.record_field(self.fmap[f.name])
+            assert n is not None
+            if n.name != f.name:
+                self.add("field-renamed", f"record field `{f.name}` renamed to `{n.name}` by "
+                         "a migration", n.span, migrated=True)
+            self.compare_field(f, n)
+        for n in self.new.record:
+            if n.name not in self.fmap.values():
+                self.add("field-added", f"new record field `{n.name}`", n.span)
+
+    def compare_field(self, o: RecordField, n: RecordField) -> None:
+        if o.type == n.type == "enum":
+            lost = [v for v in o.enum if v not in n.enum]
+            gained = [v for v in n.enum if v not in o.enum]
+            if lost:
+                self.add("enum-narrowed", f"`{n.name}` no longer allows {_names(lost)}", n.span,
+                         runs=True, callers=True,
+                         help="stored records may hold them; callers may still send them")
+            if gained:
+                self.add("enum-widened", f"`{n.name}` now also allows {_names(gained)}", n.span,
+                         help="readers that match every value must handle the new ones")
+        elif o.type != n.type:
+            safe = (o.type, n.type) in _WIDENINGS
+            self.add("field-type-changed", f"`{n.name}` is now {n.type} (was {o.type})", n.span,
+                     runs=not safe, callers=not safe,
+                     help="" if safe else "stored values of the old type no longer validate")
+
+    def compare_rules(self) -> None:
+        def says(r: SpecRule, names: Mapping[str, str]) -> object:
+            def sel(s: Iterable[tuple[str, str, Span]]) -> tuple[tuple[str, str], ...]:
+                return tuple(sorted((k, names.get(v, v) if k == "state" else v)
+                                    for k, v, _ in s))
+            return (r.kind, sel(r.sources), sel(r.targets))
+        old = {r.id or says(r, self.smap): r for r in self.old.rules}
+        new = {r.id or says(r, {}): r for r in self.new.rules}
+        for k, r in old.items():
+            if k not in new:
+                self.add("rule-removed", f"rule {_rule_name(r)} was removed", r.span,
+                         help="the graph no longer promises it; callers may rely on it")
+            elif says(r, self.smap) != says(new[k], {}):
+                self.add("rule-changed", f"rule {_rule_name(r)} now says something else",
+                         new[k].span)
+        for k, r in new.items():
+            if k not in old:
+                self.add("rule-added", f"new rule {_rule_name(r)}", r.span)
+
+
+def _first(spec: Spec, event: str) -> Transition:
+    return next(t for t in spec.transitions() if t.event == event)
+
+
+def _name_span(state: State, key: str, name: str) -> Span:
+    return next((s for k, n, s in state.name_spans if k == key and n == name), state.span)
+
+
+def _names(values: Iterable[str]) -> str:
+    return ", ".join(f"`{v}`" for v in values)
+
+
+def _rule_name(r: SpecRule) -> str:
+    return f"`{r.id}`" if r.id else f"`{r.kind}` at line {r.span.line}"
+
+
+def changes_to_diagnostics(changes: Iterable[Change]) -> list[Diagnostic]:
+    return [c.diagnostic() for c in changes]
+
+
+__all__ = ["KINDS", "Change", "changes_to_diagnostics", "diff_specs"]
