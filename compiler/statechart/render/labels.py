@@ -18,7 +18,9 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 # Characters that mean nothing in a Mermaid label; everything else becomes `#<codepoint>;`.
 _MERMAID_SAFE = re.compile(r"[A-Za-z0-9 _\-.,()/!?']")
 # Markdown/HTML specials inside a table cell (GitHub flavour, including `$` for math).
-_MARKDOWN_SPECIAL = re.compile(r"[\\`*_\[\]<>&|~$]")
+# `_` only where it could open or close emphasis: GitHub ignores it inside a word
+# (`runId`, `agent_run` stay readable in the page's source).
+_MARKDOWN_SPECIAL = re.compile(r"[\\`*\[\]<>&|~$]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
 
 
 def one_line(text: str) -> str:
@@ -74,3 +76,11 @@ def header(lines: list[str], syntax: str) -> str:
     if syntax == "mermaid":  # `%%{...}%%` anywhere is a directive, even inside a comment
         return "".join(f"%% {comment_text(line, '%%')}\n" for line in lines)
     return "".join(f"// {comment_text(line, '')}\n" for line in lines)  # DOT
+
+
+def markdown_paragraph(text: str | None) -> str:
+    """Like `markdown_cell`, and a paragraph cannot start a heading, list, quote or rule."""
+    cell = markdown_cell(text)
+    if cell and (not cell[0].isalnum() or re.match(r"\d+[.)]", cell)):
+        cell = f"&#{ord(cell[0])};{cell[1:]}"
+    return cell

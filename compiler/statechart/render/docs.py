@@ -1,0 +1,167 @@
+"""Docs pages written by `build`: `docs/specs/NAME.md` (+ its SVG) and `docs/specs/index.md`.
+
+Every table cell is prepared here and escaped (`labels.markdown_cell`, `_code`); the Jinja2
+templates (`templates/docs_*.j2`) only lay the prepared text out.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import jinja2
+
+from statechart.model import Selector, Spec, SpecRule, State, Transition
+from statechart.names import IDENTIFIER
+from statechart.outputs import header_lines, spec_display_path
+from statechart.render import labels
+from statechart.render.dot import dot_source
+from statechart.render.layout import layout, with_svg_header
+from statechart.render.mermaid import mermaid_source
+from statechart.render.style import is_terminal
+
+DOCS_DIR = "docs/specs"
+
+_ENV = jinja2.Environment(
+    loader=jinja2.FileSystemLoader(str(Path(__file__).resolve().parent.parent / "templates")),
+    autoescape=False,  # Markdown, escaped cell by cell in Python
+    keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True,
+    undefined=jinja2.StrictUndefined,
+)
+
+
+def _code(name: str) -> str:
+    """A name as inline code; a name that is not an identifier (a spec with errors) could
+    hold a backtick, so it is escaped as text instead."""
+    return f"`{name}`" if IDENTIFIER.match(name) else labels.markdown_cell(name)
+
+
+def _names(names: tuple[str, ...] | list[str], joiner: str = ", ") -> str:
+    return joiner.join(_code(n) for n in names)
+
+
+def _state_row(spec: Spec, state: State) -> dict[str, str]:
+    where = f" (in {_code(state.parent)})" if state.parent else ""
+    kind = {"parallel": " (parallel)", "final": " (final)"}.get(state.kind, "")
+    if state.parent and spec.states.get(state.parent) and \
+            spec.states[state.parent].kind == "parallel":
+        kind += " (region)"
+    sentences = [labels.markdown_cell(state.description)] if state.description else []
+    if state.limit is not None:
+        sentences.append(f"Entered at most {state.limit} times per run.")
+    if state.entry:
+        sentences.append("On entry: " + _names(state.entry) + ".")
+    if state.exit:
+        sentences.append("On exit: " + _names(state.exit) + ".")
+    description = " ".join(sentences)
+    return {
+        "name": _code(state.name) + where + kind,
+        "description": description,
+        "tags": _names(state.tags),
+        "requires": _names(state.requires),
+        "terminal": "yes" if is_terminal(state) else "",
+    }
+
+
+def _transition_row(t: Transition) -> dict[str, str]:
+    return {"event": _code(t.event), "source": _code(t.source), "target": _code(t.target),
+            "guard": _code(t.guard) if t.guard else "", "sets": _names(t.sets),
+            "description": labels.markdown_cell(t.description)}
+
+
+def _selectors(spec: Spec, selectors: tuple[Selector, ...]) -> str:
+    parts = []
+    for kind, name, _ in selectors:
+        if kind == "tag":
+            parts.append(f"any state tagged {_code(name)}")
+        elif kind == "subtree" or (name in spec.states and spec.states[name].children):
+            parts.append(f"{_code(name)} (or any state inside it)")
+        else:
+            parts.append(_code(name))
+    if len(parts) <= 1:
+        return "".join(parts)
+    return ", ".join(parts[:-1]) + " or " + parts[-1]
+
+
+def rule_in_words(spec: Spec, rule: SpecRule) -> str:
+    """A spec rule as one plain sentence."""
+    sources, targets = _selectors(spec, rule.sources), _selectors(spec, rule.targets)
+    if rule.kind == "never":
+        text = f"No transition goes directly from {sources} to {targets}."
+    elif rule.kind == "only":
+        text = f"A transition leaving {sources} goes only to {targets}."
+    else:
+        text = f"No path, however long, leads from {sources} to {targets}."
+    if rule.overridable:
+        text += " (Overridable.)"
+    return text
+
+
+def _record_row(field: object) -> dict[str, str]:
+    f = field
+    ftype = "one of " + _names(f.enum, " / ") if f.enum else f.type  # type: ignore[attr-defined]
+    return {"name": _code(f.name), "type": ftype,  # type: ignore[attr-defined]
+            "description": labels.markdown_cell(f.description)}  # type: ignore[attr-defined]
+
+
+def spec_page(spec: Spec) -> str:
+    source = spec_display_path(spec)
+    return _ENV.get_template("docs_spec.md.j2").render(
+        header=labels.header(header_lines(spec), "markdown"),
+        title=spec.name if IDENTIFIER.match(spec.name) else labels.markdown_cell(spec.name),
+        version=spec.version,
+        description=labels.markdown_paragraph(spec.description),
+        source=labels.markdown_cell(source),
+        source_link=os.path.relpath(source, DOCS_DIR).replace(os.sep, "/"),
+        mermaid=mermaid_source(spec, header=False).rstrip("\n"),
+        svg=f"{spec.name}.svg",
+        states=[_state_row(spec, s) for s in spec.states.values()],
+        transitions=[_transition_row(t) for t in spec.transitions()],
+        rules=[{"id": _code(r.id) if r.id else "", "words": rule_in_words(spec, r),
+                "description": labels.markdown_cell(r.description)} for r in spec.rules],
+        record=[_record_row(f) for f in spec.record],
+    )
+
+
+def spec_svg(spec: Spec) -> bytes:
+    svg = layout(dot_source(spec, header=False), "svg")
+    return with_svg_header(svg, labels.header(header_lines(spec), "svg"))
+
+
+def outputs(spec: Spec) -> dict[str, bytes]:
+    """`build`'s per-spec docs: the page and the SVG it links to."""
+    return {f"{DOCS_DIR}/{spec.name}.md": spec_page(spec).encode("utf-8"),
+            f"{DOCS_DIR}/{spec.name}.svg": spec_svg(spec)}
+
+
+def index_page(specs: list[Spec], warnings: dict[str, list[str]] | None = None) -> str:
+    """The overview page; `warnings` maps a spec's path to its warning lines (computed with
+    the checker when not given)."""
+    if warnings is None:
+        from statechart.linter import check_file
+
+        warnings = {}
+        for spec in specs:
+            result = check_file(spec.path)
+            warnings[spec.path] = [
+                f"line {d.span.line}: {d.message} [{d.rule}]"
+                for d in result.diagnostics if d.severity == "warning"]
+    rows = []
+    for spec in sorted(specs, key=lambda s: s.name):
+        rows.append({
+            "name": labels.markdown_cell(spec.name),
+            "link": f"{spec.name}.md" if IDENTIFIER.match(spec.name) else "",
+            "description": labels.markdown_cell((spec.description or "").split(". ")[0]),
+            "states": len(spec.states),
+            "transitions": len(spec.transitions()),
+            "warnings": "<br>".join(labels.markdown_cell(w)
+                                    for w in warnings.get(spec.path, [])) or "none",
+        })
+    return _ENV.get_template("docs_index.md.j2").render(
+        header=labels.header(["Generated from the specs by statechart-compiler. DO NOT EDIT.",
+                              "Regenerate with: statechart build"], "markdown"),
+        rows=rows)
+
+
+def index_outputs(specs: list[Spec]) -> dict[str, bytes]:
+    return {f"{DOCS_DIR}/index.md": index_page(specs).encode("utf-8")}
