@@ -42,15 +42,13 @@ def _leaf(lines: list[str], rng: random.Random, i: int, n: int, indent: str) -> 
     a, b, c, d = (f"s{rng.randrange(n)}" for _ in range(4))
     lines += [
         f"{indent}s{i}:",
-        f"{indent}  description: Atomic state number {i}.",
+        *([f"{indent}  description: Atomic state number {i}."] if i % 10 == 0 else []),
         *([f"{indent}  tags: [busy]"] if i % 7 == 0 else []),
         f"{indent}  on:",
         f"{indent}    next: {nxt}",
         f"{indent}    jump: {a}",
-        f"{indent}    hop: {{target: {b}, set: [attempts], description: a second random edge}}",
-        f"{indent}    branch:",
-        f"{indent}      - {{target: {c}, guard: lucky}}",
-        f"{indent}      - {{target: {d}, set: [reason]}}",
+        f"{indent}    hop: {{target: {b}, set: [attempts]}}",
+        f"{indent}    branch: [{{target: {c}, guard: lucky}}, {{target: {d}, set: [reason]}}]",
     ]
 
 
