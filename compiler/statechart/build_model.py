@@ -32,6 +32,7 @@ class _Builder:
         self.path = source.path
         self.files = files or {}  # node id -> file, for nodes merged in from a base spec
         self.problems: list[Diagnostic] = []
+        self.duplicates: set[str] = set()
 
     # -- reporting -------------------------------------------------------------------------
     def span(self, node: yaml.Node) -> Span:
@@ -176,6 +177,7 @@ class _Builder:
             source_sha256=hashlib.sha256(source.text.encode("utf-8")).hexdigest(),
             span=self.span(got["initial"][1]) if "initial" in got else self.span(root),
             name_span=self.span(got["statechart"][1]) if "statechart" in got else None,
+            duplicates=frozenset(self.duplicates),
         )
 
     def _spec_name(self, entry: tuple[yaml.Node, yaml.Node] | None) -> str | None:
@@ -202,6 +204,7 @@ class _Builder:
             children_todo = []
             for name, key_node, value_node in items:
                 if name in out:
+                    self.duplicates.add(name)
                     first = out[name].span
                     self.error("duplicate-state", key_node,
                                f"state `{name}` is already defined at line {first.line}, "

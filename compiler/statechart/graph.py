@@ -45,7 +45,8 @@ class Graph:
             if state.kind == "compound" and state.children:
                 # Without a valid `initial` (reported by missing-initial / unknown-state), assume
                 # the first child, so that one mistake does not cascade into unreachable states.
-                default = state.initial if state.initial in states else state.children[0]
+                default = state.initial if state.initial in state.children \
+                    else state.children[0]
                 edges.append((default, None))
             elif state.kind == "parallel":
                 edges.extend((child, None) for child in state.children)

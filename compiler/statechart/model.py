@@ -113,6 +113,7 @@ class Spec:
     span: Span  # where `initial` is written (the spec's own position for graph problems)
     name_span: Span | None = None
     overlay: OverlayInfo | None = None
+    duplicates: frozenset[str] = frozenset()  # state names defined twice (duplicate-state)
 
     @property
     def top_level(self) -> tuple[State, ...]:

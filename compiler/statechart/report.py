@@ -6,6 +6,7 @@ and returns the whole output; machine formats carry no summary line.
 from __future__ import annotations
 
 import json
+import unicodedata
 from collections.abc import Callable, Sequence
 
 from statechart import __version__
@@ -18,9 +19,24 @@ Reporter = Callable[[Sequence[Diagnostic], Sources], str]
 RULES_URL = "https://github.com/statechart-compiler/statechart-compiler/blob/main/docs/rules.md"
 
 
-def concise(diagnostics: Sequence[Diagnostic], sources: Sources) -> str:
+def inert(text: str) -> str:
+    """Text safe to print on a terminal or in a CI log: control, format (bidi overrides,
+    zero-width) and separator characters from the spec are shown as `<U+202E>`, never sent."""
+    if text.isprintable():
+        return text
     return "".join(
-        f"{d.span.file}:{d.span.line}:{d.span.column}: {d.severity}[{d.rule}]: {d.message}\n"
+        c if c.isprintable() or c == " " else f"<U+{ord(c):04X}>" for c in text
+    )
+
+
+def _inert_all(d: Diagnostic) -> Diagnostic:
+    return Diagnostic(d.rule, d.severity, inert(d.message), d.span, inert(d.help))
+
+
+def concise(diagnostics: Sequence[Diagnostic], sources: Sources) -> str:
+    diagnostics = [_inert_all(d) for d in diagnostics]
+    return "".join(
+        f"{inert(d.span.file)}:{d.span.line}:{d.span.column}: {d.severity}[{d.rule}]: {d.message}\n"
         for d in diagnostics
     )
 
@@ -42,7 +58,7 @@ def _snippet(d: Diagnostic, sources: Sources) -> list[str]:
     length = 1
     if d.span.end_line == d.span.line:
         length = max(1, min(d.span.end_column - d.span.column, len(line) - column + 1))
-    display = line.replace("\t", " ")
+    display = inert(line.replace("\t", " "))
     return [
         f"{' ' * width} |",
         f"{d.span.line} | {display}",
@@ -52,9 +68,9 @@ def _snippet(d: Diagnostic, sources: Sources) -> list[str]:
 
 def full(diagnostics: Sequence[Diagnostic], sources: Sources) -> str:
     out: list[str] = []
-    for d in diagnostics:
+    for d in map(_inert_all, diagnostics):
         out.append(f"{d.severity}[{d.rule}]: {d.message}")
-        out.append(f"  --> {d.span.file}:{d.span.line}:{d.span.column}")
+        out.append(f"  --> {inert(d.span.file)}:{d.span.line}:{d.span.column}")
         out.extend("  " + s for s in _snippet(d, sources))
         if d.help:
             out.append(f"  = help: {d.help}")
@@ -81,7 +97,7 @@ def _gh_escape(text: str, prop: bool = False) -> str:
 
 def github(diagnostics: Sequence[Diagnostic], sources: Sources) -> str:
     out = []
-    for d in diagnostics:
+    for d in map(_inert_all, diagnostics):
         level = "error" if d.severity == "error" else "warning"
         props = ",".join([
             f"title={_gh_escape(d.rule, True)}",

@@ -36,7 +36,9 @@ STR_TAG = "tag:yaml.org,2002:str"
 MAP_TAG = "tag:yaml.org,2002:map"
 SEQ_TAG = "tag:yaml.org,2002:seq"
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+# C0/C1 controls (tab, LF, CR allowed), and the Unicode line separators: libyaml counts U+0085,
+# U+2028 and U+2029 as line breaks where editors do not, so every later position would be off.
+_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u2028\u2029]")
 # YAML 1.2 core schema (https://yaml.org/spec/1.2.2/#1032-tag-resolution)
 _NULL = re.compile(r"^(?:~|null|Null|NULL|)$")
 _BOOL = re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$")
@@ -118,7 +120,8 @@ def decode(path: str, raw: bytes) -> tuple[str | None, list[Diagnostic]]:
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        line, col = _line_col(raw[: exc.start].decode("utf-8", "replace"), exc.start)
+        prefix = raw[: exc.start].decode("utf-8", "replace")
+        line, col = _line_col(prefix, len(prefix))
         return None, [
             _problem("yaml-syntax", path, line, col,
                      f"invalid UTF-8 byte 0x{raw[exc.start]:02x}; specs must be UTF-8 text",
@@ -135,14 +138,15 @@ def decode(path: str, raw: bytes) -> tuple[str | None, list[Diagnostic]]:
     return text, []
 
 
-def _yaml_error(path: str, exc: yaml.YAMLError) -> Diagnostic:
+def _yaml_error(path: str, text: str, exc: yaml.YAMLError) -> Diagnostic:
     mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
     line, col = (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
     problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
     context = getattr(exc, "context", None)
     message = f"{context}, {problem}" if context else str(problem)
     hint = "fix the YAML syntax at this position"
-    if "\t" in message or "tab" in message:
+    at = mark.index if mark is not None and mark.index is not None else -1
+    if "\t" in message or "tab" in message or (0 <= at < len(text) and text[at] == "\t"):
         hint = "indent with spaces; YAML does not allow tabs for indentation"
     return _problem("yaml-syntax", path, line, col, f"invalid YAML: {message}", hint)
 
@@ -194,7 +198,7 @@ def load_text(path: str, text: str) -> tuple[Source | None, list[Diagnostic]]:
         finally:
             loader.dispose()
     except yaml.YAMLError as exc:
-        return None, [_yaml_error(path, exc)]
+        return None, [_yaml_error(path, text, exc)]
     except RecursionError:  # pure-Python fallback loader on deep input
         return None, [_problem("yaml-syntax", path, 1, 1, "nesting too deep to parse",
                                "flatten the spec")]

@@ -12,6 +12,9 @@ Example:
     upload: {initial: idle, states: {idle: {}}}
     download: {initial: idle, states: {idle: {}}}   # duplicate-state
 
+While a spec has duplicate states, the graph rules (reachability, paths to a final state, the
+spec's own rules) are not run: their findings would only echo the duplicate.
+
 Fix: give each state its own name, for example `upload_idle` and `download_idle`.
 """
 

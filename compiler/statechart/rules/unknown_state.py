@@ -43,7 +43,7 @@ def check(spec: Spec, graph: Graph) -> Check:
         if state.initial is not None and state.initial_span is not None:
             if state.initial not in states:
                 yield from _unknown(spec, state.initial, state.initial_span, "initial state")
-            elif state.initial not in state.children:
+            elif state.initial not in state.children and state.initial not in spec.duplicates:
                 yield problem(ID, SEVERITY, state.initial_span,
                               f"initial state `{state.initial}` is not a child of `{state.name}`",
                               "children: " + ", ".join(state.children))
