@@ -16,7 +16,15 @@ import yaml
 
 from statechart import spec_format as fmt
 from statechart.diagnostics import Diagnostic, Span
-from statechart.model import RecordField, Selector, Spec, SpecRule, State, Transition
+from statechart.model import (
+    Migration,
+    RecordField,
+    Selector,
+    Spec,
+    SpecRule,
+    State,
+    Transition,
+)
 from statechart.yaml_source import MAX_DEPTH, STR_TAG, Source, scalar_value, span_of
 
 Items = list[tuple[str, yaml.Node, yaml.Node]]
@@ -165,6 +173,7 @@ class _Builder:
             self.states(got["states"][1], None, states)
         record = self.record(got["record"][1]) if "record" in got else ()
         rules = self.rules(got["rules"][1]) if "rules" in got else ()
+        migrations = self.migrations(got["migrations"][1]) if "migrations" in got else ()
         return Spec(
             name=name or "",
             version=version,
@@ -178,6 +187,7 @@ class _Builder:
             span=self.span(got["initial"][1]) if "initial" in got else self.span(root),
             name_span=self.span(got["statechart"][1]) if "statechart" in got else None,
             duplicates=frozenset(self.duplicates),
+            migrations=migrations,
         )
 
     def _spec_name(self, entry: tuple[yaml.Node, yaml.Node] | None) -> str | None:
@@ -396,6 +406,50 @@ class _Builder:
             out.append(RecordField(name, ftype or "string", enum,  # type: ignore[arg-type]
                                    description, self.span(key_node)))
         return tuple(out)
+
+    # -- migrations -----------------------------------------------------------------------
+    def migrations(self, node: yaml.Node) -> tuple[Migration, ...]:
+        if not isinstance(node, yaml.SequenceNode):
+            self.schema(node, "`migrations` must be a list",
+                        "write `- {from_version: 1, states: {old: new}}`")
+            return ()
+        out = []
+        for item in node.value:
+            items = self.mapping(item, "a migration", fmt.MIGRATION_KEYS)
+            if items is None:
+                continue
+            got = {key: (k, v) for key, k, v in items}
+            if "from_version" not in got:
+                self.schema(item, "a migration needs `from_version`")
+                continue
+            version = self.integer(got["from_version"][1], "`from_version`", 1)
+            if version is None:
+                continue
+            states = tuple((old, new, span) for old, new, span in self._renames(
+                got.get("states"), "states", allow_null=False) if new is not None)
+            fields = tuple(self._renames(got.get("fields"), "fields", allow_null=True))
+            out.append(Migration(version, states, fields, self.span(got["from_version"][0])))
+        return tuple(out)
+
+    def _renames(self, entry: tuple[yaml.Node, yaml.Node] | None, what: str,
+                 allow_null: bool) -> list[tuple[str, str | None, Span]]:
+        if entry is None:
+            return []
+        out: list[tuple[str, str | None, Span]] = []
+        for old, _, value in self.mapping(entry[1], f"`{what}` of a migration", {}) or ():
+            if isinstance(value, yaml.ScalarNode) and scalar_value(value) is None and allow_null:
+                out.append((old, None, self.span(value)))
+                continue
+            if isinstance(value, (yaml.SequenceNode, yaml.MappingNode)):
+                self.error("invalid-migration", value,
+                           f"migration maps `{old}` to several {what}; a migration is a function: "
+                           "each old name maps to one new name",
+                           "pick the one name old records should get")
+                continue
+            new = self.string(value, f"the new name of `{old}`")
+            if new is not None:
+                out.append((old, new, self.span(value)))
+        return out
 
     # -- the spec's own rules --------------------------------------------------------------
     def rules(self, node: yaml.Node) -> tuple[SpecRule, ...]:

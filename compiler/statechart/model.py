@@ -88,6 +88,16 @@ class SpecRule:
 
 
 @dataclass(frozen=True)
+class Migration:
+    """How a record stored under `from_version` maps onto this version of the spec."""
+
+    from_version: int
+    states: tuple[tuple[str, str, Span], ...]  # (old state, new state, where the new is written)
+    fields: tuple[tuple[str, str | None, Span], ...]  # (old field, new field or None: dropped)
+    span: Span
+
+
+@dataclass(frozen=True)
 class OverlayInfo:
     """How a spec that `extends` another was made: its files, and what it changed."""
 
@@ -114,6 +124,7 @@ class Spec:
     name_span: Span | None = None
     overlay: OverlayInfo | None = None
     duplicates: frozenset[str] = frozenset()  # state names defined twice (duplicate-state)
+    migrations: tuple[Migration, ...] = ()
 
     @property
     def top_level(self) -> tuple[State, ...]:

@@ -20,6 +20,8 @@ SPEC_KEYS = {
     "states": "the states, by name: `states: {created: {...}}`",
     "rules": "the spec's own rules: `rules: [{never: {from: a, to: b}}]`",
     "extends": "a base spec this one customizes: `extends: agent_run` (same folder) or a path",
+    "migrations": "how records of earlier versions map onto this one: `[{from_version: 1, "
+                  "states: {old: new}, fields: {old: new}}]`",
     "remove": "what an overlay removes from its base: `{states: [...], transitions: "
               "[STATE.EVENT], fields: [...], rules: [ID]}`",
 }
@@ -62,6 +64,13 @@ RULE_KEYS = {
     "description": "why the rule exists",
     "overridable": "`true`: an overlay may replace this rule by its id",
 }
+MIGRATION_KEYS = {
+    "from_version": "the version of the stored records this migration upgrades",
+    "states": "old state name -> state of this version",
+    "fields": "old record field -> field of this version (`null`: the value is dropped)",
+    "description": "why the change was made",
+}
+
 RULE_BODY_KEYS = {"from": "states the rule starts from", "to": "states the rule is about"}
 
 # Where a key is allowed, for the "`initial` belongs in ..." hint on a misplaced key.
@@ -154,6 +163,7 @@ def json_schema() -> dict[str, Any]:
             "states": {"$ref": "#/$defs/states"},
             "rules": {"type": "array", "items": {"$ref": "#/$defs/rule"}},
             "extends": {"type": "string", "minLength": 1},
+            "migrations": {"type": "array", "items": {"$ref": "#/$defs/migration"}},
             "remove": {"type": "object", "additionalProperties": False, "properties": {
                 k: {"type": "array", "items": {"type": "string"}}
                 for k in ("states", "transitions", "fields", "rules")}},
@@ -170,5 +180,18 @@ def json_schema() -> dict[str, Any]:
             "transition": transition,
             "field": field,
             "rule": rule,
+            "migration": {
+                "type": "object",
+                "properties": _described({
+                    "from_version": {"type": "integer", "minimum": 1},
+                    "states": {"type": "object", "propertyNames": _NAME,
+                               "additionalProperties": _NAME},
+                    "fields": {"type": "object", "propertyNames": _NAME,
+                               "additionalProperties": {"oneOf": [_NAME, {"type": "null"}]}},
+                    "description": {"type": "string"},
+                }, MIGRATION_KEYS),
+                "required": ["from_version"],
+                "additionalProperties": False,
+            },
         },
     }

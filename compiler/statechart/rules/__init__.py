@@ -13,6 +13,7 @@ from statechart.rules import (
     ambiguous_transition,
     duplicate_key,
     duplicate_state,
+    invalid_migration,
     invalid_name,
     missing_initial,
     no_path_to_final,
@@ -33,7 +34,7 @@ RULES: dict[str, ModuleType] = {
     for m in (
         yaml_syntax, duplicate_key, schema, overlay, duplicate_state, invalid_name, unknown_state,
         missing_initial, unknown_field, unreachable_state, terminal_exit, trap_state,
-        no_path_to_final, ambiguous_transition, rule_violation, unused_field,
+        no_path_to_final, ambiguous_transition, rule_violation, invalid_migration, unused_field,
     )
 }
 
