@@ -12,11 +12,16 @@ warnings, because a reviewer should see them).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import json
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from statechart import report
 from statechart.diagnostics import Diagnostic, Span
 from statechart.model import RecordField, Spec, SpecRule, State, Transition
+from statechart.report import Reporter, Sources
+
+DOCS_URL = "https://github.com/statechart-compiler/statechart-compiler/blob/main/docs/diff.md"
 
 # kind -> one line: what it means. The single list of change kinds (docs, SARIF rules, tests).
 KINDS: dict[str, str] = {
@@ -469,4 +474,29 @@ def changes_to_diagnostics(changes: Iterable[Change]) -> list[Diagnostic]:
     return [c.diagnostic() for c in changes]
 
 
-__all__ = ["KINDS", "Change", "changes_to_diagnostics", "diff_specs"]
+def reporters() -> dict[str, Reporter]:
+    """`check`'s reporters, with a SARIF one that knows the change kinds.
+
+    `report.sarif` lists only `statechart.rules.RULES` and gives an unknown rule id index 0,
+    which would point every change at `yaml-syntax`. This appends the change kinds to the
+    driver's rules and recomputes each result's `ruleIndex`; lint rules stay first because a
+    spec that fails `check` is reported with them.
+    """
+    def sarif(diagnostics: Sequence[Diagnostic], sources: Sources) -> str:
+        log = json.loads(report.sarif(diagnostics, sources))
+        driver = log["runs"][0]["tool"]["driver"]
+        driver["rules"] += [
+            {"id": kind, "shortDescription": {"text": text},
+             "helpUri": f"{DOCS_URL}#{kind}",
+             "defaultConfiguration": {"level": "warning"}}
+            for kind, text in KINDS.items()
+        ]
+        index = {r["id"]: i for i, r in enumerate(driver["rules"])}
+        for result in log["runs"][0]["results"]:
+            result["ruleIndex"] = index[result["ruleId"]]
+        return json.dumps(log, indent=2, ensure_ascii=False) + "\n"
+
+    return {**report.REPORTERS, "sarif": sarif}
+
+
+__all__ = ["KINDS", "Change", "changes_to_diagnostics", "diff_specs", "reporters"]

@@ -1,0 +1,155 @@
+"""`statechart diff OLD NEW` / `statechart diff --against GIT_REF [PATH ...]`.
+
+Lists every change between spec versions as breaking (error) or safe (warning) for stored runs
+and callers, with the reporters of `check`. Exit 0: nothing breaking; 1: something breaking, or
+a spec that does not pass `check`'s errors; 2: usage (wrong arguments, unknown git ref).
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+from statechart.cli.check import output_format
+from statechart.diagnostics import Diagnostic, Span
+from statechart.diff import Change, diff_specs
+from statechart.diff import reporters as diff_reporters
+from statechart.linter import SPEC_SUFFIXES, check_source
+from statechart.yaml_source import load_text, span_of
+
+HELP = ("compare two versions of a spec (or every spec changed since a git ref) and report "
+        "each change as breaking or safe for stored runs and callers")
+
+REPORTERS = diff_reporters()
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("paths", nargs="*", metavar="PATH",
+                        help="OLD NEW; with --against: spec files or folders to compare "
+                             "(default: specs/)")
+    parser.add_argument("--against", metavar="GIT_REF",
+                        help="compare every spec changed since GIT_REF with its text there "
+                             "(working tree against the ref, as `git diff GIT_REF`)")
+    parser.add_argument("--format", choices=list(REPORTERS), default=None,
+                        help="output format (default: full; `github` in GitHub Actions; "
+                             "env STATECHART_OUTPUT_FORMAT)")
+
+
+class _Usage(Exception):
+    pass
+
+
+class _Result:
+    """What all compared pairs produce together: the diagnostics and the texts for snippets."""
+
+    def __init__(self) -> None:
+        self.diagnostics: list[Diagnostic] = []
+        self.sources: dict[str, str] = {}
+        self.pairs = 0
+
+    def change(self, change: Change) -> None:
+        self.diagnostics.append(change.diagnostic())
+
+    def compare(self, old_name: str, old_raw: bytes, new_name: str, new_raw: bytes) -> None:
+        """Check both texts first: a diff of a broken spec would report nonsense."""
+        self.pairs += 1
+        old, new = check_source(old_name, old_raw), check_source(new_name, new_raw)
+        for name, raw in ((old_name, old_raw), (new_name, new_raw)):
+            self.sources[name] = raw.decode("utf-8", "replace")
+        if old.errors or new.errors or old.spec is None or new.spec is None:
+            self.diagnostics.extend(old.errors + new.errors)
+            return
+        for c in diff_specs(old.spec, new.spec,
+                            version_span=version_span(new_name, self.sources[new_name])):
+            self.change(c)
+
+    def added(self, path: str, raw: bytes) -> None:
+        self.pairs += 1
+        result = check_source(path, raw)
+        self.sources[path] = raw.decode("utf-8", "replace")
+        if result.errors:
+            self.diagnostics.extend(result.errors)
+        else:
+            self.change(Change("spec-added", "new spec", Span.point(path, 1, 1)))
+
+
+def version_span(path: str, text: str) -> Span | None:
+    """Where the top-level `version` value is written (the model does not keep it)."""
+    source, _ = load_text(path, text)
+    root = source.root if source else None
+    if isinstance(root, yaml.MappingNode):
+        for key, value in root.value:
+            if isinstance(key, yaml.ScalarNode) and key.value == "version":
+                return span_of(path, value)
+    return None
+
+
+def _git(*argv: str) -> bytes:
+    try:
+        done = subprocess.run(["git", *argv], capture_output=True, check=False)
+    except OSError as exc:
+        raise _Usage(f"cannot run git: {exc}") from None
+    if done.returncode != 0:
+        raise _Usage(done.stderr.decode("utf-8", "replace").strip() or f"git {argv[0]} failed")
+    return done.stdout
+
+
+def _against(ref: str, paths: list[str], result: _Result) -> None:
+    try:
+        _git("rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
+    except _Usage:
+        raise _Usage(f"`{ref}` is not a git revision here") from None
+    # --relative: paths as seen from here, also the form `git show REF:./path` takes.
+    listing = _git("diff", "--name-status", "--no-renames", "--relative", ref, "--", *paths)
+    changed = [line.split("\t", 1) for line in listing.decode().splitlines() if "\t" in line]
+    untracked = _git("ls-files", "--others", "--exclude-standard", "--", *paths)
+    changed += [["A", p] for p in untracked.decode().splitlines()]
+    for status, path in sorted(changed, key=lambda c: c[1]):
+        if not path.endswith(SPEC_SUFFIXES):
+            continue
+        old_name = f"{ref}:{path}"
+        if status == "D":
+            result.pairs += 1
+            result.change(Change("spec-removed", f"spec `{path}` was deleted",
+                                 Span.point(old_name, 1, 1), for_runs=True, for_callers=True,
+                                 help="stored runs of it can no longer be loaded"))
+        elif status == "A":
+            result.added(path, Path(path).read_bytes())
+        else:
+            result.compare(old_name, _git("show", f"{ref}:./{path}"), path,
+                           Path(path).read_bytes())
+
+
+def run(args: argparse.Namespace) -> int:
+    result = _Result()
+    try:
+        if args.against:
+            _against(args.against, args.paths or ["specs"], result)
+        else:
+            if len(args.paths) != 2:
+                raise _Usage("give OLD and NEW, or --against GIT_REF")
+            for p in args.paths:
+                if not Path(p).is_file():
+                    raise _Usage(f"no such file: {p}")
+            old, new = args.paths
+            result.compare(old, Path(old).read_bytes(), new, Path(new).read_bytes())
+    except _Usage as exc:
+        print(f"usage: statechart diff OLD NEW | --against GIT_REF [PATH ...]\n"
+              f"statechart diff: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"statechart diff: {exc}", file=sys.stderr)
+        return 2
+    diagnostics = result.diagnostics  # pair by pair, each in diff_specs' order
+    fmt = output_format(args.format)
+    sys.stdout.write(REPORTERS[fmt](diagnostics, result.sources if fmt == "full" else {}))
+    if fmt == "full" and not diagnostics:
+        what = f"{result.pairs} spec{'s' * (result.pairs != 1)}" if args.against else "the specs"
+        print(f"{what} compared: no changes." if result.pairs else
+              f"no spec changed since {args.against}.", file=sys.stderr)
+    return 1 if any(d.severity == "error" for d in diagnostics) else 0
+

@@ -1,0 +1,356 @@
+"""`statechart diff`: every change kind classified from small before/after specs, and the CLI."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from statechart.cli import diff as cli_diff
+from statechart.diff import KINDS, diff_specs
+from statechart.linter import check_source
+from statechart.model import Spec
+
+ROOT = Path(__file__).parent.parent
+
+BASE = """\
+statechart: job
+version: 1
+initial: idle
+record:
+  reason: {enum: [user, timeout]}
+  note: {type: string}
+  count: {type: integer}
+states:
+  idle:
+    on:
+      start: running
+      cancel: {target: cancelled, set: [reason]}
+  running:
+    initial: working
+    states:
+      working: {on: {pause: paused}}
+      paused:
+        requires: [note]
+        on: {resume: working}
+    on:
+      finish: done
+      fail:
+        - {target: retrying, guard: can_retry, set: [note]}
+        - {target: failed}
+      cancel: {target: cancelled, set: [reason]}
+  retrying:
+    limit: 3
+    on: {retry: running, abort: failed}
+  done: {final: true}
+  failed: {final: true}
+  cancelled: {final: true}
+rules:
+  - id: done-stays
+    never: {from: done, to: running}
+"""
+
+B, S = True, False  # breaking, safe
+Edits = list[tuple[str, str]]
+
+
+def edit(text: str, edits: Edits) -> str:
+    for old, new in edits:
+        assert old in text, old
+        text = text.replace(old, new, 1)
+    return text
+
+
+def spec(text: str, path: str) -> Spec:
+    result = check_source(path, text.encode())
+    assert not result.errors, result.errors
+    assert result.spec is not None
+    return result.spec
+
+
+def kinds(old_text: str, new_text: str, **kw: object) -> list[tuple[str, bool]]:
+    changes = diff_specs(spec(old_text, "old.yaml"), spec(new_text, "new.yaml"), **kw)  # type: ignore[arg-type]
+    return sorted((c.kind, c.breaking) for c in changes)
+
+
+FINISH_GUARDED = ("finish: done", "finish: {target: done, guard: can_finish}")
+
+# (case id, edits making OLD from BASE, edits making NEW from BASE, expected (kind, breaking)).
+# NEW always raises `version`, so `version-not-raised` shows only in its own cases.
+CASES: list[tuple[str, Edits, Edits, list[tuple[str, bool]]]] = [
+    ("nothing", [], [], []),
+    ("state-added", [], [("finish: done", "finish: done\n      archive: archived"),
+                         ("  done: {final: true}", "  done: {final: true}\n  archived: {final: true}")],
+     [("event-added", S), ("state-added", S)]),
+    ("state-removed", [], [("cancel: {target: cancelled", "cancel: {target: failed"),
+                           ("cancel: {target: cancelled", "cancel: {target: failed"),
+                           ("  cancelled: {final: true}\n", "")],
+     [("state-removed", B), ("transition-retargeted", S), ("transition-retargeted", S)]),
+    ("state-renamed", [], [("finish: done", "finish: finished"),
+                           ("  done: {final: true}", "  finished: {final: true}"),
+                           ("from: done", "from: finished")],
+     [("state-renamed", B)]),
+    ("initial-changed", [], [("initial: working", "initial: paused")],
+     [("initial-changed", S)]),
+    ("final-added", [], [("    on: {retry: running, abort: failed}\n", "    final: true\n"),
+                         ("    limit: 3\n", "")],
+     [("event-removed", B), ("event-removed", B), ("final-added", B), ("limit-raised", S)]),
+    ("final-removed", [("    on: {retry: running, abort: failed}\n", "    final: true\n"),
+                       ("    limit: 3\n", "")], [],
+     [("event-added", S), ("event-added", S), ("final-removed", B), ("limit-lowered", B)]),
+    ("requires-added", [], [("working: {on:", "working: {requires: [count], on:")],
+     [("requires-added", B)]),
+    ("requires-removed", [], [("        requires: [note]\n", "")], [("requires-removed", S)]),
+    ("limit-lowered", [], [("limit: 3", "limit: 2")], [("limit-lowered", B)]),
+    ("limit-raised", [], [("limit: 3", "limit: 5")], [("limit-raised", S)]),
+    ("event-added", [], [("start: running", "start: running\n      skip: done")],
+     [("event-added", S)]),
+    ("event-removed", [], [("on: {retry: running, abort: failed}", "on: {retry: running}")],
+     [("event-removed", B)]),
+    ("event-renamed", [], [("retry: running", "again: running")], [("event-renamed", B)]),
+    ("transition-added", [], [("start: running", "start: running\n      finish: done")],
+     [("transition-added", S)]),
+    ("transition-removed", [], [("      cancel: {target: cancelled, set: [reason]}\n  running",
+                                 "  running")],
+     [("transition-removed", B)]),
+    ("transition-hoisted", [("working: {on: {pause: paused}}",
+                             "working: {on: {pause: paused, abort: failed}}"),
+                            ("on: {resume: working}", "on: {resume: working, abort: failed}")],
+     [("      finish: done", "      finish: done\n      abort: failed")],
+     [("transition-added", S)]),
+    ("transition-retargeted", [], [("retry: running", "retry: idle")],
+     [("transition-retargeted", S)]),
+    ("guard-added", [], [FINISH_GUARDED], [("guard-added", B)]),
+    ("guard-removed", [FINISH_GUARDED], [], [("guard-removed", S)]),
+    ("guard-changed", [], [("guard: can_retry", "guard: may_retry")], [("guard-changed", B)]),
+    ("set-added", [], [("start: running", "start: {target: running, set: [count]}")],
+     [("set-added", B)]),
+    ("set-removed", [], [("guard: can_retry, set: [note]}", "guard: can_retry}")],
+     [("set-removed", B)]),
+    ("field-added", [], [("  count: {type: integer}", "  count: {type: integer}\n"
+                                                      "  extra: {type: boolean}")],
+     [("field-added", S)]),
+    ("field-removed", [], [("  count: {type: integer}\n", "")], [("field-removed", B)]),
+    ("field-type-changed", [], [("count: {type: integer}", "count: {type: string}")],
+     [("field-type-changed", B)]),
+    ("field-type-widened", [], [("count: {type: integer}", "count: {type: number}")],
+     [("field-type-changed", S)]),
+    ("enum-to-string", [], [("reason: {enum: [user, timeout]}", "reason: {type: string}")],
+     [("field-type-changed", S)]),
+    ("enum-narrowed", [], [("[user, timeout]", "[user]")], [("enum-narrowed", B)]),
+    ("enum-widened", [], [("[user, timeout]", "[user, timeout, admin]")], [("enum-widened", S)]),
+    ("enum-value-renamed", [], [("[user, timeout]", "[user, deadline]")],
+     [("enum-narrowed", B), ("enum-widened", S)]),
+    ("rule-added", [], [("rules:\n", "rules:\n  - never: {from: failed, to: running}\n")],
+     [("rule-added", S)]),
+    ("rule-removed", [("rules:\n", "rules:\n  - never: {from: failed, to: running}\n")], [],
+     [("rule-removed", S)]),
+    ("rule-changed", [], [("never: {from: done, to: running}", "never: {from: done, to: idle}")],
+     [("rule-changed", S)]),
+    ("spec-renamed", [], [("statechart: job", "statechart: work")], [("spec-renamed", B)]),
+]
+
+
+@pytest.mark.parametrize("old_edits,new_edits,expected",
+                         [pytest.param(*c[1:], id=c[0]) for c in CASES])
+def test_change_kinds(old_edits: Edits, new_edits: Edits,
+                      expected: list[tuple[str, bool]]) -> None:
+    old = edit(BASE, old_edits)
+    new = edit(BASE, [("version: 1", "version: 2"), *new_edits])
+    assert kinds(old, new) == sorted(expected)
+
+
+def test_the_table_covers_at_least_15_kinds() -> None:
+    covered = {kind for case in CASES for kind, _ in case[3]}
+    assert len(covered) >= 15
+    assert covered <= set(KINDS)
+
+
+def test_version_not_raised_with_a_breaking_change() -> None:
+    new = edit(BASE, [("limit: 3", "limit: 2")])
+    assert kinds(BASE, new) == [("limit-lowered", B), ("version-not-raised", B)]
+
+
+def test_version_unchanged_is_fine_for_safe_changes() -> None:
+    assert kinds(BASE, edit(BASE, [("limit: 3", "limit: 5")])) == [("limit-raised", S)]
+
+
+def test_version_lowered() -> None:
+    assert kinds(edit(BASE, [("version: 1", "version: 3")]), BASE) == [("version-lowered", B)]
+
+
+RENAMED = [("version: 1", "version: 2"), ("finish: done", "finish: finished"),
+           ("  done: {final: true}", "  finished: {final: true}"),
+           ("from: done", "from: finished")]
+
+
+def test_a_migrated_state_rename_is_safe() -> None:
+    new = edit(BASE, RENAMED)
+    changes = diff_specs(spec(BASE, "old.yaml"), spec(new, "new.yaml"),
+                         state_renames={"done": "finished"})
+    assert [(c.kind, c.breaking, c.migrated) for c in changes] == [("state-renamed", S, True)]
+
+
+def test_a_migration_merging_a_state_into_another_is_safe() -> None:
+    new = edit(BASE, [("version: 1", "version: 2"), ("finish: done", "finish: failed"),
+                      ("  done: {final: true}\n", ""), ("from: done", "from: failed")])
+    # `finish` now enters `failed`: exactly where the migration sends stored `done` runs.
+    assert kinds(BASE, new, state_renames={"done": "failed"}) == [("state-removed", S)]
+
+
+def test_a_migrated_rename_still_needs_a_version() -> None:
+    new = edit(BASE, RENAMED[1:])
+    assert kinds(BASE, new, state_renames={"done": "finished"}) == [
+        ("state-renamed", S), ("version-not-raised", B)]
+
+
+def test_a_field_rename_without_migration_is_a_removal() -> None:
+    new = edit(BASE, [("version: 1", "version: 2"), ("count: {type", "total: {type")])
+    assert kinds(BASE, new) == [("field-added", S), ("field-removed", B)]
+    assert kinds(BASE, new, field_renames={"count": "total"}) == [("field-renamed", S)]
+
+
+def test_migrations_declared_in_the_new_spec_are_used() -> None:
+    # Until the model has `Spec.migrations`, stand one in the way the loader will.
+    old = spec(BASE, "old.yaml")
+    new = spec(edit(BASE, RENAMED), "new.yaml")
+    object.__setattr__(new, "migrations", ({"from_version": 1, "states": {"done": "finished"}},))
+    assert [(c.kind, c.migrated) for c in diff_specs(old, new)] == [("state-renamed", True)]
+
+
+def test_positions_point_at_new_or_old_file() -> None:
+    new = edit(BASE, [("version: 1", "version: 2"), ("[user, timeout]", "[user]"),
+                      ("  count: {type: integer}\n", "")])
+    changes = diff_specs(spec(BASE, "old.yaml"), spec(new, "new.yaml"))
+    where = {c.kind: (c.span.file, c.span.line, c.span.column) for c in changes}
+    assert where == {"enum-narrowed": ("new.yaml", 5, 3), "field-removed": ("old.yaml", 7, 3)}
+
+
+def test_agent_run_against_itself_has_no_changes() -> None:
+    text = (ROOT / "specs" / "agent_run.yaml").read_text()
+    assert kinds(text, text) == []
+
+
+def test_every_kind_is_documented() -> None:
+    docs = (ROOT / "docs" / "diff.md").read_text()
+    missing = [k for k in KINDS if f"`{k}`" not in docs]
+    assert not missing
+
+
+# -- the command line ---------------------------------------------------------------------
+
+def args(*argv: str) -> argparse.Namespace:
+    parser = argparse.ArgumentParser()
+    cli_diff.add_arguments(parser)
+    return parser.parse_args(list(argv))
+
+
+def write(path: Path, text: str) -> str:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return str(path)
+
+
+def test_cli_safe_changes_exit_0(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    old = write(tmp_path / "old.yaml", BASE)
+    new = write(tmp_path / "new.yaml", edit(BASE, [("limit: 3", "limit: 5")]))
+    assert cli_diff.run(args(old, new, "--format", "concise")) == 0
+    out = capsys.readouterr().out
+    assert out == (f"{new}:26:3: warning[limit-raised]: state `retrying` may now be entered 5 "
+                   "times (was 3) (safe)\n")
+
+
+def test_cli_breaking_exit_1_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    old = write(tmp_path / "old.yaml", BASE)
+    new = write(tmp_path / "new.yaml", edit(BASE, [("[user, timeout]", "[user]")]))
+    assert cli_diff.run(args(old, new, "--format", "json")) == 1
+    items = json.loads(capsys.readouterr().out)
+    assert [(i["rule"], i["severity"], i["line"]) for i in items] == [
+        ("version-not-raised", "error", 2), ("enum-narrowed", "error", 5)]
+    assert items[0]["column"] == 10  # the version's value, found in the text
+
+
+def test_cli_full_format_shows_both_files(tmp_path: Path,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    old = write(tmp_path / "old.yaml", BASE)
+    new = write(tmp_path / "new.yaml", edit(BASE, [("version: 1", "version: 2"),
+                                                   ("  count: {type: integer}\n", "")]))
+    assert cli_diff.run(args(old, new)) == 1
+    out = capsys.readouterr().out
+    assert f"--> {old}:7:3" in out and "7 |   count: {type: integer}" in out
+    assert "Found 1 error and 0 warnings." in out
+
+
+def test_cli_sarif_lists_change_kinds(tmp_path: Path,
+                                      capsys: pytest.CaptureFixture[str]) -> None:
+    old = write(tmp_path / "old.yaml", BASE)
+    new = write(tmp_path / "new.yaml", edit(BASE, [("limit: 3", "limit: 2")]))
+    assert cli_diff.run(args(old, new, "--format", "sarif")) == 1
+    run = json.loads(capsys.readouterr().out)["runs"][0]
+    rules = [r["id"] for r in run["tool"]["driver"]["rules"]]
+    assert rules[-len(KINDS):] == list(KINDS)  # after the lint rules, for specs that fail
+    for result in run["results"]:
+        assert rules[result["ruleIndex"]] == result["ruleId"]
+
+
+def test_cli_invalid_spec_exit_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    old = write(tmp_path / "old.yaml", BASE)
+    new = write(tmp_path / "new.yaml", edit(BASE, [("start: running", "start: runing")]))
+    assert cli_diff.run(args(old, new, "--format", "concise")) == 1
+    assert "error[unknown-state]" in capsys.readouterr().out
+
+
+def test_cli_usage_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    old = write(tmp_path / "old.yaml", BASE)
+    assert cli_diff.run(args(old)) == 2
+    assert cli_diff.run(args(old, str(tmp_path / "missing.yaml"))) == 2
+    assert "usage" in capsys.readouterr().err
+
+
+def git(repo: Path, *argv: str) -> str:
+    return subprocess.run(["git", "-C", str(repo), *argv], check=True, capture_output=True,
+                          text=True).stdout
+
+
+@pytest.fixture
+def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    git(tmp_path, "init", "-q")
+    git(tmp_path, "config", "user.email", "t@example.com")
+    git(tmp_path, "config", "user.name", "t")
+    write(tmp_path / "specs" / "job.yaml", BASE)
+    write(tmp_path / "specs" / "gone.yaml", BASE.replace("statechart: job", "statechart: gone"))
+    write(tmp_path / "specs" / "same.yaml", BASE.replace("statechart: job", "statechart: same"))
+    git(tmp_path, "add", ".")
+    git(tmp_path, "commit", "-qm", "one")
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def test_against_git_ref(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    write(repo / "specs" / "job.yaml", edit(BASE, [("limit: 3", "limit: 2")]))
+    (repo / "specs" / "gone.yaml").unlink()
+    write(repo / "specs" / "new.yaml", BASE.replace("statechart: job", "statechart: fresh"))
+    assert cli_diff.run(args("--against", "HEAD", "--format", "concise")) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert [re.sub(r": .*", "", line.split(": ", 1)[1]) for line in lines] == [
+        "error[spec-removed]", "error[version-not-raised]", "error[limit-lowered]",
+        "warning[spec-added]"]
+    assert lines[0].startswith("HEAD:specs/gone.yaml:1:1: ")
+    assert lines[2].startswith("specs/job.yaml:26:3: ")
+
+
+def test_against_git_ref_nothing_breaking(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    write(repo / "specs" / "job.yaml", edit(BASE, [("limit: 3", "limit: 5")]))
+    git(repo, "commit", "-qam", "two")
+    assert cli_diff.run(args("--against", "HEAD~1", "specs/job.yaml", "--format", "json")) == 0
+    assert [i["rule"] for i in json.loads(capsys.readouterr().out)] == ["limit-raised"]
+
+
+def test_against_a_bad_ref_is_a_usage_error(repo: Path,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli_diff.run(args("--against", "no-such-ref")) == 2
+    assert "no-such-ref" in capsys.readouterr().err
