@@ -1,0 +1,82 @@
+"""Docs pages: what a reader of docs/specs/NAME.md and index.md sees."""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+from statechart.linter import check_file
+from statechart.model import Spec
+from statechart.render import docs
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def load(path: str) -> Spec:
+    spec = check_file(ROOT / path).spec
+    assert spec is not None
+    return spec
+
+
+def table(page: str, heading: str) -> list[list[str]]:
+    """The rows (cells split on unescaped `|`) of the first table after `## heading`."""
+    lines = page.split(f"## {heading}\n", 1)[1].splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("|"))
+    out = []
+    for line in lines[start + 2:]:
+        if not line.startswith("|"):
+            break
+        out.append([c.strip() for c in line.strip("|").split("|")])
+    return out
+
+
+def test_agent_run_page() -> None:
+    spec = load("specs/agent_run.yaml")
+    out = docs.outputs(spec)
+    assert set(out) == {"docs/specs/agent_run.md", "docs/specs/agent_run.svg"}
+    page = out["docs/specs/agent_run.md"].decode()
+    assert page.startswith("<!-- Generated from ")
+    assert "```mermaid\nstateDiagram-v2\n" in page
+    assert "[agent_run.svg](agent_run.svg)" in page
+    states = table(page, "States")
+    assert len(states) == len(spec.states) and all(len(r) == 5 for r in states)
+    failed = next(r for r in states if r[0].startswith("`failed`"))
+    assert failed[2] == "`terminal`" and failed[3] == "`failureType`" and failed[4] == "yes"
+    transitions = table(page, "Transitions")
+    assert len(transitions) == len(spec.transitions())
+    assert ["`error`", "`running`", "`retrying`", "`can_retry`", "`retryReason`", ""] \
+        in transitions
+    assert ("- interrupted-exits: A transition leaving `interrupted` (or any state inside it) "
+            "goes only to `resumed`, `cancelled` or `failed`.") in page
+    assert "No path, however long, leads from `cancelled` to `resumed`." in page
+    assert "No transition goes directly from any state tagged `terminal` to any state tagged " \
+           "`paused`." in page
+    record = table(page, "Run record fields")
+    assert record[0][:2] == ["`interruptReason`",
+                             "one of `approval` / `human_review` / `external_input` / "
+                             "`risky_tool`"]
+    svg = out["docs/specs/agent_run.svg"]
+    assert ET.fromstring(svg).tag.endswith("svg") and b"DO NOT EDIT" in svg
+
+
+def test_hostile_text_stays_in_its_cell() -> None:
+    spec = load("tests/render_cases/hostile_labels.yaml")
+    page = docs.spec_page(spec)
+    assert "<script" not in page and "<b>" not in page and "<i>" not in page
+    for heading, width in (("States", 5), ("Transitions", 6), ("Run record fields", 3)):
+        rows = table(page, heading)
+        assert rows and all(len(r) == width for r in rows), heading
+    # the description paragraph cannot become a heading or list, and is one line
+    paragraph = page.split("\n# ", 1)[1].split("\n\n")[1]
+    assert "\n" not in paragraph and not re.match(r"[#>\-+*]", paragraph)
+
+
+def test_index_counts_and_warnings() -> None:
+    specs = [load("specs/agent_run.yaml"), load("tests/render_cases/nested_parallel.yaml")]
+    page = docs.index_page(specs, {specs[1].path: ["line 3: something | odd [rule-x]"]})
+    rows = table("## Specs\n" + page.split("# Specs\n", 1)[1], "Specs")
+    assert rows[0][0] == "[agent_run](agent_run.md)" and rows[0][2:4] == ["14", "26"]
+    assert rows[1][0] == "[deployment](deployment.md)"
+    assert rows[1][4] == "line 3: something &#124; odd &#91;rule-x&#93;"
+    assert rows[0][4] == "none"
