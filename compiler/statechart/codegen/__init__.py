@@ -1,0 +1,12 @@
+"""Code generators: the checked model in, file contents out (see `statechart.outputs`).
+
+Generators are pure and deterministic: the same spec gives the same bytes on every machine.
+They trust the checker (`statechart.linter.check_file`) for everything it checks and refuse,
+with `CodegenError`, the few things it does not (listed in `statechart.codegen.naming`).
+"""
+
+from __future__ import annotations
+
+
+class CodegenError(ValueError):
+    """The spec passed `check` but cannot be generated; the message names what to rename."""

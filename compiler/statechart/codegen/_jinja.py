@@ -1,0 +1,117 @@
+"""The Jinja2 environment for Python templates: nothing reaches the output unchecked.
+
+Spec text never becomes code. A template may print only two kinds of value:
+`Ident`, a name the checker validated (an ASCII identifier, not a keyword), and `Lit`, a
+Python literal made by the `py` filter (`ascii()` for text, so quotes, backslashes, newlines,
+`\\r` and U+2028 come out escaped and the output stays pure ASCII). Anything else, a raw `str`
+above all, makes `finalize` raise, so a template mistake fails the build instead of emitting
+spec text as code (hazard report §2: six injections, all of which passed `ast.parse`).
+"""
+
+from __future__ import annotations
+
+import textwrap
+from functools import cache
+from typing import Any
+
+import jinja2
+
+from statechart.codegen import CodegenError
+
+
+class Ident(str):
+    """A validated identifier, or a dotted path of them: safe to print as a Python name."""
+
+    __slots__ = ()
+
+    def __new__(cls, value: str) -> Ident:
+        if not (value.isascii() and all(p.isidentifier() for p in value.split("."))):
+            raise CodegenError(f"not an identifier: {value!r}")
+        return super().__new__(cls, value)
+
+
+class Lit(str):
+    """Python source of a literal, produced by `py` (never from spec text directly)."""
+
+    __slots__ = ()
+
+
+def py(value: Any) -> Lit:
+    """The Python literal for `value`: str, int, float, bool, None, tuples and lists of them."""
+    if isinstance(value, Lit):
+        return value
+    if isinstance(value, str):
+        if any(0xD800 <= ord(c) <= 0xDFFF for c in value):
+            raise CodegenError("text contains a lone surrogate, which cannot be encoded")
+        return Lit(ascii(str(value)))
+    if value is None or isinstance(value, (bool, int)):
+        return Lit(repr(value))
+    if isinstance(value, float):
+        if value != value or value in (float("inf"), float("-inf")):
+            raise CodegenError("not a finite number")
+        return Lit(repr(value))
+    if isinstance(value, tuple):
+        inner = ", ".join(py(v) for v in value)
+        return Lit(f"({inner},)" if len(value) == 1 else f"({inner})")
+    if isinstance(value, list):
+        return Lit("[" + ", ".join(py(v) for v in value) + "]")
+    if isinstance(value, frozenset):
+        return Lit("frozenset({" + ", ".join(py(v) for v in sorted(value)) + "})"
+                   if value else "frozenset()")
+    raise CodegenError(f"no literal for {type(value).__name__}")
+
+
+def py_text(value: str, indent: int, width: int = 96) -> Lit:
+    """A long text as implicitly concatenated literals in parentheses, one chunk a line,
+    so that generated lines stay short; short texts stay one literal."""
+    single = py(value)
+    if indent + len(single) <= width:
+        return single
+    pad = " " * (indent + 4)
+    chunks = textwrap.wrap(value, width=max(20, (width - indent - 8) * 2 // 3),
+                           drop_whitespace=False, replace_whitespace=False,
+                           break_on_hyphens=False, expand_tabs=False) or [value]
+    # textwrap never drops characters with these settings; check it anyway.
+    if "".join(chunks) != value:
+        chunks = [value]
+    lines = "\n".join(pad + py(c) for c in chunks)
+    return Lit("(\n" + lines + "\n" + " " * indent + ")")
+
+
+def comment(value: str) -> Lit:
+    """Text for a `#` comment: printable ASCII only, everything else escaped, so that no line
+    break (`\\n`, a bare `\\r`, U+2028 for other tools) can end the comment early."""
+    return Lit("".join(c if " " <= c <= "~" else ascii(c)[1:-1] for c in value))
+
+
+def raw(value: str) -> Lit:
+    """Template punctuation and indentation (braces, commas, spaces) and nothing else."""
+    if set(value) <= set(" {}[](),:"):
+        return Lit(value)
+    raise CodegenError(f"`raw` is for punctuation only, not {value!r:.60}")
+
+
+def _finalize(value: Any) -> str:
+    if isinstance(value, (Ident, Lit)):
+        return value
+    raise CodegenError(f"template tried to print a raw {type(value).__name__}: {value!r:.60}; "
+                       "wrap names in Ident and literals in the `py` filter")
+
+
+@cache
+def environment() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("statechart", "templates"),
+        autoescape=False,  # HTML escaping is wrong for Python; finalize guards instead
+        undefined=jinja2.StrictUndefined,
+        finalize=_finalize,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["py"] = py
+    env.filters["py_text"] = py_text
+    env.filters["comment"] = comment
+    env.filters["raw"] = raw
+    env.filters["ident"] = Ident
+    return env

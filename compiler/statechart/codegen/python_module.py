@@ -1,0 +1,177 @@
+"""`generated/NAME.py`: a typed python-statemachine module for one spec.
+
+What the module holds (docs/generated-code.md is the user's guide):
+
+- enums for states, events and every `enum` record field;
+- `<Name>Record`, the run record (a dataclass; JSON keys are its attribute names) and
+  `<Name>Step`, one entry of its history;
+- `<Name>Machine`, the python-statemachine `StateMachine` subclass: every state (nested and
+  parallel ones as `State.Compound` / `State.Parallel` classes), one statement per transition;
+- `<Name>`, the facade users call: one method per event whose keyword-only arguments are the
+  fields the event sets, typed precisely. python-statemachine binds events as class
+  attributes of the machine, so typed methods cannot live there; the facade registers itself
+  as the machine's listener instead, which is also how guards and entry/exit actions (its
+  methods, for a subclass or a `model=` object to override) are found, and how every
+  transition reaches `before_transition`, where the record is checked and updated.
+
+Why the tables: the facade keeps the record in step without asking the library on every
+event, and replays a stored history on restore, from per-transition tables computed here
+(`statechart.codegen.semantics`).
+"""
+
+from __future__ import annotations
+
+import ast
+
+from statechart.codegen import CodegenError, semantics
+from statechart.codegen._jinja import Ident, Lit, environment, py
+from statechart.model import Spec, State
+from statechart.outputs import header_lines
+
+# Record fields become attributes of the record class and keyword arguments of the facade's
+# event methods, and enum values become enum members. The checker validates them as
+# identifiers only, so these few would still break the module (reported to `check`'s owner).
+RECORD_METHODS = ("to_dict", "from_dict", "to_json", "from_json")
+RESERVED_FIELDS = frozenset({"self", *RECORD_METHODS})
+RESERVED_ENUM_VALUES = frozenset({"mro"})  # enum.Enum refuses it as a member name
+
+
+def camel(snake: str) -> str:
+    return "".join(part[:1].upper() + part[1:] for part in snake.split("_"))
+
+
+def class_names(spec: Spec) -> dict[str, Ident]:
+    base = camel(spec.name)
+    out = {
+        "facade": base, "machine": base + "Machine", "record": base + "Record",
+        "step": base + "Step", "state": base + "State", "event": base + "Event",
+    }
+    for f in spec.record:
+        if f.type == "enum":
+            out["enum:" + f.name] = base + f.name[:1].upper() + f.name[1:]
+    fixed = ("InvalidRecord", "LimitExceeded", "MissingField")
+    seen: dict[str, str] = {}
+    for key, name in [*out.items(), *((n, n) for n in fixed)]:
+        if name in seen:
+            raise CodegenError(f"`{key}` and `{seen[name]}` would both be named `{name}` in "
+                               "the generated module; rename the record field")
+        seen[name] = key
+    return {k: Ident(v) for k, v in out.items()}
+
+
+def _refuse_unsupported(spec: Spec) -> None:
+    for f in spec.record:
+        if f.name in RESERVED_FIELDS:
+            raise CodegenError(f"record field `{f.name}` clashes with the generated record "
+                               f"class or its methods; rename it")
+        for value in f.enum:
+            if value in RESERVED_ENUM_VALUES:
+                raise CodegenError(f"enum value `{value}` of `{f.name}` cannot be an enum "
+                                   "member in Python; rename it")
+    for s in spec.states.values():
+        if s.name in RESERVED_ENUM_VALUES:
+            raise CodegenError(f"state `{s.name}` cannot be an enum member in Python")
+    for e in spec.events():
+        if e in RESERVED_ENUM_VALUES:
+            raise CodegenError(f"event `{e}` cannot be an enum member in Python")
+
+
+def _state_path(spec: Spec, name: str) -> str:
+    return ".".join(reversed([name, *spec.ancestors(name)]))
+
+
+def _state_kwargs(spec: Spec, state: State) -> list[tuple[Ident, object]]:
+    kwargs: list[tuple[Ident, object]] = []
+    parent = spec.states[state.parent] if state.parent else None
+    is_initial = (state.name == spec.initial) if parent is None else (
+        parent.kind == "compound" and parent.initial == state.name)
+    if is_initial:
+        kwargs.append((Ident("initial"), py(True)))
+    if state.kind == "final":
+        kwargs.append((Ident("final"), py(True)))
+    if state.entry:
+        kwargs.append((Ident("enter"), py(list(state.entry))))
+    if state.exit:
+        kwargs.append((Ident("exit"), py(list(state.exit))))
+    return kwargs
+
+
+def _machine_body(spec: Spec) -> list[tuple[int, str, Ident, list[tuple[Ident, object]]]]:
+    """(depth, kind, name, kwargs) in document order, for the template's nested classes."""
+    return [(s.depth, s.kind, Ident(s.name), _state_kwargs(spec, s))
+            for s in spec.states.values()]
+
+
+def _events(spec: Spec) -> list[dict[str, object]]:
+    """Per event: the facade method's keyword arguments and docstring."""
+    field_types = {f.name: f for f in spec.record}
+    out = []
+    for event in spec.events():
+        ts = [t for t in spec.transitions() if t.event == event]
+        fields: dict[str, None] = {}
+        for t in ts:
+            fields.update(dict.fromkeys(t.sets))
+        required = {f for f in fields if all(f in t.sets for t in ts)}
+        docs = [t.description for t in ts if t.description]
+        moves = sorted({f"{t.source} -> {t.target}" for t in ts})
+        text = (" ".join(dict.fromkeys(docs)) + "\n\n" if docs else "") + \
+            "Moves: " + ", ".join(moves) + "."
+        out.append({
+            "name": Ident(event),
+            "args": [(Ident(f), field_types[f].type, Ident(f) if field_types[f].type == "enum"
+                      else None, f in required) for f in fields],
+            "doc": text,
+            "call_values": Lit("{" + ", ".join(f"{py(f)}: {f}" for f in fields) + "}"),
+        })
+    return out
+
+
+def _tables(spec: Spec) -> dict[str, object]:
+    order = semantics.document_order(spec)
+    effects = semantics.effects(spec)
+    flat = semantics.is_flat(spec)
+    return {
+        "flat": flat,
+        "effects": [(py((e.source, e.event, e.target)),
+                     py((e.domain, e.entered, e.sets))) for e in effects],
+        "parent": [(py(s.name), py(s.parent)) for s in spec.states.values()] if not flat else [],
+        "order": [(py(name), py(i)) for name, i in order.items()] if not flat else [],
+        "limits": [(py(s.name), py(s.limit)) for s in spec.states.values() if s.limit],
+        "requires": [(py(s.name), py(s.requires)) for s in spec.states.values() if s.requires],
+        "initial_configuration": py(semantics.initial_configuration(spec)),
+        "finals": py(frozenset(s.name for s in spec.top_level if s.kind == "final")),
+        "top": [Ident(s.name) for s in spec.top_level],
+    }
+
+
+def render(spec: Spec) -> str:
+    _refuse_unsupported(spec)
+    classes = class_names(spec)
+    context = {
+        "spec": spec,
+        "header": header_lines(spec),
+        "C": classes,
+        "states": [(Ident(s.name), s.description) for s in spec.states.values()],
+        "event_names": [Ident(e) for e in spec.events()],
+        "fields": [(Ident(f.name), f.type, classes.get("enum:" + f.name), f.description,
+                    [Ident(v) for v in f.enum]) for f in spec.record],
+        "machine": _machine_body(spec),
+        "transitions": [(Ident(_state_path(spec, t.source)), Ident(_state_path(spec, t.target)),
+                         py(t.event), Ident(t.guard) if t.guard else None)
+                        for t in spec.transitions()],
+        "events": _events(spec),
+        "guards": [Ident(g) for g in dict.fromkeys(t.guard for t in spec.transitions()
+                                                     if t.guard)],
+        "actions": [Ident(a) for a in dict.fromkeys(
+            a for s in spec.states.values() for a in (*s.entry, *s.exit))],
+        "initial_top": Ident(spec.initial),
+        "field_types": {f.type for f in spec.record},
+        **_tables(spec),
+    }
+    return environment().get_template("python_module.py.j2").render(context)
+
+
+def outputs(spec: Spec) -> dict[str, bytes]:
+    text = render(spec)
+    ast.parse(text)  # a template bug must fail the build, not the user's import
+    return {f"generated/{spec.name}.py": text.encode("ascii")}
