@@ -9,7 +9,6 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from statechart.cli import diff as cli_diff
 from statechart.diff import KINDS, diff_specs
 from statechart.linter import check_source
@@ -131,8 +130,8 @@ CASES: list[tuple[str, Edits, Edits, list[tuple[str, bool]]]] = [
      [("set-added", B)]),
     ("set-removed", [], [("guard: can_retry, set: [note]}", "guard: can_retry}")],
      [("set-removed", B)]),
-    ("field-added", [], [("  count: {type: integer}", "  count: {type: integer}\n"
-                                                      "  extra: {type: boolean}")],
+    ("field-added", [], [("  count: {type: integer}", ("  count: {type: integer}\n"
+                                                      "  extra: {type: boolean}"))],
      [("field-added", S)]),
     ("field-removed", [], [("  count: {type: integer}\n", "")], [("field-removed", B)]),
     ("field-type-changed", [], [("count: {type: integer}", "count: {type: string}")],
@@ -354,3 +353,19 @@ def test_against_a_bad_ref_is_a_usage_error(repo: Path,
                                             capsys: pytest.CaptureFixture[str]) -> None:
     assert cli_diff.run(args("--against", "no-such-ref")) == 2
     assert "no-such-ref" in capsys.readouterr().err
+
+
+def test_caller_only_breaks_need_no_new_version() -> None:
+    new = edit(BASE, [("guard: can_retry", "guard: may_retry")])
+    assert kinds(BASE, new) == [("guard-changed", B)]
+
+
+def test_two_renames_that_refer_to_each_other() -> None:
+    # `active` (was `running`) finishes in `finished` (was `done`): each matches only once
+    # the other is known renamed.
+    new = edit(BASE, [("version: 1", "version: 2"), ("start: running", "start: active"),
+                      ("  running:", "  active:"), ("retry: running", "retry: active"),
+                      ("to: running", "to: active"), ("finish: done", "finish: finished"),
+                      ("  done: {final: true}", "  finished: {final: true}"),
+                      ("from: done", "from: finished")])
+    assert kinds(BASE, new) == [("state-renamed", B), ("state-renamed", B)]

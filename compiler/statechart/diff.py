@@ -118,7 +118,9 @@ def diff_specs(old: Spec, new: Spec, *, state_renames: Mapping[str, str] | None 
             "version-lowered", f"`version` went down from {old.version} to {new.version}",
             version_span or new.span, for_runs=True,
             help="stored runs carry `specVersion`; a lower version cannot tell them apart"))
-    elif old.version == new.version and any(c.breaking or c.migrated for c in changes):
+    elif old.version == new.version and any(c.for_runs or c.migrated for c in changes):
+        # Only stored runs need a new version (spec-format.md: "Raise it when stored runs
+        # must be migrated"); a change that breaks only callers is found by their tests.
         changes.append(Change(
             "version-not-raised",
             f"`version` is still {new.version} although stored runs are affected",
@@ -212,18 +214,25 @@ class _Differ:
         removed = [s for s in old if s not in self.smap]
         added = [s for s in new if s not in old and s not in self.smap.values()]
         # A rename: the only added state whose shape equals a removed one's, both ways.
+        # Repeated until nothing pairs: a pair found can make its neighbours' shapes agree
+        # (`finish: done` in a renamed state matches only once `done` is known renamed).
         shapes = {a: self.shape(new[a], {}) for a in added}
-        for r in removed:
-            hits = [a for a in added if shapes[a] == self.shape(old[r], {r: a})]
-            if len(hits) == 1 and sum(
-                    shapes[hits[0]] == self.shape(old[x], {x: hits[0]}) for x in removed) == 1:
-                a = hits[0]
-                self.smap[r] = a
-                added.remove(a)
-                self.add("state-renamed", f"state `{r}` looks renamed to `{a}`", new[a].span,
-                         runs=True, callers=True,
-                         help=f"stored runs in `{r}` cannot be loaded; add a migration "
-                              f"`states: {{{r}: {a}}}` and raise `version`")
+        found = True
+        while found:
+            found = False
+            for r in [r for r in removed if r not in self.smap]:
+                hits = [a for a in added if shapes[a] == self.shape(old[r], {r: a})]
+                rivals = [x for x in removed if x not in self.smap and hits
+                          and shapes[hits[0]] == self.shape(old[x], {x: hits[0]})]
+                if len(hits) == 1 and rivals == [r]:
+                    a = hits[0]
+                    self.smap[r] = a
+                    added.remove(a)
+                    found = True
+                    self.add("state-renamed", f"state `{r}` looks renamed to `{a}`",
+                             new[a].span, runs=True, callers=True,
+                             help=f"stored runs in `{r}` cannot be loaded; add a migration "
+                                  f"`states: {{{r}: {a}}}` and raise `version`")
         for r in removed:
             if r not in self.smap:
                 self.add("state-removed", f"state `{r}` was removed", old[r].span,
