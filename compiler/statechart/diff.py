@@ -28,7 +28,7 @@ KINDS: dict[str, str] = {
     "spec-added": "A new spec file.",
     "spec-removed": "A spec file was deleted.",
     "spec-renamed": "The spec's `statechart` name changed.",
-    "version-not-raised": "Breaking or migrated changes, but `version` is unchanged.",
+    "version-not-raised": "Stored runs are affected, but `version` is unchanged.",
     "version-lowered": "`version` went down.",
     "initial-changed": "A run (or a compound state) starts in a different state.",
     "state-added": "A new state.",
