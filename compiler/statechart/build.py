@@ -1,0 +1,254 @@
+"""`statechart build`: check every spec, then write what the generators produce.
+
+Core only: it returns data and never prints (the CLI does). The steps:
+
+1. `plan`: check each spec (`linter.check_file`); with any error, stop with nothing planned.
+   Otherwise run every generator of `outputs.PER_SPEC` and `outputs.ALL_SPECS` (a registry
+   entry whose module is not installed is skipped and reported) and find the orphans: files
+   under the output folders that carry our header and name a spec that no longer exists.
+2. `apply`: write each planned file that is missing or different, atomically (a temporary
+   file in the same folder, fsync, `os.replace`), so that a build killed at any point leaves
+   every file either old or new, never truncated; delete the orphans.
+3. `stale`: the `--check` mode; what `apply` would change, as unified diffs, writing nothing.
+
+Every path a generator returns must stay inside the root: it is built from the spec's
+validated name, and checked again here before anything is written.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+import tempfile
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from statechart import outputs
+from statechart.diagnostics import Diagnostic
+from statechart.linter import FileResult, check_file, spec_files
+from statechart.model import Spec
+
+OUTPUT_DIRS = ("generated", "docs/specs")
+TMP_SUFFIX = ".statechart-tmp"
+_HEADER = re.compile(r"Generated from (.+?) by statechart-compiler\. " + outputs.HEADER_MARK)
+
+Action = Literal["updated", "unchanged", "deleted"]
+
+
+@dataclass
+class Problem:
+    """Something that stops the build that is not a spec diagnostic (a generator's refusal,
+    two specs writing one file, a path outside the root)."""
+
+    path: str
+    message: str
+
+
+@dataclass
+class Plan:
+    root: Path
+    results: list[FileResult] = field(default_factory=list)
+    files: dict[str, bytes] = field(default_factory=dict)  # relative POSIX path -> content
+    orphans: list[str] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)  # registry entries not installed
+
+    @property
+    def diagnostics(self) -> list[Diagnostic]:
+        return [d for r in self.results for d in r.diagnostics]
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems and not any(r.errors for r in self.results)
+
+
+def _generators(registry: dict[str, str], plan: Plan) -> list[tuple[str, object]]:
+    out = []
+    for name, ref in registry.items():
+        try:
+            out.append((name, outputs.load(ref)))
+        except (ImportError, AttributeError):  # another part of the tool, not installed yet
+            plan.skipped.append(name)
+    return out
+
+
+def _safe(root: Path, rel: str) -> Path:
+    path = (root / rel).resolve()
+    if Path(rel).is_absolute() or ".." in Path(rel).parts or not path.is_relative_to(root):
+        raise ValueError(f"output path {rel!r} is outside {root}")
+    return root / rel
+
+
+def plan(paths: Iterable[str | os.PathLike[str]], root: str | os.PathLike[str] = ".") -> Plan:
+    result = Plan(Path(root).resolve())
+    specs: list[Spec] = []
+    for file in spec_files(paths):
+        checked = check_file(file)
+        result.results.append(checked)
+        if checked.spec is not None and not checked.errors:
+            specs.append(checked.spec)
+    if not result.results:
+        result.problems.append(Problem(" ".join(map(str, paths)), "no spec files found"))
+    if not result.ok:
+        return result
+    per_spec = _generators(outputs.PER_SPEC, result)
+    all_specs = _generators(outputs.ALL_SPECS, result)
+    owner: dict[str, str] = {}
+
+    def add(source: str, produced: dict[str, bytes]) -> None:
+        for rel, data in produced.items():
+            try:
+                _safe(result.root, rel)
+            except ValueError as exc:
+                result.problems.append(Problem(source, str(exc)))
+                continue
+            if rel in owner and owner[rel] != source:
+                result.problems.append(Problem(source, f"{rel} is also written for "
+                                                       f"{owner[rel]}; rename one spec"))
+                continue
+            owner[rel] = source
+            result.files[rel] = data
+
+    for spec in specs:
+        for name, generate in per_spec:
+            try:
+                add(spec.path, generate(spec))  # type: ignore[operator]
+            except ValueError as exc:  # CodegenError and friends: the spec, not a crash
+                result.problems.append(Problem(spec.path, f"{name}: {exc}"))
+    for name, generate in all_specs:
+        try:
+            add("(all specs)", generate(specs))  # type: ignore[operator]
+        except ValueError as exc:
+            result.problems.append(Problem("(all specs)", f"{name}: {exc}"))
+    if result.ok:
+        result.orphans = find_orphans(result.root, set(result.files))
+    return result
+
+
+def header_source(path: Path) -> str | None:
+    """The spec a generated file names in its header, or None when it carries no header."""
+    try:
+        with path.open("rb") as f:
+            head = f.read(4096).decode("utf-8", errors="replace")
+    except OSError:
+        return None
+    match = _HEADER.search(head)
+    return match.group(1) if match else None
+
+
+def find_orphans(root: Path, planned: set[str]) -> list[str]:
+    """Files with our header whose spec is gone (paths in headers are relative to the root,
+    where `build` runs)."""
+    out = []
+    for folder in OUTPUT_DIRS:
+        base = root / folder
+        if not base.is_dir():
+            continue
+        for path in sorted(base.rglob("*")):
+            rel = path.relative_to(root).as_posix()
+            if rel in planned or not path.is_file() or path.is_symlink() \
+                    or "__pycache__" in path.parts or path.name.endswith(TMP_SUFFIX):
+                continue
+            source = header_source(path)
+            if source is not None and not (root / source).exists():
+                out.append(rel)
+    return out
+
+
+def _current(root: Path, rel: str) -> bytes | None:
+    try:
+        return (root / rel).read_bytes()
+    except FileNotFoundError:
+        return None
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Replace `path` by `data` so that a reader (or a kill) sees the old or the new file,
+    never a part: temp file in the same folder (same file system), fsync, rename."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=TMP_SUFFIX)
+    try:
+        umask = os.umask(0)
+        os.umask(umask)
+        os.fchmod(fd, 0o666 & ~umask)  # mkstemp creates 0600; generated files are shared
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)  # replaces a symlink itself, never writes through it
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+    try:
+        dir_fd = os.open(path.parent, os.O_RDONLY)
+    except OSError:  # platforms without directory handles
+        return
+    try:
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)
+
+
+def _remove_leftover_temps(root: Path) -> None:
+    """Temp files of a build that was killed before its rename (never a target file)."""
+    for folder in OUTPUT_DIRS:
+        base = root / folder
+        if base.is_dir():
+            for tmp in base.rglob(f".*{TMP_SUFFIX}"):
+                tmp.unlink(missing_ok=True)
+
+
+def apply(p: Plan) -> list[tuple[str, Action]]:
+    """Write what changed and delete the orphans. Refuses a plan with problems."""
+    if not p.ok:
+        raise ValueError("the plan has errors; nothing may be written")
+    _remove_leftover_temps(p.root)
+    done: list[tuple[str, Action]] = []
+    for rel in sorted(p.files):
+        if _current(p.root, rel) == p.files[rel]:
+            done.append((rel, "unchanged"))
+        else:
+            write_atomic(_safe(p.root, rel), p.files[rel])
+            done.append((rel, "updated"))
+    for rel in p.orphans:
+        (p.root / rel).unlink(missing_ok=True)
+        done.append((rel, "deleted"))
+    return done
+
+
+Staleness = Literal["missing", "stale", "orphaned"]
+
+
+def stale(p: Plan) -> list[tuple[str, Staleness, str]]:
+    """What `apply` would change, each with a unified diff; writes nothing."""
+    out: list[tuple[str, Staleness, str]] = []
+    for rel in sorted(p.files):
+        current = _current(p.root, rel)
+        if current == p.files[rel]:
+            continue
+        kind: Staleness = "missing" if current is None else "stale"
+        out.append((rel, kind, _diff(rel, current, p.files[rel])))
+    for rel in p.orphans:
+        out.append((rel, "orphaned", _diff(rel, _current(p.root, rel), None)))
+    return out
+
+
+def _diff(rel: str, old: bytes | None, new: bytes | None) -> str:
+    def lines(data: bytes | None) -> list[str]:
+        if data is None:
+            return []
+        return data.decode("utf-8", errors="replace").splitlines(keepends=True)
+
+    if (old is not None and b"\0" in old) or (new is not None and b"\0" in new):
+        return f"Binary file {rel} differs\n"
+    diff = difflib.unified_diff(lines(old), lines(new),
+                                "/dev/null" if old is None else f"a/{rel}",
+                                "/dev/null" if new is None else f"b/{rel}")
+    return "".join(d if d.endswith("\n") else d + "\n\\ No newline at end of file\n"
+                   for d in diff)

@@ -1,0 +1,74 @@
+"""`statechart build [PATH ...] [--check]`: generate code, schemas and docs from checked specs.
+
+Exit codes: 0 built (or, with --check, up to date); 1 a spec has errors (nothing written),
+or with --check an output is missing, stale or orphaned; 2 usage (no spec files found).
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+from pathlib import Path
+
+from statechart import build
+from statechart.report import concise, inert
+
+HELP = ("check specs (default: specs/) and write generated/NAME.py, NAME.schema.json and docs; "
+        "--check only verifies they are up to date")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("paths", nargs="*", metavar="PATH",
+                        help="spec files or folders to search for *.yaml (default: specs/)")
+    parser.add_argument("--check", action="store_true",
+                        help="write nothing; exit 1 with a diff when any output is missing, "
+                             "stale or orphaned (for CI)")
+    parser.add_argument("-q", "--quiet", action="store_true",
+                        help="print only files that change")
+
+
+def _command(args: argparse.Namespace) -> str:
+    return "statechart build" + "".join(" " + shlex.quote(p) for p in args.paths)
+
+
+def run(args: argparse.Namespace) -> int:
+    paths = args.paths or ["specs"]
+    missing = [p for p in paths if not Path(p).exists()]
+    if missing:
+        print(f"statechart: no such file or folder: {inert(' '.join(missing))}", file=sys.stderr)
+        return 2
+    p = build.plan(paths)
+    if not p.results:
+        print(f"statechart: no spec files (*.yaml, *.yml) under {inert(' '.join(paths))}",
+              file=sys.stderr)
+        return 2
+    diagnostics = p.diagnostics
+    if not p.ok:
+        shown = [d for d in diagnostics if d.severity == "error"]
+        sys.stdout.write(concise(shown, {}))
+        for problem in p.problems:
+            print(f"{inert(problem.path)}: error[build]: {inert(problem.message)}")
+        failing = len({d.span.file for d in shown} | {q.path for q in p.problems})
+        print(f"statechart build: {len(shown) + len(p.problems)} error(s) in {failing} "
+              "file(s); nothing written", file=sys.stderr)
+        return 1
+    for name in p.skipped:
+        print(f"statechart build: skipped `{name}` (its generator is not installed)",
+              file=sys.stderr)
+    if args.check:
+        changes = build.stale(p)
+        for rel, kind, diff in changes:
+            sys.stdout.write(diff)
+            print(f"{kind:<9} {rel}", file=sys.stderr)
+        if changes:
+            print(f"statechart build --check: {len(changes)} output(s) out of date; run "
+                  f"`{_command(args)}` and commit the result", file=sys.stderr)
+            return 1
+        if not args.quiet:
+            print(f"statechart build --check: {len(p.files)} output(s) up to date")
+        return 0
+    for rel, action in build.apply(p):
+        if action != "unchanged" or not args.quiet:
+            print(f"{action:<9} {rel}")
+    return 0

@@ -1,0 +1,111 @@
+"""`generated/NAME.schema.json`: the JSON Schema (draft 2020-12) of a spec's run record.
+
+It describes exactly what the generated module's `to_json()` writes: `status` is one of the
+top-level states, fields a state requires are required while that state is active (`if`/
+`then` on `status` for top-level states, on `configuration` for nested ones), enum fields
+list their values, datetimes carry `format: date-time` (assert it with a format checker; the
+`rfc3339-validator` package makes jsonschema check it), and each count is bounded by its
+state's limit. History entries allow only the spec's events and states.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from statechart.codegen import semantics
+from statechart.model import RecordField, Spec
+from statechart.outputs import header_lines
+
+DRAFT = "https://json-schema.org/draft/2020-12/schema"
+ID_BASE = "https://statechart-compiler.dev/schema/run-record"
+
+
+def field_schema(f: RecordField) -> dict[str, Any]:
+    out: dict[str, Any]
+    if f.type == "enum":
+        out = {"enum": list(f.enum)}
+    elif f.type == "datetime":
+        out = {"type": "string", "format": "date-time"}
+    else:
+        out = {"type": f.type}
+    if f.description:
+        out["description"] = f.description
+    return out
+
+
+def schema(spec: Spec) -> dict[str, Any]:
+    flat = semantics.is_flat(spec)
+    states = list(spec.states)
+    limits = {s.name: s.limit for s in spec.states.values() if s.limit}
+    required = ["runId", "specVersion", "status", "lastTransitionAt", "history", "counts"]
+    properties: dict[str, Any] = {
+        "runId": {"type": "string", "minLength": 1},
+        "specVersion": {"const": spec.version},
+        "status": {"enum": [s.name for s in spec.top_level],
+                   "description": "the active top-level state"},
+    }
+    if not flat:
+        required.insert(3, "configuration")
+        properties["configuration"] = {
+            "type": "array", "items": {"enum": states}, "minItems": 1, "uniqueItems": True,
+            "description": "every active state, ancestors included, in document order",
+        }
+    properties["lastTransitionAt"] = {"type": "string", "format": "date-time"}
+    properties["history"] = {"type": "array", "items": {"$ref": "#/$defs/step"}}
+    properties["counts"] = {
+        "type": "object",
+        "description": "how often each state with a `limit` was entered in this run",
+        "properties": {name: {"type": "integer", "minimum": 0, "maximum": limit}
+                       for name, limit in limits.items()},
+        "required": list(limits),
+        "additionalProperties": False,
+    }
+    for f in spec.record:
+        properties[f.name] = field_schema(f)
+    conditions = []
+    for s in spec.states.values():
+        if not s.requires:
+            continue
+        if s.parent is None:
+            when = {"properties": {"status": {"const": s.name}}, "required": ["status"]}
+        else:
+            when = {"properties": {"configuration": {"contains": {"const": s.name}}},
+                    "required": ["configuration"]}
+        conditions.append({"if": when, "then": {"required": list(s.requires)}})
+    out: dict[str, Any] = {
+        "$schema": DRAFT,
+        "$id": f"{ID_BASE}/{spec.name}-v{spec.version}.json",
+        "$comment": " ".join(header_lines(spec)),
+        "title": f"Run record of the {spec.name} statechart, version {spec.version}",
+    }
+    if spec.description:
+        out["description"] = spec.description
+    out.update({
+        "type": "object",
+        "required": required,
+        "properties": properties,
+        "additionalProperties": False,
+    })
+    if conditions:
+        out["allOf"] = conditions
+    out["$defs"] = {"step": {
+        "type": "object",
+        "description": "one transition: its own source and target, and the fields it set",
+        "required": ["event", "source", "target", "at", "values"],
+        "additionalProperties": False,
+        "properties": {
+            "event": {"enum": spec.events()},
+            "source": {"enum": states},
+            "target": {"enum": states},
+            "at": {"type": "string", "format": "date-time"},
+            "values": {"type": "object", "additionalProperties": False,
+                       "properties": {f.name: field_schema(f) for f in spec.record}},
+        },
+    }}
+    return out
+
+
+def outputs(spec: Spec) -> dict[str, bytes]:
+    text = json.dumps(schema(spec), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    return {f"generated/{spec.name}.schema.json": text.encode("utf-8")}

@@ -1,0 +1,812 @@
+# Generated from specs/support_run.yaml by statechart-compiler. DO NOT EDIT.
+# Source sha256: 077e9bb747f988a28d067e8cc73984f397009753d443de229b34b8b299a6a374
+# Regenerate with: statechart build
+'The agent run lifecycle of the support team: a running agent may escalate a ticket to a human, who hands it back or closes it.'
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as _dt
+import enum
+import json
+import math
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import field as _field
+from typing import Any, Final, TypeAlias
+
+from statemachine import State as _State
+from statemachine import StateMachine as _StateMachine
+from statemachine.orderedset import OrderedSet as _OrderedSet
+
+SPEC_NAME: Final = 'support_run'
+SPEC_VERSION: Final = 1
+SPEC_SHA256: Final = '077e9bb747f988a28d067e8cc73984f397009753d443de229b34b8b299a6a374'
+
+
+class SupportRunState(enum.Enum):
+    """Every state, nested ones included, in document order."""
+
+    created = 'created'
+    triaging = 'triaging'
+    running = 'running'
+    reasoning = 'reasoning'
+    tool_call = 'tool_call'
+    interrupted = 'interrupted'
+    suspended = 'suspended'
+    waiting_for_approval = 'waiting_for_approval'
+    waiting_for_input = 'waiting_for_input'
+    resumed = 'resumed'
+    retrying = 'retrying'
+    completed = 'completed'
+    failed = 'failed'
+    cancelled = 'cancelled'
+    escalated = 'escalated'
+
+
+class SupportRunEvent(enum.Enum):
+    """Every event, in order of first use."""
+
+    triage = 'triage'
+    cancel = 'cancel'
+    start = 'start'
+    reject = 'reject'
+    interrupt = 'interrupt'
+    error = 'error'
+    complete = 'complete'
+    fail = 'fail'
+    escalate = 'escalate'
+    call_tool = 'call_tool'
+    tool_result = 'tool_result'
+    resume = 'resume'
+    await_approval = 'await_approval'
+    await_input = 'await_input'
+    approve = 'approve'
+    deny = 'deny'
+    provide_input = 'provide_input'
+    proceed = 'proceed'
+    retry = 'retry'
+    give_up = 'give_up'
+    hand_back = 'hand_back'
+    close = 'close'
+
+
+class SupportRunInterruptReason(enum.Enum):
+    'Why the run was interrupted.'
+
+    approval = 'approval'
+    human_review = 'human_review'
+    external_input = 'external_input'
+    risky_tool = 'risky_tool'
+
+
+STATE_DESCRIPTIONS: Final[Mapping[SupportRunState, str]] = {
+    SupportRunState.created: 'The run exists; nothing has been decided yet.',
+    SupportRunState.triaging: 'Deciding whether and how to run the task.',
+    SupportRunState.running: 'The agent is working.',
+    SupportRunState.reasoning: 'The model is thinking about the next step.',
+    SupportRunState.tool_call: 'A tool call is in flight.',
+    SupportRunState.interrupted: (
+        'Paused and persisted. Waiting for approval or input '
+        'happens inside this state, so leaving it is always one '
+        'of resume, cancel or fail.'
+    ),
+    SupportRunState.suspended: 'Paused; nobody has been asked for anything yet.',
+    SupportRunState.waiting_for_approval: 'A human must approve a risky step.',
+    SupportRunState.waiting_for_input: 'The run needs input from a human or an external system.',
+    SupportRunState.resumed: 'Restored from an interruption, about to continue.',
+    SupportRunState.retrying: 'Waiting before another attempt; the attempt count and reason are kept.',
+    SupportRunState.completed: 'The run finished its task.',
+    SupportRunState.failed: (
+        'The run ended in failure. Terminal: a failed run is '
+        'never replayed in place; a replay is a new run with a '
+        'new runId.'
+    ),
+    SupportRunState.cancelled: 'The run was stopped on purpose.',
+    SupportRunState.escalated: 'A human owns the ticket; the agent waits.',
+}
+
+
+class InvalidRecord(ValueError):
+    """A run record this module refuses; `field` is the JSON key at fault."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field = field
+
+
+class LimitExceeded(RuntimeError):
+    """A state with `limit: N` would be entered for the (N+1)th time in one run."""
+
+    def __init__(self, state: str, limit: int) -> None:
+        super().__init__(f"state `{state}` may be entered at most {limit} times per run")
+        self.state = state
+        self.limit = limit
+
+
+class MissingField(ValueError):
+    """A value a transition sets, or a state requires, was not given."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field = field
+
+
+# Type names as the class bodies below refer to them: a record field may be named `str` or
+# like a class of this module, and inside a class body that name would hide the type.
+_Str: TypeAlias = str
+_Int: TypeAlias = int
+_Bool: TypeAlias = bool
+_DateTime: TypeAlias = _dt.datetime
+_JSONValue: TypeAlias = str | int | float | bool
+_JSONObject: TypeAlias = dict[str, Any]
+_Clock: TypeAlias = Callable[[], _dt.datetime]
+_SupportRunState: TypeAlias = SupportRunState
+_SupportRunEvent: TypeAlias = SupportRunEvent
+_SupportRunInterruptReason: TypeAlias = SupportRunInterruptReason
+
+_STATE: Final = SupportRunState.__members__
+_EVENT: Final = SupportRunEvent.__members__
+_FIELD_TYPES: Final[dict[str, str]] = {
+    'interruptReason': 'enum',
+    'retryReason': 'string',
+    'failureType': 'string',
+    'cancelReason': 'string',
+    'humanInput': 'string',
+    'escalationTicket': 'string',
+}
+_FIELD_ENUMS: Final[dict[str, type[enum.Enum]]] = {
+    'interruptReason': SupportRunInterruptReason,
+}
+# (source, event, target) -> (domain, entered states, fields set). Leaving a transition
+# exits every active state under its domain (all of them when the domain is None).
+_EFFECTS: Final[dict[tuple[str, str, str], tuple[str | None, tuple[str, ...], tuple[str, ...]]]] = {
+    ('created', 'triage', 'triaging'): (None, ('triaging',), ()),
+    ('created', 'cancel', 'cancelled'): (None, ('cancelled',), ('cancelReason',)),
+    ('triaging', 'start', 'running'): (None, ('running', 'reasoning'), ()),
+    ('triaging', 'reject', 'failed'): (None, ('failed',), ('failureType',)),
+    ('triaging', 'cancel', 'cancelled'): (None, ('cancelled',), ('cancelReason',)),
+    ('running', 'interrupt', 'interrupted'): (None, ('interrupted', 'suspended'), ('interruptReason',)),
+    ('running', 'error', 'retrying'): (None, ('retrying',), ('retryReason',)),
+    ('running', 'error', 'failed'): (None, ('failed',), ('failureType',)),
+    ('running', 'complete', 'completed'): (None, ('completed',), ()),
+    ('running', 'fail', 'failed'): (None, ('failed',), ('failureType',)),
+    ('running', 'cancel', 'cancelled'): (None, ('cancelled',), ('cancelReason',)),
+    ('running', 'escalate', 'escalated'): (None, ('escalated',), ('escalationTicket',)),
+    ('reasoning', 'call_tool', 'tool_call'): ('running', ('tool_call',), ()),
+    ('tool_call', 'tool_result', 'reasoning'): ('running', ('reasoning',), ()),
+    ('interrupted', 'resume', 'resumed'): (None, ('resumed',), ()),
+    ('interrupted', 'cancel', 'cancelled'): (None, ('cancelled',), ('cancelReason',)),
+    ('interrupted', 'fail', 'failed'): (None, ('failed',), ('failureType',)),
+    ('suspended', 'await_approval', 'waiting_for_approval'): ('interrupted', ('waiting_for_approval',), ()),
+    ('suspended', 'await_input', 'waiting_for_input'): ('interrupted', ('waiting_for_input',), ()),
+    ('waiting_for_approval', 'approve', 'resumed'): (None, ('resumed',), ()),
+    ('waiting_for_approval', 'deny', 'cancelled'): (None, ('cancelled',), ('cancelReason',)),
+    ('waiting_for_input', 'provide_input', 'resumed'): (None, ('resumed',), ('humanInput',)),
+    ('resumed', 'proceed', 'running'): (None, ('running', 'reasoning'), ()),
+    ('resumed', 'cancel', 'cancelled'): (None, ('cancelled',), ('cancelReason',)),
+    ('retrying', 'retry', 'running'): (None, ('running', 'reasoning'), ()),
+    ('retrying', 'give_up', 'failed'): (None, ('failed',), ('failureType',)),
+    ('retrying', 'cancel', 'cancelled'): (None, ('cancelled',), ('cancelReason',)),
+    ('escalated', 'hand_back', 'resumed'): (None, ('resumed',), ()),
+    ('escalated', 'close', 'completed'): (None, ('completed',), ()),
+    ('escalated', 'cancel', 'cancelled'): (None, ('cancelled',), ('cancelReason',)),
+}
+_PARENT: Final[dict[str, str | None]] = {
+    'created': None,
+    'triaging': None,
+    'running': None,
+    'reasoning': 'running',
+    'tool_call': 'running',
+    'interrupted': None,
+    'suspended': 'interrupted',
+    'waiting_for_approval': 'interrupted',
+    'waiting_for_input': 'interrupted',
+    'resumed': None,
+    'retrying': None,
+    'completed': None,
+    'failed': None,
+    'cancelled': None,
+    'escalated': None,
+}
+_ORDER: Final[dict[str, int]] = {
+    'created': 0,
+    'triaging': 1,
+    'running': 2,
+    'reasoning': 3,
+    'tool_call': 4,
+    'interrupted': 5,
+    'suspended': 6,
+    'waiting_for_approval': 7,
+    'waiting_for_input': 8,
+    'resumed': 9,
+    'retrying': 10,
+    'completed': 11,
+    'failed': 12,
+    'cancelled': 13,
+    'escalated': 14,
+}
+_LIMITS: Final[dict[str, int]] = {
+    'retrying': 3,
+}
+_REQUIRES: Final[dict[str, tuple[str, ...]]] = {
+    'interrupted': ('interruptReason',),
+    'retrying': ('retryReason',),
+    'failed': ('failureType',),
+    'cancelled': ('cancelReason',),
+    'escalated': ('escalationTicket',),
+}
+_INITIAL_CONFIGURATION: Final[tuple[str, ...]] = ('created',)
+_FINAL: Final[frozenset[str]] = frozenset({'cancelled', 'completed', 'failed'})
+
+
+def _utcnow() -> _dt.datetime:
+    return _dt.datetime.now(_dt.UTC)
+
+
+def _json_value(field: str, value: object) -> _JSONValue:
+    """`value` as JSON, after checking it has the field's type (callers may ignore types)."""
+    kind = _FIELD_TYPES[field]
+    if kind == "string" and isinstance(value, str):
+        return value
+    if kind == "integer" and isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if kind == "number" and isinstance(value, (int, float)) and not isinstance(value, bool) \
+            and math.isfinite(value):
+        return value
+    if kind == "boolean" and isinstance(value, bool):
+        return value
+    if kind == "datetime" and isinstance(value, _dt.datetime) and value.utcoffset() is not None:
+        return value.isoformat()
+    if kind == "enum" and isinstance(value, _FIELD_ENUMS[field]):
+        return str(value.value)
+    raise TypeError(f"{field}: expected a {kind} value"
+                    + (" with a time zone" if kind == "datetime" else "") + f", got {value!r}")
+
+
+def _from_json_value(field: str, raw: object, where: str | None = None) -> Any:
+    """The typed value of a field's JSON value, or InvalidRecord naming the field."""
+    kind = _FIELD_TYPES[field]
+    try:
+        if kind == "datetime" and isinstance(raw, str):
+            return _parse_time(where or field, raw)
+        if kind == "enum" and isinstance(raw, str):
+            return _FIELD_ENUMS[field](raw)
+        if kind == "number" and isinstance(raw, int) and not isinstance(raw, bool):
+            return float(raw)
+        if kind not in ("datetime", "enum"):
+            _json_value(field, raw)
+            return raw
+    except (TypeError, ValueError):
+        pass
+    expected = f"one of {[m.value for m in _FIELD_ENUMS[field]]}" if kind == "enum" else kind
+    raise InvalidRecord(where or field, f"expected {expected}, got {raw!r}")
+
+
+def _parse_time(field: str, raw: object) -> _dt.datetime:
+    if isinstance(raw, str):
+        try:
+            value = _dt.datetime.fromisoformat(raw)
+        except ValueError:
+            value = None
+        if value is not None and value.utcoffset() is not None and "T" in raw.upper():
+            return value
+    raise InvalidRecord(field, f"expected an RFC 3339 date-time with offset, got {raw!r}")
+
+
+def _next_configuration(
+    configuration: tuple[str, ...], domain: str | None, entered: tuple[str, ...]
+) -> tuple[str, ...]:
+    """The active states after a transition: those outside its domain, plus the entered."""
+    if domain is None:
+        return entered
+    kept = []
+    for name in configuration:
+        parent = _PARENT[name]
+        while parent is not None and parent != domain:
+            parent = _PARENT[parent]
+        if parent is None:
+            kept.append(name)
+    return tuple(sorted((*kept, *entered), key=_ORDER.__getitem__))
+
+
+@dataclasses.dataclass
+class SupportRunStep:
+    """One transition of a run: the transition's own source and target, and what it set."""
+
+    event: _SupportRunEvent
+    source: _SupportRunState
+    target: _SupportRunState
+    at: _DateTime
+    values: dict[_Str, _JSONValue] = _field(default_factory=dict)
+
+    def to_dict(self) -> _JSONObject:
+        return {
+            "event": self.event.value,
+            "source": self.source.value,
+            "target": self.target.value,
+            "at": self.at.isoformat(),
+            "values": dict(self.values),
+        }
+
+
+@dataclasses.dataclass
+class SupportRunRecord:
+    """The persisted state of one run. JSON keys are the attribute names.
+
+    Unset fields are None in Python and absent from JSON. `from_dict`/`from_json` refuse a
+    record that this spec could not have produced, naming the field at fault.
+    """
+
+    # Methods first: mypy reads a class body in order, and a record field named like a type
+    # (say `dict`) would otherwise hide that type from the signatures below it.
+    def to_dict(self) -> _JSONObject:
+        data: _JSONObject = {
+            "runId": self.runId,
+            "specVersion": self.specVersion,
+            "status": self.status.value,
+            "configuration": [state.value for state in self.configuration],
+            "lastTransitionAt": self.lastTransitionAt.isoformat(),
+            "history": [step.to_dict() for step in self.history],
+            "counts": dict(self.counts),
+        }
+        for field in _FIELD_TYPES:
+            value = getattr(self, field)
+            if value is not None:
+                data[field] = _json_value(field, value)
+        return data
+
+    def to_json(self) -> _Str:
+        return json.dumps(self.to_dict(), ensure_ascii=False, allow_nan=False, indent=2)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[_Str, Any]) -> SupportRunRecord:
+        """Parse and check a record: types, status, configuration, counts and history."""
+        if not isinstance(data, Mapping):
+            raise InvalidRecord("(record)", "expected a JSON object")
+        known = {"runId", "specVersion", "status", "configuration", "lastTransitionAt",
+                 "history", "counts", *_FIELD_TYPES}
+        for key in data:
+            if key not in known:
+                raise InvalidRecord(str(key), "unknown key")
+        run_id = data.get("runId")
+        if not isinstance(run_id, str) or not run_id:
+            raise InvalidRecord("runId", "expected a non-empty string")
+        if data.get("specVersion") != SPEC_VERSION:
+            raise InvalidRecord("specVersion", f"this module reads version {SPEC_VERSION} "
+                                f"records of {SPEC_NAME!r}, got {data.get('specVersion')!r}")
+        status = _state_of("status", data.get("status"))
+        raw_configuration = data.get("configuration")
+        if not isinstance(raw_configuration, list) or not raw_configuration:
+            raise InvalidRecord("configuration", "expected a non-empty list of states")
+        configuration = [_state_of("configuration", v) for v in raw_configuration]
+        counts = data.get("counts")
+        if not isinstance(counts, dict) or set(counts) != set(_LIMITS) or not all(
+                isinstance(n, int) and not isinstance(n, bool) for n in counts.values()):
+            raise InvalidRecord("counts", f"expected entry counts of {sorted(_LIMITS)}")
+        history = data.get("history")
+        if not isinstance(history, list):
+            raise InvalidRecord("history", "expected a list")
+        record = cls(
+            runId=run_id,
+            status=status,
+            configuration=configuration,
+            lastTransitionAt=_parse_time("lastTransitionAt", data.get("lastTransitionAt")),
+            history=[_step_from_dict(i, step) for i, step in enumerate(history)],
+            counts=dict(counts),
+        )
+        for field in _FIELD_TYPES:
+            if field in data:
+                setattr(record, field, _from_json_value(field, data[field]))
+        check_record(record)
+        return record
+
+    @classmethod
+    def from_json(cls, text: _Str | bytes) -> SupportRunRecord:
+        try:
+            data = json.loads(text)
+        except ValueError as exc:
+            raise InvalidRecord("(record)", f"not JSON: {exc}") from None
+        return cls.from_dict(data)
+
+    runId: _Str
+    specVersion: _Int = SPEC_VERSION
+    status: _SupportRunState = _SupportRunState.created
+    configuration: list[_SupportRunState] = _field(
+        default_factory=lambda: [_STATE[name] for name in _INITIAL_CONFIGURATION]
+    )
+    lastTransitionAt: _DateTime = _field(default_factory=_utcnow)
+    history: list[SupportRunStep] = _field(default_factory=list)
+    counts: dict[_Str, _Int] = _field(default_factory=lambda: _initial_counts())
+    # The spec's fields. Annotations use the `_` aliases: see the note above them.
+    interruptReason: _SupportRunInterruptReason | None = _field(
+        default=None, metadata={"description": 'Why the run was interrupted.'}
+    )
+    retryReason: _Str | None = _field(
+        default=None, metadata={"description": 'Why the last retry was started (kept across the retry).'}
+    )
+    failureType: _Str | None = _field(
+        default=None, metadata={"description": 'The kind of failure that ended the run.'}
+    )
+    cancelReason: _Str | None = _field(
+        default=None, metadata={"description": 'Who or what cancelled the run.'}
+    )
+    humanInput: _Str | None = _field(
+        default=None, metadata={"description": 'The input a human provided while the run waited for it.'}
+    )
+    escalationTicket: _Str | None = _field(
+        default=None, metadata={"description": 'The ticket a human works on while the run is escalated.'}
+    )
+
+
+def _state_of(where: str, raw: object) -> SupportRunState:
+    if isinstance(raw, str) and raw in _STATE:
+        return _STATE[raw]
+    raise InvalidRecord(where, f"unknown state {raw!r}")
+
+
+def _step_from_dict(index: int, raw: object) -> SupportRunStep:
+    where = f"history[{index}]"
+    keys = {"event", "source", "target", "at", "values"}
+    if not isinstance(raw, dict) or set(raw) != keys:
+        raise InvalidRecord(where, f"expected an object with keys {sorted(keys)}")
+    event = raw["event"]
+    if not isinstance(event, str) or event not in _EVENT:
+        raise InvalidRecord(where + ".event", f"unknown event {event!r}")
+    values = raw["values"]
+    if not isinstance(values, dict):
+        raise InvalidRecord(where + ".values", "expected an object")
+    for field, value in values.items():
+        if field not in _FIELD_TYPES:
+            raise InvalidRecord(f"{where}.values.{field}", "not a field of the record")
+        _from_json_value(field, value, f"{where}.values.{field}")
+    return SupportRunStep(
+        event=_EVENT[event],
+        source=_state_of(where + ".source", raw["source"]),
+        target=_state_of(where + ".target", raw["target"]),
+        at=_parse_time(where + ".at", raw["at"]),
+        values=dict(values),
+    )
+
+
+def _initial_counts() -> dict[str, int]:
+    counts = dict.fromkeys(_LIMITS, 0)
+    for name in _INITIAL_CONFIGURATION:
+        if name in counts:
+            counts[name] += 1
+    return counts
+
+
+def _configuration_of(record: SupportRunRecord) -> tuple[str, ...]:
+    return tuple(state.value for state in record.configuration)
+
+
+def check_record(record: SupportRunRecord) -> None:
+    """Refuse a record this spec could not have produced: the history is replayed from the
+    initial state and must end in the recorded configuration, with the recorded counts, no
+    limit exceeded, and every field the active states require set."""
+    if record.specVersion != SPEC_VERSION:
+        raise InvalidRecord("specVersion", f"expected {SPEC_VERSION}, got {record.specVersion!r}")
+    configuration = _INITIAL_CONFIGURATION
+    counts = _initial_counts()
+    for index, step in enumerate(record.history):
+        where = f"history[{index}]"
+        key = (step.source.value, step.event.value, step.target.value)
+        effect = _EFFECTS.get(key)
+        if effect is None:
+            raise InvalidRecord(where, f"the spec has no transition {key[0]} -{key[1]}-> {key[2]}")
+        if key[0] not in configuration:
+            raise InvalidRecord(where, f"`{key[0]}` was not active (active: "
+                                f"{', '.join(configuration)})")
+        for field in set(step.values) | set(effect[2]):
+            if field not in effect[2]:
+                raise InvalidRecord(f"{where}.values.{field}", f"`{key[1]}` does not set it")
+            if field not in step.values:
+                raise InvalidRecord(f"{where}.values.{field}", f"`{key[1]}` sets it; missing")
+        for name in effect[1]:
+            if name in counts:
+                counts[name] += 1
+                if counts[name] > _LIMITS[name]:
+                    raise InvalidRecord(where, f"enters `{name}` more than {_LIMITS[name]} "
+                                        "times (its limit)")
+        configuration = _next_configuration(configuration, effect[0], effect[1])
+    if _configuration_of(record) != configuration:
+        raise InvalidRecord("configuration", f"the history ends in {list(configuration)}, "
+                            f"not {list(_configuration_of(record))}")
+    if record.status.value != configuration[0]:
+        raise InvalidRecord("status", f"the history ends in `{configuration[0]}`, not "
+                            f"`{record.status.value}`")
+    if record.counts != counts:
+        raise InvalidRecord("counts", f"the history gives {counts}, not {record.counts}")
+    for name in configuration:
+        for field in _REQUIRES.get(name, ()):
+            if getattr(record, field) is None:
+                raise InvalidRecord(field, f"required while in `{name}`, but not set")
+
+
+def _apply(
+    record: SupportRunRecord,
+    key: tuple[str, str, str],
+    values: dict[str, tuple[Any, _JSONValue]],
+    now: _dt.datetime,
+) -> None:
+    """One transition's effect on the record, after checking the spec's contract for it."""
+    domain, entered, sets = _EFFECTS[key]
+    for field in sets:
+        if field not in values:
+            raise MissingField(field, f"`{key[1]}` from `{key[0]}` to `{key[2]}` sets it; "
+                               f"pass {field}=...")
+    counts = record.counts
+    for name in entered:
+        if name in _LIMITS and counts[name] >= _LIMITS[name]:
+            raise LimitExceeded(name, _LIMITS[name])
+    configuration = _next_configuration(_configuration_of(record), domain, entered)
+    for name in configuration:
+        for field in _REQUIRES.get(name, ()):
+            if field not in sets and getattr(record, field) is None:
+                raise MissingField(field, f"`{name}` requires it, and `{key[1]}` does not "
+                                   "set it")
+    if _LIMITS:
+        counts = dict(counts)  # a new dict: the caller's snapshot keeps the old one
+        for name in entered:
+            if name in counts:
+                counts[name] += 1
+        record.counts = counts
+    step_values: dict[str, _JSONValue] = {}
+    for field in sets:
+        typed, as_json = values[field]
+        setattr(record, field, typed)
+        step_values[field] = as_json
+    record.status = _STATE[configuration[0]]
+    record.configuration = [_STATE[name] for name in configuration]
+    record.lastTransitionAt = now
+    record.history.append(SupportRunStep(_EVENT[key[1]], _STATE[key[0]], _STATE[key[2]], now,
+                                  step_values))
+
+
+class SupportRunMachine(_StateMachine):
+    """The states and transitions for python-statemachine. Use `SupportRun`, which keeps
+    the run record; events sent to this class directly are refused."""
+
+    # `statechart check` validated the graph; the library's own checks would repeat that at
+    # every import, and the final-reachability one is quadratic in the number of states.
+    validate_disconnected_states = False
+    validate_trap_states = False
+    validate_final_reachability = False
+
+    created = _State(initial=True)
+    triaging = _State()
+
+    class running(_State.Compound):
+        reasoning = _State(initial=True)
+        tool_call = _State()
+
+    class interrupted(_State.Compound):
+        suspended = _State(initial=True)
+        waiting_for_approval = _State()
+        waiting_for_input = _State()
+    resumed = _State()
+    retrying = _State()
+    completed = _State(final=True)
+    failed = _State(final=True)
+    cancelled = _State(final=True)
+    escalated = _State()
+
+    # One statement per transition: a long `a.to(b) | c.to(d) | ...` chain overflows the
+    # compiler's recursion limit on big specs.
+    created.to(triaging, event='triage')
+    created.to(cancelled, event='cancel')
+    triaging.to(running, event='start')
+    triaging.to(failed, event='reject')
+    triaging.to(cancelled, event='cancel')
+    running.to(interrupted, event='interrupt')
+    running.to(retrying, event='error', cond='can_retry')
+    running.to(failed, event='error')
+    running.to(completed, event='complete')
+    running.to(failed, event='fail')
+    running.to(cancelled, event='cancel')
+    running.to(escalated, event='escalate')
+    running.reasoning.to(running.tool_call, event='call_tool')
+    running.tool_call.to(running.reasoning, event='tool_result')
+    interrupted.to(resumed, event='resume')
+    interrupted.to(cancelled, event='cancel')
+    interrupted.to(failed, event='fail')
+    interrupted.suspended.to(interrupted.waiting_for_approval, event='await_approval')
+    interrupted.suspended.to(interrupted.waiting_for_input, event='await_input')
+    interrupted.waiting_for_approval.to(resumed, event='approve')
+    interrupted.waiting_for_approval.to(cancelled, event='deny')
+    interrupted.waiting_for_input.to(resumed, event='provide_input')
+    resumed.to(running, event='proceed')
+    resumed.to(cancelled, event='cancel')
+    retrying.to(running, event='retry')
+    retrying.to(failed, event='give_up')
+    retrying.to(cancelled, event='cancel')
+    escalated.to(resumed, event='hand_back')
+    escalated.to(completed, event='close')
+    escalated.to(cancelled, event='cancel')
+
+
+class _Model:
+    """Where python-statemachine keeps the configuration (set before start: a restore)."""
+
+    def __init__(self, state: object) -> None:
+        self.state = state
+
+
+class SupportRun:
+    'The agent run lifecycle of the support team: a running agent may escalate a ticket to a human, who hands it back or closes it.'
+
+    # Own API first: mypy reads a class body in order, and an event named like a type or
+    # `property` would otherwise hide it from what follows.
+    def __init__(
+        self,
+        record: SupportRunRecord | None = None,
+        *,
+        run_id: str | None = None,
+        model: object = None,
+        clock: _Clock | None = None,
+    ) -> None:
+        """A new run (entry actions of the initial states run), or, given a record, the run
+        it describes, restored where it stopped (no entry action runs again)."""
+        self.clock: _Clock = clock if clock is not None else _utcnow
+        self._pending: tuple[str, dict[str, tuple[Any, _JSONValue]]] | None = None
+        stored: object = None
+        if record is None:
+            for name in _INITIAL_CONFIGURATION:
+                for field in _REQUIRES.get(name, ()):
+                    raise MissingField(field, f"the initial state `{name}` requires it; "
+                                       "start from a record that sets it")
+            record = SupportRunRecord(runId=run_id or uuid.uuid4().hex,
+                                  lastTransitionAt=self.clock())
+        else:
+            if run_id is not None:
+                raise TypeError("run_id comes from the record when one is given")
+            check_record(record)
+            configuration = _configuration_of(record)
+            stored = configuration[0] if len(configuration) == 1 else _OrderedSet(configuration)
+        self.record = record
+        listeners: list[object] = [self] if model is None else [self, model]
+        self.machine = SupportRunMachine(model=_Model(stored), listeners=listeners)
+
+    @classmethod
+    def restore(cls, record: SupportRunRecord, **kwargs: Any) -> SupportRun:
+        """The run `record` describes (checked first: InvalidRecord names the field)."""
+        return cls(record, **kwargs)
+
+    @property
+    def status(self) -> SupportRunState:
+        return self.record.status
+
+    @property
+    def configuration(self) -> tuple[SupportRunState, ...]:
+        """Every active state, ancestors included, in document order."""
+        return tuple(_STATE[name] for name in _configuration_of(self.record))
+
+    @property
+    def is_terminated(self) -> bool:
+        return self.record.status.value in _FINAL
+
+    def before_transition(self, source: _State, target: _State) -> None:
+        """python-statemachine calls this in every transition before any exit or entry
+        action; raising here (limit, missing field) cancels the transition."""
+        if self._pending is None:
+            raise RuntimeError(f"send events through {type(self).__name__}'s methods, not its "
+                               "machine: they keep the run record")
+        event, values = self._pending
+        _apply(self.record, (source.id, event, target.id), values, self.clock())
+
+    def _fire(self, event: str, values: dict[str, Any]) -> None:
+        if self._pending is not None:
+            raise RuntimeError(f"event `{event}` sent while `{self._pending[0]}` is being "
+                               "handled; send it after the action returns")
+        checked = {f: (v, _json_value(f, v)) for f, v in values.items() if v is not None}
+        record = self.record
+        saved = (record.status, record.configuration, record.counts,
+                 record.lastTransitionAt, len(record.history),
+                 [(f, getattr(record, f)) for f in checked])
+        self._pending = (event, checked)
+        try:
+            self.machine.send(event)
+        except BaseException:
+            # python-statemachine rolled its configuration back; roll the record back too.
+            (record.status, record.configuration, record.counts,
+             record.lastTransitionAt, length, fields) = saved
+            del record.history[length:]
+            for field, value in fields:
+                setattr(record, field, value)
+            raise
+        finally:
+            self._pending = None
+
+    def triage(self) -> None:
+        'Moves: created -> triaging.'
+        self._fire('triage', {})
+
+    def cancel(self, *, cancelReason: _Str) -> None:
+        'Moves: created -> cancelled, escalated -> cancelled, interrupted -> cancelled, resumed -> cancelled, retrying -> cancelled, running -> cancelled, triaging -> cancelled.'
+        self._fire('cancel', {'cancelReason': cancelReason})
+
+    def start(self) -> None:
+        'Moves: triaging -> running.'
+        self._fire('start', {})
+
+    def reject(self, *, failureType: _Str) -> None:
+        'Moves: triaging -> failed.'
+        self._fire('reject', {'failureType': failureType})
+
+    def interrupt(self, *, interruptReason: _SupportRunInterruptReason) -> None:
+        'Pause the run; it is persisted and may be resumed later.\n\nMoves: running -> interrupted.'
+        self._fire('interrupt', {'interruptReason': interruptReason})
+
+    def error(self, *, retryReason: _Str | None = None, failureType: _Str | None = None) -> None:
+        'Moves: running -> failed, running -> retrying.'
+        self._fire('error', {'retryReason': retryReason, 'failureType': failureType})
+
+    def complete(self) -> None:
+        'Moves: running -> completed.'
+        self._fire('complete', {})
+
+    def fail(self, *, failureType: _Str) -> None:
+        'Moves: interrupted -> failed, running -> failed.'
+        self._fire('fail', {'failureType': failureType})
+
+    def escalate(self, *, escalationTicket: _Str) -> None:
+        'Moves: running -> escalated.'
+        self._fire('escalate', {'escalationTicket': escalationTicket})
+
+    def call_tool(self) -> None:
+        'Moves: reasoning -> tool_call.'
+        self._fire('call_tool', {})
+
+    def tool_result(self) -> None:
+        'Moves: tool_call -> reasoning.'
+        self._fire('tool_result', {})
+
+    def resume(self) -> None:
+        'Moves: interrupted -> resumed.'
+        self._fire('resume', {})
+
+    def await_approval(self) -> None:
+        'Moves: suspended -> waiting_for_approval.'
+        self._fire('await_approval', {})
+
+    def await_input(self) -> None:
+        'Moves: suspended -> waiting_for_input.'
+        self._fire('await_input', {})
+
+    def approve(self) -> None:
+        'Moves: waiting_for_approval -> resumed.'
+        self._fire('approve', {})
+
+    def deny(self, *, cancelReason: _Str) -> None:
+        'Moves: waiting_for_approval -> cancelled.'
+        self._fire('deny', {'cancelReason': cancelReason})
+
+    def provide_input(self, *, humanInput: _Str) -> None:
+        'Moves: waiting_for_input -> resumed.'
+        self._fire('provide_input', {'humanInput': humanInput})
+
+    def proceed(self) -> None:
+        'Moves: resumed -> running.'
+        self._fire('proceed', {})
+
+    def retry(self) -> None:
+        'Moves: retrying -> running.'
+        self._fire('retry', {})
+
+    def give_up(self, *, failureType: _Str) -> None:
+        'Moves: retrying -> failed.'
+        self._fire('give_up', {'failureType': failureType})
+
+    def hand_back(self) -> None:
+        'Moves: escalated -> resumed.'
+        self._fire('hand_back', {})
+
+    def close(self) -> None:
+        'Moves: escalated -> completed.'
+        self._fire('close', {})
+
+    def can_retry(self) -> _Bool:
+        """Guard. This default lets the transition through: override it in a subclass (a
+        `model=` object's answer is combined with this one by `and`)."""
+        return True
