@@ -369,3 +369,22 @@ def test_two_renames_that_refer_to_each_other() -> None:
                       ("  done: {final: true}", "  finished: {final: true}"),
                       ("from: done", "from: finished")])
     assert kinds(BASE, new) == [("state-renamed", B), ("state-renamed", B)]
+
+
+def _clean_specs() -> list[tuple[str, Spec]]:
+    out = []
+    for path in sorted([*ROOT.glob("specs/*.yaml"), *ROOT.glob("tests/cases/**/*.yaml")]):
+        result = check_source(str(path), path.read_bytes())
+        if result.spec is not None and not result.errors:
+            out.append((path.name, result.spec))
+    return out
+
+
+def test_any_two_specs_diff_without_crashing() -> None:
+    specs = _clean_specs()
+    assert len(specs) >= 2
+    for _, old in specs:
+        for _, new in specs:
+            changes = diff_specs(old, new)
+            assert all(c.kind in KINDS for c in changes)
+            assert (old is new) == (changes == [])
