@@ -1,0 +1,350 @@
+"""The committed generated/agent_run.py, driven through an agent run's whole life."""
+
+from __future__ import annotations
+
+import datetime as dt
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import jsonschema
+import pytest
+from statemachine.exceptions import TransitionNotAllowed
+
+ROOT = Path(__file__).resolve().parents[1]
+MODULE = ROOT / "generated" / "agent_run.py"
+SCHEMA = json.loads((ROOT / "generated" / "agent_run.schema.json").read_text())
+VALIDATOR = jsonschema.Draft202012Validator(
+    SCHEMA, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER)
+
+
+def load() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("agent_run", MODULE)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["agent_run"] = module  # dataclasses resolve annotations through sys.modules
+    spec.loader.exec_module(module)
+    return module
+
+
+ar = load()
+Reason = ar.AgentRunInterruptReason
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = dt.datetime(2025, 1, 1, tzinfo=dt.timezone.utc)
+
+    def __call__(self) -> dt.datetime:
+        self.now += dt.timedelta(seconds=1)
+        return self.now
+
+
+def new_run(**kwargs: Any) -> Any:
+    return ar.AgentRun(run_id="run-1", clock=Clock(), **kwargs)
+
+
+def names(run: Any) -> list[str]:
+    return [s.value for s in run.configuration]
+
+
+def valid(record: Any) -> dict[str, Any]:
+    data = json.loads(record.to_json())
+    errors = [e.message for e in VALIDATOR.iter_errors(data)]
+    assert not errors, errors
+    return data
+
+
+def running(run: Any | None = None) -> Any:
+    run = run or new_run()
+    run.triage()
+    run.start()
+    return run
+
+
+def test_a_new_run_starts_created_with_a_valid_record() -> None:
+    run = new_run()
+    assert names(run) == ["created"] and run.status is ar.AgentRunState.created
+    data = valid(run.record)
+    assert data["runId"] == "run-1" and data["history"] == [] and data["counts"] == {"retrying": 0}
+    assert data["specVersion"] == 1
+
+
+def test_interrupt_with_a_reason_wait_for_input_and_resume() -> None:
+    run = running()
+    run.call_tool()
+    assert names(run) == ["running", "tool_call"]
+    run.interrupt(interruptReason=Reason.external_input)
+    assert names(run) == ["interrupted", "suspended"]
+    assert run.record.interruptReason is Reason.external_input
+    run.await_input()
+    assert names(run) == ["interrupted", "waiting_for_input"]
+    run.provide_input(humanInput="use the staging key")
+    assert names(run) == ["resumed"] and run.record.humanInput == "use the staging key"
+    run.proceed()
+    assert names(run) == ["running", "reasoning"]  # re-entered at the initial child
+    last = valid(run.record)["history"][-2]
+    assert last == {"event": "provide_input", "source": "waiting_for_input",
+                    "target": "resumed", "at": last["at"],
+                    "values": {"humanInput": "use the staging key"}}
+
+
+def test_wait_for_approval_then_approve_or_deny() -> None:
+    run = running()
+    run.interrupt(interruptReason=Reason.approval)
+    run.await_approval()
+    run.approve()
+    assert names(run) == ["resumed"]
+    other = running()
+    other.interrupt(interruptReason=Reason.risky_tool)
+    other.await_approval()
+    other.deny(cancelReason="reviewer said no")
+    assert other.status is ar.AgentRunState.cancelled and other.is_terminated
+
+
+def test_interrupt_needs_its_reason_with_its_type() -> None:
+    run = running()
+    with pytest.raises(TypeError):
+        run.interrupt()  # a required keyword argument
+    with pytest.raises(TypeError, match="interruptReason"):
+        run.interrupt(interruptReason="approval")  # a str is not the enum
+    with pytest.raises(ar.MissingField, match="interruptReason"):
+        run.interrupt(interruptReason=None)
+    assert names(run) == ["running", "reasoning"] and len(run.record.history) == 2
+
+
+def test_retry_up_to_the_limit_and_beyond() -> None:
+    run = running()
+    for attempt in range(1, 4):
+        run.error(retryReason=f"timeout {attempt}")
+        assert run.status is ar.AgentRunState.retrying
+        assert run.record.counts == {"retrying": attempt}
+        run.retry()
+    before = valid(run.record)
+    with pytest.raises(ar.LimitExceeded, match="retrying.*at most 3"):
+        run.error(retryReason="timeout 4", failureType="crash")
+    # refused as a whole: machine, record and history unchanged
+    assert valid(run.record) == before and names(run) == ["running", "reasoning"]
+    assert run.machine.configuration_values == {"running", "reasoning"}
+    run.fail(failureType="too many retries")
+    assert run.status is ar.AgentRunState.failed and run.record.retryReason == "timeout 3"
+
+
+def test_a_guard_that_says_no_takes_the_next_alternative() -> None:
+    class NoRetry(ar.AgentRun):  # type: ignore[misc, name-defined]
+        def can_retry(self) -> bool:
+            return False
+
+    run = running(NoRetry(run_id="r", clock=Clock()))
+    with pytest.raises(ar.MissingField, match="failureType"):
+        run.error(retryReason="x")  # the fallback needs failureType
+    run.error(retryReason="x", failureType="model crashed")
+    assert run.status is ar.AgentRunState.failed
+    assert run.record.retryReason is None  # only the fields of the taken transition are set
+    assert valid(run.record)["history"][-1]["values"] == {"failureType": "model crashed"}
+
+
+def test_a_model_object_can_answer_guards() -> None:
+    class Model:
+        def can_retry(self) -> bool:
+            return False
+
+    run = running(new_run(model=Model()))
+    run.error(failureType="no retries for this model")
+    assert run.status is ar.AgentRunState.failed
+
+
+def test_complete_fail_and_cancel_are_terminal() -> None:
+    done = running()
+    done.complete()
+    failed = running()
+    failed.fail(failureType="boom")
+    cancelled = new_run()
+    cancelled.cancel(cancelReason="user")
+    rejected = new_run()
+    rejected.triage()
+    rejected.reject(failureType="out of scope")
+    for run, status in ((done, "completed"), (failed, "failed"), (cancelled, "cancelled"),
+                        (rejected, "failed")):
+        assert run.status.value == status and run.is_terminated
+        valid(run.record)
+
+
+def reachable_runs() -> dict[str, Any]:
+    """One run per configuration of the spec, reached through the public methods."""
+    runs: dict[str, Any] = {}
+
+    def at(*steps: tuple[str, dict[str, Any]]) -> Any:
+        run = new_run()
+        for event, kwargs in steps:
+            getattr(run, event)(**kwargs)
+        return run
+
+    i = ("interrupt", {"interruptReason": Reason.approval})
+    base = [("triage", {}), ("start", {})]
+    runs["created"] = at()
+    runs["triaging"] = at(("triage", {}))
+    runs["reasoning"] = at(*base)
+    runs["tool_call"] = at(*base, ("call_tool", {}))
+    runs["suspended"] = at(*base, i)
+    runs["waiting_for_approval"] = at(*base, i, ("await_approval", {}))
+    runs["waiting_for_input"] = at(*base, i, ("await_input", {}))
+    runs["resumed"] = at(*base, i, ("resume", {}))
+    runs["retrying"] = at(*base, ("error", {"retryReason": "x"}))
+    runs["completed"] = at(*base, ("complete", {}))
+    runs["failed"] = at(*base, ("fail", {"failureType": "x"}))
+    runs["cancelled"] = at(("cancel", {"cancelReason": "x"}))
+    return runs
+
+
+ALL_VALUES = {"interruptReason": Reason.approval, "retryReason": "r", "failureType": "f",
+              "cancelReason": "c", "humanInput": "h"}
+
+
+def try_event(run: Any, event: str) -> list[str] | None:
+    """The configuration after `event`, or None when the machine refuses it."""
+    method = getattr(run, event)
+    kwargs = {k: v for k, v in ALL_VALUES.items()
+              if k in method.__code__.co_varnames[:method.__code__.co_kwonlyargcount + 1]}
+    try:
+        method(**kwargs)
+    except TransitionNotAllowed:
+        return None
+    return names(run)
+
+
+@pytest.mark.parametrize("state", list(reachable_runs()))
+def test_every_forbidden_move_of_the_rules_raises(state: str) -> None:
+    interrupted = {"interrupted", "suspended", "waiting_for_approval", "waiting_for_input"}
+    for event in ar.AgentRunEvent:
+        run = reachable_runs()[state]
+        after = try_event(run, event.value)
+        if state in ("completed", "failed", "cancelled"):
+            assert after is None, f"{state} left on {event.value}"  # terminal and never replayed
+        if after is None:
+            continue
+        assert run.status.value not in ("running",) or state not in ("completed",)
+        if state in interrupted:  # rule interrupted-exits
+            assert after[0] in ("interrupted", "resumed", "cancelled", "failed"), (state, event)
+        valid(run.record)
+
+
+def test_sending_to_the_machine_directly_is_refused() -> None:
+    run = new_run()
+    with pytest.raises(RuntimeError, match="methods"):
+        run.machine.send("triage")
+    assert names(run) == ["created"]
+
+
+def test_saved_to_json_and_continued_in_a_new_process(tmp_path: Path) -> None:
+    run = running()
+    run.interrupt(interruptReason=Reason.human_review)
+    run.await_input()
+    saved = tmp_path / "run.json"
+    saved.write_text(run.record.to_json())
+    script = f"""
+import importlib.util, sys
+spec = importlib.util.spec_from_file_location("agent_run", {str(MODULE)!r})
+m = importlib.util.module_from_spec(spec); sys.modules["agent_run"] = m; spec.loader.exec_module(m)
+run = m.AgentRun.restore(m.AgentRunRecord.from_json(open({str(saved)!r}).read()))
+assert [s.value for s in run.configuration] == ["interrupted", "waiting_for_input"]
+run.provide_input(humanInput="done")
+run.proceed()
+run.complete()
+print(run.record.to_json())
+"""
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         check=True).stdout
+    data = json.loads(out)
+    assert data["status"] == "completed" and data["humanInput"] == "done"
+    assert [h["event"] for h in data["history"]][-4:] == [
+        "await_input", "provide_input", "proceed", "complete"]
+    assert not list(VALIDATOR.iter_errors(data))
+    ar.AgentRunRecord.from_dict(data)  # and this process reads it back
+
+
+def test_restore_continues_exactly_where_it_stopped() -> None:
+    run = running()
+    run.call_tool()
+    copy = ar.AgentRun.restore(ar.AgentRunRecord.from_json(run.record.to_json()))
+    assert copy.machine.configuration_values == run.machine.configuration_values
+    copy.tool_result()
+    assert names(copy) == ["running", "reasoning"]
+    assert copy.record.history[-1].source is ar.AgentRunState.tool_call
+
+
+def broken(run: Any, change: Any) -> dict[str, Any]:
+    data = json.loads(run.record.to_json())
+    change(data)
+    return data
+
+
+def interrupted_run() -> Any:
+    run = running()
+    run.interrupt(interruptReason=Reason.approval)
+    return run
+
+
+CASES = {
+    "unknown status": (lambda d: d.update(status="sleeping"), "status"),
+    "status disagrees": (lambda d: d.update(status="resumed"), "status"),
+    "missing required field": (lambda d: d.pop("interruptReason"), "interruptReason"),
+    "wrong enum value": (lambda d: d.update(interruptReason="boredom"), "interruptReason"),
+    "unknown key": (lambda d: d.update(color="red"), "color"),
+    "naive time": (lambda d: d.update(lastTransitionAt="2025-01-01T00:00:00"),
+                   "lastTransitionAt"),
+    "other version": (lambda d: d.update(specVersion=2), "specVersion"),
+    "history breaks the graph": (lambda d: d["history"][1].update(event="complete",
+                                                                   target="completed"),
+                                 "history[1]"),
+    "history of unknown event": (lambda d: d["history"][0].update(event="teleport"),
+                                 "history[0].event"),
+    "history skips a step": (lambda d: d["history"].pop(0), "history[0]"),
+    "counts disagree": (lambda d: d["counts"].update(retrying=2), "counts"),
+    "configuration disagrees": (lambda d: d.update(configuration=["interrupted",
+                                                                  "waiting_for_input"]),
+                                "configuration"),
+}
+SCHEMA_CATCHES = {"unknown status", "missing required field", "wrong enum value",
+                  "unknown key", "naive time", "other version", "history of unknown event"}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_an_invalid_record_is_refused_naming_the_field(case: str) -> None:
+    change, field = CASES[case]
+    data = broken(interrupted_run(), change)
+    with pytest.raises(ar.InvalidRecord) as info:
+        ar.AgentRunRecord.from_dict(data)
+    assert info.value.field == field and str(info.value).startswith(field)
+    if case in SCHEMA_CATCHES:
+        assert list(VALIDATOR.iter_errors(data)), f"the schema accepts: {case}"
+
+
+def test_a_retry_count_beyond_the_limit_is_refused_by_both() -> None:
+    run = running()
+    for _ in range(3):
+        run.error(retryReason="x")
+        run.retry()
+    data = json.loads(run.record.to_json())
+    step = dict(data["history"][-2])
+    data["history"] += [step, dict(data["history"][-1])]
+    data["counts"]["retrying"] = 4
+    with pytest.raises(ar.InvalidRecord, match="more than 3"):
+        ar.AgentRunRecord.from_dict(data)
+    assert any("maximum" in e.message for e in VALIDATOR.iter_errors(data))
+
+
+def test_an_action_that_fails_rolls_the_record_back() -> None:
+    class Sharp(ar.AgentRun):  # type: ignore[misc, name-defined]
+        def can_retry(self) -> bool:
+            raise OSError("cannot reach the retry budget service")
+
+    run = running(Sharp(run_id="r", clock=Clock()))
+    before = run.record.to_json()
+    with pytest.raises(OSError):
+        run.error(retryReason="x", failureType="y")
+    assert run.record.to_json() == before and names(run) == ["running", "reasoning"]
