@@ -37,7 +37,7 @@ Reason = ar.AgentRunInterruptReason
 
 class Clock:
     def __init__(self) -> None:
-        self.now = dt.datetime(2025, 1, 1, tzinfo=dt.timezone.utc)
+        self.now = dt.datetime(2025, 1, 1, tzinfo=dt.UTC)
 
     def __call__(self) -> dt.datetime:
         self.now += dt.timedelta(seconds=1)

@@ -10,9 +10,10 @@ spec text as code (hazard report §2: six injections, all of which passed `ast.p
 
 from __future__ import annotations
 
+import math
 import textwrap
 from functools import cache
-from typing import Any
+from typing import Any, Self
 
 import jinja2
 
@@ -24,7 +25,7 @@ class Ident(str):
 
     __slots__ = ()
 
-    def __new__(cls, value: str) -> Ident:
+    def __new__(cls, value: str) -> Self:
         if not (value.isascii() and all(p.isidentifier() for p in value.split("."))):
             raise CodegenError(f"not an identifier: {value!r}")
         return super().__new__(cls, value)
@@ -47,7 +48,7 @@ def py(value: Any) -> Lit:
     if value is None or isinstance(value, (bool, int)):
         return Lit(repr(value))
     if isinstance(value, float):
-        if value != value or value in (float("inf"), float("-inf")):
+        if not math.isfinite(value):
             raise CodegenError("not a finite number")
         return Lit(repr(value))
     if isinstance(value, tuple):

@@ -105,7 +105,7 @@ def _machine_body(spec: Spec) -> list[tuple[int, str, Ident, list[tuple[Ident, o
 def _events(spec: Spec) -> list[dict[str, object]]:
     """Per event: the facade method's keyword arguments and docstring."""
     field_types = {f.name: f for f in spec.record}
-    out = []
+    out: list[dict[str, object]] = []
     for event in spec.events():
         ts = [t for t in spec.transitions() if t.event == event]
         fields: dict[str, None] = {}
