@@ -6,13 +6,15 @@ import argparse
 import json
 import re
 import subprocess
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from statechart.cli import diff as cli_diff
+from statechart.diagnostics import Span
 from statechart.diff import KINDS, diff_specs
 from statechart.linter import check_source
-from statechart.model import Spec
+from statechart.model import Migration, Spec
 
 ROOT = Path(__file__).parent.parent
 
@@ -214,11 +216,33 @@ def test_a_field_rename_without_migration_is_a_removal() -> None:
 
 
 def test_migrations_declared_in_the_new_spec_are_used() -> None:
-    # Until the model has `Spec.migrations`, stand one in the way the loader will.
-    old = spec(BASE, "old.yaml")
-    new = spec(edit(BASE, RENAMED), "new.yaml")
-    object.__setattr__(new, "migrations", ({"from_version": 1, "states": {"done": "finished"}},))
-    assert [(c.kind, c.migrated) for c in diff_specs(old, new)] == [("state-renamed", True)]
+    migration = "initial: idle\nmigrations:\n  - {from_version: 1, states: {done: finished}}"
+    new = edit(BASE, [*RENAMED, ("initial: idle", migration)])
+    assert kinds(BASE, new) == [("state-renamed", S)]
+
+
+def test_migrations_compose_from_the_old_version_on() -> None:
+    # 1 -> 2 renamed done to finished, 2 -> 3 renamed it to closed and dropped `count`.
+    # (Built directly: `check` wants every migration to name states of the newest version.)
+    nowhere = Span.point("new.yaml", 1, 1)
+    steps = (Migration(2, (("finished", "closed", nowhere),), (("count", None, nowhere),),
+                       nowhere),
+             Migration(1, (("done", "finished", nowhere),), (), nowhere))
+    v3 = replace(spec(edit(BASE, [("version: 1", "version: 3"), ("finish: done", "finish: closed"),
+                                  ("  done: {final: true}", "  closed: {final: true}"),
+                                  ("from: done", "from: closed"),
+                                  ("  count: {type: integer}\n", "")]), "new.yaml"),
+                 migrations=steps)
+    v1 = spec(BASE, "old.yaml")
+    assert sorted((c.kind, c.breaking) for c in diff_specs(v1, v3)) == [
+        ("field-removed", S), ("state-renamed", S)]
+    v2 = spec(edit(BASE, RENAMED), "old.yaml")
+    assert sorted((c.kind, c.breaking) for c in diff_specs(v2, v3)) == [
+        ("field-removed", S), ("state-renamed", S)]
+    # For records of version 2 only the 2 -> 3 step applies: a `done` there is not migrated.
+    v2_with_done = replace(v1, version=2)
+    assert sorted((c.kind, c.breaking) for c in diff_specs(v2_with_done, v3)) == [
+        ("field-removed", S), ("state-renamed", B)]
 
 
 def test_positions_point_at_new_or_old_file() -> None:

@@ -99,13 +99,13 @@ class Change:
 
 
 def diff_specs(old: Spec, new: Spec, *, state_renames: Mapping[str, str] | None = None,
-               field_renames: Mapping[str, str] | None = None,
+               field_renames: Mapping[str, str | None] | None = None,
                version_span: Span | None = None) -> list[Change]:
     """Every change from `old` to `new`, sorted by file and position.
 
-    `state_renames` / `field_renames` (old name -> new name) are migrations: stored runs are
-    rewritten, so a state or field they cover is not lost. They are merged with the NEW spec's
-    own `migrations` when the model has them. `version_span` is where `version` is written in
+    `state_renames` / `field_renames` (old name -> new name; a field -> None: dropped) are
+    migrations: stored runs are rewritten, so a state or field they cover is not lost. They are
+    added to the NEW spec's own `migrations`. `version_span` is where `version` is written in
     NEW (the model does not keep it); without it version changes point at `initial`.
     """
     states, fields = _declared_migrations(old, new)
@@ -130,32 +130,28 @@ def diff_specs(old: Spec, new: Spec, *, state_renames: Mapping[str, str] | None 
     return sorted(changes, key=lambda c: (c.span.file != new.path, c.span, c.kind, c.message))
 
 
-def _declared_migrations(old: Spec, new: Spec) -> tuple[dict[str, str], dict[str, str]]:
-    """Renames from NEW's `migrations`, if the model has them yet.
+def _declared_migrations(old: Spec, new: Spec) -> tuple[dict[str, str], dict[str, str | None]]:
+    """OLD's names -> NEW's names, by NEW's `migrations` (`Spec.migrations`).
 
-    Read loosely on purpose (an object or a mapping, one migration or a list of them) so this
-    keeps working whichever shape `Spec.migrations` lands with. A migration whose
-    `from_version` is below OLD's version does not apply to OLD's stored runs.
+    Stored records are upgraded one migration at a time (1 to 2, then 2 to 3), so the renames
+    compose; a migration for versions before OLD's does not apply to OLD's records. A field
+    mapped to None is dropped on purpose.
     """
-    declared = getattr(new, "migrations", None)
-    if not declared:
-        return {}, {}
-    items = declared if isinstance(declared, (list, tuple)) else [declared]
-    states: dict[str, str] = {}
-    fields: dict[str, str] = {}
+    states: dict[str, str | None] = {}
+    fields: dict[str, str | None] = {}
+    for m in sorted(getattr(new, "migrations", ()), key=lambda m: m.from_version):
+        if m.from_version >= old.version:
+            _compose(states, {o: n for o, n, _ in m.states})
+            _compose(fields, {o: n for o, n, _ in m.fields})
+    return {o: n for o, n in states.items() if n is not None}, fields
 
-    def get(m: object, key: str) -> object:
-        return m.get(key) if isinstance(m, Mapping) else getattr(m, key, None)
 
-    for m in items:
-        start = get(m, "from_version")
-        if isinstance(start, int) and start < old.version:
-            continue
-        for out, key in ((states, "states"), (fields, "fields")):
-            value = get(m, key)
-            if isinstance(value, Mapping):
-                out.update({str(k): str(v) for k, v in value.items()})
-    return states, fields
+def _compose(names: dict[str, str | None], step: dict[str, str | None]) -> None:
+    for k, v in list(names.items()):  # names renamed by an earlier step are renamed again
+        if v is not None and v in step:
+            names[k] = step[v]
+    for o, n in step.items():
+        names.setdefault(o, n)
 
 
 Alt = tuple[str, str | None, frozenset[str]]  # (target, guard, sets) of one alternative
@@ -163,7 +159,7 @@ Alt = tuple[str, str | None, frozenset[str]]  # (target, guard, sets) of one alt
 
 class _Differ:
     def __init__(self, old: Spec, new: Spec, state_renames: dict[str, str],
-                 field_renames: dict[str, str]) -> None:
+                 field_renames: dict[str, str | None]) -> None:
         self.old, self.new = old, new
         self.changes: list[Change] = []
         self.state_renames = state_renames  # migrations
@@ -171,7 +167,9 @@ class _Differ:
         self.smap: dict[str, str] = {s: s for s in old.states if s in new.states}
         self.fmap: dict[str, str] = {f.name: f.name for f in old.record
                                      if new.record_field(f.name)}
-        self.fmap.update({o: n for o, n in field_renames.items() if new.record_field(n)})
+        self.fmap.update({o: n for o, n in field_renames.items() if n and new.record_field(n)})
+        # fields a migration drops on purpose (`note: null`)
+        self.dropped = {o for o, n in field_renames.items() if n is None}
         self.emap: dict[str, str] = {e: e for e in old.events() if e in set(new.events())}
         # old states a migration folds into another existing state: their own shape is gone
         self.merged: set[str] = set()
@@ -411,6 +409,10 @@ class _Differ:
     # -- record and rules ------------------------------------------------------------------
     def compare_record(self) -> None:
         for f in self.old.record:
+            if f.name not in self.fmap and f.name in self.dropped:
+                self.add("field-removed", f"record field `{f.name}` dropped by a migration",
+                         f.span, migrated=True)
+                continue
             if f.name not in self.fmap:
                 self.add("field-removed", f"record field `{f.name}` was removed", f.span,
                          runs=True, help="stored records hold values for it; add a migration "
