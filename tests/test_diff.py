@@ -14,7 +14,7 @@ from statechart.cli import diff as cli_diff
 from statechart.diagnostics import Span
 from statechart.diff import KINDS, diff_specs
 from statechart.linter import check_source
-from statechart.model import Migration, Spec
+from statechart.model import Spec
 
 ROOT = Path(__file__).parent.parent
 
@@ -221,25 +221,29 @@ def test_migrations_declared_in_the_new_spec_are_used() -> None:
     assert kinds(BASE, new) == [("state-renamed", S)]
 
 
-def test_migrations_compose_from_the_old_version_on() -> None:
-    # 1 -> 2 renamed done to finished, 2 -> 3 renamed it to closed and dropped `count`.
-    # (Built directly: `check` wants every migration to name states of the newest version.)
-    nowhere = Span.point("new.yaml", 1, 1)
-    steps = (Migration(2, (("finished", "closed", nowhere),), (("count", None, nowhere),),
-                       nowhere),
-             Migration(1, (("done", "finished", nowhere),), (), nowhere))
-    v3 = replace(spec(edit(BASE, [("version: 1", "version: 3"), ("finish: done", "finish: closed"),
-                                  ("  done: {final: true}", "  closed: {final: true}"),
-                                  ("from: done", "from: closed"),
-                                  ("  count: {type: integer}\n", "")]), "new.yaml"),
-                 migrations=steps)
+def test_the_migration_of_the_old_version_applies_directly() -> None:
+    # Migrations map each old version straight onto the new one (docs/spec-format.md):
+    # version 1 called the final state `done`, version 2 `finished`; version 3 calls it `closed`
+    # and dropped `count`.
+    v3_text = edit(BASE, [("version: 1", "version: 3"), ("finish: done", "finish: closed"),
+                          ("  done: {final: true}", "  closed: {final: true}"),
+                          ("from: done", "from: closed"), ("  count: {type: integer}\n", "")])
+    v3 = spec(v3_text + """\
+migrations:
+  - from_version: 1
+    states: {done: closed}
+    fields: {count: null}
+  - from_version: 2
+    states: {finished: closed}
+    fields: {count: null}
+""", "new.yaml")
     v1 = spec(BASE, "old.yaml")
     assert sorted((c.kind, c.breaking) for c in diff_specs(v1, v3)) == [
         ("field-removed", S), ("state-renamed", S)]
-    v2 = spec(edit(BASE, RENAMED), "old.yaml")
+    v2 = replace(spec(edit(BASE, RENAMED), "old.yaml"), version=2)
     assert sorted((c.kind, c.breaking) for c in diff_specs(v2, v3)) == [
         ("field-removed", S), ("state-renamed", S)]
-    # For records of version 2 only the 2 -> 3 step applies: a `done` there is not migrated.
+    # Records of version 2 get only version 2's map: a `done` there is not migrated.
     v2_with_done = replace(v1, version=2)
     assert sorted((c.kind, c.breaking) for c in diff_specs(v2_with_done, v3)) == [
         ("field-removed", S), ("state-renamed", B)]

@@ -131,27 +131,16 @@ def diff_specs(old: Spec, new: Spec, *, state_renames: Mapping[str, str] | None 
 
 
 def _declared_migrations(old: Spec, new: Spec) -> tuple[dict[str, str], dict[str, str | None]]:
-    """OLD's names -> NEW's names, by NEW's `migrations` (`Spec.migrations`).
+    """OLD's names -> NEW's names, by NEW's migration from OLD's version (`Spec.migrations`).
 
-    Stored records are upgraded one migration at a time (1 to 2, then 2 to 3), so the renames
-    compose; a migration for versions before OLD's does not apply to OLD's records. A field
-    mapped to None is dropped on purpose.
+    A migration maps records of its `from_version` directly onto NEW (migrations are not
+    chained; docs/spec-format.md), so only the one for OLD's version applies. A field mapped to
+    None is dropped on purpose.
     """
-    states: dict[str, str | None] = {}
-    fields: dict[str, str | None] = {}
-    for m in sorted(getattr(new, "migrations", ()), key=lambda m: m.from_version):
-        if m.from_version >= old.version:
-            _compose(states, {o: n for o, n, _ in m.states})
-            _compose(fields, {o: n for o, n, _ in m.fields})
-    return {o: n for o, n in states.items() if n is not None}, fields
-
-
-def _compose(names: dict[str, str | None], step: dict[str, str | None]) -> None:
-    for k, v in list(names.items()):  # names renamed by an earlier step are renamed again
-        if v is not None and v in step:
-            names[k] = step[v]
-    for o, n in step.items():
-        names.setdefault(o, n)
+    for m in getattr(new, "migrations", ()):
+        if m.from_version == old.version:
+            return {o: n for o, n, _ in m.states}, {o: n for o, n, _ in m.fields}
+    return {}, {}
 
 
 Alt = tuple[str, str | None, frozenset[str]]  # (target, guard, sets) of one alternative
