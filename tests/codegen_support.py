@@ -1,0 +1,121 @@
+"""Helpers shared by the code generation tests: generate a spec, import the result, and
+walk the generated machine at random while checking it against python-statemachine."""
+
+from __future__ import annotations
+
+import datetime as dt
+import importlib.util
+import json
+import random
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import jsonschema
+from statechart.codegen import python_module, record_schema
+from statechart.linter import check_file, check_source
+from statechart.model import Spec
+from statemachine.exceptions import TransitionNotAllowed
+
+_counter = 0
+
+
+def checked_spec(path: str | Path) -> Spec:
+    result = check_file(path)
+    assert not result.errors, [d.message for d in result.errors]
+    assert result.spec is not None
+    return result.spec
+
+
+def checked_text(text: str, path: str = "spec.yaml") -> Spec | None:
+    """The model of a spec text, or None when `check` reports an error."""
+    result = check_source(path, text.encode("utf-8"))
+    return None if result.errors or result.spec is None else result.spec
+
+
+def generate(spec: Spec) -> dict[str, bytes]:
+    return {**python_module.outputs(spec), **record_schema.outputs(spec)}
+
+
+def import_source(source: bytes, folder: Path, stem: str) -> ModuleType:
+    """Write and import a generated module under a unique name."""
+    global _counter
+    _counter += 1
+    name = f"_gen_{stem}_{_counter}"
+    path = folder / f"{name}.py"
+    path.write_bytes(source)
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses look the module up while building the class
+    spec.loader.exec_module(module)
+    return module
+
+
+def parts(module: ModuleType) -> tuple[type, type, type]:
+    """(facade, record, event enum) of a generated module."""
+    base = "".join(p[:1].upper() + p[1:] for p in module.SPEC_NAME.split("_"))
+    return getattr(module, base), getattr(module, base + "Record"), getattr(module, base + "Event")
+
+
+def sample(module: ModuleType, annotation: str) -> Any:
+    kind = annotation.split(" | ")[0]
+    simple = {"_Str": "text \"'\\\n é", "_Int": 7, "_Float": 2.5, "_Bool": True,
+              "_DateTime": dt.datetime(2025, 5, 1, 12, 30, tzinfo=dt.UTC)}
+    if kind in simple:
+        return simple[kind]
+    enum_class = getattr(module, kind.lstrip("_"))
+    return next(iter(enum_class))
+
+
+def event_kwargs(module: ModuleType, run: Any, event: str) -> dict[str, Any]:
+    method = getattr(type(run), event)
+    return {name: sample(module, ann) for name, ann in method.__annotations__.items()
+            if name != "return"}
+
+
+def validator(schema_bytes: bytes) -> jsonschema.Draft202012Validator:
+    schema = json.loads(schema_bytes)
+    jsonschema.Draft202012Validator.check_schema(schema)
+    return jsonschema.Draft202012Validator(
+        schema, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER)
+
+
+def psm_configuration(run: Any) -> set[str]:
+    return {str(v) for v in run.machine.configuration_values}
+
+
+def record_configuration(run: Any) -> set[str]:
+    return {s.value for s in run.configuration}
+
+
+def walk(module: ModuleType, schema: jsonschema.Draft202012Validator, steps: int = 60,
+         seed: int = 0) -> int:
+    """Send random events; after each one the record must agree with python-statemachine,
+    validate against the schema, and survive a JSON round trip and a restore."""
+    facade, record_class, events = parts(module)
+    rng = random.Random(seed)
+    run = facade(run_id="walk")
+    moves = 0
+    refusals = (TransitionNotAllowed, module.LimitExceeded, module.MissingField)
+    for _ in range(steps):
+        if run.is_terminated:
+            break
+        event = rng.choice(list(events)).value
+        try:
+            getattr(run, event)(**event_kwargs(module, run, event))
+        except refusals:
+            assert record_configuration(run) == psm_configuration(run)
+            continue
+        moves += 1
+        assert record_configuration(run) == psm_configuration(run), event
+        data = json.loads(run.record.to_json())
+        errors = [e.message for e in schema.iter_errors(data)]
+        assert not errors, errors
+        again = record_class.from_json(run.record.to_json())
+        assert again == run.record
+        restored = facade.restore(again)
+        assert psm_configuration(restored) == psm_configuration(run)
+        run = restored
+    return moves

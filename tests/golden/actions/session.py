@@ -1,0 +1,590 @@
+# Generated from spec.yaml by statechart-compiler. DO NOT EDIT.
+# Source sha256: 63ff03b415fce7e9d6e1c066c7a96a5040a5b8dad49db7bccfe681285a068b47
+# Regenerate with: statechart build
+'Entry and exit actions on atomic and compound states.'
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as _dt
+import enum
+import json
+import math
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import field as _field
+from typing import Any, Final, TypeAlias
+
+from statemachine import State as _State
+from statemachine import StateMachine as _StateMachine
+from statemachine.orderedset import OrderedSet as _OrderedSet
+
+SPEC_NAME: Final = 'session'
+SPEC_VERSION: Final = 1
+SPEC_SHA256: Final = '63ff03b415fce7e9d6e1c066c7a96a5040a5b8dad49db7bccfe681285a068b47'
+
+
+class SessionState(enum.Enum):
+    """Every state, nested ones included, in document order."""
+
+    connecting = 'connecting'
+    online = 'online'
+    active = 'active'
+    away = 'away'
+    gone = 'gone'
+
+
+class SessionEvent(enum.Enum):
+    """Every event, in order of first use."""
+
+    connected = 'connected'
+    drop = 'drop'
+    logout = 'logout'
+    idle = 'idle'
+    wake = 'wake'
+
+
+STATE_DESCRIPTIONS: Final[Mapping[SessionState, str]] = {
+}
+
+
+class InvalidRecord(ValueError):
+    """A run record this module refuses; `field` is the JSON key at fault."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field = field
+
+
+class LimitExceeded(RuntimeError):
+    """A state with `limit: N` would be entered for the (N+1)th time in one run."""
+
+    def __init__(self, state: str, limit: int) -> None:
+        super().__init__(f"state `{state}` may be entered at most {limit} times per run")
+        self.state = state
+        self.limit = limit
+
+
+class MissingField(ValueError):
+    """A value a transition sets, or a state requires, was not given."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field = field
+
+
+# Type names as the class bodies below refer to them: a record field may be named `str` or
+# like a class of this module, and inside a class body that name would hide the type.
+_Str: TypeAlias = str
+_Int: TypeAlias = int
+_DateTime: TypeAlias = _dt.datetime
+_JSONValue: TypeAlias = str | int | float | bool
+_JSONObject: TypeAlias = dict[str, Any]
+_Clock: TypeAlias = Callable[[], _dt.datetime]
+_SessionState: TypeAlias = SessionState
+_SessionEvent: TypeAlias = SessionEvent
+
+_STATE: Final = SessionState.__members__
+_EVENT: Final = SessionEvent.__members__
+_FIELD_TYPES: Final[dict[str, str]] = {
+}
+_FIELD_ENUMS: Final[dict[str, type[enum.Enum]]] = {
+}
+# (source, event, target) -> (domain, entered states, fields set). Leaving a transition
+# exits every active state under its domain (all of them when the domain is None).
+_EFFECTS: Final[dict[tuple[str, str, str], tuple[str | None, tuple[str, ...], tuple[str, ...]]]] = {
+    ('connecting', 'connected', 'online'): (None, ('online', 'active'), ()),
+    ('online', 'drop', 'connecting'): (None, ('connecting',), ()),
+    ('online', 'logout', 'gone'): (None, ('gone',), ()),
+    ('active', 'idle', 'away'): ('online', ('away',), ()),
+    ('away', 'wake', 'active'): ('online', ('active',), ()),
+}
+_PARENT: Final[dict[str, str | None]] = {
+    'connecting': None,
+    'online': None,
+    'active': 'online',
+    'away': 'online',
+    'gone': None,
+}
+_ORDER: Final[dict[str, int]] = {
+    'connecting': 0,
+    'online': 1,
+    'active': 2,
+    'away': 3,
+    'gone': 4,
+}
+_LIMITS: Final[dict[str, int]] = {
+}
+_REQUIRES: Final[dict[str, tuple[str, ...]]] = {
+}
+_INITIAL_CONFIGURATION: Final[tuple[str, ...]] = ('connecting',)
+_FINAL: Final[frozenset[str]] = frozenset({'gone'})
+
+
+def _utcnow() -> _dt.datetime:
+    return _dt.datetime.now(_dt.UTC)
+
+
+def _json_value(field: str, value: object) -> _JSONValue:
+    """`value` as JSON, after checking it has the field's type (callers may ignore types)."""
+    kind = _FIELD_TYPES[field]
+    if kind == "string" and isinstance(value, str):
+        return value
+    if kind == "integer" and isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if kind == "number" and isinstance(value, (int, float)) and not isinstance(value, bool) \
+            and math.isfinite(value):
+        return value
+    if kind == "boolean" and isinstance(value, bool):
+        return value
+    if kind == "datetime" and isinstance(value, _dt.datetime) and value.utcoffset() is not None:
+        return value.isoformat()
+    if kind == "enum" and isinstance(value, _FIELD_ENUMS[field]):
+        return str(value.value)
+    raise TypeError(f"{field}: expected a {kind} value"
+                    + (" with a time zone" if kind == "datetime" else "") + f", got {value!r}")
+
+
+def _from_json_value(field: str, raw: object, where: str | None = None) -> Any:
+    """The typed value of a field's JSON value, or InvalidRecord naming the field."""
+    kind = _FIELD_TYPES[field]
+    try:
+        if kind == "datetime" and isinstance(raw, str):
+            return _parse_time(where or field, raw)
+        if kind == "enum" and isinstance(raw, str):
+            return _FIELD_ENUMS[field](raw)
+        if kind == "number" and isinstance(raw, int) and not isinstance(raw, bool):
+            return float(raw)
+        if kind not in ("datetime", "enum"):
+            _json_value(field, raw)
+            return raw
+    except (TypeError, ValueError):
+        pass
+    expected = f"one of {[m.value for m in _FIELD_ENUMS[field]]}" if kind == "enum" else kind
+    raise InvalidRecord(where or field, f"expected {expected}, got {raw!r}")
+
+
+def _parse_time(field: str, raw: object) -> _dt.datetime:
+    if isinstance(raw, str):
+        try:
+            value = _dt.datetime.fromisoformat(raw)
+        except ValueError:
+            value = None
+        if value is not None and value.utcoffset() is not None and "T" in raw.upper():
+            return value
+    raise InvalidRecord(field, f"expected an RFC 3339 date-time with offset, got {raw!r}")
+
+
+def _next_configuration(
+    configuration: tuple[str, ...], domain: str | None, entered: tuple[str, ...]
+) -> tuple[str, ...]:
+    """The active states after a transition: those outside its domain, plus the entered."""
+    if domain is None:
+        return entered
+    kept = []
+    for name in configuration:
+        parent = _PARENT[name]
+        while parent is not None and parent != domain:
+            parent = _PARENT[parent]
+        if parent is None:
+            kept.append(name)
+    return tuple(sorted((*kept, *entered), key=_ORDER.__getitem__))
+
+
+@dataclasses.dataclass
+class SessionStep:
+    """One transition of a run: the transition's own source and target, and what it set."""
+
+    event: _SessionEvent
+    source: _SessionState
+    target: _SessionState
+    at: _DateTime
+    values: dict[_Str, _JSONValue] = _field(default_factory=dict)
+
+    def to_dict(self) -> _JSONObject:
+        return {
+            "event": self.event.value,
+            "source": self.source.value,
+            "target": self.target.value,
+            "at": self.at.isoformat(),
+            "values": dict(self.values),
+        }
+
+
+@dataclasses.dataclass
+class SessionRecord:
+    """The persisted state of one run. JSON keys are the attribute names.
+
+    Unset fields are None in Python and absent from JSON. `from_dict`/`from_json` refuse a
+    record that this spec could not have produced, naming the field at fault.
+    """
+
+    # Methods first: mypy reads a class body in order, and a record field named like a type
+    # (say `dict`) would otherwise hide that type from the signatures below it.
+    def to_dict(self) -> _JSONObject:
+        data: _JSONObject = {
+            "runId": self.runId,
+            "specVersion": self.specVersion,
+            "status": self.status.value,
+            "configuration": [state.value for state in self.configuration],
+            "lastTransitionAt": self.lastTransitionAt.isoformat(),
+            "history": [step.to_dict() for step in self.history],
+            "counts": dict(self.counts),
+        }
+        for field in _FIELD_TYPES:
+            value = getattr(self, field)
+            if value is not None:
+                data[field] = _json_value(field, value)
+        return data
+
+    def to_json(self) -> _Str:
+        return json.dumps(self.to_dict(), ensure_ascii=False, allow_nan=False, indent=2)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[_Str, Any]) -> SessionRecord:
+        """Parse and check a record: types, status, configuration, counts and history."""
+        if not isinstance(data, Mapping):
+            raise InvalidRecord("(record)", "expected a JSON object")
+        known = {"runId", "specVersion", "status", "configuration", "lastTransitionAt",
+                 "history", "counts", *_FIELD_TYPES}
+        for key in data:
+            if key not in known:
+                raise InvalidRecord(str(key), "unknown key")
+        run_id = data.get("runId")
+        if not isinstance(run_id, str) or not run_id:
+            raise InvalidRecord("runId", "expected a non-empty string")
+        if data.get("specVersion") != SPEC_VERSION:
+            raise InvalidRecord("specVersion", f"this module reads version {SPEC_VERSION} "
+                                f"records of {SPEC_NAME!r}, got {data.get('specVersion')!r}")
+        status = _state_of("status", data.get("status"))
+        raw_configuration = data.get("configuration")
+        if not isinstance(raw_configuration, list) or not raw_configuration:
+            raise InvalidRecord("configuration", "expected a non-empty list of states")
+        configuration = [_state_of("configuration", v) for v in raw_configuration]
+        counts = data.get("counts")
+        if not isinstance(counts, dict) or set(counts) != set(_LIMITS) or not all(
+                isinstance(n, int) and not isinstance(n, bool) for n in counts.values()):
+            raise InvalidRecord("counts", f"expected entry counts of {sorted(_LIMITS)}")
+        history = data.get("history")
+        if not isinstance(history, list):
+            raise InvalidRecord("history", "expected a list")
+        record = cls(
+            runId=run_id,
+            status=status,
+            configuration=configuration,
+            lastTransitionAt=_parse_time("lastTransitionAt", data.get("lastTransitionAt")),
+            history=[_step_from_dict(i, step) for i, step in enumerate(history)],
+            counts=dict(counts),
+        )
+        for field in _FIELD_TYPES:
+            if field in data:
+                setattr(record, field, _from_json_value(field, data[field]))
+        check_record(record)
+        return record
+
+    @classmethod
+    def from_json(cls, text: _Str | bytes) -> SessionRecord:
+        try:
+            data = json.loads(text)
+        except ValueError as exc:
+            raise InvalidRecord("(record)", f"not JSON: {exc}") from None
+        return cls.from_dict(data)
+
+    runId: _Str
+    specVersion: _Int = SPEC_VERSION
+    status: _SessionState = _SessionState.connecting
+    configuration: list[_SessionState] = _field(
+        default_factory=lambda: [_STATE[name] for name in _INITIAL_CONFIGURATION]
+    )
+    lastTransitionAt: _DateTime = _field(default_factory=_utcnow)
+    history: list[SessionStep] = _field(default_factory=list)
+    counts: dict[_Str, _Int] = _field(default_factory=lambda: _initial_counts())
+    # The spec's fields. Annotations use the `_` aliases: see the note above them.
+
+
+def _state_of(where: str, raw: object) -> SessionState:
+    if isinstance(raw, str) and raw in _STATE:
+        return _STATE[raw]
+    raise InvalidRecord(where, f"unknown state {raw!r}")
+
+
+def _step_from_dict(index: int, raw: object) -> SessionStep:
+    where = f"history[{index}]"
+    keys = {"event", "source", "target", "at", "values"}
+    if not isinstance(raw, dict) or set(raw) != keys:
+        raise InvalidRecord(where, f"expected an object with keys {sorted(keys)}")
+    event = raw["event"]
+    if not isinstance(event, str) or event not in _EVENT:
+        raise InvalidRecord(where + ".event", f"unknown event {event!r}")
+    values = raw["values"]
+    if not isinstance(values, dict):
+        raise InvalidRecord(where + ".values", "expected an object")
+    for field, value in values.items():
+        if field not in _FIELD_TYPES:
+            raise InvalidRecord(f"{where}.values.{field}", "not a field of the record")
+        _from_json_value(field, value, f"{where}.values.{field}")
+    return SessionStep(
+        event=_EVENT[event],
+        source=_state_of(where + ".source", raw["source"]),
+        target=_state_of(where + ".target", raw["target"]),
+        at=_parse_time(where + ".at", raw["at"]),
+        values=dict(values),
+    )
+
+
+def _initial_counts() -> dict[str, int]:
+    counts = dict.fromkeys(_LIMITS, 0)
+    for name in _INITIAL_CONFIGURATION:
+        if name in counts:
+            counts[name] += 1
+    return counts
+
+
+def _configuration_of(record: SessionRecord) -> tuple[str, ...]:
+    return tuple(state.value for state in record.configuration)
+
+
+def check_record(record: SessionRecord) -> None:
+    """Refuse a record this spec could not have produced: the history is replayed from the
+    initial state and must end in the recorded configuration, with the recorded counts, no
+    limit exceeded, and every field the active states require set."""
+    if record.specVersion != SPEC_VERSION:
+        raise InvalidRecord("specVersion", f"expected {SPEC_VERSION}, got {record.specVersion!r}")
+    configuration = _INITIAL_CONFIGURATION
+    counts = _initial_counts()
+    for index, step in enumerate(record.history):
+        where = f"history[{index}]"
+        key = (step.source.value, step.event.value, step.target.value)
+        effect = _EFFECTS.get(key)
+        if effect is None:
+            raise InvalidRecord(where, f"the spec has no transition {key[0]} -{key[1]}-> {key[2]}")
+        if key[0] not in configuration:
+            raise InvalidRecord(where, f"`{key[0]}` was not active (active: "
+                                f"{', '.join(configuration)})")
+        for field in set(step.values) | set(effect[2]):
+            if field not in effect[2]:
+                raise InvalidRecord(f"{where}.values.{field}", f"`{key[1]}` does not set it")
+            if field not in step.values:
+                raise InvalidRecord(f"{where}.values.{field}", f"`{key[1]}` sets it; missing")
+        for name in effect[1]:
+            if name in counts:
+                counts[name] += 1
+                if counts[name] > _LIMITS[name]:
+                    raise InvalidRecord(where, f"enters `{name}` more than {_LIMITS[name]} "
+                                        "times (its limit)")
+        configuration = _next_configuration(configuration, effect[0], effect[1])
+    if _configuration_of(record) != configuration:
+        raise InvalidRecord("configuration", f"the history ends in {list(configuration)}, "
+                            f"not {list(_configuration_of(record))}")
+    if record.status.value != configuration[0]:
+        raise InvalidRecord("status", f"the history ends in `{configuration[0]}`, not "
+                            f"`{record.status.value}`")
+    if record.counts != counts:
+        raise InvalidRecord("counts", f"the history gives {counts}, not {record.counts}")
+    for name in configuration:
+        for field in _REQUIRES.get(name, ()):
+            if getattr(record, field) is None:
+                raise InvalidRecord(field, f"required while in `{name}`, but not set")
+
+
+def _apply(
+    record: SessionRecord,
+    key: tuple[str, str, str],
+    values: dict[str, tuple[Any, _JSONValue]],
+    now: _dt.datetime,
+) -> None:
+    """One transition's effect on the record, after checking the spec's contract for it."""
+    domain, entered, sets = _EFFECTS[key]
+    for field in sets:
+        if field not in values:
+            raise MissingField(field, f"`{key[1]}` from `{key[0]}` to `{key[2]}` sets it; "
+                               f"pass {field}=...")
+    counts = record.counts
+    for name in entered:
+        if name in _LIMITS and counts[name] >= _LIMITS[name]:
+            raise LimitExceeded(name, _LIMITS[name])
+    configuration = _next_configuration(_configuration_of(record), domain, entered)
+    for name in configuration:
+        for field in _REQUIRES.get(name, ()):
+            if field not in sets and getattr(record, field) is None:
+                raise MissingField(field, f"`{name}` requires it, and `{key[1]}` does not "
+                                   "set it")
+    if _LIMITS:
+        counts = dict(counts)  # a new dict: the caller's snapshot keeps the old one
+        for name in entered:
+            if name in counts:
+                counts[name] += 1
+        record.counts = counts
+    step_values: dict[str, _JSONValue] = {}
+    for field in sets:
+        typed, as_json = values[field]
+        setattr(record, field, typed)
+        step_values[field] = as_json
+    record.status = _STATE[configuration[0]]
+    record.configuration = [_STATE[name] for name in configuration]
+    record.lastTransitionAt = now
+    record.history.append(SessionStep(_EVENT[key[1]], _STATE[key[0]], _STATE[key[2]], now,
+                                  step_values))
+
+
+class SessionMachine(_StateMachine):
+    """The states and transitions for python-statemachine. Use `Session`, which keeps
+    the run record; events sent to this class directly are refused."""
+
+    # `statechart check` validated the graph; the library's own checks would repeat that at
+    # every import, and the final-reachability one is quadratic in the number of states.
+    validate_disconnected_states = False
+    validate_trap_states = False
+    validate_final_reachability = False
+
+    connecting = _State(initial=True, enter=['open_socket'])
+
+    class online(_State.Compound, enter=['start_heartbeat'], exit=['stop_heartbeat']):
+        active = _State(initial=True, enter=['mark_active'], exit=['mark_idle'])
+        away = _State()
+    gone = _State(final=True, enter=['close_socket'])
+
+    # One statement per transition: a long `a.to(b) | c.to(d) | ...` chain overflows the
+    # compiler's recursion limit on big specs.
+    connecting.to(online, event='connected')
+    online.to(connecting, event='drop')
+    online.to(gone, event='logout')
+    online.active.to(online.away, event='idle')
+    online.away.to(online.active, event='wake')
+
+
+class _Model:
+    """Where python-statemachine keeps the configuration (set before start: a restore)."""
+
+    def __init__(self, state: object) -> None:
+        self.state = state
+
+
+class Session:
+    'Entry and exit actions on atomic and compound states.'
+
+    # Own API first: mypy reads a class body in order, and an event named like a type or
+    # `property` would otherwise hide it from what follows.
+    def __init__(
+        self,
+        record: SessionRecord | None = None,
+        *,
+        run_id: str | None = None,
+        model: object = None,
+        clock: _Clock | None = None,
+    ) -> None:
+        """A new run (entry actions of the initial states run), or, given a record, the run
+        it describes, restored where it stopped (no entry action runs again)."""
+        self.clock: _Clock = clock if clock is not None else _utcnow
+        self._pending: tuple[str, dict[str, tuple[Any, _JSONValue]]] | None = None
+        stored: object = None
+        if record is None:
+            for name in _INITIAL_CONFIGURATION:
+                for field in _REQUIRES.get(name, ()):
+                    raise MissingField(field, f"the initial state `{name}` requires it; "
+                                       "start from a record that sets it")
+            record = SessionRecord(runId=run_id or uuid.uuid4().hex,
+                                  lastTransitionAt=self.clock())
+        else:
+            if run_id is not None:
+                raise TypeError("run_id comes from the record when one is given")
+            check_record(record)
+            configuration = _configuration_of(record)
+            stored = configuration[0] if len(configuration) == 1 else _OrderedSet(configuration)
+        self.record = record
+        listeners: list[object] = [self] if model is None else [self, model]
+        self.machine = SessionMachine(model=_Model(stored), listeners=listeners)
+
+    @classmethod
+    def restore(cls, record: SessionRecord, **kwargs: Any) -> Session:
+        """The run `record` describes (checked first: InvalidRecord names the field)."""
+        return cls(record, **kwargs)
+
+    @property
+    def status(self) -> SessionState:
+        return self.record.status
+
+    @property
+    def configuration(self) -> tuple[SessionState, ...]:
+        """Every active state, ancestors included, in document order."""
+        return tuple(_STATE[name] for name in _configuration_of(self.record))
+
+    @property
+    def is_terminated(self) -> bool:
+        return self.record.status.value in _FINAL
+
+    def before_transition(self, source: _State, target: _State) -> None:
+        """python-statemachine calls this in every transition before any exit or entry
+        action; raising here (limit, missing field) cancels the transition."""
+        if self._pending is None:
+            raise RuntimeError(f"send events through {type(self).__name__}'s methods, not its "
+                               "machine: they keep the run record")
+        event, values = self._pending
+        _apply(self.record, (source.id, event, target.id), values, self.clock())
+
+    def _fire(self, event: str, values: dict[str, Any]) -> None:
+        if self._pending is not None:
+            raise RuntimeError(f"event `{event}` sent while `{self._pending[0]}` is being "
+                               "handled; send it after the action returns")
+        checked = {f: (v, _json_value(f, v)) for f, v in values.items() if v is not None}
+        record = self.record
+        saved = (record.status, record.configuration, record.counts,
+                 record.lastTransitionAt, len(record.history),
+                 [(f, getattr(record, f)) for f in checked])
+        self._pending = (event, checked)
+        try:
+            self.machine.send(event)
+        except BaseException:
+            # python-statemachine rolled its configuration back; roll the record back too.
+            (record.status, record.configuration, record.counts,
+             record.lastTransitionAt, length, fields) = saved
+            del record.history[length:]
+            for field, value in fields:
+                setattr(record, field, value)
+            raise
+        finally:
+            self._pending = None
+
+    def connected(self) -> None:
+        'Moves: connecting -> online.'
+        self._fire('connected', {})
+
+    def drop(self) -> None:
+        'Moves: online -> connecting.'
+        self._fire('drop', {})
+
+    def logout(self) -> None:
+        'Moves: online -> gone.'
+        self._fire('logout', {})
+
+    def idle(self) -> None:
+        'Moves: active -> away.'
+        self._fire('idle', {})
+
+    def wake(self) -> None:
+        'Moves: away -> active.'
+        self._fire('wake', {})
+
+    def open_socket(self) -> None:
+        """Entry or exit action. This default does nothing: override it in a subclass (or
+        define it on a `model=` object; both run)."""
+
+    def start_heartbeat(self) -> None:
+        """Entry or exit action. This default does nothing: override it in a subclass (or
+        define it on a `model=` object; both run)."""
+
+    def stop_heartbeat(self) -> None:
+        """Entry or exit action. This default does nothing: override it in a subclass (or
+        define it on a `model=` object; both run)."""
+
+    def mark_active(self) -> None:
+        """Entry or exit action. This default does nothing: override it in a subclass (or
+        define it on a `model=` object; both run)."""
+
+    def mark_idle(self) -> None:
+        """Entry or exit action. This default does nothing: override it in a subclass (or
+        define it on a `model=` object; both run)."""
+
+    def close_socket(self) -> None:
+        """Entry or exit action. This default does nothing: override it in a subclass (or
+        define it on a `model=` object; both run)."""

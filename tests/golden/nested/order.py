@@ -1,0 +1,595 @@
+# Generated from spec.yaml by statechart-compiler. DO NOT EDIT.
+# Source sha256: d9e209839295852ed2b5ba6f459ed45f579c481e54f6de50a9f9e0b0c5099a22
+# Regenerate with: statechart build
+'Nested states two levels deep; a transition on a parent applies to its children.'
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as _dt
+import enum
+import json
+import math
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import field as _field
+from typing import Any, Final, TypeAlias
+
+from statemachine import State as _State
+from statemachine import StateMachine as _StateMachine
+from statemachine.orderedset import OrderedSet as _OrderedSet
+
+SPEC_NAME: Final = 'order'
+SPEC_VERSION: Final = 2
+SPEC_SHA256: Final = 'd9e209839295852ed2b5ba6f459ed45f579c481e54f6de50a9f9e0b0c5099a22'
+
+
+class OrderState(enum.Enum):
+    """Every state, nested ones included, in document order."""
+
+    open = 'open'
+    cart = 'cart'
+    paying = 'paying'
+    card = 'card'
+    invoice = 'invoice'
+    shipped = 'shipped'
+    closed = 'closed'
+
+
+class OrderEvent(enum.Enum):
+    """Every event, in order of first use."""
+
+    abandon = 'abandon'
+    checkout = 'checkout'
+    paid = 'paid'
+    back = 'back'
+    use_invoice = 'use_invoice'
+    use_card = 'use_card'
+    deliver = 'deliver'
+    reopen = 'reopen'
+
+
+STATE_DESCRIPTIONS: Final[Mapping[OrderState, str]] = {
+}
+
+
+class InvalidRecord(ValueError):
+    """A run record this module refuses; `field` is the JSON key at fault."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field = field
+
+
+class LimitExceeded(RuntimeError):
+    """A state with `limit: N` would be entered for the (N+1)th time in one run."""
+
+    def __init__(self, state: str, limit: int) -> None:
+        super().__init__(f"state `{state}` may be entered at most {limit} times per run")
+        self.state = state
+        self.limit = limit
+
+
+class MissingField(ValueError):
+    """A value a transition sets, or a state requires, was not given."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field = field
+
+
+# Type names as the class bodies below refer to them: a record field may be named `str` or
+# like a class of this module, and inside a class body that name would hide the type.
+_Str: TypeAlias = str
+_Int: TypeAlias = int
+_DateTime: TypeAlias = _dt.datetime
+_JSONValue: TypeAlias = str | int | float | bool
+_JSONObject: TypeAlias = dict[str, Any]
+_Clock: TypeAlias = Callable[[], _dt.datetime]
+_OrderState: TypeAlias = OrderState
+_OrderEvent: TypeAlias = OrderEvent
+
+_STATE: Final = OrderState.__members__
+_EVENT: Final = OrderEvent.__members__
+_FIELD_TYPES: Final[dict[str, str]] = {
+}
+_FIELD_ENUMS: Final[dict[str, type[enum.Enum]]] = {
+}
+# (source, event, target) -> (domain, entered states, fields set). Leaving a transition
+# exits every active state under its domain (all of them when the domain is None).
+_EFFECTS: Final[dict[tuple[str, str, str], tuple[str | None, tuple[str, ...], tuple[str, ...]]]] = {
+    ('open', 'abandon', 'closed'): (None, ('closed',), ()),
+    ('cart', 'checkout', 'paying'): ('open', ('paying', 'card'), ()),
+    ('paying', 'paid', 'shipped'): (None, ('shipped',), ()),
+    ('paying', 'back', 'cart'): ('open', ('cart',), ()),
+    ('card', 'use_invoice', 'invoice'): ('paying', ('invoice',), ()),
+    ('invoice', 'use_card', 'card'): ('paying', ('card',), ()),
+    ('shipped', 'deliver', 'closed'): (None, ('closed',), ()),
+    ('shipped', 'reopen', 'open'): (None, ('open', 'cart'), ()),
+}
+_PARENT: Final[dict[str, str | None]] = {
+    'open': None,
+    'cart': 'open',
+    'paying': 'open',
+    'card': 'paying',
+    'invoice': 'paying',
+    'shipped': None,
+    'closed': None,
+}
+_ORDER: Final[dict[str, int]] = {
+    'open': 0,
+    'cart': 1,
+    'paying': 2,
+    'card': 3,
+    'invoice': 4,
+    'shipped': 5,
+    'closed': 6,
+}
+_LIMITS: Final[dict[str, int]] = {
+}
+_REQUIRES: Final[dict[str, tuple[str, ...]]] = {
+}
+_INITIAL_CONFIGURATION: Final[tuple[str, ...]] = ('open', 'cart')
+_FINAL: Final[frozenset[str]] = frozenset({'closed'})
+
+
+def _utcnow() -> _dt.datetime:
+    return _dt.datetime.now(_dt.UTC)
+
+
+def _json_value(field: str, value: object) -> _JSONValue:
+    """`value` as JSON, after checking it has the field's type (callers may ignore types)."""
+    kind = _FIELD_TYPES[field]
+    if kind == "string" and isinstance(value, str):
+        return value
+    if kind == "integer" and isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if kind == "number" and isinstance(value, (int, float)) and not isinstance(value, bool) \
+            and math.isfinite(value):
+        return value
+    if kind == "boolean" and isinstance(value, bool):
+        return value
+    if kind == "datetime" and isinstance(value, _dt.datetime) and value.utcoffset() is not None:
+        return value.isoformat()
+    if kind == "enum" and isinstance(value, _FIELD_ENUMS[field]):
+        return str(value.value)
+    raise TypeError(f"{field}: expected a {kind} value"
+                    + (" with a time zone" if kind == "datetime" else "") + f", got {value!r}")
+
+
+def _from_json_value(field: str, raw: object, where: str | None = None) -> Any:
+    """The typed value of a field's JSON value, or InvalidRecord naming the field."""
+    kind = _FIELD_TYPES[field]
+    try:
+        if kind == "datetime" and isinstance(raw, str):
+            return _parse_time(where or field, raw)
+        if kind == "enum" and isinstance(raw, str):
+            return _FIELD_ENUMS[field](raw)
+        if kind == "number" and isinstance(raw, int) and not isinstance(raw, bool):
+            return float(raw)
+        if kind not in ("datetime", "enum"):
+            _json_value(field, raw)
+            return raw
+    except (TypeError, ValueError):
+        pass
+    expected = f"one of {[m.value for m in _FIELD_ENUMS[field]]}" if kind == "enum" else kind
+    raise InvalidRecord(where or field, f"expected {expected}, got {raw!r}")
+
+
+def _parse_time(field: str, raw: object) -> _dt.datetime:
+    if isinstance(raw, str):
+        try:
+            value = _dt.datetime.fromisoformat(raw)
+        except ValueError:
+            value = None
+        if value is not None and value.utcoffset() is not None and "T" in raw.upper():
+            return value
+    raise InvalidRecord(field, f"expected an RFC 3339 date-time with offset, got {raw!r}")
+
+
+def _next_configuration(
+    configuration: tuple[str, ...], domain: str | None, entered: tuple[str, ...]
+) -> tuple[str, ...]:
+    """The active states after a transition: those outside its domain, plus the entered."""
+    if domain is None:
+        return entered
+    kept = []
+    for name in configuration:
+        parent = _PARENT[name]
+        while parent is not None and parent != domain:
+            parent = _PARENT[parent]
+        if parent is None:
+            kept.append(name)
+    return tuple(sorted((*kept, *entered), key=_ORDER.__getitem__))
+
+
+@dataclasses.dataclass
+class OrderStep:
+    """One transition of a run: the transition's own source and target, and what it set."""
+
+    event: _OrderEvent
+    source: _OrderState
+    target: _OrderState
+    at: _DateTime
+    values: dict[_Str, _JSONValue] = _field(default_factory=dict)
+
+    def to_dict(self) -> _JSONObject:
+        return {
+            "event": self.event.value,
+            "source": self.source.value,
+            "target": self.target.value,
+            "at": self.at.isoformat(),
+            "values": dict(self.values),
+        }
+
+
+@dataclasses.dataclass
+class OrderRecord:
+    """The persisted state of one run. JSON keys are the attribute names.
+
+    Unset fields are None in Python and absent from JSON. `from_dict`/`from_json` refuse a
+    record that this spec could not have produced, naming the field at fault.
+    """
+
+    # Methods first: mypy reads a class body in order, and a record field named like a type
+    # (say `dict`) would otherwise hide that type from the signatures below it.
+    def to_dict(self) -> _JSONObject:
+        data: _JSONObject = {
+            "runId": self.runId,
+            "specVersion": self.specVersion,
+            "status": self.status.value,
+            "configuration": [state.value for state in self.configuration],
+            "lastTransitionAt": self.lastTransitionAt.isoformat(),
+            "history": [step.to_dict() for step in self.history],
+            "counts": dict(self.counts),
+        }
+        for field in _FIELD_TYPES:
+            value = getattr(self, field)
+            if value is not None:
+                data[field] = _json_value(field, value)
+        return data
+
+    def to_json(self) -> _Str:
+        return json.dumps(self.to_dict(), ensure_ascii=False, allow_nan=False, indent=2)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[_Str, Any]) -> OrderRecord:
+        """Parse and check a record: types, status, configuration, counts and history."""
+        if not isinstance(data, Mapping):
+            raise InvalidRecord("(record)", "expected a JSON object")
+        known = {"runId", "specVersion", "status", "configuration", "lastTransitionAt",
+                 "history", "counts", *_FIELD_TYPES}
+        for key in data:
+            if key not in known:
+                raise InvalidRecord(str(key), "unknown key")
+        run_id = data.get("runId")
+        if not isinstance(run_id, str) or not run_id:
+            raise InvalidRecord("runId", "expected a non-empty string")
+        if data.get("specVersion") != SPEC_VERSION:
+            raise InvalidRecord("specVersion", f"this module reads version {SPEC_VERSION} "
+                                f"records of {SPEC_NAME!r}, got {data.get('specVersion')!r}")
+        status = _state_of("status", data.get("status"))
+        raw_configuration = data.get("configuration")
+        if not isinstance(raw_configuration, list) or not raw_configuration:
+            raise InvalidRecord("configuration", "expected a non-empty list of states")
+        configuration = [_state_of("configuration", v) for v in raw_configuration]
+        counts = data.get("counts")
+        if not isinstance(counts, dict) or set(counts) != set(_LIMITS) or not all(
+                isinstance(n, int) and not isinstance(n, bool) for n in counts.values()):
+            raise InvalidRecord("counts", f"expected entry counts of {sorted(_LIMITS)}")
+        history = data.get("history")
+        if not isinstance(history, list):
+            raise InvalidRecord("history", "expected a list")
+        record = cls(
+            runId=run_id,
+            status=status,
+            configuration=configuration,
+            lastTransitionAt=_parse_time("lastTransitionAt", data.get("lastTransitionAt")),
+            history=[_step_from_dict(i, step) for i, step in enumerate(history)],
+            counts=dict(counts),
+        )
+        for field in _FIELD_TYPES:
+            if field in data:
+                setattr(record, field, _from_json_value(field, data[field]))
+        check_record(record)
+        return record
+
+    @classmethod
+    def from_json(cls, text: _Str | bytes) -> OrderRecord:
+        try:
+            data = json.loads(text)
+        except ValueError as exc:
+            raise InvalidRecord("(record)", f"not JSON: {exc}") from None
+        return cls.from_dict(data)
+
+    runId: _Str
+    specVersion: _Int = SPEC_VERSION
+    status: _OrderState = _OrderState.open
+    configuration: list[_OrderState] = _field(
+        default_factory=lambda: [_STATE[name] for name in _INITIAL_CONFIGURATION]
+    )
+    lastTransitionAt: _DateTime = _field(default_factory=_utcnow)
+    history: list[OrderStep] = _field(default_factory=list)
+    counts: dict[_Str, _Int] = _field(default_factory=lambda: _initial_counts())
+    # The spec's fields. Annotations use the `_` aliases: see the note above them.
+
+
+def _state_of(where: str, raw: object) -> OrderState:
+    if isinstance(raw, str) and raw in _STATE:
+        return _STATE[raw]
+    raise InvalidRecord(where, f"unknown state {raw!r}")
+
+
+def _step_from_dict(index: int, raw: object) -> OrderStep:
+    where = f"history[{index}]"
+    keys = {"event", "source", "target", "at", "values"}
+    if not isinstance(raw, dict) or set(raw) != keys:
+        raise InvalidRecord(where, f"expected an object with keys {sorted(keys)}")
+    event = raw["event"]
+    if not isinstance(event, str) or event not in _EVENT:
+        raise InvalidRecord(where + ".event", f"unknown event {event!r}")
+    values = raw["values"]
+    if not isinstance(values, dict):
+        raise InvalidRecord(where + ".values", "expected an object")
+    for field, value in values.items():
+        if field not in _FIELD_TYPES:
+            raise InvalidRecord(f"{where}.values.{field}", "not a field of the record")
+        _from_json_value(field, value, f"{where}.values.{field}")
+    return OrderStep(
+        event=_EVENT[event],
+        source=_state_of(where + ".source", raw["source"]),
+        target=_state_of(where + ".target", raw["target"]),
+        at=_parse_time(where + ".at", raw["at"]),
+        values=dict(values),
+    )
+
+
+def _initial_counts() -> dict[str, int]:
+    counts = dict.fromkeys(_LIMITS, 0)
+    for name in _INITIAL_CONFIGURATION:
+        if name in counts:
+            counts[name] += 1
+    return counts
+
+
+def _configuration_of(record: OrderRecord) -> tuple[str, ...]:
+    return tuple(state.value for state in record.configuration)
+
+
+def check_record(record: OrderRecord) -> None:
+    """Refuse a record this spec could not have produced: the history is replayed from the
+    initial state and must end in the recorded configuration, with the recorded counts, no
+    limit exceeded, and every field the active states require set."""
+    if record.specVersion != SPEC_VERSION:
+        raise InvalidRecord("specVersion", f"expected {SPEC_VERSION}, got {record.specVersion!r}")
+    configuration = _INITIAL_CONFIGURATION
+    counts = _initial_counts()
+    for index, step in enumerate(record.history):
+        where = f"history[{index}]"
+        key = (step.source.value, step.event.value, step.target.value)
+        effect = _EFFECTS.get(key)
+        if effect is None:
+            raise InvalidRecord(where, f"the spec has no transition {key[0]} -{key[1]}-> {key[2]}")
+        if key[0] not in configuration:
+            raise InvalidRecord(where, f"`{key[0]}` was not active (active: "
+                                f"{', '.join(configuration)})")
+        for field in set(step.values) | set(effect[2]):
+            if field not in effect[2]:
+                raise InvalidRecord(f"{where}.values.{field}", f"`{key[1]}` does not set it")
+            if field not in step.values:
+                raise InvalidRecord(f"{where}.values.{field}", f"`{key[1]}` sets it; missing")
+        for name in effect[1]:
+            if name in counts:
+                counts[name] += 1
+                if counts[name] > _LIMITS[name]:
+                    raise InvalidRecord(where, f"enters `{name}` more than {_LIMITS[name]} "
+                                        "times (its limit)")
+        configuration = _next_configuration(configuration, effect[0], effect[1])
+    if _configuration_of(record) != configuration:
+        raise InvalidRecord("configuration", f"the history ends in {list(configuration)}, "
+                            f"not {list(_configuration_of(record))}")
+    if record.status.value != configuration[0]:
+        raise InvalidRecord("status", f"the history ends in `{configuration[0]}`, not "
+                            f"`{record.status.value}`")
+    if record.counts != counts:
+        raise InvalidRecord("counts", f"the history gives {counts}, not {record.counts}")
+    for name in configuration:
+        for field in _REQUIRES.get(name, ()):
+            if getattr(record, field) is None:
+                raise InvalidRecord(field, f"required while in `{name}`, but not set")
+
+
+def _apply(
+    record: OrderRecord,
+    key: tuple[str, str, str],
+    values: dict[str, tuple[Any, _JSONValue]],
+    now: _dt.datetime,
+) -> None:
+    """One transition's effect on the record, after checking the spec's contract for it."""
+    domain, entered, sets = _EFFECTS[key]
+    for field in sets:
+        if field not in values:
+            raise MissingField(field, f"`{key[1]}` from `{key[0]}` to `{key[2]}` sets it; "
+                               f"pass {field}=...")
+    counts = record.counts
+    for name in entered:
+        if name in _LIMITS and counts[name] >= _LIMITS[name]:
+            raise LimitExceeded(name, _LIMITS[name])
+    configuration = _next_configuration(_configuration_of(record), domain, entered)
+    for name in configuration:
+        for field in _REQUIRES.get(name, ()):
+            if field not in sets and getattr(record, field) is None:
+                raise MissingField(field, f"`{name}` requires it, and `{key[1]}` does not "
+                                   "set it")
+    if _LIMITS:
+        counts = dict(counts)  # a new dict: the caller's snapshot keeps the old one
+        for name in entered:
+            if name in counts:
+                counts[name] += 1
+        record.counts = counts
+    step_values: dict[str, _JSONValue] = {}
+    for field in sets:
+        typed, as_json = values[field]
+        setattr(record, field, typed)
+        step_values[field] = as_json
+    record.status = _STATE[configuration[0]]
+    record.configuration = [_STATE[name] for name in configuration]
+    record.lastTransitionAt = now
+    record.history.append(OrderStep(_EVENT[key[1]], _STATE[key[0]], _STATE[key[2]], now,
+                                  step_values))
+
+
+class OrderMachine(_StateMachine):
+    """The states and transitions for python-statemachine. Use `Order`, which keeps
+    the run record; events sent to this class directly are refused."""
+
+    # `statechart check` validated the graph; the library's own checks would repeat that at
+    # every import, and the final-reachability one is quadratic in the number of states.
+    validate_disconnected_states = False
+    validate_trap_states = False
+    validate_final_reachability = False
+
+    class open(_State.Compound, initial=True):
+        cart = _State(initial=True)
+
+        class paying(_State.Compound):
+            card = _State(initial=True)
+            invoice = _State()
+    shipped = _State()
+    closed = _State(final=True)
+
+    # One statement per transition: a long `a.to(b) | c.to(d) | ...` chain overflows the
+    # compiler's recursion limit on big specs.
+    open.to(closed, event='abandon')
+    open.cart.to(open.paying, event='checkout')
+    open.paying.to(shipped, event='paid')
+    open.paying.to(open.cart, event='back')
+    open.paying.card.to(open.paying.invoice, event='use_invoice')
+    open.paying.invoice.to(open.paying.card, event='use_card')
+    shipped.to(closed, event='deliver')
+    shipped.to(open, event='reopen')
+
+
+class _Model:
+    """Where python-statemachine keeps the configuration (set before start: a restore)."""
+
+    def __init__(self, state: object) -> None:
+        self.state = state
+
+
+class Order:
+    'Nested states two levels deep; a transition on a parent applies to its children.'
+
+    # Own API first: mypy reads a class body in order, and an event named like a type or
+    # `property` would otherwise hide it from what follows.
+    def __init__(
+        self,
+        record: OrderRecord | None = None,
+        *,
+        run_id: str | None = None,
+        model: object = None,
+        clock: _Clock | None = None,
+    ) -> None:
+        """A new run (entry actions of the initial states run), or, given a record, the run
+        it describes, restored where it stopped (no entry action runs again)."""
+        self.clock: _Clock = clock if clock is not None else _utcnow
+        self._pending: tuple[str, dict[str, tuple[Any, _JSONValue]]] | None = None
+        stored: object = None
+        if record is None:
+            for name in _INITIAL_CONFIGURATION:
+                for field in _REQUIRES.get(name, ()):
+                    raise MissingField(field, f"the initial state `{name}` requires it; "
+                                       "start from a record that sets it")
+            record = OrderRecord(runId=run_id or uuid.uuid4().hex,
+                                  lastTransitionAt=self.clock())
+        else:
+            if run_id is not None:
+                raise TypeError("run_id comes from the record when one is given")
+            check_record(record)
+            configuration = _configuration_of(record)
+            stored = configuration[0] if len(configuration) == 1 else _OrderedSet(configuration)
+        self.record = record
+        listeners: list[object] = [self] if model is None else [self, model]
+        self.machine = OrderMachine(model=_Model(stored), listeners=listeners)
+
+    @classmethod
+    def restore(cls, record: OrderRecord, **kwargs: Any) -> Order:
+        """The run `record` describes (checked first: InvalidRecord names the field)."""
+        return cls(record, **kwargs)
+
+    @property
+    def status(self) -> OrderState:
+        return self.record.status
+
+    @property
+    def configuration(self) -> tuple[OrderState, ...]:
+        """Every active state, ancestors included, in document order."""
+        return tuple(_STATE[name] for name in _configuration_of(self.record))
+
+    @property
+    def is_terminated(self) -> bool:
+        return self.record.status.value in _FINAL
+
+    def before_transition(self, source: _State, target: _State) -> None:
+        """python-statemachine calls this in every transition before any exit or entry
+        action; raising here (limit, missing field) cancels the transition."""
+        if self._pending is None:
+            raise RuntimeError(f"send events through {type(self).__name__}'s methods, not its "
+                               "machine: they keep the run record")
+        event, values = self._pending
+        _apply(self.record, (source.id, event, target.id), values, self.clock())
+
+    def _fire(self, event: str, values: dict[str, Any]) -> None:
+        if self._pending is not None:
+            raise RuntimeError(f"event `{event}` sent while `{self._pending[0]}` is being "
+                               "handled; send it after the action returns")
+        checked = {f: (v, _json_value(f, v)) for f, v in values.items() if v is not None}
+        record = self.record
+        saved = (record.status, record.configuration, record.counts,
+                 record.lastTransitionAt, len(record.history),
+                 [(f, getattr(record, f)) for f in checked])
+        self._pending = (event, checked)
+        try:
+            self.machine.send(event)
+        except BaseException:
+            # python-statemachine rolled its configuration back; roll the record back too.
+            (record.status, record.configuration, record.counts,
+             record.lastTransitionAt, length, fields) = saved
+            del record.history[length:]
+            for field, value in fields:
+                setattr(record, field, value)
+            raise
+        finally:
+            self._pending = None
+
+    def abandon(self) -> None:
+        'Moves: open -> closed.'
+        self._fire('abandon', {})
+
+    def checkout(self) -> None:
+        'Moves: cart -> paying.'
+        self._fire('checkout', {})
+
+    def paid(self) -> None:
+        'Moves: paying -> shipped.'
+        self._fire('paid', {})
+
+    def back(self) -> None:
+        'Moves: paying -> cart.'
+        self._fire('back', {})
+
+    def use_invoice(self) -> None:
+        'Moves: card -> invoice.'
+        self._fire('use_invoice', {})
+
+    def use_card(self) -> None:
+        'Moves: invoice -> card.'
+        self._fire('use_card', {})
+
+    def deliver(self) -> None:
+        'Moves: shipped -> closed.'
+        self._fire('deliver', {})
+
+    def reopen(self) -> None:
+        'Moves: shipped -> open.'
+        self._fire('reopen', {})
