@@ -42,7 +42,9 @@ def py(value: Any) -> Lit:
     if isinstance(value, Lit):
         return value
     if isinstance(value, str):
-        if any(0xD800 <= ord(c) <= 0xDFFF for c in value):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
             raise CodegenError("text contains a lone surrogate, which cannot be encoded")
         return Lit(ascii(str(value)))
     if value is None or isinstance(value, (bool, int)):
