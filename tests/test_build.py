@@ -1,0 +1,206 @@
+"""`statechart build`: check first, write atomically and only what changed, --check, orphans."""
+
+from __future__ import annotations
+
+import ast
+import os
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from statechart import build, outputs
+from statechart.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+AGENT_RUN = ROOT / "specs" / "agent_run.yaml"
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A project folder with one spec, as the working directory; docs generators left out
+    (they have their own tests and are slow)."""
+    (tmp_path / "specs").mkdir()
+    shutil.copy(AGENT_RUN, tmp_path / "specs" / "agent_run.yaml")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(outputs, "PER_SPEC", {
+        k: v for k, v in outputs.PER_SPEC.items() if k in ("python", "record-schema")})
+    monkeypatch.setattr(outputs, "ALL_SPECS", {})
+    return tmp_path
+
+
+def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(["build", *argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_build_writes_then_reports_unchanged(project: Path,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run_cli(capsys)
+    assert code == 0
+    assert out.splitlines() == ["updated   generated/agent_run.py",
+                                "updated   generated/agent_run.schema.json"]
+    code, out, _ = run_cli(capsys)
+    assert code == 0 and out.split() == ["unchanged", "generated/agent_run.py",
+                                         "unchanged", "generated/agent_run.schema.json"]
+    assert run_cli(capsys, "--check")[0] == 0
+
+
+def test_generated_files_match_the_committed_ones(project: Path) -> None:
+    plan = build.plan(["specs"])
+    assert plan.ok
+    for rel, data in plan.files.items():
+        assert (ROOT / rel).read_bytes() == data, f"{rel} is stale: run `statechart build`"
+
+
+def test_files_are_readable_by_others(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    old = os.umask(0o022)
+    try:
+        run_cli(capsys)
+    finally:
+        os.umask(old)
+    mode = stat.S_IMODE((project / "generated" / "agent_run.py").stat().st_mode)
+    assert mode == 0o644
+
+
+def test_check_reports_missing_stale_and_orphaned_with_the_command(
+        project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run_cli(capsys, "--check")
+    assert code == 1 and "missing   generated/agent_run.py" in err
+    assert "run `statechart build`" in err and "+++ b/generated/agent_run.py" in out
+    assert not (project / "generated").exists()  # --check writes nothing
+    run_cli(capsys)
+    spec = project / "specs" / "agent_run.yaml"
+    spec.write_text(spec.read_text().replace("The agent is working.", "Working."))
+    code, out, err = run_cli(capsys, "--check")
+    assert code == 1 and "stale     generated/agent_run.py" in err
+    assert "-    STATE_DESCRIPTIONS" not in out and "+    AgentRunState.running: 'Working.'," in out
+    spec.unlink()
+    (project / "specs" / "other.yaml").write_text(
+        AGENT_RUN.read_text().replace("statechart: agent_run", "statechart: other"))
+    code, out, err = run_cli(capsys, "--check")
+    assert code == 1 and "orphaned  generated/agent_run.py" in err
+
+
+def test_build_deletes_orphans_but_not_files_without_our_header(
+        project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run_cli(capsys)
+    handwritten = project / "generated" / "notes.py"
+    handwritten.write_text("# mine, no header\n")
+    other = project / "specs" / "other.yaml"
+    other.write_text(AGENT_RUN.read_text().replace("statechart: agent_run", "statechart: other"))
+    (project / "specs" / "agent_run.yaml").unlink()
+    code, out, _ = run_cli(capsys)
+    assert code == 0
+    assert "deleted   generated/agent_run.py" in out
+    assert "deleted   generated/agent_run.schema.json" in out
+    assert handwritten.exists() and (project / "generated" / "other.py").exists()
+
+
+def test_a_spec_with_errors_builds_nothing_and_keeps_old_outputs(
+        project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run_cli(capsys)
+    before = {p: p.read_bytes() for p in (project / "generated").iterdir()}
+    spec = project / "specs" / "agent_run.yaml"
+    spec.write_text(spec.read_text().replace("retry: running", "retry: runnning")
+                    .replace("The agent is working.", "changed"))
+    (project / "specs" / "new.yaml").write_text(
+        AGENT_RUN.read_text().replace("statechart: agent_run", "statechart: new"))
+    code, out, err = run_cli(capsys)
+    assert code == 1
+    assert "specs/agent_run.yaml:" in out and ": error[unknown-state]: " in out
+    assert "nothing written" in err
+    assert {p: p.read_bytes() for p in (project / "generated").iterdir()} == before
+
+
+def test_two_specs_with_one_name_are_refused(project: Path,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    shutil.copy(AGENT_RUN, project / "specs" / "copy.yaml")
+    code, out, _ = run_cli(capsys)
+    assert code == 1 and "also written for" in out
+    assert not (project / "generated").exists()
+
+
+def test_no_spec_files_is_a_usage_error(project: Path,
+                                        capsys: pytest.CaptureFixture[str]) -> None:
+    (project / "empty").mkdir()
+    assert run_cli(capsys, "empty")[0] == 2
+    assert run_cli(capsys, "does-not-exist")[0] == 2
+
+
+def test_a_generator_that_is_not_installed_is_skipped(
+        project: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setitem(outputs.PER_SPEC, "future", "statechart.not_written_yet:outputs")
+    code, _, err = run_cli(capsys)
+    assert code == 0 and "skipped `future`" in err
+
+
+def test_a_failed_write_leaves_the_old_file_and_no_temp(
+        project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    target = project / "generated" / "x.py"
+    target.parent.mkdir()
+    target.write_bytes(b"old\n")
+
+    def broken_replace(src: str, dst: object) -> None:
+        raise OSError("disk full")
+
+    monkeypatch.setattr(os, "replace", broken_replace)
+    with pytest.raises(OSError, match="disk full"):
+        build.write_atomic(target, b"new\n")
+    assert target.read_bytes() == b"old\n"
+    assert [p.name for p in target.parent.iterdir()] == ["x.py"]
+
+
+def test_a_symlink_at_the_output_path_is_replaced_not_followed(project: Path) -> None:
+    victim = project / "victim.txt"
+    victim.write_text("precious")
+    (project / "generated").mkdir()
+    link = project / "generated" / "agent_run.py"
+    link.symlink_to(victim)
+    build.write_atomic(link, b"generated\n")
+    assert victim.read_text() == "precious" and not link.is_symlink()
+    assert link.read_bytes() == b"generated\n"
+
+
+def test_an_output_path_outside_the_root_is_refused(project: Path) -> None:
+    with pytest.raises(ValueError, match="outside"):
+        build._safe(project, "../escape.py")
+    with pytest.raises(ValueError, match="outside"):
+        build._safe(project, "/etc/passwd")
+
+
+def test_a_killed_build_never_leaves_a_truncated_file(project: Path) -> None:
+    """Kill builds of 40 specs at random moments: every file is absent, old or new."""
+    for i in range(40):
+        (project / "specs" / f"run_{i}.yaml").write_text(
+            AGENT_RUN.read_text().replace("statechart: agent_run", f"statechart: run_{i}"))
+    script = ("import sys; from statechart import outputs; from statechart.cli import main;"
+              "outputs.PER_SPEC.pop('docs', None); outputs.ALL_SPECS.clear();"
+              "sys.exit(main(['build', '-q']))")
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "compiler")}
+    for delay in (0.3, 0.6, 0.9, 1.2):
+        shutil.rmtree(project / "generated", ignore_errors=True)
+        proc = subprocess.Popen([sys.executable, "-c", script], cwd=project, env=env,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(delay)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        for path in (project / "generated").glob("*") if (project / "generated").exists() \
+                else []:
+            if path.name.endswith(build.TMP_SUFFIX):
+                continue  # a temp file, never a target: the next build removes it
+            text = path.read_text()
+            if path.suffix == ".py":
+                ast.parse(text)
+                assert text.endswith("\n") and "def provide_input" in text
+            else:
+                assert text.endswith("}\n")
+    done = subprocess.run([sys.executable, "-c", script], cwd=project, env=env, check=False)
+    assert done.returncode == 0
+    assert not list((project / "generated").glob(f"*{build.TMP_SUFFIX}"))
