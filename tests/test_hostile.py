@@ -130,6 +130,23 @@ def test_duplicate_child_is_not_called_a_non_child() -> None:
     assert not any("is not a child of" in m for m in messages), messages
 
 
+@pytest.mark.parametrize("src", [b"statechart: x\nversion: .inf\n", b".inf: x\n",
+                                 b"-.Inf: x\n", b"+.INF: x\n"])
+def test_infinity_scalars_do_not_crash(src: bytes) -> None:
+    # scalar_value turned `.inf` into ".inf" again before float(): ValueError (found by
+    # tests/test_property_check.py).
+    result = check_source("t.yaml", src)
+    assert result.diagnostics
+
+
+@pytest.mark.parametrize("src", [b"[", b"statechart: x\nversion: 1\ni", b"a: {b"])
+def test_error_at_end_of_file_without_newline_is_inside_the_file(src: bytes) -> None:
+    # libyaml reports an error at the end of input as (last line + 1):1 when the file has no
+    # final newline: a line that editors and CI annotations do not have.
+    result = check_source("t.yaml", src)
+    assert_well_formed(result, src)
+
+
 # -- generated inputs, too large to commit ---------------------------------------------------
 
 def _flat_spec(n: int, description: str = "") -> str:
