@@ -155,21 +155,21 @@ def mutated_text(draw: st.DrawFn) -> bytes:
     return raw
 
 
-@pytest.mark.xfail(strict=True, reason="open bugs: `.inf` scalar raises ValueError; an error at the end of a file without final newline is reported on a line past the end (see test_hostile.py)")
+@pytest.mark.xfail(strict=False, reason="open bugs (random search, so not strict): `.inf` scalar raises ValueError; an error at the end of a file without final newline is reported on a line past the end (see test_hostile.py)")
 @SETTINGS
 @given(mutated_text())
 def test_mutated_specs_never_crash(raw: bytes) -> None:
     _check(raw)
 
 
-@pytest.mark.xfail(strict=True, reason="open bugs: `.inf` scalar raises ValueError; an error at the end of a file without final newline is reported on a line past the end (see test_hostile.py)")
+@pytest.mark.xfail(strict=False, reason="open bugs (random search, so not strict): `.inf` scalar raises ValueError; an error at the end of a file without final newline is reported on a line past the end (see test_hostile.py)")
 @SETTINGS
 @given(mutated_tree_text())
 def test_structurally_mutated_specs_never_crash(text: str) -> None:
     _check(text.encode("utf-8"))
 
 
-@pytest.mark.xfail(strict=True, reason="open bugs: `.inf` scalar raises ValueError; an error at the end of a file without final newline is reported on a line past the end (see test_hostile.py)")
+@pytest.mark.xfail(strict=False, reason="open bugs (random search, so not strict): `.inf` scalar raises ValueError; an error at the end of a file without final newline is reported on a line past the end (see test_hostile.py)")
 @settings(max_examples=300, deadline=None, phases=[Phase.explicit, Phase.generate])
 @given(st.binary(max_size=200))
 def test_random_bytes_never_crash(raw: bytes) -> None:
@@ -337,7 +337,7 @@ def valid_specs(draw: st.DrawFn) -> str:
     return "\n".join(lines) + "\n"
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                    HealthCheck.filter_too_much])
 @given(valid_specs())
 def test_random_valid_specs_have_no_errors(text: str) -> None:
