@@ -87,7 +87,11 @@ def scalar_value(node: yaml.ScalarNode) -> object:
     if _INT16.match(text):
         return int(text[2:], 16)
     if _FLOAT.match(text):
-        return float(text.replace("inf", "Inf").replace("Inf", "inf").replace("nan", "NaN"))
+        if text.lstrip("+-").startswith("."):
+            lowered = text.lower()
+            if lowered.endswith(("inf", "nan")):  # `.inf`, `-.Inf`, `.NaN`: Python spells `inf`
+                return float(lowered.replace(".", ""))
+        return float(text)
     return text
 
 
@@ -141,6 +145,9 @@ def decode(path: str, raw: bytes) -> tuple[str | None, list[Diagnostic]]:
 def _yaml_error(path: str, text: str, exc: yaml.YAMLError) -> Diagnostic:
     mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
     line, col = (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
+    lines = text.split("\n")
+    if line > len(lines):  # libyaml puts an error at the end of input past the last line
+        line, col = len(lines), len(lines[-1]) + 1
     problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
     context = getattr(exc, "context", None)
     message = f"{context}, {problem}" if context else str(problem)
