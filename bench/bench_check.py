@@ -32,16 +32,16 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import yaml
 
 sys.path.insert(0, str(Path(__file__).parent))
-from genspec import generate  # noqa: E402
-
-from statechart.linter import check_source  # noqa: E402
-from statechart.model import Spec  # noqa: E402
+from genspec import generate
+from statechart.linter import check_source
+from statechart.model import Spec
 
 HEADING = "## statechart check"
 # python-statemachine at these sizes takes minutes (measured: flat 1,000 states 1.8 s, 2,000

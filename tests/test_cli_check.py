@@ -8,7 +8,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from statechart.cli import main
 from statechart.cli.rule import rules_markdown
 from statechart.rules import RULES, documentation
@@ -26,7 +25,8 @@ def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
     return code, out, err
 
 
-def test_specs_folder_passes(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_specs_folder_passes(capsys: pytest.CaptureFixture[str],
+                             monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(ROOT)
     code, out, err = run(capsys, "check")
     assert (code, out) == (0, "")

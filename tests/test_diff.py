@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 from statechart.cli import diff as cli_diff
-from statechart.diagnostics import Span
 from statechart.diff import KINDS, diff_specs
 from statechart.linter import check_source
 from statechart.model import Spec

@@ -16,7 +16,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from statechart.linter import FileResult, check_file, check_source
 from statechart.rules import RULES
 
@@ -130,7 +129,6 @@ def test_duplicate_child_is_not_called_a_non_child() -> None:
     assert not any("is not a child of" in m for m in messages), messages
 
 
-@pytest.mark.xfail(strict=True, reason="open bug: scalar_value raises ValueError on .inf")
 @pytest.mark.parametrize("src", [b"statechart: x\nversion: .inf\n", b".inf: x\n",
                                  b"-.Inf: x\n", b"+.INF: x\n"])
 def test_infinity_scalars_do_not_crash(src: bytes) -> None:
@@ -140,7 +138,6 @@ def test_infinity_scalars_do_not_crash(src: bytes) -> None:
     assert result.diagnostics
 
 
-@pytest.mark.xfail(strict=True, reason="open bug: EOF error reported on line N+1")
 @pytest.mark.parametrize("src", [b"[", b"statechart: x\nversion: 1\ni", b"a: {b"])
 def test_error_at_end_of_file_without_newline_is_inside_the_file(src: bytes) -> None:
     # libyaml reports an error at the end of input as (last line + 1):1 when the file has no

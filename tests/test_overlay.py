@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from statechart.linter import check_file
 
 ROOT = Path(__file__).parent.parent

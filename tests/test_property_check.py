@@ -9,7 +9,6 @@
 
 from __future__ import annotations
 
-import string
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +16,6 @@ import pytest
 import yaml
 from hypothesis import HealthCheck, Phase, assume, given, settings
 from hypothesis import strategies as st
-
 from statechart import names
 from statechart.linter import FileResult, check_source
 from statechart.rules import RULES
@@ -28,10 +26,8 @@ SEEDS = [
     (Path(__file__).parent / "hostile" / "norway_names_valid.yaml").read_text("utf-8"),
     (Path(__file__).parent / "hostile" / "deep_states_20_valid.yaml").read_text("utf-8"),
 ]
-# No shrinking while the known bugs (xfail below) are open: shrinking a failure takes minutes.
-# Put Phase.shrink back when the xfail marks go.
 SETTINGS = settings(max_examples=150, deadline=None,
-                    phases=[Phase.explicit, Phase.reuse, Phase.generate],
+                    phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink],
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 # Characters whose positions are known to be wrong (libyaml counts them as line breaks; the
 # bug is reported and covered by tests/hostile/*_positions.yaml): left out here so that this
@@ -155,21 +151,18 @@ def mutated_text(draw: st.DrawFn) -> bytes:
     return raw
 
 
-@pytest.mark.xfail(strict=False, reason="open bugs (random search, so not strict): `.inf` scalar raises ValueError; an error at the end of a file without final newline is reported on a line past the end (see test_hostile.py)")
 @SETTINGS
 @given(mutated_text())
 def test_mutated_specs_never_crash(raw: bytes) -> None:
     _check(raw)
 
 
-@pytest.mark.xfail(strict=False, reason="open bugs (random search, so not strict): `.inf` scalar raises ValueError; an error at the end of a file without final newline is reported on a line past the end (see test_hostile.py)")
 @SETTINGS
 @given(mutated_tree_text())
 def test_structurally_mutated_specs_never_crash(text: str) -> None:
     _check(text.encode("utf-8"))
 
 
-@pytest.mark.xfail(strict=False, reason="open bugs (random search, so not strict): `.inf` scalar raises ValueError; an error at the end of a file without final newline is reported on a line past the end (see test_hostile.py)")
 @settings(max_examples=300, deadline=None, phases=[Phase.explicit, Phase.generate])
 @given(st.binary(max_size=200))
 def test_random_bytes_never_crash(raw: bytes) -> None:

@@ -11,7 +11,6 @@ import os
 from pathlib import Path
 
 import pytest
-
 from statechart.linter import check_file
 from statechart.report import concise
 from statechart.rules import RULES

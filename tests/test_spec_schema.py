@@ -8,14 +8,14 @@ from pathlib import Path
 import jsonschema
 import pytest
 import yaml
-
 from statechart.cli.schema import schema_text
 from statechart.linter import check_file
 from statechart.spec_format import json_schema
 from statechart.yaml_source import load_bytes, scalar_value
 
 ROOT = Path(__file__).parent.parent
-SPECS = sorted((ROOT / "tests" / "cases").glob("*/*.yaml")) + sorted((ROOT / "specs").glob("*.yaml"))
+SPECS = sorted((ROOT / "tests" / "cases").glob("*/*.yaml")) + \
+    sorted((ROOT / "specs").glob("*.yaml"))
 SHAPE_RULES = {"schema", "duplicate-key", "yaml-syntax"}
 
 
@@ -37,7 +37,7 @@ def test_docs_copy_is_current() -> None:
 
 @pytest.mark.parametrize("path", SPECS, ids=[p.name for p in SPECS])
 def test_schema_agrees_with_checker(path: Path) -> None:
-    source, problems = load_bytes(str(path), path.read_bytes())
+    source, _ = load_bytes(str(path), path.read_bytes())
     if source is None or source.root is None:
         pytest.skip("not a YAML document")
     data = _plain(source.root)

@@ -87,8 +87,8 @@ class _Builder:
             if value is None or value == "":
                 self.schema(node, f"empty key in {where}", "give the key a name")
                 return None
-            self.schema(node, f"key `{node.value}` in {where} is a {type(value).__name__}, "
-                              "not a name", f"quote it if it is meant as a name: \"{node.value}\"")
+            self.schema(node, f"key `{node.value}` in {where} is {_kind(node)}, not a name",
+                        f"quote it if it is meant as a name: \"{node.value}\"")
             return None
         self.schema(node, f"a key in {where} must be a plain name, not {_kind(node)}")
         return None
@@ -146,7 +146,8 @@ class _Builder:
     # -- the spec --------------------------------------------------------------------------
     def spec(self, source: Source) -> Spec | None:
         root = source.root
-        if root is None:
+        if root is None or (isinstance(root, yaml.ScalarNode) and root.value == ""
+                            and not root.style):
             self.problems.append(Diagnostic(
                 "schema", "error", "the file is empty", Span.point(self.path, 1, 1),
                 "a spec needs at least `statechart`, `version`, `initial` and `states`"))

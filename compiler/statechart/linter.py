@@ -13,10 +13,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from statechart.build_model import build
-from statechart.overlay import resolve
 from statechart.diagnostics import Diagnostic, Span
 from statechart.graph import Graph
 from statechart.model import OverlayInfo, Spec
+from statechart.overlay import resolve
 from statechart.rules import CHECKS
 from statechart.yaml_source import load_bytes
 

@@ -368,7 +368,7 @@ def resolve(source: Source) -> tuple[Merged | None, list[Diagnostic]]:
             problems.append(Diagnostic(ID, "error", f"`extends: {ref}`: no spec at {path}", where,
                                        "name a spec in the same folder, without `.yaml`"))
             return None, problems
-        base, base_problems = load_bytes(str(path), raw)
+        base, _ = load_bytes(str(path), raw)
         if base is None or not isinstance(base.root, yaml.MappingNode):
             problems.append(Diagnostic(ID, "error", f"base spec {path} cannot be read",
                                        where, f"run `statechart check {path}`"))

@@ -6,7 +6,6 @@ and returns the whole output; machine formats carry no summary line.
 from __future__ import annotations
 
 import json
-import unicodedata
 from collections.abc import Callable, Sequence
 
 from statechart import __version__

@@ -19,6 +19,7 @@ from __future__ import annotations
 import gc
 import re
 from dataclasses import dataclass
+from typing import ClassVar
 
 import yaml
 
@@ -54,7 +55,7 @@ _FLOAT = re.compile(
 class _Loader(_BaseLoader):  # type: ignore[misc,valid-type]
     """Composes nodes only; every plain scalar stays a string tag until we resolve it."""
 
-    yaml_implicit_resolvers: dict[str, list[object]] = {}
+    yaml_implicit_resolvers: ClassVar[dict[str, list[object]]] = {}
 
 
 @dataclass(frozen=True)

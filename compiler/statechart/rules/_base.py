@@ -28,4 +28,4 @@ def problem(module_id: str, severity: Severity, span: Span, message: str,
     return Diagnostic(module_id, severity, message, span, help)
 
 
-__all__ = ["Check", "Diagnostic", "Graph", "RuleModule", "Spec", "Span", "problem"]
+__all__ = ["Check", "Diagnostic", "Graph", "RuleModule", "Span", "Spec", "problem"]

@@ -22,7 +22,7 @@ lower snake_case (it names the generated module).
 """
 
 from statechart import names
-from statechart.rules._base import Check, Graph, Spec, Span, problem
+from statechart.rules._base import Check, Graph, Span, Spec, problem
 
 ID = "invalid-name"
 SEVERITY = "error"
@@ -49,7 +49,8 @@ def check(spec: Spec, graph: Graph) -> Check:
     def claim(name: str, what: str, span: Span) -> Check:
         first = role.setdefault(name, what)
         if first != what:
-            yield problem(ID, SEVERITY, span, f"{what} `{name}` has the name of {_article(first)} {first}",
+            yield problem(ID, SEVERITY, span,
+                          f"{what} `{name}` has the name of {_article(first)} {first}",
                           "a state, an event and a guard or action share one namespace in the "
                           "generated class; rename one of them")
 

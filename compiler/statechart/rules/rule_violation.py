@@ -26,7 +26,7 @@ Fix: remove or redirect the transition on the counter-example path, or change th
 team's intent changed.
 """
 
-from statechart.graph import available_transitions, entered_states, format_path, Step
+from statechart.graph import Step, available_transitions, entered_states, format_path
 from statechart.model import Selector, SpecRule, Transition
 from statechart.rules._base import Check, Graph, Spec, problem
 

@@ -11,7 +11,8 @@ than it says.
 Example:
 
     running:
-      intial: reasoning    # schema: unknown key `intial` in state `running`; did you mean `initial`?
+      intial: reasoning    # schema: unknown key `intial` in state `running`
+                           # help: did you mean `initial`?
 
 Fix: correct the key or the value; `statechart schema` prints the JSON Schema, and editors that
 read `# yaml-language-server: $schema=...` complete keys as you type.

@@ -28,16 +28,18 @@ def check(spec: Spec, graph: Graph) -> Check:
     declared = {f.name for f in spec.record}
 
     def hint(name: str) -> str:
-        return did_you_mean(name, declared) or f"declare it under `record:`: `{name}: {{type: string}}`"
+        return did_you_mean(name, declared) or \
+            f"declare it under `record:`: `{name}: {{type: string}}`"
 
     for state in spec.states.values():
         for key, name, span in state.name_spans:
             if key == "requires" and name not in declared:
                 yield problem(ID, SEVERITY, span,
-                              f"state `{state.name}` requires `{name}`, which is not a record field",
+                              f"state `{state.name}` requires `{name}`, which is not a record "
+                              "field",
                               hint(name))
         for t in state.transitions:
-            for name, span in zip(t.sets, t.set_spans):
+            for name, span in zip(t.sets, t.set_spans, strict=True):
                 if name not in declared:
                     yield problem(ID, SEVERITY, span,
                                   f"`{state.name}` on `{t.event}` sets `{name}`, which is not a "

@@ -17,7 +17,7 @@ Fix: correct the name; the hint suggests the closest existing state.
 """
 
 from statechart.build_model import did_you_mean
-from statechart.rules._base import Check, Graph, Spec, Span, problem
+from statechart.rules._base import Check, Graph, Span, Spec, problem
 
 ID = "unknown-state"
 SEVERITY = "error"

@@ -11,7 +11,7 @@ the limits keep a hostile or accidental input from hanging CI.
 Example:
 
     states:
-    	created: {}        # a tab before `created`
+    <TAB>created: {}       # a tab (shown as <TAB>) before `created`
 
 Fix: indent with spaces, save as UTF-8, write repeated values out instead of using `&anchor`
 and `*alias`.
