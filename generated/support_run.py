@@ -11,17 +11,20 @@ import enum
 import json
 import math
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable as _Callable
+from collections.abc import Mapping as _Mapping
 from dataclasses import field as _field
-from typing import Any, Final, TypeAlias
+from typing import Any as _Any
+from typing import Final as _Final
+from typing import TypeAlias as _TypeAlias
 
 from statemachine import State as _State
 from statemachine import StateMachine as _StateMachine
 from statemachine.orderedset import OrderedSet as _OrderedSet
 
-SPEC_NAME: Final = 'support_run'
-SPEC_VERSION: Final = 1
-SPEC_SHA256: Final = '077e9bb747f988a28d067e8cc73984f397009753d443de229b34b8b299a6a374'
+SPEC_NAME: _Final = 'support_run'
+SPEC_VERSION: _Final = 1
+SPEC_SHA256: _Final = '077e9bb747f988a28d067e8cc73984f397009753d443de229b34b8b299a6a374'
 
 
 class SupportRunState(enum.Enum):
@@ -80,7 +83,7 @@ class SupportRunInterruptReason(enum.Enum):
     risky_tool = 'risky_tool'
 
 
-STATE_DESCRIPTIONS: Final[Mapping[SupportRunState, str]] = {
+STATE_DESCRIPTIONS: _Final[_Mapping[SupportRunState, str]] = {
     SupportRunState.created: 'The run exists; nothing has been decided yet.',
     SupportRunState.triaging: 'Deciding whether and how to run the task.',
     SupportRunState.running: 'The agent is working.',
@@ -107,7 +110,7 @@ STATE_DESCRIPTIONS: Final[Mapping[SupportRunState, str]] = {
 }
 
 
-class InvalidRecord(ValueError):
+class SupportRunInvalidRecord(ValueError):
     """A run record this module refuses; `field` is the JSON key at fault."""
 
     def __init__(self, field: str, message: str) -> None:
@@ -115,7 +118,7 @@ class InvalidRecord(ValueError):
         self.field = field
 
 
-class LimitExceeded(RuntimeError):
+class SupportRunLimitExceeded(RuntimeError):
     """A state with `limit: N` would be entered for the (N+1)th time in one run."""
 
     def __init__(self, state: str, limit: int) -> None:
@@ -124,7 +127,7 @@ class LimitExceeded(RuntimeError):
         self.limit = limit
 
 
-class MissingField(ValueError):
+class SupportRunMissingField(ValueError):
     """A value a transition sets, or a state requires, was not given."""
 
     def __init__(self, field: str, message: str) -> None:
@@ -134,20 +137,20 @@ class MissingField(ValueError):
 
 # Type names as the class bodies below refer to them: a record field may be named `str` or
 # like a class of this module, and inside a class body that name would hide the type.
-_Str: TypeAlias = str
-_Int: TypeAlias = int
-_Bool: TypeAlias = bool
-_DateTime: TypeAlias = _dt.datetime
-_JSONValue: TypeAlias = str | int | float | bool
-_JSONObject: TypeAlias = dict[str, Any]
-_Clock: TypeAlias = Callable[[], _dt.datetime]
-_SupportRunState: TypeAlias = SupportRunState
-_SupportRunEvent: TypeAlias = SupportRunEvent
-_SupportRunInterruptReason: TypeAlias = SupportRunInterruptReason
+_str: _TypeAlias = str
+_int: _TypeAlias = int
+_bool: _TypeAlias = bool
+_datetime: _TypeAlias = _dt.datetime
+_json_value_t: _TypeAlias = str | int | float | bool
+_json_object: _TypeAlias = dict[str, _Any]
+_clock: _TypeAlias = _Callable[[], _dt.datetime]
+_SupportRunState: _TypeAlias = SupportRunState
+_SupportRunEvent: _TypeAlias = SupportRunEvent
+_SupportRunInterruptReason: _TypeAlias = SupportRunInterruptReason
 
-_STATE: Final = SupportRunState.__members__
-_EVENT: Final = SupportRunEvent.__members__
-_FIELD_TYPES: Final[dict[str, str]] = {
+_STATE: _Final = SupportRunState.__members__
+_EVENT: _Final = SupportRunEvent.__members__
+_FIELD_TYPES: _Final[dict[str, str]] = {
     'interruptReason': 'enum',
     'retryReason': 'string',
     'failureType': 'string',
@@ -155,12 +158,12 @@ _FIELD_TYPES: Final[dict[str, str]] = {
     'humanInput': 'string',
     'escalationTicket': 'string',
 }
-_FIELD_ENUMS: Final[dict[str, type[enum.Enum]]] = {
+_FIELD_ENUMS: _Final[dict[str, type[enum.Enum]]] = {
     'interruptReason': SupportRunInterruptReason,
 }
 # (source, event, target) -> (domain, entered states, fields set). Leaving a transition
 # exits every active state under its domain (all of them when the domain is None).
-_EFFECTS: Final[dict[tuple[str, str, str], tuple[str | None, tuple[str, ...], tuple[str, ...]]]] = {
+_EFFECTS: _Final[dict[tuple[str, str, str], tuple[str | None, tuple[str, ...], tuple[str, ...]]]] = {
     ('created', 'triage', 'triaging'): (None, ('triaging',), ()),
     ('created', 'cancel', 'cancelled'): (None, ('cancelled',), ('cancelReason',)),
     ('triaging', 'start', 'running'): (None, ('running', 'reasoning'), ()),
@@ -192,7 +195,7 @@ _EFFECTS: Final[dict[tuple[str, str, str], tuple[str | None, tuple[str, ...], tu
     ('escalated', 'close', 'completed'): (None, ('completed',), ()),
     ('escalated', 'cancel', 'cancelled'): (None, ('cancelled',), ('cancelReason',)),
 }
-_PARENT: Final[dict[str, str | None]] = {
+_PARENT: _Final[dict[str, str | None]] = {
     'created': None,
     'triaging': None,
     'running': None,
@@ -209,7 +212,7 @@ _PARENT: Final[dict[str, str | None]] = {
     'cancelled': None,
     'escalated': None,
 }
-_ORDER: Final[dict[str, int]] = {
+_ORDER: _Final[dict[str, int]] = {
     'created': 0,
     'triaging': 1,
     'running': 2,
@@ -226,25 +229,25 @@ _ORDER: Final[dict[str, int]] = {
     'cancelled': 13,
     'escalated': 14,
 }
-_LIMITS: Final[dict[str, int]] = {
+_LIMITS: _Final[dict[str, int]] = {
     'retrying': 3,
 }
-_REQUIRES: Final[dict[str, tuple[str, ...]]] = {
+_REQUIRES: _Final[dict[str, tuple[str, ...]]] = {
     'interrupted': ('interruptReason',),
     'retrying': ('retryReason',),
     'failed': ('failureType',),
     'cancelled': ('cancelReason',),
     'escalated': ('escalationTicket',),
 }
-_INITIAL_CONFIGURATION: Final[tuple[str, ...]] = ('created',)
-_FINAL: Final[frozenset[str]] = frozenset({'cancelled', 'completed', 'failed'})
+_INITIAL_CONFIGURATION: _Final[tuple[str, ...]] = ('created',)
+_FINAL: _Final[frozenset[str]] = frozenset({'cancelled', 'completed', 'failed'})
 
 
 def _utcnow() -> _dt.datetime:
     return _dt.datetime.now(_dt.UTC)
 
 
-def _json_value(field: str, value: object) -> _JSONValue:
+def _json_value(field: str, value: object) -> _json_value_t:
     """`value` as JSON, after checking it has the field's type (callers may ignore types)."""
     kind = _FIELD_TYPES[field]
     if kind == "string" and isinstance(value, str):
@@ -264,8 +267,8 @@ def _json_value(field: str, value: object) -> _JSONValue:
                     + (" with a time zone" if kind == "datetime" else "") + f", got {value!r}")
 
 
-def _from_json_value(field: str, raw: object, where: str | None = None) -> Any:
-    """The typed value of a field's JSON value, or InvalidRecord naming the field."""
+def _from_json_value(field: str, raw: object, where: str | None = None) -> _Any:
+    """The typed value of a field's JSON value, or SupportRunInvalidRecord naming the field."""
     kind = _FIELD_TYPES[field]
     try:
         if kind == "datetime" and isinstance(raw, str):
@@ -280,7 +283,7 @@ def _from_json_value(field: str, raw: object, where: str | None = None) -> Any:
     except (TypeError, ValueError):
         pass
     expected = f"one of {[m.value for m in _FIELD_ENUMS[field]]}" if kind == "enum" else kind
-    raise InvalidRecord(where or field, f"expected {expected}, got {raw!r}")
+    raise SupportRunInvalidRecord(where or field, f"expected {expected}, got {raw!r}")
 
 
 def _parse_time(field: str, raw: object) -> _dt.datetime:
@@ -291,7 +294,7 @@ def _parse_time(field: str, raw: object) -> _dt.datetime:
             value = None
         if value is not None and value.utcoffset() is not None and "T" in raw.upper():
             return value
-    raise InvalidRecord(field, f"expected an RFC 3339 date-time with offset, got {raw!r}")
+    raise SupportRunInvalidRecord(field, f"expected an RFC 3339 date-time with offset, got {raw!r}")
 
 
 def _next_configuration(
@@ -317,10 +320,10 @@ class SupportRunStep:
     event: _SupportRunEvent
     source: _SupportRunState
     target: _SupportRunState
-    at: _DateTime
-    values: dict[_Str, _JSONValue] = _field(default_factory=dict)
+    at: _datetime
+    values: dict[_str, _json_value_t] = _field(default_factory=dict)
 
-    def to_dict(self) -> _JSONObject:
+    def to_dict(self) -> _json_object:
         return {
             "event": self.event.value,
             "source": self.source.value,
@@ -340,8 +343,8 @@ class SupportRunRecord:
 
     # Methods first: mypy reads a class body in order, and a record field named like a type
     # (say `dict`) would otherwise hide that type from the signatures below it.
-    def to_dict(self) -> _JSONObject:
-        data: _JSONObject = {
+    def to_dict(self) -> _json_object:
+        data: _json_object = {
             "runId": self.runId,
             "specVersion": self.specVersion,
             "status": self.status.value,
@@ -356,37 +359,37 @@ class SupportRunRecord:
                 data[field] = _json_value(field, value)
         return data
 
-    def to_json(self) -> _Str:
+    def to_json(self) -> _str:
         return json.dumps(self.to_dict(), ensure_ascii=False, allow_nan=False, indent=2)
 
     @classmethod
-    def from_dict(cls, data: Mapping[_Str, Any]) -> SupportRunRecord:
+    def from_dict(cls, data: _Mapping[_str, _Any]) -> SupportRunRecord:
         """Parse and check a record: types, status, configuration, counts and history."""
-        if not isinstance(data, Mapping):
-            raise InvalidRecord("(record)", "expected a JSON object")
+        if not isinstance(data, _Mapping):
+            raise SupportRunInvalidRecord("(record)", "expected a JSON object")
         known = {"runId", "specVersion", "status", "configuration", "lastTransitionAt",
                  "history", "counts", *_FIELD_TYPES}
         for key in data:
             if key not in known:
-                raise InvalidRecord(str(key), "unknown key")
+                raise SupportRunInvalidRecord(str(key), "unknown key")
         run_id = data.get("runId")
         if not isinstance(run_id, str) or not run_id:
-            raise InvalidRecord("runId", "expected a non-empty string")
+            raise SupportRunInvalidRecord("runId", "expected a non-empty string")
         if data.get("specVersion") != SPEC_VERSION:
-            raise InvalidRecord("specVersion", f"this module reads version {SPEC_VERSION} "
+            raise SupportRunInvalidRecord("specVersion", f"this module reads version {SPEC_VERSION} "
                                 f"records of {SPEC_NAME!r}, got {data.get('specVersion')!r}")
         status = _state_of("status", data.get("status"))
         raw_configuration = data.get("configuration")
         if not isinstance(raw_configuration, list) or not raw_configuration:
-            raise InvalidRecord("configuration", "expected a non-empty list of states")
+            raise SupportRunInvalidRecord("configuration", "expected a non-empty list of states")
         configuration = [_state_of("configuration", v) for v in raw_configuration]
         counts = data.get("counts")
         if not isinstance(counts, dict) or set(counts) != set(_LIMITS) or not all(
                 isinstance(n, int) and not isinstance(n, bool) for n in counts.values()):
-            raise InvalidRecord("counts", f"expected entry counts of {sorted(_LIMITS)}")
+            raise SupportRunInvalidRecord("counts", f"expected entry counts of {sorted(_LIMITS)}")
         history = data.get("history")
         if not isinstance(history, list):
-            raise InvalidRecord("history", "expected a list")
+            raise SupportRunInvalidRecord("history", "expected a list")
         record = cls(
             runId=run_id,
             status=status,
@@ -402,39 +405,39 @@ class SupportRunRecord:
         return record
 
     @classmethod
-    def from_json(cls, text: _Str | bytes) -> SupportRunRecord:
+    def from_json(cls, text: _str | bytes) -> SupportRunRecord:
         try:
             data = json.loads(text)
         except ValueError as exc:
-            raise InvalidRecord("(record)", f"not JSON: {exc}") from None
+            raise SupportRunInvalidRecord("(record)", f"not JSON: {exc}") from None
         return cls.from_dict(data)
 
-    runId: _Str
-    specVersion: _Int = SPEC_VERSION
+    runId: _str
+    specVersion: _int = SPEC_VERSION
     status: _SupportRunState = _SupportRunState.created
     configuration: list[_SupportRunState] = _field(
         default_factory=lambda: [_STATE[name] for name in _INITIAL_CONFIGURATION]
     )
-    lastTransitionAt: _DateTime = _field(default_factory=_utcnow)
+    lastTransitionAt: _datetime = _field(default_factory=_utcnow)
     history: list[SupportRunStep] = _field(default_factory=list)
-    counts: dict[_Str, _Int] = _field(default_factory=lambda: _initial_counts())
+    counts: dict[_str, _int] = _field(default_factory=lambda: _initial_counts())
     # The spec's fields. Annotations use the `_` aliases: see the note above them.
     interruptReason: _SupportRunInterruptReason | None = _field(
         default=None, metadata={"description": 'Why the run was interrupted.'}
     )
-    retryReason: _Str | None = _field(
+    retryReason: _str | None = _field(
         default=None, metadata={"description": 'Why the last retry was started (kept across the retry).'}
     )
-    failureType: _Str | None = _field(
+    failureType: _str | None = _field(
         default=None, metadata={"description": 'The kind of failure that ended the run.'}
     )
-    cancelReason: _Str | None = _field(
+    cancelReason: _str | None = _field(
         default=None, metadata={"description": 'Who or what cancelled the run.'}
     )
-    humanInput: _Str | None = _field(
+    humanInput: _str | None = _field(
         default=None, metadata={"description": 'The input a human provided while the run waited for it.'}
     )
-    escalationTicket: _Str | None = _field(
+    escalationTicket: _str | None = _field(
         default=None, metadata={"description": 'The ticket a human works on while the run is escalated.'}
     )
 
@@ -442,23 +445,23 @@ class SupportRunRecord:
 def _state_of(where: str, raw: object) -> SupportRunState:
     if isinstance(raw, str) and raw in _STATE:
         return _STATE[raw]
-    raise InvalidRecord(where, f"unknown state {raw!r}")
+    raise SupportRunInvalidRecord(where, f"unknown state {raw!r}")
 
 
 def _step_from_dict(index: int, raw: object) -> SupportRunStep:
     where = f"history[{index}]"
     keys = {"event", "source", "target", "at", "values"}
     if not isinstance(raw, dict) or set(raw) != keys:
-        raise InvalidRecord(where, f"expected an object with keys {sorted(keys)}")
+        raise SupportRunInvalidRecord(where, f"expected an object with keys {sorted(keys)}")
     event = raw["event"]
     if not isinstance(event, str) or event not in _EVENT:
-        raise InvalidRecord(where + ".event", f"unknown event {event!r}")
+        raise SupportRunInvalidRecord(where + ".event", f"unknown event {event!r}")
     values = raw["values"]
     if not isinstance(values, dict):
-        raise InvalidRecord(where + ".values", "expected an object")
+        raise SupportRunInvalidRecord(where + ".values", "expected an object")
     for field, value in values.items():
         if field not in _FIELD_TYPES:
-            raise InvalidRecord(f"{where}.values.{field}", "not a field of the record")
+            raise SupportRunInvalidRecord(f"{where}.values.{field}", "not a field of the record")
         _from_json_value(field, value, f"{where}.values.{field}")
     return SupportRunStep(
         event=_EVENT[event],
@@ -486,7 +489,7 @@ def check_record(record: SupportRunRecord) -> None:
     initial state and must end in the recorded configuration, with the recorded counts, no
     limit exceeded, and every field the active states require set."""
     if record.specVersion != SPEC_VERSION:
-        raise InvalidRecord("specVersion", f"expected {SPEC_VERSION}, got {record.specVersion!r}")
+        raise SupportRunInvalidRecord("specVersion", f"expected {SPEC_VERSION}, got {record.specVersion!r}")
     configuration = _INITIAL_CONFIGURATION
     counts = _initial_counts()
     for index, step in enumerate(record.history):
@@ -494,57 +497,57 @@ def check_record(record: SupportRunRecord) -> None:
         key = (step.source.value, step.event.value, step.target.value)
         effect = _EFFECTS.get(key)
         if effect is None:
-            raise InvalidRecord(where, f"the spec has no transition {key[0]} -{key[1]}-> {key[2]}")
+            raise SupportRunInvalidRecord(where, f"the spec has no transition {key[0]} -{key[1]}-> {key[2]}")
         if key[0] not in configuration:
-            raise InvalidRecord(where, f"`{key[0]}` was not active (active: "
+            raise SupportRunInvalidRecord(where, f"`{key[0]}` was not active (active: "
                                 f"{', '.join(configuration)})")
         for field in set(step.values) | set(effect[2]):
             if field not in effect[2]:
-                raise InvalidRecord(f"{where}.values.{field}", f"`{key[1]}` does not set it")
+                raise SupportRunInvalidRecord(f"{where}.values.{field}", f"`{key[1]}` does not set it")
             if field not in step.values:
-                raise InvalidRecord(f"{where}.values.{field}", f"`{key[1]}` sets it; missing")
+                raise SupportRunInvalidRecord(f"{where}.values.{field}", f"`{key[1]}` sets it; missing")
         for name in effect[1]:
             if name in counts:
                 counts[name] += 1
                 if counts[name] > _LIMITS[name]:
-                    raise InvalidRecord(where, f"enters `{name}` more than {_LIMITS[name]} "
+                    raise SupportRunInvalidRecord(where, f"enters `{name}` more than {_LIMITS[name]} "
                                         "times (its limit)")
         configuration = _next_configuration(configuration, effect[0], effect[1])
     if _configuration_of(record) != configuration:
-        raise InvalidRecord("configuration", f"the history ends in {list(configuration)}, "
+        raise SupportRunInvalidRecord("configuration", f"the history ends in {list(configuration)}, "
                             f"not {list(_configuration_of(record))}")
     if record.status.value != configuration[0]:
-        raise InvalidRecord("status", f"the history ends in `{configuration[0]}`, not "
+        raise SupportRunInvalidRecord("status", f"the history ends in `{configuration[0]}`, not "
                             f"`{record.status.value}`")
     if record.counts != counts:
-        raise InvalidRecord("counts", f"the history gives {counts}, not {record.counts}")
+        raise SupportRunInvalidRecord("counts", f"the history gives {counts}, not {record.counts}")
     for name in configuration:
         for field in _REQUIRES.get(name, ()):
             if getattr(record, field) is None:
-                raise InvalidRecord(field, f"required while in `{name}`, but not set")
+                raise SupportRunInvalidRecord(field, f"required while in `{name}`, but not set")
 
 
 def _apply(
     record: SupportRunRecord,
     key: tuple[str, str, str],
-    values: dict[str, tuple[Any, _JSONValue]],
+    values: dict[str, tuple[_Any, _json_value_t]],
     now: _dt.datetime,
 ) -> None:
     """One transition's effect on the record, after checking the spec's contract for it."""
     domain, entered, sets = _EFFECTS[key]
     for field in sets:
         if field not in values:
-            raise MissingField(field, f"`{key[1]}` from `{key[0]}` to `{key[2]}` sets it; "
+            raise SupportRunMissingField(field, f"`{key[1]}` from `{key[0]}` to `{key[2]}` sets it; "
                                f"pass {field}=...")
     counts = record.counts
     for name in entered:
         if name in _LIMITS and counts[name] >= _LIMITS[name]:
-            raise LimitExceeded(name, _LIMITS[name])
+            raise SupportRunLimitExceeded(name, _LIMITS[name])
     configuration = _next_configuration(_configuration_of(record), domain, entered)
     for name in configuration:
         for field in _REQUIRES.get(name, ()):
             if field not in sets and getattr(record, field) is None:
-                raise MissingField(field, f"`{name}` requires it, and `{key[1]}` does not "
+                raise SupportRunMissingField(field, f"`{name}` requires it, and `{key[1]}` does not "
                                    "set it")
     if _LIMITS:
         counts = dict(counts)  # a new dict: the caller's snapshot keeps the old one
@@ -552,7 +555,7 @@ def _apply(
             if name in counts:
                 counts[name] += 1
         record.counts = counts
-    step_values: dict[str, _JSONValue] = {}
+    step_values: dict[str, _json_value_t] = {}
     for field in sets:
         typed, as_json = values[field]
         setattr(record, field, typed)
@@ -644,17 +647,17 @@ class SupportRun:
         *,
         run_id: str | None = None,
         model: object = None,
-        clock: _Clock | None = None,
+        clock: _clock | None = None,
     ) -> None:
         """A new run (entry actions of the initial states run), or, given a record, the run
         it describes, restored where it stopped (no entry action runs again)."""
-        self.clock: _Clock = clock if clock is not None else _utcnow
-        self._pending: tuple[str, dict[str, tuple[Any, _JSONValue]]] | None = None
+        self.clock: _clock = clock if clock is not None else _utcnow
+        self._pending: tuple[str, dict[str, tuple[_Any, _json_value_t]]] | None = None
         stored: object = None
         if record is None:
             for name in _INITIAL_CONFIGURATION:
                 for field in _REQUIRES.get(name, ()):
-                    raise MissingField(field, f"the initial state `{name}` requires it; "
+                    raise SupportRunMissingField(field, f"the initial state `{name}` requires it; "
                                        "start from a record that sets it")
             record = SupportRunRecord(runId=run_id or uuid.uuid4().hex,
                                   lastTransitionAt=self.clock())
@@ -669,8 +672,8 @@ class SupportRun:
         self.machine = SupportRunMachine(model=_Model(stored), listeners=listeners)
 
     @classmethod
-    def restore(cls, record: SupportRunRecord, **kwargs: Any) -> SupportRun:
-        """The run `record` describes (checked first: InvalidRecord names the field)."""
+    def restore(cls, record: SupportRunRecord, **kwargs: _Any) -> SupportRun:
+        """The run `record` describes (checked first: SupportRunInvalidRecord names the field)."""
         return cls(record, **kwargs)
 
     @property
@@ -695,7 +698,7 @@ class SupportRun:
         event, values = self._pending
         _apply(self.record, (source.id, event, target.id), values, self.clock())
 
-    def _fire(self, event: str, values: dict[str, Any]) -> None:
+    def _fire(self, event: str, values: dict[str, _Any]) -> None:
         if self._pending is not None:
             raise RuntimeError(f"event `{event}` sent while `{self._pending[0]}` is being "
                                "handled; send it after the action returns")
@@ -722,7 +725,7 @@ class SupportRun:
         'Moves: created -> triaging.'
         self._fire('triage', {})
 
-    def cancel(self, *, cancelReason: _Str) -> None:
+    def cancel(self, *, cancelReason: _str) -> None:
         'Moves: created -> cancelled, escalated -> cancelled, interrupted -> cancelled, resumed -> cancelled, retrying -> cancelled, running -> cancelled, triaging -> cancelled.'
         self._fire('cancel', {'cancelReason': cancelReason})
 
@@ -730,7 +733,7 @@ class SupportRun:
         'Moves: triaging -> running.'
         self._fire('start', {})
 
-    def reject(self, *, failureType: _Str) -> None:
+    def reject(self, *, failureType: _str) -> None:
         'Moves: triaging -> failed.'
         self._fire('reject', {'failureType': failureType})
 
@@ -738,7 +741,7 @@ class SupportRun:
         'Pause the run; it is persisted and may be resumed later.\n\nMoves: running -> interrupted.'
         self._fire('interrupt', {'interruptReason': interruptReason})
 
-    def error(self, *, retryReason: _Str | None = None, failureType: _Str | None = None) -> None:
+    def error(self, *, retryReason: _str | None = None, failureType: _str | None = None) -> None:
         'Moves: running -> failed, running -> retrying.'
         self._fire('error', {'retryReason': retryReason, 'failureType': failureType})
 
@@ -746,11 +749,11 @@ class SupportRun:
         'Moves: running -> completed.'
         self._fire('complete', {})
 
-    def fail(self, *, failureType: _Str) -> None:
+    def fail(self, *, failureType: _str) -> None:
         'Moves: interrupted -> failed, running -> failed.'
         self._fire('fail', {'failureType': failureType})
 
-    def escalate(self, *, escalationTicket: _Str) -> None:
+    def escalate(self, *, escalationTicket: _str) -> None:
         'Moves: running -> escalated.'
         self._fire('escalate', {'escalationTicket': escalationTicket})
 
@@ -778,11 +781,11 @@ class SupportRun:
         'Moves: waiting_for_approval -> resumed.'
         self._fire('approve', {})
 
-    def deny(self, *, cancelReason: _Str) -> None:
+    def deny(self, *, cancelReason: _str) -> None:
         'Moves: waiting_for_approval -> cancelled.'
         self._fire('deny', {'cancelReason': cancelReason})
 
-    def provide_input(self, *, humanInput: _Str) -> None:
+    def provide_input(self, *, humanInput: _str) -> None:
         'Moves: waiting_for_input -> resumed.'
         self._fire('provide_input', {'humanInput': humanInput})
 
@@ -794,7 +797,7 @@ class SupportRun:
         'Moves: retrying -> running.'
         self._fire('retry', {})
 
-    def give_up(self, *, failureType: _Str) -> None:
+    def give_up(self, *, failureType: _str) -> None:
         'Moves: retrying -> failed.'
         self._fire('give_up', {'failureType': failureType})
 
@@ -806,7 +809,7 @@ class SupportRun:
         'Moves: escalated -> completed.'
         self._fire('close', {})
 
-    def can_retry(self) -> _Bool:
+    def can_retry(self) -> _bool:
         """Guard. This default lets the transition through: override it in a subclass (a
         `model=` object's answer is combined with this one by `and`)."""
         return True

@@ -112,7 +112,7 @@ def test_interrupt_needs_its_reason_with_its_type() -> None:
         run.interrupt()  # a required keyword argument
     with pytest.raises(TypeError, match="interruptReason"):
         run.interrupt(interruptReason="approval")  # a str is not the enum
-    with pytest.raises(ar.MissingField, match="interruptReason"):
+    with pytest.raises(ar.AgentRunMissingField, match="interruptReason"):
         run.interrupt(interruptReason=None)
     assert names(run) == ["running", "reasoning"] and len(run.record.history) == 2
 
@@ -125,7 +125,7 @@ def test_retry_up_to_the_limit_and_beyond() -> None:
         assert run.record.counts == {"retrying": attempt}
         run.retry()
     before = valid(run.record)
-    with pytest.raises(ar.LimitExceeded, match="retrying.*at most 3"):
+    with pytest.raises(ar.AgentRunLimitExceeded, match="retrying.*at most 3"):
         run.error(retryReason="timeout 4", failureType="crash")
     # refused as a whole: machine, record and history unchanged
     assert valid(run.record) == before and names(run) == ["running", "reasoning"]
@@ -140,7 +140,7 @@ def test_a_guard_that_says_no_takes_the_next_alternative() -> None:
             return False
 
     run = running(NoRetry(run_id="r", clock=Clock()))
-    with pytest.raises(ar.MissingField, match="failureType"):
+    with pytest.raises(ar.AgentRunMissingField, match="failureType"):
         run.error(retryReason="x")  # the fallback needs failureType
     run.error(retryReason="x", failureType="model crashed")
     assert run.status is ar.AgentRunState.failed
@@ -317,7 +317,7 @@ SCHEMA_CATCHES = {"unknown status", "missing required field", "wrong enum value"
 def test_an_invalid_record_is_refused_naming_the_field(case: str) -> None:
     change, field = CASES[case]
     data = broken(interrupted_run(), change)
-    with pytest.raises(ar.InvalidRecord) as info:
+    with pytest.raises(ar.AgentRunInvalidRecord) as info:
         ar.AgentRunRecord.from_dict(data)
     assert info.value.field == field and str(info.value).startswith(field)
     if case in SCHEMA_CATCHES:
@@ -333,7 +333,7 @@ def test_a_retry_count_beyond_the_limit_is_refused_by_both() -> None:
     step = dict(data["history"][-2])
     data["history"] += [step, dict(data["history"][-1])]
     data["counts"]["retrying"] = 4
-    with pytest.raises(ar.InvalidRecord, match="more than 3"):
+    with pytest.raises(ar.AgentRunInvalidRecord, match="more than 3"):
         ar.AgentRunRecord.from_dict(data)
     assert any("maximum" in e.message for e in VALIDATOR.iter_errors(data))
 

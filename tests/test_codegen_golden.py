@@ -174,7 +174,7 @@ def test_a_limit_is_counted_and_enforced(monkeypatch: pytest.MonkeyPatch,
         run.work(estimate=1.5, urgent=False)
         assert run.record.counts == {"working": attempt}
         run.pause(attempts=attempt)
-    with pytest.raises(module.LimitExceeded):
+    with pytest.raises(module.TicketLimitExceeded):
         run.work(estimate=1.0, urgent=True)
     with pytest.raises(TypeError, match="urgent"):
         run.work(estimate=1.0, urgent="yes")

@@ -38,22 +38,36 @@ def camel(snake: str) -> str:
     return "".join(part[:1].upper() + part[1:] for part in snake.split("_"))
 
 
+# Module-level names the template defines besides the classes below. A class named after a
+# record field must not take one; `_` + class is its alias for class bodies, so the names
+# behind the template's own `_` names are taken too.
+TEMPLATE_NAMES = frozenset({
+    "SPEC_NAME", "SPEC_VERSION", "SPEC_SHA256", "STATE_DESCRIPTIONS", "State", "StateMachine",
+    "OrderedSet", "Model", "Any", "Final", "TypeAlias", "Callable", "Mapping", "STATE", "EVENT",
+    "FIELD_TYPES", "FIELD_ENUMS", "EFFECTS", "PARENT", "ORDER", "LIMITS", "REQUIRES",
+    "INITIAL_CONFIGURATION", "FINAL",
+})
+
+
 def class_names(spec: Spec) -> dict[str, Ident]:
+    """The module's class names. The fixed ones are the spec's CamelCase name plus distinct
+    suffixes, so they cannot clash; an enum field's class is the name plus the field's, and
+    gets `Values` (then `_`) appended while that is taken (`state` would give `...State`)."""
     base = camel(spec.name)
-    out = {
-        "facade": base, "machine": base + "Machine", "record": base + "Record",
-        "step": base + "Step", "state": base + "State", "event": base + "Event",
-    }
+    suffixes = {"facade": "", "machine": "Machine", "record": "Record", "step": "Step",
+                "state": "State", "event": "Event", "invalid": "InvalidRecord",
+                "limit": "LimitExceeded", "missing": "MissingField"}
+    out = {key: base + suffix for key, suffix in suffixes.items()}
+    taken = set(out.values()) | TEMPLATE_NAMES
     for f in spec.record:
         if f.type == "enum":
-            out["enum:" + f.name] = base + f.name[:1].upper() + f.name[1:]
-    fixed = ("InvalidRecord", "LimitExceeded", "MissingField")
-    seen: dict[str, str] = {}
-    for key, name in [*out.items(), *((n, n) for n in fixed)]:
-        if name in seen:
-            raise CodegenError(f"`{key}` and `{seen[name]}` would both be named `{name}` in "
-                               "the generated module; rename the record field")
-        seen[name] = key
+            name = base + f.name[:1].upper() + f.name[1:]
+            if name in taken:
+                name += "Values"
+            while name in taken:
+                name += "_"
+            taken.add(name)
+            out["enum:" + f.name] = name
     return {k: Ident(v) for k, v in out.items()}
 
 

@@ -11,17 +11,20 @@ import enum
 import json
 import math
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable as _Callable
+from collections.abc import Mapping as _Mapping
 from dataclasses import field as _field
-from typing import Any, Final, TypeAlias
+from typing import Any as _Any
+from typing import Final as _Final
+from typing import TypeAlias as _TypeAlias
 
 from statemachine import State as _State
 from statemachine import StateMachine as _StateMachine
 from statemachine.orderedset import OrderedSet as _OrderedSet
 
-SPEC_NAME: Final = 'order'
-SPEC_VERSION: Final = 2
-SPEC_SHA256: Final = 'd9e209839295852ed2b5ba6f459ed45f579c481e54f6de50a9f9e0b0c5099a22'
+SPEC_NAME: _Final = 'order'
+SPEC_VERSION: _Final = 2
+SPEC_SHA256: _Final = 'd9e209839295852ed2b5ba6f459ed45f579c481e54f6de50a9f9e0b0c5099a22'
 
 
 class OrderState(enum.Enum):
@@ -49,11 +52,11 @@ class OrderEvent(enum.Enum):
     reopen = 'reopen'
 
 
-STATE_DESCRIPTIONS: Final[Mapping[OrderState, str]] = {
+STATE_DESCRIPTIONS: _Final[_Mapping[OrderState, str]] = {
 }
 
 
-class InvalidRecord(ValueError):
+class OrderInvalidRecord(ValueError):
     """A run record this module refuses; `field` is the JSON key at fault."""
 
     def __init__(self, field: str, message: str) -> None:
@@ -61,7 +64,7 @@ class InvalidRecord(ValueError):
         self.field = field
 
 
-class LimitExceeded(RuntimeError):
+class OrderLimitExceeded(RuntimeError):
     """A state with `limit: N` would be entered for the (N+1)th time in one run."""
 
     def __init__(self, state: str, limit: int) -> None:
@@ -70,7 +73,7 @@ class LimitExceeded(RuntimeError):
         self.limit = limit
 
 
-class MissingField(ValueError):
+class OrderMissingField(ValueError):
     """A value a transition sets, or a state requires, was not given."""
 
     def __init__(self, field: str, message: str) -> None:
@@ -80,24 +83,24 @@ class MissingField(ValueError):
 
 # Type names as the class bodies below refer to them: a record field may be named `str` or
 # like a class of this module, and inside a class body that name would hide the type.
-_Str: TypeAlias = str
-_Int: TypeAlias = int
-_DateTime: TypeAlias = _dt.datetime
-_JSONValue: TypeAlias = str | int | float | bool
-_JSONObject: TypeAlias = dict[str, Any]
-_Clock: TypeAlias = Callable[[], _dt.datetime]
-_OrderState: TypeAlias = OrderState
-_OrderEvent: TypeAlias = OrderEvent
+_str: _TypeAlias = str
+_int: _TypeAlias = int
+_datetime: _TypeAlias = _dt.datetime
+_json_value_t: _TypeAlias = str | int | float | bool
+_json_object: _TypeAlias = dict[str, _Any]
+_clock: _TypeAlias = _Callable[[], _dt.datetime]
+_OrderState: _TypeAlias = OrderState
+_OrderEvent: _TypeAlias = OrderEvent
 
-_STATE: Final = OrderState.__members__
-_EVENT: Final = OrderEvent.__members__
-_FIELD_TYPES: Final[dict[str, str]] = {
+_STATE: _Final = OrderState.__members__
+_EVENT: _Final = OrderEvent.__members__
+_FIELD_TYPES: _Final[dict[str, str]] = {
 }
-_FIELD_ENUMS: Final[dict[str, type[enum.Enum]]] = {
+_FIELD_ENUMS: _Final[dict[str, type[enum.Enum]]] = {
 }
 # (source, event, target) -> (domain, entered states, fields set). Leaving a transition
 # exits every active state under its domain (all of them when the domain is None).
-_EFFECTS: Final[dict[tuple[str, str, str], tuple[str | None, tuple[str, ...], tuple[str, ...]]]] = {
+_EFFECTS: _Final[dict[tuple[str, str, str], tuple[str | None, tuple[str, ...], tuple[str, ...]]]] = {
     ('open', 'abandon', 'closed'): (None, ('closed',), ()),
     ('cart', 'checkout', 'paying'): ('open', ('paying', 'card'), ()),
     ('paying', 'paid', 'shipped'): (None, ('shipped',), ()),
@@ -107,7 +110,7 @@ _EFFECTS: Final[dict[tuple[str, str, str], tuple[str | None, tuple[str, ...], tu
     ('shipped', 'deliver', 'closed'): (None, ('closed',), ()),
     ('shipped', 'reopen', 'open'): (None, ('open', 'cart'), ()),
 }
-_PARENT: Final[dict[str, str | None]] = {
+_PARENT: _Final[dict[str, str | None]] = {
     'open': None,
     'cart': 'open',
     'paying': 'open',
@@ -116,7 +119,7 @@ _PARENT: Final[dict[str, str | None]] = {
     'shipped': None,
     'closed': None,
 }
-_ORDER: Final[dict[str, int]] = {
+_ORDER: _Final[dict[str, int]] = {
     'open': 0,
     'cart': 1,
     'paying': 2,
@@ -125,19 +128,19 @@ _ORDER: Final[dict[str, int]] = {
     'shipped': 5,
     'closed': 6,
 }
-_LIMITS: Final[dict[str, int]] = {
+_LIMITS: _Final[dict[str, int]] = {
 }
-_REQUIRES: Final[dict[str, tuple[str, ...]]] = {
+_REQUIRES: _Final[dict[str, tuple[str, ...]]] = {
 }
-_INITIAL_CONFIGURATION: Final[tuple[str, ...]] = ('open', 'cart')
-_FINAL: Final[frozenset[str]] = frozenset({'closed'})
+_INITIAL_CONFIGURATION: _Final[tuple[str, ...]] = ('open', 'cart')
+_FINAL: _Final[frozenset[str]] = frozenset({'closed'})
 
 
 def _utcnow() -> _dt.datetime:
     return _dt.datetime.now(_dt.UTC)
 
 
-def _json_value(field: str, value: object) -> _JSONValue:
+def _json_value(field: str, value: object) -> _json_value_t:
     """`value` as JSON, after checking it has the field's type (callers may ignore types)."""
     kind = _FIELD_TYPES[field]
     if kind == "string" and isinstance(value, str):
@@ -157,8 +160,8 @@ def _json_value(field: str, value: object) -> _JSONValue:
                     + (" with a time zone" if kind == "datetime" else "") + f", got {value!r}")
 
 
-def _from_json_value(field: str, raw: object, where: str | None = None) -> Any:
-    """The typed value of a field's JSON value, or InvalidRecord naming the field."""
+def _from_json_value(field: str, raw: object, where: str | None = None) -> _Any:
+    """The typed value of a field's JSON value, or OrderInvalidRecord naming the field."""
     kind = _FIELD_TYPES[field]
     try:
         if kind == "datetime" and isinstance(raw, str):
@@ -173,7 +176,7 @@ def _from_json_value(field: str, raw: object, where: str | None = None) -> Any:
     except (TypeError, ValueError):
         pass
     expected = f"one of {[m.value for m in _FIELD_ENUMS[field]]}" if kind == "enum" else kind
-    raise InvalidRecord(where or field, f"expected {expected}, got {raw!r}")
+    raise OrderInvalidRecord(where or field, f"expected {expected}, got {raw!r}")
 
 
 def _parse_time(field: str, raw: object) -> _dt.datetime:
@@ -184,7 +187,7 @@ def _parse_time(field: str, raw: object) -> _dt.datetime:
             value = None
         if value is not None and value.utcoffset() is not None and "T" in raw.upper():
             return value
-    raise InvalidRecord(field, f"expected an RFC 3339 date-time with offset, got {raw!r}")
+    raise OrderInvalidRecord(field, f"expected an RFC 3339 date-time with offset, got {raw!r}")
 
 
 def _next_configuration(
@@ -210,10 +213,10 @@ class OrderStep:
     event: _OrderEvent
     source: _OrderState
     target: _OrderState
-    at: _DateTime
-    values: dict[_Str, _JSONValue] = _field(default_factory=dict)
+    at: _datetime
+    values: dict[_str, _json_value_t] = _field(default_factory=dict)
 
-    def to_dict(self) -> _JSONObject:
+    def to_dict(self) -> _json_object:
         return {
             "event": self.event.value,
             "source": self.source.value,
@@ -233,8 +236,8 @@ class OrderRecord:
 
     # Methods first: mypy reads a class body in order, and a record field named like a type
     # (say `dict`) would otherwise hide that type from the signatures below it.
-    def to_dict(self) -> _JSONObject:
-        data: _JSONObject = {
+    def to_dict(self) -> _json_object:
+        data: _json_object = {
             "runId": self.runId,
             "specVersion": self.specVersion,
             "status": self.status.value,
@@ -249,37 +252,37 @@ class OrderRecord:
                 data[field] = _json_value(field, value)
         return data
 
-    def to_json(self) -> _Str:
+    def to_json(self) -> _str:
         return json.dumps(self.to_dict(), ensure_ascii=False, allow_nan=False, indent=2)
 
     @classmethod
-    def from_dict(cls, data: Mapping[_Str, Any]) -> OrderRecord:
+    def from_dict(cls, data: _Mapping[_str, _Any]) -> OrderRecord:
         """Parse and check a record: types, status, configuration, counts and history."""
-        if not isinstance(data, Mapping):
-            raise InvalidRecord("(record)", "expected a JSON object")
+        if not isinstance(data, _Mapping):
+            raise OrderInvalidRecord("(record)", "expected a JSON object")
         known = {"runId", "specVersion", "status", "configuration", "lastTransitionAt",
                  "history", "counts", *_FIELD_TYPES}
         for key in data:
             if key not in known:
-                raise InvalidRecord(str(key), "unknown key")
+                raise OrderInvalidRecord(str(key), "unknown key")
         run_id = data.get("runId")
         if not isinstance(run_id, str) or not run_id:
-            raise InvalidRecord("runId", "expected a non-empty string")
+            raise OrderInvalidRecord("runId", "expected a non-empty string")
         if data.get("specVersion") != SPEC_VERSION:
-            raise InvalidRecord("specVersion", f"this module reads version {SPEC_VERSION} "
+            raise OrderInvalidRecord("specVersion", f"this module reads version {SPEC_VERSION} "
                                 f"records of {SPEC_NAME!r}, got {data.get('specVersion')!r}")
         status = _state_of("status", data.get("status"))
         raw_configuration = data.get("configuration")
         if not isinstance(raw_configuration, list) or not raw_configuration:
-            raise InvalidRecord("configuration", "expected a non-empty list of states")
+            raise OrderInvalidRecord("configuration", "expected a non-empty list of states")
         configuration = [_state_of("configuration", v) for v in raw_configuration]
         counts = data.get("counts")
         if not isinstance(counts, dict) or set(counts) != set(_LIMITS) or not all(
                 isinstance(n, int) and not isinstance(n, bool) for n in counts.values()):
-            raise InvalidRecord("counts", f"expected entry counts of {sorted(_LIMITS)}")
+            raise OrderInvalidRecord("counts", f"expected entry counts of {sorted(_LIMITS)}")
         history = data.get("history")
         if not isinstance(history, list):
-            raise InvalidRecord("history", "expected a list")
+            raise OrderInvalidRecord("history", "expected a list")
         record = cls(
             runId=run_id,
             status=status,
@@ -295,45 +298,45 @@ class OrderRecord:
         return record
 
     @classmethod
-    def from_json(cls, text: _Str | bytes) -> OrderRecord:
+    def from_json(cls, text: _str | bytes) -> OrderRecord:
         try:
             data = json.loads(text)
         except ValueError as exc:
-            raise InvalidRecord("(record)", f"not JSON: {exc}") from None
+            raise OrderInvalidRecord("(record)", f"not JSON: {exc}") from None
         return cls.from_dict(data)
 
-    runId: _Str
-    specVersion: _Int = SPEC_VERSION
+    runId: _str
+    specVersion: _int = SPEC_VERSION
     status: _OrderState = _OrderState.open
     configuration: list[_OrderState] = _field(
         default_factory=lambda: [_STATE[name] for name in _INITIAL_CONFIGURATION]
     )
-    lastTransitionAt: _DateTime = _field(default_factory=_utcnow)
+    lastTransitionAt: _datetime = _field(default_factory=_utcnow)
     history: list[OrderStep] = _field(default_factory=list)
-    counts: dict[_Str, _Int] = _field(default_factory=lambda: _initial_counts())
+    counts: dict[_str, _int] = _field(default_factory=lambda: _initial_counts())
     # The spec's fields. Annotations use the `_` aliases: see the note above them.
 
 
 def _state_of(where: str, raw: object) -> OrderState:
     if isinstance(raw, str) and raw in _STATE:
         return _STATE[raw]
-    raise InvalidRecord(where, f"unknown state {raw!r}")
+    raise OrderInvalidRecord(where, f"unknown state {raw!r}")
 
 
 def _step_from_dict(index: int, raw: object) -> OrderStep:
     where = f"history[{index}]"
     keys = {"event", "source", "target", "at", "values"}
     if not isinstance(raw, dict) or set(raw) != keys:
-        raise InvalidRecord(where, f"expected an object with keys {sorted(keys)}")
+        raise OrderInvalidRecord(where, f"expected an object with keys {sorted(keys)}")
     event = raw["event"]
     if not isinstance(event, str) or event not in _EVENT:
-        raise InvalidRecord(where + ".event", f"unknown event {event!r}")
+        raise OrderInvalidRecord(where + ".event", f"unknown event {event!r}")
     values = raw["values"]
     if not isinstance(values, dict):
-        raise InvalidRecord(where + ".values", "expected an object")
+        raise OrderInvalidRecord(where + ".values", "expected an object")
     for field, value in values.items():
         if field not in _FIELD_TYPES:
-            raise InvalidRecord(f"{where}.values.{field}", "not a field of the record")
+            raise OrderInvalidRecord(f"{where}.values.{field}", "not a field of the record")
         _from_json_value(field, value, f"{where}.values.{field}")
     return OrderStep(
         event=_EVENT[event],
@@ -361,7 +364,7 @@ def check_record(record: OrderRecord) -> None:
     initial state and must end in the recorded configuration, with the recorded counts, no
     limit exceeded, and every field the active states require set."""
     if record.specVersion != SPEC_VERSION:
-        raise InvalidRecord("specVersion", f"expected {SPEC_VERSION}, got {record.specVersion!r}")
+        raise OrderInvalidRecord("specVersion", f"expected {SPEC_VERSION}, got {record.specVersion!r}")
     configuration = _INITIAL_CONFIGURATION
     counts = _initial_counts()
     for index, step in enumerate(record.history):
@@ -369,57 +372,57 @@ def check_record(record: OrderRecord) -> None:
         key = (step.source.value, step.event.value, step.target.value)
         effect = _EFFECTS.get(key)
         if effect is None:
-            raise InvalidRecord(where, f"the spec has no transition {key[0]} -{key[1]}-> {key[2]}")
+            raise OrderInvalidRecord(where, f"the spec has no transition {key[0]} -{key[1]}-> {key[2]}")
         if key[0] not in configuration:
-            raise InvalidRecord(where, f"`{key[0]}` was not active (active: "
+            raise OrderInvalidRecord(where, f"`{key[0]}` was not active (active: "
                                 f"{', '.join(configuration)})")
         for field in set(step.values) | set(effect[2]):
             if field not in effect[2]:
-                raise InvalidRecord(f"{where}.values.{field}", f"`{key[1]}` does not set it")
+                raise OrderInvalidRecord(f"{where}.values.{field}", f"`{key[1]}` does not set it")
             if field not in step.values:
-                raise InvalidRecord(f"{where}.values.{field}", f"`{key[1]}` sets it; missing")
+                raise OrderInvalidRecord(f"{where}.values.{field}", f"`{key[1]}` sets it; missing")
         for name in effect[1]:
             if name in counts:
                 counts[name] += 1
                 if counts[name] > _LIMITS[name]:
-                    raise InvalidRecord(where, f"enters `{name}` more than {_LIMITS[name]} "
+                    raise OrderInvalidRecord(where, f"enters `{name}` more than {_LIMITS[name]} "
                                         "times (its limit)")
         configuration = _next_configuration(configuration, effect[0], effect[1])
     if _configuration_of(record) != configuration:
-        raise InvalidRecord("configuration", f"the history ends in {list(configuration)}, "
+        raise OrderInvalidRecord("configuration", f"the history ends in {list(configuration)}, "
                             f"not {list(_configuration_of(record))}")
     if record.status.value != configuration[0]:
-        raise InvalidRecord("status", f"the history ends in `{configuration[0]}`, not "
+        raise OrderInvalidRecord("status", f"the history ends in `{configuration[0]}`, not "
                             f"`{record.status.value}`")
     if record.counts != counts:
-        raise InvalidRecord("counts", f"the history gives {counts}, not {record.counts}")
+        raise OrderInvalidRecord("counts", f"the history gives {counts}, not {record.counts}")
     for name in configuration:
         for field in _REQUIRES.get(name, ()):
             if getattr(record, field) is None:
-                raise InvalidRecord(field, f"required while in `{name}`, but not set")
+                raise OrderInvalidRecord(field, f"required while in `{name}`, but not set")
 
 
 def _apply(
     record: OrderRecord,
     key: tuple[str, str, str],
-    values: dict[str, tuple[Any, _JSONValue]],
+    values: dict[str, tuple[_Any, _json_value_t]],
     now: _dt.datetime,
 ) -> None:
     """One transition's effect on the record, after checking the spec's contract for it."""
     domain, entered, sets = _EFFECTS[key]
     for field in sets:
         if field not in values:
-            raise MissingField(field, f"`{key[1]}` from `{key[0]}` to `{key[2]}` sets it; "
+            raise OrderMissingField(field, f"`{key[1]}` from `{key[0]}` to `{key[2]}` sets it; "
                                f"pass {field}=...")
     counts = record.counts
     for name in entered:
         if name in _LIMITS and counts[name] >= _LIMITS[name]:
-            raise LimitExceeded(name, _LIMITS[name])
+            raise OrderLimitExceeded(name, _LIMITS[name])
     configuration = _next_configuration(_configuration_of(record), domain, entered)
     for name in configuration:
         for field in _REQUIRES.get(name, ()):
             if field not in sets and getattr(record, field) is None:
-                raise MissingField(field, f"`{name}` requires it, and `{key[1]}` does not "
+                raise OrderMissingField(field, f"`{name}` requires it, and `{key[1]}` does not "
                                    "set it")
     if _LIMITS:
         counts = dict(counts)  # a new dict: the caller's snapshot keeps the old one
@@ -427,7 +430,7 @@ def _apply(
             if name in counts:
                 counts[name] += 1
         record.counts = counts
-    step_values: dict[str, _JSONValue] = {}
+    step_values: dict[str, _json_value_t] = {}
     for field in sets:
         typed, as_json = values[field]
         setattr(record, field, typed)
@@ -488,17 +491,17 @@ class Order:
         *,
         run_id: str | None = None,
         model: object = None,
-        clock: _Clock | None = None,
+        clock: _clock | None = None,
     ) -> None:
         """A new run (entry actions of the initial states run), or, given a record, the run
         it describes, restored where it stopped (no entry action runs again)."""
-        self.clock: _Clock = clock if clock is not None else _utcnow
-        self._pending: tuple[str, dict[str, tuple[Any, _JSONValue]]] | None = None
+        self.clock: _clock = clock if clock is not None else _utcnow
+        self._pending: tuple[str, dict[str, tuple[_Any, _json_value_t]]] | None = None
         stored: object = None
         if record is None:
             for name in _INITIAL_CONFIGURATION:
                 for field in _REQUIRES.get(name, ()):
-                    raise MissingField(field, f"the initial state `{name}` requires it; "
+                    raise OrderMissingField(field, f"the initial state `{name}` requires it; "
                                        "start from a record that sets it")
             record = OrderRecord(runId=run_id or uuid.uuid4().hex,
                                   lastTransitionAt=self.clock())
@@ -513,8 +516,8 @@ class Order:
         self.machine = OrderMachine(model=_Model(stored), listeners=listeners)
 
     @classmethod
-    def restore(cls, record: OrderRecord, **kwargs: Any) -> Order:
-        """The run `record` describes (checked first: InvalidRecord names the field)."""
+    def restore(cls, record: OrderRecord, **kwargs: _Any) -> Order:
+        """The run `record` describes (checked first: OrderInvalidRecord names the field)."""
         return cls(record, **kwargs)
 
     @property
@@ -539,7 +542,7 @@ class Order:
         event, values = self._pending
         _apply(self.record, (source.id, event, target.id), values, self.clock())
 
-    def _fire(self, event: str, values: dict[str, Any]) -> None:
+    def _fire(self, event: str, values: dict[str, _Any]) -> None:
         if self._pending is not None:
             raise RuntimeError(f"event `{event}` sent while `{self._pending[0]}` is being "
                                "handled; send it after the action returns")
