@@ -57,6 +57,12 @@ class _Loader(_BaseLoader):  # type: ignore[misc,valid-type]
 
     yaml_implicit_resolvers: ClassVar[dict[str, list[object]]] = {}
 
+    def resolve(self, kind: type, value: object, implicit: object) -> str:
+        # Called for every untagged node; the default walks resolver tables we left empty.
+        if kind is yaml.ScalarNode:
+            return STR_TAG
+        return SEQ_TAG if kind is yaml.SequenceNode else MAP_TAG
+
 
 @dataclass(frozen=True)
 class Source:
@@ -76,6 +82,9 @@ def scalar_value(node: yaml.ScalarNode) -> object:
     """The value of a scalar under the YAML 1.2 core schema (quoted scalars are strings)."""
     text = node.value
     if node.style or node.tag != STR_TAG:  # C loader: "" for plain, None in pure Python
+        return text
+    first = text[:1]
+    if first.isalpha() and first not in "nNtTfF":  # most names: no core-schema value starts so
         return text
     if _NULL.match(text):
         return None
