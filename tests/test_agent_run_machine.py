@@ -125,7 +125,7 @@ def test_retry_up_to_the_limit_and_beyond() -> None:
         assert run.record.counts == {"retrying": attempt}
         run.retry()
     before = valid(run.record)
-    with pytest.raises(ar.AgentRunLimitExceeded, match="retrying.*at most 3"):
+    with pytest.raises(ar.AgentRunLimitExceeded, match=r"retrying.*at most 3"):
         run.error(retryReason="timeout 4", failureType="crash")
     # refused as a whole: machine, record and history unchanged
     assert valid(run.record) == before and names(run) == ["running", "reasoning"]

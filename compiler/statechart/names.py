@@ -34,6 +34,7 @@ GENERATED_NAMES = frozenset({
     "record", "restore", "to_json", "from_json", "to_dict", "from_dict", "now", "clock",
     "status", "run_id", "history", "counts", "version", "spec_version", "enter", "exit",
     "state", "transition", "event", "source", "target", "machine", "self", "cls",
+    "mro",  # enum.Enum refuses it as a member name (states and events become enum members)
 })
 
 CALLBACK_PREFIXES = ("on_", "before_", "after_", "error_", "done_state_", "done_invoke_")

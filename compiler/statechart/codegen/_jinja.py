@@ -45,7 +45,8 @@ def py(value: Any) -> Lit:
         try:
             value.encode("utf-8")
         except UnicodeEncodeError:
-            raise CodegenError("text contains a lone surrogate, which cannot be encoded")
+            raise CodegenError("text contains a lone surrogate, which cannot be encoded") \
+                from None
         return Lit(ascii(str(value)))
     if value is None or isinstance(value, (bool, int)):
         return Lit(repr(value))
