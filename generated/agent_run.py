@@ -228,6 +228,7 @@ _REQUIRES: _Final[dict[str, tuple[str, ...]]] = {
 }
 _INITIAL_CONFIGURATION: _Final[tuple[str, ...]] = ('created',)
 _FINAL: _Final[frozenset[str]] = frozenset({'cancelled', 'completed', 'failed'})
+_NO_VALUES: _Final[dict[str, tuple[_Any, _json_value_t]]] = {}
 
 
 def _utcnow() -> _dt.datetime:
@@ -300,7 +301,7 @@ def _next_configuration(
     return tuple(sorted((*kept, *entered), key=_ORDER.__getitem__))
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(slots=True)
 class AgentRunStep:
     """One transition of a run: the transition's own source and target, and what it set."""
 
@@ -511,49 +512,9 @@ def check_record(record: AgentRunRecord) -> None:
                 raise AgentRunInvalidRecord(field, f"required while in `{name}`, but not set")
 
 
-def _apply(
-    record: AgentRunRecord,
-    key: tuple[str, str, str],
-    values: dict[str, tuple[_Any, _json_value_t]],
-    now: _dt.datetime,
-) -> None:
-    """One transition's effect on the record, after checking the spec's contract for it."""
-    domain, entered, sets = _EFFECTS[key]
-    for field in sets:
-        if field not in values:
-            raise AgentRunMissingField(field, f"`{key[1]}` from `{key[0]}` to `{key[2]}` sets it; "
-                               f"pass {field}=...")
-    counts = record.counts
-    for name in entered:
-        if name in _LIMITS and counts[name] >= _LIMITS[name]:
-            raise AgentRunLimitExceeded(name, _LIMITS[name])
-    configuration = _next_configuration(_configuration_of(record), domain, entered)
-    for name in configuration:
-        for field in _REQUIRES.get(name, ()):
-            if field not in sets and getattr(record, field) is None:
-                raise AgentRunMissingField(field, f"`{name}` requires it, and `{key[1]}` does not "
-                                   "set it")
-    if _LIMITS:
-        counts = dict(counts)  # a new dict: the caller's snapshot keeps the old one
-        for name in entered:
-            if name in counts:
-                counts[name] += 1
-        record.counts = counts
-    step_values: dict[str, _json_value_t] = {}
-    for field in sets:
-        typed, as_json = values[field]
-        setattr(record, field, typed)
-        step_values[field] = as_json
-    record.status = _STATE[configuration[0]]
-    record.configuration = [_STATE[name] for name in configuration]
-    record.lastTransitionAt = now
-    record.history.append(AgentRunStep(_EVENT[key[1]], _STATE[key[0]], _STATE[key[2]], now,
-                                  step_values))
-
-
 class AgentRunMachine(_StateMachine):
-    """The states and transitions for python-statemachine. Use `AgentRun`, which keeps
-    the run record; events sent to this class directly are refused."""
+    """The states and transitions for python-statemachine. Use `AgentRun`: it keeps the
+    run record, and refuses events sent to its `machine` directly."""
 
     # `statechart check` validated the graph; the library's own checks would repeat that at
     # every import, and the final-reachability one is quadratic in the number of states.
@@ -644,9 +605,10 @@ class AgentRun:
             if run_id is not None:
                 raise TypeError("run_id comes from the record when one is given")
             check_record(record)
-            configuration = _configuration_of(record)
-            stored = configuration[0] if len(configuration) == 1 else _OrderedSet(configuration)
+            active = _configuration_of(record)
+            stored = active[0] if len(active) == 1 else _OrderedSet(active)
         self.record = record
+        self._active = _configuration_of(record)
         listeners: list[object] = [self] if model is None else [self, model]
         self.machine = AgentRunMachine(model=_Model(stored), listeners=listeners)
 
@@ -670,29 +632,66 @@ class AgentRun:
 
     def before_transition(self, source: _State, target: _State) -> None:
         """python-statemachine calls this in every transition before any exit or entry
-        action; raising here (limit, missing field) cancels the transition."""
-        if self._pending is None:
+        action: it checks the spec's contract (raising cancels the transition), then
+        updates the record. Kept in one function: it runs on every event."""
+        pending = self._pending
+        if pending is None:
             raise RuntimeError(f"send events through {type(self).__name__}'s methods, not its "
                                "machine: they keep the run record")
-        event, values = self._pending
-        _apply(self.record, (source.id, event, target.id), values, self.clock())
+        event, values = pending
+        key = (source.id, event, target.id)
+        domain, entered, sets = _EFFECTS[key]
+        record = self.record
+        for field in sets:
+            if field not in values:
+                raise AgentRunMissingField(field, f"`{event}` from `{key[0]}` to `{key[2]}` sets "
+                                   f"it; pass {field}=...")
+        counts = record.counts
+        for name in entered:
+            if name in _LIMITS and counts[name] >= _LIMITS[name]:
+                raise AgentRunLimitExceeded(name, _LIMITS[name])
+        configuration = _next_configuration(self._active, domain, entered)
+        for name in configuration:
+            for field in _REQUIRES.get(name, ()):
+                if field not in sets and getattr(record, field) is None:
+                    raise AgentRunMissingField(field, f"`{name}` requires it, and `{event}` does "
+                                       "not set it")
+        # Checked: from here on nothing raises, and `_fire` undoes it if the library does.
+        counts = dict(counts)  # a new dict: `_fire`'s snapshot keeps the old one
+        for name in entered:
+            if name in counts:
+                counts[name] += 1
+        record.counts = counts
+        step_values: dict[str, _json_value_t] = {}
+        for field in sets:
+            typed, as_json = values[field]
+            setattr(record, field, typed)
+            step_values[field] = as_json
+        now = self.clock()
+        record.status = _STATE[configuration[0]]
+        record.configuration = [_STATE[name] for name in configuration]
+        record.lastTransitionAt = now
+        record.history.append(
+            AgentRunStep(_EVENT[event], _STATE[key[0]], _STATE[key[2]], now, step_values))
+        self._active = configuration
 
-    def _fire(self, event: str, values: dict[str, _Any]) -> None:
+    def _fire(self, event: str, values: dict[str, _Any] | None) -> None:
         if self._pending is not None:
             raise RuntimeError(f"event `{event}` sent while `{self._pending[0]}` is being "
                                "handled; send it after the action returns")
-        checked = {f: (v, _json_value(f, v)) for f, v in values.items() if v is not None}
+        checked = {f: (v, _json_value(f, v)) for f, v in values.items()
+                   if v is not None} if values else _NO_VALUES
         record = self.record
         saved = (record.status, record.configuration, record.counts,
-                 record.lastTransitionAt, len(record.history),
-                 [(f, getattr(record, f)) for f in checked])
+                 record.lastTransitionAt, len(record.history), self._active)
+        fields = [(f, getattr(record, f)) for f in checked]
         self._pending = (event, checked)
         try:
             self.machine.send(event)
         except BaseException:
             # python-statemachine rolled its configuration back; roll the record back too.
             (record.status, record.configuration, record.counts,
-             record.lastTransitionAt, length, fields) = saved
+             record.lastTransitionAt, length, self._active) = saved
             del record.history[length:]
             for field, value in fields:
                 setattr(record, field, value)
@@ -702,7 +701,7 @@ class AgentRun:
 
     def triage(self) -> None:
         'Moves: created -> triaging.'
-        self._fire('triage', {})
+        self._fire('triage', None)
 
     def cancel(self, *, cancelReason: _str) -> None:
         'Moves: created -> cancelled, interrupted -> cancelled, resumed -> cancelled, retrying -> cancelled, running -> cancelled, triaging -> cancelled.'
@@ -710,7 +709,7 @@ class AgentRun:
 
     def start(self) -> None:
         'Moves: triaging -> running.'
-        self._fire('start', {})
+        self._fire('start', None)
 
     def reject(self, *, failureType: _str) -> None:
         'Moves: triaging -> failed.'
@@ -726,7 +725,7 @@ class AgentRun:
 
     def complete(self) -> None:
         'Moves: running -> completed.'
-        self._fire('complete', {})
+        self._fire('complete', None)
 
     def fail(self, *, failureType: _str) -> None:
         'Moves: interrupted -> failed, running -> failed.'
@@ -734,27 +733,27 @@ class AgentRun:
 
     def call_tool(self) -> None:
         'Moves: reasoning -> tool_call.'
-        self._fire('call_tool', {})
+        self._fire('call_tool', None)
 
     def tool_result(self) -> None:
         'Moves: tool_call -> reasoning.'
-        self._fire('tool_result', {})
+        self._fire('tool_result', None)
 
     def resume(self) -> None:
         'Moves: interrupted -> resumed.'
-        self._fire('resume', {})
+        self._fire('resume', None)
 
     def await_approval(self) -> None:
         'Moves: suspended -> waiting_for_approval.'
-        self._fire('await_approval', {})
+        self._fire('await_approval', None)
 
     def await_input(self) -> None:
         'Moves: suspended -> waiting_for_input.'
-        self._fire('await_input', {})
+        self._fire('await_input', None)
 
     def approve(self) -> None:
         'Moves: waiting_for_approval -> resumed.'
-        self._fire('approve', {})
+        self._fire('approve', None)
 
     def deny(self, *, cancelReason: _str) -> None:
         'Moves: waiting_for_approval -> cancelled.'
@@ -766,11 +765,11 @@ class AgentRun:
 
     def proceed(self) -> None:
         'Moves: resumed -> running.'
-        self._fire('proceed', {})
+        self._fire('proceed', None)
 
     def retry(self) -> None:
         'Moves: retrying -> running.'
-        self._fire('retry', {})
+        self._fire('retry', None)
 
     def give_up(self, *, failureType: _str) -> None:
         'Moves: retrying -> failed.'

@@ -133,7 +133,8 @@ def _events(spec: Spec) -> list[dict[str, object]]:
             "args": [(Ident(f), field_types[f].type, Ident(f) if field_types[f].type == "enum"
                       else None, f in required) for f in fields],
             "doc": text,
-            "call_values": Lit("{" + ", ".join(f"{py(f)}: {f}" for f in fields) + "}"),
+            "call_values": Lit("{" + ", ".join(f"{py(f)}: {f}" for f in fields) + "}"
+                               if fields else "None"),
         })
     return out
 

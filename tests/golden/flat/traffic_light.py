@@ -107,6 +107,7 @@ _REQUIRES: _Final[dict[str, tuple[str, ...]]] = {
 }
 _INITIAL_CONFIGURATION: _Final[tuple[str, ...]] = ('red',)
 _FINAL: _Final[frozenset[str]] = frozenset({'off_duty'})
+_NO_VALUES: _Final[dict[str, tuple[_Any, _json_value_t]]] = {}
 
 
 def _utcnow() -> _dt.datetime:
@@ -169,7 +170,7 @@ def _next_configuration(
     return entered
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(slots=True)
 class TrafficLightStep:
     """One transition of a run: the transition's own source and target, and what it set."""
 
@@ -353,48 +354,9 @@ def check_record(record: TrafficLightRecord) -> None:
                 raise TrafficLightInvalidRecord(field, f"required while in `{name}`, but not set")
 
 
-def _apply(
-    record: TrafficLightRecord,
-    key: tuple[str, str, str],
-    values: dict[str, tuple[_Any, _json_value_t]],
-    now: _dt.datetime,
-) -> None:
-    """One transition's effect on the record, after checking the spec's contract for it."""
-    domain, entered, sets = _EFFECTS[key]
-    for field in sets:
-        if field not in values:
-            raise TrafficLightMissingField(field, f"`{key[1]}` from `{key[0]}` to `{key[2]}` sets it; "
-                               f"pass {field}=...")
-    counts = record.counts
-    for name in entered:
-        if name in _LIMITS and counts[name] >= _LIMITS[name]:
-            raise TrafficLightLimitExceeded(name, _LIMITS[name])
-    configuration = _next_configuration(_configuration_of(record), domain, entered)
-    for name in configuration:
-        for field in _REQUIRES.get(name, ()):
-            if field not in sets and getattr(record, field) is None:
-                raise TrafficLightMissingField(field, f"`{name}` requires it, and `{key[1]}` does not "
-                                   "set it")
-    if _LIMITS:
-        counts = dict(counts)  # a new dict: the caller's snapshot keeps the old one
-        for name in entered:
-            if name in counts:
-                counts[name] += 1
-        record.counts = counts
-    step_values: dict[str, _json_value_t] = {}
-    for field in sets:
-        typed, as_json = values[field]
-        setattr(record, field, typed)
-        step_values[field] = as_json
-    record.status = _STATE[configuration[0]]
-    record.lastTransitionAt = now
-    record.history.append(TrafficLightStep(_EVENT[key[1]], _STATE[key[0]], _STATE[key[2]], now,
-                                  step_values))
-
-
 class TrafficLightMachine(_StateMachine):
-    """The states and transitions for python-statemachine. Use `TrafficLight`, which keeps
-    the run record; events sent to this class directly are refused."""
+    """The states and transitions for python-statemachine. Use `TrafficLight`: it keeps the
+    run record, and refuses events sent to its `machine` directly."""
 
     # `statechart check` validated the graph; the library's own checks would repeat that at
     # every import, and the final-reachability one is quadratic in the number of states.
@@ -453,9 +415,10 @@ class TrafficLight:
             if run_id is not None:
                 raise TypeError("run_id comes from the record when one is given")
             check_record(record)
-            configuration = _configuration_of(record)
-            stored = configuration[0] if len(configuration) == 1 else _OrderedSet(configuration)
+            active = _configuration_of(record)
+            stored = active[0] if len(active) == 1 else _OrderedSet(active)
         self.record = record
+        self._active = _configuration_of(record)
         listeners: list[object] = [self] if model is None else [self, model]
         self.machine = TrafficLightMachine(model=_Model(stored), listeners=listeners)
 
@@ -479,29 +442,51 @@ class TrafficLight:
 
     def before_transition(self, source: _State, target: _State) -> None:
         """python-statemachine calls this in every transition before any exit or entry
-        action; raising here (limit, missing field) cancels the transition."""
-        if self._pending is None:
+        action: it checks the spec's contract (raising cancels the transition), then
+        updates the record. Kept in one function: it runs on every event."""
+        pending = self._pending
+        if pending is None:
             raise RuntimeError(f"send events through {type(self).__name__}'s methods, not its "
                                "machine: they keep the run record")
-        event, values = self._pending
-        _apply(self.record, (source.id, event, target.id), values, self.clock())
+        event, values = pending
+        key = (source.id, event, target.id)
+        domain, entered, sets = _EFFECTS[key]
+        record = self.record
+        for field in sets:
+            if field not in values:
+                raise TrafficLightMissingField(field, f"`{event}` from `{key[0]}` to `{key[2]}` sets "
+                                   f"it; pass {field}=...")
+        configuration = _next_configuration(self._active, domain, entered)
+        # Checked: from here on nothing raises, and `_fire` undoes it if the library does.
+        step_values: dict[str, _json_value_t] = {}
+        for field in sets:
+            typed, as_json = values[field]
+            setattr(record, field, typed)
+            step_values[field] = as_json
+        now = self.clock()
+        record.status = _STATE[configuration[0]]
+        record.lastTransitionAt = now
+        record.history.append(
+            TrafficLightStep(_EVENT[event], _STATE[key[0]], _STATE[key[2]], now, step_values))
+        self._active = configuration
 
-    def _fire(self, event: str, values: dict[str, _Any]) -> None:
+    def _fire(self, event: str, values: dict[str, _Any] | None) -> None:
         if self._pending is not None:
             raise RuntimeError(f"event `{event}` sent while `{self._pending[0]}` is being "
                                "handled; send it after the action returns")
-        checked = {f: (v, _json_value(f, v)) for f, v in values.items() if v is not None}
+        checked = {f: (v, _json_value(f, v)) for f, v in values.items()
+                   if v is not None} if values else _NO_VALUES
         record = self.record
         saved = (record.status, record.counts,
-                 record.lastTransitionAt, len(record.history),
-                 [(f, getattr(record, f)) for f in checked])
+                 record.lastTransitionAt, len(record.history), self._active)
+        fields = [(f, getattr(record, f)) for f in checked]
         self._pending = (event, checked)
         try:
             self.machine.send(event)
         except BaseException:
             # python-statemachine rolled its configuration back; roll the record back too.
             (record.status, record.counts,
-             record.lastTransitionAt, length, fields) = saved
+             record.lastTransitionAt, length, self._active) = saved
             del record.history[length:]
             for field, value in fields:
                 setattr(record, field, value)
@@ -511,16 +496,16 @@ class TrafficLight:
 
     def go(self) -> None:
         'Moves: red -> green.'
-        self._fire('go', {})
+        self._fire('go', None)
 
     def shut_down(self) -> None:
         'Moves: green -> off_duty, red -> off_duty, yellow -> off_duty.'
-        self._fire('shut_down', {})
+        self._fire('shut_down', None)
 
     def slow(self) -> None:
         'Moves: green -> yellow.'
-        self._fire('slow', {})
+        self._fire('slow', None)
 
     def stop(self) -> None:
         'Moves: yellow -> red.'
-        self._fire('stop', {})
+        self._fire('stop', None)

@@ -134,6 +134,7 @@ _REQUIRES: _Final[dict[str, tuple[str, ...]]] = {
 }
 _INITIAL_CONFIGURATION: _Final[tuple[str, ...]] = ('open', 'cart')
 _FINAL: _Final[frozenset[str]] = frozenset({'closed'})
+_NO_VALUES: _Final[dict[str, tuple[_Any, _json_value_t]]] = {}
 
 
 def _utcnow() -> _dt.datetime:
@@ -206,7 +207,7 @@ def _next_configuration(
     return tuple(sorted((*kept, *entered), key=_ORDER.__getitem__))
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(slots=True)
 class OrderStep:
     """One transition of a run: the transition's own source and target, and what it set."""
 
@@ -402,49 +403,9 @@ def check_record(record: OrderRecord) -> None:
                 raise OrderInvalidRecord(field, f"required while in `{name}`, but not set")
 
 
-def _apply(
-    record: OrderRecord,
-    key: tuple[str, str, str],
-    values: dict[str, tuple[_Any, _json_value_t]],
-    now: _dt.datetime,
-) -> None:
-    """One transition's effect on the record, after checking the spec's contract for it."""
-    domain, entered, sets = _EFFECTS[key]
-    for field in sets:
-        if field not in values:
-            raise OrderMissingField(field, f"`{key[1]}` from `{key[0]}` to `{key[2]}` sets it; "
-                               f"pass {field}=...")
-    counts = record.counts
-    for name in entered:
-        if name in _LIMITS and counts[name] >= _LIMITS[name]:
-            raise OrderLimitExceeded(name, _LIMITS[name])
-    configuration = _next_configuration(_configuration_of(record), domain, entered)
-    for name in configuration:
-        for field in _REQUIRES.get(name, ()):
-            if field not in sets and getattr(record, field) is None:
-                raise OrderMissingField(field, f"`{name}` requires it, and `{key[1]}` does not "
-                                   "set it")
-    if _LIMITS:
-        counts = dict(counts)  # a new dict: the caller's snapshot keeps the old one
-        for name in entered:
-            if name in counts:
-                counts[name] += 1
-        record.counts = counts
-    step_values: dict[str, _json_value_t] = {}
-    for field in sets:
-        typed, as_json = values[field]
-        setattr(record, field, typed)
-        step_values[field] = as_json
-    record.status = _STATE[configuration[0]]
-    record.configuration = [_STATE[name] for name in configuration]
-    record.lastTransitionAt = now
-    record.history.append(OrderStep(_EVENT[key[1]], _STATE[key[0]], _STATE[key[2]], now,
-                                  step_values))
-
-
 class OrderMachine(_StateMachine):
-    """The states and transitions for python-statemachine. Use `Order`, which keeps
-    the run record; events sent to this class directly are refused."""
+    """The states and transitions for python-statemachine. Use `Order`: it keeps the
+    run record, and refuses events sent to its `machine` directly."""
 
     # `statechart check` validated the graph; the library's own checks would repeat that at
     # every import, and the final-reachability one is quadratic in the number of states.
@@ -509,9 +470,10 @@ class Order:
             if run_id is not None:
                 raise TypeError("run_id comes from the record when one is given")
             check_record(record)
-            configuration = _configuration_of(record)
-            stored = configuration[0] if len(configuration) == 1 else _OrderedSet(configuration)
+            active = _configuration_of(record)
+            stored = active[0] if len(active) == 1 else _OrderedSet(active)
         self.record = record
+        self._active = _configuration_of(record)
         listeners: list[object] = [self] if model is None else [self, model]
         self.machine = OrderMachine(model=_Model(stored), listeners=listeners)
 
@@ -535,29 +497,52 @@ class Order:
 
     def before_transition(self, source: _State, target: _State) -> None:
         """python-statemachine calls this in every transition before any exit or entry
-        action; raising here (limit, missing field) cancels the transition."""
-        if self._pending is None:
+        action: it checks the spec's contract (raising cancels the transition), then
+        updates the record. Kept in one function: it runs on every event."""
+        pending = self._pending
+        if pending is None:
             raise RuntimeError(f"send events through {type(self).__name__}'s methods, not its "
                                "machine: they keep the run record")
-        event, values = self._pending
-        _apply(self.record, (source.id, event, target.id), values, self.clock())
+        event, values = pending
+        key = (source.id, event, target.id)
+        domain, entered, sets = _EFFECTS[key]
+        record = self.record
+        for field in sets:
+            if field not in values:
+                raise OrderMissingField(field, f"`{event}` from `{key[0]}` to `{key[2]}` sets "
+                                   f"it; pass {field}=...")
+        configuration = _next_configuration(self._active, domain, entered)
+        # Checked: from here on nothing raises, and `_fire` undoes it if the library does.
+        step_values: dict[str, _json_value_t] = {}
+        for field in sets:
+            typed, as_json = values[field]
+            setattr(record, field, typed)
+            step_values[field] = as_json
+        now = self.clock()
+        record.status = _STATE[configuration[0]]
+        record.configuration = [_STATE[name] for name in configuration]
+        record.lastTransitionAt = now
+        record.history.append(
+            OrderStep(_EVENT[event], _STATE[key[0]], _STATE[key[2]], now, step_values))
+        self._active = configuration
 
-    def _fire(self, event: str, values: dict[str, _Any]) -> None:
+    def _fire(self, event: str, values: dict[str, _Any] | None) -> None:
         if self._pending is not None:
             raise RuntimeError(f"event `{event}` sent while `{self._pending[0]}` is being "
                                "handled; send it after the action returns")
-        checked = {f: (v, _json_value(f, v)) for f, v in values.items() if v is not None}
+        checked = {f: (v, _json_value(f, v)) for f, v in values.items()
+                   if v is not None} if values else _NO_VALUES
         record = self.record
         saved = (record.status, record.configuration, record.counts,
-                 record.lastTransitionAt, len(record.history),
-                 [(f, getattr(record, f)) for f in checked])
+                 record.lastTransitionAt, len(record.history), self._active)
+        fields = [(f, getattr(record, f)) for f in checked]
         self._pending = (event, checked)
         try:
             self.machine.send(event)
         except BaseException:
             # python-statemachine rolled its configuration back; roll the record back too.
             (record.status, record.configuration, record.counts,
-             record.lastTransitionAt, length, fields) = saved
+             record.lastTransitionAt, length, self._active) = saved
             del record.history[length:]
             for field, value in fields:
                 setattr(record, field, value)
@@ -567,32 +552,32 @@ class Order:
 
     def abandon(self) -> None:
         'Moves: open -> closed.'
-        self._fire('abandon', {})
+        self._fire('abandon', None)
 
     def checkout(self) -> None:
         'Moves: cart -> paying.'
-        self._fire('checkout', {})
+        self._fire('checkout', None)
 
     def paid(self) -> None:
         'Moves: paying -> shipped.'
-        self._fire('paid', {})
+        self._fire('paid', None)
 
     def back(self) -> None:
         'Moves: paying -> cart.'
-        self._fire('back', {})
+        self._fire('back', None)
 
     def use_invoice(self) -> None:
         'Moves: card -> invoice.'
-        self._fire('use_invoice', {})
+        self._fire('use_invoice', None)
 
     def use_card(self) -> None:
         'Moves: invoice -> card.'
-        self._fire('use_card', {})
+        self._fire('use_card', None)
 
     def deliver(self) -> None:
         'Moves: shipped -> closed.'
-        self._fire('deliver', {})
+        self._fire('deliver', None)
 
     def reopen(self) -> None:
         'Moves: shipped -> open.'
-        self._fire('reopen', {})
+        self._fire('reopen', None)
