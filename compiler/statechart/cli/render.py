@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from statechart.linter import check_file
+from statechart.model import Spec
 
 HELP = "draw a spec as DOT, SVG, PNG or Mermaid (optionally marking a run's current state)"
 FORMATS = ("svg", "png", "dot", "mermaid")
@@ -38,9 +39,8 @@ def _error(message: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from statechart.render import dot, layout, mermaid
-    from statechart.render.highlight import HighlightError, active_configuration, \
-        names_from_record
+    from statechart.render import layout
+    from statechart.render.highlight import HighlightError, active_configuration, names_from_record
 
     if not Path(args.spec).is_file():
         return _error(f"no such spec file: {args.spec}")
@@ -84,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _render(spec, fmt: str, active: frozenset[str], engine: str,  # type: ignore[no-untyped-def]
+def _render(spec: Spec, fmt: str, active: frozenset[str], engine: str,
             timeout: float) -> bytes:
     from statechart.outputs import header_lines
     from statechart.render import dot, labels, layout, mermaid

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import jinja2
 
-from statechart.model import Selector, Spec, SpecRule, State, Transition
+from statechart.model import RecordField, Selector, Spec, SpecRule, State, Transition
 from statechart.names import IDENTIFIER
 from statechart.outputs import header_lines, spec_display_path
 from statechart.render import labels
@@ -97,11 +97,10 @@ def rule_in_words(spec: Spec, rule: SpecRule) -> str:
     return text
 
 
-def _record_row(field: object) -> dict[str, str]:
-    f = field
-    ftype = "one of " + _names(f.enum, " / ") if f.enum else f.type  # type: ignore[attr-defined]
-    return {"name": _code(f.name), "type": ftype,  # type: ignore[attr-defined]
-            "description": labels.markdown_cell(f.description)}  # type: ignore[attr-defined]
+def _record_row(f: RecordField) -> dict[str, str]:
+    ftype = "one of " + _names(f.enum, " / ") if f.enum else f.type
+    return {"name": _code(f.name), "type": ftype,
+            "description": labels.markdown_cell(f.description)}
 
 
 def spec_page(spec: Spec) -> str:

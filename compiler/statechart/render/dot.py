@@ -15,7 +15,7 @@ from/to the state's initial leaf.
 
 from __future__ import annotations
 
-import graphviz
+import graphviz  # type: ignore[import-untyped]  # no stubs published
 
 from statechart.model import Spec, State, Transition
 from statechart.names import IDENTIFIER

@@ -12,7 +12,7 @@ from __future__ import annotations
 import html
 import re
 
-import graphviz
+import graphviz  # type: ignore[import-untyped]  # no stubs published
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 # Characters that mean nothing in a Mermaid label; everything else becomes `#<codepoint>;`.
