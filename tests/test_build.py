@@ -204,3 +204,12 @@ def test_a_killed_build_never_leaves_a_truncated_file(project: Path) -> None:
     done = subprocess.run([sys.executable, "-c", script], cwd=project, env=env, check=False)
     assert done.returncode == 0
     assert not list((project / "generated").glob(f"*{build.TMP_SUFFIX}"))
+
+
+def test_a_whole_set_output_naming_no_spec_file_is_never_an_orphan(
+        project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    index = project / "docs" / "specs" / "index.md"
+    index.parent.mkdir(parents=True)
+    index.write_text("<!-- Generated from the specs by statechart-compiler. DO NOT EDIT. -->\n")
+    run_cli(capsys)
+    assert index.exists()

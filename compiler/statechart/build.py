@@ -33,7 +33,9 @@ from statechart.model import Spec
 
 OUTPUT_DIRS = ("generated", "docs/specs")
 TMP_SUFFIX = ".statechart-tmp"
-_HEADER = re.compile(r"Generated from (.+?) by statechart-compiler\. " + outputs.HEADER_MARK)
+# The spec a per-spec output names in its header; whole-set outputs (an index) name no file.
+_HEADER = re.compile(r"Generated from (.+?\.ya?ml) by statechart-compiler\. "
+                     + outputs.HEADER_MARK)
 
 Action = Literal["updated", "unchanged", "deleted"]
 
