@@ -1,7 +1,8 @@
 # Generated from specs/agent_run.yaml by statechart-compiler. DO NOT EDIT.
 # Source sha256: f22d2496fa39dd2a65f34cffe5cdacfdb76083a00b9d3994bdfa52d707aabfc5
 # Regenerate with: statechart build
-'The lifecycle of one AI agent run, from creation to its end. Interrupted runs are persisted and recoverable; failed, completed and cancelled runs are terminal.'
+"""The `agent_run` statechart, version 1: a typed python-statemachine class and its run record.
+Generated; see DESCRIPTION for the spec's own words."""
 
 from __future__ import annotations
 
@@ -25,6 +26,11 @@ from statemachine.orderedset import OrderedSet as _OrderedSet
 SPEC_NAME: _Final = 'agent_run'
 SPEC_VERSION: _Final = 1
 SPEC_SHA256: _Final = 'f22d2496fa39dd2a65f34cffe5cdacfdb76083a00b9d3994bdfa52d707aabfc5'
+DESCRIPTION: _Final = (
+    'The lifecycle of one AI agent run, from creation to its '
+    'end. Interrupted runs are persisted and recoverable; '
+    'failed, completed and cancelled runs are terminal.'
+)
 
 
 class AgentRunState(enum.Enum):
@@ -71,7 +77,7 @@ class AgentRunEvent(enum.Enum):
 
 
 class AgentRunInterruptReason(enum.Enum):
-    'Why the run was interrupted.'
+    'The values of the record field `interruptReason`.'
 
     approval = 'approval'
     human_review = 'human_review'
@@ -94,7 +100,10 @@ STATE_DESCRIPTIONS: _Final[_Mapping[AgentRunState, str]] = {
     AgentRunState.waiting_for_approval: 'A human must approve a risky step.',
     AgentRunState.waiting_for_input: 'The run needs input from a human or an external system.',
     AgentRunState.resumed: 'Restored from an interruption, about to continue.',
-    AgentRunState.retrying: 'Waiting before another attempt; the attempt count and reason are kept.',
+    AgentRunState.retrying: (
+        'Waiting before another attempt; the attempt count and '
+        'reason are kept.'
+    ),
     AgentRunState.completed: 'The run finished its task.',
     AgentRunState.failed: (
         'The run ended in failure. Terminal: a failed run is '
@@ -102,6 +111,11 @@ STATE_DESCRIPTIONS: _Final[_Mapping[AgentRunState, str]] = {
         'new runId.'
     ),
     AgentRunState.cancelled: 'The run was stopped on purpose.',
+}
+
+
+EVENT_DESCRIPTIONS: _Final[_Mapping[AgentRunEvent, str]] = {
+    AgentRunEvent.interrupt: 'Pause the run; it is persisted and may be resumed later.',
 }
 
 
@@ -139,6 +153,9 @@ _datetime: _TypeAlias = _dt.datetime
 _json_value_t: _TypeAlias = str | int | float | bool
 _json_object: _TypeAlias = dict[str, _Any]
 _clock: _TypeAlias = _Callable[[], _dt.datetime]
+_Invalid = AgentRunInvalidRecord
+_Limit = AgentRunLimitExceeded
+_Missing = AgentRunMissingField
 _AgentRunState: _TypeAlias = AgentRunState
 _AgentRunEvent: _TypeAlias = AgentRunEvent
 _AgentRunInterruptReason: _TypeAlias = AgentRunInterruptReason
@@ -157,13 +174,15 @@ _FIELD_ENUMS: _Final[dict[str, type[enum.Enum]]] = {
 }
 # (source, event, target) -> (domain, entered states, fields set). Leaving a transition
 # exits every active state under its domain (all of them when the domain is None).
-_EFFECTS: _Final[dict[tuple[str, str, str], tuple[str | None, tuple[str, ...], tuple[str, ...]]]] = {
+_Effect: _TypeAlias = tuple[str | None, tuple[str, ...], tuple[str, ...]]
+_EFFECTS: _Final[dict[tuple[str, str, str], _Effect]] = {
     ('created', 'triage', 'triaging'): (None, ('triaging',), ()),
     ('created', 'cancel', 'cancelled'): (None, ('cancelled',), ('cancelReason',)),
     ('triaging', 'start', 'running'): (None, ('running', 'reasoning'), ()),
     ('triaging', 'reject', 'failed'): (None, ('failed',), ('failureType',)),
     ('triaging', 'cancel', 'cancelled'): (None, ('cancelled',), ('cancelReason',)),
-    ('running', 'interrupt', 'interrupted'): (None, ('interrupted', 'suspended'), ('interruptReason',)),
+    ('running', 'interrupt', 'interrupted'):
+        (None, ('interrupted', 'suspended'), ('interruptReason',)),
     ('running', 'error', 'retrying'): (None, ('retrying',), ('retryReason',)),
     ('running', 'error', 'failed'): (None, ('failed',), ('failureType',)),
     ('running', 'complete', 'completed'): (None, ('completed',), ()),
@@ -174,7 +193,8 @@ _EFFECTS: _Final[dict[tuple[str, str, str], tuple[str | None, tuple[str, ...], t
     ('interrupted', 'resume', 'resumed'): (None, ('resumed',), ()),
     ('interrupted', 'cancel', 'cancelled'): (None, ('cancelled',), ('cancelReason',)),
     ('interrupted', 'fail', 'failed'): (None, ('failed',), ('failureType',)),
-    ('suspended', 'await_approval', 'waiting_for_approval'): ('interrupted', ('waiting_for_approval',), ()),
+    ('suspended', 'await_approval', 'waiting_for_approval'):
+        ('interrupted', ('waiting_for_approval',), ()),
     ('suspended', 'await_input', 'waiting_for_input'): ('interrupted', ('waiting_for_input',), ()),
     ('waiting_for_approval', 'approve', 'resumed'): (None, ('resumed',), ()),
     ('waiting_for_approval', 'deny', 'cancelled'): (None, ('cancelled',), ('cancelReason',)),
@@ -271,7 +291,7 @@ def _from_json_value(field: str, raw: object, where: str | None = None) -> _Any:
     except (TypeError, ValueError):
         pass
     expected = f"one of {[m.value for m in _FIELD_ENUMS[field]]}" if kind == "enum" else kind
-    raise AgentRunInvalidRecord(where or field, f"expected {expected}, got {raw!r}")
+    raise _Invalid(where or field, f"expected {expected}, got {raw!r}")
 
 
 def _parse_time(field: str, raw: object) -> _dt.datetime:
@@ -282,7 +302,7 @@ def _parse_time(field: str, raw: object) -> _dt.datetime:
             value = None
         if value is not None and value.utcoffset() is not None and "T" in raw.upper():
             return value
-    raise AgentRunInvalidRecord(field, f"expected an RFC 3339 date-time with offset, got {raw!r}")
+    raise _Invalid(field, f"expected an RFC 3339 date-time with offset, got {raw!r}")
 
 
 def _next_configuration(
@@ -354,30 +374,31 @@ class AgentRunRecord:
     def from_dict(cls, data: _Mapping[_str, _Any]) -> AgentRunRecord:
         """Parse and check a record: types, status, configuration, counts and history."""
         if not isinstance(data, _Mapping):
-            raise AgentRunInvalidRecord("(record)", "expected a JSON object")
+            raise _Invalid("(record)", "expected a JSON object")
         known = {"runId", "specVersion", "status", "configuration", "lastTransitionAt",
                  "history", "counts", *_FIELD_TYPES}
         for key in data:
             if key not in known:
-                raise AgentRunInvalidRecord(str(key), "unknown key")
+                raise _Invalid(str(key), "unknown key")
         run_id = data.get("runId")
         if not isinstance(run_id, str) or not run_id:
-            raise AgentRunInvalidRecord("runId", "expected a non-empty string")
+            raise _Invalid("runId", "expected a non-empty string")
         if data.get("specVersion") != SPEC_VERSION:
-            raise AgentRunInvalidRecord("specVersion", f"this module reads version {SPEC_VERSION} "
-                                f"records of {SPEC_NAME!r}, got {data.get('specVersion')!r}")
+            raise _Invalid(
+                "specVersion", f"this module reads version {SPEC_VERSION} "
+                f"records of {SPEC_NAME!r}, got {data.get('specVersion')!r}")
         status = _state_of("status", data.get("status"))
         raw_configuration = data.get("configuration")
         if not isinstance(raw_configuration, list) or not raw_configuration:
-            raise AgentRunInvalidRecord("configuration", "expected a non-empty list of states")
+            raise _Invalid("configuration", "expected a non-empty list of states")
         configuration = [_state_of("configuration", v) for v in raw_configuration]
         counts = data.get("counts")
         if not isinstance(counts, dict) or set(counts) != set(_LIMITS) or not all(
                 isinstance(n, int) and not isinstance(n, bool) for n in counts.values()):
-            raise AgentRunInvalidRecord("counts", f"expected entry counts of {sorted(_LIMITS)}")
+            raise _Invalid("counts", f"expected entry counts of {sorted(_LIMITS)}")
         history = data.get("history")
         if not isinstance(history, list):
-            raise AgentRunInvalidRecord("history", "expected a list")
+            raise _Invalid("history", "expected a list")
         record = cls(
             runId=run_id,
             status=status,
@@ -397,7 +418,8 @@ class AgentRunRecord:
         try:
             data = json.loads(text)
         except ValueError as exc:
-            raise AgentRunInvalidRecord("(record)", f"not JSON: {exc}") from None
+            raise _Invalid(
+                "(record)", f"not JSON: {exc}") from None
         return cls.from_dict(data)
 
     runId: _str
@@ -411,42 +433,47 @@ class AgentRunRecord:
     counts: dict[_str, _int] = _field(default_factory=lambda: _initial_counts())
     # The spec's fields. Annotations use the `_` aliases: see the note above them.
     interruptReason: _AgentRunInterruptReason | None = _field(
-        default=None, metadata={"description": 'Why the run was interrupted.'}
+        default=None,
+        metadata={"description": 'Why the run was interrupted.'},
     )
     retryReason: _str | None = _field(
-        default=None, metadata={"description": 'Why the last retry was started (kept across the retry).'}
+        default=None,
+        metadata={"description": 'Why the last retry was started (kept across the retry).'},
     )
     failureType: _str | None = _field(
-        default=None, metadata={"description": 'The kind of failure that ended the run.'}
+        default=None,
+        metadata={"description": 'The kind of failure that ended the run.'},
     )
     cancelReason: _str | None = _field(
-        default=None, metadata={"description": 'Who or what cancelled the run.'}
+        default=None,
+        metadata={"description": 'Who or what cancelled the run.'},
     )
     humanInput: _str | None = _field(
-        default=None, metadata={"description": 'The input a human provided while the run waited for it.'}
+        default=None,
+        metadata={"description": 'The input a human provided while the run waited for it.'},
     )
 
 
 def _state_of(where: str, raw: object) -> AgentRunState:
     if isinstance(raw, str) and raw in _STATE:
         return _STATE[raw]
-    raise AgentRunInvalidRecord(where, f"unknown state {raw!r}")
+    raise _Invalid(where, f"unknown state {raw!r}")
 
 
 def _step_from_dict(index: int, raw: object) -> AgentRunStep:
     where = f"history[{index}]"
     keys = {"event", "source", "target", "at", "values"}
     if not isinstance(raw, dict) or set(raw) != keys:
-        raise AgentRunInvalidRecord(where, f"expected an object with keys {sorted(keys)}")
+        raise _Invalid(where, f"expected an object with keys {sorted(keys)}")
     event = raw["event"]
     if not isinstance(event, str) or event not in _EVENT:
-        raise AgentRunInvalidRecord(where + ".event", f"unknown event {event!r}")
+        raise _Invalid(where + ".event", f"unknown event {event!r}")
     values = raw["values"]
     if not isinstance(values, dict):
-        raise AgentRunInvalidRecord(where + ".values", "expected an object")
+        raise _Invalid(where + ".values", "expected an object")
     for field, value in values.items():
         if field not in _FIELD_TYPES:
-            raise AgentRunInvalidRecord(f"{where}.values.{field}", "not a field of the record")
+            raise _Invalid(f"{where}.values.{field}", "not a field of the record")
         _from_json_value(field, value, f"{where}.values.{field}")
     return AgentRunStep(
         event=_EVENT[event],
@@ -474,7 +501,7 @@ def check_record(record: AgentRunRecord) -> None:
     initial state and must end in the recorded configuration, with the recorded counts, no
     limit exceeded, and every field the active states require set."""
     if record.specVersion != SPEC_VERSION:
-        raise AgentRunInvalidRecord("specVersion", f"expected {SPEC_VERSION}, got {record.specVersion!r}")
+        raise _Invalid("specVersion", f"expected {SPEC_VERSION}, got {record.specVersion!r}")
     configuration = _INITIAL_CONFIGURATION
     counts = _initial_counts()
     for index, step in enumerate(record.history):
@@ -482,34 +509,38 @@ def check_record(record: AgentRunRecord) -> None:
         key = (step.source.value, step.event.value, step.target.value)
         effect = _EFFECTS.get(key)
         if effect is None:
-            raise AgentRunInvalidRecord(where, f"the spec has no transition {key[0]} -{key[1]}-> {key[2]}")
+            raise _Invalid(where, f"the spec has no transition {key[0]} -{key[1]}-> {key[2]}")
         if key[0] not in configuration:
-            raise AgentRunInvalidRecord(where, f"`{key[0]}` was not active (active: "
-                                f"{', '.join(configuration)})")
+            raise _Invalid(
+                where, f"`{key[0]}` was not active (active: "
+                f"{', '.join(configuration)})")
         for field in set(step.values) | set(effect[2]):
             if field not in effect[2]:
-                raise AgentRunInvalidRecord(f"{where}.values.{field}", f"`{key[1]}` does not set it")
+                raise _Invalid(f"{where}.values.{field}", f"`{key[1]}` does not set it")
             if field not in step.values:
-                raise AgentRunInvalidRecord(f"{where}.values.{field}", f"`{key[1]}` sets it; missing")
+                raise _Invalid(f"{where}.values.{field}", f"`{key[1]}` sets it; missing")
         for name in effect[1]:
             if name in counts:
                 counts[name] += 1
                 if counts[name] > _LIMITS[name]:
-                    raise AgentRunInvalidRecord(where, f"enters `{name}` more than {_LIMITS[name]} "
-                                        "times (its limit)")
+                    raise _Invalid(
+                        where, f"enters `{name}` more than {_LIMITS[name]} "
+                        "times (its limit)")
         configuration = _next_configuration(configuration, effect[0], effect[1])
     if _configuration_of(record) != configuration:
-        raise AgentRunInvalidRecord("configuration", f"the history ends in {list(configuration)}, "
-                            f"not {list(_configuration_of(record))}")
+        raise _Invalid(
+            "configuration", f"the history ends in {list(configuration)}, "
+            f"not {list(_configuration_of(record))}")
     if record.status.value != configuration[0]:
-        raise AgentRunInvalidRecord("status", f"the history ends in `{configuration[0]}`, not "
-                            f"`{record.status.value}`")
+        raise _Invalid(
+            "status", f"the history ends in `{configuration[0]}`, not "
+            f"`{record.status.value}`")
     if record.counts != counts:
-        raise AgentRunInvalidRecord("counts", f"the history gives {counts}, not {record.counts}")
+        raise _Invalid("counts", f"the history gives {counts}, not {record.counts}")
     for name in configuration:
         for field in _REQUIRES.get(name, ()):
             if getattr(record, field) is None:
-                raise AgentRunInvalidRecord(field, f"required while in `{name}`, but not set")
+                raise _Invalid(field, f"required while in `{name}`, but not set")
 
 
 class AgentRunMachine(_StateMachine):
@@ -577,7 +608,8 @@ class _Model:
 
 
 class AgentRun:
-    'The lifecycle of one AI agent run, from creation to its end. Interrupted runs are persisted and recoverable; failed, completed and cancelled runs are terminal.'
+    """One run of `agent_run`: a method per event, the record in `record`, guards and actions to
+    override."""
 
     # Own API first: mypy reads a class body in order, and an event named like a type or
     # `property` would otherwise hide it from what follows.
@@ -597,8 +629,9 @@ class AgentRun:
         if record is None:
             for name in _INITIAL_CONFIGURATION:
                 for field in _REQUIRES.get(name, ()):
-                    raise AgentRunMissingField(field, f"the initial state `{name}` requires it; "
-                                       "start from a record that sets it")
+                    raise _Missing(
+                        field, f"the initial state `{name}` requires it; "
+                        "start from a record that sets it")
             record = AgentRunRecord(runId=run_id or uuid.uuid4().hex,
                                   lastTransitionAt=self.clock())
         else:
@@ -644,18 +677,20 @@ class AgentRun:
         record = self.record
         for field in sets:
             if field not in values:
-                raise AgentRunMissingField(field, f"`{event}` from `{key[0]}` to `{key[2]}` sets "
-                                   f"it; pass {field}=...")
+                raise _Missing(
+                    field, f"`{event}` from `{key[0]}` to `{key[2]}` sets "
+                    f"it; pass {field}=...")
         counts = record.counts
         for name in entered:
             if name in _LIMITS and counts[name] >= _LIMITS[name]:
-                raise AgentRunLimitExceeded(name, _LIMITS[name])
+                raise _Limit(name, _LIMITS[name])
         configuration = _next_configuration(self._active, domain, entered)
         for name in configuration:
             for field in _REQUIRES.get(name, ()):
                 if field not in sets and getattr(record, field) is None:
-                    raise AgentRunMissingField(field, f"`{name}` requires it, and `{event}` does "
-                                       "not set it")
+                    raise _Missing(
+                        field, f"`{name}` requires it, and `{event}` does "
+                        "not set it")
         # Checked: from here on nothing raises, and `_fire` undoes it if the library does.
         counts = dict(counts)  # a new dict: `_fire`'s snapshot keeps the old one
         for name in entered:
@@ -700,79 +735,80 @@ class AgentRun:
             self._pending = None
 
     def triage(self) -> None:
-        'Moves: created -> triaging.'
+        """Moves: created -> triaging."""
         self._fire('triage', None)
 
     def cancel(self, *, cancelReason: _str) -> None:
-        'Moves: created -> cancelled, interrupted -> cancelled, resumed -> cancelled, retrying -> cancelled, running -> cancelled, triaging -> cancelled.'
+        """Moves: created -> cancelled, interrupted -> cancelled, resumed -> cancelled, retrying ->
+        cancelled, running -> cancelled, triaging -> cancelled."""
         self._fire('cancel', {'cancelReason': cancelReason})
 
     def start(self) -> None:
-        'Moves: triaging -> running.'
+        """Moves: triaging -> running."""
         self._fire('start', None)
 
     def reject(self, *, failureType: _str) -> None:
-        'Moves: triaging -> failed.'
+        """Moves: triaging -> failed."""
         self._fire('reject', {'failureType': failureType})
 
     def interrupt(self, *, interruptReason: _AgentRunInterruptReason) -> None:
-        'Pause the run; it is persisted and may be resumed later.\n\nMoves: running -> interrupted.'
+        """Moves: running -> interrupted."""
         self._fire('interrupt', {'interruptReason': interruptReason})
 
     def error(self, *, retryReason: _str | None = None, failureType: _str | None = None) -> None:
-        'Moves: running -> failed, running -> retrying.'
+        """Moves: running -> failed, running -> retrying."""
         self._fire('error', {'retryReason': retryReason, 'failureType': failureType})
 
     def complete(self) -> None:
-        'Moves: running -> completed.'
+        """Moves: running -> completed."""
         self._fire('complete', None)
 
     def fail(self, *, failureType: _str) -> None:
-        'Moves: interrupted -> failed, running -> failed.'
+        """Moves: interrupted -> failed, running -> failed."""
         self._fire('fail', {'failureType': failureType})
 
     def call_tool(self) -> None:
-        'Moves: reasoning -> tool_call.'
+        """Moves: reasoning -> tool_call."""
         self._fire('call_tool', None)
 
     def tool_result(self) -> None:
-        'Moves: tool_call -> reasoning.'
+        """Moves: tool_call -> reasoning."""
         self._fire('tool_result', None)
 
     def resume(self) -> None:
-        'Moves: interrupted -> resumed.'
+        """Moves: interrupted -> resumed."""
         self._fire('resume', None)
 
     def await_approval(self) -> None:
-        'Moves: suspended -> waiting_for_approval.'
+        """Moves: suspended -> waiting_for_approval."""
         self._fire('await_approval', None)
 
     def await_input(self) -> None:
-        'Moves: suspended -> waiting_for_input.'
+        """Moves: suspended -> waiting_for_input."""
         self._fire('await_input', None)
 
     def approve(self) -> None:
-        'Moves: waiting_for_approval -> resumed.'
+        """Moves: waiting_for_approval -> resumed."""
         self._fire('approve', None)
 
     def deny(self, *, cancelReason: _str) -> None:
-        'Moves: waiting_for_approval -> cancelled.'
+        """Moves: waiting_for_approval -> cancelled."""
         self._fire('deny', {'cancelReason': cancelReason})
 
     def provide_input(self, *, humanInput: _str) -> None:
-        'Moves: waiting_for_input -> resumed.'
+        """Moves: waiting_for_input -> resumed."""
         self._fire('provide_input', {'humanInput': humanInput})
 
     def proceed(self) -> None:
-        'Moves: resumed -> running.'
+        """Moves: resumed -> running."""
         self._fire('proceed', None)
 
     def retry(self) -> None:
-        'Moves: retrying -> running.'
+        """Moves: retrying -> running."""
         self._fire('retry', None)
 
     def give_up(self, *, failureType: _str) -> None:
-        'Moves: retrying -> failed.'
+        """Moves: retrying -> failed."""
         self._fire('give_up', {'failureType': failureType})
 
     def can_retry(self) -> _bool:

@@ -111,8 +111,7 @@ def test_any_checked_spec_generates_a_module_that_imports_and_runs(
     compile(tree, "prop.py", "exec")
     module = import_source(source, tmp_path, "prop")
     assert module.SPEC_SHA256 == spec.source_sha256
-    if spec.description:  # descriptions are literals, read back exactly as written
-        assert ast.get_docstring(tree, clean=False) == spec.description
+    assert module.DESCRIPTION == (spec.description or "")  # literals, read back exactly
     for state in spec.states.values():
         if state.description:
             assert module.STATE_DESCRIPTIONS[getattr(module.PropState, state.name)] \

@@ -65,11 +65,12 @@ def py(value: Any) -> Lit:
     raise CodegenError(f"no literal for {type(value).__name__}")
 
 
-def py_text(value: str, indent: int, width: int = 96) -> Lit:
-    """A long text as implicitly concatenated literals in parentheses, one chunk a line,
-    so that generated lines stay short; short texts stay one literal."""
+def py_text(value: str, indent: int, start: int | None = None, width: int = 96) -> Lit:
+    """A long text as implicitly concatenated literals in parentheses, one chunk a line
+    (indented `indent` + 4), so that generated lines stay short; a text that fits after
+    column `start` (where the literal begins; default `indent`) stays one literal."""
     single = py(value)
-    if indent + len(single) <= width:
+    if (indent if start is None else start) + len(single) <= width:
         return single
     pad = " " * (indent + 4)
     chunks = textwrap.wrap(value, width=max(20, (width - indent - 8) * 2 // 3),
@@ -95,6 +96,25 @@ def raw(value: str) -> Lit:
     raise CodegenError(f"`raw` is for punctuation only, not {value!r:.60}")
 
 
+def pretty(value: Any, indent: int, width: int = 100) -> Lit:
+    """`py(value)`, with tuples spread over lines (one element each) when too long."""
+    flat = py(value)
+    if indent + len(flat) + 2 <= width or not isinstance(value, tuple) or not value:
+        return flat
+    inner = "".join(" " * (indent + 4) + pretty(v, indent + 4, width) + ",\n" for v in value)
+    return Lit("(\n" + inner + " " * indent + ")")
+
+
+def entry(key: Any, value: Any, indent: int = 4, width: int = 100) -> Lit:
+    """One `key: value,` line of a dict display, split after the colon when too long."""
+    pad = " " * indent
+    line = f"{pad}{py(key)}: {py(value)},"
+    if len(line) <= width:
+        return Lit(line)
+    return Lit(f"{pad}{pretty(key, indent, width)}:\n"
+               f"{pad}    {pretty(value, indent + 4, width)},")
+
+
 def _finalize(value: Any) -> str:
     if isinstance(value, (Ident, Lit)):
         return value
@@ -118,4 +138,5 @@ def environment() -> jinja2.Environment:
     env.filters["comment"] = comment
     env.filters["raw"] = raw
     env.filters["ident"] = Ident
+    env.globals["entry"] = entry
     return env

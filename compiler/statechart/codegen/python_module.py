@@ -21,6 +21,9 @@ event, and replays a stored history on restore, from per-transition tables compu
 
 from __future__ import annotations
 
+import string
+import textwrap
+
 from statechart.codegen import CodegenError, semantics
 from statechart.codegen._jinja import Ident, Lit, environment, py
 from statechart.model import Spec, State
@@ -126,17 +129,27 @@ def _events(spec: Spec) -> list[dict[str, object]]:
         required = {f for f in fields if all(f in t.sets for t in ts)}
         docs = [t.description for t in ts if t.description]
         moves = sorted({f"{t.source} -> {t.target}" for t in ts})
-        text = (" ".join(dict.fromkeys(docs)) + "\n\n" if docs else "") + \
-            "Moves: " + ", ".join(moves) + "."
+        text = "Moves: " + ", ".join(moves) + "."
         out.append({
             "name": Ident(event),
             "args": [(Ident(f), field_types[f].type, Ident(f) if field_types[f].type == "enum"
                       else None, f in required) for f in fields],
-            "doc": text,
+            "doc": docstring(text, 8),
+            "description": " ".join(dict.fromkeys(docs)),
             "call_values": Lit("{" + ", ".join(f"{py(f)}: {f}" for f in fields) + "}"
                                if fields else "None"),
         })
     return out
+
+
+def docstring(text: str, indent: int) -> Lit:
+    """A triple-quoted docstring of generated text (names, punctuation), wrapped to fit."""
+    if not set(text) <= set(string.ascii_letters + string.digits + "_ ,.-`>();:'"):
+        raise CodegenError(f"docstring text is not plain: {text!r:.60}")  # spec text: py()
+    lines = textwrap.wrap(text, width=96 - indent, break_long_words=False,
+                          break_on_hyphens=False)
+    body = ("\n" + " " * indent).join(lines)
+    return Lit('"""' + body + '"""')
 
 
 def _tables(spec: Spec) -> dict[str, object]:
@@ -145,8 +158,8 @@ def _tables(spec: Spec) -> dict[str, object]:
     flat = semantics.is_flat(spec)
     return {
         "flat": flat,
-        "effects": [(py((e.source, e.event, e.target)),
-                     py((e.domain, e.entered, e.sets))) for e in effects],
+        "effects": [((e.source, e.event, e.target), (e.domain, e.entered, e.sets))
+                    for e in effects],
         "parent": [(py(s.name), py(s.parent)) for s in spec.states.values()] if not flat else [],
         "order": [(py(name), py(i)) for name, i in order.items()] if not flat else [],
         "limits": [(py(s.name), py(s.limit)) for s in spec.states.values() if s.limit],
@@ -178,6 +191,11 @@ def render(spec: Spec) -> str:
         "actions": [Ident(a) for a in dict.fromkeys(
             a for s in spec.states.values() for a in (*s.entry, *s.exit))],
         "initial_top": Ident(spec.initial),
+        "module_doc": docstring(f"The `{spec.name}` statechart, version {spec.version}: a "
+                                "typed python-statemachine class and its run record. "
+                                "Generated; see DESCRIPTION for the spec's own words.", 0),
+        "facade_doc": docstring(f"One run of `{spec.name}`: a method per event, the record "
+                                "in `record`, guards and actions to override.", 4),
         "field_types": {f.type for f in spec.record},
         **_tables(spec),
     }

@@ -1,7 +1,8 @@
 # Generated from spec.yaml by statechart-compiler. DO NOT EDIT.
 # Source sha256: 62c4e476ea606ba1517134e6c6d50395cd69bc61596cbde39b2d448089d102c1
 # Regenerate with: statechart build
-'Record fields of every type, required fields and a limit.'
+"""The `ticket` statechart, version 3: a typed python-statemachine class and its run record.
+Generated; see DESCRIPTION for the spec's own words."""
 
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ from statemachine.orderedset import OrderedSet as _OrderedSet
 SPEC_NAME: _Final = 'ticket'
 SPEC_VERSION: _Final = 3
 SPEC_SHA256: _Final = '62c4e476ea606ba1517134e6c6d50395cd69bc61596cbde39b2d448089d102c1'
+DESCRIPTION: _Final = 'Record fields of every type, required fields and a limit.'
 
 
 class TicketState(enum.Enum):
@@ -46,7 +48,7 @@ class TicketEvent(enum.Enum):
 
 
 class TicketPriority(enum.Enum):
-    'How urgent.'
+    'The values of the record field `priority`.'
 
     low = 'low'
     normal = 'normal'
@@ -54,13 +56,17 @@ class TicketPriority(enum.Enum):
 
 
 class TicketChannel(enum.Enum):
-    'The values of the record field channel.'
+    'The values of the record field `channel`.'
 
     email = 'email'
     phone = 'phone'
 
 
 STATE_DESCRIPTIONS: _Final[_Mapping[TicketState, str]] = {
+}
+
+
+EVENT_DESCRIPTIONS: _Final[_Mapping[TicketEvent, str]] = {
 }
 
 
@@ -99,6 +105,9 @@ _datetime: _TypeAlias = _dt.datetime
 _json_value_t: _TypeAlias = str | int | float | bool
 _json_object: _TypeAlias = dict[str, _Any]
 _clock: _TypeAlias = _Callable[[], _dt.datetime]
+_Invalid = TicketInvalidRecord
+_Limit = TicketLimitExceeded
+_Missing = TicketMissingField
 _TicketState: _TypeAlias = TicketState
 _TicketEvent: _TypeAlias = TicketEvent
 _TicketPriority: _TypeAlias = TicketPriority
@@ -121,7 +130,8 @@ _FIELD_ENUMS: _Final[dict[str, type[enum.Enum]]] = {
 }
 # (source, event, target) -> (domain, entered states, fields set). Leaving a transition
 # exits every active state under its domain (all of them when the domain is None).
-_EFFECTS: _Final[dict[tuple[str, str, str], tuple[str | None, tuple[str, ...], tuple[str, ...]]]] = {
+_Effect: _TypeAlias = tuple[str | None, tuple[str, ...], tuple[str, ...]]
+_EFFECTS: _Final[dict[tuple[str, str, str], _Effect]] = {
     ('new', 'take', 'open'): (None, ('open',), ('priority', 'channel', 'dueAt')),
     ('open', 'work', 'working'): (None, ('working',), ('estimate', 'urgent')),
     ('open', 'close', 'closed'): (None, ('closed',), ('note',)),
@@ -181,7 +191,7 @@ def _from_json_value(field: str, raw: object, where: str | None = None) -> _Any:
     except (TypeError, ValueError):
         pass
     expected = f"one of {[m.value for m in _FIELD_ENUMS[field]]}" if kind == "enum" else kind
-    raise TicketInvalidRecord(where or field, f"expected {expected}, got {raw!r}")
+    raise _Invalid(where or field, f"expected {expected}, got {raw!r}")
 
 
 def _parse_time(field: str, raw: object) -> _dt.datetime:
@@ -192,7 +202,7 @@ def _parse_time(field: str, raw: object) -> _dt.datetime:
             value = None
         if value is not None and value.utcoffset() is not None and "T" in raw.upper():
             return value
-    raise TicketInvalidRecord(field, f"expected an RFC 3339 date-time with offset, got {raw!r}")
+    raise _Invalid(field, f"expected an RFC 3339 date-time with offset, got {raw!r}")
 
 
 def _next_configuration(
@@ -253,26 +263,27 @@ class TicketRecord:
     def from_dict(cls, data: _Mapping[_str, _Any]) -> TicketRecord:
         """Parse and check a record: types, status, configuration, counts and history."""
         if not isinstance(data, _Mapping):
-            raise TicketInvalidRecord("(record)", "expected a JSON object")
+            raise _Invalid("(record)", "expected a JSON object")
         known = {"runId", "specVersion", "status", "configuration", "lastTransitionAt",
                  "history", "counts", *_FIELD_TYPES}
         for key in data:
             if key not in known:
-                raise TicketInvalidRecord(str(key), "unknown key")
+                raise _Invalid(str(key), "unknown key")
         run_id = data.get("runId")
         if not isinstance(run_id, str) or not run_id:
-            raise TicketInvalidRecord("runId", "expected a non-empty string")
+            raise _Invalid("runId", "expected a non-empty string")
         if data.get("specVersion") != SPEC_VERSION:
-            raise TicketInvalidRecord("specVersion", f"this module reads version {SPEC_VERSION} "
-                                f"records of {SPEC_NAME!r}, got {data.get('specVersion')!r}")
+            raise _Invalid(
+                "specVersion", f"this module reads version {SPEC_VERSION} "
+                f"records of {SPEC_NAME!r}, got {data.get('specVersion')!r}")
         status = _state_of("status", data.get("status"))
         counts = data.get("counts")
         if not isinstance(counts, dict) or set(counts) != set(_LIMITS) or not all(
                 isinstance(n, int) and not isinstance(n, bool) for n in counts.values()):
-            raise TicketInvalidRecord("counts", f"expected entry counts of {sorted(_LIMITS)}")
+            raise _Invalid("counts", f"expected entry counts of {sorted(_LIMITS)}")
         history = data.get("history")
         if not isinstance(history, list):
-            raise TicketInvalidRecord("history", "expected a list")
+            raise _Invalid("history", "expected a list")
         record = cls(
             runId=run_id,
             status=status,
@@ -291,7 +302,8 @@ class TicketRecord:
         try:
             data = json.loads(text)
         except ValueError as exc:
-            raise TicketInvalidRecord("(record)", f"not JSON: {exc}") from None
+            raise _Invalid(
+                "(record)", f"not JSON: {exc}") from None
         return cls.from_dict(data)
 
     runId: _str
@@ -302,48 +314,55 @@ class TicketRecord:
     counts: dict[_str, _int] = _field(default_factory=lambda: _initial_counts())
     # The spec's fields. Annotations use the `_` aliases: see the note above them.
     priority: _TicketPriority | None = _field(
-        default=None, metadata={"description": 'How urgent.'}
+        default=None,
+        metadata={"description": 'How urgent.'},
     )
     channel: _TicketChannel | None = _field(
-        default=None, metadata={"description": ''}
+        default=None,
+        metadata={"description": ''},
     )
     estimate: _float | None = _field(
-        default=None, metadata={"description": ''}
+        default=None,
+        metadata={"description": ''},
     )
     attempts: _int | None = _field(
-        default=None, metadata={"description": ''}
+        default=None,
+        metadata={"description": ''},
     )
     urgent: _bool | None = _field(
-        default=None, metadata={"description": ''}
+        default=None,
+        metadata={"description": ''},
     )
     dueAt: _datetime | None = _field(
-        default=None, metadata={"description": 'When it must be solved.'}
+        default=None,
+        metadata={"description": 'When it must be solved.'},
     )
     note: _str | None = _field(
-        default=None, metadata={"description": ''}
+        default=None,
+        metadata={"description": ''},
     )
 
 
 def _state_of(where: str, raw: object) -> TicketState:
     if isinstance(raw, str) and raw in _STATE:
         return _STATE[raw]
-    raise TicketInvalidRecord(where, f"unknown state {raw!r}")
+    raise _Invalid(where, f"unknown state {raw!r}")
 
 
 def _step_from_dict(index: int, raw: object) -> TicketStep:
     where = f"history[{index}]"
     keys = {"event", "source", "target", "at", "values"}
     if not isinstance(raw, dict) or set(raw) != keys:
-        raise TicketInvalidRecord(where, f"expected an object with keys {sorted(keys)}")
+        raise _Invalid(where, f"expected an object with keys {sorted(keys)}")
     event = raw["event"]
     if not isinstance(event, str) or event not in _EVENT:
-        raise TicketInvalidRecord(where + ".event", f"unknown event {event!r}")
+        raise _Invalid(where + ".event", f"unknown event {event!r}")
     values = raw["values"]
     if not isinstance(values, dict):
-        raise TicketInvalidRecord(where + ".values", "expected an object")
+        raise _Invalid(where + ".values", "expected an object")
     for field, value in values.items():
         if field not in _FIELD_TYPES:
-            raise TicketInvalidRecord(f"{where}.values.{field}", "not a field of the record")
+            raise _Invalid(f"{where}.values.{field}", "not a field of the record")
         _from_json_value(field, value, f"{where}.values.{field}")
     return TicketStep(
         event=_EVENT[event],
@@ -371,7 +390,7 @@ def check_record(record: TicketRecord) -> None:
     initial state and must end in the recorded configuration, with the recorded counts, no
     limit exceeded, and every field the active states require set."""
     if record.specVersion != SPEC_VERSION:
-        raise TicketInvalidRecord("specVersion", f"expected {SPEC_VERSION}, got {record.specVersion!r}")
+        raise _Invalid("specVersion", f"expected {SPEC_VERSION}, got {record.specVersion!r}")
     configuration = _INITIAL_CONFIGURATION
     counts = _initial_counts()
     for index, step in enumerate(record.history):
@@ -379,31 +398,34 @@ def check_record(record: TicketRecord) -> None:
         key = (step.source.value, step.event.value, step.target.value)
         effect = _EFFECTS.get(key)
         if effect is None:
-            raise TicketInvalidRecord(where, f"the spec has no transition {key[0]} -{key[1]}-> {key[2]}")
+            raise _Invalid(where, f"the spec has no transition {key[0]} -{key[1]}-> {key[2]}")
         if key[0] not in configuration:
-            raise TicketInvalidRecord(where, f"`{key[0]}` was not active (active: "
-                                f"{', '.join(configuration)})")
+            raise _Invalid(
+                where, f"`{key[0]}` was not active (active: "
+                f"{', '.join(configuration)})")
         for field in set(step.values) | set(effect[2]):
             if field not in effect[2]:
-                raise TicketInvalidRecord(f"{where}.values.{field}", f"`{key[1]}` does not set it")
+                raise _Invalid(f"{where}.values.{field}", f"`{key[1]}` does not set it")
             if field not in step.values:
-                raise TicketInvalidRecord(f"{where}.values.{field}", f"`{key[1]}` sets it; missing")
+                raise _Invalid(f"{where}.values.{field}", f"`{key[1]}` sets it; missing")
         for name in effect[1]:
             if name in counts:
                 counts[name] += 1
                 if counts[name] > _LIMITS[name]:
-                    raise TicketInvalidRecord(where, f"enters `{name}` more than {_LIMITS[name]} "
-                                        "times (its limit)")
+                    raise _Invalid(
+                        where, f"enters `{name}` more than {_LIMITS[name]} "
+                        "times (its limit)")
         configuration = _next_configuration(configuration, effect[0], effect[1])
     if record.status.value != configuration[0]:
-        raise TicketInvalidRecord("status", f"the history ends in `{configuration[0]}`, not "
-                            f"`{record.status.value}`")
+        raise _Invalid(
+            "status", f"the history ends in `{configuration[0]}`, not "
+            f"`{record.status.value}`")
     if record.counts != counts:
-        raise TicketInvalidRecord("counts", f"the history gives {counts}, not {record.counts}")
+        raise _Invalid("counts", f"the history gives {counts}, not {record.counts}")
     for name in configuration:
         for field in _REQUIRES.get(name, ()):
             if getattr(record, field) is None:
-                raise TicketInvalidRecord(field, f"required while in `{name}`, but not set")
+                raise _Invalid(field, f"required while in `{name}`, but not set")
 
 
 class TicketMachine(_StateMachine):
@@ -438,7 +460,8 @@ class _Model:
 
 
 class Ticket:
-    'Record fields of every type, required fields and a limit.'
+    """One run of `ticket`: a method per event, the record in `record`, guards and actions to
+    override."""
 
     # Own API first: mypy reads a class body in order, and an event named like a type or
     # `property` would otherwise hide it from what follows.
@@ -458,8 +481,9 @@ class Ticket:
         if record is None:
             for name in _INITIAL_CONFIGURATION:
                 for field in _REQUIRES.get(name, ()):
-                    raise TicketMissingField(field, f"the initial state `{name}` requires it; "
-                                       "start from a record that sets it")
+                    raise _Missing(
+                        field, f"the initial state `{name}` requires it; "
+                        "start from a record that sets it")
             record = TicketRecord(runId=run_id or uuid.uuid4().hex,
                                   lastTransitionAt=self.clock())
         else:
@@ -505,18 +529,20 @@ class Ticket:
         record = self.record
         for field in sets:
             if field not in values:
-                raise TicketMissingField(field, f"`{event}` from `{key[0]}` to `{key[2]}` sets "
-                                   f"it; pass {field}=...")
+                raise _Missing(
+                    field, f"`{event}` from `{key[0]}` to `{key[2]}` sets "
+                    f"it; pass {field}=...")
         counts = record.counts
         for name in entered:
             if name in _LIMITS and counts[name] >= _LIMITS[name]:
-                raise TicketLimitExceeded(name, _LIMITS[name])
+                raise _Limit(name, _LIMITS[name])
         configuration = _next_configuration(self._active, domain, entered)
         for name in configuration:
             for field in _REQUIRES.get(name, ()):
                 if field not in sets and getattr(record, field) is None:
-                    raise TicketMissingField(field, f"`{name}` requires it, and `{event}` does "
-                                       "not set it")
+                    raise _Missing(
+                        field, f"`{name}` requires it, and `{event}` does "
+                        "not set it")
         # Checked: from here on nothing raises, and `_fire` undoes it if the library does.
         counts = dict(counts)  # a new dict: `_fire`'s snapshot keeps the old one
         for name in entered:
@@ -560,17 +586,17 @@ class Ticket:
             self._pending = None
 
     def take(self, *, priority: _TicketPriority, channel: _TicketChannel, dueAt: _datetime) -> None:
-        'Moves: new -> open.'
+        """Moves: new -> open."""
         self._fire('take', {'priority': priority, 'channel': channel, 'dueAt': dueAt})
 
     def work(self, *, estimate: _float, urgent: _bool) -> None:
-        'Moves: open -> working.'
+        """Moves: open -> working."""
         self._fire('work', {'estimate': estimate, 'urgent': urgent})
 
     def close(self, *, note: _str) -> None:
-        'Moves: open -> closed, working -> closed.'
+        """Moves: open -> closed, working -> closed."""
         self._fire('close', {'note': note})
 
     def pause(self, *, attempts: _int) -> None:
-        'Moves: working -> open.'
+        """Moves: working -> open."""
         self._fire('pause', {'attempts': attempts})

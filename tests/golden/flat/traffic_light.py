@@ -1,7 +1,8 @@
 # Generated from spec.yaml by statechart-compiler. DO NOT EDIT.
 # Source sha256: 9038b48522fb48649f863cfd829b95cf5f97ab39b1e01d895a34f2f9f0f691bc
 # Regenerate with: statechart build
-'A flat machine with a final state.'
+"""The `traffic_light` statechart, version 1: a typed python-statemachine class and its run record.
+Generated; see DESCRIPTION for the spec's own words."""
 
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ from statemachine.orderedset import OrderedSet as _OrderedSet
 SPEC_NAME: _Final = 'traffic_light'
 SPEC_VERSION: _Final = 1
 SPEC_SHA256: _Final = '9038b48522fb48649f863cfd829b95cf5f97ab39b1e01d895a34f2f9f0f691bc'
+DESCRIPTION: _Final = 'A flat machine with a final state.'
 
 
 class TrafficLightState(enum.Enum):
@@ -46,6 +48,10 @@ class TrafficLightEvent(enum.Enum):
 
 
 STATE_DESCRIPTIONS: _Final[_Mapping[TrafficLightState, str]] = {
+}
+
+
+EVENT_DESCRIPTIONS: _Final[_Mapping[TrafficLightEvent, str]] = {
 }
 
 
@@ -82,6 +88,9 @@ _datetime: _TypeAlias = _dt.datetime
 _json_value_t: _TypeAlias = str | int | float | bool
 _json_object: _TypeAlias = dict[str, _Any]
 _clock: _TypeAlias = _Callable[[], _dt.datetime]
+_Invalid = TrafficLightInvalidRecord
+_Limit = TrafficLightLimitExceeded
+_Missing = TrafficLightMissingField
 _TrafficLightState: _TypeAlias = TrafficLightState
 _TrafficLightEvent: _TypeAlias = TrafficLightEvent
 
@@ -93,7 +102,8 @@ _FIELD_ENUMS: _Final[dict[str, type[enum.Enum]]] = {
 }
 # (source, event, target) -> (domain, entered states, fields set). Leaving a transition
 # exits every active state under its domain (all of them when the domain is None).
-_EFFECTS: _Final[dict[tuple[str, str, str], tuple[str | None, tuple[str, ...], tuple[str, ...]]]] = {
+_Effect: _TypeAlias = tuple[str | None, tuple[str, ...], tuple[str, ...]]
+_EFFECTS: _Final[dict[tuple[str, str, str], _Effect]] = {
     ('red', 'go', 'green'): (None, ('green',), ()),
     ('red', 'shut_down', 'off_duty'): (None, ('off_duty',), ()),
     ('green', 'slow', 'yellow'): (None, ('yellow',), ()),
@@ -150,7 +160,7 @@ def _from_json_value(field: str, raw: object, where: str | None = None) -> _Any:
     except (TypeError, ValueError):
         pass
     expected = f"one of {[m.value for m in _FIELD_ENUMS[field]]}" if kind == "enum" else kind
-    raise TrafficLightInvalidRecord(where or field, f"expected {expected}, got {raw!r}")
+    raise _Invalid(where or field, f"expected {expected}, got {raw!r}")
 
 
 def _parse_time(field: str, raw: object) -> _dt.datetime:
@@ -161,7 +171,7 @@ def _parse_time(field: str, raw: object) -> _dt.datetime:
             value = None
         if value is not None and value.utcoffset() is not None and "T" in raw.upper():
             return value
-    raise TrafficLightInvalidRecord(field, f"expected an RFC 3339 date-time with offset, got {raw!r}")
+    raise _Invalid(field, f"expected an RFC 3339 date-time with offset, got {raw!r}")
 
 
 def _next_configuration(
@@ -222,26 +232,27 @@ class TrafficLightRecord:
     def from_dict(cls, data: _Mapping[_str, _Any]) -> TrafficLightRecord:
         """Parse and check a record: types, status, configuration, counts and history."""
         if not isinstance(data, _Mapping):
-            raise TrafficLightInvalidRecord("(record)", "expected a JSON object")
+            raise _Invalid("(record)", "expected a JSON object")
         known = {"runId", "specVersion", "status", "configuration", "lastTransitionAt",
                  "history", "counts", *_FIELD_TYPES}
         for key in data:
             if key not in known:
-                raise TrafficLightInvalidRecord(str(key), "unknown key")
+                raise _Invalid(str(key), "unknown key")
         run_id = data.get("runId")
         if not isinstance(run_id, str) or not run_id:
-            raise TrafficLightInvalidRecord("runId", "expected a non-empty string")
+            raise _Invalid("runId", "expected a non-empty string")
         if data.get("specVersion") != SPEC_VERSION:
-            raise TrafficLightInvalidRecord("specVersion", f"this module reads version {SPEC_VERSION} "
-                                f"records of {SPEC_NAME!r}, got {data.get('specVersion')!r}")
+            raise _Invalid(
+                "specVersion", f"this module reads version {SPEC_VERSION} "
+                f"records of {SPEC_NAME!r}, got {data.get('specVersion')!r}")
         status = _state_of("status", data.get("status"))
         counts = data.get("counts")
         if not isinstance(counts, dict) or set(counts) != set(_LIMITS) or not all(
                 isinstance(n, int) and not isinstance(n, bool) for n in counts.values()):
-            raise TrafficLightInvalidRecord("counts", f"expected entry counts of {sorted(_LIMITS)}")
+            raise _Invalid("counts", f"expected entry counts of {sorted(_LIMITS)}")
         history = data.get("history")
         if not isinstance(history, list):
-            raise TrafficLightInvalidRecord("history", "expected a list")
+            raise _Invalid("history", "expected a list")
         record = cls(
             runId=run_id,
             status=status,
@@ -260,7 +271,8 @@ class TrafficLightRecord:
         try:
             data = json.loads(text)
         except ValueError as exc:
-            raise TrafficLightInvalidRecord("(record)", f"not JSON: {exc}") from None
+            raise _Invalid(
+                "(record)", f"not JSON: {exc}") from None
         return cls.from_dict(data)
 
     runId: _str
@@ -275,23 +287,23 @@ class TrafficLightRecord:
 def _state_of(where: str, raw: object) -> TrafficLightState:
     if isinstance(raw, str) and raw in _STATE:
         return _STATE[raw]
-    raise TrafficLightInvalidRecord(where, f"unknown state {raw!r}")
+    raise _Invalid(where, f"unknown state {raw!r}")
 
 
 def _step_from_dict(index: int, raw: object) -> TrafficLightStep:
     where = f"history[{index}]"
     keys = {"event", "source", "target", "at", "values"}
     if not isinstance(raw, dict) or set(raw) != keys:
-        raise TrafficLightInvalidRecord(where, f"expected an object with keys {sorted(keys)}")
+        raise _Invalid(where, f"expected an object with keys {sorted(keys)}")
     event = raw["event"]
     if not isinstance(event, str) or event not in _EVENT:
-        raise TrafficLightInvalidRecord(where + ".event", f"unknown event {event!r}")
+        raise _Invalid(where + ".event", f"unknown event {event!r}")
     values = raw["values"]
     if not isinstance(values, dict):
-        raise TrafficLightInvalidRecord(where + ".values", "expected an object")
+        raise _Invalid(where + ".values", "expected an object")
     for field, value in values.items():
         if field not in _FIELD_TYPES:
-            raise TrafficLightInvalidRecord(f"{where}.values.{field}", "not a field of the record")
+            raise _Invalid(f"{where}.values.{field}", "not a field of the record")
         _from_json_value(field, value, f"{where}.values.{field}")
     return TrafficLightStep(
         event=_EVENT[event],
@@ -319,7 +331,7 @@ def check_record(record: TrafficLightRecord) -> None:
     initial state and must end in the recorded configuration, with the recorded counts, no
     limit exceeded, and every field the active states require set."""
     if record.specVersion != SPEC_VERSION:
-        raise TrafficLightInvalidRecord("specVersion", f"expected {SPEC_VERSION}, got {record.specVersion!r}")
+        raise _Invalid("specVersion", f"expected {SPEC_VERSION}, got {record.specVersion!r}")
     configuration = _INITIAL_CONFIGURATION
     counts = _initial_counts()
     for index, step in enumerate(record.history):
@@ -327,31 +339,34 @@ def check_record(record: TrafficLightRecord) -> None:
         key = (step.source.value, step.event.value, step.target.value)
         effect = _EFFECTS.get(key)
         if effect is None:
-            raise TrafficLightInvalidRecord(where, f"the spec has no transition {key[0]} -{key[1]}-> {key[2]}")
+            raise _Invalid(where, f"the spec has no transition {key[0]} -{key[1]}-> {key[2]}")
         if key[0] not in configuration:
-            raise TrafficLightInvalidRecord(where, f"`{key[0]}` was not active (active: "
-                                f"{', '.join(configuration)})")
+            raise _Invalid(
+                where, f"`{key[0]}` was not active (active: "
+                f"{', '.join(configuration)})")
         for field in set(step.values) | set(effect[2]):
             if field not in effect[2]:
-                raise TrafficLightInvalidRecord(f"{where}.values.{field}", f"`{key[1]}` does not set it")
+                raise _Invalid(f"{where}.values.{field}", f"`{key[1]}` does not set it")
             if field not in step.values:
-                raise TrafficLightInvalidRecord(f"{where}.values.{field}", f"`{key[1]}` sets it; missing")
+                raise _Invalid(f"{where}.values.{field}", f"`{key[1]}` sets it; missing")
         for name in effect[1]:
             if name in counts:
                 counts[name] += 1
                 if counts[name] > _LIMITS[name]:
-                    raise TrafficLightInvalidRecord(where, f"enters `{name}` more than {_LIMITS[name]} "
-                                        "times (its limit)")
+                    raise _Invalid(
+                        where, f"enters `{name}` more than {_LIMITS[name]} "
+                        "times (its limit)")
         configuration = _next_configuration(configuration, effect[0], effect[1])
     if record.status.value != configuration[0]:
-        raise TrafficLightInvalidRecord("status", f"the history ends in `{configuration[0]}`, not "
-                            f"`{record.status.value}`")
+        raise _Invalid(
+            "status", f"the history ends in `{configuration[0]}`, not "
+            f"`{record.status.value}`")
     if record.counts != counts:
-        raise TrafficLightInvalidRecord("counts", f"the history gives {counts}, not {record.counts}")
+        raise _Invalid("counts", f"the history gives {counts}, not {record.counts}")
     for name in configuration:
         for field in _REQUIRES.get(name, ()):
             if getattr(record, field) is None:
-                raise TrafficLightInvalidRecord(field, f"required while in `{name}`, but not set")
+                raise _Invalid(field, f"required while in `{name}`, but not set")
 
 
 class TrafficLightMachine(_StateMachine):
@@ -387,7 +402,8 @@ class _Model:
 
 
 class TrafficLight:
-    'A flat machine with a final state.'
+    """One run of `traffic_light`: a method per event, the record in `record`, guards and actions
+    to override."""
 
     # Own API first: mypy reads a class body in order, and an event named like a type or
     # `property` would otherwise hide it from what follows.
@@ -407,8 +423,9 @@ class TrafficLight:
         if record is None:
             for name in _INITIAL_CONFIGURATION:
                 for field in _REQUIRES.get(name, ()):
-                    raise TrafficLightMissingField(field, f"the initial state `{name}` requires it; "
-                                       "start from a record that sets it")
+                    raise _Missing(
+                        field, f"the initial state `{name}` requires it; "
+                        "start from a record that sets it")
             record = TrafficLightRecord(runId=run_id or uuid.uuid4().hex,
                                   lastTransitionAt=self.clock())
         else:
@@ -454,8 +471,9 @@ class TrafficLight:
         record = self.record
         for field in sets:
             if field not in values:
-                raise TrafficLightMissingField(field, f"`{event}` from `{key[0]}` to `{key[2]}` sets "
-                                   f"it; pass {field}=...")
+                raise _Missing(
+                    field, f"`{event}` from `{key[0]}` to `{key[2]}` sets "
+                    f"it; pass {field}=...")
         configuration = _next_configuration(self._active, domain, entered)
         # Checked: from here on nothing raises, and `_fire` undoes it if the library does.
         step_values: dict[str, _json_value_t] = {}
@@ -495,17 +513,17 @@ class TrafficLight:
             self._pending = None
 
     def go(self) -> None:
-        'Moves: red -> green.'
+        """Moves: red -> green."""
         self._fire('go', None)
 
     def shut_down(self) -> None:
-        'Moves: green -> off_duty, red -> off_duty, yellow -> off_duty.'
+        """Moves: green -> off_duty, red -> off_duty, yellow -> off_duty."""
         self._fire('shut_down', None)
 
     def slow(self) -> None:
-        'Moves: green -> yellow.'
+        """Moves: green -> yellow."""
         self._fire('slow', None)
 
     def stop(self) -> None:
-        'Moves: yellow -> red.'
+        """Moves: yellow -> red."""
         self._fire('stop', None)

@@ -1,7 +1,8 @@
 # Generated from spec.yaml by statechart-compiler. DO NOT EDIT.
 # Source sha256: 147746cbeeead40467d8aae4a1d6d7dbd2926b7295699638015697c3d5b7e79d
 # Regenerate with: statechart build
-'Guarded alternatives are tried in order; the last one is the fallback.'
+"""The `loan` statechart, version 1: a typed python-statemachine class and its run record.
+Generated; see DESCRIPTION for the spec's own words."""
 
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ from statemachine.orderedset import OrderedSet as _OrderedSet
 SPEC_NAME: _Final = 'loan'
 SPEC_VERSION: _Final = 1
 SPEC_SHA256: _Final = '147746cbeeead40467d8aae4a1d6d7dbd2926b7295699638015697c3d5b7e79d'
+DESCRIPTION: _Final = 'Guarded alternatives are tried in order; the last one is the fallback.'
 
 
 class LoanState(enum.Enum):
@@ -44,6 +46,10 @@ class LoanEvent(enum.Enum):
 
 
 STATE_DESCRIPTIONS: _Final[_Mapping[LoanState, str]] = {
+}
+
+
+EVENT_DESCRIPTIONS: _Final[_Mapping[LoanEvent, str]] = {
 }
 
 
@@ -81,6 +87,9 @@ _datetime: _TypeAlias = _dt.datetime
 _json_value_t: _TypeAlias = str | int | float | bool
 _json_object: _TypeAlias = dict[str, _Any]
 _clock: _TypeAlias = _Callable[[], _dt.datetime]
+_Invalid = LoanInvalidRecord
+_Limit = LoanLimitExceeded
+_Missing = LoanMissingField
 _LoanState: _TypeAlias = LoanState
 _LoanEvent: _TypeAlias = LoanEvent
 
@@ -94,7 +103,8 @@ _FIELD_ENUMS: _Final[dict[str, type[enum.Enum]]] = {
 }
 # (source, event, target) -> (domain, entered states, fields set). Leaving a transition
 # exits every active state under its domain (all of them when the domain is None).
-_EFFECTS: _Final[dict[tuple[str, str, str], tuple[str | None, tuple[str, ...], tuple[str, ...]]]] = {
+_Effect: _TypeAlias = tuple[str | None, tuple[str, ...], tuple[str, ...]]
+_EFFECTS: _Final[dict[tuple[str, str, str], _Effect]] = {
     ('applied', 'assess', 'approved'): (None, ('approved',), ('score',)),
     ('applied', 'assess', 'review'): (None, ('review',), ('score',)),
     ('applied', 'assess', 'rejected'): (None, ('rejected',), ('score', 'reason')),
@@ -151,7 +161,7 @@ def _from_json_value(field: str, raw: object, where: str | None = None) -> _Any:
     except (TypeError, ValueError):
         pass
     expected = f"one of {[m.value for m in _FIELD_ENUMS[field]]}" if kind == "enum" else kind
-    raise LoanInvalidRecord(where or field, f"expected {expected}, got {raw!r}")
+    raise _Invalid(where or field, f"expected {expected}, got {raw!r}")
 
 
 def _parse_time(field: str, raw: object) -> _dt.datetime:
@@ -162,7 +172,7 @@ def _parse_time(field: str, raw: object) -> _dt.datetime:
             value = None
         if value is not None and value.utcoffset() is not None and "T" in raw.upper():
             return value
-    raise LoanInvalidRecord(field, f"expected an RFC 3339 date-time with offset, got {raw!r}")
+    raise _Invalid(field, f"expected an RFC 3339 date-time with offset, got {raw!r}")
 
 
 def _next_configuration(
@@ -223,26 +233,27 @@ class LoanRecord:
     def from_dict(cls, data: _Mapping[_str, _Any]) -> LoanRecord:
         """Parse and check a record: types, status, configuration, counts and history."""
         if not isinstance(data, _Mapping):
-            raise LoanInvalidRecord("(record)", "expected a JSON object")
+            raise _Invalid("(record)", "expected a JSON object")
         known = {"runId", "specVersion", "status", "configuration", "lastTransitionAt",
                  "history", "counts", *_FIELD_TYPES}
         for key in data:
             if key not in known:
-                raise LoanInvalidRecord(str(key), "unknown key")
+                raise _Invalid(str(key), "unknown key")
         run_id = data.get("runId")
         if not isinstance(run_id, str) or not run_id:
-            raise LoanInvalidRecord("runId", "expected a non-empty string")
+            raise _Invalid("runId", "expected a non-empty string")
         if data.get("specVersion") != SPEC_VERSION:
-            raise LoanInvalidRecord("specVersion", f"this module reads version {SPEC_VERSION} "
-                                f"records of {SPEC_NAME!r}, got {data.get('specVersion')!r}")
+            raise _Invalid(
+                "specVersion", f"this module reads version {SPEC_VERSION} "
+                f"records of {SPEC_NAME!r}, got {data.get('specVersion')!r}")
         status = _state_of("status", data.get("status"))
         counts = data.get("counts")
         if not isinstance(counts, dict) or set(counts) != set(_LIMITS) or not all(
                 isinstance(n, int) and not isinstance(n, bool) for n in counts.values()):
-            raise LoanInvalidRecord("counts", f"expected entry counts of {sorted(_LIMITS)}")
+            raise _Invalid("counts", f"expected entry counts of {sorted(_LIMITS)}")
         history = data.get("history")
         if not isinstance(history, list):
-            raise LoanInvalidRecord("history", "expected a list")
+            raise _Invalid("history", "expected a list")
         record = cls(
             runId=run_id,
             status=status,
@@ -261,7 +272,8 @@ class LoanRecord:
         try:
             data = json.loads(text)
         except ValueError as exc:
-            raise LoanInvalidRecord("(record)", f"not JSON: {exc}") from None
+            raise _Invalid(
+                "(record)", f"not JSON: {exc}") from None
         return cls.from_dict(data)
 
     runId: _str
@@ -272,33 +284,35 @@ class LoanRecord:
     counts: dict[_str, _int] = _field(default_factory=lambda: _initial_counts())
     # The spec's fields. Annotations use the `_` aliases: see the note above them.
     score: _int | None = _field(
-        default=None, metadata={"description": 'Credit score.'}
+        default=None,
+        metadata={"description": 'Credit score.'},
     )
     reason: _str | None = _field(
-        default=None, metadata={"description": ''}
+        default=None,
+        metadata={"description": ''},
     )
 
 
 def _state_of(where: str, raw: object) -> LoanState:
     if isinstance(raw, str) and raw in _STATE:
         return _STATE[raw]
-    raise LoanInvalidRecord(where, f"unknown state {raw!r}")
+    raise _Invalid(where, f"unknown state {raw!r}")
 
 
 def _step_from_dict(index: int, raw: object) -> LoanStep:
     where = f"history[{index}]"
     keys = {"event", "source", "target", "at", "values"}
     if not isinstance(raw, dict) or set(raw) != keys:
-        raise LoanInvalidRecord(where, f"expected an object with keys {sorted(keys)}")
+        raise _Invalid(where, f"expected an object with keys {sorted(keys)}")
     event = raw["event"]
     if not isinstance(event, str) or event not in _EVENT:
-        raise LoanInvalidRecord(where + ".event", f"unknown event {event!r}")
+        raise _Invalid(where + ".event", f"unknown event {event!r}")
     values = raw["values"]
     if not isinstance(values, dict):
-        raise LoanInvalidRecord(where + ".values", "expected an object")
+        raise _Invalid(where + ".values", "expected an object")
     for field, value in values.items():
         if field not in _FIELD_TYPES:
-            raise LoanInvalidRecord(f"{where}.values.{field}", "not a field of the record")
+            raise _Invalid(f"{where}.values.{field}", "not a field of the record")
         _from_json_value(field, value, f"{where}.values.{field}")
     return LoanStep(
         event=_EVENT[event],
@@ -326,7 +340,7 @@ def check_record(record: LoanRecord) -> None:
     initial state and must end in the recorded configuration, with the recorded counts, no
     limit exceeded, and every field the active states require set."""
     if record.specVersion != SPEC_VERSION:
-        raise LoanInvalidRecord("specVersion", f"expected {SPEC_VERSION}, got {record.specVersion!r}")
+        raise _Invalid("specVersion", f"expected {SPEC_VERSION}, got {record.specVersion!r}")
     configuration = _INITIAL_CONFIGURATION
     counts = _initial_counts()
     for index, step in enumerate(record.history):
@@ -334,31 +348,34 @@ def check_record(record: LoanRecord) -> None:
         key = (step.source.value, step.event.value, step.target.value)
         effect = _EFFECTS.get(key)
         if effect is None:
-            raise LoanInvalidRecord(where, f"the spec has no transition {key[0]} -{key[1]}-> {key[2]}")
+            raise _Invalid(where, f"the spec has no transition {key[0]} -{key[1]}-> {key[2]}")
         if key[0] not in configuration:
-            raise LoanInvalidRecord(where, f"`{key[0]}` was not active (active: "
-                                f"{', '.join(configuration)})")
+            raise _Invalid(
+                where, f"`{key[0]}` was not active (active: "
+                f"{', '.join(configuration)})")
         for field in set(step.values) | set(effect[2]):
             if field not in effect[2]:
-                raise LoanInvalidRecord(f"{where}.values.{field}", f"`{key[1]}` does not set it")
+                raise _Invalid(f"{where}.values.{field}", f"`{key[1]}` does not set it")
             if field not in step.values:
-                raise LoanInvalidRecord(f"{where}.values.{field}", f"`{key[1]}` sets it; missing")
+                raise _Invalid(f"{where}.values.{field}", f"`{key[1]}` sets it; missing")
         for name in effect[1]:
             if name in counts:
                 counts[name] += 1
                 if counts[name] > _LIMITS[name]:
-                    raise LoanInvalidRecord(where, f"enters `{name}` more than {_LIMITS[name]} "
-                                        "times (its limit)")
+                    raise _Invalid(
+                        where, f"enters `{name}` more than {_LIMITS[name]} "
+                        "times (its limit)")
         configuration = _next_configuration(configuration, effect[0], effect[1])
     if record.status.value != configuration[0]:
-        raise LoanInvalidRecord("status", f"the history ends in `{configuration[0]}`, not "
-                            f"`{record.status.value}`")
+        raise _Invalid(
+            "status", f"the history ends in `{configuration[0]}`, not "
+            f"`{record.status.value}`")
     if record.counts != counts:
-        raise LoanInvalidRecord("counts", f"the history gives {counts}, not {record.counts}")
+        raise _Invalid("counts", f"the history gives {counts}, not {record.counts}")
     for name in configuration:
         for field in _REQUIRES.get(name, ()):
             if getattr(record, field) is None:
-                raise LoanInvalidRecord(field, f"required while in `{name}`, but not set")
+                raise _Invalid(field, f"required while in `{name}`, but not set")
 
 
 class LoanMachine(_StateMachine):
@@ -393,7 +410,8 @@ class _Model:
 
 
 class Loan:
-    'Guarded alternatives are tried in order; the last one is the fallback.'
+    """One run of `loan`: a method per event, the record in `record`, guards and actions to
+    override."""
 
     # Own API first: mypy reads a class body in order, and an event named like a type or
     # `property` would otherwise hide it from what follows.
@@ -413,8 +431,9 @@ class Loan:
         if record is None:
             for name in _INITIAL_CONFIGURATION:
                 for field in _REQUIRES.get(name, ()):
-                    raise LoanMissingField(field, f"the initial state `{name}` requires it; "
-                                       "start from a record that sets it")
+                    raise _Missing(
+                        field, f"the initial state `{name}` requires it; "
+                        "start from a record that sets it")
             record = LoanRecord(runId=run_id or uuid.uuid4().hex,
                                   lastTransitionAt=self.clock())
         else:
@@ -460,14 +479,16 @@ class Loan:
         record = self.record
         for field in sets:
             if field not in values:
-                raise LoanMissingField(field, f"`{event}` from `{key[0]}` to `{key[2]}` sets "
-                                   f"it; pass {field}=...")
+                raise _Missing(
+                    field, f"`{event}` from `{key[0]}` to `{key[2]}` sets "
+                    f"it; pass {field}=...")
         configuration = _next_configuration(self._active, domain, entered)
         for name in configuration:
             for field in _REQUIRES.get(name, ()):
                 if field not in sets and getattr(record, field) is None:
-                    raise LoanMissingField(field, f"`{name}` requires it, and `{event}` does "
-                                       "not set it")
+                    raise _Missing(
+                        field, f"`{name}` requires it, and `{event}` does "
+                        "not set it")
         # Checked: from here on nothing raises, and `_fire` undoes it if the library does.
         step_values: dict[str, _json_value_t] = {}
         for field in sets:
@@ -506,11 +527,11 @@ class Loan:
             self._pending = None
 
     def assess(self, *, score: _int, reason: _str | None = None) -> None:
-        'Moves: applied -> approved, applied -> rejected, applied -> review.'
+        """Moves: applied -> approved, applied -> rejected, applied -> review."""
         self._fire('assess', {'score': score, 'reason': reason})
 
     def decide(self, *, reason: _str | None = None) -> None:
-        'Moves: review -> approved, review -> rejected.'
+        """Moves: review -> approved, review -> rejected."""
         self._fire('decide', {'reason': reason})
 
     def is_good(self) -> _bool:

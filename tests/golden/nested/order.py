@@ -1,7 +1,8 @@
 # Generated from spec.yaml by statechart-compiler. DO NOT EDIT.
 # Source sha256: d9e209839295852ed2b5ba6f459ed45f579c481e54f6de50a9f9e0b0c5099a22
 # Regenerate with: statechart build
-'Nested states two levels deep; a transition on a parent applies to its children.'
+"""The `order` statechart, version 2: a typed python-statemachine class and its run record.
+Generated; see DESCRIPTION for the spec's own words."""
 
 from __future__ import annotations
 
@@ -25,6 +26,10 @@ from statemachine.orderedset import OrderedSet as _OrderedSet
 SPEC_NAME: _Final = 'order'
 SPEC_VERSION: _Final = 2
 SPEC_SHA256: _Final = 'd9e209839295852ed2b5ba6f459ed45f579c481e54f6de50a9f9e0b0c5099a22'
+DESCRIPTION: _Final = (
+    'Nested states two levels deep; a transition on a parent '
+    'applies to its children.'
+)
 
 
 class OrderState(enum.Enum):
@@ -53,6 +58,10 @@ class OrderEvent(enum.Enum):
 
 
 STATE_DESCRIPTIONS: _Final[_Mapping[OrderState, str]] = {
+}
+
+
+EVENT_DESCRIPTIONS: _Final[_Mapping[OrderEvent, str]] = {
 }
 
 
@@ -89,6 +98,9 @@ _datetime: _TypeAlias = _dt.datetime
 _json_value_t: _TypeAlias = str | int | float | bool
 _json_object: _TypeAlias = dict[str, _Any]
 _clock: _TypeAlias = _Callable[[], _dt.datetime]
+_Invalid = OrderInvalidRecord
+_Limit = OrderLimitExceeded
+_Missing = OrderMissingField
 _OrderState: _TypeAlias = OrderState
 _OrderEvent: _TypeAlias = OrderEvent
 
@@ -100,7 +112,8 @@ _FIELD_ENUMS: _Final[dict[str, type[enum.Enum]]] = {
 }
 # (source, event, target) -> (domain, entered states, fields set). Leaving a transition
 # exits every active state under its domain (all of them when the domain is None).
-_EFFECTS: _Final[dict[tuple[str, str, str], tuple[str | None, tuple[str, ...], tuple[str, ...]]]] = {
+_Effect: _TypeAlias = tuple[str | None, tuple[str, ...], tuple[str, ...]]
+_EFFECTS: _Final[dict[tuple[str, str, str], _Effect]] = {
     ('open', 'abandon', 'closed'): (None, ('closed',), ()),
     ('cart', 'checkout', 'paying'): ('open', ('paying', 'card'), ()),
     ('paying', 'paid', 'shipped'): (None, ('shipped',), ()),
@@ -177,7 +190,7 @@ def _from_json_value(field: str, raw: object, where: str | None = None) -> _Any:
     except (TypeError, ValueError):
         pass
     expected = f"one of {[m.value for m in _FIELD_ENUMS[field]]}" if kind == "enum" else kind
-    raise OrderInvalidRecord(where or field, f"expected {expected}, got {raw!r}")
+    raise _Invalid(where or field, f"expected {expected}, got {raw!r}")
 
 
 def _parse_time(field: str, raw: object) -> _dt.datetime:
@@ -188,7 +201,7 @@ def _parse_time(field: str, raw: object) -> _dt.datetime:
             value = None
         if value is not None and value.utcoffset() is not None and "T" in raw.upper():
             return value
-    raise OrderInvalidRecord(field, f"expected an RFC 3339 date-time with offset, got {raw!r}")
+    raise _Invalid(field, f"expected an RFC 3339 date-time with offset, got {raw!r}")
 
 
 def _next_configuration(
@@ -260,30 +273,31 @@ class OrderRecord:
     def from_dict(cls, data: _Mapping[_str, _Any]) -> OrderRecord:
         """Parse and check a record: types, status, configuration, counts and history."""
         if not isinstance(data, _Mapping):
-            raise OrderInvalidRecord("(record)", "expected a JSON object")
+            raise _Invalid("(record)", "expected a JSON object")
         known = {"runId", "specVersion", "status", "configuration", "lastTransitionAt",
                  "history", "counts", *_FIELD_TYPES}
         for key in data:
             if key not in known:
-                raise OrderInvalidRecord(str(key), "unknown key")
+                raise _Invalid(str(key), "unknown key")
         run_id = data.get("runId")
         if not isinstance(run_id, str) or not run_id:
-            raise OrderInvalidRecord("runId", "expected a non-empty string")
+            raise _Invalid("runId", "expected a non-empty string")
         if data.get("specVersion") != SPEC_VERSION:
-            raise OrderInvalidRecord("specVersion", f"this module reads version {SPEC_VERSION} "
-                                f"records of {SPEC_NAME!r}, got {data.get('specVersion')!r}")
+            raise _Invalid(
+                "specVersion", f"this module reads version {SPEC_VERSION} "
+                f"records of {SPEC_NAME!r}, got {data.get('specVersion')!r}")
         status = _state_of("status", data.get("status"))
         raw_configuration = data.get("configuration")
         if not isinstance(raw_configuration, list) or not raw_configuration:
-            raise OrderInvalidRecord("configuration", "expected a non-empty list of states")
+            raise _Invalid("configuration", "expected a non-empty list of states")
         configuration = [_state_of("configuration", v) for v in raw_configuration]
         counts = data.get("counts")
         if not isinstance(counts, dict) or set(counts) != set(_LIMITS) or not all(
                 isinstance(n, int) and not isinstance(n, bool) for n in counts.values()):
-            raise OrderInvalidRecord("counts", f"expected entry counts of {sorted(_LIMITS)}")
+            raise _Invalid("counts", f"expected entry counts of {sorted(_LIMITS)}")
         history = data.get("history")
         if not isinstance(history, list):
-            raise OrderInvalidRecord("history", "expected a list")
+            raise _Invalid("history", "expected a list")
         record = cls(
             runId=run_id,
             status=status,
@@ -303,7 +317,8 @@ class OrderRecord:
         try:
             data = json.loads(text)
         except ValueError as exc:
-            raise OrderInvalidRecord("(record)", f"not JSON: {exc}") from None
+            raise _Invalid(
+                "(record)", f"not JSON: {exc}") from None
         return cls.from_dict(data)
 
     runId: _str
@@ -321,23 +336,23 @@ class OrderRecord:
 def _state_of(where: str, raw: object) -> OrderState:
     if isinstance(raw, str) and raw in _STATE:
         return _STATE[raw]
-    raise OrderInvalidRecord(where, f"unknown state {raw!r}")
+    raise _Invalid(where, f"unknown state {raw!r}")
 
 
 def _step_from_dict(index: int, raw: object) -> OrderStep:
     where = f"history[{index}]"
     keys = {"event", "source", "target", "at", "values"}
     if not isinstance(raw, dict) or set(raw) != keys:
-        raise OrderInvalidRecord(where, f"expected an object with keys {sorted(keys)}")
+        raise _Invalid(where, f"expected an object with keys {sorted(keys)}")
     event = raw["event"]
     if not isinstance(event, str) or event not in _EVENT:
-        raise OrderInvalidRecord(where + ".event", f"unknown event {event!r}")
+        raise _Invalid(where + ".event", f"unknown event {event!r}")
     values = raw["values"]
     if not isinstance(values, dict):
-        raise OrderInvalidRecord(where + ".values", "expected an object")
+        raise _Invalid(where + ".values", "expected an object")
     for field, value in values.items():
         if field not in _FIELD_TYPES:
-            raise OrderInvalidRecord(f"{where}.values.{field}", "not a field of the record")
+            raise _Invalid(f"{where}.values.{field}", "not a field of the record")
         _from_json_value(field, value, f"{where}.values.{field}")
     return OrderStep(
         event=_EVENT[event],
@@ -365,7 +380,7 @@ def check_record(record: OrderRecord) -> None:
     initial state and must end in the recorded configuration, with the recorded counts, no
     limit exceeded, and every field the active states require set."""
     if record.specVersion != SPEC_VERSION:
-        raise OrderInvalidRecord("specVersion", f"expected {SPEC_VERSION}, got {record.specVersion!r}")
+        raise _Invalid("specVersion", f"expected {SPEC_VERSION}, got {record.specVersion!r}")
     configuration = _INITIAL_CONFIGURATION
     counts = _initial_counts()
     for index, step in enumerate(record.history):
@@ -373,34 +388,38 @@ def check_record(record: OrderRecord) -> None:
         key = (step.source.value, step.event.value, step.target.value)
         effect = _EFFECTS.get(key)
         if effect is None:
-            raise OrderInvalidRecord(where, f"the spec has no transition {key[0]} -{key[1]}-> {key[2]}")
+            raise _Invalid(where, f"the spec has no transition {key[0]} -{key[1]}-> {key[2]}")
         if key[0] not in configuration:
-            raise OrderInvalidRecord(where, f"`{key[0]}` was not active (active: "
-                                f"{', '.join(configuration)})")
+            raise _Invalid(
+                where, f"`{key[0]}` was not active (active: "
+                f"{', '.join(configuration)})")
         for field in set(step.values) | set(effect[2]):
             if field not in effect[2]:
-                raise OrderInvalidRecord(f"{where}.values.{field}", f"`{key[1]}` does not set it")
+                raise _Invalid(f"{where}.values.{field}", f"`{key[1]}` does not set it")
             if field not in step.values:
-                raise OrderInvalidRecord(f"{where}.values.{field}", f"`{key[1]}` sets it; missing")
+                raise _Invalid(f"{where}.values.{field}", f"`{key[1]}` sets it; missing")
         for name in effect[1]:
             if name in counts:
                 counts[name] += 1
                 if counts[name] > _LIMITS[name]:
-                    raise OrderInvalidRecord(where, f"enters `{name}` more than {_LIMITS[name]} "
-                                        "times (its limit)")
+                    raise _Invalid(
+                        where, f"enters `{name}` more than {_LIMITS[name]} "
+                        "times (its limit)")
         configuration = _next_configuration(configuration, effect[0], effect[1])
     if _configuration_of(record) != configuration:
-        raise OrderInvalidRecord("configuration", f"the history ends in {list(configuration)}, "
-                            f"not {list(_configuration_of(record))}")
+        raise _Invalid(
+            "configuration", f"the history ends in {list(configuration)}, "
+            f"not {list(_configuration_of(record))}")
     if record.status.value != configuration[0]:
-        raise OrderInvalidRecord("status", f"the history ends in `{configuration[0]}`, not "
-                            f"`{record.status.value}`")
+        raise _Invalid(
+            "status", f"the history ends in `{configuration[0]}`, not "
+            f"`{record.status.value}`")
     if record.counts != counts:
-        raise OrderInvalidRecord("counts", f"the history gives {counts}, not {record.counts}")
+        raise _Invalid("counts", f"the history gives {counts}, not {record.counts}")
     for name in configuration:
         for field in _REQUIRES.get(name, ()):
             if getattr(record, field) is None:
-                raise OrderInvalidRecord(field, f"required while in `{name}`, but not set")
+                raise _Invalid(field, f"required while in `{name}`, but not set")
 
 
 class OrderMachine(_StateMachine):
@@ -442,7 +461,8 @@ class _Model:
 
 
 class Order:
-    'Nested states two levels deep; a transition on a parent applies to its children.'
+    """One run of `order`: a method per event, the record in `record`, guards and actions to
+    override."""
 
     # Own API first: mypy reads a class body in order, and an event named like a type or
     # `property` would otherwise hide it from what follows.
@@ -462,8 +482,9 @@ class Order:
         if record is None:
             for name in _INITIAL_CONFIGURATION:
                 for field in _REQUIRES.get(name, ()):
-                    raise OrderMissingField(field, f"the initial state `{name}` requires it; "
-                                       "start from a record that sets it")
+                    raise _Missing(
+                        field, f"the initial state `{name}` requires it; "
+                        "start from a record that sets it")
             record = OrderRecord(runId=run_id or uuid.uuid4().hex,
                                   lastTransitionAt=self.clock())
         else:
@@ -509,8 +530,9 @@ class Order:
         record = self.record
         for field in sets:
             if field not in values:
-                raise OrderMissingField(field, f"`{event}` from `{key[0]}` to `{key[2]}` sets "
-                                   f"it; pass {field}=...")
+                raise _Missing(
+                    field, f"`{event}` from `{key[0]}` to `{key[2]}` sets "
+                    f"it; pass {field}=...")
         configuration = _next_configuration(self._active, domain, entered)
         # Checked: from here on nothing raises, and `_fire` undoes it if the library does.
         step_values: dict[str, _json_value_t] = {}
@@ -551,33 +573,33 @@ class Order:
             self._pending = None
 
     def abandon(self) -> None:
-        'Moves: open -> closed.'
+        """Moves: open -> closed."""
         self._fire('abandon', None)
 
     def checkout(self) -> None:
-        'Moves: cart -> paying.'
+        """Moves: cart -> paying."""
         self._fire('checkout', None)
 
     def paid(self) -> None:
-        'Moves: paying -> shipped.'
+        """Moves: paying -> shipped."""
         self._fire('paid', None)
 
     def back(self) -> None:
-        'Moves: paying -> cart.'
+        """Moves: paying -> cart."""
         self._fire('back', None)
 
     def use_invoice(self) -> None:
-        'Moves: card -> invoice.'
+        """Moves: card -> invoice."""
         self._fire('use_invoice', None)
 
     def use_card(self) -> None:
-        'Moves: invoice -> card.'
+        """Moves: invoice -> card."""
         self._fire('use_card', None)
 
     def deliver(self) -> None:
-        'Moves: shipped -> closed.'
+        """Moves: shipped -> closed."""
         self._fire('deliver', None)
 
     def reopen(self) -> None:
-        'Moves: shipped -> open.'
+        """Moves: shipped -> open."""
         self._fire('reopen', None)

@@ -1,7 +1,8 @@
 # Generated from spec.yaml by statechart-compiler. DO NOT EDIT.
 # Source sha256: 246df62d861d750ad2186b4d65d4c0e2c37be63d4568c73c8e06c8c21182d4ea
 # Regenerate with: statechart build
-'Odd but legal: """ quotes \'\'\' and \\ backslashes,\n a newline, a bare \r return, \u2028 a line separator,\ttabs, unicode \xe9 \u2603 \U0001d518, and `# comments`.'
+"""The `odd` statechart, version 1: a typed python-statemachine class and its run record.
+Generated; see DESCRIPTION for the spec's own words."""
 
 from __future__ import annotations
 
@@ -25,6 +26,11 @@ from statemachine.orderedset import OrderedSet as _OrderedSet
 SPEC_NAME: _Final = 'odd'
 SPEC_VERSION: _Final = 1
 SPEC_SHA256: _Final = '246df62d861d750ad2186b4d65d4c0e2c37be63d4568c73c8e06c8c21182d4ea'
+DESCRIPTION: _Final = (
+    'Odd but legal: """ quotes \'\'\' and \\ backslashes,\n a '
+    'newline, a bare \r return, \u2028 a line separator,\ttabs, '
+    'unicode \xe9 \u2603 \U0001d518, and `# comments`.'
+)
 
 
 class OddState(enum.Enum):
@@ -49,7 +55,7 @@ class OddEvent(enum.Enum):
 
 
 class OddFinal(enum.Enum):
-    'The values of the record field Final.'
+    'The values of the record field `Final`.'
 
     value = 'value'
     name = 'name'
@@ -62,6 +68,10 @@ class OddFinal(enum.Enum):
 STATE_DESCRIPTIONS: _Final[_Mapping[OddState, str]] = {
     OddState.State: 'a state named State; """; x = 1 #',
     OddState.Final_: 'ends; print("pwned")',
+}
+
+
+EVENT_DESCRIPTIONS: _Final[_Mapping[OddEvent, str]] = {
 }
 
 
@@ -99,6 +109,9 @@ _datetime: _TypeAlias = _dt.datetime
 _json_value_t: _TypeAlias = str | int | float | bool
 _json_object: _TypeAlias = dict[str, _Any]
 _clock: _TypeAlias = _Callable[[], _dt.datetime]
+_Invalid = OddInvalidRecord
+_Limit = OddLimitExceeded
+_Missing = OddMissingField
 _OddState: _TypeAlias = OddState
 _OddEvent: _TypeAlias = OddEvent
 _OddFinal: _TypeAlias = OddFinal
@@ -118,7 +131,8 @@ _FIELD_ENUMS: _Final[dict[str, type[enum.Enum]]] = {
 }
 # (source, event, target) -> (domain, entered states, fields set). Leaving a transition
 # exits every active state under its domain (all of them when the domain is None).
-_EFFECTS: _Final[dict[tuple[str, str, str], tuple[str | None, tuple[str, ...], tuple[str, ...]]]] = {
+_Effect: _TypeAlias = tuple[str | None, tuple[str, ...], tuple[str, ...]]
+_EFFECTS: _Final[dict[tuple[str, str, str], _Effect]] = {
     ('State', 'int', 'Enum'): (None, ('Enum', 'Any'), ('str', 'dict')),
     ('State', 'json', 'Final_'): (None, ('Final_',), ('datetime', 'Final')),
     ('Enum', 'dataclass', 'Final_'): (None, ('Final_',), ('dataclasses', 'OddState')),
@@ -189,7 +203,7 @@ def _from_json_value(field: str, raw: object, where: str | None = None) -> _Any:
     except (TypeError, ValueError):
         pass
     expected = f"one of {[m.value for m in _FIELD_ENUMS[field]]}" if kind == "enum" else kind
-    raise OddInvalidRecord(where or field, f"expected {expected}, got {raw!r}")
+    raise _Invalid(where or field, f"expected {expected}, got {raw!r}")
 
 
 def _parse_time(field: str, raw: object) -> _dt.datetime:
@@ -200,7 +214,7 @@ def _parse_time(field: str, raw: object) -> _dt.datetime:
             value = None
         if value is not None and value.utcoffset() is not None and "T" in raw.upper():
             return value
-    raise OddInvalidRecord(field, f"expected an RFC 3339 date-time with offset, got {raw!r}")
+    raise _Invalid(field, f"expected an RFC 3339 date-time with offset, got {raw!r}")
 
 
 def _next_configuration(
@@ -272,30 +286,31 @@ class OddRecord:
     def from_dict(cls, data: _Mapping[_str, _Any]) -> OddRecord:
         """Parse and check a record: types, status, configuration, counts and history."""
         if not isinstance(data, _Mapping):
-            raise OddInvalidRecord("(record)", "expected a JSON object")
+            raise _Invalid("(record)", "expected a JSON object")
         known = {"runId", "specVersion", "status", "configuration", "lastTransitionAt",
                  "history", "counts", *_FIELD_TYPES}
         for key in data:
             if key not in known:
-                raise OddInvalidRecord(str(key), "unknown key")
+                raise _Invalid(str(key), "unknown key")
         run_id = data.get("runId")
         if not isinstance(run_id, str) or not run_id:
-            raise OddInvalidRecord("runId", "expected a non-empty string")
+            raise _Invalid("runId", "expected a non-empty string")
         if data.get("specVersion") != SPEC_VERSION:
-            raise OddInvalidRecord("specVersion", f"this module reads version {SPEC_VERSION} "
-                                f"records of {SPEC_NAME!r}, got {data.get('specVersion')!r}")
+            raise _Invalid(
+                "specVersion", f"this module reads version {SPEC_VERSION} "
+                f"records of {SPEC_NAME!r}, got {data.get('specVersion')!r}")
         status = _state_of("status", data.get("status"))
         raw_configuration = data.get("configuration")
         if not isinstance(raw_configuration, list) or not raw_configuration:
-            raise OddInvalidRecord("configuration", "expected a non-empty list of states")
+            raise _Invalid("configuration", "expected a non-empty list of states")
         configuration = [_state_of("configuration", v) for v in raw_configuration]
         counts = data.get("counts")
         if not isinstance(counts, dict) or set(counts) != set(_LIMITS) or not all(
                 isinstance(n, int) and not isinstance(n, bool) for n in counts.values()):
-            raise OddInvalidRecord("counts", f"expected entry counts of {sorted(_LIMITS)}")
+            raise _Invalid("counts", f"expected entry counts of {sorted(_LIMITS)}")
         history = data.get("history")
         if not isinstance(history, list):
-            raise OddInvalidRecord("history", "expected a list")
+            raise _Invalid("history", "expected a list")
         record = cls(
             runId=run_id,
             status=status,
@@ -315,7 +330,8 @@ class OddRecord:
         try:
             data = json.loads(text)
         except ValueError as exc:
-            raise OddInvalidRecord("(record)", f"not JSON: {exc}") from None
+            raise _Invalid(
+                "(record)", f"not JSON: {exc}") from None
         return cls.from_dict(data)
 
     runId: _str
@@ -329,45 +345,51 @@ class OddRecord:
     counts: dict[_str, _int] = _field(default_factory=lambda: _initial_counts())
     # The spec's fields. Annotations use the `_` aliases: see the note above them.
     str: _str | None = _field(
-        default=None, metadata={"description": 'a field named like a type "str"\n'}
+        default=None,
+        metadata={"description": 'a field named like a type "str"\n'},
     )
     dict: _int | None = _field(
-        default=None, metadata={"description": ''}
+        default=None,
+        metadata={"description": ''},
     )
     datetime: _datetime | None = _field(
-        default=None, metadata={"description": ''}
+        default=None,
+        metadata={"description": ''},
     )
     dataclasses: _bool | None = _field(
-        default=None, metadata={"description": ''}
+        default=None,
+        metadata={"description": ''},
     )
     Final: _OddFinal | None = _field(
-        default=None, metadata={"description": ''}
+        default=None,
+        metadata={"description": ''},
     )
     OddState: _str | None = _field(
-        default=None, metadata={"description": 'named like the generated class'}
+        default=None,
+        metadata={"description": 'named like the generated class'},
     )
 
 
 def _state_of(where: str, raw: object) -> OddState:
     if isinstance(raw, str) and raw in _STATE:
         return _STATE[raw]
-    raise OddInvalidRecord(where, f"unknown state {raw!r}")
+    raise _Invalid(where, f"unknown state {raw!r}")
 
 
 def _step_from_dict(index: int, raw: object) -> OddStep:
     where = f"history[{index}]"
     keys = {"event", "source", "target", "at", "values"}
     if not isinstance(raw, dict) or set(raw) != keys:
-        raise OddInvalidRecord(where, f"expected an object with keys {sorted(keys)}")
+        raise _Invalid(where, f"expected an object with keys {sorted(keys)}")
     event = raw["event"]
     if not isinstance(event, str) or event not in _EVENT:
-        raise OddInvalidRecord(where + ".event", f"unknown event {event!r}")
+        raise _Invalid(where + ".event", f"unknown event {event!r}")
     values = raw["values"]
     if not isinstance(values, dict):
-        raise OddInvalidRecord(where + ".values", "expected an object")
+        raise _Invalid(where + ".values", "expected an object")
     for field, value in values.items():
         if field not in _FIELD_TYPES:
-            raise OddInvalidRecord(f"{where}.values.{field}", "not a field of the record")
+            raise _Invalid(f"{where}.values.{field}", "not a field of the record")
         _from_json_value(field, value, f"{where}.values.{field}")
     return OddStep(
         event=_EVENT[event],
@@ -395,7 +417,7 @@ def check_record(record: OddRecord) -> None:
     initial state and must end in the recorded configuration, with the recorded counts, no
     limit exceeded, and every field the active states require set."""
     if record.specVersion != SPEC_VERSION:
-        raise OddInvalidRecord("specVersion", f"expected {SPEC_VERSION}, got {record.specVersion!r}")
+        raise _Invalid("specVersion", f"expected {SPEC_VERSION}, got {record.specVersion!r}")
     configuration = _INITIAL_CONFIGURATION
     counts = _initial_counts()
     for index, step in enumerate(record.history):
@@ -403,34 +425,38 @@ def check_record(record: OddRecord) -> None:
         key = (step.source.value, step.event.value, step.target.value)
         effect = _EFFECTS.get(key)
         if effect is None:
-            raise OddInvalidRecord(where, f"the spec has no transition {key[0]} -{key[1]}-> {key[2]}")
+            raise _Invalid(where, f"the spec has no transition {key[0]} -{key[1]}-> {key[2]}")
         if key[0] not in configuration:
-            raise OddInvalidRecord(where, f"`{key[0]}` was not active (active: "
-                                f"{', '.join(configuration)})")
+            raise _Invalid(
+                where, f"`{key[0]}` was not active (active: "
+                f"{', '.join(configuration)})")
         for field in set(step.values) | set(effect[2]):
             if field not in effect[2]:
-                raise OddInvalidRecord(f"{where}.values.{field}", f"`{key[1]}` does not set it")
+                raise _Invalid(f"{where}.values.{field}", f"`{key[1]}` does not set it")
             if field not in step.values:
-                raise OddInvalidRecord(f"{where}.values.{field}", f"`{key[1]}` sets it; missing")
+                raise _Invalid(f"{where}.values.{field}", f"`{key[1]}` sets it; missing")
         for name in effect[1]:
             if name in counts:
                 counts[name] += 1
                 if counts[name] > _LIMITS[name]:
-                    raise OddInvalidRecord(where, f"enters `{name}` more than {_LIMITS[name]} "
-                                        "times (its limit)")
+                    raise _Invalid(
+                        where, f"enters `{name}` more than {_LIMITS[name]} "
+                        "times (its limit)")
         configuration = _next_configuration(configuration, effect[0], effect[1])
     if _configuration_of(record) != configuration:
-        raise OddInvalidRecord("configuration", f"the history ends in {list(configuration)}, "
-                            f"not {list(_configuration_of(record))}")
+        raise _Invalid(
+            "configuration", f"the history ends in {list(configuration)}, "
+            f"not {list(_configuration_of(record))}")
     if record.status.value != configuration[0]:
-        raise OddInvalidRecord("status", f"the history ends in `{configuration[0]}`, not "
-                            f"`{record.status.value}`")
+        raise _Invalid(
+            "status", f"the history ends in `{configuration[0]}`, not "
+            f"`{record.status.value}`")
     if record.counts != counts:
-        raise OddInvalidRecord("counts", f"the history gives {counts}, not {record.counts}")
+        raise _Invalid("counts", f"the history gives {counts}, not {record.counts}")
     for name in configuration:
         for field in _REQUIRES.get(name, ()):
             if getattr(record, field) is None:
-                raise OddInvalidRecord(field, f"required while in `{name}`, but not set")
+                raise _Invalid(field, f"required while in `{name}`, but not set")
 
 
 class OddMachine(_StateMachine):
@@ -468,7 +494,8 @@ class _Model:
 
 
 class Odd:
-    'Odd but legal: """ quotes \'\'\' and \\ backslashes,\n a newline, a bare \r return, \u2028 a line separator,\ttabs, unicode \xe9 \u2603 \U0001d518, and `# comments`.'
+    """One run of `odd`: a method per event, the record in `record`, guards and actions to
+    override."""
 
     # Own API first: mypy reads a class body in order, and an event named like a type or
     # `property` would otherwise hide it from what follows.
@@ -488,8 +515,9 @@ class Odd:
         if record is None:
             for name in _INITIAL_CONFIGURATION:
                 for field in _REQUIRES.get(name, ()):
-                    raise OddMissingField(field, f"the initial state `{name}` requires it; "
-                                       "start from a record that sets it")
+                    raise _Missing(
+                        field, f"the initial state `{name}` requires it; "
+                        "start from a record that sets it")
             record = OddRecord(runId=run_id or uuid.uuid4().hex,
                                   lastTransitionAt=self.clock())
         else:
@@ -535,8 +563,9 @@ class Odd:
         record = self.record
         for field in sets:
             if field not in values:
-                raise OddMissingField(field, f"`{event}` from `{key[0]}` to `{key[2]}` sets "
-                                   f"it; pass {field}=...")
+                raise _Missing(
+                    field, f"`{event}` from `{key[0]}` to `{key[2]}` sets "
+                    f"it; pass {field}=...")
         configuration = _next_configuration(self._active, domain, entered)
         # Checked: from here on nothing raises, and `_fire` undoes it if the library does.
         step_values: dict[str, _json_value_t] = {}
@@ -577,27 +606,27 @@ class Odd:
             self._pending = None
 
     def int(self, *, str: _str, dict: _int) -> None:
-        'Moves: State -> Enum.'
+        """Moves: State -> Enum."""
         self._fire('int', {'str': str, 'dict': dict})
 
     def json(self, *, datetime: _datetime, Final: _OddFinal) -> None:
-        'Moves: State -> Final_.'
+        """Moves: State -> Final_."""
         self._fire('json', {'datetime': datetime, 'Final': Final})
 
     def dataclass(self, *, dataclasses: _bool, OddState: _str) -> None:
-        'Moves: Enum -> Final_.'
+        """Moves: Enum -> Final_."""
         self._fire('dataclass', {'dataclasses': dataclasses, 'OddState': OddState})
 
     def float(self) -> None:
-        'Moves: Any -> Optional.'
+        """Moves: Any -> Optional."""
         self._fire('float', None)
 
     def list_(self) -> None:
-        'Moves: Optional -> Any.'
+        """Moves: Optional -> Any."""
         self._fire('list_', None)
 
     def print(self) -> None:
-        'Moves: Optional -> Final_.'
+        """Moves: Optional -> Final_."""
         self._fire('print', None)
 
     def property(self) -> None:

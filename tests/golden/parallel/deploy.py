@@ -1,7 +1,8 @@
 # Generated from spec.yaml by statechart-compiler. DO NOT EDIT.
 # Source sha256: e21e8bf138bb1128d3869aa06f17565268d0dcab6d9d5e7097a4429e0b662d1b
 # Regenerate with: statechart build
-'Two regions run at once; leaving the parallel state exits both.'
+"""The `deploy` statechart, version 1: a typed python-statemachine class and its run record.
+Generated; see DESCRIPTION for the spec's own words."""
 
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ from statemachine.orderedset import OrderedSet as _OrderedSet
 SPEC_NAME: _Final = 'deploy'
 SPEC_VERSION: _Final = 1
 SPEC_SHA256: _Final = 'e21e8bf138bb1128d3869aa06f17565268d0dcab6d9d5e7097a4429e0b662d1b'
+DESCRIPTION: _Final = 'Two regions run at once; leaving the parallel state exits both.'
 
 
 class DeployState(enum.Enum):
@@ -57,6 +59,10 @@ class DeployEvent(enum.Enum):
 
 
 STATE_DESCRIPTIONS: _Final[_Mapping[DeployState, str]] = {
+}
+
+
+EVENT_DESCRIPTIONS: _Final[_Mapping[DeployEvent, str]] = {
 }
 
 
@@ -93,6 +99,9 @@ _datetime: _TypeAlias = _dt.datetime
 _json_value_t: _TypeAlias = str | int | float | bool
 _json_object: _TypeAlias = dict[str, _Any]
 _clock: _TypeAlias = _Callable[[], _dt.datetime]
+_Invalid = DeployInvalidRecord
+_Limit = DeployLimitExceeded
+_Missing = DeployMissingField
 _DeployState: _TypeAlias = DeployState
 _DeployEvent: _TypeAlias = DeployEvent
 
@@ -104,8 +113,10 @@ _FIELD_ENUMS: _Final[dict[str, type[enum.Enum]]] = {
 }
 # (source, event, target) -> (domain, entered states, fields set). Leaving a transition
 # exits every active state under its domain (all of them when the domain is None).
-_EFFECTS: _Final[dict[tuple[str, str, str], tuple[str | None, tuple[str, ...], tuple[str, ...]]]] = {
-    ('idle', 'begin', 'rollout'): (None, ('rollout', 'build', 'compiling', 'approvals', 'waiting'), ()),
+_Effect: _TypeAlias = tuple[str | None, tuple[str, ...], tuple[str, ...]]
+_EFFECTS: _Final[dict[tuple[str, str, str], _Effect]] = {
+    ('idle', 'begin', 'rollout'):
+        (None, ('rollout', 'build', 'compiling', 'approvals', 'waiting'), ()),
     ('rollout', 'abort', 'aborted'): (None, ('aborted',), ()),
     ('rollout', 'finish', 'done'): (None, ('done',), ()),
     ('compiling', 'compiled', 'testing'): ('build', ('testing',), ()),
@@ -189,7 +200,7 @@ def _from_json_value(field: str, raw: object, where: str | None = None) -> _Any:
     except (TypeError, ValueError):
         pass
     expected = f"one of {[m.value for m in _FIELD_ENUMS[field]]}" if kind == "enum" else kind
-    raise DeployInvalidRecord(where or field, f"expected {expected}, got {raw!r}")
+    raise _Invalid(where or field, f"expected {expected}, got {raw!r}")
 
 
 def _parse_time(field: str, raw: object) -> _dt.datetime:
@@ -200,7 +211,7 @@ def _parse_time(field: str, raw: object) -> _dt.datetime:
             value = None
         if value is not None and value.utcoffset() is not None and "T" in raw.upper():
             return value
-    raise DeployInvalidRecord(field, f"expected an RFC 3339 date-time with offset, got {raw!r}")
+    raise _Invalid(field, f"expected an RFC 3339 date-time with offset, got {raw!r}")
 
 
 def _next_configuration(
@@ -272,30 +283,31 @@ class DeployRecord:
     def from_dict(cls, data: _Mapping[_str, _Any]) -> DeployRecord:
         """Parse and check a record: types, status, configuration, counts and history."""
         if not isinstance(data, _Mapping):
-            raise DeployInvalidRecord("(record)", "expected a JSON object")
+            raise _Invalid("(record)", "expected a JSON object")
         known = {"runId", "specVersion", "status", "configuration", "lastTransitionAt",
                  "history", "counts", *_FIELD_TYPES}
         for key in data:
             if key not in known:
-                raise DeployInvalidRecord(str(key), "unknown key")
+                raise _Invalid(str(key), "unknown key")
         run_id = data.get("runId")
         if not isinstance(run_id, str) or not run_id:
-            raise DeployInvalidRecord("runId", "expected a non-empty string")
+            raise _Invalid("runId", "expected a non-empty string")
         if data.get("specVersion") != SPEC_VERSION:
-            raise DeployInvalidRecord("specVersion", f"this module reads version {SPEC_VERSION} "
-                                f"records of {SPEC_NAME!r}, got {data.get('specVersion')!r}")
+            raise _Invalid(
+                "specVersion", f"this module reads version {SPEC_VERSION} "
+                f"records of {SPEC_NAME!r}, got {data.get('specVersion')!r}")
         status = _state_of("status", data.get("status"))
         raw_configuration = data.get("configuration")
         if not isinstance(raw_configuration, list) or not raw_configuration:
-            raise DeployInvalidRecord("configuration", "expected a non-empty list of states")
+            raise _Invalid("configuration", "expected a non-empty list of states")
         configuration = [_state_of("configuration", v) for v in raw_configuration]
         counts = data.get("counts")
         if not isinstance(counts, dict) or set(counts) != set(_LIMITS) or not all(
                 isinstance(n, int) and not isinstance(n, bool) for n in counts.values()):
-            raise DeployInvalidRecord("counts", f"expected entry counts of {sorted(_LIMITS)}")
+            raise _Invalid("counts", f"expected entry counts of {sorted(_LIMITS)}")
         history = data.get("history")
         if not isinstance(history, list):
-            raise DeployInvalidRecord("history", "expected a list")
+            raise _Invalid("history", "expected a list")
         record = cls(
             runId=run_id,
             status=status,
@@ -315,7 +327,8 @@ class DeployRecord:
         try:
             data = json.loads(text)
         except ValueError as exc:
-            raise DeployInvalidRecord("(record)", f"not JSON: {exc}") from None
+            raise _Invalid(
+                "(record)", f"not JSON: {exc}") from None
         return cls.from_dict(data)
 
     runId: _str
@@ -333,23 +346,23 @@ class DeployRecord:
 def _state_of(where: str, raw: object) -> DeployState:
     if isinstance(raw, str) and raw in _STATE:
         return _STATE[raw]
-    raise DeployInvalidRecord(where, f"unknown state {raw!r}")
+    raise _Invalid(where, f"unknown state {raw!r}")
 
 
 def _step_from_dict(index: int, raw: object) -> DeployStep:
     where = f"history[{index}]"
     keys = {"event", "source", "target", "at", "values"}
     if not isinstance(raw, dict) or set(raw) != keys:
-        raise DeployInvalidRecord(where, f"expected an object with keys {sorted(keys)}")
+        raise _Invalid(where, f"expected an object with keys {sorted(keys)}")
     event = raw["event"]
     if not isinstance(event, str) or event not in _EVENT:
-        raise DeployInvalidRecord(where + ".event", f"unknown event {event!r}")
+        raise _Invalid(where + ".event", f"unknown event {event!r}")
     values = raw["values"]
     if not isinstance(values, dict):
-        raise DeployInvalidRecord(where + ".values", "expected an object")
+        raise _Invalid(where + ".values", "expected an object")
     for field, value in values.items():
         if field not in _FIELD_TYPES:
-            raise DeployInvalidRecord(f"{where}.values.{field}", "not a field of the record")
+            raise _Invalid(f"{where}.values.{field}", "not a field of the record")
         _from_json_value(field, value, f"{where}.values.{field}")
     return DeployStep(
         event=_EVENT[event],
@@ -377,7 +390,7 @@ def check_record(record: DeployRecord) -> None:
     initial state and must end in the recorded configuration, with the recorded counts, no
     limit exceeded, and every field the active states require set."""
     if record.specVersion != SPEC_VERSION:
-        raise DeployInvalidRecord("specVersion", f"expected {SPEC_VERSION}, got {record.specVersion!r}")
+        raise _Invalid("specVersion", f"expected {SPEC_VERSION}, got {record.specVersion!r}")
     configuration = _INITIAL_CONFIGURATION
     counts = _initial_counts()
     for index, step in enumerate(record.history):
@@ -385,34 +398,38 @@ def check_record(record: DeployRecord) -> None:
         key = (step.source.value, step.event.value, step.target.value)
         effect = _EFFECTS.get(key)
         if effect is None:
-            raise DeployInvalidRecord(where, f"the spec has no transition {key[0]} -{key[1]}-> {key[2]}")
+            raise _Invalid(where, f"the spec has no transition {key[0]} -{key[1]}-> {key[2]}")
         if key[0] not in configuration:
-            raise DeployInvalidRecord(where, f"`{key[0]}` was not active (active: "
-                                f"{', '.join(configuration)})")
+            raise _Invalid(
+                where, f"`{key[0]}` was not active (active: "
+                f"{', '.join(configuration)})")
         for field in set(step.values) | set(effect[2]):
             if field not in effect[2]:
-                raise DeployInvalidRecord(f"{where}.values.{field}", f"`{key[1]}` does not set it")
+                raise _Invalid(f"{where}.values.{field}", f"`{key[1]}` does not set it")
             if field not in step.values:
-                raise DeployInvalidRecord(f"{where}.values.{field}", f"`{key[1]}` sets it; missing")
+                raise _Invalid(f"{where}.values.{field}", f"`{key[1]}` sets it; missing")
         for name in effect[1]:
             if name in counts:
                 counts[name] += 1
                 if counts[name] > _LIMITS[name]:
-                    raise DeployInvalidRecord(where, f"enters `{name}` more than {_LIMITS[name]} "
-                                        "times (its limit)")
+                    raise _Invalid(
+                        where, f"enters `{name}` more than {_LIMITS[name]} "
+                        "times (its limit)")
         configuration = _next_configuration(configuration, effect[0], effect[1])
     if _configuration_of(record) != configuration:
-        raise DeployInvalidRecord("configuration", f"the history ends in {list(configuration)}, "
-                            f"not {list(_configuration_of(record))}")
+        raise _Invalid(
+            "configuration", f"the history ends in {list(configuration)}, "
+            f"not {list(_configuration_of(record))}")
     if record.status.value != configuration[0]:
-        raise DeployInvalidRecord("status", f"the history ends in `{configuration[0]}`, not "
-                            f"`{record.status.value}`")
+        raise _Invalid(
+            "status", f"the history ends in `{configuration[0]}`, not "
+            f"`{record.status.value}`")
     if record.counts != counts:
-        raise DeployInvalidRecord("counts", f"the history gives {counts}, not {record.counts}")
+        raise _Invalid("counts", f"the history gives {counts}, not {record.counts}")
     for name in configuration:
         for field in _REQUIRES.get(name, ()):
             if getattr(record, field) is None:
-                raise DeployInvalidRecord(field, f"required while in `{name}`, but not set")
+                raise _Invalid(field, f"required while in `{name}`, but not set")
 
 
 class DeployMachine(_StateMachine):
@@ -460,7 +477,8 @@ class _Model:
 
 
 class Deploy:
-    'Two regions run at once; leaving the parallel state exits both.'
+    """One run of `deploy`: a method per event, the record in `record`, guards and actions to
+    override."""
 
     # Own API first: mypy reads a class body in order, and an event named like a type or
     # `property` would otherwise hide it from what follows.
@@ -480,8 +498,9 @@ class Deploy:
         if record is None:
             for name in _INITIAL_CONFIGURATION:
                 for field in _REQUIRES.get(name, ()):
-                    raise DeployMissingField(field, f"the initial state `{name}` requires it; "
-                                       "start from a record that sets it")
+                    raise _Missing(
+                        field, f"the initial state `{name}` requires it; "
+                        "start from a record that sets it")
             record = DeployRecord(runId=run_id or uuid.uuid4().hex,
                                   lastTransitionAt=self.clock())
         else:
@@ -527,8 +546,9 @@ class Deploy:
         record = self.record
         for field in sets:
             if field not in values:
-                raise DeployMissingField(field, f"`{event}` from `{key[0]}` to `{key[2]}` sets "
-                                   f"it; pass {field}=...")
+                raise _Missing(
+                    field, f"`{event}` from `{key[0]}` to `{key[2]}` sets "
+                    f"it; pass {field}=...")
         configuration = _next_configuration(self._active, domain, entered)
         # Checked: from here on nothing raises, and `_fire` undoes it if the library does.
         step_values: dict[str, _json_value_t] = {}
@@ -569,33 +589,33 @@ class Deploy:
             self._pending = None
 
     def begin(self) -> None:
-        'Moves: idle -> rollout.'
+        """Moves: idle -> rollout."""
         self._fire('begin', None)
 
     def abort(self) -> None:
-        'Moves: rollout -> aborted.'
+        """Moves: rollout -> aborted."""
         self._fire('abort', None)
 
     def finish(self) -> None:
-        'Moves: rollout -> done.'
+        """Moves: rollout -> done."""
         self._fire('finish', None)
 
     def compiled(self) -> None:
-        'Moves: compiling -> testing.'
+        """Moves: compiling -> testing."""
         self._fire('compiled', None)
 
     def tested(self) -> None:
-        'Moves: testing -> built.'
+        """Moves: testing -> built."""
         self._fire('tested', None)
 
     def approve(self) -> None:
-        'Moves: waiting -> approved.'
+        """Moves: waiting -> approved."""
         self._fire('approve', None)
 
     def restart(self) -> None:
-        'Moves: waiting -> waiting.'
+        """Moves: waiting -> waiting."""
         self._fire('restart', None)
 
     def revoke(self) -> None:
-        'Moves: approved -> waiting.'
+        """Moves: approved -> waiting."""
         self._fire('revoke', None)
