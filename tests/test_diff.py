@@ -376,6 +376,22 @@ def test_against_git_ref_nothing_breaking(repo: Path, capsys: pytest.CaptureFixt
     assert [i["rule"] for i in json.loads(capsys.readouterr().out)] == ["limit-raised"]
 
 
+def test_against_git_ref_reads_an_overlays_base_as_it_was(
+        repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    overlay = "extends: job\nstatechart: team\nstates:\n  running:\n    tags: [busy]\n"
+    write(repo / "specs" / "team.yaml", overlay)
+    git(repo, "add", ".")
+    git(repo, "commit", "-qm", "overlay")
+    write(repo / "specs" / "team.yaml", overlay.replace("[busy]", "[busy, hot]"))
+    write(repo / "specs" / "job.yaml", edit(BASE, [("limit: 3", "limit: 5")]))
+    assert cli_diff.run(args("--against", "HEAD", "--format", "concise")) == 0
+    lines = capsys.readouterr().out.splitlines()
+    # The base's change is seen in job.yaml and again through team.yaml: reported once; the
+    # old overlay was checked against the old base (no "no spec at" error).
+    assert [line.split(": ", 1)[1].split(":")[0] for line in lines] == ["warning[limit-raised]"]
+    assert lines[0].startswith("specs/job.yaml:")
+
+
 def test_against_a_bad_ref_is_a_usage_error(repo: Path,
                                             capsys: pytest.CaptureFixture[str]) -> None:
     assert cli_diff.run(args("--against", "no-such-ref")) == 2

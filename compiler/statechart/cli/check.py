@@ -55,7 +55,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"statechart: no spec files (*.yaml, *.yml) under {' '.join(paths)}",
               file=sys.stderr)
         return 2
-    diagnostics = missing + [d for r in results for d in r.diagnostics]
+    # A base's problem is found again through each overlay that extends it: show it once.
+    diagnostics = list(dict.fromkeys(missing + [d for r in results for d in r.diagnostics]))
     fmt = output_format(args.format)
     sources: dict[str, str] = {}
     if fmt == "full":

@@ -8,8 +8,11 @@ a spec that does not pass `check`'s errors; 2: usage (wrong arguments, unknown g
 from __future__ import annotations
 
 import argparse
+import os
 import subprocess
 import sys
+import tempfile
+from dataclasses import replace
 from pathlib import Path
 
 import yaml
@@ -19,6 +22,7 @@ from statechart.diagnostics import Diagnostic, Span
 from statechart.diff import Change, diff_specs
 from statechart.diff import reporters as diff_reporters
 from statechart.linter import SPEC_SUFFIXES, check_source
+from statechart.overlay import specs_root
 from statechart.yaml_source import load_text, span_of
 
 HELP = ("compare two versions of a spec (or every spec changed since a git ref) and report "
@@ -54,18 +58,30 @@ class _Result:
     def change(self, change: Change) -> None:
         self.diagnostics.append(change.diagnostic())
 
-    def compare(self, old_name: str, old_raw: bytes, new_name: str, new_raw: bytes) -> None:
-        """Check both texts first: a diff of a broken spec would report nonsense."""
+    def compare(self, old_name: str, old_raw: bytes, new_name: str, new_raw: bytes,
+                relabel: tuple[str, str] | None = None) -> None:
+        """Check both texts first: a diff of a broken spec would report nonsense.
+
+        `relabel` (prefix, replacement) renames files in positions: an old spec checked from a
+        temporary copy of the ref's specs folder is reported as `REF:path`.
+        """
         self.pairs += 1
+        first = len(self.diagnostics)
         old, new = check_source(old_name, old_raw), check_source(new_name, new_raw)
         for name, raw in ((old_name, old_raw), (new_name, new_raw)):
             self.sources[name] = raw.decode("utf-8", "replace")
         if old.errors or new.errors or old.spec is None or new.spec is None:
             self.diagnostics.extend(old.errors + new.errors)
-            return
-        for c in diff_specs(old.spec, new.spec,
-                            version_span=version_span(new_name, self.sources[new_name])):
-            self.change(c)
+        else:
+            for c in diff_specs(old.spec, new.spec,
+                                version_span=version_span(new_name, self.sources[new_name])):
+                self.change(c)
+        if relabel is not None:
+            prefix, label = relabel
+            self.sources[label + old_name[len(prefix):]] = self.sources.pop(old_name)
+            self.diagnostics[first:] = [
+                replace(d, span=replace(d.span, file=label + d.span.file[len(prefix):]))
+                if d.span.file.startswith(prefix) else d for d in self.diagnostics[first:]]
 
     def added(self, path: str, raw: bytes) -> None:
         self.pairs += 1
@@ -98,6 +114,25 @@ def _git(*argv: str) -> bytes:
     return done.stdout
 
 
+def _materialize(ref: str, path: Path, raw: bytes, tmp: Path) -> Path:
+    """Write the specs folder holding `path` as it was at `ref` under `tmp`."""
+    root = specs_root(path)
+    try:
+        relative_root = root.relative_to(Path.cwd().resolve())
+    except ValueError:
+        relative_root = path.parent
+    listing = _git("ls-tree", "-r", "--name-only", ref, "--", f"./{relative_root.as_posix()}")
+    for name in listing.decode().splitlines():
+        if name.endswith(SPEC_SUFFIXES):
+            target = tmp / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(_git("show", f"{ref}:./{name}"))
+    old_path = tmp / path
+    old_path.parent.mkdir(parents=True, exist_ok=True)
+    old_path.write_bytes(raw)
+    return old_path
+
+
 def _against(ref: str, paths: list[str], result: _Result) -> None:
     try:
         _git("rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
@@ -120,8 +155,16 @@ def _against(ref: str, paths: list[str], result: _Result) -> None:
         elif status == "A":
             result.added(path, Path(path).read_bytes())
         else:
-            result.compare(old_name, _git("show", f"{ref}:./{path}"), path,
-                           Path(path).read_bytes())
+            old_raw = _git("show", f"{ref}:./{path}")
+            if b"extends" not in old_raw:
+                result.compare(old_name, old_raw, path, Path(path).read_bytes())
+                continue
+            # An overlay's base must be read as it was at REF too: check the old text inside a
+            # temporary copy of the ref's specs folder.
+            with tempfile.TemporaryDirectory() as tmp:
+                old_path = _materialize(ref, Path(path), old_raw, Path(tmp))
+                result.compare(str(old_path), old_raw, path, Path(path).read_bytes(),
+                               relabel=(tmp + os.sep, f"{ref}:"))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -144,7 +187,9 @@ def run(args: argparse.Namespace) -> int:
     except OSError as exc:
         print(f"statechart diff: {exc}", file=sys.stderr)
         return 2
-    diagnostics = result.diagnostics  # pair by pair, each in diff_specs' order
+    # Pair by pair, each in diff_specs' order; a base's change seen again through an overlay
+    # is the same line twice, shown once.
+    diagnostics = list(dict.fromkeys(result.diagnostics))
     fmt = output_format(args.format)
     sys.stdout.write(REPORTERS[fmt](diagnostics, result.sources if fmt == "full" else {}))
     if fmt == "full" and not diagnostics:
