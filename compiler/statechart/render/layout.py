@@ -7,6 +7,7 @@ Default engine: `graphviz-pure`, the self-contained port of Graphviz's `dot` tha
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -44,26 +45,45 @@ def find_engine(engine: str = "graphviz-pure") -> str:
 
 
 def layout(dot: str, fmt: str, engine: str = "graphviz-pure",
-           timeout: float = DEFAULT_TIMEOUT) -> bytes:
-    """`fmt` is `svg` or `png`; returns the program's output bytes."""
+           timeout: float = DEFAULT_TIMEOUT, max_memory: int | None = None) -> bytes:
+    """`fmt` is `svg` or `png`; returns the program's output bytes.
+
+    `max_memory` (bytes, POSIX only) caps the program's address space: laying out a few
+    thousand densely connected states took over 3.5 GB (bench/RESULTS-render.md)."""
     if fmt not in ("svg", "png"):
         raise ValueError(f"layout format must be svg or png, not {fmt!r}")
     program = find_engine(engine)
     try:
         done = subprocess.run([program, f"-T{fmt}"], input=dot.encode("utf-8"),
-                              capture_output=True, timeout=timeout, check=False)
+                              capture_output=True, timeout=timeout, check=False,
+                              preexec_fn=_memory_cap(max_memory))
     except subprocess.TimeoutExpired:
         raise LayoutError(f"{engine} took longer than {timeout:g}s to lay out the diagram; "
                           "render a smaller spec or use --format dot/mermaid") from None
     except OSError as exc:
         raise LayoutError(f"cannot run {program}: {exc.strerror or exc}") from None
     if done.returncode != 0 or not done.stdout:
-        # Warnings (e.g. font widths) come before the error; the last line says what failed.
-        lines = [line for line in done.stderr.decode("utf-8", "replace").splitlines()
-                 if line.strip()]
+        # Warnings (e.g. font widths) come before the error; skip them, and a Rust panic's
+        # backtrace notes after it.
+        lines = [line.strip() for line in done.stderr.decode("utf-8", "replace").splitlines()
+                 if line.strip() and not line.startswith(("Warning:", "note:", "stack backtrace"))]
         reason = lines[-1] if lines else f"exit status {done.returncode}"
+        if "memory allocation" in reason:
+            reason += " (out of memory: the diagram is too big to lay out; try --format dot)"
         raise LayoutError(f"{engine} failed: {reason}")
     return done.stdout
+
+
+def _memory_cap(limit: int | None):  # type: ignore[no-untyped-def]
+    if limit is None or os.name != "posix":
+        return None
+
+    def cap() -> None:
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+    return cap
 
 
 def with_svg_header(svg: bytes, header: str) -> bytes:
