@@ -41,11 +41,12 @@ def _names(names: tuple[str, ...] | list[str], joiner: str = ", ") -> str:
 
 
 def _state_row(spec: Spec, state: State) -> dict[str, str]:
-    where = f" (in {_code(state.parent)})" if state.parent else ""
+    parent = spec.states.get(state.parent) if state.parent else None
+    where = ""
+    if parent is not None:
+        relation = "region of" if parent.kind == "parallel" else "in"
+        where = f" ({relation} {_code(parent.name)})"
     kind = {"parallel": " (parallel)", "final": " (final)"}.get(state.kind, "")
-    if state.parent and spec.states.get(state.parent) and \
-            spec.states[state.parent].kind == "parallel":
-        kind += " (region)"
     sentences = [labels.markdown_cell(state.description)] if state.description else []
     if state.limit is not None:
         sentences.append(f"Entered at most {state.limit} times per run.")
