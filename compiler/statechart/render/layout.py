@@ -67,7 +67,10 @@ def layout(dot: str, fmt: str, engine: str = "graphviz-pure",
         # backtrace notes after it.
         lines = [line.strip() for line in done.stderr.decode("utf-8", "replace").splitlines()
                  if line.strip() and not line.startswith(("Warning:", "note:", "stack backtrace"))]
-        reason = lines[-1] if lines else f"exit status {done.returncode}"
+        # A crash prints a backtrace after its message: prefer the message.
+        key = next((line for line in lines if line.startswith(("Error", "memory allocation"))
+                    or "panicked" in line), None)
+        reason = key or (lines[-1] if lines else f"exit status {done.returncode}")
         if "memory allocation" in reason:
             reason += " (out of memory: the diagram is too big to lay out; try --format dot)"
         raise LayoutError(f"{engine} failed: {reason}")
