@@ -85,6 +85,10 @@ def _add_state(graph: graphviz.Digraph, spec: Spec, state: State, ids: _Ids,
                 if child in spec.states:
                     _add_state(sub, spec, spec.states[child], ids, fills, active,
                                region=state.kind == "parallel")
+            if state.kind == "parallel":
+                _entry_anchor(sub, spec, state, ids)
+            if state.transitions:
+                _exit_anchor(sub, spec, state, ids)
         return
     attrs = {"label": label, "tooltip": tooltip, **mark}
     if seen.fill:
@@ -99,6 +103,37 @@ def _add_state(graph: graphviz.Digraph, spec: Spec, state: State, ids: _Ids,
             sub.node(ids[state.name], **attrs)
         return
     graph.node(ids[state.name], **attrs)
+
+
+def _entry_point(spec: Spec, name: str, ids: _Ids) -> str:
+    """The topmost node of a state's drawing: where an edge entering it should aim."""
+    state = spec.states[name]
+    if state.kind == "compound" and state.initial in spec.states:
+        return f"_init_{ids[name]}"
+    if state.kind == "parallel":
+        return f"_entry_{ids[name]}"
+    return ids[initial_leaf(spec, name)]
+
+
+def _entry_anchor(graph: graphviz.Digraph, spec: Spec, state: State, ids: _Ids) -> None:
+    """A parallel state has no initial marker; this invisible node above its regions plays
+    that part for edges entering it (otherwise their labels land inside the cluster)."""
+    anchor = f"_entry_{ids[state.name]}"
+    graph.node(anchor, label="", shape="point", width="0", style="invis")
+    for child in state.children:
+        if child in spec.states:
+            graph.edge(anchor, _entry_point(spec, child, ids), style="invis")
+
+
+def _exit_anchor(graph: graphviz.Digraph, spec: Spec, state: State, ids: _Ids) -> None:
+    """An invisible node below every leaf of the cluster: edges leaving the compound state
+    start there, so their labels sit below the cluster instead of on top of its children
+    (seen in the nested_parallel picture)."""
+    anchor = f"_exit_{ids[state.name]}"
+    graph.node(anchor, label="", shape="point", width="0", style="invis")
+    for name in spec.subtree(state.name):
+        if spec.states[name].kind in ("atomic", "final"):
+            graph.edge(ids[name], anchor, style="invis")
 
 
 def _initial_marker(graph: graphviz.Digraph, marker: str, spec: Spec, target: str,
@@ -116,11 +151,13 @@ def _add_edge(graph: graphviz.Digraph, spec: Spec, t: Transition, ids: _Ids) -> 
     if t.target not in spec.states:
         return  # reported by the checker; nothing to draw to
     source, target = spec.states[t.source], spec.states[t.target]
-    tail, head = ids[initial_leaf(spec, t.source)], ids[initial_leaf(spec, t.target)]
-    if target.kind == "compound" and target.initial in spec.states:
-        # Aim at the cluster's initial marker, its topmost node: the edge's label then sits
-        # above the cluster instead of inside it (seen in the agent_run picture).
-        head = f"_init_{ids[t.target]}"
+    # Leave a compound state from the invisible node below its children, and enter one at
+    # its initial marker (or, parallel, the invisible node above its regions): the edge's
+    # label then sits outside the cluster instead of over its children (seen in the
+    # agent_run and nested_parallel pictures).
+    tail = f"_exit_{ids[t.source]}" if source.kind in ("compound", "parallel") \
+        else ids[t.source]
+    head = _entry_point(spec, t.target, ids)
     attrs: dict[str, str] = {}
     # lhead/ltail clip the edge at a cluster border; Graphviz refuses it (with a warning) when
     # the other end is inside that cluster, so only clip when the ends are outside each other.
