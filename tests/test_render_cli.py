@@ -53,10 +53,12 @@ def test_highlight_from_run_record(capsysbinary: pytest.CaptureFixture[bytes], t
                                    record: dict) -> None:
     path = tmp_path / "run.json"
     path.write_text(json.dumps({"runId": "r1", **record}))
-    code, out, _ = run(capsysbinary, "render", AGENT_RUN, "-f", "mermaid", "--record", str(path))
-    assert code == 0
-    assert b'state "waiting_for_input (current)"' in out
-    assert b"interrupted #60;#60;paused#62;#62; (current)" in out
+    for option in ("--record", "--highlight"):
+        code, out, _ = run(capsysbinary, "render", AGENT_RUN, "-f", "mermaid", option, str(path))
+        assert code == 0
+        assert b'state "waiting_for_input (current)"' in out
+        assert b"interrupted #60;#60;paused#62;#62; (current)" in out
+        assert b'state "suspended"' in out
 
 
 def test_bad_record_is_usage_error(capsysbinary: pytest.CaptureFixture[bytes],

@@ -23,9 +23,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--engine", choices=("graphviz-pure", "dot"), default="graphviz-pure",
                         help="layout program for svg/png (default: graphviz-pure, installed "
                              "with this tool; `dot` is a system Graphviz)")
-    parser.add_argument("--highlight", metavar="STATE", action="append", default=[],
+    parser.add_argument("--highlight", metavar="STATE|RECORD", action="append", default=[],
                         help="mark STATE and its ancestors as the current configuration "
-                             "(repeatable)")
+                             "(repeatable); a path to a run record file (JSON) works too")
     parser.add_argument("--record", metavar="FILE", default=None,
                         help="mark the configuration stored in a run record (JSON with "
                              "`configuration` or `status`)")
@@ -55,7 +55,11 @@ def run(args: argparse.Namespace) -> int:
         return 1
     spec = result.spec
     try:
-        names = list(args.highlight)
+        names: list[str] = []
+        for value in args.highlight:
+            # A state name, or a run record file when no state has that name.
+            is_record = value not in spec.states and Path(value).is_file()
+            names += names_from_record(value) if is_record else [value]
         if args.record:
             names += names_from_record(args.record)
         active = active_configuration(spec, names)
