@@ -39,6 +39,12 @@ GENERATED_NAMES = frozenset({
 
 CALLBACK_PREFIXES = ("on_", "before_", "after_", "error_", "done_state_", "done_invoke_")
 
+# Record fields become attributes of the generated record class and keyword arguments of the
+# event methods; enum values, states and events become enum members.
+RECORD_METHODS = ("to_dict", "from_dict", "to_json", "from_json")
+RESERVED_FIELDS = frozenset({"self", *RECORD_METHODS})
+RESERVED_ENUM_VALUES = frozenset({"mro"})  # enum.Enum refuses it as a member name
+
 # Built-in fields of every run record (JSON keys); spec fields may not reuse them.
 RECORD_BUILTINS = frozenset({
     "runId", "specVersion", "status", "configuration", "lastTransitionAt", "history", "counts",

@@ -41,6 +41,7 @@ SEQ_TAG = "tag:yaml.org,2002:seq"
 # U+2028 and U+2029 as line breaks where editors do not, so every later position would be off.
 _CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u2028\u2029]")
 # YAML 1.2 core schema (https://yaml.org/spec/1.2.2/#1032-tag-resolution)
+_LONE_CR = re.compile(r"\r(?!\n)")  # a line break to YAML, not to line-counting tools
 _NULL = re.compile(r"^(?:~|null|Null|NULL|)$")
 _BOOL = re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$")
 _INT10 = re.compile(r"^[-+]?[0-9]+$")
@@ -140,6 +141,14 @@ def decode(path: str, raw: bytes) -> tuple[str | None, list[Diagnostic]]:
             _problem("yaml-syntax", path, line, col,
                      f"invalid UTF-8 byte 0x{raw[exc.start]:02x}; specs must be UTF-8 text",
                      "save the file as UTF-8; is this a binary file?")
+        ]
+    lone_cr = _LONE_CR.search(text)
+    if lone_cr:
+        line, col = _line_col(text, lone_cr.start())
+        return None, [
+            _problem("yaml-syntax", path, line, col,
+                     "carriage return without a line feed (classic Mac line ending)",
+                     "save the file with LF or CRLF line endings")
         ]
     bad = _CONTROL.search(text)
     if bad:

@@ -27,14 +27,11 @@ import textwrap
 from statechart.codegen import CodegenError, semantics
 from statechart.codegen._jinja import Ident, Lit, environment, py
 from statechart.model import Spec, State
-from statechart.outputs import header_lines
 
-# Record fields become attributes of the record class and keyword arguments of the facade's
-# event methods, and enum values become enum members. The checker validates them as
-# identifiers only, so these few would still break the module (reported to `check`'s owner).
-RECORD_METHODS = ("to_dict", "from_dict", "to_json", "from_json")
-RESERVED_FIELDS = frozenset({"self", *RECORD_METHODS})
-RESERVED_ENUM_VALUES = frozenset({"mro"})  # enum.Enum refuses it as a member name
+# `check` refuses these names (rule invalid-name); the generator re-checks them as a last line
+# of defence, since a clash would break the module rather than the spec.
+from statechart.names import RESERVED_ENUM_VALUES, RESERVED_FIELDS
+from statechart.outputs import header_lines
 
 
 def camel(snake: str) -> str:

@@ -85,11 +85,13 @@ def check(spec: Spec, graph: Graph) -> Check:
         reason = names.identifier_problem(field.name)
         if reason is None and field.name in names.RECORD_BUILTINS:
             reason = "is a built-in field of every run record"
-        if reason is None and field.name.startswith("_"):
-            reason = "starts with `_`"
+        if reason is None and field.name in names.RESERVED_FIELDS:
+            reason = "is used by the generated record class"
         if reason:
             yield from _bad("record field", field.name, reason, field.span)
         for value in field.enum:
             reason = names.identifier_problem(value)
+            if reason is None and value in names.RESERVED_ENUM_VALUES:
+                reason = "cannot be a Python enum member"
             if reason:
                 yield from _bad(f"enum value of `{field.name}`", value, reason, field.span)
