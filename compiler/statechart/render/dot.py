@@ -9,8 +9,10 @@ Layout of the picture:
   so the picture does not rely on colour alone;
 - an edge reads `event [guard]` and, below, `set: field, ...`;
 - the graph label at the bottom is the title plus a legend of what appears in this picture.
-Edges to or from a compound state attach to its cluster's border (`lhead`/`ltail`), drawn
-from/to the state's initial leaf.
+Edges to or from a compound state attach to its cluster's border (`lhead`/`ltail`). They
+are drawn from an invisible anchor below the cluster's children, and to the cluster's initial
+marker (for a parallel state, an invisible anchor above its regions). That way Graphviz
+places their labels outside the cluster, not over its children.
 """
 
 from __future__ import annotations

@@ -9,6 +9,10 @@ Known Mermaid limits this works around:
   renderer; such transitions (and initial arrows) go to the state's initial leaf instead.
 - classDef styles are not applied to or inside composite states in some Mermaid versions,
   so the highlighted (current) states also say so in their label, not only in colour.
+Not worked around (no way found in the syntax): mermaid-js #5096 reports a syntax error for
+a transition from a state in a parallel state's second or later region to a state outside
+it. Mermaid itself is not installed here, so this output is checked by the tests' parser,
+not by Mermaid.
 """
 
 from __future__ import annotations
