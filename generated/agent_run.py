@@ -249,6 +249,8 @@ _REQUIRES: _Final[dict[str, tuple[str, ...]]] = {
 _INITIAL_CONFIGURATION: _Final[tuple[str, ...]] = ('created',)
 _FINAL: _Final[frozenset[str]] = frozenset({'cancelled', 'completed', 'failed'})
 _NO_VALUES: _Final[dict[str, tuple[_Any, _json_value_t]]] = {}
+# Records of older versions: {version: (old state -> state, old field -> field or None)}.
+_MIGRATIONS: _Final[dict[int, tuple[dict[str, str], dict[str, str | None]]]] = {}
 
 
 def _utcnow() -> _dt.datetime:
@@ -372,9 +374,13 @@ class AgentRunRecord:
 
     @classmethod
     def from_dict(cls, data: _Mapping[_str, _Any]) -> AgentRunRecord:
-        """Parse and check a record: types, status, configuration, counts and history."""
+        """Parse and check a record: types, status, configuration, counts and history.
+
+        A record of an earlier spec version is first upgraded with that version's migration.
+        """
         if not isinstance(data, _Mapping):
             raise _Invalid("(record)", "expected a JSON object")
+        data = _upgrade(data)
         known = {"runId", "specVersion", "status", "configuration", "lastTransitionAt",
                  "history", "counts", *_FIELD_TYPES}
         for key in data:
@@ -458,6 +464,50 @@ def _state_of(where: str, raw: object) -> AgentRunState:
     if isinstance(raw, str) and raw in _STATE:
         return _STATE[raw]
     raise _Invalid(where, f"unknown state {raw!r}")
+
+
+def _upgrade(data: _Mapping[_str, _Any]) -> _Mapping[_str, _Any]:
+    """A record stored by an earlier version of the spec, renamed into this version's names
+    (states, fields, counts, history). Records of this version are returned as they are; a
+    version with no migration keeps its names and is checked like any record."""
+    version = data.get("specVersion")
+    if not isinstance(version, int) or isinstance(version, bool) \
+            or not 1 <= version < SPEC_VERSION:
+        return data
+    states, fields = _MIGRATIONS.get(version, ({}, {}))
+
+    def state(name: _Any) -> _Any:
+        return states.get(name, name) if isinstance(name, str) else name
+
+    def values(raw: _Any) -> _Any:
+        if not isinstance(raw, dict):
+            return raw
+        renamed = ((fields.get(key, key), value) for key, value in raw.items())
+        return {key: value for key, value in renamed if key is not None}
+
+    upgraded: dict[_str, _Any] = values(dict(data))
+    upgraded["specVersion"] = SPEC_VERSION
+    upgraded["status"] = state(upgraded.get("status"))
+    configuration = upgraded.get("configuration")
+    if isinstance(configuration, list):
+        upgraded["configuration"] = list(dict.fromkeys(state(s) for s in configuration))
+    elif isinstance(upgraded["status"], str) and upgraded["status"] in _PARENT:
+        chain = [upgraded["status"]]
+        while (parent := _PARENT[chain[-1]]) is not None:
+            chain.append(parent)
+        upgraded["configuration"] = chain[::-1]
+    counts = upgraded.get("counts")
+    if isinstance(counts, dict):
+        renamed_counts = {state(name): n for name, n in counts.items()}
+        upgraded["counts"] = {name: renamed_counts.get(name, 0) for name in _LIMITS}
+    history = upgraded.get("history")
+    if isinstance(history, list):
+        upgraded["history"] = [
+            {**step, "source": state(step.get("source")), "target": state(step.get("target")),
+             "values": values(step.get("values"))} if isinstance(step, dict) else step
+            for step in history
+        ]
+    return upgraded
 
 
 def _step_from_dict(index: int, raw: object) -> AgentRunStep:

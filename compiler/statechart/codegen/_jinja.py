@@ -59,6 +59,8 @@ def py(value: Any) -> Lit:
         return Lit(f"({inner},)" if len(value) == 1 else f"({inner})")
     if isinstance(value, list):
         return Lit("[" + ", ".join(py(v) for v in value) + "]")
+    if isinstance(value, dict):  # insertion order is the spec's order: deterministic
+        return Lit("{" + ", ".join(f"{py(k)}: {py(v)}" for k, v in value.items()) + "}")
     if isinstance(value, frozenset):
         return Lit("frozenset({" + ", ".join(py(v) for v in sorted(value)) + "})"
                    if value else "frozenset()")

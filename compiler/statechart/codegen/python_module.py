@@ -162,6 +162,9 @@ def _tables(spec: Spec) -> dict[str, object]:
         "limits": [(py(s.name), py(s.limit)) for s in spec.states.values() if s.limit],
         "requires": [(py(s.name), py(s.requires)) for s in spec.states.values() if s.requires],
         "initial_configuration": py(semantics.initial_configuration(spec)),
+        "migrations": [(py(m.from_version), py({old: new for old, new, _ in m.states}),
+                        py({old: new for old, new, _ in m.fields}))
+                       for m in sorted(spec.migrations, key=lambda m: m.from_version)],
         "finals": py(frozenset(s.name for s in spec.top_level if s.kind == "final")),
         "top": [Ident(s.name) for s in spec.top_level],
     }
