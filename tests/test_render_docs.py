@@ -80,3 +80,28 @@ def test_index_counts_and_warnings() -> None:
     assert rows[1][0] == "[deployment](deployment.md)"
     assert rows[1][4] == "line 3: something &#124; odd &#91;rule-x&#93;"
     assert rows[0][4] == "none"
+
+
+def test_an_overlay_shows_what_it_changed() -> None:
+    """support_run extends agent_run: its page, DOT and Mermaid mark the added parts."""
+    from statechart.render.docs import spec_page
+    from statechart.render.dot import dot_source
+    from statechart.render.mermaid import mermaid_source
+
+    spec = check_file(Path(__file__).parent.parent / "specs" / "support_run.yaml").spec
+    assert spec is not None
+    page = spec_page(spec)
+    assert "This spec extends [`agent_run`](agent_run.md)" in page
+    assert "- added state `escalated`" in page
+    assert "- added transition `escalate` on `running`" in page
+    assert "| `escalated` **added** |" in page
+    assert "| `escalate` **added** | `running` | `escalated` |" in page
+    assert "| `created` |" in page  # base states carry no mark
+    dot = dot_source(spec)
+    assert 'escalated [label="escalated\\n<<paused>>" color="#2b8a3e"' in dot
+    assert "added or changed by this overlay of agent_run<" in dot
+    mermaid = mermaid_source(spec)
+    assert 'state "escalated #60;#60;paused#62;#62; (added)" as s14' in mermaid
+    assert "escalate / set#58; escalationTicket (added)" in mermaid
+    assert "(added)" not in mermaid_source(check_file(
+        Path(__file__).parent.parent / "specs" / "agent_run.yaml").spec)  # type: ignore[arg-type]

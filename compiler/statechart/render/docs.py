@@ -18,7 +18,7 @@ from statechart.render import labels
 from statechart.render.dot import dot_source
 from statechart.render.layout import layout, with_svg_header
 from statechart.render.mermaid import mermaid_source
-from statechart.render.style import is_terminal
+from statechart.render.style import is_terminal, overlay_marks
 
 DOCS_DIR = "docs/specs"
 
@@ -40,6 +40,29 @@ def _names(names: tuple[str, ...] | list[str], joiner: str = ", ") -> str:
     return joiner.join(_code(n) for n in names)
 
 
+_CHANGE_WORDS = {
+    "state-added": "added state", "state-changed": "changed state",
+    "state-removed": "removed state", "transition-added": "added transition",
+    "transition-replaced": "replaced transition", "transition-removed": "removed transition",
+    "field-added": "added record field", "field-removed": "removed record field",
+    "rule-added": "added rule", "rule-replaced": "replaced rule", "rule-removed": "removed rule",
+}
+
+
+def _overlay(spec: Spec) -> dict[str, object] | None:
+    """What the page says about the base a spec extends and what it changed there."""
+    if spec.overlay is None:
+        return None
+    base = os.path.splitext(os.path.basename(spec.overlay.base))[0]
+    changes = []
+    for kind, name in spec.overlay.changes:
+        shown = " on ".join(_code(part) for part in reversed(name.split(".", 1))) \
+            if kind.startswith("transition-") else _code(name)
+        changes.append(f"{_CHANGE_WORDS.get(kind, kind)} {shown}")
+    return {"base": _code(base) if IDENTIFIER.match(base) else labels.markdown_cell(base),
+            "link": f"{base}.md" if IDENTIFIER.match(base) else "", "changes": changes}
+
+
 def _state_row(spec: Spec, state: State) -> dict[str, str]:
     parent = spec.states.get(state.parent) if state.parent else None
     where = ""
@@ -55,8 +78,11 @@ def _state_row(spec: Spec, state: State) -> dict[str, str]:
     if state.exit:
         sentences.append("On exit: " + _names(state.exit) + ".")
     description = " ".join(sentences)
+    marks = overlay_marks(spec)
+    change = " **added**" if state.name in marks.added_states else \
+        " **changed**" if state.name in marks.changed_states else ""
     return {
-        "name": _code(state.name) + where + kind,
+        "name": _code(state.name) + where + kind + change,
         "description": description,
         "tags": _names(state.tags),
         "requires": _names(state.requires),
@@ -64,8 +90,9 @@ def _state_row(spec: Spec, state: State) -> dict[str, str]:
     }
 
 
-def _transition_row(t: Transition) -> dict[str, str]:
-    return {"event": _code(t.event), "source": _code(t.source), "target": _code(t.target),
+def _transition_row(t: Transition, new_edges: frozenset[tuple[str, str]]) -> dict[str, str]:
+    added = " **added**" if (t.source, t.event) in new_edges else ""
+    return {"event": _code(t.event) + added, "source": _code(t.source), "target": _code(t.target),
             "guard": _code(t.guard) if t.guard else "", "sets": _names(t.sets),
             "description": labels.markdown_cell(t.description)}
 
@@ -116,7 +143,9 @@ def spec_page(spec: Spec) -> str:
         mermaid=mermaid_source(spec, header=False).rstrip("\n"),
         svg=f"{spec.name}.svg",
         states=[_state_row(spec, s) for s in spec.states.values()],
-        transitions=[_transition_row(t) for t in spec.transitions()],
+        transitions=[_transition_row(t, overlay_marks(spec).new_edges)
+                     for t in spec.transitions()],
+        overlay=_overlay(spec),
         rules=[{"id": _code(r.id) if r.id else "", "words": rule_in_words(spec, r),
                 "description": labels.markdown_cell(r.description)} for r in spec.rules],
         record=[_record_row(f) for f in spec.record],

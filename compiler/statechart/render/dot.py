@@ -23,7 +23,15 @@ from statechart.model import Spec, State, Transition
 from statechart.names import IDENTIFIER
 from statechart.outputs import header_lines
 from statechart.render import labels
-from statechart.render.style import HIGHLIGHT, initial_leaf, is_terminal, look, tag_fills
+from statechart.render.style import (
+    HIGHLIGHT,
+    OVERLAY,
+    initial_leaf,
+    is_terminal,
+    look,
+    overlay_marks,
+    tag_fills,
+)
 
 FONT = "Helvetica"
 GRAPH_ATTR = {
@@ -56,24 +64,27 @@ def dot_source(spec: Spec, active: frozenset[str] = frozenset(), header: bool = 
                              graph_attr=GRAPH_ATTR, node_attr=NODE_ATTR, edge_attr=EDGE_ATTR)
     if spec.initial:
         _initial_marker(graph, "_init", spec, spec.initial, ids)
+    added = overlay_marks(spec)
     for state in spec.top_level:
-        _add_state(graph, spec, state, ids, fills, active)
+        _add_state(graph, spec, state, ids, fills, active, added=added.added_states)
     for t in spec.transitions():
-        _add_edge(graph, spec, t, ids)
+        _add_edge(graph, spec, t, ids, (t.source, t.event) in added.new_edges)
     graph.attr(label=_legend(spec, fills, active))
     text = graph.source
     return (labels.header(header_lines(spec), "dot") if header else "") + text
 
 
 def _add_state(graph: graphviz.Digraph, spec: Spec, state: State, ids: _Ids,
-               fills: dict[str, str], active: frozenset[str], region: bool = False) -> None:
+               fills: dict[str, str], active: frozenset[str], region: bool = False,
+               added: frozenset[str] = frozenset()) -> None:
     """Add a state (a node, or a cluster with its subtree) to `graph`. Recursion depth is
     bounded by the model's nesting limit."""
     seen = look(state, fills)
     lines = [state.name] + ([" ".join(f"<<{t}>>" for t in state.tags)] if state.tags else [])
     label = labels.dot_lines(lines)
     tooltip = labels.dot_text(state.description or state.name)
-    mark = {"color": HIGHLIGHT, "penwidth": "3"} if state.name in active else {}
+    mark = {"color": HIGHLIGHT, "penwidth": "3"} if state.name in active else \
+        {"color": OVERLAY, "penwidth": "2.5"} if state.name in added else {}
     if state.kind in ("compound", "parallel"):
         style = ["rounded"] + (["dashed"] if region else []) + (["filled"] if seen.fill else [])
         with graph.subgraph(name=f"cluster_{ids[state.name]}") as sub:
@@ -86,7 +97,7 @@ def _add_state(graph: graphviz.Digraph, spec: Spec, state: State, ids: _Ids,
             for child in state.children:
                 if child in spec.states:
                     _add_state(sub, spec, spec.states[child], ids, fills, active,
-                               region=state.kind == "parallel")
+                               region=state.kind == "parallel", added=added)
             if state.kind == "parallel":
                 _entry_anchor(sub, spec, state, ids)
             if state.transitions:
@@ -149,7 +160,8 @@ def _initial_marker(graph: graphviz.Digraph, marker: str, spec: Spec, target: st
     graph.edge(marker, ids[initial_leaf(spec, target)], **attrs)
 
 
-def _add_edge(graph: graphviz.Digraph, spec: Spec, t: Transition, ids: _Ids) -> None:
+def _add_edge(graph: graphviz.Digraph, spec: Spec, t: Transition, ids: _Ids,
+              from_overlay: bool = False) -> None:
     if t.target not in spec.states:
         return  # reported by the checker; nothing to draw to
     source, target = spec.states[t.source], spec.states[t.target]
@@ -176,6 +188,8 @@ def _add_edge(graph: graphviz.Digraph, spec: Spec, t: Transition, ids: _Ids) -> 
     attrs["label"] = labels.dot_lines(lines)
     attrs["tooltip"] = labels.dot_text(t.description or f"{t.source} -> {t.target} on "
                                                           f"{t.event}")
+    if from_overlay:
+        attrs.update(color=OVERLAY, fontcolor=OVERLAY, penwidth="1.8")
     graph.edge(tail, head, **attrs)
 
 
@@ -205,6 +219,11 @@ def _legend(spec: Spec, fills: dict[str, str], active: frozenset[str]) -> str:
     if active:
         rows.append(f'<TR><TD BORDER="3" COLOR="{HIGHLIGHT}"> </TD>'
                     f'<TD ALIGN="LEFT">current configuration</TD></TR>')
+    if spec.overlay is not None and overlay_marks(spec):
+        base = h(spec.overlay.base.replace("\\", "/").rsplit("/", 1)[-1].rsplit(".", 1)[0])
+        rows.append(f'<TR><TD BORDER="3" COLOR="{OVERLAY}"> </TD>'
+                    f'<TD ALIGN="LEFT"><FONT COLOR="{OVERLAY}">added or changed by this '
+                    f'overlay of {base}</FONT></TD></TR>')
     rows.append('<TR><TD COLSPAN="2" ALIGN="LEFT">edge: event [guard] / set: fields</TD></TR>')
     return ('<<TABLE BORDER="0" CELLBORDER="0" CELLSPACING="2" CELLPADDING="2">'
             + "".join(rows) + "</TABLE>>")

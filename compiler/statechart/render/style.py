@@ -15,6 +15,31 @@ TERMINAL_FILL = "#d9d9d9"
 FIXED_TAG_FILLS = {"paused": "#ffd8a8", "terminal": TERMINAL_FILL}
 PALETTE = ("#cfe2ff", "#d3f9d8", "#e5dbff", "#fff3bf", "#c5f6fa", "#ffdeeb", "#e9ecef")
 HIGHLIGHT = "#d6336c"  # border of the states in the highlighted (current) configuration
+OVERLAY = "#2b8a3e"  # what an overlay (`extends:`) added or replaced, drawn over its base
+
+
+@dataclass(frozen=True)
+class OverlayMarks:
+    """What a spec that extends another changed, by name, for the pictures and the page."""
+
+    added_states: frozenset[str]
+    changed_states: frozenset[str]
+    new_edges: frozenset[tuple[str, str]]  # (state, event) added or replaced
+
+    def __bool__(self) -> bool:
+        return bool(self.added_states or self.changed_states or self.new_edges)
+
+
+def overlay_marks(spec: Spec) -> OverlayMarks:
+    changes = spec.overlay.changes if spec.overlay else ()
+
+    def names(kind: str) -> frozenset[str]:
+        return frozenset(name for k, name in changes if k == kind)
+
+    edges = frozenset(tuple(name.split(".", 1)) for kind, name in changes
+                      if kind in ("transition-added", "transition-replaced") and "." in name)
+    return OverlayMarks(names("state-added"), names("state-changed"),
+                        edges)  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True)
