@@ -148,6 +148,12 @@ class Spec:
             stack.extend(reversed(self.states[current].children))
         return out
 
+    def is_trap(self, name: str) -> bool:
+        """An atomic state with no way out: no transition of its own or of an ancestor."""
+        state = self.states[name]
+        return state.kind == "atomic" and not state.transitions and not any(
+            self.states[a].transitions for a in self.ancestors(name))
+
     def transitions(self) -> list[Transition]:
         return [t for s in self.states.values() for t in s.transitions]
 

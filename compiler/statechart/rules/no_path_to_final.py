@@ -36,9 +36,8 @@ def check(spec: Spec, graph: Graph) -> Check:
     for state in spec.states.values():
         if state.kind != "atomic" or state.name in finishing or state.name not in reached:
             continue
-        if not state.transitions and not any(
-                spec.states[a].transitions for a in spec.ancestors(state.name)):
-            continue  # a trap state, reported by trap-state
+        if spec.is_trap(state.name):
+            continue  # reported by trap-state
         yield problem(ID, SEVERITY, state.span,
                       f"no path leads from `{state.name}` to a final state",
                       "add a transition out of this part of the graph that leads to a final "

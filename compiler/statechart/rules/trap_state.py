@@ -23,9 +23,7 @@ PHASE = "model"
 
 def check(spec: Spec, graph: Graph) -> Check:
     for state in spec.states.values():
-        if state.kind != "atomic" or state.transitions:
-            continue
-        if any(spec.states[a].transitions for a in spec.ancestors(state.name)):
+        if not spec.is_trap(state.name):
             continue
         yield problem(ID, SEVERITY, state.span,
                       f"state `{state.name}` is not final and has no transition out",
