@@ -1,7 +1,7 @@
 """Benchmark the generated module: import time, events per second, and `build` on 200 specs.
 
     python bench/bench_codegen.py [--sizes 10 1000 5000] [--runs 3] [--events 3000]
-                                  [--markdown bench/RESULTS-codegen.md]
+                                  [--markdown FILE]   (results: docs/performance.md)
 
 For each size (a flat spec from bench/genspec.py), side by side in one run:
 - import: the generated module imported in a fresh process (python-statemachine already

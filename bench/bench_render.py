@@ -9,7 +9,7 @@ Two shapes of spec:
   the chain, back to the group's first state): closer to a hand-written spec.
 Text generation is the median of 3 runs; the layout (graphviz-pure -Tsvg, the default engine)
 runs once, with a timeout and a memory cap, because it dominates.
-Prints a Markdown table (bench/RESULTS-render.md holds a measured copy).
+Prints a Markdown table (docs/performance.md holds a measured copy).
 """
 
 from __future__ import annotations
