@@ -60,12 +60,12 @@ def run(args: argparse.Namespace) -> int:
     fmt = output_format(args.format)
     sources: dict[str, str] = {}
     if fmt == "full":
-        for r in results:
-            if any(d.span.file == r.path for d in r.diagnostics):
-                try:
-                    sources[r.path] = Path(r.path).read_bytes().decode("utf-8", "replace")
-                except OSError:
-                    pass
+        # Every file a problem points into: an overlay's problems can sit in its base.
+        for file in dict.fromkeys(d.span.file for d in diagnostics):
+            try:
+                sources[file] = Path(file).read_bytes().decode("utf-8", "replace")
+            except OSError:
+                pass
     sys.stdout.write(REPORTERS[fmt](diagnostics, sources))
     errors = sum(d.severity == "error" for d in diagnostics)
     warnings = len(diagnostics) - errors
