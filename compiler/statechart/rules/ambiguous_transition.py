@@ -18,16 +18,18 @@ Fix: put the guarded alternatives first and the unguarded fallback last, and giv
 alternative its own guard.
 """
 
+from statechart.diagnostics import Severity
+from statechart.model import Transition
 from statechart.rules._base import Check, Graph, Spec, problem
 
 ID = "ambiguous-transition"
-SEVERITY = "error"
+SEVERITY: Severity = "error"
 PHASE = "model"
 
 
 def check(spec: Spec, graph: Graph) -> Check:
     for state in spec.states.values():
-        by_event: dict[str, list] = {}
+        by_event: dict[str, list[Transition]] = {}
         for t in state.transitions:
             by_event.setdefault(t.event, []).append(t)
         for event, alternatives in by_event.items():

@@ -17,6 +17,8 @@ Fix: remove one of them, or, for several targets of one event, list them as guar
 alternatives: `start: [{target: running, guard: ready}, {target: failed}]`.
 """
 
+from statechart.diagnostics import Severity
+
 ID = "duplicate-key"
-SEVERITY = "error"
+SEVERITY: Severity = "error"
 PHASE = "yaml"

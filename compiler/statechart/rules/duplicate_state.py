@@ -18,6 +18,8 @@ spec's own rules) are not run: their findings would only echo the duplicate.
 Fix: give each state its own name, for example `upload_idle` and `download_idle`.
 """
 
+from statechart.diagnostics import Severity
+
 ID = "duplicate-state"
-SEVERITY = "error"
+SEVERITY: Severity = "error"
 PHASE = "yaml"

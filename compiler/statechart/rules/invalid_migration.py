@@ -22,10 +22,11 @@ above every `from_version`.
 """
 
 from statechart.build_model import did_you_mean
+from statechart.diagnostics import Severity
 from statechart.rules._base import Check, Graph, Spec, problem
 
 ID = "invalid-migration"
-SEVERITY = "error"
+SEVERITY: Severity = "error"
 PHASE = "model"
 
 
@@ -52,8 +53,8 @@ def check(spec: Spec, graph: Graph) -> Check:
                 yield problem(ID, SEVERITY, span,
                               f"migration renames `{old}`, which is still a state of this "
                               "version", "remove the entry, or the old state")
-        for old, new, span in m.fields:
-            if new is not None and new not in fields:
+        for old_field, new_field, span in m.fields:
+            if new_field is not None and new_field not in fields:
                 yield problem(ID, SEVERITY, span,
-                              f"migration maps field `{old}` to `{new}`, which is not a record "
-                              "field of this version", did_you_mean(new, fields))
+                              f"migration maps field `{old_field}` to `{new_field}`, which is not "
+                              "a record field of this version", did_you_mean(new_field, fields))

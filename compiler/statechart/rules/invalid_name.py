@@ -22,10 +22,11 @@ lower snake_case (it names the generated module).
 """
 
 from statechart import names
+from statechart.diagnostics import Severity
 from statechart.rules._base import Check, Graph, Span, Spec, problem
 
 ID = "invalid-name"
-SEVERITY = "error"
+SEVERITY: Severity = "error"
 PHASE = "model"
 
 

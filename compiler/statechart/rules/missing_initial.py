@@ -15,10 +15,11 @@ Example:
 Fix: add `initial: reasoning` (or mark the state `parallel: true` if all children run at once).
 """
 
+from statechart.diagnostics import Severity
 from statechart.rules._base import Check, Graph, Spec, problem
 
 ID = "missing-initial"
-SEVERITY = "error"
+SEVERITY: Severity = "error"
 PHASE = "model"
 
 

@@ -16,10 +16,11 @@ Fix: add a way out of the cycle (a timeout, a cancel, a give-up after retries) t
 final state.
 """
 
+from statechart.diagnostics import Severity
 from statechart.rules._base import Check, Graph, Spec, problem
 
 ID = "no-path-to-final"
-SEVERITY = "error"
+SEVERITY: Severity = "error"
 PHASE = "graph"
 
 

@@ -21,6 +21,8 @@ Fix: give a new rule its own id (both then apply), list removals under `remove:`
 the base's owners to mark the rule `overridable: true`.
 """
 
+from statechart.diagnostics import Severity
+
 ID = "overlay"
-SEVERITY = "error"
+SEVERITY: Severity = "error"
 PHASE = "yaml"

@@ -26,12 +26,13 @@ Fix: remove or redirect the transition on the counter-example path, or change th
 team's intent changed.
 """
 
+from statechart.diagnostics import Severity
 from statechart.graph import Step, available_transitions, entered_states, format_path
 from statechart.model import Selector, SpecRule, Transition
 from statechart.rules._base import Check, Graph, Spec, problem
 
 ID = "rule-violation"
-SEVERITY = "error"
+SEVERITY: Severity = "error"
 PHASE = "graph"
 
 

@@ -18,6 +18,8 @@ Fix: correct the key or the value; `statechart schema` prints the JSON Schema, a
 read `# yaml-language-server: $schema=...` complete keys as you type.
 """
 
+from statechart.diagnostics import Severity
+
 ID = "schema"
-SEVERITY = "error"
+SEVERITY: Severity = "error"
 PHASE = "yaml"

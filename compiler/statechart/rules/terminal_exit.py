@@ -21,10 +21,11 @@ Fix: move the final state out of the compound state, move the transition onto th
 children, or drop `final: true`.
 """
 
+from statechart.diagnostics import Severity
 from statechart.rules._base import Check, Graph, Spec, problem
 
 ID = "terminal-exit"
-SEVERITY = "error"
+SEVERITY: Severity = "error"
 PHASE = "model"
 
 

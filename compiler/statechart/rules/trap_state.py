@@ -14,10 +14,11 @@ Fix: add a transition out of the state (a timeout or cancel event is common), or
 `final: true`.
 """
 
+from statechart.diagnostics import Severity
 from statechart.rules._base import Check, Graph, Spec, problem
 
 ID = "trap-state"
-SEVERITY = "error"
+SEVERITY: Severity = "error"
 PHASE = "model"
 
 

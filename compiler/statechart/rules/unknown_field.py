@@ -17,10 +17,11 @@ Fix: correct the name, or declare the field under `record:`.
 """
 
 from statechart.build_model import did_you_mean
+from statechart.diagnostics import Severity
 from statechart.rules._base import Check, Graph, Spec, problem
 
 ID = "unknown-field"
-SEVERITY = "error"
+SEVERITY: Severity = "error"
 PHASE = "model"
 
 

@@ -17,10 +17,11 @@ Fix: correct the name; the hint suggests the closest existing state.
 """
 
 from statechart.build_model import did_you_mean
+from statechart.diagnostics import Severity
 from statechart.rules._base import Check, Graph, Span, Spec, problem
 
 ID = "unknown-state"
-SEVERITY = "error"
+SEVERITY: Severity = "error"
 PHASE = "model"
 
 

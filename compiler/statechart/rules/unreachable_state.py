@@ -17,10 +17,11 @@ Example:
 Fix: add the transition that should lead to the state, or remove the state.
 """
 
+from statechart.diagnostics import Severity
 from statechart.rules._base import Check, Graph, Spec, problem
 
 ID = "unreachable-state"
-SEVERITY = "error"
+SEVERITY: Severity = "error"
 PHASE = "graph"
 
 

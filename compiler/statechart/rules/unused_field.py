@@ -15,10 +15,11 @@ Example:
 Fix: add the field to the `set:` of the events that provide it, or remove it.
 """
 
+from statechart.diagnostics import Severity
 from statechart.rules._base import Check, Graph, Spec, problem
 
 ID = "unused-field"
-SEVERITY = "warning"
+SEVERITY: Severity = "warning"
 PHASE = "model"
 
 

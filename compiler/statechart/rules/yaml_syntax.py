@@ -17,6 +17,8 @@ Fix: indent with spaces, save as UTF-8, write repeated values out instead of usi
 and `*alias`.
 """
 
+from statechart.diagnostics import Severity
+
 ID = "yaml-syntax"
-SEVERITY = "error"
+SEVERITY: Severity = "error"
 PHASE = "yaml"
