@@ -132,8 +132,8 @@ def entered_states(spec: Spec, transition: Transition) -> list[str]:
     while stack:
         state = spec.states[stack.pop()]
         if state.kind == "compound" and state.initial in spec.states:
-            entered.append(state.initial)  # type: ignore[arg-type]
-            stack.append(state.initial)  # type: ignore[arg-type]
+            entered.append(state.initial)
+            stack.append(state.initial)
         elif state.kind == "parallel":
             entered.extend(state.children)
             stack.extend(state.children)

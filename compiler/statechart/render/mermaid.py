@@ -53,7 +53,7 @@ def mermaid_source(spec: Spec, active: frozenset[str] = frozenset(),
         if what == "}":
             state = spec.states[name]
             if state.kind == "compound" and state.initial in spec.states:
-                lines.append(f"{pad}[*] --> {ids[_entry(spec, state.initial)]}")  # type: ignore[arg-type]
+                lines.append(f"{pad}[*] --> {ids[_entry(spec, state.initial)]}")
             lines += [pad + _edge(t, spec, ids, marks.new_edges) for t in placed.get(name, [])]
             lines.append(INDENT * (depth - 1) + "}")
             continue

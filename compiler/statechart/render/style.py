@@ -79,7 +79,7 @@ def initial_leaf(spec: Spec, name: str) -> str:
         seen.add(name)
         state = spec.states[name]
         if state.kind == "compound" and state.initial in spec.states:
-            name = state.initial  # type: ignore[assignment]
+            name = state.initial
         elif state.kind in ("compound", "parallel") and state.children:
             name = state.children[0]
         else:
