@@ -17,7 +17,7 @@ places their labels outside the cluster, not over its children.
 
 from __future__ import annotations
 
-import graphviz  # type: ignore[import-untyped]  # no stubs published
+import graphviz  # no stubs published: see [[tool.mypy.overrides]] in pyproject.toml
 
 from statechart.model import Spec, State, Transition
 from statechart.names import IDENTIFIER
@@ -70,7 +70,7 @@ def dot_source(spec: Spec, active: frozenset[str] = frozenset(), header: bool = 
     for t in spec.transitions():
         _add_edge(graph, spec, t, ids, (t.source, t.event) in added.new_edges)
     graph.attr(label=_legend(spec, fills, active))
-    text = graph.source
+    text = str(graph.source)  # already a str; graphviz is untyped
     return (labels.header(header_lines(spec), "dot") if header else "") + text
 
 

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import html
 import re
+from typing import cast
 
-import graphviz  # type: ignore[import-untyped]  # no stubs published
+import graphviz  # no stubs published: see [[tool.mypy.overrides]] in pyproject.toml
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 # Characters that mean nothing in a Mermaid label; everything else becomes `#<codepoint>;`.
@@ -34,14 +35,15 @@ def dot_text(text: str) -> str:
     `graphviz.escape` doubles backslashes and marks the string as not-HTML, so `quote`
     never passes `<...>` through raw and a trailing backslash cannot escape the closing quote.
     """
-    return graphviz.escape(one_line(text))
+    # A `graphviz.quoting.NoHtml`, a str subclass: `str()` would drop the not-HTML mark.
+    return cast(str, graphviz.escape(one_line(text)))
 
 
 def dot_lines(lines: list[str]) -> str:
     """Several literal lines joined with DOT's centred line break `\\n`."""
     # Joining escaped pieces gives a plain str again, which `quote` would treat as HTML if it
     # happened to look like `<...>`: re-mark the result.
-    return graphviz.nohtml("\\n".join(dot_text(line) for line in lines))
+    return cast(str, graphviz.nohtml("\\n".join(dot_text(line) for line in lines)))
 
 
 def html_text(text: str) -> str:
