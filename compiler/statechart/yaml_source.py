@@ -28,6 +28,7 @@ from statechart.diagnostics import Diagnostic, Span
 try:
     from yaml import CSafeLoader as _BaseLoader
 except ImportError:  # pragma: no cover - PyYAML built without libyaml
+    # Not a subclass of CSafeLoader, but the same loader interface: mypy sees a redefinition.
     from yaml import SafeLoader as _BaseLoader  # type: ignore[assignment]
 
 MAX_BYTES = 16 * 1024 * 1024
@@ -53,10 +54,12 @@ _FLOAT = re.compile(
 )
 
 
-class _Loader(_BaseLoader):  # type: ignore[misc,valid-type]
+class _Loader(_BaseLoader):
     """Composes nodes only; every plain scalar stays a string tag until we resolve it."""
 
-    yaml_implicit_resolvers: ClassVar[dict[str, list[object]]] = {}
+    # PyYAML keeps this table on the class (`add_implicit_resolver` is a classmethod), but
+    # types-PyYAML declares it as an instance attribute, so mypy refuses the ClassVar.
+    yaml_implicit_resolvers: ClassVar[dict[str, list[object]]] = {}  # type: ignore[misc]
 
     def resolve(self, kind: type, value: object, implicit: object) -> str:
         # Called for every untagged node; the default walks resolver tables we left empty.
