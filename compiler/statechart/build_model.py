@@ -23,6 +23,7 @@ from statechart.model import (
     Spec,
     SpecRule,
     State,
+    StateKind,
     Transition,
 )
 from statechart.yaml_source import MAX_DEPTH, STR_TAG, Source, scalar_value, span_of
@@ -108,14 +109,14 @@ class _Builder:
             if isinstance(value, str) and value:
                 return value
             if node.style and node.value:
-                return node.value
+                return str(node.value)  # a scalar node's value is its text
         self.schema(node, f"{where} must be a non-empty string, not {_kind(node)}")
         return None
 
     def text(self, node: yaml.Node, where: str) -> str | None:
         """Free text (descriptions): any scalar, kept exactly as written."""
         if isinstance(node, yaml.ScalarNode):
-            return node.value
+            return str(node.value)  # a scalar node's value is its text
         self.schema(node, f"{where} must be text, not {_kind(node)}")
         return None
 
@@ -253,14 +254,17 @@ class _Builder:
             items = self.mapping(node, where, fmt.STATE_KEYS)
             for key, k, v in items or ():
                 got[key] = (k, v)
-        value = lambda key: got[key][1]  # noqa: E731
+
+        def value(key: str) -> yaml.Node:
+            return got[key][1]
+
         final = "final" in got and self.boolean(value("final"), f"`final` of {where}")
         parallel = "parallel" in got and self.boolean(value("parallel"), f"`parallel` of {where}")
         children_node = value("states") if "states" in got else None
         children: tuple[str, ...] = ()
         if isinstance(children_node, yaml.MappingNode):
             children = tuple(_plain_keys(children_node))
-        kind: str
+        kind: StateKind
         if final:
             kind = "final"
             for bad in ("states", "initial", "parallel"):
@@ -290,7 +294,7 @@ class _Builder:
         state = State(
             name=name,
             parent=parent,
-            kind=kind,  # type: ignore[arg-type]
+            kind=kind,
             description=self.text(value("description"), f"`description` of {where}")
             if "description" in got else None,
             initial=initial,

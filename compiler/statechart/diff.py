@@ -13,7 +13,7 @@ warnings, because a reviewer should see them).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from statechart import report
@@ -337,8 +337,10 @@ class _Differ:
         source, event = key
         pairs: list[tuple[Transition, Transition]] = []
         # Pair alternatives by guard first (the guard names the case), then by target.
-        for same in (lambda o, n: o.guard == n.guard,
-                     lambda o, n: self.smap.get(o.target) == n.target):
+        matchers: tuple[Callable[[Transition, Transition], bool], ...] = (
+            lambda o, n: o.guard == n.guard,
+            lambda o, n: self.smap.get(o.target) == n.target)
+        for same in matchers:
             for o in list(olds):
                 match = next((n for n in news if same(o, n)), None)
                 if match is not None:
