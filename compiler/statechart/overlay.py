@@ -338,7 +338,8 @@ def resolve(source: Source) -> tuple[Merged | None, list[Diagnostic]]:
     files: dict[int, str] = {}
     chain = [source]
     seen = [Path(source.path).resolve()]
-    current, ext = source, extends
+    current = source
+    ext: tuple[yaml.Node, yaml.Node] | None = extends
     while ext is not None:
         ref = _key(ext[1])
         where = span_of(current.path, ext[1])

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 import yaml
@@ -23,22 +25,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def plain(node: yaml.Node) -> object:
     """Node tree -> Python data, iteratively (no recursion limit)."""
     root: list[object] = [None]
-    stack: list[tuple[yaml.Node, object, object]] = [(node, root, 0)]
+    # Each node to convert, with the setter that puts its value in its parent's slot.
+    stack: list[tuple[yaml.Node, Callable[[object], None]]] = [(node, partial(root.__setitem__, 0))]
     while stack:
-        current, holder, slot = stack.pop()
+        current, put = stack.pop()
         value: object
         if isinstance(current, yaml.MappingNode):
-            value = {}
+            mapping: dict[str, object] = {}
             for k, v in current.value:
                 key = str(scalar_value(k)) if isinstance(k, yaml.ScalarNode) else "?"
-                value[key] = None  # type: ignore[index]
-                stack.append((v, value, key))
+                mapping[key] = None  # the key's place in order; its value comes later
+                stack.append((v, partial(mapping.__setitem__, key)))
+            value = mapping
         elif isinstance(current, yaml.SequenceNode):
-            value = [None] * len(current.value)
-            stack.extend((v, value, i) for i, v in enumerate(current.value))
+            items: list[object] = [None] * len(current.value)
+            stack.extend((v, partial(items.__setitem__, i)) for i, v in enumerate(current.value))
+            value = items
         else:
             value = scalar_value(current)  # type: ignore[arg-type]
-        holder[slot] = value  # type: ignore[index]
+        put(value)
     return root[0]
 
 
@@ -51,6 +56,7 @@ def run(args: argparse.Namespace) -> int:
     assert source is not None
     merged, _ = resolve(source)
     tree = merged.source.root if merged is not None else source.root
+    assert tree is not None  # the spec passed `check`, so it is not empty
     chain = " <- ".join(merged.chain) if merged is not None else args.spec
     print(f"# Resolved from {chain} by statechart resolve.")
     print(yaml.safe_dump(plain(tree), sort_keys=False, allow_unicode=True, width=100), end="")
