@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 import hashlib
+from collections.abc import Iterable
 from dataclasses import replace
 
 import yaml
@@ -31,8 +32,8 @@ from statechart.yaml_source import MAX_DEPTH, STR_TAG, Source, scalar_value, spa
 Items = list[tuple[str, yaml.Node, yaml.Node]]
 
 
-def did_you_mean(word: str, choices: object) -> str:
-    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)  # type: ignore[call-overload]
+def did_you_mean(word: str, choices: Iterable[str]) -> str:
+    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
     return f"did you mean `{close[0]}`?" if close else ""
 
 

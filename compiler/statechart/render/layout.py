@@ -12,6 +12,7 @@ import shutil
 import subprocess
 import sys
 import sysconfig
+from collections.abc import Callable
 from pathlib import Path
 
 ENGINES = {"graphviz-pure": "graphviz-pure", "dot": "dot"}
@@ -77,7 +78,7 @@ def layout(dot: str, fmt: str, engine: str = "graphviz-pure",
     return done.stdout
 
 
-def _memory_cap(limit: int | None):  # type: ignore[no-untyped-def]
+def _memory_cap(limit: int | None) -> Callable[[], None] | None:
     if limit is None or os.name != "posix":
         return None
 

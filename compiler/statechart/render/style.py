@@ -36,10 +36,15 @@ def overlay_marks(spec: Spec) -> OverlayMarks:
     def names(kind: str) -> frozenset[str]:
         return frozenset(name for k, name in changes if k == kind)
 
-    edges = frozenset(tuple(name.split(".", 1)) for kind, name in changes
+    edges = frozenset(_edge_key(name) for kind, name in changes
                       if kind in ("transition-added", "transition-replaced") and "." in name)
-    return OverlayMarks(names("state-added"), names("state-changed"),
-                        edges)  # type: ignore[arg-type]
+    return OverlayMarks(names("state-added"), names("state-changed"), edges)
+
+
+def _edge_key(name: str) -> tuple[str, str]:
+    """`source.event` (a transition change's name) -> (source, event)."""
+    source, event = name.split(".", 1)
+    return source, event
 
 
 @dataclass(frozen=True)
