@@ -1,14 +1,20 @@
 """Graph algorithms over a spec's states. Iterative throughout: no recursion limit applies.
 
-The graph has one node per state and an edge wherever being in one state can make another
-active:
-- `S -> T` for each transition of S to T (labelled with the transition);
-- `S -> parent(S)`: while S is active its parent is too, so the parent's transitions apply
-  (statechart semantics: a transition declared on a state applies to all its descendants);
-- `C -> initial(C)` for a compound state, and `P -> R` for every region R of a parallel state:
-  entering a state enters its default children.
+Each state appears twice in the graph, because there are two ways of being active:
+- *entered* `(S, ENTERED)`: a transition (or a default entry) entered S, so S's default
+  children are entered too: `(C, ENTERED) -> (initial(C), ENTERED)` for a compound state,
+  `(P, ENTERED) -> (R, ENTERED)` for every region R of a parallel state;
+- *active* `(S, ACTIVE)`: S is active because a state inside it is. Its transitions apply
+  (statechart semantics: a transition declared on a state applies to all its descendants),
+  but nothing is entered: being in `a.x` does not make `a`'s initial sibling `a.y` reachable.
+  A parallel state is the exception: its other regions are active too, so
+  `(P, ACTIVE) -> (R, ENTERED)`.
+Both kinds have `(S, *) -> (parent(S), ACTIVE)` and `(S, *) -> (T, ENTERED)` for each
+transition of S to T (labelled with the transition).
+
 Guards are not evaluated: a guarded transition is assumed possible. This makes every result a
-"may" answer: reachable means reachable if the guards allow.
+"may" answer: reachable means reachable if the guards allow. The public methods speak of
+states by name; the modes stay inside this module.
 """
 
 from __future__ import annotations
@@ -18,6 +24,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from statechart.model import Spec, Transition
+
+ENTERED, ACTIVE = 0, 1
+Node = tuple[str, int]
 
 
 @dataclass(frozen=True)
@@ -33,45 +42,52 @@ class Graph:
     def __init__(self, spec: Spec) -> None:
         self.spec = spec
         states = spec.states
-        self.out: dict[str, list[tuple[str, Transition | None]]] = {n: [] for n in states}
-        self.into: dict[str, list[str]] = {n: [] for n in states}
+        self.out: dict[Node, list[tuple[Node, Transition | None]]] = {}
+        self.into: dict[Node, list[Node]] = {(n, m): [] for n in states for m in (0, 1)}
         for state in states.values():
-            edges = self.out[state.name]
-            for t in state.transitions:
-                if t.target in states:
-                    edges.append((t.target, t))
+            shared: list[tuple[Node, Transition | None]] = [
+                ((t.target, ENTERED), t) for t in state.transitions if t.target in states]
             if state.parent is not None:
-                edges.append((state.parent, None))
+                shared.append(((state.parent, ACTIVE), None))
+            defaults: list[tuple[Node, Transition | None]] = []
             if state.kind == "compound" and state.children:
                 # Without a valid `initial` (reported by missing-initial / unknown-state), assume
                 # the first child, so that one mistake does not cascade into unreachable states.
                 default = state.initial if state.initial in state.children \
                     else state.children[0]
-                edges.append((default, None))
+                defaults.append(((default, ENTERED), None))
             elif state.kind == "parallel":
-                edges.extend((child, None) for child in state.children)
-            for target, _ in edges:
-                self.into[target].append(state.name)
+                defaults.extend(((child, ENTERED), None) for child in state.children)
+            self.out[(state.name, ENTERED)] = shared + defaults
+            active_edges = shared + (defaults if state.kind == "parallel" else [])
+            self.out[(state.name, ACTIVE)] = active_edges
+            for mode, edges in ((ENTERED, shared + defaults), (ACTIVE, active_edges)):
+                for target, _ in edges:
+                    self.into[target].append((state.name, mode))
 
-    def reachable(self, starts: Iterable[str]) -> dict[str, Step | None]:
-        """Every state reachable from `starts`, each with the step that first reached it."""
-        seen: dict[str, Step | None] = {}
-        queue: deque[str] = deque()
+    def _search(self, starts: Iterable[str]) -> dict[Node, tuple[Node, Transition | None] | None]:
+        """Breadth-first from the `starts`, entered; each node with the edge that reached it."""
+        seen: dict[Node, tuple[Node, Transition | None] | None] = {}
+        queue: deque[Node] = deque()
         for s in starts:
-            if s in self.out and s not in seen:
-                seen[s] = None
-                queue.append(s)
+            if (s, ENTERED) in self.out and (s, ENTERED) not in seen:
+                seen[(s, ENTERED)] = None
+                queue.append((s, ENTERED))
         while queue:
             current = queue.popleft()
             for target, transition in self.out[current]:
                 if target not in seen:
-                    seen[target] = Step(current, transition, target)
+                    seen[target] = (current, transition)
                     queue.append(target)
         return seen
 
+    def reachable(self, starts: Iterable[str]) -> set[str]:
+        """Every state that can become active from `starts` (entered there)."""
+        return {name for name, _ in self._search(starts)}
+
     def reaching(self, goals: Iterable[str]) -> set[str]:
-        """Every state from which some state of `goals` is reachable (goals included)."""
-        seen = {g for g in goals if g in self.into}
+        """Every state from which some state of `goals` can become active (goals included)."""
+        seen = {(g, m) for g in goals for m in (ENTERED, ACTIVE) if (g, m) in self.into}
         queue = deque(seen)
         while queue:
             current = queue.popleft()
@@ -79,25 +95,24 @@ class Graph:
                 if source not in seen:
                     seen.add(source)
                     queue.append(source)
-        return seen
+        # A state counts when being in it (entered) leads there.
+        return {name for name, mode in seen if mode == ENTERED}
 
     def shortest_path(self, starts: Iterable[str], goals: set[str]) -> list[Step] | None:
         """The shortest path from any start to any goal, or None when there is none."""
-        found = self.reachable(starts)
-        best = next((g for g in found if g in goals), None)  # BFS order: first is nearest
+        found = self._search(starts)
+        best = next((node for node in found if node[0] in goals), None)  # BFS: first is nearest
         if best is None:
             return None
-        return path_to(found, best)
-
-
-def path_to(found: dict[str, Step | None], goal: str) -> list[Step]:
-    steps: list[Step] = []
-    step = found[goal]
-    while step is not None:
-        steps.append(step)
-        step = found[step.source]
-    steps.reverse()
-    return steps
+        steps: list[Step] = []
+        edge = found[best]
+        node = best
+        while edge is not None:
+            previous, transition = edge
+            steps.append(Step(previous[0], transition, node[0]))
+            node, edge = previous, found[previous]
+        steps.reverse()
+        return steps
 
 
 def format_path(start: str, steps: list[Step]) -> str:
