@@ -7,7 +7,6 @@ import sys
 from pathlib import Path
 
 import pytest
-import yaml
 from statechart.linter import check_file
 
 ROOT = Path(__file__).parent.parent
@@ -179,10 +178,90 @@ def test_resolve_prints_yaml_that_checks_the_same(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "-m", "statechart", "resolve",
                            str(ROOT / "specs" / "support_run.yaml")],
                           capture_output=True, text=True, check=True)
-    data = yaml.safe_load(done.stdout)
-    assert "extends" not in data
-    assert "escalated" in data["states"] and "created" in data["states"]
-    data["statechart"] = "flat_copy"
+    text = done.stdout
+    assert "\nextends:" not in text and "\nremove:" not in text
     flat = tmp_path / "flat.yaml"
-    flat.write_text(yaml.safe_dump(data, sort_keys=False))
-    assert check_file(flat).diagnostics == []
+    flat.write_text(text.replace("statechart: support_run", "statechart: flat_copy", 1))
+    result = check_file(flat)
+    assert result.diagnostics == []
+    assert result.spec is not None
+    resolved = check_file(ROOT / "specs" / "support_run.yaml").spec
+    assert resolved is not None
+    assert list(result.spec.states) == list(resolved.states)
+    assert result.spec.transitions() != [] and [
+        (t.source, t.event, t.target, t.guard, t.sets) for t in result.spec.transitions()] == [
+        (t.source, t.event, t.target, t.guard, t.sets) for t in resolved.transitions()]
+
+
+def test_resolve_keeps_scalars_as_written(tmp_path: Path) -> None:
+    spec = tmp_path / "specs" / "res.yaml"
+    spec.parent.mkdir()
+    spec.write_text('''statechart: res
+version: 1
+description: 0x1F
+initial: a
+states:
+  a: {on: {go: done}, description: 1.50}
+  done: {final: true}
+rules:
+  - {id: "1e3", never: {from: done, to: a}}
+''')
+    done = subprocess.run([sys.executable, "-m", "statechart", "resolve", str(spec)],
+                          capture_output=True, text=True, check=True)
+    assert "description: 0x1F" in done.stdout
+    assert "description: 1.50" in done.stdout
+    assert 'id: "1e3"' in done.stdout
+    again = tmp_path / "specs" / "again.yaml"
+    again.write_text(done.stdout)
+    assert check_file(again).diagnostics == []
+
+
+def test_remove_then_add_replaces_an_overridable_rule(tmp_path: Path) -> None:
+    specs = write(tmp_path, {"base.yaml": BASE, "team.yaml": """\
+extends: base
+statechart: team
+remove: {rules: [soft]}
+rules:
+  - {id: soft, never: {from: stopped, to: working}}
+"""})
+    result = check_file(specs / "team.yaml")
+    assert result.diagnostics == []
+    assert result.spec is not None
+    soft = [r for r in result.spec.rules if r.id == "soft"]
+    assert [r.targets[0][1] for r in soft] == ["working"]
+    assert result.spec.overlay is not None
+    assert ("rule-replaced", "soft") in result.spec.overlay.changes
+
+
+def test_an_overlays_duplicate_keys_are_reported(tmp_path: Path) -> None:
+    specs = write(tmp_path, {"base.yaml": BASE, "team.yaml": """\
+extends: base
+statechart: team
+version: 1
+version: 2
+states:
+  working:
+    on:
+      finish: done
+      finish: stopped
+"""})
+    assert [(p[0], p[1], p[2]) for p in found(specs / "team.yaml")
+            if p[1] == "duplicate-key"] == [
+        ("team.yaml", "duplicate-key", 4), ("team.yaml", "duplicate-key", 9)]
+
+
+def test_positions_stay_in_the_right_file_when_base_nodes_are_dropped(tmp_path: Path) -> None:
+    # Removing a state drops copied base nodes; nodes the merge makes later must not inherit
+    # their ids (and so their file) in the position map.
+    specs = write(tmp_path, {"base.yaml": BASE, "team.yaml": """\
+extends: base
+statechart: team
+remove: {states: [stopped]}
+states:
+  idle:
+    states: {}
+  working:
+    states: {}
+"""})
+    problems = [(p[0], p[1], p[2]) for p in found(specs / "team.yaml") if p[1] == "schema"]
+    assert problems == [("team.yaml", "schema", 6), ("team.yaml", "schema", 8)]

@@ -497,10 +497,17 @@ class _Builder:
 
     def selectors(self, node: yaml.Node) -> tuple[Selector, ...]:
         nodes = node.value if isinstance(node, yaml.SequenceNode) else [node]
+        if not nodes:
+            # An empty side would make the rule hold vacuously: never checked, never broken.
+            self.schema(node, "a rule's `from` and `to` name at least one state or tag",
+                        "write a state name, `{tag: NAME}`, or a list of them")
         out: list[Selector] = []
         for item in nodes:
             if isinstance(item, yaml.MappingNode):
                 body = self.mapping(item, "a state selector", {"tag": "a tag name"})
+                if body is not None and not body:
+                    self.schema(item, "a state selector mapping needs `tag`",
+                                "write `{tag: NAME}`, or the state's name")
                 for _, _, v in body or ():
                     tag = self.string(v, "`tag`")
                     if tag:

@@ -12,8 +12,9 @@ from __future__ import annotations
 import keyword
 import re
 
-IDENTIFIER = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,63}$")
-SPEC_NAME = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
+# \Z, not $: `$` also matches before a final newline, and "agent\n" is not a name.
+IDENTIFIER = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,63}\Z")
+SPEC_NAME = re.compile(r"^[a-z][a-z0-9_]{0,63}\Z")
 
 # dir(StateMachine) | dir(StateChart) of python-statemachine 3.2.2, public names, plus the
 # instance attributes it sets. Frozen here so that a library upgrade cannot silently change

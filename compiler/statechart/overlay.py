@@ -42,6 +42,9 @@ class Merged:
     files: dict[int, str] = field(default_factory=dict)  # id(node) -> file, for base nodes
     chain: list[str] = field(default_factory=list)  # overlay first, root base last
     changes: list[Change] = field(default_factory=list)
+    # Every copied node, kept alive: `files` is keyed by id(), and a freed node's id could be
+    # reused by a node made later, which would then be reported in the wrong file.
+    alive: list[yaml.Node] = field(default_factory=list)
 
 
 def _key(node: yaml.Node) -> str | None:
@@ -72,7 +75,8 @@ def _empty_map(like: yaml.Node) -> yaml.MappingNode:
     return yaml.MappingNode(MAP_TAG, [], like.start_mark, like.end_mark, flow_style=False)
 
 
-def _copy_tree(root: yaml.Node, path: str, files: dict[int, str]) -> yaml.Node:
+def _copy_tree(root: yaml.Node, path: str, files: dict[int, str],
+               alive: list[yaml.Node]) -> yaml.Node:
     """Copy the containers of a tree (scalars are shared), recording each node's file."""
     copies: dict[int, yaml.Node] = {}
     order: list[yaml.Node] = []
@@ -95,6 +99,7 @@ def _copy_tree(root: yaml.Node, path: str, files: dict[int, str]) -> yaml.Node:
         else:
             new = node
         copies[id(node)] = new
+        alive.append(new)
         files.setdefault(id(new), path)
     return copies[id(root)]
 
@@ -280,7 +285,9 @@ class _Resolver:
             _set(root, key_node, holder[1])
         for rule in rules.value:
             rule_id = _rule_id(rule)
-            if rule_id is not None and rule_id in base_rules:
+            present = rule_id is not None and any(
+                _rule_id(r) == rule_id for r in holder[1].value)
+            if rule_id is not None and rule_id in base_rules and present:
                 if not base_rules[rule_id]:
                     self.error(rule, f"rule `{rule_id}` of the base is not overridable; an "
                                      "overlay cannot weaken it",
@@ -291,7 +298,35 @@ class _Resolver:
                 self.changes.append(Change("rule-replaced", rule_id))
                 continue
             holder[1].value.append(rule)
-            self.changes.append(Change("rule-added", rule_id or "(unnamed)"))
+            # A base rule removed above and written again: the overlay replaced it.
+            kind = "rule-replaced" if rule_id in base_rules else "rule-added"
+            self.changes.append(Change(kind, rule_id or "(unnamed)"))
+
+
+def duplicate_keys(source: Source) -> list[Diagnostic]:
+    """Keys written twice in one mapping of `source` (iteratively, every mapping)."""
+    problems: list[Diagnostic] = []
+    stack = [source.root] if source.root is not None else []
+    while stack:
+        node = stack.pop()
+        if isinstance(node, yaml.MappingNode):
+            first: dict[str, yaml.Node] = {}
+            for k, v in node.value:
+                key = _key(k)
+                if key is not None and key in first:
+                    mark = first[key].start_mark
+                    problems.append(Diagnostic(
+                        "duplicate-key", "error",
+                        f"duplicate key `{key}` (first defined at line {mark.line + 1}, column "
+                        f"{mark.column + 1})",
+                        span_of(source.path, k),
+                        "YAML keeps only the last value; remove or rename one of them"))
+                elif key is not None:
+                    first[key] = k
+                stack.append(v)
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend(node.value)
+    return problems
 
 
 def _rule_id(rule: yaml.Node) -> str | None:
@@ -378,14 +413,20 @@ def resolve(source: Source) -> tuple[Merged | None, list[Diagnostic]]:
         seen.append(resolved)
         current, ext = base, _get(base.root, "extends")
 
+    # An overlay's own duplicate keys would vanish in the merge (the later one replaces the
+    # earlier): report them here, as the builder does for a spec without `extends`.
+    for link in chain[:-1]:
+        problems.extend(duplicate_keys(link))
     # Merge from the root base up: each overlay onto the result so far.
-    merged = _copy_tree(chain[-1].root, chain[-1].path, files)  # type: ignore[arg-type]
+    alive: list[yaml.Node] = []
+    merged = _copy_tree(chain[-1].root, chain[-1].path, files, alive)  # type: ignore[arg-type]
     resolver = _Resolver(files, problems)
     for overlay in reversed(chain[:-1]):
         resolver.overlay_path = overlay.path
         if overlay is not source:  # a middle link: record where its nodes came from
             overlay = Source(overlay.path, overlay.text,
-                             _copy_tree(overlay.root, overlay.path, files))  # type: ignore[arg-type]
+                             _copy_tree(overlay.root, overlay.path, files,  # type: ignore[arg-type]
+                                        alive))
         merged = _apply(resolver, merged, overlay)  # type: ignore[arg-type]
     if _get(root, "statechart") is None:  # type: ignore[arg-type]
         problems.append(Diagnostic(ID, "error", "an overlay needs its own `statechart` name",
@@ -394,7 +435,7 @@ def resolve(source: Source) -> tuple[Merged | None, list[Diagnostic]]:
     # The text of every file of the chain, so that the source hash changes with any of them.
     text = "".join(part.text for part in chain)
     return Merged(Source(source.path, text, merged), files, [s.path for s in chain],
-                  resolver.changes), problems
+                  resolver.changes, alive), problems
 
 
 def _apply(resolver: _Resolver, base: yaml.MappingNode, overlay: Source) -> yaml.MappingNode:

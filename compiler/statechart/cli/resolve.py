@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable
-from functools import partial
 from pathlib import Path
 
 import yaml
@@ -13,38 +11,25 @@ import yaml
 from statechart.linter import check_file
 from statechart.overlay import resolve
 from statechart.report import concise
-from statechart.yaml_source import load_bytes, scalar_value
+from statechart.yaml_source import MAP_TAG, SEQ_TAG, STR_TAG, load_bytes
 
 HELP = "print the resolved YAML of a spec that extends another (overlay merged onto its base)"
 
 
+class _Dumper(yaml.SafeDumper):
+    """Writes the merged node tree back as it was read: every scalar with its own text and
+    quoting. The tags resolve as the loader's do (no implicit resolution at all), so nothing
+    is re-typed on the way out: `0o17` stays `0o17`, `"1e3"` stays quoted, `1.50` stays `1.50`,
+    and the output reads back as the same spec under the YAML 1.2 rules of `check`."""
+
+    def resolve(self, kind: type, value: object, implicit: object) -> str:
+        if kind is yaml.ScalarNode:
+            return STR_TAG
+        return SEQ_TAG if kind is yaml.SequenceNode else MAP_TAG
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("spec", metavar="SPEC", help="a spec file")
-
-
-def plain(node: yaml.Node) -> object:
-    """Node tree -> Python data, iteratively (no recursion limit)."""
-    root: list[object] = [None]
-    # Each node to convert, with the setter that puts its value in its parent's slot.
-    stack: list[tuple[yaml.Node, Callable[[object], None]]] = [(node, partial(root.__setitem__, 0))]
-    while stack:
-        current, put = stack.pop()
-        value: object
-        if isinstance(current, yaml.MappingNode):
-            mapping: dict[str, object] = {}
-            for k, v in current.value:
-                key = str(scalar_value(k)) if isinstance(k, yaml.ScalarNode) else "?"
-                mapping[key] = None  # the key's place in order; its value comes later
-                stack.append((v, partial(mapping.__setitem__, key)))
-            value = mapping
-        elif isinstance(current, yaml.SequenceNode):
-            items: list[object] = [None] * len(current.value)
-            stack.extend((v, partial(items.__setitem__, i)) for i, v in enumerate(current.value))
-            value = items
-        else:
-            value = scalar_value(current)  # type: ignore[arg-type]
-        put(value)
-    return root[0]
 
 
 def run(args: argparse.Namespace) -> int:
@@ -59,5 +44,5 @@ def run(args: argparse.Namespace) -> int:
     assert tree is not None  # the spec passed `check`, so it is not empty
     chain = " <- ".join(merged.chain) if merged is not None else args.spec
     print(f"# Resolved from {chain} by statechart resolve.")
-    print(yaml.safe_dump(plain(tree), sort_keys=False, allow_unicode=True, width=100), end="")
+    sys.stdout.write(yaml.serialize(tree, Dumper=_Dumper, allow_unicode=True, width=100))
     return 0
