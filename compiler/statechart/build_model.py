@@ -219,8 +219,9 @@ class _Builder:
                 if name in out:
                     self.duplicates.add(name)
                     first = out[name].span
+                    where = "" if first.file == self.span(key_node).file else f"{first.file}, "
                     self.error("duplicate-state", key_node,
-                               f"state `{name}` is already defined at line {first.line}, "
+                               f"state `{name}` is already defined at {where}line {first.line}, "
                                f"column {first.column}",
                                "state names are unique across the whole tree; rename one")
                     continue

@@ -116,7 +116,7 @@ def diff_specs(old: Spec, new: Spec, *, state_renames: Mapping[str, str] | None 
     if old.version > new.version:
         changes.append(Change(
             "version-lowered", f"`version` went down from {old.version} to {new.version}",
-            version_span or new.span, for_runs=True,
+            version_span or new.name_span or new.span, for_runs=True,
             help="stored runs carry `specVersion`; a lower version cannot tell them apart"))
     elif old.version == new.version and any(c.for_runs or c.migrated for c in changes):
         # Only stored runs need a new version (spec-format.md: "Raise it when stored runs
@@ -124,7 +124,7 @@ def diff_specs(old: Spec, new: Spec, *, state_renames: Mapping[str, str] | None 
         changes.append(Change(
             "version-not-raised",
             f"`version` is still {new.version} although stored runs are affected",
-            version_span or new.span, for_runs=True,
+            version_span or new.name_span or new.span, for_runs=True,
             help=f"raise `version` to {new.version + 1}: migrations are keyed by the version "
                  "a stored run was written with"))
     return sorted(changes, key=lambda c: (c.span.file != new.path, c.span, c.kind, c.message))

@@ -216,6 +216,21 @@ def _check_shape(path: str, root: yaml.Node, has_anchor: bool) -> list[Diagnosti
     return problems
 
 
+def _explicit_tags(path: str, text: str) -> list[Diagnostic]:
+    """Any explicit tag, standard ones (`!!str`, `!!map`) included: the composed tree cannot
+    tell `!!str 1` from a plain `1`, so the event stream is read again (only for texts that
+    contain a `!`, which most specs do not)."""
+    for event in yaml.parse(text, Loader=_Loader):
+        tag = getattr(event, "tag", None)
+        if tag is not None:
+            mark = event.start_mark
+            line, col = (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
+            return [_problem("yaml-syntax", path, line, col,
+                             f"explicit YAML tag {tag!r} is not supported",
+                             "remove the tag; specs use plain YAML values")]
+    return []
+
+
 def load_text(path: str, text: str) -> tuple[Source | None, list[Diagnostic]]:
     has_anchor = "&" in text  # no anchor, no alias: skip the per-node alias walk
     gc_was_enabled = gc.isenabled()
@@ -238,7 +253,9 @@ def load_text(path: str, text: str) -> tuple[Source | None, list[Diagnostic]]:
         return Source(path, text, None), []
     # Explicit tags need a "!" and aliases an "&" in the text: without either, the builder's
     # own depth-bounded walk is enough and large specs skip a pass over every node.
-    problems = _check_shape(path, root, has_anchor) if has_anchor or "!" in text else []
+    problems = _explicit_tags(path, text) if "!" in text else []
+    if not problems and has_anchor:
+        problems = _check_shape(path, root, has_anchor)
     if problems:
         return None, problems
     return Source(path, text, root), []

@@ -63,7 +63,8 @@ def run(args: argparse.Namespace) -> int:
         # Every file a problem points into: an overlay's problems can sit in its base.
         for file in dict.fromkeys(d.span.file for d in diagnostics):
             try:
-                sources[file] = Path(file).read_bytes().decode("utf-8", "replace")
+                # utf-8-sig: positions are counted after a BOM, so the snippet must drop it too
+                sources[file] = Path(file).read_bytes().decode("utf-8-sig", "replace")
             except OSError:
                 pass
     sys.stdout.write(REPORTERS[fmt](diagnostics, sources))

@@ -1,8 +1,8 @@
 """The active configuration to mark on a diagram: from state names or a stored run record.
 
-A run record is JSON with `status` (the leaf state) and, optionally, `configuration` (every
-active state). Both are accepted, because the record format is still settling; when both are
-present, `configuration` wins (it is the complete answer for parallel states).
+A run record is JSON with `status` (the active top-level state) and, optionally,
+`configuration` (every active state). Both are accepted; when both are present,
+`configuration` wins (it is the complete answer for nested and parallel states).
 """
 
 from __future__ import annotations
