@@ -138,3 +138,136 @@ except TicketInvalidRecord as exc:
 """)
     # the first thing version 2 does not know about the old record: its field `why`
     assert out.strip() == "why | why: unknown key"
+
+
+JOB_V1 = """\
+statechart: job
+version: 1
+initial: open
+states:
+  open:
+    on:
+      hold: waiting
+      start: work
+      close: closed
+  waiting:
+    on:
+      wake: open
+  work:
+    on:
+      done: closed
+  closed: {final: true}
+"""
+
+# Version 2 adds limits (one on the initial state), moves `waiting` into a compound state and
+# gives `work` children.
+JOB_V2 = """\
+statechart: job
+version: 2
+initial: open
+states:
+  open:
+    limit: 5
+    on:
+      hold: waiting_for_input
+      start: work
+      close: closed
+  paused:
+    initial: waiting_for_input
+    states:
+      waiting_for_input:
+        on:
+          wake: open
+  work:
+    limit: 3
+    initial: prep
+    states:
+      prep:
+        on: {ready: doing}
+      doing: {}
+    on:
+      done: closed
+  closed: {final: true}
+migrations:
+  - from_version: 1
+    states: {waiting: waiting_for_input}
+    description: Version 1 had a single top-level waiting state.
+"""
+
+
+def build_job(root: Path, text: str) -> None:
+    (root / "specs").mkdir(exist_ok=True)
+    (root / "specs" / "job.yaml").write_text(text)
+    done = subprocess.run([sys.executable, "-m", "statechart", "build"], cwd=root,
+                          capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_new_limits_and_new_nesting_are_recounted_from_the_history(tmp_path: Path) -> None:
+    """Counts of states that gained a limit, and status and configuration of states moved
+    into (or given) compound states, come from replaying the renamed history."""
+    build_job(tmp_path, JOB_V1)
+    stored = json.loads(run_python(tmp_path, """
+import json
+from generated.job import Job
+fresh = Job(run_id="fresh")
+waiting = Job(run_id="waiting")
+waiting.hold()
+working = Job(run_id="working")
+working.hold()
+working.wake()
+working.start()
+print(json.dumps({r.record.runId: r.record.to_dict() for r in (fresh, waiting, working)}))
+"""))
+    (tmp_path / "stored.json").write_text(json.dumps(stored))
+    build_job(tmp_path, JOB_V2)
+    out = json.loads(run_python(tmp_path, """
+import json
+from pathlib import Path
+from generated.job import Job, JobRecord
+stored = json.loads(Path("stored.json").read_text())
+out = {}
+for name, data in stored.items():
+    record = JobRecord.from_dict(data)
+    out[name] = record.to_dict()
+    Job.restore(record)
+print(json.dumps(out))
+"""))
+    assert (out["fresh"]["status"], out["fresh"]["configuration"]) == ("open", ["open"])
+    assert out["fresh"]["counts"] == {"open": 1, "work": 0}
+    waiting = out["waiting"]
+    assert (waiting["status"], waiting["configuration"]) == (
+        "paused", ["paused", "waiting_for_input"])
+    assert waiting["counts"] == {"open": 1, "work": 0}
+    working = out["working"]
+    assert (working["status"], working["configuration"]) == ("work", ["work", "prep"])
+    assert working["counts"] == {"open": 2, "work": 1}
+    schema = json.loads((tmp_path / "generated" / "job.schema.json").read_text())
+    checker = jsonschema.Draft202012Validator(
+        schema, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER)
+    for record in out.values():
+        checker.validate(record)
+
+
+def test_an_old_record_with_no_history_takes_the_top_level_ancestor_as_status(
+        tmp_path: Path) -> None:
+    build_job(tmp_path, JOB_V2)
+    old = {"runId": "r", "specVersion": 1, "status": "open", "lastTransitionAt":
+           "2024-01-01T10:00:00+00:00", "history": [], "counts": {}}
+    forged = {**old, "status": "waiting"}  # an empty history cannot end in `waiting`
+    (tmp_path / "old.json").write_text(json.dumps([old, forged]))
+    out = run_python(tmp_path, """
+import json
+from pathlib import Path
+from generated.job import JobInvalidRecord, JobRecord
+old, forged = json.loads(Path("old.json").read_text())
+print(json.dumps(JobRecord.from_dict(old).to_dict()))
+try:
+    JobRecord.from_dict(forged)
+except JobInvalidRecord as exc:
+    print(exc)
+""").splitlines()
+    upgraded = json.loads(out[0])
+    assert upgraded["configuration"] == ["open"] and upgraded["counts"] == {"open": 1, "work": 0}
+    assert out[1] == ("configuration: the history ends in ['open'], not "
+                      "['paused', 'waiting_for_input']")

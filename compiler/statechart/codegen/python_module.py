@@ -45,7 +45,7 @@ TEMPLATE_NAMES = frozenset({
     "SPEC_NAME", "SPEC_VERSION", "SPEC_SHA256", "STATE_DESCRIPTIONS", "State", "StateMachine",
     "OrderedSet", "Model", "Any", "Final", "TypeAlias", "Callable", "Mapping", "STATE", "EVENT",
     "FIELD_TYPES", "FIELD_ENUMS", "EFFECTS", "PARENT", "ORDER", "LIMITS", "REQUIRES",
-    "INITIAL_CONFIGURATION", "FINAL",
+    "INITIAL_CONFIGURATION", "FINAL", "DEFAULT_ENTRY",
 })
 
 
@@ -159,6 +159,10 @@ def _tables(spec: Spec) -> dict[str, object]:
                     for e in effects],
         "parent": [(py(s.name), py(s.parent)) for s in spec.states.values()] if not flat else [],
         "order": [(py(name), py(i)) for name, i in order.items()] if not flat else [],
+        "default_entry": [
+            (s.name, tuple(sorted(semantics.default_entry(spec, s.name)[1:],
+                                  key=order.__getitem__)))
+            for s in spec.states.values() if s.kind in ("compound", "parallel")],
         "limits": [(py(s.name), py(s.limit)) for s in spec.states.values() if s.limit],
         "requires": [(py(s.name), py(s.requires)) for s in spec.states.values() if s.requires],
         "initial_configuration": py(semantics.initial_configuration(spec)),

@@ -154,6 +154,10 @@ _ORDER: _Final[dict[str, int]] = {
     'Optional': 3,
     'Final_': 4,
 }
+# Compound and parallel states -> the descendants entered with them by default.
+_DEFAULT_ENTRY: _Final[dict[str, tuple[str, ...]]] = {
+    'Enum': ('Any',),
+}
 _LIMITS: _Final[dict[str, int]] = {
 }
 _REQUIRES: _Final[dict[str, tuple[str, ...]]] = {
@@ -403,27 +407,60 @@ def _upgrade(data: _Mapping[_str, _Any]) -> _Mapping[_str, _Any]:
 
     upgraded: dict[_str, _Any] = values(dict(data))
     upgraded["specVersion"] = SPEC_VERSION
-    upgraded["status"] = state(upgraded.get("status"))
-    configuration = upgraded.get("configuration")
-    if isinstance(configuration, list):
-        upgraded["configuration"] = list(dict.fromkeys(state(s) for s in configuration))
-    elif isinstance(upgraded["status"], str) and upgraded["status"] in _PARENT:
-        chain = [upgraded["status"]]
-        while (parent := _PARENT[chain[-1]]) is not None:
-            chain.append(parent)
-        upgraded["configuration"] = chain[::-1]
-    counts = upgraded.get("counts")
-    if isinstance(counts, dict):
-        renamed_counts = {state(name): n for name, n in counts.items()}
-        upgraded["counts"] = {name: renamed_counts.get(name, 0) for name in _LIMITS}
     history = upgraded.get("history")
     if isinstance(history, list):
-        upgraded["history"] = [
+        upgraded["history"] = history = [
             {**step, "source": state(step.get("source")), "target": state(step.get("target")),
              "values": values(step.get("values"))} if isinstance(step, dict) else step
             for step in history
         ]
+    # The renamed history is the source of truth: status, configuration and counts are
+    # what replaying it gives (states may have moved into compound states or gained limits).
+    # With no history, they follow from the renamed status; a history that does not replay
+    # is refused by `check_record`, at the entry that breaks.
+    status = state(upgraded.get("status"))
+    replayed = _replay_raw(history) if isinstance(history, list) and history else None
+    if replayed is not None:
+        configuration, upgraded["counts"] = replayed
+    elif isinstance(status, str) and status in _STATE:
+        configuration = _default_configuration(status)
+        upgraded["counts"] = _initial_counts() if history == [] else upgraded.get("counts")
+    else:
+        upgraded["status"] = status
+        return upgraded
+    upgraded["status"] = configuration[0]
+    upgraded["configuration"] = list(configuration)
     return upgraded
+
+
+def _replay_raw(history: list[_Any]) -> tuple[tuple[str, ...], dict[str, int]] | None:
+    """(configuration, counts) after replaying a JSON history, or None where it breaks."""
+    configuration = _INITIAL_CONFIGURATION
+    counts = _initial_counts()
+    for step in history:
+        if not isinstance(step, dict):
+            return None
+        source, event, target = step.get("source"), step.get("event"), step.get("target")
+        if not (isinstance(source, str) and isinstance(event, str)
+                and isinstance(target, str)):
+            return None
+        effect = _EFFECTS.get((source, event, target))
+        if effect is None or source not in configuration:
+            return None
+        for name in effect[1]:
+            if name in counts:
+                counts[name] += 1
+        configuration = _next_configuration(configuration, effect[0], effect[1])
+    return configuration, counts
+
+
+def _default_configuration(name: str) -> tuple[str, ...]:
+    """`name` with its ancestors and the descendants entered with it by default."""
+    chain = [name]
+    while (parent := _PARENT[chain[-1]]) is not None:
+        chain.append(parent)
+    states = {*chain, *_DEFAULT_ENTRY.get(name, ())}
+    return tuple(sorted(states, key=_ORDER.__getitem__))
 
 
 def _step_from_dict(index: int, raw: object) -> OddStep:
