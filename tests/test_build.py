@@ -213,3 +213,19 @@ def test_a_whole_set_output_naming_no_spec_file_is_never_an_orphan(
     index.write_text("<!-- Generated from the specs by statechart-compiler. DO NOT EDIT. -->\n")
     run_cli(capsys)
     assert index.exists()
+
+
+def test_renaming_a_spec_makes_its_old_outputs_orphans(
+        project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run_cli(capsys)
+    spec = project / "specs" / "agent_run.yaml"
+    spec.write_text(spec.read_text().replace("statechart: agent_run", "statechart: renamed"))
+    code, _, err = run_cli(capsys, "--check")
+    assert code == 1
+    assert "orphaned  generated/agent_run.py" in err
+    assert "orphaned  generated/agent_run.schema.json" in err
+    code, out, _ = run_cli(capsys)
+    assert code == 0 and "deleted   generated/agent_run.py" in out
+    assert sorted(p.name for p in (project / "generated").iterdir()) == [
+        "renamed.py", "renamed.schema.json"]
+    assert run_cli(capsys, "--check")[0] == 0

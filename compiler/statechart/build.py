@@ -5,7 +5,8 @@ Core only: it returns data and never prints (the CLI does). The steps:
 1. `plan`: check each spec (`linter.check_file`); with any error, stop with nothing planned.
    Otherwise run every generator of `outputs.PER_SPEC` and `outputs.ALL_SPECS` (a registry
    entry whose module is not installed is skipped and reported) and find the orphans: files
-   under the output folders that carry our header and name a spec that no longer exists.
+   under the output folders that carry our header and name a spec that no longer exists, or
+   a spec of this build that no longer produces them (its `statechart:` name changed).
 2. `apply`: write each planned file that is missing or different, atomically (a temporary
    file in the same folder, fsync, `os.replace`), so that a build killed at any point leaves
    every file either old or new, never truncated; delete the orphans.
@@ -127,7 +128,10 @@ def plan(paths: Iterable[str | os.PathLike[str]], root: str | os.PathLike[str] =
         except ValueError as exc:
             result.problems.append(Problem("(all specs)", f"{name}: {exc}"))
     if result.ok:
-        result.orphans = find_orphans(result.root, set(result.files))
+        # With a generator skipped, a built spec's missing outputs may just be that
+        # generator's: only files of deleted specs are orphans then.
+        built = set() if result.skipped else {Path(s.path).resolve() for s in specs}
+        result.orphans = find_orphans(result.root, set(result.files), built)
     return result
 
 
@@ -142,9 +146,11 @@ def header_source(path: Path) -> str | None:
     return match.group(1) if match else None
 
 
-def find_orphans(root: Path, planned: set[str]) -> list[str]:
-    """Files with our header whose spec is gone (paths in headers are relative to the root,
-    where `build` runs)."""
+def find_orphans(root: Path, planned: set[str], built: set[Path] | None = None) -> list[str]:
+    """Files with our header whose spec is gone, or whose spec is in `built` (resolved paths
+    of the specs this build generates from) but did not produce them this time (paths in
+    headers are relative to the root, where `build` runs)."""
+    built = built or set()
     out = []
     for folder in OUTPUT_DIRS:
         base = root / folder
@@ -156,7 +162,8 @@ def find_orphans(root: Path, planned: set[str]) -> list[str]:
                     or "__pycache__" in path.parts or path.name.endswith(TMP_SUFFIX):
                 continue
             source = header_source(path)
-            if source is not None and not (root / source).exists():
+            if source is not None and (not (root / source).exists()
+                                       or (root / source).resolve() in built):
                 out.append(rel)
     return out
 
