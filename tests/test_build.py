@@ -229,3 +229,25 @@ def test_renaming_a_spec_makes_its_old_outputs_orphans(
     assert sorted(p.name for p in (project / "generated").iterdir()) == [
         "renamed.py", "renamed.schema.json"]
     assert run_cli(capsys, "--check")[0] == 0
+
+
+def test_a_subset_build_keeps_every_spec_of_its_folder_in_the_index(
+        project: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setattr(outputs, "ALL_SPECS", {"docs-index": "statechart.render.docs:index_outputs"})
+    (project / "specs" / "np.yaml").write_text(
+        AGENT_RUN.read_text().replace("statechart: agent_run", "statechart: np"))
+    assert run_cli(capsys)[0] == 0
+    index = project / "docs" / "specs" / "index.md"
+    full = index.read_text()
+    assert "agent_run" in full and "np" in full
+    code, out, err = run_cli(capsys, "--check", "specs/np.yaml")
+    assert code == 0, out + err
+    code, out, _ = run_cli(capsys, "specs/np.yaml")
+    assert code == 0 and "unchanged docs/specs/index.md" in " ".join(out.split())
+    assert index.read_text() == full
+    # a broken sibling spec is not reported, and leaves the index as it was
+    (project / "specs" / "agent_run.yaml").write_text("statechart: agent_run\nstates: [\n")
+    code, out, err = run_cli(capsys, "specs/np.yaml")
+    assert code == 0 and "docs/specs/index.md" not in out and "agent_run" not in out
+    assert "docs-index" in err and index.read_text() == full

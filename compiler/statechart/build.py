@@ -7,6 +7,10 @@ Core only: it returns data and never prints (the CLI does). The steps:
    entry whose module is not installed is skipped and reported) and find the orphans: files
    under the output folders that carry our header and name a spec that no longer exists, or
    a spec of this build that no longer produces them (its `statechart:` name changed).
+   Whole-set generators (the index) always see every spec of the folders the build covers:
+   a build of some files (`build specs/np.yaml`) also checks, quietly, the other specs of
+   those files' folders, so the index still lists them all; when one of those has errors,
+   the whole-set outputs are left as they are and a note says so.
 2. `apply`: write each planned file that is missing or different, atomically (a temporary
    file in the same folder, fsync, `os.replace`), so that a build killed at any point leaves
    every file either old or new, never truncated; delete the orphans.
@@ -58,6 +62,7 @@ class Plan:
     orphans: list[str] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)  # registry entries not installed
+    notes: list[str] = field(default_factory=list)  # outputs left alone, and why
 
     @property
     def diagnostics(self) -> list[Diagnostic]:
@@ -100,6 +105,12 @@ def plan(paths: Iterable[str | os.PathLike[str]], root: str | os.PathLike[str] =
         return result
     per_spec = _generators(outputs.PER_SPEC, result)
     all_specs = _generators(outputs.ALL_SPECS, result)
+    whole_set = _whole_set(paths, specs) if all_specs else specs
+    if whole_set is None:
+        result.notes.extend(
+            f"`{name}` not written: another spec in the folders of {' '.join(map(str, paths))}"
+            " has errors (check it, or build the whole folder)" for name, _ in all_specs)
+        all_specs = []
     owner: dict[str, str] = {}
 
     def add(source: str, produced: dict[str, bytes]) -> None:
@@ -124,7 +135,7 @@ def plan(paths: Iterable[str | os.PathLike[str]], root: str | os.PathLike[str] =
                 result.problems.append(Problem(spec.path, f"{name}: {exc}"))
     for name, generate in all_specs:
         try:
-            add("(all specs)", generate(specs))
+            add("(all specs)", generate(whole_set))
         except ValueError as exc:
             result.problems.append(Problem("(all specs)", f"{name}: {exc}"))
     if result.ok:
@@ -133,6 +144,25 @@ def plan(paths: Iterable[str | os.PathLike[str]], root: str | os.PathLike[str] =
         built = set() if result.skipped else {Path(s.path).resolve() for s in specs}
         result.orphans = find_orphans(result.root, set(result.files), built)
     return result
+
+
+def _whole_set(paths: Iterable[str | os.PathLike[str]], specs: list[Spec]) -> list[Spec] | None:
+    """Every spec of the folders the build covers: `specs`, plus the other specs in the folders
+    of the files named (as `build FOLDER` finds them), or None when one of those has errors."""
+    folders = [Path(p).parent for p in paths if not Path(p).is_dir()]
+    if not folders:
+        return specs
+    named = {Path(s.path).resolve() for s in specs}
+    out = list(specs)
+    for file in spec_files(dict.fromkeys(folders)):
+        if file.resolve() in named:
+            continue
+        named.add(file.resolve())
+        checked = check_file(file)
+        if checked.spec is None or checked.errors:
+            return None
+        out.append(checked.spec)
+    return out
 
 
 def header_source(path: Path) -> str | None:

@@ -56,6 +56,8 @@ def run(args: argparse.Namespace) -> int:
     for name in p.skipped:
         print(f"statechart build: skipped `{name}` (its generator is not installed)",
               file=sys.stderr)
+    for note in p.notes:
+        print(f"statechart build: {inert(note)}", file=sys.stderr)
     if args.check:
         changes = build.stale(p)
         for rel, kind, diff in changes:
