@@ -11,6 +11,7 @@ import datetime as _dt
 import enum
 import json
 import math
+import re
 import uuid
 from collections.abc import Callable as _Callable
 from collections.abc import Mapping as _Mapping
@@ -141,8 +142,36 @@ _NO_VALUES: _Final[dict[str, tuple[_Any, _json_value_t]]] = {}
 _MIGRATIONS: _Final[dict[int, tuple[dict[str, str], dict[str, str | None]]]] = {}
 
 
+# RFC 3339 date-time with an offset, as JSON Schema's `date-time` (rfc3339-validator) reads it
+# (after upper-casing): no week dates, no basic format, no `,` fractions, no seconds offsets.
+_RFC3339: _Final = re.compile(
+    r"(\d{4})-(0[1-9]|1[0-2])-(\d{2})T([01]\d|2[0-3]):([0-5]\d):([0-5]\d)(\.\d+)?"
+    r"(Z|[+-](?:[01]\d|2[0-3]):[0-5]\d)", re.ASCII)
+_MINUTE: _Final = _dt.timedelta(minutes=1)
+
+
 def _utcnow() -> _dt.datetime:
     return _dt.datetime.now(_dt.UTC)
+
+
+def _aware(value: object) -> bool:
+    return isinstance(value, _dt.datetime) and value.utcoffset() is not None
+
+
+def _time_text(value: _dt.datetime) -> str:
+    """RFC 3339 text of an aware time: its own offset when that is whole minutes (RFC 3339
+    has no seconds in offsets), else converted to UTC."""
+    offset = value.utcoffset()
+    if offset is not None and offset % _MINUTE:
+        value = value.astimezone(_dt.UTC)
+    return value.isoformat()
+
+
+def _now(clock: _clock) -> _dt.datetime:
+    now = clock()
+    if not _aware(now):
+        raise TypeError(f"the clock must return a datetime with a time zone, got {now!r}")
+    return now
 
 
 def _json_value(field: str, value: object) -> _json_value_t:
@@ -152,13 +181,16 @@ def _json_value(field: str, value: object) -> _json_value_t:
         return value
     if kind == "integer" and isinstance(value, int) and not isinstance(value, bool):
         return value
-    if kind == "number" and isinstance(value, (int, float)) and not isinstance(value, bool) \
-            and math.isfinite(value):
-        return value
+    if kind == "number" and isinstance(value, (int, float)) and not isinstance(value, bool):
+        try:
+            if math.isfinite(value):
+                return value
+        except OverflowError:  # an int too large for a float
+            pass
     if kind == "boolean" and isinstance(value, bool):
         return value
-    if kind == "datetime" and isinstance(value, _dt.datetime) and value.utcoffset() is not None:
-        return value.isoformat()
+    if kind == "datetime" and isinstance(value, _dt.datetime) and _aware(value):
+        return _time_text(value)
     if kind == "enum" and isinstance(value, _FIELD_ENUMS[field]):
         return str(value.value)
     raise TypeError(f"{field}: expected a {kind} value"
@@ -178,7 +210,7 @@ def _from_json_value(field: str, raw: object, where: str | None = None) -> _Any:
         if kind not in ("datetime", "enum"):
             _json_value(field, raw)
             return raw
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         pass
     expected = f"one of {[m.value for m in _FIELD_ENUMS[field]]}" if kind == "enum" else kind
     raise _Invalid(where or field, f"expected {expected}, got {raw!r}")
@@ -186,12 +218,15 @@ def _from_json_value(field: str, raw: object, where: str | None = None) -> _Any:
 
 def _parse_time(field: str, raw: object) -> _dt.datetime:
     if isinstance(raw, str):
-        try:
-            value = _dt.datetime.fromisoformat(raw)
-        except ValueError:
-            value = None
-        if value is not None and value.utcoffset() is not None and "T" in raw.upper():
-            return value
+        text = raw.upper()
+        match = _RFC3339.fullmatch(text)
+        if match is not None:
+            fraction = (match.group(7) or "")[:7]  # Python keeps microseconds
+            offset = "+00:00" if match.group(8) == "Z" else match.group(8)
+            try:
+                return _dt.datetime.fromisoformat(text[:19] + fraction + offset)
+            except ValueError:  # a day the month does not have, year 0
+                pass
     raise _Invalid(field, f"expected an RFC 3339 date-time with offset, got {raw!r}")
 
 
@@ -226,7 +261,7 @@ class SessionStep:
             "event": self.event.value,
             "source": self.source.value,
             "target": self.target.value,
-            "at": self.at.isoformat(),
+            "at": _time_text(self.at),
             "values": dict(self.values),
         }
 
@@ -247,7 +282,7 @@ class SessionRecord:
             "specVersion": self.specVersion,
             "status": self.status.value,
             "configuration": [state.value for state in self.configuration],
-            "lastTransitionAt": self.lastTransitionAt.isoformat(),
+            "lastTransitionAt": _time_text(self.lastTransitionAt),
             "history": [step.to_dict() for step in self.history],
             "counts": dict(self.counts),
         }
@@ -277,7 +312,8 @@ class SessionRecord:
         run_id = data.get("runId")
         if not isinstance(run_id, str) or not run_id:
             raise _Invalid("runId", "expected a non-empty string")
-        if data.get("specVersion") != SPEC_VERSION:
+        version = data.get("specVersion")
+        if isinstance(version, bool) or version != SPEC_VERSION:
             raise _Invalid(
                 "specVersion", f"this module reads version {SPEC_VERSION} "
                 f"records of {SPEC_NAME!r}, got {data.get('specVersion')!r}")
@@ -448,15 +484,42 @@ def _configuration_of(record: SessionRecord) -> tuple[str, ...]:
 
 
 def check_record(record: SessionRecord) -> None:
-    """Refuse a record this spec could not have produced: the history is replayed from the
-    initial state and must end in the recorded configuration, with the recorded counts, no
-    limit exceeded, and every field the active states require set."""
-    if record.specVersion != SPEC_VERSION:
+    """Refuse a record this spec could not have produced: every value must have its type (as
+    `from_json` would give it), and the history is replayed from the initial state and must end
+    in the recorded configuration, with the recorded counts, no limit exceeded, and every field
+    the active states require set."""
+    if not isinstance(record, SessionRecord):
+        raise _Invalid("(record)", f"expected a SessionRecord, got {type(record).__name__}")
+    if not isinstance(record.runId, str) or not record.runId:
+        raise _Invalid("runId", f"expected a non-empty string, got {record.runId!r}")
+    if isinstance(record.specVersion, bool) or record.specVersion != SPEC_VERSION:
         raise _Invalid("specVersion", f"expected {SPEC_VERSION}, got {record.specVersion!r}")
+    if not isinstance(record.status, SessionState):
+        raise _Invalid("status", f"expected a SessionState, got {record.status!r}")
+    if not isinstance(record.configuration, list) or not record.configuration or not all(
+            isinstance(state, SessionState) for state in record.configuration):
+        raise _Invalid("configuration", f"expected a non-empty list of SessionState, got "
+                       f"{record.configuration!r}")
+    if not _aware(record.lastTransitionAt):
+        raise _Invalid("lastTransitionAt", "expected a datetime with a time zone, got "
+                       f"{record.lastTransitionAt!r}")
+    if not isinstance(record.counts, dict) or not all(
+            isinstance(n, int) and not isinstance(n, bool) for n in record.counts.values()):
+        raise _Invalid("counts", f"expected entry counts of {sorted(_LIMITS)}")
+    if not isinstance(record.history, list):
+        raise _Invalid("history", f"expected a list, got {record.history!r}")
+    for field, kind in _FIELD_TYPES.items():
+        value = getattr(record, field)
+        if value is not None:
+            try:
+                _json_value(field, value)
+            except TypeError:
+                raise _Invalid(field, f"expected a {kind} value, got {value!r}") from None
     configuration = _INITIAL_CONFIGURATION
     counts = _initial_counts()
     for index, step in enumerate(record.history):
         where = f"history[{index}]"
+        _check_step(where, step)
         key = (step.source.value, step.event.value, step.target.value)
         effect = _EFFECTS.get(key)
         if effect is None:
@@ -492,6 +555,24 @@ def check_record(record: SessionRecord) -> None:
         for field in _REQUIRES.get(name, ()):
             if getattr(record, field) is None:
                 raise _Invalid(field, f"required while in `{name}`, but not set")
+
+
+def _check_step(where: str, step: object) -> None:
+    if not isinstance(step, SessionStep):
+        raise _Invalid(where, f"expected a SessionStep, got {step!r}")
+    if not isinstance(step.event, SessionEvent):
+        raise _Invalid(where + ".event", f"expected a SessionEvent, got {step.event!r}")
+    for end, state in (("source", step.source), ("target", step.target)):
+        if not isinstance(state, SessionState):
+            raise _Invalid(f"{where}.{end}", f"expected a SessionState, got {state!r}")
+    if not _aware(step.at):
+        raise _Invalid(where + ".at", f"expected a datetime with a time zone, got {step.at!r}")
+    if not isinstance(step.values, dict):
+        raise _Invalid(where + ".values", f"expected a dict, got {step.values!r}")
+    for field, value in step.values.items():
+        if field not in _FIELD_TYPES:
+            raise _Invalid(f"{where}.values.{field}", "not a field of the record")
+        _from_json_value(field, value, f"{where}.values.{field}")
 
 
 class SessionMachine(_StateMachine):
@@ -553,7 +634,7 @@ class Session:
                         field, f"the initial state `{name}` requires it; "
                         "start from a record that sets it")
             record = SessionRecord(runId=run_id or uuid.uuid4().hex,
-                                  lastTransitionAt=self.clock())
+                                  lastTransitionAt=_now(self.clock))
         else:
             if run_id is not None:
                 raise TypeError("run_id comes from the record when one is given")
@@ -601,13 +682,13 @@ class Session:
                     field, f"`{event}` from `{key[0]}` to `{key[2]}` sets "
                     f"it; pass {field}=...")
         configuration = _next_configuration(self._active, domain, entered)
+        now = _now(self.clock)
         # Checked: from here on nothing raises, and `_fire` undoes it if the library does.
         step_values: dict[str, _json_value_t] = {}
         for field in sets:
             typed, as_json = values[field]
             setattr(record, field, typed)
             step_values[field] = as_json
-        now = self.clock()
         record.status = _STATE[configuration[0]]
         record.configuration = [_STATE[name] for name in configuration]
         record.lastTransitionAt = now

@@ -11,6 +11,7 @@ import datetime as _dt
 import enum
 import json
 import math
+import re
 import uuid
 from collections.abc import Callable as _Callable
 from collections.abc import Mapping as _Mapping
@@ -153,8 +154,36 @@ _NO_VALUES: _Final[dict[str, tuple[_Any, _json_value_t]]] = {}
 _MIGRATIONS: _Final[dict[int, tuple[dict[str, str], dict[str, str | None]]]] = {}
 
 
+# RFC 3339 date-time with an offset, as JSON Schema's `date-time` (rfc3339-validator) reads it
+# (after upper-casing): no week dates, no basic format, no `,` fractions, no seconds offsets.
+_RFC3339: _Final = re.compile(
+    r"(\d{4})-(0[1-9]|1[0-2])-(\d{2})T([01]\d|2[0-3]):([0-5]\d):([0-5]\d)(\.\d+)?"
+    r"(Z|[+-](?:[01]\d|2[0-3]):[0-5]\d)", re.ASCII)
+_MINUTE: _Final = _dt.timedelta(minutes=1)
+
+
 def _utcnow() -> _dt.datetime:
     return _dt.datetime.now(_dt.UTC)
+
+
+def _aware(value: object) -> bool:
+    return isinstance(value, _dt.datetime) and value.utcoffset() is not None
+
+
+def _time_text(value: _dt.datetime) -> str:
+    """RFC 3339 text of an aware time: its own offset when that is whole minutes (RFC 3339
+    has no seconds in offsets), else converted to UTC."""
+    offset = value.utcoffset()
+    if offset is not None and offset % _MINUTE:
+        value = value.astimezone(_dt.UTC)
+    return value.isoformat()
+
+
+def _now(clock: _clock) -> _dt.datetime:
+    now = clock()
+    if not _aware(now):
+        raise TypeError(f"the clock must return a datetime with a time zone, got {now!r}")
+    return now
 
 
 def _json_value(field: str, value: object) -> _json_value_t:
@@ -164,13 +193,16 @@ def _json_value(field: str, value: object) -> _json_value_t:
         return value
     if kind == "integer" and isinstance(value, int) and not isinstance(value, bool):
         return value
-    if kind == "number" and isinstance(value, (int, float)) and not isinstance(value, bool) \
-            and math.isfinite(value):
-        return value
+    if kind == "number" and isinstance(value, (int, float)) and not isinstance(value, bool):
+        try:
+            if math.isfinite(value):
+                return value
+        except OverflowError:  # an int too large for a float
+            pass
     if kind == "boolean" and isinstance(value, bool):
         return value
-    if kind == "datetime" and isinstance(value, _dt.datetime) and value.utcoffset() is not None:
-        return value.isoformat()
+    if kind == "datetime" and isinstance(value, _dt.datetime) and _aware(value):
+        return _time_text(value)
     if kind == "enum" and isinstance(value, _FIELD_ENUMS[field]):
         return str(value.value)
     raise TypeError(f"{field}: expected a {kind} value"
@@ -190,7 +222,7 @@ def _from_json_value(field: str, raw: object, where: str | None = None) -> _Any:
         if kind not in ("datetime", "enum"):
             _json_value(field, raw)
             return raw
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         pass
     expected = f"one of {[m.value for m in _FIELD_ENUMS[field]]}" if kind == "enum" else kind
     raise _Invalid(where or field, f"expected {expected}, got {raw!r}")
@@ -198,12 +230,15 @@ def _from_json_value(field: str, raw: object, where: str | None = None) -> _Any:
 
 def _parse_time(field: str, raw: object) -> _dt.datetime:
     if isinstance(raw, str):
-        try:
-            value = _dt.datetime.fromisoformat(raw)
-        except ValueError:
-            value = None
-        if value is not None and value.utcoffset() is not None and "T" in raw.upper():
-            return value
+        text = raw.upper()
+        match = _RFC3339.fullmatch(text)
+        if match is not None:
+            fraction = (match.group(7) or "")[:7]  # Python keeps microseconds
+            offset = "+00:00" if match.group(8) == "Z" else match.group(8)
+            try:
+                return _dt.datetime.fromisoformat(text[:19] + fraction + offset)
+            except ValueError:  # a day the month does not have, year 0
+                pass
     raise _Invalid(field, f"expected an RFC 3339 date-time with offset, got {raw!r}")
 
 
@@ -228,7 +263,7 @@ class TicketStep:
             "event": self.event.value,
             "source": self.source.value,
             "target": self.target.value,
-            "at": self.at.isoformat(),
+            "at": _time_text(self.at),
             "values": dict(self.values),
         }
 
@@ -248,7 +283,7 @@ class TicketRecord:
             "runId": self.runId,
             "specVersion": self.specVersion,
             "status": self.status.value,
-            "lastTransitionAt": self.lastTransitionAt.isoformat(),
+            "lastTransitionAt": _time_text(self.lastTransitionAt),
             "history": [step.to_dict() for step in self.history],
             "counts": dict(self.counts),
         }
@@ -278,7 +313,8 @@ class TicketRecord:
         run_id = data.get("runId")
         if not isinstance(run_id, str) or not run_id:
             raise _Invalid("runId", "expected a non-empty string")
-        if data.get("specVersion") != SPEC_VERSION:
+        version = data.get("specVersion")
+        if isinstance(version, bool) or version != SPEC_VERSION:
             raise _Invalid(
                 "specVersion", f"this module reads version {SPEC_VERSION} "
                 f"records of {SPEC_NAME!r}, got {data.get('specVersion')!r}")
@@ -465,15 +501,38 @@ def _configuration_of(record: TicketRecord) -> tuple[str, ...]:
 
 
 def check_record(record: TicketRecord) -> None:
-    """Refuse a record this spec could not have produced: the history is replayed from the
-    initial state and must end in the recorded configuration, with the recorded counts, no
-    limit exceeded, and every field the active states require set."""
-    if record.specVersion != SPEC_VERSION:
+    """Refuse a record this spec could not have produced: every value must have its type (as
+    `from_json` would give it), and the history is replayed from the initial state and must end
+    in the recorded configuration, with the recorded counts, no limit exceeded, and every field
+    the active states require set."""
+    if not isinstance(record, TicketRecord):
+        raise _Invalid("(record)", f"expected a TicketRecord, got {type(record).__name__}")
+    if not isinstance(record.runId, str) or not record.runId:
+        raise _Invalid("runId", f"expected a non-empty string, got {record.runId!r}")
+    if isinstance(record.specVersion, bool) or record.specVersion != SPEC_VERSION:
         raise _Invalid("specVersion", f"expected {SPEC_VERSION}, got {record.specVersion!r}")
+    if not isinstance(record.status, TicketState):
+        raise _Invalid("status", f"expected a TicketState, got {record.status!r}")
+    if not _aware(record.lastTransitionAt):
+        raise _Invalid("lastTransitionAt", "expected a datetime with a time zone, got "
+                       f"{record.lastTransitionAt!r}")
+    if not isinstance(record.counts, dict) or not all(
+            isinstance(n, int) and not isinstance(n, bool) for n in record.counts.values()):
+        raise _Invalid("counts", f"expected entry counts of {sorted(_LIMITS)}")
+    if not isinstance(record.history, list):
+        raise _Invalid("history", f"expected a list, got {record.history!r}")
+    for field, kind in _FIELD_TYPES.items():
+        value = getattr(record, field)
+        if value is not None:
+            try:
+                _json_value(field, value)
+            except TypeError:
+                raise _Invalid(field, f"expected a {kind} value, got {value!r}") from None
     configuration = _INITIAL_CONFIGURATION
     counts = _initial_counts()
     for index, step in enumerate(record.history):
         where = f"history[{index}]"
+        _check_step(where, step)
         key = (step.source.value, step.event.value, step.target.value)
         effect = _EFFECTS.get(key)
         if effect is None:
@@ -505,6 +564,24 @@ def check_record(record: TicketRecord) -> None:
         for field in _REQUIRES.get(name, ()):
             if getattr(record, field) is None:
                 raise _Invalid(field, f"required while in `{name}`, but not set")
+
+
+def _check_step(where: str, step: object) -> None:
+    if not isinstance(step, TicketStep):
+        raise _Invalid(where, f"expected a TicketStep, got {step!r}")
+    if not isinstance(step.event, TicketEvent):
+        raise _Invalid(where + ".event", f"expected a TicketEvent, got {step.event!r}")
+    for end, state in (("source", step.source), ("target", step.target)):
+        if not isinstance(state, TicketState):
+            raise _Invalid(f"{where}.{end}", f"expected a TicketState, got {state!r}")
+    if not _aware(step.at):
+        raise _Invalid(where + ".at", f"expected a datetime with a time zone, got {step.at!r}")
+    if not isinstance(step.values, dict):
+        raise _Invalid(where + ".values", f"expected a dict, got {step.values!r}")
+    for field, value in step.values.items():
+        if field not in _FIELD_TYPES:
+            raise _Invalid(f"{where}.values.{field}", "not a field of the record")
+        _from_json_value(field, value, f"{where}.values.{field}")
 
 
 class TicketMachine(_StateMachine):
@@ -564,7 +641,7 @@ class Ticket:
                         field, f"the initial state `{name}` requires it; "
                         "start from a record that sets it")
             record = TicketRecord(runId=run_id or uuid.uuid4().hex,
-                                  lastTransitionAt=self.clock())
+                                  lastTransitionAt=_now(self.clock))
         else:
             if run_id is not None:
                 raise TypeError("run_id comes from the record when one is given")
@@ -622,6 +699,7 @@ class Ticket:
                     raise _Missing(
                         field, f"`{name}` requires it, and `{event}` does "
                         "not set it")
+        now = _now(self.clock)
         # Checked: from here on nothing raises, and `_fire` undoes it if the library does.
         counts = dict(counts)  # a new dict: `_fire`'s snapshot keeps the old one
         for name in entered:
@@ -633,7 +711,6 @@ class Ticket:
             typed, as_json = values[field]
             setattr(record, field, typed)
             step_values[field] = as_json
-        now = self.clock()
         record.status = _STATE[configuration[0]]
         record.lastTransitionAt = now
         record.history.append(
