@@ -908,8 +908,8 @@ class AgentRun:
         self._fire('triage', None)
 
     def cancel(self, *, cancelReason: _str) -> None:
-        """Moves: created -> cancelled, interrupted -> cancelled, resumed -> cancelled, retrying ->
-        cancelled, running -> cancelled, triaging -> cancelled."""
+        """Moves: created -> cancelled, interrupted -> cancelled, resumed -> cancelled, retrying
+        -> cancelled, running -> cancelled, triaging -> cancelled."""
         self._fire('cancel', {'cancelReason': cancelReason})
 
     def start(self) -> None:

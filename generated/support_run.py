@@ -799,8 +799,8 @@ class _Model:
 
 
 class SupportRun:
-    """One run of `support_run`: a method per event, the record in `record`, guards and actions to
-    override."""
+    """One run of `support_run`: a method per event, the record in `record`, guards and actions
+    to override."""
 
     # Own API first: mypy reads a class body in order, and an event named like a type or
     # `property` would otherwise hide it from what follows.

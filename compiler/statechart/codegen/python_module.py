@@ -139,11 +139,14 @@ def _events(spec: Spec) -> list[dict[str, object]]:
     return out
 
 
-def docstring(text: str, indent: int) -> Lit:
-    """A triple-quoted docstring of generated text (names, punctuation), wrapped to fit."""
+def docstring(text: str, indent: int, width: int = 100) -> Lit:
+    """A triple-quoted docstring of generated text (names, punctuation), wrapped so that every
+    line, the opening and closing quotes included, fits in `width` columns (a single name
+    longer than that cannot be broken)."""
     if not set(text) <= set(string.ascii_letters + string.digits + "_ ,.-`>();:'"):
         raise CodegenError(f"docstring text is not plain: {text!r:.60}")  # spec text: py()
-    lines = textwrap.wrap(text, width=96 - indent, break_long_words=False,
+    # Room for both quotes on every line: a text that fits one line has both there.
+    lines = textwrap.wrap(text, width=width - indent - 6, break_long_words=False,
                           break_on_hyphens=False)
     body = ("\n" + " " * indent).join(lines)
     return Lit('"""' + body + '"""')

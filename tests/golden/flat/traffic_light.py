@@ -1,8 +1,8 @@
 # Generated from spec.yaml by statechart-compiler. DO NOT EDIT.
 # Source sha256: 9038b48522fb48649f863cfd829b95cf5f97ab39b1e01d895a34f2f9f0f691bc
 # Regenerate with: statechart build
-"""The `traffic_light` statechart, version 1: a typed python-statemachine class and its run record.
-Generated; see DESCRIPTION for the spec's own words."""
+"""The `traffic_light` statechart, version 1: a typed python-statemachine class and its run
+record. Generated; see DESCRIPTION for the spec's own words."""
 
 from __future__ import annotations
 
