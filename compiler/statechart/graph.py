@@ -19,14 +19,12 @@ states by name; the modes stay inside this module.
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 from statechart.model import Spec, Transition
 
 ENTERED, ACTIVE = 0, 1
-Node = tuple[str, int]
 
 
 @dataclass(frozen=True)
@@ -39,78 +37,98 @@ class Step:
 
 
 class Graph:
+    """Nodes are integers, `2 * index + mode`, and adjacency lists are plain lists: on large
+    specs, dicts keyed by (name, mode) tuples made the searches grow faster than the spec."""
+
     def __init__(self, spec: Spec) -> None:
         self.spec = spec
         states = spec.states
-        self.out: dict[Node, list[tuple[Node, Transition | None]]] = {}
-        self.into: dict[Node, list[Node]] = {(n, m): [] for n in states for m in (0, 1)}
-        for state in states.values():
-            shared: list[tuple[Node, Transition | None]] = [
-                ((t.target, ENTERED), t) for t in state.transitions if t.target in states]
+        self.names = list(states)
+        index = {name: i for i, name in enumerate(self.names)}
+        self.out: list[list[tuple[int, Transition | None]]] = [[] for _ in range(2 * len(index))]
+        self.into: list[list[int]] = [[] for _ in range(2 * len(index))]
+        for i, state in enumerate(states.values()):
+            shared: list[tuple[int, Transition | None]] = [
+                (2 * index[t.target] + ENTERED, t) for t in state.transitions
+                if t.target in index]
             if state.parent is not None:
-                shared.append(((state.parent, ACTIVE), None))
-            defaults: list[tuple[Node, Transition | None]] = []
+                shared.append((2 * index[state.parent] + ACTIVE, None))
+            defaults: list[tuple[int, Transition | None]] = []
             if state.kind == "compound" and state.children:
                 # Without a valid `initial` (reported by missing-initial / unknown-state), assume
                 # the first child, so that one mistake does not cascade into unreachable states.
                 default = state.initial if state.initial in state.children \
                     else state.children[0]
-                defaults.append(((default, ENTERED), None))
+                defaults.append((2 * index[default] + ENTERED, None))
             elif state.kind == "parallel":
-                defaults.extend(((child, ENTERED), None) for child in state.children)
-            self.out[(state.name, ENTERED)] = shared + defaults
-            active_edges = shared + (defaults if state.kind == "parallel" else [])
-            self.out[(state.name, ACTIVE)] = active_edges
-            for mode, edges in ((ENTERED, shared + defaults), (ACTIVE, active_edges)):
+                defaults.extend((2 * index[c] + ENTERED, None) for c in state.children)
+            entered_edges = shared + defaults
+            active_edges = entered_edges if state.kind == "parallel" else shared
+            self.out[2 * i + ENTERED] = entered_edges
+            self.out[2 * i + ACTIVE] = active_edges
+            for node, edges in ((2 * i + ENTERED, entered_edges), (2 * i + ACTIVE, active_edges)):
                 for target, _ in edges:
-                    self.into[target].append((state.name, mode))
+                    self.into[target].append(node)
+        self._index = index
 
-    def _search(self, starts: Iterable[str]) -> dict[Node, tuple[Node, Transition | None] | None]:
-        """Breadth-first from the `starts`, entered; each node with the edge that reached it."""
-        seen: dict[Node, tuple[Node, Transition | None] | None] = {}
-        queue: deque[Node] = deque()
+    def _search(self, starts: Iterable[str]) -> tuple[list[int], list[int],
+                                                      list[Transition | None]]:
+        """Breadth-first from the `starts`, entered: the nodes in the order reached, and for
+        each node the node and transition it was reached by (-1: not reached, -2: a start)."""
+        previous = [-1] * len(self.out)
+        via: list[Transition | None] = [None] * len(self.out)
+        order: list[int] = []
         for s in starts:
-            if (s, ENTERED) in self.out and (s, ENTERED) not in seen:
-                seen[(s, ENTERED)] = None
-                queue.append((s, ENTERED))
-        while queue:
-            current = queue.popleft()
+            node = 2 * self._index[s] + ENTERED if s in self._index else -1
+            if node >= 0 and previous[node] == -1:
+                previous[node] = -2
+                order.append(node)
+        head = 0
+        while head < len(order):
+            current = order[head]
+            head += 1
             for target, transition in self.out[current]:
-                if target not in seen:
-                    seen[target] = (current, transition)
-                    queue.append(target)
-        return seen
+                if previous[target] == -1:
+                    previous[target] = current
+                    via[target] = transition
+                    order.append(target)
+        return order, previous, via
 
     def reachable(self, starts: Iterable[str]) -> set[str]:
         """Every state that can become active from `starts` (entered there)."""
-        return {name for name, _ in self._search(starts)}
+        names = self.names
+        return {names[node >> 1] for node in self._search(starts)[0]}
 
     def reaching(self, goals: Iterable[str]) -> set[str]:
         """Every state from which some state of `goals` can become active (goals included)."""
-        seen = {(g, m) for g in goals for m in (ENTERED, ACTIVE) if (g, m) in self.into}
-        queue = deque(seen)
-        while queue:
-            current = queue.popleft()
+        seen = bytearray(len(self.into))
+        queue = [2 * self._index[g] + m for g in goals if g in self._index
+                 for m in (ENTERED, ACTIVE)]
+        for node in queue:
+            seen[node] = 1
+        head = 0
+        while head < len(queue):
+            current = queue[head]
+            head += 1
             for source in self.into[current]:
-                if source not in seen:
-                    seen.add(source)
+                if not seen[source]:
+                    seen[source] = 1
                     queue.append(source)
         # A state counts when being in it (entered) leads there.
-        return {name for name, mode in seen if mode == ENTERED}
+        return {self.names[i] for i in range(len(self.names)) if seen[2 * i + ENTERED]}
 
     def shortest_path(self, starts: Iterable[str], goals: set[str]) -> list[Step] | None:
         """The shortest path from any start to any goal, or None when there is none."""
-        found = self._search(starts)
-        best = next((node for node in found if node[0] in goals), None)  # BFS: first is nearest
+        order, previous, via = self._search(starts)
+        names = self.names
+        best = next((node for node in order if names[node >> 1] in goals), None)
         if best is None:
-            return None
+            return None  # BFS order: the first goal reached is the nearest
         steps: list[Step] = []
-        edge = found[best]
         node = best
-        while edge is not None:
-            previous, transition = edge
-            steps.append(Step(previous[0], transition, node[0]))
-            node, edge = previous, found[previous]
+        while previous[node] >= 0:
+            steps.append(Step(names[previous[node] >> 1], via[node], names[node >> 1]))
+            node = previous[node]
         steps.reverse()
         return steps
 
