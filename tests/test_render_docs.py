@@ -105,3 +105,15 @@ def test_an_overlay_shows_what_it_changed() -> None:
     assert "escalate / set#58; escalationTicket (added)" in mermaid
     assert "(added)" not in mermaid_source(check_file(
         Path(__file__).parent.parent / "specs" / "agent_run.yaml").spec)  # type: ignore[arg-type]
+
+
+def test_the_index_takes_warnings_from_the_check_results_it_is_given() -> None:
+    """`build` hands the index its check results; the index shows their warnings."""
+    root = Path(__file__).parent
+    results = [check_file(root / "cases" / "unused-field" / "never_set.yaml"),
+               check_file(root.parent / "specs" / "agent_run.yaml")]
+    page = docs.index_outputs(results)["docs/specs/index.md"].decode()
+    # table cells escape backticks and brackets as entities
+    assert "line 5: record field &#96;failureType&#96; is never set" in page
+    assert "&#91;unused-field&#93;" in page
+    assert "| 14 | 26 | none |" in page  # agent_run: no warnings

@@ -99,13 +99,14 @@ def plan(paths: Iterable[str | os.PathLike[str]], root: str | os.PathLike[str] =
         result.results.append(checked)
         if checked.spec is not None and not checked.errors:
             specs.append(checked.spec)
+    clean = [r for r in result.results if r.spec is not None and not r.errors]
     if not result.results:
         result.problems.append(Problem(" ".join(map(str, paths)), "no spec files found"))
     if not result.ok:
         return result
     per_spec = _generators(outputs.PER_SPEC, result)
     all_specs = _generators(outputs.ALL_SPECS, result)
-    whole_set = _whole_set(paths, specs) if all_specs else specs
+    whole_set = _whole_set(paths, clean) if all_specs else clean
     if whole_set is None:
         result.notes.extend(
             f"`{name}` not written: another spec in the folders of {' '.join(map(str, paths))}"
@@ -146,14 +147,16 @@ def plan(paths: Iterable[str | os.PathLike[str]], root: str | os.PathLike[str] =
     return result
 
 
-def _whole_set(paths: Iterable[str | os.PathLike[str]], specs: list[Spec]) -> list[Spec] | None:
-    """Every spec of the folders the build covers: `specs`, plus the other specs in the folders
-    of the files named (as `build FOLDER` finds them), or None when one of those has errors."""
+def _whole_set(paths: Iterable[str | os.PathLike[str]],
+               results: list[FileResult]) -> list[FileResult] | None:
+    """The check results of every spec of the folders the build covers: `results`, plus the
+    other specs in the folders of the files named (as `build FOLDER` finds them), or None when
+    one of those has errors."""
     folders = [Path(p).parent for p in paths if not Path(p).is_dir()]
     if not folders:
-        return specs
-    named = {Path(s.path).resolve() for s in specs}
-    out = list(specs)
+        return results
+    named = {Path(r.path).resolve() for r in results}
+    out = list(results)
     for file in spec_files(dict.fromkeys(folders)):
         if file.resolve() in named:
             continue
@@ -161,7 +164,7 @@ def _whole_set(paths: Iterable[str | os.PathLike[str]], specs: list[Spec]) -> li
         checked = check_file(file)
         if checked.spec is None or checked.errors:
             return None
-        out.append(checked.spec)
+        out.append(checked)
     return out
 
 

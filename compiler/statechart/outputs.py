@@ -1,7 +1,8 @@
 """What `build` writes, as a plain registry, and the header every generated file carries.
 
 A generator takes the checked model and returns {path relative to the repo root: bytes}.
-Per-spec generators run once per spec; whole-set generators (an index page) once per build.
+Per-spec generators run once per spec; whole-set generators (an index page) once per build,
+with each spec's check result (its model and its findings), so they never check a spec again.
 Generators are pure: same model, same bytes, on every run and machine.
 """
 
@@ -11,11 +12,15 @@ import importlib
 import os
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from statechart.model import Spec
 
+if TYPE_CHECKING:  # the linter imports the rules; outputs stays light for `check`
+    from statechart.linter import FileResult
+
 PerSpec = Callable[[Spec], dict[str, bytes]]
-AllSpecs = Callable[[list[Spec]], dict[str, bytes]]
+AllSpecs = Callable[[list["FileResult"]], dict[str, bytes]]
 
 # "module:function"; imported on first use so that `check` never pays for Jinja2 or codegen.
 PER_SPEC: dict[str, str] = {

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import jinja2
 
+from statechart.linter import FileResult
 from statechart.model import RecordField, Selector, Spec, SpecRule, State, Transition
 from statechart.names import IDENTIFIER
 from statechart.outputs import header_lines, spec_display_path
@@ -163,18 +164,8 @@ def outputs(spec: Spec) -> dict[str, bytes]:
             f"{DOCS_DIR}/{spec.name}.svg": spec_svg(spec)}
 
 
-def index_page(specs: list[Spec], warnings: dict[str, list[str]] | None = None) -> str:
-    """The overview page; `warnings` maps a spec's path to its warning lines (computed with
-    the checker when not given)."""
-    if warnings is None:
-        from statechart.linter import check_file
-
-        warnings = {}
-        for spec in specs:
-            result = check_file(spec.path)
-            warnings[spec.path] = [
-                f"line {d.span.line}: {d.message} [{d.rule}]"
-                for d in result.diagnostics if d.severity == "warning"]
+def index_page(specs: list[Spec], warnings: dict[str, list[str]]) -> str:
+    """The overview page; `warnings` maps a spec's path to its warning lines."""
     rows = []
     for spec in sorted(specs, key=lambda s: s.name):
         rows.append({
@@ -192,5 +183,11 @@ def index_page(specs: list[Spec], warnings: dict[str, list[str]] | None = None) 
         rows=rows)
 
 
-def index_outputs(specs: list[Spec]) -> dict[str, bytes]:
-    return {f"{DOCS_DIR}/index.md": index_page(specs).encode("utf-8")}
+def index_outputs(results: list[FileResult]) -> dict[str, bytes]:
+    """`build`'s overview page, from the check results it already has (no spec is read or
+    checked again here)."""
+    specs = [r.spec for r in results if r.spec is not None]
+    warnings = {r.spec.path: [f"line {d.span.line}: {d.message} [{d.rule}]"
+                              for d in r.diagnostics if d.severity == "warning"]
+                for r in results if r.spec is not None}
+    return {f"{DOCS_DIR}/index.md": index_page(specs, warnings).encode("utf-8")}
