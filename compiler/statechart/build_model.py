@@ -189,6 +189,7 @@ class _Builder:
             source_sha256=hashlib.sha256(source.text.encode("utf-8")).hexdigest(),
             span=self.span(got["initial"][1]) if "initial" in got else self.span(root),
             name_span=self.span(got["statechart"][1]) if "statechart" in got else None,
+            version_span=self.span(got["version"][1]) if "version" in got else None,
             duplicates=frozenset(self.duplicates),
             migrations=migrations,
         )

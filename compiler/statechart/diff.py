@@ -99,15 +99,17 @@ class Change:
 
 
 def diff_specs(old: Spec, new: Spec, *, state_renames: Mapping[str, str] | None = None,
-               field_renames: Mapping[str, str | None] | None = None,
-               version_span: Span | None = None) -> list[Change]:
+               field_renames: Mapping[str, str | None] | None = None) -> list[Change]:
     """Every change from `old` to `new`, sorted by file and position.
 
     `state_renames` / `field_renames` (old name -> new name; a field -> None: dropped) are
     migrations: stored runs are rewritten, so a state or field they cover is not lost. They are
-    added to the NEW spec's own `migrations`. `version_span` is where `version` is written in
-    NEW (the model does not keep it); without it version changes point at `initial`.
+    added to the NEW spec's own `migrations`. Version findings point at NEW's `version` (or,
+    in an overlay that inherits it, at its `statechart` name).
     """
+    # An overlay that inherits `version` from its base is pointed at by its own name.
+    version_at = new.version_span if new.version_span is not None \
+        and new.version_span.file == new.path else new.name_span or new.span
     states, fields = _declared_migrations(old, new)
     states.update(state_renames or {})
     fields.update(field_renames or {})
@@ -116,7 +118,7 @@ def diff_specs(old: Spec, new: Spec, *, state_renames: Mapping[str, str] | None 
     if old.version > new.version:
         changes.append(Change(
             "version-lowered", f"`version` went down from {old.version} to {new.version}",
-            version_span or new.name_span or new.span, for_runs=True,
+            version_at, for_runs=True,
             help="stored runs carry `specVersion`; a lower version cannot tell them apart"))
     elif old.version == new.version and any(c.for_runs or c.migrated for c in changes):
         # Only stored runs need a new version (spec-format.md: "Raise it when stored runs
@@ -124,7 +126,7 @@ def diff_specs(old: Spec, new: Spec, *, state_renames: Mapping[str, str] | None 
         changes.append(Change(
             "version-not-raised",
             f"`version` is still {new.version} although stored runs are affected",
-            version_span or new.name_span or new.span, for_runs=True,
+            version_at, for_runs=True,
             help=f"raise `version` to {new.version + 1}: migrations are keyed by the version "
                  "a stored run was written with"))
     return sorted(changes, key=lambda c: (c.span.file != new.path, c.span, c.kind, c.message))

@@ -122,6 +122,7 @@ class Spec:
     source_sha256: str
     span: Span  # where `initial` is written (the spec's own position for graph problems)
     name_span: Span | None = None
+    version_span: Span | None = None
     overlay: OverlayInfo | None = None
     duplicates: frozenset[str] = frozenset()  # state names defined twice (duplicate-state)
     migrations: tuple[Migration, ...] = ()

@@ -15,15 +15,12 @@ import tempfile
 from dataclasses import replace
 from pathlib import Path
 
-import yaml
-
 from statechart.cli.check import output_format
 from statechart.diagnostics import Diagnostic, Span
 from statechart.diff import Change, diff_specs
 from statechart.diff import reporters as diff_reporters
 from statechart.linter import SPEC_SUFFIXES, check_source
 from statechart.overlay import specs_root
-from statechart.yaml_source import load_text, span_of
 
 HELP = ("compare two versions of a spec (or every spec changed since a git ref) and report "
         "each change as breaking or safe for stored runs and callers")
@@ -73,8 +70,7 @@ class _Result:
         if old.errors or new.errors or old.spec is None or new.spec is None:
             self.diagnostics.extend(old.errors + new.errors)
         else:
-            for c in diff_specs(old.spec, new.spec,
-                                version_span=version_span(new_name, self.sources[new_name])):
+            for c in diff_specs(old.spec, new.spec):
                 self.change(c)
         if relabel is not None:
             prefix, label = relabel
@@ -91,17 +87,6 @@ class _Result:
             self.diagnostics.extend(result.errors)
         else:
             self.change(Change("spec-added", "new spec", Span.point(path, 1, 1)))
-
-
-def version_span(path: str, text: str) -> Span | None:
-    """Where the top-level `version` value is written (the model does not keep it)."""
-    source, _ = load_text(path, text)
-    root = source.root if source else None
-    if isinstance(root, yaml.MappingNode):
-        for key, value in root.value:
-            if isinstance(key, yaml.ScalarNode) and key.value == "version":
-                return span_of(path, value)
-    return None
 
 
 def _git(*argv: str) -> bytes:
