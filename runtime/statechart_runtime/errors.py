@@ -1,0 +1,59 @@
+"""One exception hierarchy for the compiler and the code it generates.
+
+`StatechartError` is the base of every error this project raises on purpose: the compiler's
+(a spec that cannot be built, a diagram that cannot be laid out) and a run's (a record that is
+refused, an event the run does not accept now). A generated module subclasses the run errors
+per spec (`AgentRunInvalidRecord` is an `InvalidRecord`), so callers can catch either.
+"""
+
+from __future__ import annotations
+
+
+class StatechartError(Exception):
+    """Base of every error raised on purpose by the compiler or a generated module."""
+
+
+class RunError(StatechartError):
+    """Something a run refused: a bad record, an event it cannot take now, a missing value."""
+
+
+class InvalidRecord(RunError, ValueError):
+    """A run record that this spec could not have produced; `field` is the JSON key at fault."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field = field
+
+
+class MissingField(RunError, ValueError):
+    """A value a transition sets, or a state requires, was not given."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field = field
+
+
+class LimitExceeded(RunError, RuntimeError):
+    """A state with `limit: N` would be entered for the (N+1)th time in one run."""
+
+    def __init__(self, state: str, limit: int) -> None:
+        super().__init__(f"state `{state}` may be entered at most {limit} times per run")
+        self.state = state
+        self.limit = limit
+
+
+class EventNotAccepted(RunError, RuntimeError):
+    """The run cannot take this event now: no transition for it is enabled in the active
+    states, or the run has already ended."""
+
+    def __init__(self, event: str, configuration: tuple[str, ...], ended: bool) -> None:
+        where = ", ".join(configuration)
+        reason = f"the run has ended (in {where})" if ended else f"not accepted in {where}"
+        super().__init__(f"event `{event}`: {reason}")
+        self.event = event
+        self.configuration = configuration
+        self.ended = ended
+
+
+class RuntimeVersionError(StatechartError, ImportError):
+    """A generated module was built for a runtime this installation does not provide."""
