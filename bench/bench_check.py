@@ -40,6 +40,7 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).parent))
 from genspec import generate
+
 from statechart.linter import check_source
 from statechart.model import Spec
 

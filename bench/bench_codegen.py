@@ -35,6 +35,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(ROOT / "compiler"))
 
 from genspec import generate  # noqa: E402
+
 from statechart import build, outputs  # noqa: E402
 from statechart.codegen import python_module  # noqa: E402
 from statechart.linter import check_source  # noqa: E402

@@ -26,6 +26,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from genspec import generate
+
 from statechart.linter import check_file
 from statechart.render.dot import dot_source
 from statechart.render.layout import LayoutError, layout

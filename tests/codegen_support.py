@@ -13,10 +13,11 @@ from types import ModuleType
 from typing import Any
 
 import jsonschema
+from statemachine.exceptions import TransitionNotAllowed
+
 from statechart.codegen import python_module, record_schema
 from statechart.linter import check_file, check_source
 from statechart.model import Spec
-from statemachine.exceptions import TransitionNotAllowed
 
 _counter = 0
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from statechart.linter import check_source
 
 SPEC = Path(__file__).parent.parent / "specs" / "agent_run.yaml"

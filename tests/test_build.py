@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+
 from statechart import build, outputs
 from statechart.cli import main
 

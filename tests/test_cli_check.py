@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from statechart.cli import main
 from statechart.cli.rule import rules_markdown
 from statechart.rules import RULES, documentation

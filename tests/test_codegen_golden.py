@@ -62,7 +62,7 @@ def test_generation_is_deterministic(case: str, monkeypatch: pytest.MonkeyPatch)
 
 
 @pytest.mark.parametrize("case", CASES)
-def test_module_is_ascii_and_only_imports_stdlib_and_statemachine(
+def test_module_is_ascii_and_only_imports_stdlib_statemachine_and_the_runtime(
         case: str, monkeypatch: pytest.MonkeyPatch) -> None:
     produced = outputs_of(case, monkeypatch)
     source = next(data for name, data in produced.items() if name.endswith(".py"))
@@ -74,8 +74,9 @@ def test_module_is_ascii_and_only_imports_stdlib_and_statemachine(
             roots.update(a.name.split(".")[0] for a in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module:
             roots.add(node.module.split(".")[0])
-    assert roots - {"__future__", "statemachine"} <= set(sys.stdlib_module_names)
-    assert "statemachine" in roots
+    # python-statemachine is imported through the runtime (statechart_runtime.api).
+    assert roots - {"__future__", "statechart_runtime"} <= set(sys.stdlib_module_names)
+    assert "statechart_runtime" in roots
 
 
 @pytest.mark.parametrize("case", CASES)

@@ -15,6 +15,7 @@ from typing import Any
 from codegen_support import checked_text, generate, import_source, validator, walk
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
 from statechart import names
 
 ODD = ["str", "int", "float", "bool", "dict", "list", "State", "Enum", "Any", "Final",

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import jsonschema
 from codegen_support import checked_spec, checked_text
+
 from statechart.codegen import record_schema
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -10,6 +10,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+
 from statechart.cli import diff as cli_diff
 from statechart.diff import KINDS, diff_specs
 from statechart.linter import check_source

@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
+
 from statechart.linter import FileResult, check_file, check_source
 from statechart.rules import RULES
 

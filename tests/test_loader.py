@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from statechart.cli import main
 from statechart.linter import check_source
 

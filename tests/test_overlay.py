@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from statechart.linter import check_file
 
 ROOT = Path(__file__).parent.parent

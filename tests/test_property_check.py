@@ -16,6 +16,7 @@ import pytest
 import yaml
 from hypothesis import HealthCheck, Phase, assume, given, settings
 from hypothesis import strategies as st
+
 from statechart import names
 from statechart.linter import FileResult, check_source
 from statechart.rules import RULES

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from statechart.linter import check_file
 from statechart.model import Spec
 from statechart.render import labels

@@ -7,6 +7,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+
 from statechart.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent

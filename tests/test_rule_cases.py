@@ -11,6 +11,7 @@ import os
 from pathlib import Path
 
 import pytest
+
 from statechart.linter import check_file
 from statechart.report import concise
 from statechart.rules import RULES

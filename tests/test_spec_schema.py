@@ -8,6 +8,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 import yaml
+
 from statechart.cli.schema import schema_text
 from statechart.linter import check_file
 from statechart.spec_format import json_schema

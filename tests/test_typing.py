@@ -16,7 +16,8 @@ def _run(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_mypy_strict_passes() -> None:
-    result = _run("mypy", "--config-file", "pyproject.toml", "--strict", "compiler/statechart")
+    result = _run("mypy", "--config-file", "pyproject.toml", "--strict", "compiler/statechart",
+                  "runtime/statechart_runtime")
     assert result.returncode == 0, result.stdout + result.stderr
 
 

@@ -1,3 +1,3 @@
 """statechart-compiler: validate, render and compile YAML statechart specs."""
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"

@@ -39,7 +39,7 @@ from statechart.model import Spec
 OUTPUT_DIRS = ("generated", "docs/specs")
 TMP_SUFFIX = ".statechart-tmp"
 # The spec a per-spec output names in its header; whole-set outputs (an index) name no file.
-_HEADER = re.compile(r"Generated from (.+?\.ya?ml) by statechart-compiler\. "
+_HEADER = re.compile(r"Generated from (.+?\.ya?ml) by statechart-compiler(?: \S+?)?\. "
                      + outputs.HEADER_MARK)
 
 Action = Literal["updated", "unchanged", "deleted"]

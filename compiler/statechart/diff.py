@@ -16,7 +16,7 @@ import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from statechart import report
+from statechart import report, semantics
 from statechart.diagnostics import Diagnostic, Span
 from statechart.model import RecordField, Spec, SpecRule, State, Transition
 from statechart.report import Reporter, Sources
@@ -393,11 +393,7 @@ class _Differ:
 
     def effective(self, spec: Spec, state: str, event: str) -> frozenset[Alt]:
         """What `event` does in `state` of NEW: the nearest state up the tree that handles it."""
-        for name in [state, *spec.ancestors(state)]:
-            own = [t for t in spec.states[name].transitions if t.event == event]
-            if own:
-                return frozenset(self.alt(t, False) for t in own)
-        return frozenset()
+        return frozenset(self.alt(t, False) for t in semantics.handling(spec, state, event))
 
     # -- record and rules ------------------------------------------------------------------
     def compare_record(self) -> None:

@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from statechart import semantics
 from statechart.model import Spec, Transition
 
 ENTERED, ACTIVE = 0, 1
@@ -45,6 +46,7 @@ class Graph:
         states = spec.states
         self.names = list(states)
         index = {name: i for i, name in enumerate(self.names)}
+        chart = semantics.chart(spec)
         self.out: list[list[tuple[int, Transition | None]]] = [[] for _ in range(2 * len(index))]
         self.into: list[list[int]] = [[] for _ in range(2 * len(index))]
         for i, state in enumerate(states.values()):
@@ -54,14 +56,13 @@ class Graph:
             if state.parent is not None:
                 shared.append((2 * index[state.parent] + ACTIVE, None))
             defaults: list[tuple[int, Transition | None]] = []
-            if state.kind == "compound" and state.children:
-                # Without a valid `initial` (reported by missing-initial / unknown-state), assume
-                # the first child, so that one mistake does not cascade into unreachable states.
-                default = state.initial if state.initial in state.children \
-                    else state.children[0]
-                defaults.append((2 * index[default] + ENTERED, None))
+            # Default entry as the semantics defines it (a compound state without a valid
+            # `initial` enters its first child, so one mistake does not cascade).
+            if state.kind == "compound" and chart.children[state.name]:
+                defaults.append((2 * index[chart.initial[state.name]] + ENTERED, None))
             elif state.kind == "parallel":
-                defaults.extend((2 * index[c] + ENTERED, None) for c in state.children)
+                defaults.extend((2 * index[c] + ENTERED, None)
+                                for c in chart.children[state.name])
             entered_edges = shared + defaults
             active_edges = entered_edges if state.kind == "parallel" else shared
             self.out[2 * i + ENTERED] = entered_edges
@@ -147,39 +148,3 @@ def format_path(start: str, steps: list[Step]) -> str:
             parts.append(f"-{t.event}-> {t.target}")
         current = step.target
     return " ".join(parts)
-
-
-def entered_states(spec: Spec, transition: Transition) -> list[str]:
-    """The states a transition enters: the target, its ancestors that were not already
-    active, and its default descendants."""
-    target = transition.target
-    if target not in spec.states:
-        return []
-    source_line = set(spec.ancestors(transition.source)) | {transition.source}
-    entered = []
-    for name in [target, *spec.ancestors(target)]:
-        if name in source_line and name != target:
-            break
-        entered.append(name)
-    stack = [target]
-    while stack:
-        state = spec.states[stack.pop()]
-        if state.kind == "compound" and state.initial in spec.states:
-            entered.append(state.initial)
-            stack.append(state.initial)
-        elif state.kind == "parallel":
-            entered.extend(state.children)
-            stack.extend(state.children)
-    return entered
-
-
-def available_transitions(spec: Spec, names: Iterable[str]) -> list[Transition]:
-    """Transitions that can fire while any of `names` is active: those declared on the
-    states themselves, their descendants and their ancestors."""
-    declared_on: dict[str, None] = {}
-    for name in names:
-        for sub in spec.subtree(name):
-            declared_on.setdefault(sub, None)
-        for anc in spec.ancestors(name):
-            declared_on.setdefault(anc, None)
-    return [t for s in declared_on for t in spec.states[s].transitions]

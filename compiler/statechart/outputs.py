@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from statechart import __version__
 from statechart.model import Spec
 
 if TYPE_CHECKING:  # the linter imports the rules; outputs stays light for `check`
@@ -53,7 +54,8 @@ def spec_display_path(spec: Spec) -> str:
 def header_lines(spec: Spec) -> list[str]:
     """The header's text, without comment markers (each format adds its own)."""
     return [
-        f"Generated from {spec_display_path(spec)} by statechart-compiler. {HEADER_MARK}.",
+        f"Generated from {spec_display_path(spec)} by statechart-compiler {__version__}. "
+        f"{HEADER_MARK}.",
         f"Source sha256: {spec.source_sha256}",
         "Regenerate with: statechart build",
     ]

@@ -4,6 +4,10 @@
 (a spec that cannot be built, a diagram that cannot be laid out) and a run's (a record that is
 refused, an event the run does not accept now). A generated module subclasses the run errors
 per spec (`AgentRunInvalidRecord` is an `InvalidRecord`), so callers can catch either.
+
+This module needs only the standard library, so the compiler can import it cheaply.
+`statechart_runtime.run.EventNotAccepted` (an event the run refuses) is a `RunError` too; it
+lives there because it also subclasses python-statemachine's `TransitionNotAllowed`.
 """
 
 from __future__ import annotations
@@ -40,19 +44,6 @@ class LimitExceeded(RunError, RuntimeError):
         super().__init__(f"state `{state}` may be entered at most {limit} times per run")
         self.state = state
         self.limit = limit
-
-
-class EventNotAccepted(RunError, RuntimeError):
-    """The run cannot take this event now: no transition for it is enabled in the active
-    states, or the run has already ended."""
-
-    def __init__(self, event: str, configuration: tuple[str, ...], ended: bool) -> None:
-        where = ", ".join(configuration)
-        reason = f"the run has ended (in {where})" if ended else f"not accepted in {where}"
-        super().__init__(f"event `{event}`: {reason}")
-        self.event = event
-        self.configuration = configuration
-        self.ended = ended
 
 
 class RuntimeVersionError(StatechartError, ImportError):

@@ -1,22 +1,21 @@
 """`generated/NAME.py`: a typed python-statemachine module for one spec.
 
-What the module holds (docs/generated-code.md is the user's guide):
+What the module holds (docs/generated-code.md is the user's guide): the spec as data and a
+typed API over the `statechart_runtime` package, which holds the behaviour (as protobuf's
+and betterproto's generated code subclasses their runtime's message class):
 
 - enums for states, events and every `enum` record field;
-- `<Name>Record`, the run record (a dataclass; JSON keys are its attribute names) and
-  `<Name>Step`, one entry of its history;
-- `<Name>Machine`, the python-statemachine `StateMachine` subclass: every state (nested and
-  parallel ones as `State.Compound` / `State.Parallel` classes), one statement per transition;
-- `<Name>`, the facade users call: one method per event whose keyword-only arguments are the
-  fields the event sets, typed precisely. python-statemachine binds events as class
-  attributes of the machine, so typed methods cannot live there; the facade registers itself
-  as the machine's listener instead, which is also how guards and entry/exit actions (its
-  methods, for a subclass or a `model=` object to override) are found, and how every
-  transition reaches `before_transition`, where the record is checked and updated.
+- `_SPEC`, the spec's tables (states, transitions, fields, limits, ...);
+- `<Name>Record`, the run record (a dataclass with the spec's typed fields over
+  `statechart_runtime.record.Record`) and `<Name>Step`, one entry of its history;
+- `<Name>Machine`, the python-statemachine class (over `statechart_runtime.machine.Machine`):
+  every state (nested and parallel ones as `State.Compound` / `State.Parallel` classes), one
+  statement per transition;
+- `<Name>`, the facade users call (over `statechart_runtime.run.Run`): one method per event
+  whose keyword-only arguments are the fields the event sets, typed precisely; default guards
+  and actions to override.
 
-Why the tables: the facade keeps the record in step without asking the library on every
-event, and replays a stored history on restore, from per-transition tables computed here
-(`statechart.codegen.semantics`).
+The module checks at import that the installed runtime provides the API it was built for.
 """
 
 from __future__ import annotations
@@ -24,8 +23,10 @@ from __future__ import annotations
 import string
 import textwrap
 
-from statechart.codegen import CodegenError, semantics
-from statechart.codegen._jinja import Ident, Lit, environment, py
+import statechart_runtime
+from statechart import __version__, semantics
+from statechart.codegen import CodegenError
+from statechart.codegen._jinja import Ident, Lit, entry, environment, py
 from statechart.model import Spec, State
 
 # `check` refuses these names (rule invalid-name); the generator re-checks them as a last line
@@ -42,10 +43,9 @@ def camel(snake: str) -> str:
 # record field must not take one; `_` + class is its alias for class bodies, so the names
 # behind the template's own `_` names are taken too.
 TEMPLATE_NAMES = frozenset({
-    "SPEC_NAME", "SPEC_VERSION", "SPEC_SHA256", "STATE_DESCRIPTIONS", "State", "StateMachine",
-    "OrderedSet", "Model", "Any", "Final", "TypeAlias", "Callable", "Mapping", "STATE", "EVENT",
-    "FIELD_TYPES", "FIELD_ENUMS", "EFFECTS", "PARENT", "ORDER", "LIMITS", "REQUIRES",
-    "INITIAL_CONFIGURATION", "FINAL", "DEFAULT_ENTRY",
+    "SPEC_NAME", "SPEC_VERSION", "SPEC_SHA256", "DESCRIPTION", "STATE_DESCRIPTIONS",
+    "EVENT_DESCRIPTIONS", "Final", "TypeAlias", "Mapping", "SPEC", "rt", "api", "error",
+    "check_record",
 })
 
 
@@ -153,27 +153,24 @@ def docstring(text: str, indent: int, width: int = 100) -> Lit:
 
 
 def _tables(spec: Spec) -> dict[str, object]:
-    order = semantics.document_order(spec)
-    effects = semantics.effects(spec)
-    flat = semantics.is_flat(spec)
+    """The spec's data for `_SPEC`: one literal row per state and per distinct transition
+    (same-key alternatives merged: the fields set are their union)."""
+    by_key: dict[tuple[str, str, str], list[str]] = {}
+    for t in spec.transitions():
+        sets = by_key.setdefault((t.source, t.event, t.target), [])
+        sets.extend(f for f in t.sets if f not in sets)
+    requires = [entry(s.name, s.requires, 8) for s in spec.states.values() if s.requires]
     return {
-        "flat": flat,
-        "effects": [((e.source, e.event, e.target), (e.domain, e.entered, e.sets))
-                    for e in effects],
-        "parent": [(py(s.name), py(s.parent)) for s in spec.states.values()] if not flat else [],
-        "order": [(py(name), py(i)) for name, i in order.items()] if not flat else [],
-        "default_entry": [
-            (s.name, tuple(sorted(semantics.default_entry(spec, s.name)[1:],
-                                  key=order.__getitem__)))
-            for s in spec.states.values() if s.kind in ("compound", "parallel")],
-        "limits": [(py(s.name), py(s.limit)) for s in spec.states.values() if s.limit],
-        "requires": [(py(s.name), py(s.requires)) for s in spec.states.values() if s.requires],
-        "initial_configuration": py(semantics.initial_configuration(spec)),
+        "flat": semantics.is_flat(spec),
+        "state_rows": [py(row) for row in semantics.rows(spec)],
+        "transition_rows": [py((*key, tuple(sets))) for key, sets in by_key.items()],
+        "limits": py(limits) if (limits := {s.name: s.limit for s in spec.states.values()
+                                             if s.limit}) else None,
+        "requires": requires,
+        "initial_configuration": [Ident(n) for n in semantics.initial_configuration(spec)],
         "migrations": [(py(m.from_version), py({old: new for old, new, _ in m.states}),
                         py({old: new for old, new, _ in m.fields}))
                        for m in sorted(spec.migrations, key=lambda m: m.from_version)],
-        "finals": py(frozenset(s.name for s in spec.top_level if s.kind == "final")),
-        "top": [Ident(s.name) for s in spec.top_level],
     }
 
 
@@ -203,7 +200,11 @@ def render(spec: Spec) -> str:
                                 "Generated; see DESCRIPTION for the spec's own words.", 0),
         "facade_doc": docstring(f"One run of `{spec.name}`: a method per event, the record "
                                 "in `record`, guards and actions to override.", 4),
+        "enum_fields": [(Ident(f.name), f.type, classes["enum:" + f.name], f.description, ())
+                        for f in spec.record if f.type == "enum"],
         "field_types": {f.type for f in spec.record},
+        "api_version": py(statechart_runtime.API_VERSION),
+        "compiler": py(f"statechart-compiler {__version__}"),
         **_tables(spec),
     }
     return environment().get_template("python_module.py.j2").render(context)

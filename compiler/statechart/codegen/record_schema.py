@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from statechart.codegen import semantics
+from statechart import semantics
 from statechart.model import RecordField, Spec
 from statechart.outputs import header_lines
 

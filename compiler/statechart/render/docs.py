@@ -19,7 +19,8 @@ from statechart.render import labels
 from statechart.render.dot import dot_source
 from statechart.render.layout import layout, with_svg_header
 from statechart.render.mermaid import mermaid_source
-from statechart.render.style import is_terminal, overlay_marks
+from statechart.render.style import overlay_marks
+from statechart.semantics import ends_run
 
 DOCS_DIR = "docs/specs"
 
@@ -87,7 +88,7 @@ def _state_row(spec: Spec, state: State) -> dict[str, str]:
         "description": description,
         "tags": _names(state.tags),
         "requires": _names(state.requires),
-        "terminal": "yes" if is_terminal(state) else "",
+        "terminal": "yes" if ends_run(state) else "",
     }
 
 

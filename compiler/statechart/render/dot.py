@@ -23,15 +23,8 @@ from statechart.model import Spec, State, Transition
 from statechart.names import IDENTIFIER
 from statechart.outputs import header_lines
 from statechart.render import labels
-from statechart.render.style import (
-    HIGHLIGHT,
-    OVERLAY,
-    initial_leaf,
-    is_terminal,
-    look,
-    overlay_marks,
-    tag_fills,
-)
+from statechart.render.style import HIGHLIGHT, OVERLAY, look, overlay_marks, tag_fills
+from statechart.semantics import ends_run, initial_leaf
 
 FONT = "Helvetica"
 GRAPH_ATTR = {
@@ -108,7 +101,7 @@ def _add_state(graph: graphviz.Digraph, spec: Spec, state: State, ids: _Ids,
         attrs["fillcolor"] = seen.fill
     if state.is_final:
         attrs.update(shape="doublecircle", width="0.3", margin="0.02")
-        if is_terminal(state):
+        if ends_run(state):
             attrs["penwidth"] = mark.get("penwidth", "1.5")
     if region:  # an atomic region still reads as a region: wrap it in its dashed box
         with graph.subgraph(name=f"cluster_{ids[state.name]}") as sub:
@@ -207,7 +200,7 @@ def _legend(spec: Spec, fills: dict[str, str], active: frozenset[str]) -> str:
     row("&#9679;&#8594;", "initial state")
     if "final" in kinds:
         row("(( ))", "final state (double circle)")
-    if any(is_terminal(s) for s in spec.states.values()):
+    if any(ends_run(s) for s in spec.states.values()):
         row("(( ))", "terminal: the run ends here", fill=fills.get("terminal", "#d9d9d9"))
         fills = {t: f for t, f in fills.items() if t != "terminal"}  # same grey, said once
     if "compound" in kinds:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from statechart import semantics
 from statechart.build_model import did_you_mean
 from statechart.model import Spec
 
@@ -19,14 +20,20 @@ class HighlightError(ValueError):
 
 
 def active_configuration(spec: Spec, names: list[str]) -> frozenset[str]:
-    """The named states and all their ancestors (an ancestor of an active state is active)."""
-    active: set[str] = set()
+    """The configuration to mark. One name (`--highlight STATE`, or a record with only a
+    `status`) means a run that has just entered that state: its ancestors, its default
+    children and the default states of the other regions of a parallel ancestor
+    (`semantics.configuration_of`). Several names (a record's `configuration`) are taken as
+    they are, with their ancestors (an ancestor of an active state is active)."""
     for name in names:
         if name not in spec.states:
             hint = did_you_mean(name, spec.states)
             raise HighlightError(f"no state `{name}` in spec `{spec.name}`"
                                  + (f"; {hint}" if hint else ""))
-        active.add(name)
+    if len(names) == 1:
+        return frozenset(semantics.configuration_of(spec, names[0]))
+    active: set[str] = set(names)
+    for name in names:
         active.update(spec.ancestors(name))
     return frozenset(active)
 

@@ -20,15 +20,8 @@ from __future__ import annotations
 from statechart.model import Spec, State, Transition
 from statechart.outputs import header_lines
 from statechart.render import labels
-from statechart.render.style import (
-    HIGHLIGHT,
-    OVERLAY,
-    in_parallel,
-    initial_leaf,
-    is_terminal,
-    overlay_marks,
-    tag_fills,
-)
+from statechart.render.style import HIGHLIGHT, OVERLAY, overlay_marks, tag_fills
+from statechart.semantics import ends_run, in_parallel, initial_leaf
 
 INDENT = "    "
 
@@ -133,7 +126,7 @@ def _classes(spec: Spec, ids: dict[str, str], active: frozenset[str],
     for name, state in spec.states.items():
         if state.tags:
             members.setdefault(tag_class[state.tags[0]], []).append(ids[name])
-        if is_terminal(state):
+        if ends_run(state):
             members.setdefault("terminal", []).append(ids[name])
         if name in added:
             members.setdefault("added", []).append(ids[name])

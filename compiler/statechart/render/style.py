@@ -1,8 +1,9 @@
 """What a state looks like, decided once for DOT, Mermaid and the docs legend.
 
-Terminal = a top-level final state (the run ends there). Tags get a fill colour: `paused` and
-`terminal` have fixed ones (the spec format's rules talk about them), other tags take colours
-from a palette in first-use order, so the same spec always gets the same colours.
+Terminal = a state that ends the run (`statechart.semantics.ends_run`). Tags get a fill
+colour: `paused` and `terminal` have fixed ones (the spec format's rules talk about them),
+other tags take colours from a palette in first-use order, so the same spec always gets the
+same colours.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from statechart.model import Spec, State
+from statechart.semantics import ends_run
 
 TERMINAL_FILL = "#d9d9d9"
 FIXED_TAG_FILLS = {"paused": "#ffd8a8", "terminal": TERMINAL_FILL}
@@ -53,10 +55,6 @@ class Look:
     terminal: bool
 
 
-def is_terminal(state: State) -> bool:
-    return state.is_final and state.parent is None
-
-
 def tag_fills(spec: Spec) -> dict[str, str]:
     """Every tag used in the spec with its fill colour, in first-use order."""
     fills: dict[str, str] = {}
@@ -72,25 +70,5 @@ def look(state: State, fills: dict[str, str]) -> Look:
     """A state with several tags takes the colour of the first; `paused` wins, it matters most
     to an operator."""
     tags = sorted(state.tags, key=lambda t: (t != "paused", t != "terminal"))
-    fill = fills[tags[0]] if tags else (TERMINAL_FILL if is_terminal(state) else None)
-    return Look(fill, is_terminal(state))
-
-
-def initial_leaf(spec: Spec, name: str) -> str:
-    """The atomic state entered first when `name` is entered (the first region for a
-    parallel state). Used where a diagram needs a node for a compound state."""
-    seen = set()
-    while name in spec.states and name not in seen:
-        seen.add(name)
-        state = spec.states[name]
-        if state.kind == "compound" and state.initial in spec.states:
-            name = state.initial
-        elif state.kind in ("compound", "parallel") and state.children:
-            name = state.children[0]
-        else:
-            break
-    return name
-
-
-def in_parallel(spec: Spec, name: str) -> bool:
-    return any(spec.states[a].kind == "parallel" for a in spec.ancestors(name))
+    fill = fills[tags[0]] if tags else (TERMINAL_FILL if ends_run(state) else None)
+    return Look(fill, ends_run(state))

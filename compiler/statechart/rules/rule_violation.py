@@ -3,14 +3,17 @@
 What: a rule under `rules:` does not hold. The three kinds:
 
 - `never: {from: A, to: B}`: no transition that can fire while in A enters B;
-- `only: {from: A, to: [B, C]}`: every transition that leaves A enters B or C;
+- `only: {from: A, to: [B, C]}`: every transition that leaves A enters B or C (or stays in A);
 - `unreachable: {from: A, to: B}`: no path at all, however long, leads from A to B.
 
 A state name means that state and everything nested in it (being "in running" includes being in
 `running.reasoning`); `{tag: t}` means every state tagged `t`. Transitions declared on a parent
-state count for its children. The message shows a counter-example: for `never` and `only`
-the shortest path from `initial` through the offending transition, for `unreachable` the
-shortest path from A to B.
+state count for its children, and so do the transitions of the other regions of a parallel
+state A is in (they fire while A is active). A transition "enters" every state of its entry
+set: its target, the target's default children, and the default states of the other regions
+of a parallel state it enters (see docs/semantics.md). The message shows a counter-example:
+for `never` and `only` the shortest path from `initial` through the offending transition,
+for `unreachable` the shortest path from A to B.
 
 Why: these are the invariants a team relies on ("a completed run never runs again"), checked
 on every change of the spec instead of discovered in production.
@@ -26,8 +29,9 @@ Fix: remove or redirect the transition on the counter-example path, or change th
 team's intent changed.
 """
 
+from statechart import semantics
 from statechart.diagnostics import Severity
-from statechart.graph import Step, available_transitions, entered_states, format_path
+from statechart.graph import Step, format_path
 from statechart.model import Selector, SpecRule, Transition
 from statechart.rules._base import Check, Graph, Spec, problem
 
@@ -88,11 +92,12 @@ def check(spec: Spec, graph: Graph) -> Check:
                               "remove or redirect a transition on this path")
             continue
         source_set = set(sources)
-        for t in available_transitions(spec, sources):
+        for t in semantics.can_fire_while(spec, sources):
             if t.target not in spec.states:
                 continue  # reported by unknown-state; it says nothing about this rule
-            entered = entered_states(spec, t)
-            hits = [s for s in entered if s in targets]
+            if rule.kind == "only" and not any(semantics.exits(spec, t, s) for s in sources):
+                continue  # a transition of another region that leaves A alone
+            hits = [s for s in semantics.entry_set(spec, t) if s in targets]
             if rule.kind == "never" and hits:
                 yield problem(ID, SEVERITY, t.target_span,
                               f"{_label(rule)} is broken by `{t.source}` -{t.event}-> "

@@ -1,0 +1,129 @@
+"""The statechart semantics, as the compiler asks it about a `Spec`.
+
+The definitions live in one place, `statechart_runtime.semantics` (default entry, entry and
+exit sets, the transition domain, selection and priority, completion), which generated modules
+also run on; this module builds its `Chart` from a checked model and answers in the model's
+terms. The graph rules, code generation, the renderers, `--highlight` and `diff` ask here.
+`docs/semantics.md` states the semantics in words.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Iterable
+
+from statechart.model import Spec, State, Transition
+from statechart_runtime.semantics import Chart, StateRow
+
+_charts: dict[int, Chart] = {}
+
+
+def rows(spec: Spec) -> list[StateRow]:
+    """The state tree as the runtime's table rows, in document order. A compound state whose
+    `initial` is missing or not one of its children (reported by missing-initial or
+    unknown-state) enters its first child, so one mistake does not cascade."""
+    out: list[StateRow] = []
+    for s in spec.states.values():
+        children = [c for c in s.children if c in spec.states]
+        initial = None
+        if s.kind == "compound" and children:
+            initial = s.initial if s.initial in children else children[0]
+        out.append((s.name, s.parent, s.kind, initial))
+    return out
+
+
+def chart(spec: Spec) -> Chart:
+    """The spec's `Chart`, built once per model."""
+    key = id(spec)
+    found = _charts.get(key)
+    if found is None:
+        top = spec.initial if spec.initial in spec.states else next(iter(spec.states), "")
+        found = _charts[key] = Chart(rows(spec), top)
+        weakref.finalize(spec, _charts.pop, key, None)
+    return found
+
+
+def entry_set(spec: Spec, t: Transition) -> tuple[str, ...]:
+    """The states transition `t` enters (none when its target is unknown)."""
+    if t.target not in spec.states:
+        return ()
+    return chart(spec).entry_set(t.source, t.target)
+
+
+def initial_configuration(spec: Spec) -> tuple[str, ...]:
+    return chart(spec).initial_configuration()
+
+
+def default_entry(spec: Spec, name: str) -> tuple[str, ...]:
+    return chart(spec).default_entry(name)
+
+
+def configuration_of(spec: Spec, name: str) -> tuple[str, ...]:
+    """The configuration of a run that has just entered `name` (see `Chart`)."""
+    return chart(spec).configuration_of(name)
+
+
+def is_flat(spec: Spec) -> bool:
+    """No nesting: a run's configuration is one state, and its record has no
+    `configuration`."""
+    return all(s.parent is None for s in spec.states.values())
+
+
+def ends_run(state: State) -> bool:
+    """A top-level final state: entering it ends the run."""
+    return state.is_final and state.parent is None
+
+
+def initial_leaf(spec: Spec, name: str) -> str:
+    """The first atomic state (document order) entered when `name` is entered by default:
+    where a diagram draws an arrow that targets a compound or parallel state."""
+    c = chart(spec)
+    for entered in c.default_entry(name):
+        if not c.children[entered]:
+            return entered
+    return name
+
+
+def in_parallel(spec: Spec, name: str) -> bool:
+    return any(spec.states[a].kind == "parallel" for a in spec.ancestors(name))
+
+
+def handling(spec: Spec, state: str, event: str) -> list[Transition]:
+    """The alternatives `event` can take while `state` is active, looking at the state and
+    then its ancestors: the nearest state that declares the event wins (a descendant's
+    transition beats an ancestor's), its alternatives in document order."""
+    for name in (state, *spec.ancestors(state)):
+        own = [t for t in spec.states[name].transitions if t.event == event]
+        if own:
+            return own
+    return []
+
+
+def co_active(spec: Spec, names: Iterable[str]) -> list[str]:
+    """Every state that can be active at the same time as one of `names`: the states, their
+    ancestors and descendants, and everything inside a parallel ancestor (its other regions
+    run alongside)."""
+    picked: dict[str, None] = {}
+    for name in names:
+        for sub in spec.subtree(name):
+            picked.setdefault(sub, None)
+        for ancestor in spec.ancestors(name):
+            picked.setdefault(ancestor, None)
+            if spec.states[ancestor].kind == "parallel":
+                for sub in spec.subtree(ancestor):
+                    picked.setdefault(sub, None)
+    return list(picked)
+
+
+def can_fire_while(spec: Spec, names: Iterable[str]) -> list[Transition]:
+    """The transitions that can fire while one of `names` is active: those declared on any
+    state that can be active alongside (see `co_active`)."""
+    return [t for s in co_active(spec, names) for t in spec.states[s].transitions]
+
+
+def exits(spec: Spec, t: Transition, name: str) -> bool:
+    """Whether taking `t` exits `name` when `name` is active (it lies under t's domain)."""
+    if t.target not in spec.states:
+        return False
+    c = chart(spec)
+    return c.is_descendant(name, c.domain(t.source, t.target))

@@ -1,0 +1,19 @@
+"""What generated modules use, in one import (`from statechart_runtime import api as _api`).
+
+A generated module imports this after `statechart_runtime.check_api` has accepted the runtime;
+everything it names is part of the API version in `statechart_runtime.API_VERSION`.
+"""
+
+from __future__ import annotations
+
+from statemachine import State
+
+from statechart_runtime import errors
+from statechart_runtime.machine import Machine
+from statechart_runtime.record import Record, Step, check_record
+from statechart_runtime.run import EventNotAccepted, Run
+from statechart_runtime.spec import SpecTables
+from statechart_runtime.values import utcnow
+
+__all__ = ["EventNotAccepted", "Machine", "Record", "Run", "SpecTables", "State", "Step",
+           "check_record", "errors", "utcnow"]

@@ -1,0 +1,82 @@
+"""`Machine`: the python-statemachine base class of every generated machine, made to follow
+`statechart_runtime.semantics` where python-statemachine 3.2.2 departs from SCXML.
+
+Two departures are routed around here (the tests under tests/conformance pin them against
+XState):
+
+- Selection order. The library walks the active atomic states in the order they were
+  *entered* (its code carries a "TODO: sorted by document order"), so when two parallel regions
+  take conflicting transitions on one event the region entered last wins, and a restored run
+  (whose configuration is stored in document order) can choose differently from the run it was
+  saved from. `_Engine` walks them in document order, as SCXML does.
+- Document order numbers. The library numbers a compound state's children without carrying
+  the counter back up, so a region listing states before its initial one gets numbers that
+  reorder entries and exits across regions. `number_states` renumbers every state from the
+  spec's own document order (`Chart.order`).
+
+The run facade (`statechart_runtime.run.Run`) keeps the record; it is called once per
+microstep from `_Engine.microstep`, before any action runs, so it may refuse the step. It is
+not registered as a listener: the library would build a per-instance callback registry for it
+(most of a run's memory), and a listener's hook costs more per event than this call.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from statemachine import StateMachine
+from statemachine.engines.sync import SyncEngine
+from statemachine.orderedset import OrderedSet
+
+from statechart_runtime.semantics import Chart
+
+
+class MicrostepHook(Protocol):
+    def _sc_microstep(self, transitions: list[Any]) -> None: ...
+
+
+class _Engine(SyncEngine):
+    def _select_transitions(self, trigger_data: Any, predicate: Any) -> Any:
+        enabled: Any = OrderedSet()
+        atomic = sorted((s for s in self.sm.configuration if s.is_atomic),
+                        key=_document_order)
+        for state in atomic:
+            transition = self._first_transition_that_matches(state, trigger_data, predicate)
+            if transition is not None:
+                enabled.add(transition)
+        return self._filter_conflicting_transitions(enabled)
+
+    def microstep(self, transitions: list[Any], trigger_data: Any) -> Any:
+        hook: MicrostepHook | None = getattr(self.sm, "_sc_run", None)
+        if hook is not None:
+            hook._sc_microstep(transitions)  # raising here cancels the step: nothing ran yet
+        return super().microstep(transitions, trigger_data)
+
+
+def _document_order(state: Any) -> int:
+    return state.document_order  # type: ignore[no-any-return]
+
+
+class Machine(StateMachine):
+    """Base of generated machine classes: SCXML selection order, and the class checks off
+    (`statechart check` already proved what they check, and one of them is quadratic)."""
+
+    validate_disconnected_states = False
+    validate_trap_states = False
+    validate_final_reachability = False
+
+    def _get_engine(self) -> Any:
+        return _Engine(self)
+
+    def run_exit_actions(self, names: list[str]) -> None:
+        """Run the exit actions of the named states, in this order, as the library would on
+        exit (inline names, then conventions; on the model and every listener)."""
+        states = self.states_map
+        for name in names:
+            self._callbacks.call(states[name].exit.key)
+
+
+def number_states(machine_class: type[Machine], chart: Chart) -> None:
+    """Give every state of the class its document-order number from the spec (see above)."""
+    for state in machine_class.states_map.values():
+        state.document_order = chart.order[state.id] + 1

@@ -1,0 +1,366 @@
+"""The run record: its JSON codec, its integrity check, and the upgrade of older records.
+
+A generated module declares `<Name>Record` (a dataclass with the spec's typed fields) and
+`<Name>Step` as subclasses of `Record` and `Step`; the behaviour lives here and reads the
+spec's `SpecTables` (`_sc_spec` on the class).
+
+A record is refused (the spec's `InvalidRecord`, naming the JSON key at fault) unless replaying
+its history from the initial state gives exactly its configuration, status and entry counts,
+with every step a transition of the spec whose source was active, setting exactly the fields
+that transition sets, no limit exceeded, and every field the active states require set.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import enum
+import json
+from collections.abc import Mapping
+from typing import Any, ClassVar, Generic, TypeVar
+
+from statechart_runtime.spec import SpecTables
+from statechart_runtime.values import JsonValue, is_aware, parse_time, time_text
+
+E = TypeVar("E", bound=enum.Enum)
+S = TypeVar("S", bound=enum.Enum)
+JsonObject = dict[str, Any]
+# Deeper JSON than this is refused before Python's own recursion limit is near.
+MAX_JSON_DEPTH = 64
+_FIXED_KEYS = ("runId", "specVersion", "status", "configuration", "lastTransitionAt", "history",
+               "counts")
+
+
+@dataclasses.dataclass(slots=True)
+class Step(Generic[E, S]):
+    """One transition of a run: the transition's own source and target, and what it set."""
+
+    event: E
+    source: S
+    target: S
+    at: dt.datetime
+    values: dict[str, JsonValue] = dataclasses.field(default_factory=dict)
+
+    def to_dict(self) -> JsonObject:
+        return {"event": self.event.value, "source": self.source.value,
+                "target": self.target.value, "at": time_text(self.at),
+                "values": dict(self.values)}
+
+
+class Record:
+    """Base of a generated `<Name>Record` dataclass: persistence and the integrity check."""
+
+    _sc_spec: ClassVar[SpecTables]
+    _sc_step: ClassVar[type[Step[Any, Any]]]
+
+    def to_dict(self) -> JsonObject:
+        spec = self._sc_spec
+        record: Any = self
+        data: JsonObject = {"runId": record.runId, "specVersion": record.specVersion,
+                            "status": record.status.value}
+        if not spec.flat:
+            data["configuration"] = [state.value for state in record.configuration]
+        data["lastTransitionAt"] = time_text(record.lastTransitionAt)
+        data["history"] = [step.to_dict() for step in record.history]
+        data["counts"] = dict(record.counts)
+        for field in spec.codec.types:
+            value = getattr(self, field)
+            if value is not None:
+                data[field] = spec.codec.to_json(field, value)
+        return data
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), ensure_ascii=False, allow_nan=False, indent=2)
+
+    @classmethod
+    def from_json(cls, text: str | bytes) -> Any:
+        """Parse and check a record (see `from_dict`). Duplicate keys and JSON nested deeper
+        than MAX_JSON_DEPTH are refused."""
+        invalid = cls._sc_spec.invalid
+        try:
+            data = json.loads(text, object_pairs_hook=_unique_keys)
+        except _DuplicateKey as exc:
+            raise invalid(exc.args[0], "duplicate key") from None
+        except RecursionError:
+            raise invalid("(record)", "JSON nested too deeply") from None
+        except ValueError as exc:
+            raise invalid("(record)", f"not JSON: {exc}") from None
+        return cls.from_dict(data)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Any:
+        """Parse and check a record: types, status, configuration, counts and history.
+
+        A record of an earlier spec version is first upgraded with that version's migration.
+        """
+        spec = cls._sc_spec
+        invalid = spec.invalid
+        if not isinstance(data, Mapping):
+            raise invalid("(record)", "expected a JSON object")
+        _refuse_deep(data, invalid)
+        data = upgrade(spec, data)
+        known = {*_FIXED_KEYS, *spec.codec.types}
+        for key in data:
+            if key not in known or (spec.flat and key == "configuration"):
+                raise invalid(str(key), "unknown key")
+        run_id = data.get("runId")
+        if not isinstance(run_id, str) or not run_id:
+            raise invalid("runId", "expected a non-empty string")
+        version = data.get("specVersion")
+        if isinstance(version, bool) or version != spec.version:
+            raise invalid("specVersion", f"this module reads version {spec.version} records "
+                          f"of {spec.name!r}, got {data.get('specVersion')!r}")
+        values: dict[str, Any] = {"runId": run_id,
+                                  "status": _state_of(spec, "status", data.get("status"))}
+        if not spec.flat:
+            raw = data.get("configuration")
+            if not isinstance(raw, list) or not raw:
+                raise invalid("configuration", "expected a non-empty list of states")
+            values["configuration"] = [_state_of(spec, "configuration", v) for v in raw]
+        counts = data.get("counts")
+        if not isinstance(counts, dict) or set(counts) != set(spec.limits) or not all(
+                isinstance(n, int) and not isinstance(n, bool) for n in counts.values()):
+            raise invalid("counts", f"expected entry counts of {sorted(spec.limits)}")
+        history = data.get("history")
+        if not isinstance(history, list):
+            raise invalid("history", "expected a list")
+        values["lastTransitionAt"] = parse_time("lastTransitionAt",
+                                                data.get("lastTransitionAt"), invalid)
+        values["history"] = [_step_from_dict(cls, i, step) for i, step in enumerate(history)]
+        values["counts"] = dict(counts)
+        for field in spec.codec.types:
+            if field in data:
+                values[field] = spec.codec.from_json(field, data[field])
+        record = cls(**values)
+        check_record(record)
+        return record
+
+
+class _DuplicateKey(ValueError):
+    pass
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _DuplicateKey(key)
+        out[key] = value
+    return out
+
+
+def _refuse_deep(data: object, invalid: type[Exception]) -> None:
+    """Iteratively: a record is shallow; a deeply nested value is refused with its path."""
+    stack: list[tuple[object, int, str]] = [(data, 0, "")]
+    while stack:
+        value, depth, where = stack.pop()
+        if depth > MAX_JSON_DEPTH:
+            raise invalid(where.lstrip(".") or "(record)", "nested too deeply")
+        if isinstance(value, Mapping):
+            stack.extend((v, depth + 1, f"{where}.{k}") for k, v in value.items())
+        elif isinstance(value, list):
+            stack.extend((v, depth + 1, f"{where}[{i}]") for i, v in enumerate(value))
+
+
+def _state_of(spec: SpecTables, where: str, raw: object) -> Any:
+    members = spec.state_enum.__members__
+    if isinstance(raw, str) and raw in members:
+        return members[raw]
+    raise spec.invalid(where, f"unknown state {raw!r}")
+
+
+def _step_from_dict(cls: type[Record], index: int, raw: object) -> Step[Any, Any]:
+    spec = cls._sc_spec
+    where = f"history[{index}]"
+    keys = {"event", "source", "target", "at", "values"}
+    if not isinstance(raw, dict) or set(raw) != keys:
+        raise spec.invalid(where, f"expected an object with keys {sorted(keys)}")
+    event = raw["event"]
+    if not isinstance(event, str) or event not in spec.event_enum.__members__:
+        raise spec.invalid(where + ".event", f"unknown event {event!r}")
+    values = raw["values"]
+    if not isinstance(values, dict):
+        raise spec.invalid(where + ".values", "expected an object")
+    for field, value in values.items():
+        if field not in spec.codec.types:
+            raise spec.invalid(f"{where}.values.{field}", "not a field of the record")
+        spec.codec.from_json(field, value, f"{where}.values.{field}")
+    return cls._sc_step(spec.event_enum.__members__[event],
+                        _state_of(spec, where + ".source", raw["source"]),
+                        _state_of(spec, where + ".target", raw["target"]),
+                        parse_time(where + ".at", raw["at"], spec.invalid), dict(values))
+
+
+def check_record(record: Record) -> None:
+    """Refuse a record this spec could not have produced (see the module's docstring)."""
+    spec = record._sc_spec
+    invalid = spec.invalid
+    rec: Any = record
+    if not isinstance(rec.runId, str) or not rec.runId:
+        raise invalid("runId", f"expected a non-empty string, got {rec.runId!r}")
+    if isinstance(rec.specVersion, bool) or rec.specVersion != spec.version:
+        raise invalid("specVersion", f"expected {spec.version}, got {rec.specVersion!r}")
+    enum_name = spec.state_enum.__name__
+    if not isinstance(rec.status, spec.state_enum):
+        raise invalid("status", f"expected a {enum_name}, got {rec.status!r}")
+    if not spec.flat and (not isinstance(rec.configuration, list) or not rec.configuration
+                          or not all(isinstance(s, spec.state_enum) for s in rec.configuration)):
+        raise invalid("configuration", f"expected a non-empty list of {enum_name}, got "
+                      f"{rec.configuration!r}")
+    if not is_aware(rec.lastTransitionAt):
+        raise invalid("lastTransitionAt", "expected a datetime with a time zone, got "
+                      f"{rec.lastTransitionAt!r}")
+    if not isinstance(rec.counts, dict) or not all(
+            isinstance(n, int) and not isinstance(n, bool) for n in rec.counts.values()):
+        raise invalid("counts", f"expected entry counts of {sorted(spec.limits)}")
+    if not isinstance(rec.history, list):
+        raise invalid("history", f"expected a list, got {rec.history!r}")
+    for field, kind in spec.codec.types.items():
+        value = getattr(record, field)
+        if value is not None:
+            try:
+                spec.codec.to_json(field, value)
+            except TypeError:
+                raise invalid(field, f"expected a {kind} value, got {value!r}") from None
+    configuration, counts = replay(spec, record)
+    recorded = spec.configuration_names(record)
+    if not spec.flat and recorded != configuration:
+        raise invalid("configuration", f"the history ends in {list(configuration)}, "
+                      f"not {list(recorded)}")
+    if rec.status.value != configuration[0]:
+        raise invalid("status", f"the history ends in `{configuration[0]}`, not "
+                      f"`{rec.status.value}`")
+    if rec.counts != counts:
+        raise invalid("counts", f"the history gives {counts}, not {rec.counts}")
+    for name in configuration:
+        for field in spec.requires.get(name, ()):
+            if getattr(record, field) is None:
+                raise invalid(field, f"required while in `{name}`, but not set")
+
+
+def replay(spec: SpecTables, record: Record) -> tuple[tuple[str, ...], dict[str, int]]:
+    """(configuration, counts) at the end of a record's checked history."""
+    invalid = spec.invalid
+    chart = spec.chart
+    configuration = chart.initial_configuration()
+    counts = dict(spec.initial_counts)
+    step_class = record._sc_step
+    history: list[Any] = record.history  # type: ignore[attr-defined]  # the generated field
+    for index, step in enumerate(history):
+        where = f"history[{index}]"
+        _check_step(spec, step_class, where, step)
+        key = (step.source.value, step.event.value, step.target.value)
+        sets = spec.effects.get(key)
+        if sets is None:
+            raise invalid(where, f"the spec has no transition {key[0]} -{key[1]}-> {key[2]}")
+        if key[0] not in configuration:
+            raise invalid(where, f"`{key[0]}` was not active (active: "
+                          f"{', '.join(configuration)})")
+        for field in set(step.values) | set(sets):
+            if field not in sets:
+                raise invalid(f"{where}.values.{field}", f"`{key[1]}` does not set it")
+            if field not in step.values:
+                raise invalid(f"{where}.values.{field}", f"`{key[1]}` sets it; missing")
+        for name in chart.entry_set(key[0], key[2]):
+            if name in counts:
+                counts[name] += 1
+                if counts[name] > spec.limits[name]:
+                    raise invalid(where, f"enters `{name}` more than {spec.limits[name]} "
+                                  "times (its limit)")
+        configuration = chart.next_configuration(configuration, [(key[0], key[2])])
+    return configuration, counts
+
+
+def _check_step(spec: SpecTables, step_class: type[Step[Any, Any]], where: str,
+                step: object) -> None:
+    invalid = spec.invalid
+    if not isinstance(step, step_class):
+        raise invalid(where, f"expected a {step_class.__name__}, got {step!r}")
+    if not isinstance(step.event, spec.event_enum):
+        raise invalid(where + ".event", f"expected a {spec.event_enum.__name__}, got "
+                      f"{step.event!r}")
+    for end, state in (("source", step.source), ("target", step.target)):
+        if not isinstance(state, spec.state_enum):
+            raise invalid(f"{where}.{end}", f"expected a {spec.state_enum.__name__}, got "
+                          f"{state!r}")
+    if not is_aware(step.at):
+        raise invalid(where + ".at", f"expected a datetime with a time zone, got {step.at!r}")
+    if not isinstance(step.values, dict):
+        raise invalid(where + ".values", f"expected a dict, got {step.values!r}")
+    for field, value in step.values.items():
+        if field not in spec.codec.types:
+            raise invalid(f"{where}.values.{field}", "not a field of the record")
+        spec.codec.from_json(field, value, f"{where}.values.{field}")
+
+
+def upgrade(spec: SpecTables, data: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A record stored by an earlier version of the spec, renamed into this version's names
+    (states, fields, counts, history). Records of this version are returned as they are; a
+    version with no migration keeps its names and is checked like any record."""
+    version = data.get("specVersion")
+    if not isinstance(version, int) or isinstance(version, bool) \
+            or not 1 <= version < spec.version:
+        return data
+    states, fields = spec.migrations.get(version, ({}, {}))
+
+    def state(name: Any) -> Any:
+        return states.get(name, name) if isinstance(name, str) else name
+
+    def values(raw: Any) -> Any:
+        if not isinstance(raw, dict):
+            return raw
+        renamed = ((fields.get(key, key), value) for key, value in raw.items())
+        return {key: value for key, value in renamed if key is not None}
+
+    upgraded: dict[str, Any] = values(dict(data))
+    upgraded["specVersion"] = spec.version
+    history = upgraded.get("history")
+    if isinstance(history, list):
+        upgraded["history"] = history = [
+            {**step, "source": state(step.get("source")), "target": state(step.get("target")),
+             "values": values(step.get("values"))} if isinstance(step, dict) else step
+            for step in history
+        ]
+    # The renamed history is the source of truth: status, configuration and counts are
+    # what replaying it gives (states may have moved into compound states or gained limits).
+    # With no history, they follow from the renamed status; a history that does not replay
+    # is refused by `check_record`, at the entry that breaks.
+    status = state(upgraded.get("status"))
+    replayed = _replay_raw(spec, history) if isinstance(history, list) and history else None
+    if replayed is not None:
+        configuration, upgraded["counts"] = replayed
+    elif isinstance(status, str) and status in spec.chart.order:
+        configuration = spec.chart.configuration_of(status)
+        upgraded["counts"] = (dict(spec.initial_counts) if history == []
+                              else upgraded.get("counts"))
+    else:
+        upgraded["status"] = status
+        return upgraded
+    upgraded["status"] = configuration[0]
+    if spec.flat:
+        upgraded.pop("configuration", None)
+    else:
+        upgraded["configuration"] = list(configuration)
+    return upgraded
+
+
+def _replay_raw(spec: SpecTables, history: list[Any]
+                ) -> tuple[tuple[str, ...], dict[str, int]] | None:
+    """(configuration, counts) after replaying a JSON history, or None where it breaks."""
+    chart = spec.chart
+    configuration = chart.initial_configuration()
+    counts = dict(spec.initial_counts)
+    for step in history:
+        if not isinstance(step, dict):
+            return None
+        source, event, target = step.get("source"), step.get("event"), step.get("target")
+        if not (isinstance(source, str) and isinstance(event, str)
+                and isinstance(target, str)):
+            return None
+        if (source, event, target) not in spec.effects or source not in configuration:
+            return None
+        for name in chart.entry_set(source, target):
+            if name in counts:
+                counts[name] += 1
+        configuration = chart.next_configuration(configuration, [(source, target)])
+    return configuration, counts

@@ -1,0 +1,219 @@
+"""`Run`: the base of every generated run facade (`AgentRun`), which keeps the run record.
+
+A generated facade adds one typed method per event (its keyword arguments are the fields the
+event sets) and default guards and actions; everything else is here. The facade is the
+python-statemachine machine's `model`: guards and entry/exit actions are its methods (override
+them in a subclass), and a `model=` object given by the caller is added as a listener, whose
+guards are combined with the facade's by `and` and whose actions run too.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any, ClassVar, Generic, TypeVar
+
+from statemachine.exceptions import TransitionNotAllowed
+from statemachine.orderedset import OrderedSet
+
+from statechart_runtime.errors import RunError
+from statechart_runtime.machine import Machine, number_states
+from statechart_runtime.record import Record, check_record
+from statechart_runtime.spec import SpecTables
+from statechart_runtime.values import Clock, JsonValue, now, utcnow
+
+R = TypeVar("R", bound=Record)
+S = TypeVar("S")
+_NO_VALUES: dict[str, tuple[Any, JsonValue]] = {}
+
+
+class EventNotAccepted(RunError, TransitionNotAllowed):
+    """The run cannot take this event now: no transition for it is enabled in the active
+    states, the run has ended, or the spec has no such event. A `TransitionNotAllowed`
+    too, so code written against python-statemachine keeps catching it."""
+
+    def __init__(self, event: str, configuration: tuple[str, ...], *, ended: bool,
+                 known: bool = True) -> None:
+        where = ", ".join(configuration)
+        if not known:
+            reason = "the spec has no such event"
+        elif ended:
+            reason = f"the run has ended (in {where})"
+        else:
+            reason = f"no transition for it is enabled in {where}"
+        Exception.__init__(self, f"event `{event}`: {reason}")
+        # Names, where the library's exception keeps its Event and State objects.
+        self.event = event  # type: ignore[assignment]
+        self.configuration = configuration  # type: ignore[assignment]
+        self.ended = ended
+
+
+class Run(Generic[R, S]):
+    _sc_spec: ClassVar[SpecTables]
+    _sc_record: ClassVar[type[Any]]
+    _sc_machine: ClassVar[type[Machine]]
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        machine = cls.__dict__.get("_sc_machine")
+        if machine is not None:
+            number_states(machine, cls._sc_spec.chart)
+
+    def __init__(self, record: R | None = None, *, run_id: str | None = None,
+                 model: object = None, clock: Clock | None = None) -> None:
+        """A new run (entry actions of the initial states run), or, given a record, the run
+        it describes, restored where it stopped (no entry action runs again)."""
+        spec = self._sc_spec
+        self.clock: Clock = clock if clock is not None else utcnow
+        self._pending: tuple[str, dict[str, tuple[Any, JsonValue]]] | None = None
+        self._sc_state: object = None  # where python-statemachine keeps the configuration
+        if record is None:
+            initial = spec.chart.initial_configuration()
+            for name in initial:
+                for field in spec.requires.get(name, ()):
+                    raise spec.missing(field, f"the initial state `{name}` requires it; "
+                                       "start from a record that sets it")
+            record = self._sc_record(runId=run_id or uuid.uuid4().hex,
+                                     lastTransitionAt=now(self.clock))
+        else:
+            if run_id is not None:
+                raise TypeError("run_id comes from the record when one is given")
+            check_record(record)
+            active = spec.configuration_names(record)
+            # Document order, as the engine selects transitions in (see machine.py).
+            self._sc_state = active[0] if len(active) == 1 else OrderedSet(active)
+        self.record: R = record
+        self._active: tuple[str, ...] = spec.configuration_names(record)
+        self.machine: Machine = self._sc_machine(
+            model=self, state_field="_sc_state",
+            listeners=None if model is None else [model])
+        self.machine._sc_run = self
+
+    @classmethod
+    def restore(cls, record: R, **kwargs: Any) -> Any:
+        """The run `record` describes (checked first: the spec's InvalidRecord names the
+        field)."""
+        return cls(record, **kwargs)
+
+    @property
+    def status(self) -> S:
+        """The active top-level state."""
+        return self.record.status  # type: ignore[attr-defined, no-any-return]
+
+    @property
+    def configuration(self) -> tuple[S, ...]:
+        """Every active state, ancestors included, in document order."""
+        members = self._sc_spec.state_enum.__members__
+        return tuple(members[name] for name in self._active)
+
+    @property
+    def is_terminated(self) -> bool:
+        """Whether the run has ended: a top-level final state is active, or a top-level
+        parallel state has finished every region. An ended run takes no more events."""
+        return self._sc_spec.chart.ended(self._active)
+
+    def send(self, event: str, **values: Any) -> None:
+        """Send `event` by name, with the values it sets as keyword arguments (the typed
+        methods of a generated facade call this)."""
+        if event not in self._sc_spec.event_enum.__members__:
+            raise EventNotAccepted(event, self._active, ended=False, known=False)
+        self._fire(event, values)
+
+    def _fire(self, event: str, values: dict[str, Any] | None) -> None:
+        if self._pending is not None:
+            raise RuntimeError(f"event `{event}` sent while `{self._pending[0]}` is being "
+                               "handled; send it after the action returns")
+        spec = self._sc_spec
+        chart = spec.chart
+        if chart.ended(self._active):
+            raise EventNotAccepted(event, self._active, ended=True)
+        codec = spec.codec
+        checked = {f: (v, codec.to_json(f, v)) for f, v in values.items()
+                   if v is not None} if values else _NO_VALUES
+        record: Any = self.record
+        flat = spec.flat
+        saved = (record.status, None if flat else record.configuration, record.counts,
+                 record.lastTransitionAt, len(record.history), self._active)
+        fields = [(f, getattr(record, f)) for f in checked]
+        self._pending = (event, checked)
+        try:
+            self.machine.send(event)
+        except BaseException as exc:
+            # python-statemachine rolled its configuration back; roll the record back too.
+            (record.status, configuration, record.counts, record.lastTransitionAt, length,
+             self._active) = saved
+            if not flat:
+                record.configuration = configuration
+            del record.history[length:]
+            for field, value in fields:
+                setattr(record, field, value)
+            if isinstance(exc, TransitionNotAllowed):
+                raise EventNotAccepted(event, self._active, ended=False) from None
+            raise
+        finally:
+            self._pending = None
+        if chart.ended(self._active):
+            # SCXML exits every active state when the run ends; python-statemachine does not.
+            self.machine.run_exit_actions(list(reversed(self._active)))
+
+    def _sc_microstep(self, transitions: list[Any]) -> None:
+        """Called by the engine for every microstep, before any action: checks the spec's
+        contract (raising cancels the step), then updates the record. One function: it runs
+        on every event."""
+        pending = self._pending
+        if pending is None:
+            raise RuntimeError(f"send events through {type(self).__name__}'s methods, not its "
+                               "machine: they keep the run record")
+        event, values = pending
+        spec = self._sc_spec
+        chart = spec.chart
+        record: Any = self.record
+        moves = [(t.source.id, t.target.id) for t in transitions]
+        entered: list[str] = []
+        all_sets: list[tuple[str, ...]] = []
+        for source, target in moves:
+            sets = spec.effects[(source, event, target)]
+            for field in sets:
+                if field not in values:
+                    raise spec.missing(field, f"`{event}` from `{source}` to `{target}` sets "
+                                       f"it; pass {field}=...")
+            entered.extend(chart.effect(source, target)[1])
+            all_sets.append(sets)
+        counts = record.counts
+        if spec.limits:
+            for name in entered:
+                if name in spec.limits and counts[name] >= spec.limits[name]:
+                    raise spec.limit(name, spec.limits[name])
+        # A flat spec's configuration is its one state: the common case, kept cheap.
+        configuration = (moves[0][1],) if spec.flat else \
+            chart.next_configuration(self._active, moves)
+        if spec.requires:
+            set_now = {f for sets in all_sets for f in sets}
+            for name in configuration:
+                for field in spec.requires.get(name, ()):
+                    if field not in set_now and getattr(record, field) is None:
+                        raise spec.missing(field, f"`{name}` requires it, and `{event}` does "
+                                           "not set it")
+        at = now(self.clock)
+        # Checked: from here on nothing raises, and `_fire` undoes it if the library does.
+        if spec.limits:
+            counts = dict(counts)  # a new dict: `_fire`'s snapshot keeps the old one
+            for name in entered:
+                if name in counts:
+                    counts[name] += 1
+            record.counts = counts
+        states = spec.state_enum.__members__
+        step_class = self._sc_record._sc_step
+        event_member = spec.event_enum.__members__[event]
+        for (source, target), sets in zip(moves, all_sets, strict=True):
+            step_values: dict[str, JsonValue] = {}
+            for field in sets:
+                typed, as_json = values[field]
+                setattr(record, field, typed)
+                step_values[field] = as_json
+            record.history.append(step_class(event_member, states[source], states[target], at,
+                                             step_values))
+        record.status = states[configuration[0]]
+        if not spec.flat:
+            record.configuration = [states[name] for name in configuration]
+        record.lastTransitionAt = at
+        self._active = configuration

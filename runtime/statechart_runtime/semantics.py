@@ -1,0 +1,256 @@
+"""Statechart semantics, defined once: the compiler and generated modules both use this module.
+
+The semantics is SCXML's (W3C SCXML 1.0, appendix D) for external transitions, which is also
+XState's with `reenter: true`. `docs/semantics.md` states it in words with examples. In short:
+
+- *Document order* is the order states are written in, parents before children.
+- *Default entry* of a state: the state, then for a compound state its `initial` child's
+  default entry, for a parallel state the default entry of every region.
+- A transition's *domain* is the nearest proper ancestor of its source that is a compound
+  state and contains the target; `None` means the root (every state is under it).
+- Taking a transition *exits* every active state under its domain (children first) and
+  *enters* the states on the path from the domain down to the target, the target's default
+  entry, and the default entry of every region of a parallel state on that path that the
+  path does not go through (entry in document order).
+- *Selection*: for each active atomic state in document order, the first transition for the
+  event, looking at the state and then its ancestors (a descendant's transition beats an
+  ancestor's), guarded alternatives of one state in document order, whose guard passes. Two
+  selected transitions *conflict* when their exit sets intersect: the one whose source is a
+  descendant of the other's wins, otherwise the one selected first (document order).
+- A compound state is *done* when its active child is final; a parallel state when every
+  region is done. The run *ends* when a top-level final state is active, or when a top-level
+  parallel state is done (nothing can leave it: `check` refuses exits from finished regions).
+
+Everything here is iterative and works on plain names, so it needs nothing but the standard
+library: a generated module builds a `Chart` from its tables at import time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from typing import Literal
+
+Kind = Literal["atomic", "compound", "parallel", "final"]
+# (name, parent or None, kind, initial child or None), in document order.
+StateRow = tuple[str, str | None, str, str | None]
+
+
+class Chart:
+    """The state tree of one spec and the SCXML algorithms over it."""
+
+    __slots__ = ("_effects", "children", "initial", "kind", "names", "order", "parent", "top",
+                 "top_initial")
+
+    def __init__(self, rows: Sequence[StateRow], top_initial: str) -> None:
+        self.names: tuple[str, ...] = tuple(row[0] for row in rows)
+        self.order: dict[str, int] = {name: i for i, name in enumerate(self.names)}
+        self.parent: dict[str, str | None] = {row[0]: row[1] for row in rows}
+        self.kind: dict[str, str] = {row[0]: row[2] for row in rows}
+        self.initial: dict[str, str] = {row[0]: row[3] for row in rows if row[3] is not None}
+        self.children: dict[str, list[str]] = {name: [] for name in self.names}
+        self.top: list[str] = []
+        for name, parent, _, _ in rows:
+            (self.top if parent is None else self.children[parent]).append(name)
+        self.top_initial = top_initial
+        self._effects: dict[tuple[str, str], tuple[str | None, tuple[str, ...]]] = {}
+
+    # -- the tree ---------------------------------------------------------------------------
+
+    def ancestors(self, name: str) -> list[str]:
+        """Proper ancestors, parent first."""
+        out: list[str] = []
+        parent = self.parent[name]
+        while parent is not None:
+            out.append(parent)
+            parent = self.parent[parent]
+        return out
+
+    def is_descendant(self, name: str, ancestor: str | None) -> bool:
+        """Whether `name` is strictly inside `ancestor` (everything is inside the root, None)."""
+        if ancestor is None:
+            return True
+        parent = self.parent[name]
+        while parent is not None:
+            if parent == ancestor:
+                return True
+            parent = self.parent[parent]
+        return False
+
+    def sort(self, names: Iterable[str]) -> tuple[str, ...]:
+        """`names` in document order, each once."""
+        return tuple(sorted(set(names), key=self.order.__getitem__))
+
+    def default_initial(self, name: str) -> str | None:
+        """The child a compound state enters by default (its first child when `initial` is
+        missing, as `check` assumes while it reports the mistake)."""
+        children = self.children[name]
+        return self.initial.get(name, children[0] if children else None)
+
+    # -- entry and exit ---------------------------------------------------------------------
+
+    def default_entry(self, name: str) -> tuple[str, ...]:
+        """`name` and the descendants entered with it by default, in document order."""
+        out: list[str] = []
+        stack = [name]
+        while stack:
+            current = stack.pop()
+            out.append(current)
+            kind = self.kind[current]
+            if kind == "compound":
+                child = self.default_initial(current)
+                if child is not None:
+                    stack.append(child)
+            elif kind == "parallel":
+                stack.extend(self.children[current])
+        return self.sort(out)
+
+    def initial_configuration(self) -> tuple[str, ...]:
+        return self.default_entry(self.top_initial)
+
+    def domain(self, source: str, target: str) -> str | None:
+        """The transition domain of an external transition from `source` to `target`."""
+        for ancestor in self.ancestors(source):
+            if self.kind[ancestor] == "compound" and self.is_descendant(target, ancestor):
+                return ancestor
+        return None
+
+    def entry_set(self, source: str, target: str) -> tuple[str, ...]:
+        """The states a transition from `source` to `target` enters, in document order."""
+        return self.effect(source, target)[1]
+
+    def effect(self, source: str, target: str) -> tuple[str | None, tuple[str, ...]]:
+        """(domain, entry set) of a transition; computed once per (source, target)."""
+        key = (source, target)
+        cached = self._effects.get(key)
+        if cached is not None:
+            return cached
+        domain = self.domain(source, target)
+        path = [target]
+        for ancestor in self.ancestors(target):
+            if ancestor == domain:
+                break
+            path.append(ancestor)
+        entered: set[str] = set(path)
+        entered.update(self.default_entry(target))
+        for ancestor in path[1:]:
+            if self.kind[ancestor] == "parallel":
+                for region in self.children[ancestor]:
+                    if region not in entered:
+                        entered.update(self.default_entry(region))
+        result = (domain, self.sort(entered))
+        self._effects[key] = result
+        return result
+
+    def configuration_of(self, name: str) -> tuple[str, ...]:
+        """The configuration a run has right after `name` is entered from outside: its
+        ancestors, its default entry, and the default entry of the other regions of every
+        parallel ancestor (what a transition from the root to `name` enters)."""
+        path = [name, *self.ancestors(name)]
+        entered: set[str] = set(path)
+        entered.update(self.default_entry(name))
+        for ancestor in path[1:]:
+            if self.kind[ancestor] == "parallel":
+                for region in self.children[ancestor]:
+                    if region not in entered:
+                        entered.update(self.default_entry(region))
+        return self.sort(entered)
+
+    def exit_set(self, configuration: Iterable[str], source: str,
+                 target: str) -> tuple[str, ...]:
+        """The active states a transition exits, in document order (exits run in reverse)."""
+        domain = self.effect(source, target)[0]
+        return self.sort(s for s in configuration if self.is_descendant(s, domain))
+
+    def next_configuration(self, configuration: Sequence[str],
+                           transitions: Iterable[tuple[str, str]]) -> tuple[str, ...]:
+        """The configuration after one microstep that takes the (source, target) transitions
+        (a conflict-free set, as `select` returns)."""
+        exited: set[str] = set()
+        entered: set[str] = set()
+        for source, target in transitions:
+            exited.update(self.exit_set(configuration, source, target))
+            entered.update(self.effect(source, target)[1])
+        return self.sort((set(configuration) - exited) | entered)
+
+    # -- selection --------------------------------------------------------------------------
+
+    def select(self, configuration: Sequence[str], candidates: Callable[[str], Iterable[str]],
+               enabled: Callable[[str, str], bool]) -> list[tuple[str, str]]:
+        """The transitions one event takes, as (source, target), in selection order.
+
+        `candidates(state)` gives the targets of the event's transitions declared on `state`,
+        in document order (one per alternative); `enabled(state, target)` evaluates an
+        alternative's guard (called at most once per alternative looked at, in order).
+        """
+        selected: list[tuple[str, str]] = []
+        active = self.sort(configuration)
+        atomic = [s for s in active if not self.children[s] or self.kind[s] == "final"]
+        for leaf in atomic:
+            found = None
+            for state in (leaf, *self.ancestors(leaf)):
+                for target in candidates(state):
+                    if enabled(state, target):
+                        found = (state, target)
+                        break
+                if found is not None:
+                    break
+            if found is not None and found not in selected:
+                selected.append(found)
+        return self.without_conflicts(active, selected)
+
+    def without_conflicts(self, configuration: Sequence[str],
+                          selected: list[tuple[str, str]]) -> list[tuple[str, str]]:
+        """SCXML's removeConflictingTransitions: of two transitions whose exit sets
+        intersect, the one whose source is a descendant of the other's source wins, otherwise
+        the one selected first."""
+        kept: list[tuple[str, str]] = []
+        for t1 in selected:
+            exits1 = set(self.exit_set(configuration, *t1))
+            preempted = False
+            to_remove: list[tuple[str, str]] = []
+            for t2 in kept:
+                if exits1 & set(self.exit_set(configuration, *t2)):
+                    if self.is_descendant(t1[0], t2[0]):
+                        to_remove.append(t2)
+                    else:
+                        preempted = True
+                        break
+            if not preempted:
+                kept = [t for t in kept if t not in to_remove]
+                kept.append(t1)
+        return kept
+
+    # -- completion -------------------------------------------------------------------------
+
+    def is_done(self, name: str, configuration: Iterable[str]) -> bool:
+        """Whether compound or parallel `name` rests in final states (SCXML isInFinalState)."""
+        active = set(configuration)
+        kind = self.kind[name]
+        if kind == "compound":
+            return any(c in active and self.kind[c] == "final" for c in self.children[name])
+        if kind == "parallel":
+            # Iterative over the regions and their nesting: every region must be done.
+            stack = list(self.children[name])
+            while stack:
+                region = stack.pop()
+                region_kind = self.kind[region]
+                if region_kind == "parallel":
+                    stack.extend(self.children[region])
+                elif region_kind == "compound":
+                    if not any(c in active and self.kind[c] == "final"
+                               for c in self.children[region]):
+                        return False
+                else:
+                    return False
+            return True
+        return False
+
+    def ended(self, configuration: Iterable[str]) -> bool:
+        """Whether a run in `configuration` has ended (see the module's docstring)."""
+        active = list(configuration)
+        for name in active:
+            if self.parent[name] is None:
+                kind = self.kind[name]
+                if kind == "final" or (kind == "parallel" and self.is_done(name, active)):
+                    return True
+        return False

@@ -1,0 +1,77 @@
+"""`SpecTables`: everything a generated module tells the runtime about its spec, as data.
+
+A generated module builds one `SpecTables` at import from literal tables (states, transitions,
+fields, limits, ...) and hands it to its record and run classes. The runtime derives the rest
+(the state tree, each transition's effect) through `statechart_runtime.semantics`.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from statechart_runtime.errors import InvalidRecord, LimitExceeded, MissingField
+from statechart_runtime.semantics import Chart, StateRow
+from statechart_runtime.values import FieldCodec
+
+# (source, event, target, fields it sets), one row per distinct (source, event, target).
+TransitionRow = tuple[str, str, str, tuple[str, ...]]
+# {from version: ({old state: new state}, {old field: new field, or None when dropped})}
+Migrations = Mapping[int, tuple[Mapping[str, str], Mapping[str, str | None]]]
+
+
+class SpecTables:
+    __slots__ = ("by_event", "chart", "codec", "compiler", "effects", "event_enum", "flat",
+                 "initial_counts", "invalid", "limit", "limits", "migrations", "missing", "name",
+                 "requires", "sha256", "state_enum", "version")
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        version: int,
+        sha256: str,
+        compiler: str,
+        states: Sequence[StateRow],
+        initial: str,
+        transitions: Sequence[TransitionRow],
+        state_enum: type[enum.Enum],
+        event_enum: type[enum.Enum],
+        fields: Mapping[str, str] | None = None,
+        enums: Mapping[str, type[enum.Enum]] | None = None,
+        limits: Mapping[str, int] | None = None,
+        requires: Mapping[str, tuple[str, ...]] | None = None,
+        migrations: Migrations | None = None,
+        errors: tuple[type[InvalidRecord], type[LimitExceeded], type[MissingField]] = (
+            InvalidRecord, LimitExceeded, MissingField),
+    ) -> None:
+        self.name = name
+        self.version = version
+        self.sha256 = sha256
+        self.compiler = compiler
+        self.chart = Chart(states, initial)
+        self.flat = all(row[1] is None for row in states)
+        self.state_enum: Any = state_enum
+        self.event_enum: Any = event_enum
+        self.effects: dict[tuple[str, str, str], tuple[str, ...]] = {
+            (source, event, target): sets for source, event, target, sets in transitions}
+        # event -> state -> targets in document order: what `select` looks at.
+        self.by_event: dict[str, dict[str, list[str]]] = {}
+        for source, event, target, _ in transitions:
+            self.by_event.setdefault(event, {}).setdefault(source, []).append(target)
+        self.invalid, self.limit, self.missing = errors
+        self.codec = FieldCodec(fields or {}, enums or {}, self.invalid)
+        self.limits = dict(limits or {})
+        self.requires = dict(requires or {})
+        self.migrations = dict(migrations or {})
+        self.initial_counts: dict[str, int] = dict.fromkeys(self.limits, 0)
+        for state in self.chart.initial_configuration():
+            if state in self.initial_counts:
+                self.initial_counts[state] += 1
+
+    def configuration_names(self, record: Any) -> tuple[str, ...]:
+        """The record's configuration as names (a flat spec's record keeps only `status`)."""
+        if self.flat:
+            return (record.status.value,)
+        return tuple(state.value for state in record.configuration)

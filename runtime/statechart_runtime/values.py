@@ -1,0 +1,126 @@
+"""Record field values: their types, their JSON form, and times.
+
+A field's type is one of the spec format's (`string`, `integer`, `number`, `boolean`,
+`datetime`, `enum`). Times are aware datetimes in Python and RFC 3339 text in JSON, read
+exactly as JSON Schema's `date-time` format reads them, so a record the runtime writes always
+validates against the generated schema and the other way round.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import enum
+import math
+import re
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from statechart_runtime.errors import InvalidRecord
+
+JsonValue = str | int | float | bool
+Clock = Callable[[], dt.datetime]
+
+# RFC 3339 date-time with an offset, as JSON Schema's `date-time` (rfc3339-validator) reads it
+# (after upper-casing): no week dates, no basic format, no `,` fractions, no seconds offsets.
+_RFC3339 = re.compile(
+    r"(\d{4})-(0[1-9]|1[0-2])-(\d{2})T([01]\d|2[0-3]):([0-5]\d):([0-5]\d)(\.\d+)?"
+    r"(Z|[+-](?:[01]\d|2[0-3]):[0-5]\d)", re.ASCII)
+_MINUTE = dt.timedelta(minutes=1)
+
+
+def utcnow() -> dt.datetime:
+    return dt.datetime.now(dt.UTC)
+
+
+def is_aware(value: object) -> bool:
+    return isinstance(value, dt.datetime) and value.utcoffset() is not None
+
+
+def time_text(value: dt.datetime) -> str:
+    """RFC 3339 text of an aware time: its own offset when that is whole minutes (RFC 3339
+    has no seconds in offsets), else converted to UTC."""
+    offset = value.utcoffset()
+    if offset is not None and offset % _MINUTE:
+        value = value.astimezone(dt.UTC)
+    return value.isoformat()
+
+
+def now(clock: Clock) -> dt.datetime:
+    value = clock()
+    if not is_aware(value):
+        raise TypeError(f"the clock must return a datetime with a time zone, got {value!r}")
+    return value
+
+
+def parse_time(where: str, raw: object, error: type[InvalidRecord] = InvalidRecord
+               ) -> dt.datetime:
+    if isinstance(raw, str):
+        text = raw.upper()
+        match = _RFC3339.fullmatch(text)
+        if match is not None:
+            fraction = (match.group(7) or "")[:7]  # Python keeps microseconds
+            offset = "+00:00" if match.group(8) == "Z" else match.group(8)
+            try:
+                return dt.datetime.fromisoformat(text[:19] + fraction + offset)
+            except ValueError:  # a day the month does not have, year 0
+                pass
+    raise error(where, f"expected an RFC 3339 date-time with offset, got {raw!r}")
+
+
+class FieldCodec:
+    """The record fields of one spec: name -> type, and the enum class of enum fields."""
+
+    __slots__ = ("enums", "error", "types")
+
+    def __init__(self, types: Mapping[str, str], enums: Mapping[str, type[enum.Enum]],
+                 error: type[InvalidRecord]) -> None:
+        self.types = dict(types)
+        self.enums = dict(enums)
+        self.error = error
+
+    def to_json(self, field: str, value: object) -> JsonValue:
+        """`value` as JSON, after checking it has the field's type (callers may ignore
+        types); TypeError names the field, its type and, for an enum, its values."""
+        kind = self.types[field]
+        if kind == "string" and isinstance(value, str):
+            return value
+        if kind == "integer" and isinstance(value, int) and not isinstance(value, bool):
+            return value
+        if kind == "number" and isinstance(value, (int, float)) and not isinstance(value, bool):
+            try:
+                if math.isfinite(value):
+                    return value
+            except OverflowError:  # an int too large for a float
+                pass
+        if kind == "boolean" and isinstance(value, bool):
+            return value
+        if kind == "datetime" and isinstance(value, dt.datetime) and is_aware(value):
+            return time_text(value)
+        if kind == "enum" and isinstance(value, self.enums[field]):
+            return str(value.value)
+        if kind == "enum":
+            cls = self.enums[field]
+            raise TypeError(f"{field}: expected a {cls.__name__} (one of "
+                            f"{[m.value for m in cls]}), got {value!r}")
+        raise TypeError(f"{field}: expected a {kind} value"
+                        + (" with a time zone" if kind == "datetime" else "")
+                        + f", got {value!r}")
+
+    def from_json(self, field: str, raw: object, where: str | None = None) -> Any:
+        """The typed value of a field's JSON value; the spec's InvalidRecord names the field."""
+        kind = self.types[field]
+        try:
+            if kind == "datetime" and isinstance(raw, str):
+                return parse_time(where or field, raw, self.error)
+            if kind == "enum" and isinstance(raw, str):
+                return self.enums[field](raw)
+            if kind == "number" and isinstance(raw, int) and not isinstance(raw, bool):
+                return float(raw)
+            if kind not in ("datetime", "enum"):
+                self.to_json(field, raw)
+                return raw
+        except (TypeError, ValueError, OverflowError):
+            pass
+        expected = (f"one of {[m.value for m in self.enums[field]]}" if kind == "enum"
+                    else kind)
+        raise self.error(where or field, f"expected {expected}, got {raw!r}")
