@@ -74,6 +74,22 @@ def ends_run(state: State) -> bool:
     return state.is_final and state.parent is None
 
 
+def ending_states(spec: Spec) -> list[str]:
+    """The states where a run can end: top-level final states, and the final states of the
+    regions of a top-level parallel state whose every region has one (the run ends when each
+    region rests in one)."""
+    out = [s.name for s in spec.top_level if s.is_final]
+    for top in spec.top_level:
+        if top.kind != "parallel":
+            continue
+        regions = [spec.states[r] for r in top.children if r in spec.states]
+        finals = [[c for c in r.children if c in spec.states and spec.states[c].is_final]
+                  for r in regions]
+        if regions and all(finals):
+            out.extend(f for group in finals for f in group)
+    return out
+
+
 def initial_leaf(spec: Spec, name: str) -> str:
     """The first atomic state (document order) entered when `name` is entered by default:
     where a diagram draws an arrow that targets a compound or parallel state."""

@@ -1,8 +1,10 @@
 """A state from which the run can never finish.
 
-What: from this state no sequence of transitions reaches a top-level final state (one that
-ends the run). Guards are assumed to allow every transition, so this holds whatever they say.
-When the spec has no top-level final state at all, it is reported once, at `initial`.
+What: from this state no sequence of transitions reaches a state where the run ends: a
+top-level final state, or a final state of a region of a top-level parallel state whose every
+region has one (the run ends when every region rests in its final state). Guards are assumed
+to allow every transition, so this holds whatever they say. When the spec has no such state at
+all, it is reported once, at `initial`.
 
 Why: a group of states that only lead to each other (a cycle with no exit) is a livelock: the
 run keeps moving but can never complete, fail or be cancelled.
@@ -16,6 +18,7 @@ Fix: add a way out of the cycle (a timeout, a cancel, a give-up after retries) t
 final state.
 """
 
+from statechart import semantics
 from statechart.diagnostics import Severity
 from statechart.rules._base import Check, Graph, Spec, problem
 
@@ -27,7 +30,7 @@ PHASE = "graph"
 def check(spec: Spec, graph: Graph) -> Check:
     if spec.initial not in spec.states:
         return
-    finals = [s.name for s in spec.top_level if s.is_final]
+    finals = semantics.ending_states(spec)
     if not finals:
         yield problem(ID, SEVERITY, spec.span, "no top-level state is final: runs never finish",
                       "mark the states where a run ends with `final: true`")

@@ -1,0 +1,171 @@
+"""The SCXML departures of python-statemachine 3.2.2 that the runtime routes around, and the
+checker/machine disagreement on parallel entry, each as the smallest spec that shows it.
+
+Expected results are SCXML's (and XState 5's with `reenter: true`); tests/test_conformance.py
+checks the same semantics on random specs against recorded XState traces.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from codegen_support import checked_text, generate, import_source
+
+from statechart.linter import check_source
+
+A1 = """\
+statechart: par_conflict
+version: 1
+initial: par
+states:
+  par:
+    parallel: true
+    states:
+      r1: {initial: a1, states: {a1: {on: {step: a2}}, a2: {on: {go: left}}}}
+      r2: {initial: b1, states: {b1: {on: {go: right}}}}
+  left: {final: true}
+  right: {final: true}
+"""
+
+A2 = """\
+statechart: par_order
+version: 1
+initial: par
+states:
+  par:
+    parallel: true
+    states:
+      r1:
+        initial: a3
+        states:
+          a1: {on: {go: left, next: a2}, entry: [enter_a1]}
+          a2: {on: {go: left}}
+          a3: {on: {go: left, next: a1}, entry: [enter_a3]}
+      r2: {initial: b1, states: {b1: {on: {go: right}, entry: [enter_b1]}}}
+  left: {final: true}
+  right: {final: true}
+"""
+
+A4 = """\
+statechart: final_exit
+version: 1
+initial: a
+states:
+  a: {on: {go: done}}
+  done: {final: true, exit: [leave_done]}
+"""
+
+A5 = """\
+statechart: par_done
+version: 1
+initial: par
+states:
+  par:
+    parallel: true
+    states:
+      r1: {initial: a1, states: {a1: {on: {x: a2}}, a2: {final: true}}}
+      r2: {initial: b1, states: {b1: {on: {y: b2}}, b2: {final: true}}}
+"""
+
+PAR_NEVER = """\
+statechart: par_never
+version: 1
+initial: x
+states:
+  x: {on: {go: a1}}
+  p: {parallel: true, states: {ra: {initial: a1, states: {a1: {on: {finish: end}}}},
+                               rb: {initial: b1, states: {b1: {on: {finish: end}}}}}}
+  end: {final: true}
+rules: [{never: {from: x, to: b1}}]
+"""
+
+
+def _module(text: str, tmp_path: Path) -> Any:
+    spec = checked_text(text)
+    assert spec is not None
+    produced = generate(spec)
+    return import_source(produced[f"generated/{spec.name}.py"], tmp_path, spec.name)
+
+
+def _facade(module: Any) -> Any:
+    return getattr(module, "".join(p.title() for p in module.SPEC_NAME.split("_")))
+
+
+def _names(run: Any) -> list[str]:
+    return [s.value for s in run.configuration]
+
+
+def test_a1_conflicting_regions_resolve_in_document_order(tmp_path: Path) -> None:
+    run = _facade(_module(A1, tmp_path))()
+    run.send("step")
+    run.send("go")
+    assert _names(run) == ["left"]
+
+
+def test_a2_misnumbered_region_enters_and_resolves_in_document_order(tmp_path: Path) -> None:
+    module = _module(A2, tmp_path)
+    entered: list[str] = []
+
+    class Logged(_facade(module)):  # type: ignore[misc]
+        def enter_a1(self) -> None:
+            entered.append("a1")
+
+        def enter_a3(self) -> None:
+            entered.append("a3")
+
+        def enter_b1(self) -> None:
+            entered.append("b1")
+
+    run = Logged()
+    assert entered == ["a3", "b1"]
+    run.send("go")
+    assert _names(run) == ["left"]
+
+
+def test_a3_a_restored_run_continues_as_the_original(tmp_path: Path) -> None:
+    module = _module(A1, tmp_path)
+    facade = _facade(module)
+    original = facade()
+    original.send("step")
+    record_class = type(original.record)
+    restored = facade.restore(record_class.from_json(original.record.to_json()))
+    original.send("go")
+    restored.send("go")
+    assert _names(restored) == _names(original) == ["left"]
+
+
+def test_a4_exit_action_of_a_top_level_final_runs_when_the_run_ends(tmp_path: Path) -> None:
+    module = _module(A4, tmp_path)
+    exits: list[str] = []
+
+    class Logged(_facade(module)):  # type: ignore[misc]
+        def leave_done(self) -> None:
+            exits.append("done")
+
+    run = Logged()
+    run.send("go")
+    assert exits == ["done"]
+    assert run.is_terminated
+    # A restored ended run does not run them again, and takes no more events.
+    again = Logged.restore(type(run.record).from_json(run.record.to_json()))
+    assert again.is_terminated and exits == ["done"]
+    with pytest.raises(module._api.EventNotAccepted, match="has ended"):
+        again.send("go")
+
+
+def test_a5_top_level_parallel_whose_regions_finish_ends_the_run(tmp_path: Path) -> None:
+    run = _facade(_module(A5, tmp_path))()
+    run.send("x")
+    assert not run.is_terminated
+    run.send("y")
+    assert run.is_terminated
+    with pytest.raises(Exception, match="has ended"):
+        run.send("x")
+
+
+def test_check_sees_the_regions_a_transition_enters_by_default(tmp_path: Path) -> None:
+    result = check_source("par_never.yaml", PAR_NEVER.encode())
+    assert [d.rule for d in result.errors] == ["rule-violation"]
+    assert "broken by `x` -go-> `a1`" in result.errors[0].message
