@@ -36,10 +36,16 @@ class MicrostepHook(Protocol):
 
 
 class _Engine(SyncEngine):
+    def select_eventless_transitions(self, trigger_data: Any) -> Any:
+        # The spec format has no eventless transitions; the library looks for them twice per
+        # event, which is a good part of its time per event.
+        return OrderedSet()
+
     def _select_transitions(self, trigger_data: Any, predicate: Any) -> Any:
         enabled: Any = OrderedSet()
-        atomic = sorted((s for s in self.sm.configuration if s.is_atomic),
-                        key=_document_order)
+        atomic = [s for s in self.sm.configuration if s.is_atomic]
+        if len(atomic) > 1:
+            atomic.sort(key=_document_order)
         for state in atomic:
             transition = self._first_transition_that_matches(state, trigger_data, predicate)
             if transition is not None:
@@ -72,8 +78,11 @@ class Machine(StateMachine):
         """Run the exit actions of the named states, in this order, as the library would on
         exit (inline names, then conventions; on the model and every listener)."""
         states = self.states_map
+        callbacks = self._callbacks
         for name in names:
-            self._callbacks.call(states[name].exit.key)
+            key = states[name].exit.key
+            if key in callbacks:  # `call` would add an empty entry for every state
+                callbacks.call(key)
 
 
 def number_states(machine_class: type[Machine], chart: Chart) -> None:

@@ -33,13 +33,14 @@ from typing import Literal
 Kind = Literal["atomic", "compound", "parallel", "final"]
 # (name, parent or None, kind, initial child or None), in document order.
 StateRow = tuple[str, str | None, str, str | None]
+_MEMO_LIMIT = 4096
 
 
 class Chart:
     """The state tree of one spec and the SCXML algorithms over it."""
 
-    __slots__ = ("_effects", "children", "initial", "kind", "names", "order", "parent", "top",
-                 "top_initial")
+    __slots__ = ("_effects", "_next", "children", "initial", "kind", "names", "order", "parent",
+                 "top", "top_initial")
 
     def __init__(self, rows: Sequence[StateRow], top_initial: str) -> None:
         self.names: tuple[str, ...] = tuple(row[0] for row in rows)
@@ -53,6 +54,8 @@ class Chart:
             (self.top if parent is None else self.children[parent]).append(name)
         self.top_initial = top_initial
         self._effects: dict[tuple[str, str], tuple[str | None, tuple[str, ...]]] = {}
+        self._next: dict[tuple[tuple[str, ...], tuple[tuple[str, str], ...]],
+                         tuple[str, ...]] = {}
 
     # -- the tree ---------------------------------------------------------------------------
 
@@ -164,13 +167,22 @@ class Chart:
     def next_configuration(self, configuration: Sequence[str],
                            transitions: Iterable[tuple[str, str]]) -> tuple[str, ...]:
         """The configuration after one microstep that takes the (source, target) transitions
-        (a conflict-free set, as `select` returns)."""
+        (a conflict-free set, as `select` returns). Remembered per (configuration, steps): a
+        run takes the same few steps over and over, and this is on every event's path."""
+        key = (tuple(configuration), tuple(transitions))
+        found = self._next.get(key)
+        if found is not None:
+            return found
         exited: set[str] = set()
         entered: set[str] = set()
-        for source, target in transitions:
-            exited.update(self.exit_set(configuration, source, target))
+        for source, target in key[1]:
+            exited.update(self.exit_set(key[0], source, target))
             entered.update(self.effect(source, target)[1])
-        return self.sort((set(configuration) - exited) | entered)
+        result = self.sort((set(key[0]) - exited) | entered)
+        if len(self._next) >= _MEMO_LIMIT:
+            self._next.clear()  # bounded: a spec with huge parallel products must not leak
+        self._next[key] = result
+        return result
 
     # -- selection --------------------------------------------------------------------------
 

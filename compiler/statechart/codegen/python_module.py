@@ -27,7 +27,7 @@ import statechart_runtime
 from statechart import __version__, semantics
 from statechart.codegen import CodegenError
 from statechart.codegen._jinja import Ident, Lit, entry, environment, py
-from statechart.model import Spec, State
+from statechart.model import Spec, State, Transition
 
 # `check` refuses these names (rule invalid-name); the generator re-checks them as a last line
 # of defence, since a clash would break the module rather than the spec.
@@ -117,9 +117,11 @@ def _machine_body(spec: Spec) -> list[tuple[int, str, Ident, list[tuple[Ident, o
 def _events(spec: Spec) -> list[dict[str, object]]:
     """Per event: the facade method's keyword arguments and docstring."""
     field_types = {f.name: f for f in spec.record}
+    by_event: dict[str, list[Transition]] = {}
+    for t in spec.transitions():  # grouped once: filtering per event is quadratic
+        by_event.setdefault(t.event, []).append(t)
     out: list[dict[str, object]] = []
-    for event in spec.events():
-        ts = [t for t in spec.transitions() if t.event == event]
+    for event, ts in by_event.items():
         fields: dict[str, None] = {}
         for t in ts:
             fields.update(dict.fromkeys(t.sets))
