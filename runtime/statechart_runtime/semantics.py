@@ -133,14 +133,7 @@ class Chart:
             if ancestor == domain:
                 break
             path.append(ancestor)
-        entered: set[str] = set(path)
-        entered.update(self.default_entry(target))
-        for ancestor in path[1:]:
-            if self.kind[ancestor] == "parallel":
-                for region in self.children[ancestor]:
-                    if region not in entered:
-                        entered.update(self.default_entry(region))
-        result = (domain, self.sort(entered))
+        result = (domain, self._enter_path(path))
         self._effects[key] = result
         return result
 
@@ -148,9 +141,14 @@ class Chart:
         """The configuration a run has right after `name` is entered from outside: its
         ancestors, its default entry, and the default entry of the other regions of every
         parallel ancestor (what a transition from the root to `name` enters)."""
-        path = [name, *self.ancestors(name)]
+        return self._enter_path([name, *self.ancestors(name)])
+
+    def _enter_path(self, path: list[str]) -> tuple[str, ...]:
+        """What entering `path` (a target, then its ancestors up to a domain) enters: the
+        path, the target's default entry, and the default entry of every region of a parallel
+        state on the path that the path does not go through (SCXML computeEntrySet)."""
         entered: set[str] = set(path)
-        entered.update(self.default_entry(name))
+        entered.update(self.default_entry(path[0]))
         for ancestor in path[1:]:
             if self.kind[ancestor] == "parallel":
                 for region in self.children[ancestor]:
