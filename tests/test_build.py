@@ -133,12 +133,25 @@ def test_no_spec_files_is_a_usage_error(project: Path,
     assert run_cli(capsys, "does-not-exist")[0] == 2
 
 
-def test_a_generator_that_is_not_installed_is_skipped(
-        project: Path, monkeypatch: pytest.MonkeyPatch,
-        capsys: pytest.CaptureFixture[str]) -> None:
-    monkeypatch.setitem(outputs.PER_SPEC, "future", "statechart.not_written_yet:outputs")
-    code, _, err = run_cli(capsys)
-    assert code == 0 and "skipped `future`" in err
+@pytest.mark.parametrize("ref,reason", [
+    ("statechart.not_written_yet:outputs", "No module named 'statechart.not_written_yet'"),
+    ("broken_generator:outputs", "RuntimeError: broken on import"),
+    ("json:no_such_function", "has no attribute 'no_such_function'"),
+])
+@pytest.mark.parametrize("check", [False, True])
+def test_a_generator_that_cannot_be_loaded_fails_the_build(
+        project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+        ref: str, reason: str, check: bool) -> None:
+    """An output nobody can produce is never "up to date": build and --check both fail,
+    naming the generator, and nothing is written."""
+    (project / "broken_generator.py").write_text('raise RuntimeError("broken on import")\n')
+    monkeypatch.syspath_prepend(str(project))
+    monkeypatch.setitem(outputs.PER_SPEC, "future", ref)
+    code, out, err = run_cli(capsys, *(["--check"] if check else []))
+    assert code == 1
+    assert "error[build]: generator `future`" in out and reason in out and ref in out
+    assert "Traceback" not in out + err and "up to date" not in out
+    assert not (project / "generated").exists()
 
 
 def test_a_failed_write_leaves_the_old_file_and_no_temp(

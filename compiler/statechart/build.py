@@ -4,7 +4,8 @@ Core only: it returns data and never prints (the CLI does). The steps:
 
 1. `plan`: check each spec (`linter.check_file`); with any error, stop with nothing planned.
    Otherwise run every generator of `outputs.PER_SPEC` and `outputs.ALL_SPECS` (a registry
-   entry whose module is not installed is skipped and reported) and find the orphans: files
+   entry that cannot be loaded is a problem: an output nobody can produce is neither written
+   nor "up to date") and find the orphans: files
    under the output folders that carry our header and name a spec that no longer exists, or
    a spec of this build that no longer produces them (its `statechart:` name changed).
    Whole-set generators (the index) always see every spec of the folders the build covers:
@@ -61,7 +62,6 @@ class Plan:
     files: dict[str, bytes] = field(default_factory=dict)  # relative POSIX path -> content
     orphans: list[str] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
-    skipped: list[str] = field(default_factory=list)  # registry entries not installed
     notes: list[str] = field(default_factory=list)  # outputs left alone, and why
 
     @property
@@ -79,8 +79,11 @@ def _generators(registry: dict[str, str],
     for name, ref in registry.items():
         try:
             out.append((name, outputs.load(ref)))
-        except (ImportError, AttributeError):  # another part of the tool, not installed yet
-            plan.skipped.append(name)
+        # Any failure, not only ImportError: a generator module can raise anything while it
+        # is imported, and skipping it would let `--check` call its outputs up to date.
+        except Exception as exc:
+            plan.problems.append(Problem("(all specs)", f"generator `{name}` cannot be loaded "
+                                         f"from `{ref}`: {type(exc).__name__}: {exc}"))
     return out
 
 
@@ -106,6 +109,8 @@ def plan(paths: Iterable[str | os.PathLike[str]], root: str | os.PathLike[str] =
         return result
     per_spec = _generators(outputs.PER_SPEC, result)
     all_specs = _generators(outputs.ALL_SPECS, result)
+    if not result.ok:  # a generator is missing: nothing may be written or called up to date
+        return result
     whole_set = _whole_set(paths, clean) if all_specs else clean
     if whole_set is None:
         result.notes.extend(
@@ -140,9 +145,7 @@ def plan(paths: Iterable[str | os.PathLike[str]], root: str | os.PathLike[str] =
         except ValueError as exc:
             result.problems.append(Problem("(all specs)", f"{name}: {exc}"))
     if result.ok:
-        # With a generator skipped, a built spec's missing outputs may just be that
-        # generator's: only files of deleted specs are orphans then.
-        built = set() if result.skipped else {Path(s.path).resolve() for s in specs}
+        built = {Path(s.path).resolve() for s in specs}
         result.orphans = find_orphans(result.root, set(result.files), built)
     return result
 

@@ -1,7 +1,8 @@
 """`statechart build [PATH ...] [--check]`: generate code, schemas and docs from checked specs.
 
-Exit codes: 0 built (or, with --check, up to date); 1 a spec has errors (nothing written),
-or with --check an output is missing, stale or orphaned; 2 usage (no spec files found).
+Exit codes: 0 built (or, with --check, up to date); 1 a spec has errors or a generator cannot
+be loaded (nothing written), or with --check an output is missing, stale or orphaned; 2 usage
+(no spec files found).
 """
 
 from __future__ import annotations
@@ -53,9 +54,6 @@ def run(args: argparse.Namespace) -> int:
         print(f"statechart build: {len(shown) + len(p.problems)} error(s) in {failing} "
               "file(s); nothing written", file=sys.stderr)
         return 1
-    for name in p.skipped:
-        print(f"statechart build: skipped `{name}` (its generator is not installed)",
-              file=sys.stderr)
     for note in p.notes:
         print(f"statechart build: {inert(note)}", file=sys.stderr)
     if args.check:
