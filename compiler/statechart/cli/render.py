@@ -8,6 +8,7 @@ from pathlib import Path
 
 from statechart.linter import check_file
 from statechart.model import Spec
+from statechart.report import concise, inert
 
 HELP = "draw a spec as DOT, SVG, PNG or Mermaid (optionally marking a run's current state)"
 FORMATS = ("svg", "png", "dot", "mermaid")
@@ -34,7 +35,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _error(message: str) -> int:
-    print(f"statechart render: {message}", file=sys.stderr)
+    # Messages quote state names from run records and the command line, and a layout
+    # program's own error text: shown the way `check` shows spec text, never sent raw.
+    print(f"statechart render: {inert(message)}", file=sys.stderr)
     return 2
 
 
@@ -46,11 +49,8 @@ def run(args: argparse.Namespace) -> int:
         return _error(f"no such spec file: {args.spec}")
     result = check_file(args.spec)
     if result.errors or result.spec is None:
-        for d in result.errors:
-            s = d.span
-            print(f"{s.file}:{s.line}:{s.column}: {d.severity}[{d.rule}]: {d.message}",
-                  file=sys.stderr)
-        print(f"statechart render: {args.spec} has errors; fix them first "
+        sys.stderr.write(concise(result.errors, {}))
+        print(f"statechart render: {inert(args.spec)} has errors; fix them first "
               "(`statechart check` explains each)", file=sys.stderr)
         return 1
     spec = result.spec
@@ -84,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
         Path(output).write_bytes(data)
     except OSError as exc:
         return _error(f"cannot write {output}: {exc.strerror or exc}")
-    print(f"wrote {output}", file=sys.stderr)
+    print(f"wrote {inert(output)}", file=sys.stderr)
     return 0
 
 

@@ -15,6 +15,8 @@ from typing import cast
 
 import graphviz  # no stubs published: see [[tool.mypy.overrides]] in pyproject.toml
 
+from statechart.report import inert
+
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 # Characters that mean nothing in a Mermaid label; everything else becomes `#<codepoint>;`.
 _MERMAID_SAFE = re.compile(r"[A-Za-z0-9 _\-.,()/!?']")
@@ -25,8 +27,10 @@ _MARKDOWN_SPECIAL = re.compile(r"[\\`*\[\]<>&|~$]|(?<![A-Za-z0-9])_|_(?![A-Za-z0
 
 
 def one_line(text: str) -> str:
-    """Control characters and line breaks become spaces; runs of spaces collapse."""
-    return " ".join(_CONTROL.sub(" ", text).split())
+    """Control characters and line breaks become spaces; runs of spaces collapse. What is
+    left that a terminal or viewer would act on rather than show (a bidi override, a zero-width
+    character) is shown as `check` shows it, `<U+202E>`: `render` prints these labels."""
+    return inert(" ".join(_CONTROL.sub(" ", text).split()))
 
 
 def dot_text(text: str) -> str:
