@@ -79,7 +79,7 @@ def test_spec_with_errors_exits_1_with_diagnostics(
 
 def test_missing_spec_is_usage_error(capsysbinary: pytest.CaptureFixture[bytes]) -> None:
     code, _, err = run(capsysbinary, "render", "no/such.yaml")
-    assert code == 2 and "no such spec file" in err
+    assert code == 2 and err == "statechart render: no such file or folder: no/such.yaml\n"
 
 
 def test_missing_engine(capsysbinary: pytest.CaptureFixture[bytes],

@@ -11,9 +11,9 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
-from pathlib import Path
 
 from statechart import build
+from statechart.cli import missing_paths
 from statechart.report import concise, inert
 
 HELP = ("check specs (default: specs/) and write generated/NAME.py, NAME.schema.json and docs; "
@@ -36,9 +36,7 @@ def _command(args: argparse.Namespace) -> str:
 
 def run(args: argparse.Namespace) -> int:
     paths = args.paths or ["specs"]
-    missing = [p for p in paths if not Path(p).exists()]
-    if missing:
-        print(f"statechart: no such file or folder: {inert(' '.join(missing))}", file=sys.stderr)
+    if missing_paths("build", paths):
         return 2
     p = build.plan(paths)
     if not p.results:

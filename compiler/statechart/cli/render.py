@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from statechart.cli import missing_paths
 from statechart.linter import check_file
 from statechart.model import Spec
 from statechart.report import concise, inert
@@ -45,8 +46,9 @@ def run(args: argparse.Namespace) -> int:
     from statechart.render import layout
     from statechart.render.highlight import HighlightError, active_configuration, names_from_record
 
-    if not Path(args.spec).is_file():
-        return _error(f"no such spec file: {args.spec}")
+    if missing_paths("render", [args.spec, *([args.record] if args.record else [])],
+                     files=True):
+        return 2
     result = check_file(args.spec)
     if result.errors or result.spec is None:
         sys.stderr.write(concise(result.errors, {}))

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import yaml
 
+from statechart.cli import missing_paths
 from statechart.linter import check_file
 from statechart.overlay import resolve
 from statechart.report import concise, inert
@@ -61,6 +62,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if missing_paths("resolve", [args.spec], files=True):
+        return 2
     result = check_file(args.spec)
     if result.errors:
         sys.stdout.write(concise(result.errors, {}))
