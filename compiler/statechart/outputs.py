@@ -41,7 +41,9 @@ HEADER_MARK = "DO NOT EDIT"
 
 class OutputUnavailable(StatechartError, RuntimeError):
     """A file a generator could not make this time, for a reason outside the spec: the
-    diagram's layout timed out, ran out of memory, or its program is missing.
+    diagram's layout timed out, ran out of memory, or its program is missing. A
+    `StatechartError` (`statechart_runtime.errors`) like every error the project raises on
+    purpose, and a `RuntimeError`, like the `LayoutError` it usually wraps.
 
     `produced` holds the generator's files that were made. `build` writes those and every other
     output, leaves `path` as it was, and fails (exit 1) naming it; `build --check` fails too,

@@ -16,6 +16,8 @@ import tempfile
 from dataclasses import replace
 from pathlib import Path
 
+from statechart_runtime.errors import StatechartError
+
 from statechart.cli import missing_paths
 from statechart.cli.check import output_format
 from statechart.diagnostics import Diagnostic, Span
@@ -42,8 +44,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "env STATECHART_OUTPUT_FORMAT)")
 
 
-class _Usage(Exception):
-    pass
+class _Usage(StatechartError):
+    """A usage error (`run` prints it after the usage line, exit 2). A `StatechartError`
+    (`statechart_runtime.errors`) like every error the project raises on purpose."""
 
 
 class _Result:

@@ -7,6 +7,12 @@ with `CodegenError`, the few things it does not (listed in `statechart.codegen.n
 
 from __future__ import annotations
 
+from statechart_runtime.errors import StatechartError
 
-class CodegenError(ValueError):
-    """The spec passed `check` but cannot be generated; the message names what to rename."""
+
+class CodegenError(StatechartError, ValueError):
+    """The spec passed `check` but cannot be generated; the message names what to rename.
+
+    A `StatechartError` (`statechart_runtime.errors`, the base of every error the project
+    raises on purpose) and, as before, a `ValueError`: `build` reports it as the spec's problem.
+    """

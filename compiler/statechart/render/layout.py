@@ -15,6 +15,8 @@ import sysconfig
 from collections.abc import Callable
 from pathlib import Path
 
+from statechart_runtime.errors import StatechartError
+
 ENGINES = {"graphviz-pure": "graphviz-pure", "dot": "dot"}
 INSTALL_HINT = {
     "graphviz-pure": "install it with `pip install graphviz-pure` "
@@ -25,8 +27,12 @@ INSTALL_HINT = {
 DEFAULT_TIMEOUT = 120.0
 
 
-class LayoutError(RuntimeError):
-    """A one-line reason the layout failed (the CLI prints it)."""
+class LayoutError(StatechartError, RuntimeError):
+    """A one-line reason the layout failed (the CLI prints it).
+
+    A `StatechartError` (`statechart_runtime.errors`, the base of every error the project
+    raises on purpose) and, as before, a `RuntimeError`: the program, not the spec, failed.
+    """
 
 
 def find_engine(engine: str = "graphviz-pure") -> str:
