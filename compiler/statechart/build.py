@@ -5,12 +5,12 @@ Core only: it returns data and never prints (the CLI does). The steps:
 1. `plan`: check each spec (`linter.check_file`); with any error, stop with nothing planned.
    Otherwise run every generator of `outputs.PER_SPEC` and `outputs.ALL_SPECS` (a registry
    entry that cannot be loaded is a problem: an output nobody can produce is neither written
-   nor "up to date") and find the orphans: files
-   under the output folders that carry our header and name a spec that no longer exists, or
-   a spec of this build that no longer produces them (its `statechart:` name changed).
-   Whole-set generators (the index) always see every spec of the folders the build covers:
-   a build of some files (`build specs/np.yaml`) also checks, quietly, the other specs of
-   those files' folders, so the index still lists them all; when one of those has errors,
+   nor "up to date") and find the orphans: files under the output folders that carry our
+   header and name a spec that no longer exists, or a spec of this build that no longer
+   produces them (its `statechart:` name changed).
+   Whole-set generators (the index) always see every spec of the folders the build covers: a
+   build of some files (`build specs/agent_run.yaml`) also checks, quietly, the other specs
+   of those files' folders, so the index still lists them all; when one of those has errors,
    the whole-set outputs are left as they are and a note says so.
    A file a generator could not make for a reason outside the spec (`OutputUnavailable`: the
    diagram's layout timed out or ran out of memory) is `unavailable`, not a problem: the

@@ -2,9 +2,11 @@
 
 State names, events, guards, tags and record fields are validated identifiers, but a spec
 with errors still builds a model, and descriptions are free text: so every string that reaches
-an output goes through one of these functions. Measured hazards: shared research
-"yaml-codegen-hazards" section 3 (DOT HTML pass-through, trailing backslash, `\\N`-style
-escapes, NUL; Mermaid `;`, `"`, newlines and `%%{init}%%` injection).
+an output goes through one of these functions. The hazards: in DOT, a label that looks like
+`<...>` is taken as HTML, a trailing backslash escapes the closing quote, `\\N`, `\\G` and
+`\\l` are expanded, and a NUL cannot be passed to Graphviz at all; in Mermaid, `;`, `"` and
+newlines break a label and `%%{init: ...}%%` anywhere is a directive. Each of them is in
+tests/render_cases/hostile_labels.yaml, which the DOT, SVG, Mermaid and docs tests render.
 """
 
 from __future__ import annotations

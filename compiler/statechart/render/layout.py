@@ -55,8 +55,9 @@ def layout(dot: str, fmt: str, engine: str = "graphviz-pure",
            timeout: float = DEFAULT_TIMEOUT, max_memory: int | None = None) -> bytes:
     """`fmt` is `svg` or `png`; returns the program's output bytes.
 
-    `max_memory` (bytes, POSIX only) caps the program's address space: laying out a few
-    thousand densely connected states took over 3.5 GB (bench/RESULTS-render.md)."""
+    `max_memory` (bytes, POSIX only) caps the program's address space: in the render
+    benchmark (docs/performance.md), a densely connected spec of 1,111 states held 3.7 GB
+    before the timeout stopped it, and one of 5,556 states failed under a 6 GiB cap."""
     if fmt not in ("svg", "png"):
         raise ValueError(f"layout format must be svg or png, not {fmt!r}")
     program = find_engine(engine)
