@@ -10,6 +10,7 @@ import stat
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -134,12 +135,70 @@ def test_no_spec_files_is_a_usage_error(project: Path,
     assert run_cli(capsys, "does-not-exist")[0] == 2
 
 
-def test_a_generator_that_is_not_installed_is_skipped(
-        project: Path, monkeypatch: pytest.MonkeyPatch,
-        capsys: pytest.CaptureFixture[str]) -> None:
-    monkeypatch.setitem(outputs.PER_SPEC, "future", "statechart.not_written_yet:outputs")
-    code, _, err = run_cli(capsys)
-    assert code == 0 and "skipped `future`" in err
+@pytest.mark.parametrize("ref,reason", [
+    ("statechart.not_written_yet:outputs", "No module named 'statechart.not_written_yet'"),
+    ("broken_generator:outputs", "RuntimeError: broken on import"),
+    ("json:no_such_function", "has no attribute 'no_such_function'"),
+])
+@pytest.mark.parametrize("check", [False, True])
+def test_a_generator_that_cannot_be_loaded_fails_the_build(
+        project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+        ref: str, reason: str, check: bool) -> None:
+    """An output nobody can produce is never "up to date": build and --check both fail,
+    naming the generator, and nothing is written."""
+    (project / "broken_generator.py").write_text('raise RuntimeError("broken on import")\n')
+    monkeypatch.syspath_prepend(str(project))
+    monkeypatch.setitem(outputs.PER_SPEC, "future", ref)
+    code, out, err = run_cli(capsys, *(["--check"] if check else []))
+    assert code == 1
+    assert "error[build]: generator `future`" in out and reason in out and ref in out
+    assert "Traceback" not in out + err and "up to date" not in out
+    assert not (project / "generated").exists()
+
+
+def _engine_missing(monkeypatch: pytest.MonkeyPatch) -> None:
+    from statechart.render import layout
+
+    monkeypatch.setitem(layout.ENGINES, "graphviz-pure", "no-such-layout-program-xyz")
+
+
+def _layout_times_out(monkeypatch: pytest.MonkeyPatch) -> None:
+    from statechart.render import docs, layout
+
+    def slow(dot: str, fmt: str, **kwargs: object) -> bytes:
+        raise layout.LayoutError("graphviz-pure took longer than 120s to lay out the diagram")
+
+    monkeypatch.setattr(docs, "layout", slow)
+
+
+@pytest.mark.parametrize("break_layout,reason", [(_engine_missing, "not found"),
+                                                 (_layout_times_out, "took longer than 120s")])
+def test_a_diagram_that_cannot_be_laid_out_fails_the_build_but_the_rest_is_written(
+        project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+        break_layout: Callable[[pytest.MonkeyPatch], None], reason: str) -> None:
+    monkeypatch.setitem(outputs.PER_SPEC, "docs", "statechart.render.docs:outputs")
+    assert run_cli(capsys)[0] == 0
+    svg = project / "docs" / "specs" / "agent_run.svg"
+    old_svg = svg.read_bytes()
+    spec = project / "specs" / "agent_run.yaml"
+    spec.write_text(spec.read_text().replace("The agent is working.", "Working."))
+    break_layout(monkeypatch)
+    error = ("specs/agent_run.yaml: error[build]: docs: docs/specs/agent_run.svg could not be "
+             "made: ")
+
+    code, out, err = run_cli(capsys, "--check")
+    assert code == 1 and "Traceback" not in out + err
+    assert error in out and reason in out
+    assert "stale     generated/agent_run.py" in err and "up to date" not in out
+
+    code, out, err = run_cli(capsys)
+    assert code == 1 and "Traceback" not in out + err
+    assert error in out and reason in out
+    assert "updated   generated/agent_run.py" in out and "updated   docs/specs/agent_run.md" in out
+    assert "'Working.'" in (project / "generated" / "agent_run.py").read_text()
+    assert "Working." in (project / "docs" / "specs" / "agent_run.md").read_text()
+    assert svg.read_bytes() == old_svg  # the previous picture stays; not an orphan either
+    assert "docs/specs/agent_run.svg" in err and "left as" in err
 
 
 def test_a_failed_write_leaves_the_old_file_and_no_temp(

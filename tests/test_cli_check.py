@@ -96,10 +96,10 @@ def test_a_broken_file_does_not_stop_the_others(capsys: pytest.CaptureFixture[st
     assert files == {str(tmp_path / "a_garbage.yaml"), str(tmp_path / "b_broken.yaml")}
 
 
-def test_missing_path_is_reported(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(capsys, "check", "--format", "concise", "no/such.yaml", str(OK))
-    assert code == 1
-    assert out == "no/such.yaml:1:1: error[yaml-syntax]: no such file or folder\n"
+def test_missing_path_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, "check", "--format", "concise", "no/such.yaml", str(OK))
+    assert (code, out) == (2, "")  # every command alike: tests/test_cli_paths.py
+    assert err == "statechart check: no such file or folder: no/such.yaml\n"
 
 
 def test_usage_error_exits_2() -> None:

@@ -80,7 +80,7 @@ def test_spec_with_errors_exits_1_with_diagnostics(
 
 def test_missing_spec_is_usage_error(capsysbinary: pytest.CaptureFixture[bytes]) -> None:
     code, _, err = run(capsysbinary, "render", "no/such.yaml")
-    assert code == 2 and "no such spec file" in err
+    assert code == 2 and err == "statechart render: no such file or folder: no/such.yaml\n"
 
 
 def test_missing_engine(capsysbinary: pytest.CaptureFixture[bytes],
@@ -91,3 +91,90 @@ def test_missing_engine(capsysbinary: pytest.CaptureFixture[bytes],
     code, _, err = run(capsysbinary, "render", AGENT_RUN, "--engine", "dot")
     assert code == 2
     assert err.count("\n") == 1 and "install Graphviz" in err
+
+
+# Spec text that a terminal would act on: CSI colour, OSC 52 (sets the clipboard), a C1 CSI,
+# and a bidi override (reorders what is shown), as YAML escapes in double-quoted scalars.
+HOSTILE = r"\e[31mred\e[0m \e]52;c;aGVsbG8=\a \x9b2J \u202Eevil\u202C"
+
+
+def _raw(text: str) -> list[str]:
+    """The characters a terminal or a CI log would interpret rather than show."""
+    return [c for c in text if not c.isprintable() and c not in "\n\t"]
+
+
+def _hostile_spec(tmp_path: Path, state: str = "a") -> Path:
+    spec = tmp_path / "hostile.yaml"
+    spec.write_text(f'''statechart: hostile
+version: 1
+description: "spec {HOSTILE}"
+initial: "{state}"
+states:
+  "{state}":
+    description: "state {HOSTILE}"
+    on: {{go: {{target: b, description: "edge {HOSTILE}"}}}}
+  b: {{final: true}}
+''')
+    return spec
+
+
+@pytest.mark.parametrize("fmt", ["dot", "svg", "mermaid"])
+def test_spec_text_in_a_diagram_is_escaped(capsysbinary: pytest.CaptureFixture[bytes],
+                                           tmp_path: Path, fmt: str) -> None:
+    code, out, err = run(capsysbinary, "render", str(_hostile_spec(tmp_path)), "-f", fmt)
+    assert code == 0, err
+    text = out.decode()
+    assert _raw(text) == [] and _raw(err) == []
+    if fmt != "mermaid":  # Mermaid shows no descriptions
+        # Controls become spaces (as before); the bidi override is shown as `check` shows it.
+        assert "state [31mred [0m ]52;c;aGVsbG8= 2J " in text
+        assert "<U+202E>evil<U+202C>" in text or "&lt;U+202E&gt;evil&lt;U+202C&gt;" in text
+
+
+def test_spec_text_in_render_errors_is_escaped(capsysbinary: pytest.CaptureFixture[bytes],
+                                               tmp_path: Path) -> None:
+    spec = str(_hostile_spec(tmp_path, state=r"a\e]52;c;aGVsbG8=\a\u202E"))
+    code, out, err = run(capsysbinary, "render", spec)
+    assert code == 1 and out == b""
+    assert "error[invalid-name]" in err and "a<U+001B>]52;c;aGVsbG8=<U+0007><U+202E>" in err
+    assert _raw(err) == []
+
+
+def test_highlight_names_from_a_record_are_escaped(capsysbinary: pytest.CaptureFixture[bytes],
+                                                    tmp_path: Path) -> None:
+    record = tmp_path / "run.json"
+    record.write_text(json.dumps({"status": "x\x1b]52;c;aGVsbG8=\x07\u202e"}))
+    for option in ("--record", "--highlight"):
+        code, _, err = run(capsysbinary, "render", AGENT_RUN, "-f", "dot", option, str(record))
+        assert code == 2 and "no state `x<U+001B>]52;c;aGVsbG8=<U+0007><U+202E>`" in err
+        assert _raw(err) == []
+    code, _, err = run(capsysbinary, "render", AGENT_RUN, "--highlight", "\x9b2J\u202e")
+    assert code == 2 and "<U+009B>2J<U+202E>" in err and _raw(err) == []
+
+
+def test_resolve_escapes_spec_text_and_keeps_its_value(capsys: pytest.CaptureFixture[str],
+                                                       tmp_path: Path) -> None:
+    from statechart.linter import check_file
+
+    spec = _hostile_spec(tmp_path)
+    code = main(["resolve", str(spec)])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert _raw(out) == [] and _raw(err) == []
+    # The escapes are YAML's own, so the printed spec reads back as the same spec.
+    again = tmp_path / "again.yaml"
+    again.write_text(out)
+    before, after = check_file(spec).spec, check_file(again).spec
+    assert before is not None and after is not None
+    assert after.description == before.description and "\u202e" in after.description
+    assert after.states["a"].description == before.states["a"].description
+    assert [t.description for t in after.transitions()] == \
+        [t.description for t in before.transitions()]
+
+
+def test_resolve_errors_are_escaped(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    spec = _hostile_spec(tmp_path, state=r"a\e]52;c;aGVsbG8=\a\u202E")
+    code = main(["resolve", str(spec)])
+    out, err = capsys.readouterr()
+    assert code == 1 and "error[invalid-name]" in out
+    assert _raw(out) == [] and _raw(err) == []

@@ -4,16 +4,21 @@ Core only: it returns data and never prints (the CLI does). The steps:
 
 1. `plan`: check each spec (`linter.check_file`); with any error, stop with nothing planned.
    Otherwise run every generator of `outputs.PER_SPEC` and `outputs.ALL_SPECS` (a registry
-   entry whose module is not installed is skipped and reported) and find the orphans: files
-   under the output folders that carry our header and name a spec that no longer exists, or
-   a spec of this build that no longer produces them (its `statechart:` name changed).
-   Whole-set generators (the index) always see every spec of the folders the build covers:
-   a build of some files (`build specs/np.yaml`) also checks, quietly, the other specs of
-   those files' folders, so the index still lists them all; when one of those has errors,
+   entry that cannot be loaded is a problem: an output nobody can produce is neither written
+   nor "up to date") and find the orphans: files under the output folders that carry our
+   header and name a spec that no longer exists, or a spec of this build that no longer
+   produces them (its `statechart:` name changed).
+   Whole-set generators (the index) always see every spec of the folders the build covers: a
+   build of some files (`build specs/agent_run.yaml`) also checks, quietly, the other specs
+   of those files' folders, so the index still lists them all; when one of those has errors,
    the whole-set outputs are left as they are and a note says so.
+   A file a generator could not make for a reason outside the spec (`OutputUnavailable`: the
+   diagram's layout timed out or ran out of memory) is `unavailable`, not a problem: the
+   other files are still planned, and that file is left as it is (never an orphan).
 2. `apply`: write each planned file that is missing or different, atomically (a temporary
    file in the same folder, fsync, `os.replace`), so that a build killed at any point leaves
-   every file either old or new, never truncated; delete the orphans.
+   every file either old or new, never truncated; delete the orphans. The CLI still fails
+   when a file was unavailable.
 3. `stale`: the `--check` mode; what `apply` would change, as unified diffs, writing nothing.
 
 Every path a generator returns must stay inside the root: it is built from the spec's
@@ -52,6 +57,7 @@ class Problem:
 
     path: str
     message: str
+    output: str | None = None  # the generated file concerned, when there is one
 
 
 @dataclass
@@ -61,8 +67,9 @@ class Plan:
     files: dict[str, bytes] = field(default_factory=dict)  # relative POSIX path -> content
     orphans: list[str] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
-    skipped: list[str] = field(default_factory=list)  # registry entries not installed
     notes: list[str] = field(default_factory=list)  # outputs left alone, and why
+    # Files that could not be made this time (layout limits): left as they are; build fails.
+    unavailable: list[Problem] = field(default_factory=list)
 
     @property
     def diagnostics(self) -> list[Diagnostic]:
@@ -79,8 +86,11 @@ def _generators(registry: dict[str, str],
     for name, ref in registry.items():
         try:
             out.append((name, outputs.load(ref)))
-        except (ImportError, AttributeError):  # another part of the tool, not installed yet
-            plan.skipped.append(name)
+        # Any failure, not only ImportError: a generator module can raise anything while it
+        # is imported, and skipping it would let `--check` call its outputs up to date.
+        except Exception as exc:
+            plan.problems.append(Problem("(all specs)", f"generator `{name}` cannot be loaded "
+                                         f"from `{ref}`: {type(exc).__name__}: {exc}"))
     return out
 
 
@@ -106,6 +116,8 @@ def plan(paths: Iterable[str | os.PathLike[str]], root: str | os.PathLike[str] =
         return result
     per_spec = _generators(outputs.PER_SPEC, result)
     all_specs = _generators(outputs.ALL_SPECS, result)
+    if not result.ok:  # a generator is missing: nothing may be written or called up to date
+        return result
     whole_set = _whole_set(paths, clean) if all_specs else clean
     if whole_set is None:
         result.notes.extend(
@@ -128,21 +140,31 @@ def plan(paths: Iterable[str | os.PathLike[str]], root: str | os.PathLike[str] =
             owner[rel] = source
             result.files[rel] = data
 
+    incomplete: set[str] = set()  # specs with a file unavailable: their old files stay
+
+    def unavailable(source: str, name: str, exc: outputs.OutputUnavailable) -> None:
+        result.unavailable.append(Problem(source, f"{name}: {exc}", exc.path))
+        incomplete.add(source)
+        add(source, exc.produced)
+
     for spec in specs:
         for name, generate in per_spec:
             try:
                 add(spec.path, generate(spec))
+            except outputs.OutputUnavailable as exc:
+                unavailable(spec.path, name, exc)
             except ValueError as exc:  # CodegenError and friends: the spec, not a crash
                 result.problems.append(Problem(spec.path, f"{name}: {exc}"))
     for name, generate in all_specs:
         try:
             add("(all specs)", generate(whole_set))
+        except outputs.OutputUnavailable as exc:
+            unavailable("(all specs)", name, exc)
         except ValueError as exc:
             result.problems.append(Problem("(all specs)", f"{name}: {exc}"))
     if result.ok:
-        # With a generator skipped, a built spec's missing outputs may just be that
-        # generator's: only files of deleted specs are orphans then.
-        built = set() if result.skipped else {Path(s.path).resolve() for s in specs}
+        # A spec whose file could not be made did not "stop producing" it: not an orphan.
+        built = {Path(s.path).resolve() for s in specs if s.path not in incomplete}
         result.orphans = find_orphans(result.root, set(result.files), built)
     return result
 

@@ -2,9 +2,11 @@
 
 Names become Python identifiers in generated code (class attributes, enum members, keyword
 arguments, methods), so they are checked here once, and the generators trust them.
-Measured hazards (shared/research): non-ASCII identifiers that NFKC-normalise to keywords
-(`ᴺone`), names that shadow python-statemachine's API (`send`, `model`, `states`), and
-callback-convention prefixes that python-statemachine treats as hooks (`on_<event>`).
+The hazards: non-ASCII identifiers, which Python NFKC-normalises (`ᴺone` becomes the name
+`None`, `ﬁnal` becomes `final`, so two spec names could become one attribute); names that
+shadow python-statemachine's API (`send`, `model`, `states`); and the prefixes that
+python-statemachine calls as hooks by convention (`on_<event>`). Each has a spec in
+tests/hostile/ (unicode_normalisation.yaml, api_names.yaml) that `check` must refuse.
 """
 
 from __future__ import annotations

@@ -3,7 +3,9 @@
 A generator takes the checked model and returns {path relative to the repo root: bytes}.
 Per-spec generators run once per spec; whole-set generators (an index page) once per build,
 with each spec's check result (its model and its findings), so they never check a spec again.
-Generators are pure: same model, same bytes, on every run and machine.
+Generators are pure: same model, same bytes, on every run and machine. The one exception is
+a file that needs an outside program with limits of its own (the diagram's layout): when that
+program fails, the generator raises `OutputUnavailable` with the files it did make.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from statechart import __version__
 from statechart.model import Spec
+from statechart_runtime.errors import StatechartError
 
 if TYPE_CHECKING:  # the linter imports the rules; outputs stays light for `check`
     from statechart.linter import FileResult
@@ -34,6 +37,24 @@ ALL_SPECS: dict[str, str] = {
 }
 
 HEADER_MARK = "DO NOT EDIT"
+
+
+class OutputUnavailable(StatechartError, RuntimeError):
+    """A file a generator could not make this time, for a reason outside the spec: the
+    diagram's layout timed out, ran out of memory, or its program is missing. A
+    `StatechartError` (`statechart_runtime.errors`) like every error the project raises on
+    purpose, and a `RuntimeError`, like the `LayoutError` it usually wraps.
+
+    `produced` holds the generator's files that were made. `build` writes those and every other
+    output, leaves `path` as it was, and fails (exit 1) naming it; `build --check` fails too,
+    since the file cannot be compared. The page that links to the picture does not change: its
+    text must not depend on the machine the build ran on.
+    """
+
+    def __init__(self, path: str, reason: str, produced: dict[str, bytes]) -> None:
+        super().__init__(f"{path} could not be made: {reason}")
+        self.path = path
+        self.produced = produced
 
 
 def load(ref: str) -> Callable[..., dict[str, bytes]]:

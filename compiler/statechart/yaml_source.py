@@ -1,6 +1,7 @@
 """Read a spec file into a YAML node tree that keeps every position, safely and fast.
 
-What this guards against (measured in shared/research/yaml-codegen-hazards.md):
+What this guards against (each has a spec in the tests' hostile corpus, tests/hostile/, with
+the finding it must give in tests/hostile/expected.json):
 - YAML 1.1 booleans: PyYAML turns `on`, `off`, `yes`, `no` into booleans, which would turn every
   `on:` key of a spec into `True`. We compose nodes with no implicit resolvers at all and
   resolve plain scalars ourselves with the YAML 1.2 core schema (`scalar_value`).

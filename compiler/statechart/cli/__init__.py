@@ -2,7 +2,8 @@
 
 Subcommands are modules in this package, registered in `COMMANDS`; each has `HELP`,
 `add_arguments(parser)` and `run(args) -> int`. Exit codes: 0 ok, 1 problems found,
-2 usage error (argparse's own code).
+2 usage error (argparse's own code), which includes a PATH that does not exist
+(`missing_paths`, the same in every command and output format).
 """
 
 from __future__ import annotations
@@ -10,8 +11,11 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+from collections.abc import Callable, Iterable
+from pathlib import Path
 
 from statechart import __version__
+from statechart.report import inert
 
 COMMANDS: dict[str, str] = {
     "check": "statechart.cli.check",
@@ -22,6 +26,30 @@ COMMANDS: dict[str, str] = {
     "diff": "statechart.cli.diff",
     "resolve": "statechart.cli.resolve",
 }
+
+
+def missing_paths(command: str, paths: Iterable[str], *, files: bool = False,
+                  found_elsewhere: Callable[[str], bool] | None = None) -> bool:
+    """Print a usage error on stderr for each PATH that does not exist (or, with `files`, is
+    a folder where a spec file is needed); True when there was one: the command then exits 2
+    having done nothing. A mistyped path is a mistake on the command line, not a finding about
+    a spec, so it is never a diagnostic in the output format and never exit 1.
+
+    `found_elsewhere(path)` is True for a path that is missing here but not a mistake (`diff
+    --against REF`: a spec deleted since REF)."""
+    bad = False
+    for path in paths:
+        if not Path(path).exists():
+            if found_elsewhere is not None and found_elsewhere(path):
+                continue
+            reason = "no such file or folder"
+        elif files and Path(path).is_dir():
+            reason = "a folder, not a spec file"
+        else:
+            continue
+        print(f"statechart {command}: {reason}: {inert(path)}", file=sys.stderr)
+        bad = True
+    return bad
 
 
 def _parser(modules: dict[str, object]) -> argparse.ArgumentParser:

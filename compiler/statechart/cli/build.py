@@ -1,7 +1,9 @@
 """`statechart build [PATH ...] [--check]`: generate code, schemas and docs from checked specs.
 
-Exit codes: 0 built (or, with --check, up to date); 1 a spec has errors (nothing written),
-or with --check an output is missing, stale or orphaned; 2 usage (no spec files found).
+Exit codes: 0 built (or, with --check, up to date); 1 a spec has errors or a generator cannot
+be loaded (nothing written), or an output could not be made (the diagram's layout failed: every
+other output is written, that file is left as it was), or with --check an output is missing,
+stale, orphaned or cannot be made; 2 usage (no spec files found).
 """
 
 from __future__ import annotations
@@ -9,9 +11,9 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
-from pathlib import Path
 
 from statechart import build
+from statechart.cli import missing_paths
 from statechart.report import concise, inert
 
 HELP = ("check specs (default: specs/) and write generated/NAME.py, NAME.schema.json and docs; "
@@ -34,9 +36,7 @@ def _command(args: argparse.Namespace) -> str:
 
 def run(args: argparse.Namespace) -> int:
     paths = args.paths or ["specs"]
-    missing = [p for p in paths if not Path(p).exists()]
-    if missing:
-        print(f"statechart: no such file or folder: {inert(' '.join(missing))}", file=sys.stderr)
+    if missing_paths("build", paths):
         return 2
     p = build.plan(paths)
     if not p.results:
@@ -47,25 +47,27 @@ def run(args: argparse.Namespace) -> int:
     if not p.ok:
         shown = [d for d in diagnostics if d.severity == "error"]
         sys.stdout.write(concise(shown, {}))
-        for problem in p.problems:
-            print(f"{inert(problem.path)}: error[build]: {inert(problem.message)}")
+        _print_problems(p.problems)
         failing = len({d.span.file for d in shown} | {q.path for q in p.problems})
         print(f"statechart build: {len(shown) + len(p.problems)} error(s) in {failing} "
               "file(s); nothing written", file=sys.stderr)
         return 1
-    for name in p.skipped:
-        print(f"statechart build: skipped `{name}` (its generator is not installed)",
-              file=sys.stderr)
     for note in p.notes:
         print(f"statechart build: {inert(note)}", file=sys.stderr)
+    unmade = " ".join(inert(q.output or q.path) for q in p.unavailable)
     if args.check:
         changes = build.stale(p)
         for rel, kind, diff in changes:
             sys.stdout.write(diff)
             print(f"{kind:<9} {rel}", file=sys.stderr)
+        _print_problems(p.unavailable)
         if changes:
             print(f"statechart build --check: {len(changes)} output(s) out of date; run "
                   f"`{_command(args)}` and commit the result", file=sys.stderr)
+        if p.unavailable:
+            print(f"statechart build --check: could not make, so could not compare: {unmade}",
+                  file=sys.stderr)
+        if changes or p.unavailable:
             return 1
         if not args.quiet:
             print(f"statechart build --check: {len(p.files)} output(s) up to date")
@@ -73,4 +75,16 @@ def run(args: argparse.Namespace) -> int:
     for rel, action in build.apply(p):
         if action != "unchanged" or not args.quiet:
             print(f"{action:<9} {rel}")
+    if p.unavailable:
+        # Reported after the writes: the outputs that could be made are written, and the
+        # build still fails, so that CI never takes a missing or old picture for a fresh one.
+        _print_problems(p.unavailable)
+        print(f"statechart build: could not make {unmade}; left as it was (every other output "
+              "is written)", file=sys.stderr)
+        return 1
     return 0
+
+
+def _print_problems(problems: list[build.Problem]) -> None:
+    for problem in problems:
+        print(f"{inert(problem.path)}: error[build]: {inert(problem.message)}")

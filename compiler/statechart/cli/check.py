@@ -7,9 +7,9 @@ import os
 import sys
 from pathlib import Path
 
-from statechart.diagnostics import Diagnostic, Span
+from statechart.cli import missing_paths
 from statechart.linter import FileResult, check_file, spec_files
-from statechart.report import REPORTERS
+from statechart.report import REPORTERS, inert
 
 HELP = "check spec files or folders (default: specs/) and report every problem"
 
@@ -35,28 +35,17 @@ def output_format(requested: str | None) -> str:
     return "full"
 
 
-def check_paths(paths: list[str]) -> tuple[list[FileResult], list[Diagnostic]]:
-    """Every named spec checked; a path that does not exist is a problem of its own."""
-    results: list[FileResult] = []
-    missing: list[Diagnostic] = []
-    for path in paths:
-        if not Path(path).exists():
-            missing.append(Diagnostic("yaml-syntax", "error", "no such file or folder",
-                                      Span.point(path, 1, 1), "check the path"))
-    for file in spec_files(p for p in paths if Path(p).exists()):
-        results.append(check_file(file))
-    return results, missing
-
-
 def run(args: argparse.Namespace) -> int:
     paths = args.paths or ["specs"]
-    results, missing = check_paths(paths)
-    if not results and not missing:
-        print(f"statechart: no spec files (*.yaml, *.yml) under {' '.join(paths)}",
+    if missing_paths("check", paths):
+        return 2
+    results: list[FileResult] = [check_file(file) for file in spec_files(paths)]
+    if not results:
+        print(f"statechart: no spec files (*.yaml, *.yml) under {inert(' '.join(paths))}",
               file=sys.stderr)
         return 2
     # A base's problem is found again through each overlay that extends it: show it once.
-    diagnostics = list(dict.fromkeys(missing + [d for r in results for d in r.diagnostics]))
+    diagnostics = list(dict.fromkeys(d for r in results for d in r.diagnostics))
     fmt = output_format(args.format)
     sources: dict[str, str] = {}
     if fmt == "full":

@@ -2,7 +2,8 @@
 
 Lists every change between spec versions as breaking (error) or safe (warning) for stored runs
 and callers, with the reporters of `check`. Exit 0: nothing breaking; 1: something breaking, or
-a spec that does not pass `check`'s errors; 2: usage (wrong arguments, unknown git ref).
+a spec that does not pass `check`'s errors; 2: usage (wrong arguments, unknown git ref, a PATH
+that does not exist: with --against, one that exists neither here nor at the ref).
 """
 
 from __future__ import annotations
@@ -15,12 +16,14 @@ import tempfile
 from dataclasses import replace
 from pathlib import Path
 
+from statechart.cli import missing_paths
 from statechart.cli.check import output_format
 from statechart.diagnostics import Diagnostic, Span
 from statechart.diff import Change, diff_specs
 from statechart.diff import reporters as diff_reporters
 from statechart.linter import SPEC_SUFFIXES, check_source
 from statechart.overlay import specs_root
+from statechart_runtime.errors import StatechartError
 
 HELP = ("compare two versions of a spec (or every spec changed since a git ref) and report "
         "each change as breaking or safe for stored runs and callers")
@@ -40,8 +43,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "env STATECHART_OUTPUT_FORMAT)")
 
 
-class _Usage(Exception):
-    pass
+class _Usage(StatechartError):
+    """A usage error (`run` prints it after the usage line, exit 2). A `StatechartError`
+    (`statechart_runtime.errors`) like every error the project raises on purpose."""
 
 
 class _Result:
@@ -118,11 +122,19 @@ def _materialize(ref: str, path: Path, raw: bytes, tmp: Path) -> Path:
     return old_path
 
 
-def _against(ref: str, paths: list[str], result: _Result) -> None:
+def _verify_ref(ref: str) -> None:
     try:
         _git("rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
     except _Usage:
         raise _Usage(f"`{ref}` is not a git revision here") from None
+
+
+def _at_ref(ref: str, path: str) -> bool:
+    """Whether `path` (a file or folder, as a pathspec from here) holds anything at `ref`."""
+    return bool(_git("ls-tree", "-r", "--name-only", ref, "--", path).strip())
+
+
+def _against(ref: str, paths: list[str], result: _Result) -> None:
     # --relative: paths as seen from here, also the form `git show REF:./path` takes.
     listing = _git("diff", "--name-status", "--no-renames", "--relative", ref, "--", *paths)
     changed = [line.split("\t", 1) for line in listing.decode().splitlines() if "\t" in line]
@@ -156,13 +168,18 @@ def run(args: argparse.Namespace) -> int:
     result = _Result()
     try:
         if args.against:
-            _against(args.against, args.paths or ["specs"], result)
+            paths = args.paths or ["specs"]
+            _verify_ref(args.against)
+            # A spec deleted since the ref is missing here but is what the diff is about.
+            if missing_paths("diff", paths,
+                             found_elsewhere=lambda p: _at_ref(args.against, p)):
+                return 2
+            _against(args.against, paths, result)
         else:
             if len(args.paths) != 2:
                 raise _Usage("give OLD and NEW, or --against GIT_REF")
-            for p in args.paths:
-                if not Path(p).is_file():
-                    raise _Usage(f"no such file: {p}")
+            if missing_paths("diff", args.paths, files=True):
+                return 2
             old, new = args.paths
             result.compare(old, Path(old).read_bytes(), new, Path(new).read_bytes())
     except _Usage as exc:

@@ -6,8 +6,10 @@ import argparse
 import sys
 from pathlib import Path
 
+from statechart.cli import missing_paths
 from statechart.linter import check_file
 from statechart.model import Spec
+from statechart.report import concise, inert
 
 HELP = "draw a spec as DOT, SVG, PNG or Mermaid (optionally marking a run's current state)"
 FORMATS = ("svg", "png", "dot", "mermaid")
@@ -34,7 +36,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _error(message: str) -> int:
-    print(f"statechart render: {message}", file=sys.stderr)
+    # Messages quote state names from run records and the command line, and a layout
+    # program's own error text: shown the way `check` shows spec text, never sent raw.
+    print(f"statechart render: {inert(message)}", file=sys.stderr)
     return 2
 
 
@@ -42,15 +46,13 @@ def run(args: argparse.Namespace) -> int:
     from statechart.render import layout
     from statechart.render.highlight import HighlightError, active_configuration, names_from_record
 
-    if not Path(args.spec).is_file():
-        return _error(f"no such spec file: {args.spec}")
+    if missing_paths("render", [args.spec, *([args.record] if args.record else [])],
+                     files=True):
+        return 2
     result = check_file(args.spec)
     if result.errors or result.spec is None:
-        for d in result.errors:
-            s = d.span
-            print(f"{s.file}:{s.line}:{s.column}: {d.severity}[{d.rule}]: {d.message}",
-                  file=sys.stderr)
-        print(f"statechart render: {args.spec} has errors; fix them first "
+        sys.stderr.write(concise(result.errors, {}))
+        print(f"statechart render: {inert(args.spec)} has errors; fix them first "
               "(`statechart check` explains each)", file=sys.stderr)
         return 1
     spec = result.spec
@@ -84,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
         Path(output).write_bytes(data)
     except OSError as exc:
         return _error(f"cannot write {output}: {exc.strerror or exc}")
-    print(f"wrote {output}", file=sys.stderr)
+    print(f"wrote {inert(output)}", file=sys.stderr)
     return 0
 
 

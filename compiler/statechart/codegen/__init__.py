@@ -2,11 +2,20 @@
 
 Generators are pure and deterministic: the same spec gives the same bytes on every machine.
 They trust the checker (`statechart.linter.check_file`) for everything it checks and refuse,
-with `CodegenError`, the few things it does not (listed in `statechart.codegen.naming`).
+with `CodegenError`, the few things it does not: a record field named like the generated
+record's own members (`statechart.names.RESERVED_FIELDS`), a state, event or enum value that
+Python's `enum` refuses as a member name (`RESERVED_ENUM_VALUES`), and a value the templates
+cannot write as a literal (a lone surrogate, a number that is not finite: `_jinja`).
 """
 
 from __future__ import annotations
 
+from statechart_runtime.errors import StatechartError
 
-class CodegenError(ValueError):
-    """The spec passed `check` but cannot be generated; the message names what to rename."""
+
+class CodegenError(StatechartError, ValueError):
+    """The spec passed `check` but cannot be generated; the message names what to rename.
+
+    A `StatechartError` (`statechart_runtime.errors`, the base of every error the project
+    raises on purpose) and, as before, a `ValueError`: `build` reports it as the spec's problem.
+    """

@@ -5,7 +5,8 @@ Spec text never becomes code. A template may print only two kinds of value:
 Python literal made by the `py` filter (`ascii()` for text, so quotes, backslashes, newlines,
 `\\r` and U+2028 come out escaped and the output stays pure ASCII). Anything else, a raw `str`
 above all, makes `finalize` raise, so a template mistake fails the build instead of emitting
-spec text as code (hazard report §2: six injections, all of which passed `ast.parse`).
+spec text as code. Parsing the output would not catch such a mistake: a description that
+closes the string it was printed into and adds a statement is still valid Python.
 """
 
 from __future__ import annotations

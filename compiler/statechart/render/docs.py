@@ -14,10 +14,10 @@ import jinja2
 from statechart.linter import FileResult
 from statechart.model import RecordField, Selector, Spec, SpecRule, State, Transition
 from statechart.names import IDENTIFIER
-from statechart.outputs import header_lines, spec_display_path
+from statechart.outputs import OutputUnavailable, header_lines, spec_display_path
 from statechart.render import labels
 from statechart.render.dot import dot_source
-from statechart.render.layout import layout, with_svg_header
+from statechart.render.layout import LayoutError, layout, with_svg_header
 from statechart.render.mermaid import mermaid_source
 from statechart.render.style import overlay_marks
 from statechart.semantics import ends_run
@@ -160,9 +160,15 @@ def spec_svg(spec: Spec) -> bytes:
 
 
 def outputs(spec: Spec) -> dict[str, bytes]:
-    """`build`'s per-spec docs: the page and the SVG it links to."""
-    return {f"{DOCS_DIR}/{spec.name}.md": spec_page(spec).encode("utf-8"),
-            f"{DOCS_DIR}/{spec.name}.svg": spec_svg(spec)}
+    """`build`'s per-spec docs: the page and the SVG it links to. A layout that fails (time,
+    memory, no program) costs only the SVG: the page is still returned, in the exception."""
+    page = {f"{DOCS_DIR}/{spec.name}.md": spec_page(spec).encode("utf-8")}
+    svg_path = f"{DOCS_DIR}/{spec.name}.svg"
+    try:
+        svg = spec_svg(spec)
+    except LayoutError as exc:
+        raise OutputUnavailable(svg_path, str(exc), page) from None
+    return {**page, svg_path: svg}
 
 
 def index_page(specs: list[Spec], warnings: dict[str, list[str]]) -> str:

@@ -13,9 +13,10 @@ from pathlib import Path
 from statechart import semantics
 from statechart.build_model import did_you_mean
 from statechart.model import Spec
+from statechart_runtime.errors import StatechartError
 
 
-class HighlightError(ValueError):
+class HighlightError(StatechartError, ValueError):
     """A one-line reason the highlight cannot be computed (the CLI prints it, exit 2)."""
 
 

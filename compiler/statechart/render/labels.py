@@ -2,9 +2,11 @@
 
 State names, events, guards, tags and record fields are validated identifiers, but a spec
 with errors still builds a model, and descriptions are free text: so every string that reaches
-an output goes through one of these functions. Measured hazards: shared research
-"yaml-codegen-hazards" section 3 (DOT HTML pass-through, trailing backslash, `\\N`-style
-escapes, NUL; Mermaid `;`, `"`, newlines and `%%{init}%%` injection).
+an output goes through one of these functions. The hazards: in DOT, a label that looks like
+`<...>` is taken as HTML, a trailing backslash escapes the closing quote, `\\N`, `\\G` and
+`\\l` are expanded, and a NUL cannot be passed to Graphviz at all; in Mermaid, `;`, `"` and
+newlines break a label and `%%{init: ...}%%` anywhere is a directive. Each of them is in
+tests/render_cases/hostile_labels.yaml, which the DOT, SVG, Mermaid and docs tests render.
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ import re
 from typing import cast
 
 import graphviz  # no stubs published: see [[tool.mypy.overrides]] in pyproject.toml
+
+from statechart.report import inert
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 # Characters that mean nothing in a Mermaid label; everything else becomes `#<codepoint>;`.
@@ -25,8 +29,10 @@ _MARKDOWN_SPECIAL = re.compile(r"[\\`*\[\]<>&|~$]|(?<![A-Za-z0-9])_|_(?![A-Za-z0
 
 
 def one_line(text: str) -> str:
-    """Control characters and line breaks become spaces; runs of spaces collapse."""
-    return " ".join(_CONTROL.sub(" ", text).split())
+    """Control characters and line breaks become spaces; runs of spaces collapse. What is
+    left that a terminal or viewer would act on rather than show (a bidi override, a zero-width
+    character) is shown as `check` shows it, `<U+202E>`: `render` prints these labels."""
+    return inert(" ".join(_CONTROL.sub(" ", text).split()))
 
 
 def dot_text(text: str) -> str:

@@ -15,6 +15,8 @@ import sysconfig
 from collections.abc import Callable
 from pathlib import Path
 
+from statechart_runtime.errors import StatechartError
+
 ENGINES = {"graphviz-pure": "graphviz-pure", "dot": "dot"}
 INSTALL_HINT = {
     "graphviz-pure": "install it with `pip install graphviz-pure` "
@@ -25,8 +27,12 @@ INSTALL_HINT = {
 DEFAULT_TIMEOUT = 120.0
 
 
-class LayoutError(RuntimeError):
-    """A one-line reason the layout failed (the CLI prints it)."""
+class LayoutError(StatechartError, RuntimeError):
+    """A one-line reason the layout failed (the CLI prints it).
+
+    A `StatechartError` (`statechart_runtime.errors`, the base of every error the project
+    raises on purpose) and, as before, a `RuntimeError`: the program, not the spec, failed.
+    """
 
 
 def find_engine(engine: str = "graphviz-pure") -> str:
@@ -49,8 +55,9 @@ def layout(dot: str, fmt: str, engine: str = "graphviz-pure",
            timeout: float = DEFAULT_TIMEOUT, max_memory: int | None = None) -> bytes:
     """`fmt` is `svg` or `png`; returns the program's output bytes.
 
-    `max_memory` (bytes, POSIX only) caps the program's address space: laying out a few
-    thousand densely connected states took over 3.5 GB (bench/RESULTS-render.md)."""
+    `max_memory` (bytes, POSIX only) caps the program's address space: in the render
+    benchmark (docs/performance.md), a densely connected spec of 1,111 states held 3.7 GB
+    before the timeout stopped it, and one of 5,556 states failed under a 6 GiB cap."""
     if fmt not in ("svg", "png"):
         raise ValueError(f"layout format must be svg or png, not {fmt!r}")
     program = find_engine(engine)
