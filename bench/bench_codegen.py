@@ -22,7 +22,6 @@ import os
 import platform
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -34,36 +33,14 @@ ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(ROOT / "compiler"))
 
+from benchlib import import_seconds, module_source  # noqa: E402
 from genspec import generate  # noqa: E402
 
 from statechart import build, outputs  # noqa: E402
-from statechart.codegen import python_module  # noqa: E402
-from statechart.linter import check_source  # noqa: E402
 
 CHECKS_OFF = ("    validate_disconnected_states = False\n"
               "    validate_trap_states = False\n"
               "    validate_final_reachability = False\n")
-
-IMPORT_SCRIPT = """
-import sys, time
-sys.path.insert(0, sys.argv[1])
-import statemachine, statemachine.orderedset
-t = time.perf_counter()
-__import__(sys.argv[2])
-print(time.perf_counter() - t)
-"""
-
-
-def module_source(n: int) -> str:
-    result = check_source(f"bench_{n}.yaml", generate(n).encode())
-    assert result.spec is not None and not result.errors, result.errors[:3]
-    return python_module.render(result.spec)
-
-
-def import_seconds(folder: Path, name: str) -> float:
-    out = subprocess.run([sys.executable, "-c", IMPORT_SCRIPT, str(folder), name],
-                         capture_output=True, text=True, check=True, env=os.environ)
-    return float(out.stdout)
 
 
 def time_imports(source: str, folder: Path, runs: int) -> dict[str, float]:

@@ -1,0 +1,580 @@
+"""Benchmark the generated agent run against the same machine written by hand.
+
+    python bench/bench_runtime.py [--quick] [--markdown FILE] [--sizes 10 1000 5000]
+                                  [--codegen-sizes 1000 5000] [--rounds 41] [--runs 3]
+                                  [--live 2000] [--module generated/agent_run.py]
+
+Side by side in one run (the machine is noisy: every speed is a ratio against a baseline
+measured in the same run, in interleaved rounds, and the medians are reported):
+
+1. events/s of the agent run: the generated facade (`getattr(run, event)(**kwargs)`, record
+   kept) against bench/handwritten_agent_run.py (`sm.send(event)`), (a) created and driven:
+   a new run per path, along a realistic path (triage, start, tool calls, an interruption
+   approved, a retry, complete), and (b) steady: one run looping call_tool/tool_result;
+2. memory per live run: tracemalloc over `--live` instances kept alive (after gc), just
+   created and after a few events;
+3. import time of a generated module (flat bench/genspec.py specs of `--sizes` states, and
+   agent_run itself): cold (no .pyc) and warm, each in a fresh process with
+   python-statemachine already imported, median of `--runs`;
+4. code generation (`python_module.render` + the record schema) against `check_source` on
+   the same spec text, flat and nested, at `--codegen-sizes`;
+5. line counts of every module in generated/ and of the module generated at 10 states.
+
+The generated classes are found by the naming convention (CamelCase spec name for the
+facade, + `Machine`, + `Record`), and events go through the facade's methods, so the script
+keeps working while the generated API moves; the hand-written class imports nothing from
+this project, and its graph is checked against the generated machine's before timing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import enum
+import gc
+import importlib.util
+import inspect
+import os
+import platform
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+import tracemalloc
+import typing
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(ROOT / "compiler"))
+
+from benchlib import module_source, time_cold_warm  # noqa: E402
+from genspec import generate  # noqa: E402
+from handwritten_agent_run import HandwrittenAgentRun  # noqa: E402
+from statechart.codegen import python_module, record_schema  # noqa: E402
+from statechart.linter import check_source  # noqa: E402
+
+Step = tuple[str, dict[str, str]]  # (event, {record field: value as JSON writes it})
+
+
+def agent_path(tool_calls: int) -> list[Step]:
+    """A realistic run: triaged, started, a few tool calls, interrupted for approval,
+    approved and resumed, an error retried, then completed."""
+    tools: list[Step] = [("call_tool", {}), ("tool_result", {})]
+    return [
+        ("triage", {}),
+        ("start", {}),
+        *tools * tool_calls,
+        ("interrupt", {"interruptReason": "approval"}),
+        ("await_approval", {}),
+        ("approve", {}),
+        ("proceed", {}),
+        *tools,
+        ("error", {"retryReason": "rate limited"}),
+        ("retry", {}),
+        *tools,
+        ("complete", {}),
+    ]
+
+
+FEW_EVENTS: list[Step] = [("triage", {}), ("start", {}), ("call_tool", {}),
+                          ("tool_result", {}), ("interrupt", {"interruptReason": "approval"})]
+
+
+# ---------------------------------------------------------------------------------------
+# The generated module, found by convention
+
+
+class Generated:
+    """The generated module's facade, machine and record classes, by their names."""
+
+    def __init__(self, path: Path) -> None:
+        name = f"_bench_{path.stem}"
+        spec = importlib.util.spec_from_file_location(name, path)
+        assert spec is not None and spec.loader is not None, path
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module  # dataclasses look their module up while decorating
+        spec.loader.exec_module(module)
+        self.module = module
+        self.spec_name = str(getattr(module, "SPEC_NAME", path.stem))
+        self.base = python_module.camel(self.spec_name)
+        self.facade: type = getattr(module, self.base)
+        self.machine: type = getattr(module, self.base + "Machine")
+        self.record: type | None = getattr(module, self.base + "Record", None)
+        self.takes_run_id = "run_id" in inspect.signature(self.facade).parameters
+
+    def prepare(self, steps: list[Step]) -> list[tuple[str, dict[str, Any]]]:
+        """The steps with each value typed as the event method takes it (enum fields get
+        their enum member), resolved once, before any timing."""
+        return [(event, {f: self._typed(event, f, v) for f, v in values.items()})
+                for event, values in steps]
+
+    def _typed(self, event: str, field: str, value: str) -> Any:
+        candidates: list[Any] = []
+        try:
+            hints = typing.get_type_hints(getattr(self.facade, event), vars(self.module))
+            hint = hints.get(field)
+            candidates += [hint, *typing.get_args(hint)]
+        except Exception:  # unresolvable annotations: fall back on the naming convention
+            pass
+        candidates.append(getattr(self.module, self.base + field[:1].upper() + field[1:], None))
+        for c in candidates:
+            if isinstance(c, type) and issubclass(c, enum.Enum):
+                return c(value)
+        return value
+
+    def new_run(self, i: int) -> Any:
+        return self.facade(run_id=f"bench-{i}") if self.takes_run_id else self.facade()
+
+
+def drive(run: Any, calls: list[tuple[str, dict[str, Any]]]) -> Any:
+    for event, kwargs in calls:
+        getattr(run, event)(**kwargs)
+    return run
+
+
+def send_all(sm: Any, events: list[str]) -> Any:
+    send = sm.send
+    for event in events:
+        send(event)
+    return sm
+
+
+def graph(machine: type) -> dict[str, Any]:
+    """A machine class's graph as python-statemachine holds it: per state its parent,
+    initial and final flags, and per event the targets (with guards) in order."""
+    out: dict[str, Any] = {}
+    for s in machine.states_map.values():  # type: ignore[attr-defined]
+        by_event: dict[str, list[tuple[str, list[str]]]] = {}
+        for t in s.transitions:
+            for e in t.events:
+                by_event.setdefault(str(e), []).append((t.target.id, [str(c) for c in t.cond]))
+        out[s.id] = (s.parent.id if s.parent else None, s.initial, s.final, by_event)
+    return out
+
+
+def check_same_machine(gen: Generated, path: list[Step]) -> None:
+    """The hand-written class must have the generated graph, and both must walk `path`
+    through the same configurations; otherwise the comparison means nothing."""
+    ours, theirs = graph(gen.machine), graph(HandwrittenAgentRun)
+    if ours != theirs:
+        diff = {k: (ours.get(k), theirs.get(k)) for k in ours.keys() | theirs.keys()
+                if ours.get(k) != theirs.get(k)}
+        raise SystemExit(f"bench/handwritten_agent_run.py no longer matches {gen.base}Machine: "
+                         f"{diff}")
+    run, sm = gen.new_run(0), HandwrittenAgentRun()
+    for event, kwargs in gen.prepare(path):
+        getattr(run, event)(**kwargs)
+        sm.send(event)
+        if hasattr(run, "configuration"):
+            active = {getattr(s, "value", s) for s in run.configuration}
+            assert active == set(sm.configuration_values), (event, active,
+                                                             sm.configuration_values)
+    if gen.record is not None:
+        assert isinstance(getattr(run, "record", None), gen.record)
+
+
+# ---------------------------------------------------------------------------------------
+# 1. events per second
+
+
+def paired_rounds(a: Callable[[], float], b: Callable[[], float],
+                  rounds: int) -> tuple[list[float], list[float]]:
+    """Seconds per event of `a` and `b`, round by round, in ABBA order (noise on this
+    machine comes in bursts, and the second of two runs is often the luckier)."""
+    ta, tb = [], []
+    for i in range(rounds):
+        if i % 2 == 0:
+            ta.append(a())
+            tb.append(b())
+        else:
+            tb.append(b())
+            ta.append(a())
+    return ta, tb
+
+
+def summary(gen_times: list[float], hand_times: list[float]) -> dict[str, Any]:
+    ratios = sorted(h / g for g, h in zip(gen_times, hand_times, strict=True))
+    quartiles = statistics.quantiles(ratios, n=4) if len(ratios) > 1 else ratios * 3
+    return {"generated": 1 / statistics.median(gen_times),
+            "hand": 1 / statistics.median(hand_times),
+            "ratio": statistics.median(ratios), "q1": quartiles[0], "q3": quartiles[2],
+            "rounds": len(ratios)}
+
+
+def bench_events(gen: Generated, path: list[Step], rounds: int, runs_per_round: int,
+                 steady_events: int) -> dict[str, dict[str, Any]]:
+    calls = gen.prepare(path)
+    events = [e for e, _ in path]
+    per_round = runs_per_round * len(path)
+
+    def created_generated() -> float:
+        start = time.perf_counter()
+        for i in range(runs_per_round):
+            drive(gen.new_run(i), calls)
+        return (time.perf_counter() - start) / per_round
+
+    def created_hand() -> float:
+        start = time.perf_counter()
+        for _ in range(runs_per_round):
+            send_all(HandwrittenAgentRun(), events)
+        return (time.perf_counter() - start) / per_round
+
+    loop = gen.prepare([("call_tool", {}), ("tool_result", {})] * (steady_events // 2))
+    loop_events = [e for e, _ in loop]
+    to_loop = gen.prepare(path[:2])  # triage, start: in `running.reasoning`
+
+    def steady_generated() -> float:
+        run = drive(gen.new_run(0), to_loop)  # a fresh run each round: the history is
+        start = time.perf_counter()           # not carried from one round to the next
+        drive(run, loop)
+        return (time.perf_counter() - start) / len(loop)
+
+    def steady_hand() -> float:
+        sm = send_all(HandwrittenAgentRun(), events[:2])
+        start = time.perf_counter()
+        send_all(sm, loop_events)
+        return (time.perf_counter() - start) / len(loop_events)
+
+    for fn in (created_generated, created_hand, steady_generated, steady_hand):
+        fn()  # warm-up: first-call caches on both sides
+    out = {}
+    for name, a, b in (("created", created_generated, created_hand),
+                       ("steady", steady_generated, steady_hand)):
+        gc.collect()
+        out[name] = summary(*paired_rounds(a, b, rounds))
+        out[name]["events"] = len(path) if name == "created" else len(loop)
+        print(f"events/s {name}: {out[name]}", flush=True)
+    return out
+
+
+# ---------------------------------------------------------------------------------------
+# 2. memory per live run
+
+
+def live_bytes(make: Callable[[int], Any], n: int) -> float:
+    """Bytes still allocated per object after making `n` of them and keeping them alive."""
+    for i in range(3):
+        make(i)  # warm-up: class-level caches are not per run
+    holder: list[Any] = [None] * n
+    gc.collect()
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        for i in range(n):
+            holder[i] = make(i)
+        gc.collect()
+        used = tracemalloc.get_traced_memory()[0] - base
+    finally:
+        tracemalloc.stop()
+    del holder
+    gc.collect()
+    return used / n
+
+
+def bench_memory(gen: Generated, n: int, runs: int) -> dict[str, dict[str, float]]:
+    few = gen.prepare(FEW_EVENTS)
+    few_events = [e for e, _ in FEW_EVENTS]
+    cases: dict[str, tuple[Callable[[int], Any], Callable[[int], Any]]] = {
+        "created": (gen.new_run, lambda i: HandwrittenAgentRun()),
+        f"after {len(FEW_EVENTS)} events": (
+            lambda i: drive(gen.new_run(i), few),
+            lambda i: send_all(HandwrittenAgentRun(), few_events)),
+    }
+    out = {}
+    for name, (make_gen, make_hand) in cases.items():
+        g, h = [], []
+        for _ in range(runs):
+            g.append(live_bytes(make_gen, n))
+            h.append(live_bytes(make_hand, n))
+        out[name] = {"generated": statistics.median(g), "hand": statistics.median(h)}
+        out[name]["ratio"] = out[name]["generated"] / out[name]["hand"]
+        print(f"memory {name}: {out[name]}", flush=True)
+    return out
+
+
+# ---------------------------------------------------------------------------------------
+# 3. import time
+
+
+def bench_imports(sizes: list[int], module_path: Path, runs: int,
+                  tmp: Path) -> list[dict[str, Any]]:
+    rows = []
+    subjects: list[tuple[str, str]] = [
+        (f"generated flat, {n:,} states", module_source(n)) for n in sizes]
+    subjects += [
+        (f"{module_path.name} ({module_path.parent.name}/)", module_path.read_text()),
+        ("handwritten_agent_run.py (bench/)",
+         (HERE / "handwritten_agent_run.py").read_text()),
+    ]
+    for i, (label, source) in enumerate(subjects):
+        folder = tmp / f"import{i}"
+        folder.mkdir()
+        (folder / "subject.py").write_text(source)
+        row = {"label": label, "lines": len(source.splitlines()),
+               **time_cold_warm(folder, "subject", runs)}
+        rows.append(row)
+        print(f"import {row}", flush=True)
+    return rows
+
+
+# ---------------------------------------------------------------------------------------
+# 4. code generation against check
+
+
+def timed(times: list[float], fn: Callable[..., Any], *args: Any) -> Any:
+    """Call `fn(*args)` (after a gc), append its seconds to `times`, return its result."""
+    gc.collect()
+    start = time.perf_counter()
+    result = fn(*args)
+    times.append(time.perf_counter() - start)
+    return result
+
+
+def bench_codegen_time(sizes: list[int], runs: int) -> list[dict[str, Any]]:
+    rows = []
+    for n in sizes:
+        for nested in (False, True):
+            raw = generate(n, nested).encode("utf-8")
+            path = f"bench_{'nested' if nested else 'flat'}_{n}.yaml"
+            check_t: list[float] = []
+            render_t: list[float] = []
+            schema_t: list[float] = []
+            total_t: list[float] = []
+            states = 0
+            for _ in range(runs):
+                # Interleaved: check, generate from its result, check again (the check is
+                # short next to the generation; two samples a run keep one noisy moment
+                # from deciding its median).
+                result = timed(check_t, check_source, path, raw)
+                spec = result.spec
+                assert spec is not None and not result.errors, result.errors[:3]
+                states = len(spec.states)
+                timed(render_t, python_module.render, spec)
+                timed(schema_t, record_schema.outputs, spec)
+                total_t.append(render_t[-1] + schema_t[-1])
+                timed(check_t, check_source, path, raw)
+            row = {"n": n, "nested": nested, "states": states,
+                   "check": statistics.median(check_t), "render": statistics.median(render_t),
+                   "schema": statistics.median(schema_t), "codegen": statistics.median(total_t)}
+            row["ratio"] = row["codegen"] / row["check"]
+            rows.append(row)
+            print(f"codegen {row}", flush=True)
+    return rows
+
+
+# ---------------------------------------------------------------------------------------
+# 5. line counts
+
+
+def line_counts(text: str) -> tuple[int, int]:
+    lines = text.splitlines()
+    return sum(1 for line in lines if line.strip()), len(lines)
+
+
+def bench_lines(generated_dir: Path) -> list[tuple[str, int, int]]:
+    rows = [(f"{generated_dir.name}/{p.name}", *line_counts(p.read_text()))
+            for p in sorted(generated_dir.glob("*.py"))]
+    rows.append(("generated flat spec, 10 states", *line_counts(module_source(10))))
+    rows.append(("bench/handwritten_agent_run.py (for scale)",
+                 *line_counts((HERE / "handwritten_agent_run.py").read_text())))
+    return rows
+
+
+# ---------------------------------------------------------------------------------------
+# Report
+
+
+def ms(seconds: float) -> str:
+    return f"{seconds * 1000:,.1f} ms" if seconds < 10 else f"{seconds:,.1f} s"
+
+
+def verdict(ok: bool) -> str:
+    return "met" if ok else "**not met**"
+
+
+def markdown(res: dict[str, Any], args: argparse.Namespace) -> str:
+    import statemachine
+
+    ev, mem, imp, cg, lines = (res[k] for k in ("events", "memory", "imports", "codegen",
+                                                "lines"))
+    gen = res["generated"]
+    out = [
+        "## Runtime: generated code against hand-written python-statemachine",
+        "",
+        f"Measured by `python bench/bench_runtime.py{' --quick' if args.quick else ''}` on "
+        f"{time.strftime('%Y-%m-%d')}: {platform.python_implementation()} "
+        f"{platform.python_version()}, python-statemachine {statemachine.__version__}, "
+        f"{os.cpu_count()} CPUs (shared, noisy). Generated module: `{args.module}` "
+        f"(`{gen.base}`, `{gen.base}Machine`, `{gen.base}Record`); baseline: "
+        "`bench/handwritten_agent_run.py`, the same states and transitions as a plain "
+        "`StateMachine` subclass, no record.",
+        "",
+        "### Targets",
+        "",
+        "| target | measured | |",
+        "| --- | --- | --- |",
+    ]
+    for name in ("created", "steady"):
+        r = ev[name]
+        out.append(f"| events/s, {name}: generated ≥ 0.9× hand-written | {r['ratio']:.2f}× "
+                   f"| {verdict(r['ratio'] >= 0.9)} |")
+    for name, r in mem.items():
+        out.append(f"| memory per live run, {name}: ≤ 2× hand-written | {r['ratio']:.2f}× "
+                   f"| {verdict(r['ratio'] <= 2)} |")
+    biggest = max(r["n"] for r in cg) if cg else None
+    for r in cg:
+        if r["n"] == biggest:
+            out.append(f"| codegen within 3× of check at {r['n']:,} states "
+                       f"({'nested' if r['nested'] else 'flat'}) | {r['ratio']:.1f}× "
+                       f"| {verdict(r['ratio'] <= 3)} |")
+    out += [
+        "",
+        "### 1. Events per second (agent run)",
+        "",
+        f"Medians of {ev['created']['rounds']} interleaved rounds (ABBA order). **created**: "
+        f"{args.runs_per_round} runs per round, each created and driven along a "
+        f"{ev['created']['events']}-event path (triage, start, {args.tool_calls} tool calls, "
+        "interrupt, await_approval, approve, proceed, a tool call, error → retrying, retry, "
+        "a tool call, complete), creation included; the generated facade through its event "
+        "methods with the record fields the events set, the hand-written class through "
+        f"`sm.send(event)`. **steady**: {ev['steady']['events']:,} call_tool/tool_result "
+        "events on one run in `running` (a fresh run each round, created outside the "
+        "timing). Ratio: the median of the per-round ratios (generated / hand-written "
+        "events/s), with the interquartile range.",
+        "",
+        "| scenario | generated (facade, record kept) | hand-written | ratio | IQR |",
+        "| --- | ---: | ---: | ---: | ---: |",
+    ]
+    for name in ("created", "steady"):
+        r = ev[name]
+        out.append(f"| {name} | {r['generated']:,.0f} | {r['hand']:,.0f} | "
+                   f"**{r['ratio']:.2f}×** | {r['q1']:.2f}–{r['q3']:.2f} |")
+    out += [
+        "",
+        "### 2. Memory per live run",
+        "",
+        f"tracemalloc: bytes still allocated after creating {args.live:,} instances and "
+        f"keeping them alive (gc collected), divided by {args.live:,}; median of "
+        f"{args.runs} measurements. After events: {', '.join(e for e, _ in FEW_EVENTS)} "
+        "(the generated record then holds that many history entries).",
+        "",
+        "| when | generated (facade + machine + record) | hand-written | ratio |",
+        "| --- | ---: | ---: | ---: |",
+    ]
+    for name, r in mem.items():
+        out.append(f"| {name} | {r['generated'] / 1024:,.1f} KiB | {r['hand'] / 1024:,.1f} KiB "
+                   f"| **{r['ratio']:.2f}×** |")
+    out += [
+        "",
+        "### 3. Import time of a generated module",
+        "",
+        f"A fresh process per import, python-statemachine imported before the clock starts; "
+        f"median of {args.runs}. Cold: no `.pyc` (compiles and writes it); warm: from the "
+        "`.pyc` (PYTHONDONTWRITEBYTECODE is dropped from the child's environment). Flat "
+        "specs from bench/genspec.py.",
+        "",
+        "| module | lines | cold | warm |",
+        "| --- | ---: | ---: | ---: |",
+    ]
+    for r in imp:
+        out.append(f"| {r['label']} | {r['lines']:,} | {ms(r['cold'])} | {ms(r['warm'])} |")
+    out += [
+        "",
+        "### 4. Code generation against check",
+        "",
+        f"Median of {args.runs} interleaved runs on the same spec text: `check_source` "
+        "(decode, model, every rule; timed before and after each generation) against "
+        "generation from its result: `python_module.render(spec)` + "
+        "`record_schema.outputs(spec)`.",
+        "",
+        "| spec | states | check | codegen | of which render | of which schema | "
+        "codegen / check |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for r in cg:
+        out.append(f"| {'nested' if r['nested'] else 'flat'} {r['n']:,} | {r['states']:,} | "
+                   f"{ms(r['check'])} | {ms(r['codegen'])} | {ms(r['render'])} | "
+                   f"{ms(r['schema'])} | **{r['ratio']:.1f}×** |")
+    if len(cg) >= 4:
+        by = {(r["n"], r["nested"]): r for r in cg}
+        small, big = min(r["n"] for r in cg), max(r["n"] for r in cg)
+        growth = [f"{'nested' if nested else 'flat'}: codegen "
+                  f"{by[big, nested]['codegen'] / by[small, nested]['codegen']:.1f}×, check "
+                  f"{by[big, nested]['check'] / by[small, nested]['check']:.1f}×"
+                  for nested in (False, True)]
+        out += ["", f"From {small:,} to {big:,} states ({big / small:g}× the states): "
+                + "; ".join(growth) + "."]
+    out += [
+        "",
+        "### 5. Line counts",
+        "",
+        "| module | non-blank lines | lines |",
+        "| --- | ---: | ---: |",
+    ]
+    for label, nonblank, total in lines:
+        out.append(f"| {label} | {nonblank:,} | {total:,} |")
+    out.append("")
+    return "\n".join(out)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true",
+                        help="a fast smoke run: small sizes, few rounds")
+    parser.add_argument("--markdown", type=Path, help="write the results section to this file")
+    parser.add_argument("--module", type=Path, default=ROOT / "generated" / "agent_run.py",
+                        help="the generated module of the agent run")
+    parser.add_argument("--sizes", type=int, nargs="+", help="import: states (10 1000 5000)")
+    parser.add_argument("--codegen-sizes", type=int, nargs="+",
+                        help="code generation: states (1000 5000)")
+    parser.add_argument("--runs", type=int, help="imports, codegen and memory: repeats (3)")
+    parser.add_argument("--rounds", type=int, help="events: interleaved rounds (41)")
+    parser.add_argument("--runs-per-round", type=int, help="events, created: runs (20)")
+    parser.add_argument("--steady-events", type=int, help="events, steady: per round (400)")
+    parser.add_argument("--tool-calls", type=int, default=3, help="tool calls in the path")
+    parser.add_argument("--live", type=int, help="memory: live instances (2000)")
+    args = parser.parse_args(argv)
+    defaults = ({"sizes": [10, 200], "codegen_sizes": [200], "runs": 1, "rounds": 5,
+                 "runs_per_round": 5, "steady_events": 100, "live": 200} if args.quick else
+                {"sizes": [10, 1000, 5000], "codegen_sizes": [1000, 5000], "runs": 3,
+                 "rounds": 41, "runs_per_round": 20, "steady_events": 400, "live": 2000})
+    for key, value in defaults.items():
+        if getattr(args, key) is None:
+            setattr(args, key, value)
+    args.module = args.module.resolve()
+    try:
+        args.module_label = args.module.relative_to(ROOT).as_posix()
+    except ValueError:
+        args.module_label = str(args.module)
+
+    gen = Generated(args.module)
+    path = agent_path(args.tool_calls)
+    check_same_machine(gen, path)
+    res: dict[str, Any] = {"generated": gen}
+    res["events"] = bench_events(gen, path, args.rounds, args.runs_per_round,
+                                 args.steady_events)
+    res["memory"] = bench_memory(gen, args.live, args.runs)
+    tmp = Path(tempfile.mkdtemp(prefix="bench_runtime_"))
+    try:
+        res["imports"] = bench_imports(args.sizes, args.module, args.runs, tmp)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    res["codegen"] = bench_codegen_time(args.codegen_sizes, args.runs)
+    res["lines"] = bench_lines(args.module.parent)
+    args.module = args.module_label
+    text = markdown(res, args)
+    print()
+    print(text)
+    if args.markdown:
+        args.markdown.parent.mkdir(parents=True, exist_ok=True)
+        args.markdown.write_text(text, encoding="utf-8")
+        print(f"wrote {args.markdown}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
