@@ -54,6 +54,7 @@ sys.path.insert(0, str(ROOT / "compiler"))
 from benchlib import module_source, time_cold_warm  # noqa: E402
 from genspec import generate  # noqa: E402
 from handwritten_agent_run import HandwrittenAgentRun  # noqa: E402
+
 from statechart.codegen import python_module, record_schema  # noqa: E402
 from statechart.linter import check_source  # noqa: E402
 

@@ -25,6 +25,7 @@ for _path in (ROOT / "compiler", HERE):
         sys.path.insert(0, str(_path))
 
 from genspec import generate  # noqa: E402
+
 from statechart.codegen import python_module  # noqa: E402
 from statechart.linter import check_source  # noqa: E402
 
