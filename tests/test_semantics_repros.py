@@ -14,6 +14,7 @@ import pytest
 from codegen_support import checked_text, generate, import_source
 
 from statechart.linter import check_source
+from statechart.render.highlight import active_configuration
 
 A1 = """\
 statechart: par_conflict
@@ -169,3 +170,12 @@ def test_check_sees_the_regions_a_transition_enters_by_default(tmp_path: Path) -
     result = check_source("par_never.yaml", PAR_NEVER.encode())
     assert [d.rule for d in result.errors] == ["rule-violation"]
     assert "broken by `x` -go-> `a1`" in result.errors[0].message
+
+
+def test_highlighting_a_state_in_a_region_marks_the_other_regions_defaults() -> None:
+    result = check_source("par_never.yaml", PAR_NEVER.encode())
+    assert result.spec is not None
+    assert active_configuration(result.spec, ["a1"]) == {"p", "ra", "a1", "rb", "b1"}
+    # A record's full configuration is taken as it is (with ancestors).
+    assert active_configuration(result.spec, ["a1", "b1"]) == {"p", "ra", "a1", "rb", "b1"}
+    assert active_configuration(result.spec, ["x"]) == {"x"}
