@@ -294,8 +294,9 @@ class Builder:
         for _ in range(self.rng.randint(2, 3)):
             region = self.group(1, True, region=True)
             if not any(c.kind == "final" for c in region.children):
-                region.children.insert(self.rng.randrange(len(region.children) + 1),
-                                       self.new("final"))
+                final = self.new("final")
+                final.parent = region
+                region.children.insert(self.rng.randrange(len(region.children) + 1), final)
             region.parent = s
             s.children.append(region)
         return s
@@ -429,6 +430,22 @@ def repair(spec: Spec, builder: Builder, rounds: int = 30) -> bool:
     return checked_text(to_yaml(spec)) is not None
 
 
+def check_tree(spec: Spec) -> None:
+    """The generator's own invariants: parent links match the tree (the domain check relies
+    on them) and no transition has a parallel state as its domain in XState's sense."""
+    for s in spec.top:
+        assert s.parent is None, s.name
+    states = spec.states()
+    for s in states:
+        for c in s.children:
+            assert c.parent is s, (spec.name, c.name)
+    by_name = spec.by_name()
+    for s in states:
+        for alts in s.on.values():
+            for target, _ in alts:
+                assert target_allowed(s, by_name[target]), (spec.name, s.name, target)
+
+
 def random_specs(count: int, seed: int) -> Iterator[Spec]:
     rng = random.Random(seed)
     made = tried = 0
@@ -439,6 +456,7 @@ def random_specs(count: int, seed: int) -> Iterator[Spec]:
         rename(spec, builder.rng)
         add_actions(spec, builder.rng)
         if repair(spec, builder):
+            check_tree(spec)
             made += 1
             yield spec
     print(f"random specs: {made} kept of {tried} drawn", file=sys.stderr)
@@ -479,6 +497,7 @@ def main() -> None:
     rng = random.Random(args.seed + 1)
     jobs = []
     for spec in specs:
+        check_tree(spec)
         text = to_yaml(spec)
         if checked_text(text) is None:
             sys.exit(f"{spec.name}: `statechart check` refuses it:\n{text}")
