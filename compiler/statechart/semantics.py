@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Iterable
+from itertools import pairwise
 
 from statechart.model import Spec, State, Transition
 from statechart_runtime.semantics import Chart, StateRow
@@ -120,14 +121,30 @@ def co_active(spec: Spec, names: Iterable[str]) -> list[str]:
     ancestors and descendants, and everything inside a parallel ancestor (its other regions
     run alongside)."""
     picked: dict[str, None] = {}
+    names = list(names)
     for name in names:
         for sub in spec.subtree(name):
             picked.setdefault(sub, None)
         for ancestor in spec.ancestors(name):
             picked.setdefault(ancestor, None)
-            if spec.states[ancestor].kind == "parallel":
-                for sub in spec.subtree(ancestor):
-                    picked.setdefault(sub, None)
+    for other in alongside(spec, names):
+        picked.setdefault(other, None)
+    return list(picked)
+
+
+def alongside(spec: Spec, names: Iterable[str]) -> list[str]:
+    """The states in the other regions of every parallel ancestor of `names`: while one of
+    `names` is active, any of them may be active too."""
+    picked: dict[str, None] = {}
+    for name in names:
+        line = [name, *spec.ancestors(name)]
+        for child, ancestor in pairwise(line):
+            if spec.states[ancestor].kind != "parallel":
+                continue
+            for region in spec.states[ancestor].children:
+                if region != child and region in spec.states:
+                    for sub in spec.subtree(region):
+                        picked.setdefault(sub, None)
     return list(picked)
 
 

@@ -27,6 +27,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))  # codegen_support: the same `check` the tests trust
 
 from codegen_support import checked_text  # noqa: E402
+
 from statechart.linter import check_source  # noqa: E402
 
 FORMAT = 1

@@ -4,16 +4,17 @@ What: a rule under `rules:` does not hold. The three kinds:
 
 - `never: {from: A, to: B}`: no transition that can fire while in A enters B;
 - `only: {from: A, to: [B, C]}`: every transition that leaves A enters B or C (or stays in A);
-- `unreachable: {from: A, to: B}`: no path at all, however long, leads from A to B.
+- `unreachable: {from: A, to: B}`: no path at all, however long, leads from A to B, and B
+  cannot be active alongside A (in another region of a parallel state A is in).
 
 A state name means that state and everything nested in it (being "in running" includes being in
-`running.reasoning`); `{tag: t}` means every state tagged `t`. Transitions declared on a parent
-state count for its children, and so do the transitions of the other regions of a parallel
-state A is in (they fire while A is active). A transition "enters" every state of its entry
-set: its target, the target's default children, and the default states of the other regions
-of a parallel state it enters (see docs/semantics.md). The message shows a counter-example:
-for `never` and `only` the shortest path from `initial` through the offending transition,
-for `unreachable` the shortest path from A to B.
+`running.reasoning`); `{tag: t}` means every state tagged `t`, with everything nested in it.
+Transitions declared on a parent state count for its children, and so do the transitions of the
+other regions of a parallel state A is in (they fire while A is active). A transition "enters"
+every state of its entry set: its target, the target's default children, and the default states
+of the other regions of a parallel state it enters (see docs/semantics.md). The message shows
+a counter-example: for `never` and `only` the shortest path from `initial` through the
+offending transition, for `unreachable` the shortest path from A to B.
 
 Why: these are the invariants a team relies on ("a completed run never runs again"), checked
 on every change of the spec instead of discovered in production.
@@ -71,6 +72,38 @@ def _through(spec: Spec, graph: Graph, t: Transition) -> str:
     return format_path(spec.initial, [*prefix, Step(t.source, t, t.target)])
 
 
+def _unreachable(spec: Spec, graph: Graph, rule: SpecRule, sources: list[str],
+                 targets: set[str]) -> Check:
+    """B must never be active once A has been: not later on a path from A, and not at the
+    same time, in another region of a parallel state A is in (any state of such a region that
+    a run can reach may be the active one there)."""
+    overlap = [s for s in sources if s in targets]
+    if overlap:
+        yield problem(ID, SEVERITY, rule.span,
+                      f"{_label(rule)}: `{overlap[0]}` is on both sides of the rule",
+                      "a state is always reachable from itself; fix `from` or `to`")
+        return
+    reached = graph.reachable([spec.initial]) if spec.initial in spec.states else set()
+    alongside = [s for s in semantics.alongside(spec, sources) if s in reached]
+    path = graph.shortest_path([*sources, *alongside], targets)
+    if path is None:
+        return
+    start = path[0].source if path else next(s for s in alongside if s in targets)
+    end = path[-1].target if path else start
+    if start in alongside:
+        beside = next(a for a in sources if start in semantics.alongside(spec, [a]))
+        how = f"`{start}` can be active alongside `{beside}` (another region of a parallel " \
+              "state)" + (f", then {format_path(start, path)}" if path else "")
+    else:
+        how = format_path(start, path)
+    yield problem(ID, SEVERITY, rule.span,
+                  f"{_label(rule)} is broken: `{end}` is reachable from `{start}`: {how}"
+                  if path else f"{_label(rule)} is broken: {how}",
+                  "remove or redirect a transition on this path, or move the states out of "
+                  "the parallel state" if start in alongside else
+                  "remove or redirect a transition on this path")
+
+
 def check(spec: Spec, graph: Graph) -> Check:
     for rule in spec.rules:
         sources = _states(spec, rule.sources)
@@ -78,18 +111,7 @@ def check(spec: Spec, graph: Graph) -> Check:
         if not sources or not targets:
             continue  # unknown names: reported by unknown-state
         if rule.kind == "unreachable":
-            overlap = [s for s in sources if s in targets]
-            path = graph.shortest_path(sources, targets)
-            if overlap:
-                yield problem(ID, SEVERITY, rule.span,
-                              f"{_label(rule)}: `{overlap[0]}` is on both sides of the rule",
-                              "a state is always reachable from itself; fix `from` or `to`")
-            elif path is not None:
-                start = path[0].source
-                yield problem(ID, SEVERITY, rule.span,
-                              f"{_label(rule)} is broken: `{path[-1].target}` is reachable from "
-                              f"`{start}`: {format_path(start, path)}",
-                              "remove or redirect a transition on this path")
+            yield from _unreachable(spec, graph, rule, sources, targets)
             continue
         source_set = set(sources)
         for t in semantics.can_fire_while(spec, sources):
