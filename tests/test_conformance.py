@@ -124,6 +124,8 @@ def _send(module: ModuleType, run: Any, event: str) -> bool | str:
 
 
 def _observe(run: Any, accepted: bool | str) -> list[Any]:
+    # The configuration is compared as a list, not a set: `run.configuration` promises
+    # document order, which is the order the trace records.
     return [accepted if isinstance(accepted, str) else int(accepted),
             [s.value for s in run.configuration], list(run.log), int(run.is_terminated)]
 
