@@ -179,3 +179,37 @@ def test_highlighting_a_state_in_a_region_marks_the_other_regions_defaults() -> 
     # A record's full configuration is taken as it is (with ancestors).
     assert active_configuration(result.spec, ["a1", "b1"]) == {"p", "ra", "a1", "rb", "b1"}
     assert active_configuration(result.spec, ["x"]) == {"x"}
+
+
+CROSS = """\
+statechart: par_cross
+version: 1
+initial: p
+states:
+  p:
+    parallel: true
+    states:
+      ra: {initial: a1, states: {a1: {on: {cross: b2, finish: end}}}}
+      rb: {initial: b1, states: {b1: {on: {finish: end}}, b2: {on: {finish: end}}}}
+      rc: {initial: c1, states: {c1: {on: {next: c2}, entry: [enter_c1]},
+                                 c2: {on: {finish: end}}}}
+  end: {final: true}
+"""
+
+
+def test_a_transition_between_regions_reenters_the_parallel_state(tmp_path: Path) -> None:
+    """SCXML: the domain of a1 -> b2 is above p (p is parallel, not compound), so p and every
+    region are exited and entered again: rc restarts in c1 (XState 5 differs here)."""
+    module = _module(CROSS, tmp_path)
+    entered: list[str] = []
+
+    class Logged(_facade(module)):  # type: ignore[misc]
+        def enter_c1(self) -> None:
+            entered.append("c1")
+
+    run = Logged()
+    run.send("next")
+    assert _names(run) == ["p", "ra", "a1", "rb", "b1", "rc", "c2"]
+    run.send("cross")
+    assert _names(run) == ["p", "ra", "a1", "rb", "b2", "rc", "c1"]
+    assert entered == ["c1", "c1"]
