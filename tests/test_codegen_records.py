@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import json
+import re
 from types import ModuleType
 from typing import Any
 
@@ -87,6 +88,8 @@ def test_a_time_with_a_trailing_newline_is_refused(gen: tuple[ModuleType, Any]) 
 def test_times_the_schema_accepts_are_read(gen: tuple[ModuleType, Any], text: str) -> None:
     module, schema = gen
     data = {**filled(module).record.to_dict(), "lastTransitionAt": text, "due": text}
+    # The integrity check: the field is the history's value, the time the last step's.
+    data["history"][0]["values"]["due"] = data["history"][0]["at"] = text
     assert not list(schema.iter_errors(data))
     record = module.RecRecord.from_dict(data)
     assert record.due == record.lastTransitionAt and record.due.utcoffset() is not None
@@ -184,3 +187,27 @@ def test_a_huge_integer_in_a_number_field_is_refused_by_name(
         run.fill(name="n", size=1, weight=10**400, ok=True,
                  due=dt.datetime(2025, 2, 1, tzinfo=UTC), color=module.RecColor.red)
 
+
+
+@pytest.mark.parametrize(("change", "field", "message"), [
+    ({"name": "other"}, "name", "the history's last value is 'n' (history[0])"),
+    ({"color": "blue"}, "color", "the history's last value is 'red'"),
+    ({"lastTransitionAt": "2024-01-01T00:00:00Z"}, "lastTransitionAt",
+     "expected the last step's time 2025-01-01T00:00:00+00:00"),
+])
+def test_a_record_whose_values_contradict_its_history_is_refused(
+        gen: tuple[ModuleType, Any], change: dict[str, Any], field: str, message: str) -> None:
+    module, schema = gen
+    data = {**filled(module).record.to_dict(), **change}
+    assert not list(schema.iter_errors(data))  # the schema cannot see it; the replay does
+    with pytest.raises(module.RecInvalidRecord, match=re.escape(message)) as info:
+        module.RecRecord.from_dict(data)
+    assert info.value.field == field
+
+
+def test_a_value_no_step_set_is_refused(gen: tuple[ModuleType, Any]) -> None:
+    module, _ = gen
+    data = {**module.Rec(run_id="r").record.to_dict(), "name": "never set"}
+    with pytest.raises(module.RecInvalidRecord, match="no step of the history sets it") as info:
+        module.RecRecord.from_dict(data)
+    assert info.value.field == "name"

@@ -7,7 +7,15 @@ spec's `SpecTables` (`_sc_spec` on the class).
 A record is refused (the spec's `InvalidRecord`, naming the JSON key at fault) unless replaying
 its history from the initial state gives exactly its configuration, status and entry counts,
 with every step a transition of the spec whose source was active, setting exactly the fields
-that transition sets, no limit exceeded, and every field the active states require set.
+that transition sets, no limit exceeded, every field the active states require set, every
+field holding the last value the history set (unset when no step set it), and
+`lastTransitionAt` the last step's time.
+
+What this proves: the record is one the spec's graph could have produced, and its fields
+agree with its own history. What it cannot prove: that the history is what really happened
+(a record can be forged consistently), that the guards allowed each step (they are not
+replayed), that an event was handled by the state a step names rather than by an active
+descendant that would have taken precedence, or that the times are true.
 """
 
 from __future__ import annotations
@@ -222,7 +230,7 @@ def check_record(record: Record) -> None:
                 spec.codec.to_json(field, value)
             except TypeError:
                 raise invalid(field, f"expected a {kind} value, got {value!r}") from None
-    configuration, counts = replay(spec, record)
+    configuration, counts, last = replay(spec, record)
     recorded = spec.configuration_names(record)
     if not spec.flat and recorded != configuration:
         raise invalid("configuration", f"the history ends in {list(configuration)}, "
@@ -236,14 +244,29 @@ def check_record(record: Record) -> None:
         for field in spec.requires.get(name, ()):
             if getattr(record, field) is None:
                 raise invalid(field, f"required while in `{name}`, but not set")
+    # Fields are set only by transitions: each holds the last value the history gave it.
+    for field in spec.codec.types:
+        value = getattr(record, field)
+        if field not in last:
+            if value is not None:
+                raise invalid(field, "no step of the history sets it")
+        elif value != last[field][1]:
+            raise invalid(field, f"the history's last value is {last[field][0]!r} "
+                          f"(history[{last[field][2]}]), not {value!r}")
+    if rec.history and rec.lastTransitionAt != rec.history[-1].at:
+        raise invalid("lastTransitionAt", f"expected the last step's time "
+                      f"{time_text(rec.history[-1].at)}, got {time_text(rec.lastTransitionAt)}")
 
 
-def replay(spec: SpecTables, record: Record) -> tuple[tuple[str, ...], dict[str, int]]:
-    """(configuration, counts) at the end of a record's checked history."""
+def replay(spec: SpecTables, record: Record
+           ) -> tuple[tuple[str, ...], dict[str, int], dict[str, tuple[Any, Any, int]]]:
+    """(configuration, counts, last values) at the end of a record's checked history; the
+    last values map each field a step set to (its JSON value, its typed value, the step)."""
     invalid = spec.invalid
     chart = spec.chart
     configuration = chart.initial_configuration()
     counts = dict(spec.initial_counts)
+    last: dict[str, tuple[Any, Any, int]] = {}
     step_class = record._sc_step
     history: list[Any] = record.history  # type: ignore[attr-defined]  # the generated field
     for index, step in enumerate(history):
@@ -267,8 +290,11 @@ def replay(spec: SpecTables, record: Record) -> tuple[tuple[str, ...], dict[str,
                 if counts[name] > spec.limits[name]:
                     raise invalid(where, f"enters `{name}` more than {spec.limits[name]} "
                                   "times (its limit)")
+        for field, raw in step.values.items():
+            last[field] = (raw, spec.codec.from_json(field, raw, f"{where}.values.{field}"),
+                           index)
         configuration = chart.next_configuration(configuration, [(key[0], key[2])])
-    return configuration, counts
+    return configuration, counts, last
 
 
 def _check_step(spec: SpecTables, step_class: type[Step[Any, Any]], where: str,
