@@ -198,14 +198,11 @@ _SPEC: _Final = _api.SpecTables(
     state_enum=AgentRunState,
     event_enum=AgentRunEvent,
     fields={
-        'interruptReason': 'enum',
+        'interruptReason': AgentRunInterruptReason,
         'retryReason': 'string',
         'failureType': 'string',
         'cancelReason': 'string',
         'humanInput': 'string',
-    },
-    enums={
-        'interruptReason': AgentRunInterruptReason,
     },
     limits={'retrying': 3},
     requires={
@@ -213,6 +210,11 @@ _SPEC: _Final = _api.SpecTables(
         'retrying': ('retryReason',),
         'failed': ('failureType',),
         'cancelled': ('cancelReason',),
+    },
+    tags={
+        'active': ('running',),
+        'paused': ('interrupted',),
+        'terminal': ('completed', 'failed', 'cancelled'),
     },
     errors=(AgentRunInvalidRecord, AgentRunLimitExceeded, AgentRunMissingField),
 )
@@ -277,8 +279,6 @@ class AgentRunMachine(_api.Machine):
     failed = _api.State(final=True)
     cancelled = _api.State(final=True)
 
-    # One statement per transition: a long `a.to(b) | c.to(d) | ...` chain overflows the
-    # compiler's recursion limit on big specs.
     created.to(triaging, event='triage')
     created.to(cancelled, event='cancel')
     triaging.to(running, event='start')
@@ -307,7 +307,7 @@ class AgentRunMachine(_api.Machine):
     retrying.to(cancelled, event='cancel')
 
 
-class AgentRun(_api.Run[AgentRunRecord, AgentRunState]):
+class AgentRun(_api.Run[AgentRunRecord, AgentRunState, AgentRunEvent]):
     """One run of `agent_run`: a method per event, the record in `record`, guards and actions to
     override."""
 

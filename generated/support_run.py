@@ -208,15 +208,12 @@ _SPEC: _Final = _api.SpecTables(
     state_enum=SupportRunState,
     event_enum=SupportRunEvent,
     fields={
-        'interruptReason': 'enum',
+        'interruptReason': SupportRunInterruptReason,
         'retryReason': 'string',
         'failureType': 'string',
         'cancelReason': 'string',
         'humanInput': 'string',
         'escalationTicket': 'string',
-    },
-    enums={
-        'interruptReason': SupportRunInterruptReason,
     },
     limits={'retrying': 3},
     requires={
@@ -225,6 +222,11 @@ _SPEC: _Final = _api.SpecTables(
         'failed': ('failureType',),
         'cancelled': ('cancelReason',),
         'escalated': ('escalationTicket',),
+    },
+    tags={
+        'active': ('running',),
+        'paused': ('interrupted', 'escalated'),
+        'terminal': ('completed', 'failed', 'cancelled'),
     },
     errors=(SupportRunInvalidRecord, SupportRunLimitExceeded, SupportRunMissingField),
 )
@@ -292,8 +294,6 @@ class SupportRunMachine(_api.Machine):
     cancelled = _api.State(final=True)
     escalated = _api.State()
 
-    # One statement per transition: a long `a.to(b) | c.to(d) | ...` chain overflows the
-    # compiler's recursion limit on big specs.
     created.to(triaging, event='triage')
     created.to(cancelled, event='cancel')
     triaging.to(running, event='start')
@@ -326,7 +326,7 @@ class SupportRunMachine(_api.Machine):
     escalated.to(cancelled, event='cancel')
 
 
-class SupportRun(_api.Run[SupportRunRecord, SupportRunState]):
+class SupportRun(_api.Run[SupportRunRecord, SupportRunState, SupportRunEvent]):
     """One run of `support_run`: a method per event, the record in `record`, guards and actions
     to override."""
 

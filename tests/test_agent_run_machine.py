@@ -348,3 +348,32 @@ def test_an_action_that_fails_rolls_the_record_back() -> None:
     with pytest.raises(OSError):
         run.error(retryReason="x", failureType="y")
     assert run.record.to_json() == before and names(run) == ["running", "reasoning"]
+
+
+def test_allowed_events_and_tags_follow_the_active_states() -> None:
+    run = running()
+    E = ar.AgentRunEvent
+    # Declared on reasoning, then on its parent running, in the spec's order of first use.
+    assert run.allowed_events == (E.cancel, E.interrupt, E.error, E.complete, E.fail,
+                                  E.call_tool)
+    assert run.has_tag("active") and not run.has_tag("paused") and not run.has_tag("nope")
+    run.interrupt(interruptReason=Reason.approval)
+    run.await_approval()
+    assert run.has_tag("paused")
+    assert run.allowed_events == (E.cancel, E.fail, E.resume, E.approve, E.deny)
+    run.deny(cancelReason="no")
+    assert run.has_tag("terminal") and run.is_terminated
+    assert run.allowed_events == ()
+
+
+def test_refusals_name_the_spec_event_and_states_and_type_errors_the_enum() -> None:
+    run = running()
+    with pytest.raises(TransitionNotAllowed) as info:
+        run.approve()
+    assert str(info.value) == ("event `approve`: no transition for it is enabled in running, "
+                               "reasoning")
+    with pytest.raises(TypeError) as type_info:
+        run.interrupt(interruptReason="approval")  # type: ignore[arg-type]
+    assert str(type_info.value) == (
+        "interruptReason: expected a AgentRunInterruptReason (one of ['approval', "
+        "'human_review', 'external_input', 'risky_tool']), got 'approval'")

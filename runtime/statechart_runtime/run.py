@@ -23,6 +23,7 @@ from statechart_runtime.values import Clock, JsonValue, now, utcnow
 
 R = TypeVar("R", bound=Record)
 S = TypeVar("S")
+E = TypeVar("E")
 _NO_VALUES: dict[str, tuple[Any, JsonValue]] = {}
 
 
@@ -47,7 +48,7 @@ class EventNotAccepted(RunError, TransitionNotAllowed):
         self.ended = ended
 
 
-class Run(Generic[R, S]):
+class Run(Generic[R, S, E]):
     _sc_spec: ClassVar[SpecTables]
     _sc_record: ClassVar[type[Any]]
     _sc_machine: ClassVar[type[Machine]]
@@ -110,6 +111,23 @@ class Run(Generic[R, S]):
         """Whether the run has ended: a top-level final state is active, or a top-level
         parallel state has finished every region. An ended run takes no more events."""
         return self._sc_spec.chart.ended(self._active)
+
+    def has_tag(self, tag: str) -> bool:
+        """Whether an active state carries `tag` (`run.has_tag("paused")`)."""
+        tagged = self._sc_spec.tags.get(tag)
+        return tagged is not None and not tagged.isdisjoint(self._active)
+
+    @property
+    def allowed_events(self) -> tuple[E, ...]:
+        """The events some transition of an active state (or of an ancestor) takes, in the
+        spec's order of first use. Guards are not evaluated: a guarded event is listed, and
+        may still be refused. An ended run allows none."""
+        spec = self._sc_spec
+        if spec.chart.ended(self._active):
+            return ()
+        active = set(self._active)
+        return tuple(member for name, member in spec.event_enum.__members__.items()
+                     if not active.isdisjoint(spec.by_event.get(name, ())))
 
     def send(self, event: str, **values: Any) -> None:
         """Send `event` by name, with the values it sets as keyword arguments (the typed

@@ -24,7 +24,7 @@ Migrations = Mapping[int, tuple[Mapping[str, str], Mapping[str, str | None]]]
 class SpecTables:
     __slots__ = ("by_event", "chart", "codec", "compiler", "effects", "event_enum", "flat",
                  "initial_counts", "invalid", "limit", "limits", "migrations", "missing", "name",
-                 "requires", "sha256", "state_enum", "version")
+                 "requires", "sha256", "state_enum", "tags", "version")
 
     def __init__(
         self,
@@ -38,11 +38,11 @@ class SpecTables:
         transitions: Sequence[TransitionRow],
         state_enum: type[enum.Enum],
         event_enum: type[enum.Enum],
-        fields: Mapping[str, str] | None = None,
-        enums: Mapping[str, type[enum.Enum]] | None = None,
+        fields: Mapping[str, str | type[enum.Enum]] | None = None,
         limits: Mapping[str, int] | None = None,
         requires: Mapping[str, tuple[str, ...]] | None = None,
         migrations: Migrations | None = None,
+        tags: Mapping[str, tuple[str, ...]] | None = None,  # tag -> the states it is on
         errors: tuple[type[InvalidRecord], type[LimitExceeded], type[MissingField]] = (
             InvalidRecord, LimitExceeded, MissingField),
     ) -> None:
@@ -61,10 +61,15 @@ class SpecTables:
         for source, event, target, _ in transitions:
             self.by_event.setdefault(event, {}).setdefault(source, []).append(target)
         self.invalid, self.limit, self.missing = errors
-        self.codec = FieldCodec(fields or {}, enums or {}, self.invalid)
+        # A field's type is a type name, or the enum class of an `enum` field.
+        fields = fields or {}
+        self.codec = FieldCodec(
+            {f: t if isinstance(t, str) else "enum" for f, t in fields.items()},
+            {f: t for f, t in fields.items() if not isinstance(t, str)}, self.invalid)
         self.limits = dict(limits or {})
         self.requires = dict(requires or {})
         self.migrations = dict(migrations or {})
+        self.tags = {tag: frozenset(states) for tag, states in (tags or {}).items()}
         self.initial_counts: dict[str, int] = dict.fromkeys(self.limits, 0)
         for state in self.chart.initial_configuration():
             if state in self.initial_counts:

@@ -108,6 +108,8 @@ def _state_kwargs(spec: Spec, state: State) -> list[tuple[Ident, object]]:
     return kwargs
 
 
+# The machine class gets one `a.to(b, event=...)` statement per transition: a long
+# `a.to(b) | c.to(d) | ...` chain overflows Python's compiler recursion limit on big specs.
 def _machine_body(spec: Spec) -> list[tuple[int, str, Ident, list[tuple[Ident, object]]]]:
     """(depth, kind, name, kwargs) in document order, for the template's nested classes."""
     return [(s.depth, s.kind, Ident(s.name), _state_kwargs(spec, s))
@@ -162,6 +164,11 @@ def _tables(spec: Spec) -> dict[str, object]:
         sets = by_key.setdefault((t.source, t.event, t.target), [])
         sets.extend(f for f in t.sets if f not in sets)
     requires = [entry(s.name, s.requires, 8) for s in spec.states.values() if s.requires]
+    by_tag: dict[str, list[str]] = {}
+    for s in spec.states.values():
+        for tag in s.tags:
+            by_tag.setdefault(tag, []).append(s.name)
+    tags = [entry(tag, tuple(names), 8) for tag, names in by_tag.items()]
     return {
         "flat": semantics.is_flat(spec),
         "state_rows": [py(row) for row in semantics.rows(spec)],
@@ -169,6 +176,7 @@ def _tables(spec: Spec) -> dict[str, object]:
         "limits": py(limits) if (limits := {s.name: s.limit for s in spec.states.values()
                                              if s.limit}) else None,
         "requires": requires,
+        "tags": tags,
         "initial_configuration": [Ident(n) for n in semantics.initial_configuration(spec)],
         "migrations": [(py(m.from_version), py({old: new for old, new, _ in m.states}),
                         py({old: new for old, new, _ in m.fields}))
@@ -202,8 +210,6 @@ def render(spec: Spec) -> str:
                                 "Generated; see DESCRIPTION for the spec's own words.", 0),
         "facade_doc": docstring(f"One run of `{spec.name}`: a method per event, the record "
                                 "in `record`, guards and actions to override.", 4),
-        "enum_fields": [(Ident(f.name), f.type, classes["enum:" + f.name], f.description, ())
-                        for f in spec.record if f.type == "enum"],
         "field_types": {f.type for f in spec.record},
         "api_version": py(statechart_runtime.API_VERSION),
         "compiler": py(f"statechart-compiler {__version__}"),

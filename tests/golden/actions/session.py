@@ -145,8 +145,6 @@ class SessionMachine(_api.Machine):
         away = _api.State()
     gone = _api.State(final=True, enter=['close_socket'])
 
-    # One statement per transition: a long `a.to(b) | c.to(d) | ...` chain overflows the
-    # compiler's recursion limit on big specs.
     connecting.to(online, event='connected')
     online.to(connecting, event='drop')
     online.to(gone, event='logout')
@@ -154,7 +152,7 @@ class SessionMachine(_api.Machine):
     online.away.to(online.active, event='wake')
 
 
-class Session(_api.Run[SessionRecord, SessionState]):
+class Session(_api.Run[SessionRecord, SessionState, SessionEvent]):
     """One run of `session`: a method per event, the record in `record`, guards and actions to
     override."""
 

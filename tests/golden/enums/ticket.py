@@ -120,17 +120,13 @@ _SPEC: _Final = _api.SpecTables(
     state_enum=TicketState,
     event_enum=TicketEvent,
     fields={
-        'priority': 'enum',
-        'channel': 'enum',
+        'priority': TicketPriority,
+        'channel': TicketChannel,
         'estimate': 'number',
         'attempts': 'integer',
         'urgent': 'boolean',
         'dueAt': 'datetime',
         'note': 'string',
-    },
-    enums={
-        'priority': TicketPriority,
-        'channel': TicketChannel,
     },
     limits={'working': 2},
     requires={
@@ -186,8 +182,6 @@ class TicketMachine(_api.Machine):
     working = _api.State()
     closed = _api.State(final=True)
 
-    # One statement per transition: a long `a.to(b) | c.to(d) | ...` chain overflows the
-    # compiler's recursion limit on big specs.
     new.to(open, event='take')
     open.to(working, event='work')
     open.to(closed, event='close')
@@ -195,7 +189,7 @@ class TicketMachine(_api.Machine):
     working.to(closed, event='close')
 
 
-class Ticket(_api.Run[TicketRecord, TicketState]):
+class Ticket(_api.Run[TicketRecord, TicketState, TicketEvent]):
     """One run of `ticket`: a method per event, the record in `record`, guards and actions to
     override."""
 

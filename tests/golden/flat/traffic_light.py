@@ -139,8 +139,6 @@ class TrafficLightMachine(_api.Machine):
     yellow = _api.State()
     off_duty = _api.State(final=True)
 
-    # One statement per transition: a long `a.to(b) | c.to(d) | ...` chain overflows the
-    # compiler's recursion limit on big specs.
     red.to(green, event='go')
     red.to(off_duty, event='shut_down')
     green.to(yellow, event='slow')
@@ -149,7 +147,7 @@ class TrafficLightMachine(_api.Machine):
     yellow.to(off_duty, event='shut_down')
 
 
-class TrafficLight(_api.Run[TrafficLightRecord, TrafficLightState]):
+class TrafficLight(_api.Run[TrafficLightRecord, TrafficLightState, TrafficLightEvent]):
     """One run of `traffic_light`: a method per event, the record in `record`, guards and actions
     to override."""
 

@@ -148,8 +148,6 @@ class LoanMachine(_api.Machine):
     approved = _api.State(final=True)
     rejected = _api.State(final=True)
 
-    # One statement per transition: a long `a.to(b) | c.to(d) | ...` chain overflows the
-    # compiler's recursion limit on big specs.
     applied.to(approved, event='assess', cond='is_good')
     applied.to(review, event='assess', cond='is_borderline')
     applied.to(rejected, event='assess')
@@ -157,7 +155,7 @@ class LoanMachine(_api.Machine):
     review.to(rejected, event='decide')
 
 
-class Loan(_api.Run[LoanRecord, LoanState]):
+class Loan(_api.Run[LoanRecord, LoanState, LoanEvent]):
     """One run of `loan`: a method per event, the record in `record`, guards and actions to
     override."""
 

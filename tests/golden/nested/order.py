@@ -160,8 +160,6 @@ class OrderMachine(_api.Machine):
     shipped = _api.State()
     closed = _api.State(final=True)
 
-    # One statement per transition: a long `a.to(b) | c.to(d) | ...` chain overflows the
-    # compiler's recursion limit on big specs.
     open.to(closed, event='abandon')
     open.cart.to(open.paying, event='checkout')
     open.paying.to(shipped, event='paid')
@@ -172,7 +170,7 @@ class OrderMachine(_api.Machine):
     shipped.to(open, event='reopen')
 
 
-class Order(_api.Run[OrderRecord, OrderState]):
+class Order(_api.Run[OrderRecord, OrderState, OrderEvent]):
     """One run of `order`: a method per event, the record in `record`, guards and actions to
     override."""
 

@@ -129,11 +129,8 @@ _SPEC: _Final = _api.SpecTables(
         'dict': 'integer',
         'datetime': 'datetime',
         'dataclasses': 'boolean',
-        'Final': 'enum',
-        'OddState': 'string',
-    },
-    enums={
         'Final': OddFinal,
+        'OddState': 'string',
     },
     errors=(OddInvalidRecord, OddLimitExceeded, OddMissingField),
 )
@@ -186,8 +183,6 @@ class OddMachine(_api.Machine):
         Optional = _api.State()
     Final_ = _api.State(final=True)
 
-    # One statement per transition: a long `a.to(b) | c.to(d) | ...` chain overflows the
-    # compiler's recursion limit on big specs.
     State.to(Enum, event='int')
     State.to(Final_, event='json')
     Enum.to(Final_, event='dataclass')
@@ -196,7 +191,7 @@ class OddMachine(_api.Machine):
     Enum.Optional.to(Final_, event='print')
 
 
-class Odd(_api.Run[OddRecord, OddState]):
+class Odd(_api.Run[OddRecord, OddState, OddEvent]):
     """One run of `odd`: a method per event, the record in `record`, guards and actions to
     override."""
 

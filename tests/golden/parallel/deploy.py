@@ -171,8 +171,6 @@ class DeployMachine(_api.Machine):
     aborted = _api.State(final=True)
     done = _api.State(final=True)
 
-    # One statement per transition: a long `a.to(b) | c.to(d) | ...` chain overflows the
-    # compiler's recursion limit on big specs.
     idle.to(rollout, event='begin')
     rollout.to(aborted, event='abort')
     rollout.to(done, event='finish')
@@ -183,7 +181,7 @@ class DeployMachine(_api.Machine):
     rollout.approvals.approved.to(rollout.approvals.waiting, event='revoke')
 
 
-class Deploy(_api.Run[DeployRecord, DeployState]):
+class Deploy(_api.Run[DeployRecord, DeployState, DeployEvent]):
     """One run of `deploy`: a method per event, the record in `record`, guards and actions to
     override."""
 

@@ -154,8 +154,6 @@ class NpMachine(_api.Machine):
     epsilon_x = _api.State()
     omega = _api.State(final=True)
 
-    # One statement per transition: a long `a.to(b) | c.to(d) | ...` chain overflows the
-    # compiler's recursion limit on big specs.
     alpha.to(omega, event='go')
     alpha.to(beta, event='hop')
     alpha.to(epsilon_x, event='skip')
@@ -171,7 +169,7 @@ class NpMachine(_api.Machine):
     epsilon_x.to(omega, event='go')
 
 
-class Np(_api.Run[NpRecord, NpState]):
+class Np(_api.Run[NpRecord, NpState, NpEvent]):
     """One run of `np`: a method per event, the record in `record`, guards and actions to
     override."""
 
