@@ -23,8 +23,6 @@ _rt.check_api((1, 0), __name__, 'statechart-compiler 0.2.0')
 
 from statechart_runtime import api as _api  # noqa: E402
 
-check_record: _Final = _api.check_record
-
 SPEC_NAME: _Final = 'agent_run'
 SPEC_VERSION: _Final = 1
 SPEC_SHA256: _Final = 'f22d2496fa39dd2a65f34cffe5cdacfdb76083a00b9d3994bdfa52d707aabfc5'
@@ -256,6 +254,9 @@ class AgentRunRecord(_api.Record):
         "description": 'Who or what cancelled the run.'})
     humanInput: _str | None = _field(default=None, metadata={
         "description": 'The input a human provided while the run waited for it.'})
+
+
+check_record: _Final = _api.record_checker(AgentRunRecord)
 
 
 class AgentRunMachine(_api.Machine):

@@ -23,8 +23,6 @@ _rt.check_api((1, 0), __name__, 'statechart-compiler 0.2.0')
 
 from statechart_runtime import api as _api  # noqa: E402
 
-check_record: _Final = _api.check_record
-
 SPEC_NAME: _Final = 'support_run'
 SPEC_VERSION: _Final = 1
 SPEC_SHA256: _Final = '077e9bb747f988a28d067e8cc73984f397009753d443de229b34b8b299a6a374'
@@ -270,6 +268,9 @@ class SupportRunRecord(_api.Record):
         "description": 'The input a human provided while the run waited for it.'})
     escalationTicket: _str | None = _field(default=None, metadata={
         "description": 'The ticket a human works on while the run is escalated.'})
+
+
+check_record: _Final = _api.record_checker(SupportRunRecord)
 
 
 class SupportRunMachine(_api.Machine):

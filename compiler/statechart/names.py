@@ -37,6 +37,7 @@ GENERATED_NAMES = frozenset({
     "record", "restore", "to_json", "from_json", "to_dict", "from_dict", "now", "clock",
     "status", "run_id", "history", "counts", "version", "spec_version", "enter", "exit",
     "state", "transition", "event", "source", "target", "machine", "self", "cls",
+    "has_tag",
     "mro",  # enum.Enum refuses it as a member name (states and events become enum members)
 })
 

@@ -10,10 +10,10 @@ from statemachine import State
 
 from statechart_runtime import errors
 from statechart_runtime.machine import Machine
-from statechart_runtime.record import Record, Step, check_record
+from statechart_runtime.record import Record, Step, check_record, record_checker
 from statechart_runtime.run import EventNotAccepted, Run
 from statechart_runtime.spec import SpecTables
 from statechart_runtime.values import utcnow
 
 __all__ = ["EventNotAccepted", "Machine", "Record", "Run", "SpecTables", "State", "Step",
-           "check_record", "errors", "utcnow"]
+           "check_record", "errors", "record_checker", "utcnow"]

@@ -27,6 +27,10 @@ class InvalidRecord(RunError, ValueError):
     def __init__(self, field: str, message: str) -> None:
         super().__init__(f"{field}: {message}")
         self.field = field
+        self.message = message
+
+    def __reduce__(self) -> tuple[object, ...]:  # picklable: it crosses process boundaries
+        return (type(self), (self.field, self.message))
 
 
 class MissingField(RunError, ValueError):
@@ -35,6 +39,10 @@ class MissingField(RunError, ValueError):
     def __init__(self, field: str, message: str) -> None:
         super().__init__(f"{field}: {message}")
         self.field = field
+        self.message = message
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (type(self), (self.field, self.message))
 
 
 class LimitExceeded(RunError, RuntimeError):
@@ -44,6 +52,9 @@ class LimitExceeded(RunError, RuntimeError):
         super().__init__(f"state `{state}` may be entered at most {limit} times per run")
         self.state = state
         self.limit = limit
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (type(self), (self.state, self.limit))
 
 
 class RuntimeVersionError(StatechartError, ImportError):

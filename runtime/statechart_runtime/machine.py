@@ -32,7 +32,7 @@ from statechart_runtime.semantics import Chart
 
 
 class MicrostepHook(Protocol):
-    def _sc_microstep(self, transitions: list[Any]) -> None: ...
+    def _sc_microstep(self, transitions: list[Any], trigger: str) -> None: ...
 
 
 class _Engine(SyncEngine):
@@ -55,7 +55,8 @@ class _Engine(SyncEngine):
     def microstep(self, transitions: list[Any], trigger_data: Any) -> Any:
         hook: MicrostepHook | None = getattr(self.sm, "_sc_run", None)
         if hook is not None:
-            hook._sc_microstep(transitions)  # raising here cancels the step: nothing ran yet
+            # Raising here cancels the step: nothing ran yet.
+            hook._sc_microstep(transitions, str(trigger_data.event))
         return super().microstep(transitions, trigger_data)
 
 
@@ -74,15 +75,26 @@ class Machine(StateMachine):
     def _get_engine(self) -> Any:
         return _Engine(self)
 
-    def run_exit_actions(self, names: list[str]) -> None:
+    def run_exit_actions(self, names: list[str], event: str) -> None:
         """Run the exit actions of the named states, in this order, as the library would on
-        exit (inline names, then conventions; on the model and every listener)."""
+        exit (inline names, then conventions; on the model and every listener), with the
+        arguments it injects by name (`event`, `state`/`source`, `machine`, `model`)."""
         states = self.states_map
         callbacks = self._callbacks
         for name in names:
-            key = states[name].exit.key
+            state = states[name]
+            key = state.exit.key
             if key in callbacks:  # `call` would add an empty entry for every state
-                callbacks.call(key)
+                callbacks.call(key, event=event, state=state, source=state, target=None,
+                               machine=self, model=self.model)
+
+    def reset_to(self, names: tuple[str, ...]) -> None:
+        """Put the configuration back to `names` (after a failed event) and drop anything the
+        failure left queued; nothing runs."""
+        self._engine.clear()
+        if [s.id for s in self.configuration] != list(names):
+            states = self.states_map
+            self.configuration = OrderedSet(states[name] for name in names)
 
 
 def number_states(machine_class: type[Machine], chart: Chart) -> None:

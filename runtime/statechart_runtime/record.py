@@ -24,14 +24,15 @@ import dataclasses
 import datetime as dt
 import enum
 import json
-from collections.abc import Mapping
-from typing import Any, ClassVar, Generic, TypeVar
+from collections.abc import Callable, Mapping
+from typing import Any, ClassVar, Generic, Self, TypeVar
 
 from statechart_runtime.spec import SpecTables
 from statechart_runtime.values import JsonValue, is_aware, parse_time, time_text
 
 E = TypeVar("E", bound=enum.Enum)
 S = TypeVar("S", bound=enum.Enum)
+R = TypeVar("R", bound="Record")
 JsonObject = dict[str, Any]
 # Deeper JSON than this is refused before Python's own recursion limit is near.
 MAX_JSON_DEPTH = 64
@@ -81,7 +82,7 @@ class Record:
         return json.dumps(self.to_dict(), ensure_ascii=False, allow_nan=False, indent=2)
 
     @classmethod
-    def from_json(cls, text: str | bytes) -> Any:
+    def from_json(cls, text: str | bytes) -> Self:
         """Parse and check a record (see `from_dict`). Duplicate keys and JSON nested deeper
         than MAX_JSON_DEPTH are refused."""
         invalid = cls._sc_spec.invalid
@@ -96,7 +97,7 @@ class Record:
         return cls.from_dict(data)
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Any:
+    def from_dict(cls, data: Mapping[str, Any]) -> Self:
         """Parse and check a record: types, status, configuration, counts and history.
 
         A record of an earlier spec version is first upgraded with that version's migration.
@@ -140,7 +141,7 @@ class Record:
             if field in data:
                 values[field] = spec.codec.from_json(field, data[field])
         record = cls(**values)
-        check_record(record)
+        check_record(record, cls)
         return record
 
 
@@ -199,8 +200,12 @@ def _step_from_dict(cls: type[Record], index: int, raw: object) -> Step[Any, Any
                         parse_time(where + ".at", raw["at"], spec.invalid), dict(values))
 
 
-def check_record(record: Record) -> None:
-    """Refuse a record this spec could not have produced (see the module's docstring)."""
+def check_record(record: Record, record_class: type[Record] | None = None) -> None:
+    """Refuse a record this spec could not have produced (see the module's docstring); with
+    `record_class`, first refuse a record of any other class (another spec's record)."""
+    if record_class is not None and not isinstance(record, record_class):
+        raise record_class._sc_spec.invalid(
+            "(record)", f"expected a {record_class.__name__}, got {type(record).__name__}")
     spec = record._sc_spec
     invalid = spec.invalid
     rec: Any = record
@@ -250,7 +255,7 @@ def check_record(record: Record) -> None:
         if field not in last:
             if value is not None:
                 raise invalid(field, "no step of the history sets it")
-        elif value != last[field][1]:
+        elif not spec.codec.same(field, value, last[field][1]):
             raise invalid(field, f"the history's last value is {last[field][0]!r} "
                           f"(history[{last[field][2]}]), not {value!r}")
     if rec.history and rec.lastTransitionAt != rec.history[-1].at:
@@ -294,6 +299,11 @@ def replay(spec: SpecTables, record: Record
             last[field] = (raw, spec.codec.from_json(field, raw, f"{where}.values.{field}"),
                            index)
         configuration = chart.next_configuration(configuration, [(key[0], key[2])])
+        for name in configuration:  # as the run itself refuses it, at the step that breaks
+            for field in spec.requires.get(name, ()):
+                if field not in last:
+                    raise invalid(where, f"enters `{name}`, which requires `{field}`, and no "
+                                  "step so far set it")
     return configuration, counts, last
 
 
@@ -390,3 +400,13 @@ def _replay_raw(spec: SpecTables, history: list[Any]
                 counts[name] += 1
         configuration = chart.next_configuration(configuration, [(source, target)])
     return configuration, counts
+
+
+def record_checker(record_class: type[R]) -> Callable[[R], None]:
+    """The module-level `check_record` of a generated module: `check_record` for its own
+    record class only."""
+    def check(record: R) -> None:
+        """Refuse a record this spec could not have produced: its class, the types of every
+        field and history entry (as `from_json` gives them), then the history's replay."""
+        check_record(record, record_class)
+    return check

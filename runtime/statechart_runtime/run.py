@@ -10,7 +10,7 @@ guards are combined with the facade's by `and` and whose actions run too.
 from __future__ import annotations
 
 import uuid
-from typing import Any, ClassVar, Generic, TypeVar
+from typing import Any, ClassVar, Generic, Self, TypeVar
 
 from statemachine.exceptions import TransitionNotAllowed
 from statemachine.orderedset import OrderedSet
@@ -46,6 +46,17 @@ class EventNotAccepted(RunError, TransitionNotAllowed):
         self.event = event  # type: ignore[assignment]
         self.configuration = configuration  # type: ignore[assignment]
         self.ended = ended
+        self.known = known
+
+    def __reduce__(self) -> tuple[object, ...]:  # picklable: it crosses process boundaries
+        return (_event_not_accepted, (type(self), self.event, self.configuration, self.ended,
+                                      self.known))
+
+
+def _event_not_accepted(cls: type[EventNotAccepted], event: str,
+                        configuration: tuple[str, ...], ended: bool,
+                        known: bool) -> EventNotAccepted:
+    return cls(event, configuration, ended=ended, known=known)
 
 
 class Run(Generic[R, S, E]):
@@ -66,6 +77,7 @@ class Run(Generic[R, S, E]):
         spec = self._sc_spec
         self.clock: Clock = clock if clock is not None else utcnow
         self._pending: tuple[str, dict[str, tuple[Any, JsonValue]]] | None = None
+        self._stepped = False  # whether the pending event has taken its one microstep
         self._sc_state: object = None  # where python-statemachine keeps the configuration
         if record is None:
             initial = spec.chart.initial_configuration()
@@ -78,7 +90,7 @@ class Run(Generic[R, S, E]):
         else:
             if run_id is not None:
                 raise TypeError("run_id comes from the record when one is given")
-            check_record(record)
+            check_record(record, self._sc_record)
             active = spec.configuration_names(record)
             # Document order, as the engine selects transitions in (see machine.py).
             self._sc_state = active[0] if len(active) == 1 else OrderedSet(active)
@@ -90,7 +102,7 @@ class Run(Generic[R, S, E]):
         self.machine._sc_run = self
 
     @classmethod
-    def restore(cls, record: R, **kwargs: Any) -> Any:
+    def restore(cls, record: R, **kwargs: Any) -> Self:
         """The run `record` describes (checked first: the spec's InvalidRecord names the
         field)."""
         return cls(record, **kwargs)
@@ -129,12 +141,21 @@ class Run(Generic[R, S, E]):
         return tuple(member for name, member in spec.event_enum.__members__.items()
                      if not active.isdisjoint(spec.by_event.get(name, ())))
 
-    def send(self, event: str, **values: Any) -> None:
-        """Send `event` by name, with the values it sets as keyword arguments (the typed
-        methods of a generated facade call this)."""
-        if event not in self._sc_spec.event_enum.__members__:
-            raise EventNotAccepted(event, self._active, ended=False, known=False)
-        self._fire(event, values)
+    def send(self, event: str | E, **values: Any) -> None:
+        """Send `event` (its name or its enum member), with the values it sets as keyword
+        arguments (the typed methods of a generated facade call this). A value the transition
+        taken does not set is not recorded; a value no transition of the event sets is a
+        TypeError."""
+        spec = self._sc_spec
+        name = event.value if isinstance(event, spec.event_enum) else event
+        if not isinstance(name, str) or name not in spec.event_enum.__members__:
+            raise EventNotAccepted(str(name), self._active, ended=False, known=False)
+        settable = spec.event_fields.get(name, ())
+        for field in values:
+            if field not in settable:
+                raise TypeError(f"`{name}` takes no value `{field}` (it sets "
+                                f"{', '.join(settable) or 'nothing'})")
+        self._fire(name, values)
 
     def _fire(self, event: str, values: dict[str, Any] | None) -> None:
         if self._pending is not None:
@@ -153,10 +174,13 @@ class Run(Generic[R, S, E]):
                  record.lastTransitionAt, len(record.history), self._active)
         fields = [(f, getattr(record, f)) for f in checked]
         self._pending = (event, checked)
+        self._stepped = False
         try:
             self.machine.send(event)
         except BaseException as exc:
-            # python-statemachine rolled its configuration back; roll the record back too.
+            # All or nothing: the record goes back to what it was, and so does the machine
+            # (python-statemachine rolls back only what failed inside a step's actions, not an
+            # `after_` hook or a BaseException such as KeyboardInterrupt).
             (record.status, configuration, record.counts, record.lastTransitionAt, length,
              self._active) = saved
             if not flat:
@@ -164,23 +188,27 @@ class Run(Generic[R, S, E]):
             del record.history[length:]
             for field, value in fields:
                 setattr(record, field, value)
-            if isinstance(exc, TransitionNotAllowed):
+            self.machine.reset_to(self._active)
+            if isinstance(exc, TransitionNotAllowed) and not isinstance(exc, EventNotAccepted):
                 raise EventNotAccepted(event, self._active, ended=False) from None
             raise
         finally:
             self._pending = None
         if chart.ended(self._active):
             # SCXML exits every active state when the run ends; python-statemachine does not.
-            self.machine.run_exit_actions(list(reversed(self._active)))
+            # The event is applied by now: an exception from these actions reaches the caller
+            # with the record in its final state.
+            self.machine.run_exit_actions(list(reversed(self._active)), event)
 
-    def _sc_microstep(self, transitions: list[Any]) -> None:
+    def _sc_microstep(self, transitions: list[Any], trigger: str) -> None:
         """Called by the engine for every microstep, before any action: checks the spec's
         contract (raising cancels the step), then updates the record. One function: it runs
         on every event."""
         pending = self._pending
-        if pending is None:
-            raise RuntimeError(f"send events through {type(self).__name__}'s methods, not its "
-                               "machine: they keep the run record")
+        if pending is None or self._stepped or trigger != pending[0]:
+            raise RuntimeError(f"`{trigger}` was sent to the machine directly: send events "
+                               f"through {type(self).__name__}'s methods (after the action "
+                               "that is running returns): they keep the run record")
         event, values = pending
         spec = self._sc_spec
         chart = spec.chart
@@ -235,3 +263,4 @@ class Run(Generic[R, S, E]):
             record.configuration = [states[name] for name in configuration]
         record.lastTransitionAt = at
         self._active = configuration
+        self._stepped = True

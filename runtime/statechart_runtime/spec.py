@@ -22,7 +22,8 @@ Migrations = Mapping[int, tuple[Mapping[str, str], Mapping[str, str | None]]]
 
 
 class SpecTables:
-    __slots__ = ("by_event", "chart", "codec", "compiler", "effects", "event_enum", "flat",
+    __slots__ = ("by_event", "chart", "codec", "compiler", "effects", "event_enum",
+                 "event_fields", "flat",
                  "initial_counts", "invalid", "limit", "limits", "migrations", "missing", "name",
                  "requires", "sha256", "state_enum", "tags", "version")
 
@@ -58,8 +59,12 @@ class SpecTables:
             (source, event, target): sets for source, event, target, sets in transitions}
         # event -> state -> targets in document order: what `select` looks at.
         self.by_event: dict[str, dict[str, list[str]]] = {}
-        for source, event, target, _ in transitions:
+        # event -> every field one of its transitions sets (what `send` accepts).
+        self.event_fields: dict[str, tuple[str, ...]] = {}
+        for source, event, target, sets in transitions:
             self.by_event.setdefault(event, {}).setdefault(source, []).append(target)
+            known = self.event_fields.get(event, ())
+            self.event_fields[event] = known + tuple(f for f in sets if f not in known)
         self.invalid, self.limit, self.missing = errors
         # A field's type is a type name, or the enum class of an `enum` field.
         fields = fields or {}

@@ -106,6 +106,20 @@ class FieldCodec:
                         + (" with a time zone" if kind == "datetime" else "")
                         + f", got {value!r}")
 
+    def same(self, field: str, a: object, b: object) -> bool:
+        """Whether two typed values of a field are the same value: numbers by their value as
+        a float (JSON has one number type), times as instants (two aware datetimes in
+        different zones compare oddly around a DST fold)."""
+        kind = self.types[field]
+        if kind == "number" and isinstance(a, (int, float)) and isinstance(b, (int, float)):
+            try:
+                return float(a) == float(b)
+            except OverflowError:
+                return False
+        if kind == "datetime" and isinstance(a, dt.datetime) and isinstance(b, dt.datetime):
+            return a.astimezone(dt.UTC) == b.astimezone(dt.UTC)
+        return a == b
+
     def from_json(self, field: str, raw: object, where: str | None = None) -> Any:
         """The typed value of a field's JSON value; the spec's InvalidRecord names the field."""
         kind = self.types[field]

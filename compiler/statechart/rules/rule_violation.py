@@ -119,14 +119,15 @@ def check(spec: Spec, graph: Graph) -> Check:
                 continue  # reported by unknown-state; it says nothing about this rule
             if rule.kind == "only" and not any(semantics.exits(spec, t, s) for s in sources):
                 continue  # a transition of another region that leaves A alone
-            hits = [s for s in semantics.entry_set(spec, t) if s in targets]
+            entered = semantics.entry_set(spec, t)
+            hits = [s for s in entered if s in targets]
             if rule.kind == "never" and hits:
                 yield problem(ID, SEVERITY, t.target_span,
                               f"{_label(rule)} is broken by `{t.source}` -{t.event}-> "
                               f"`{t.target}`: {_through(spec, graph, t)}",
                               f"remove this transition or change its target (rule at line "
                               f"{rule.span.line})")
-            elif rule.kind == "only" and t.target not in source_set and not hits:
+            elif rule.kind == "only" and source_set.isdisjoint(entered) and not hits:
                 yield problem(ID, SEVERITY, t.target_span,
                               f"{_label(rule)} is broken by `{t.source}` -{t.event}-> "
                               f"`{t.target}`: {_through(spec, graph, t)}",

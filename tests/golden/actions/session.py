@@ -23,8 +23,6 @@ _rt.check_api((1, 0), __name__, 'statechart-compiler 0.2.0')
 
 from statechart_runtime import api as _api  # noqa: E402
 
-check_record: _Final = _api.check_record
-
 SPEC_NAME: _Final = 'session'
 SPEC_VERSION: _Final = 1
 SPEC_SHA256: _Final = '63ff03b415fce7e9d6e1c066c7a96a5040a5b8dad49db7bccfe681285a068b47'
@@ -132,6 +130,9 @@ class SessionRecord(_api.Record):
     lastTransitionAt: _datetime = _field(default_factory=_api.utcnow)
     history: list[SessionStep] = _field(default_factory=list)
     counts: dict[_str, _int] = _field(default_factory=lambda: dict(_SPEC.initial_counts))
+
+
+check_record: _Final = _api.record_checker(SessionRecord)
 
 
 class SessionMachine(_api.Machine):

@@ -23,8 +23,6 @@ _rt.check_api((1, 0), __name__, 'statechart-compiler 0.2.0')
 
 from statechart_runtime import api as _api  # noqa: E402
 
-check_record: _Final = _api.check_record
-
 SPEC_NAME: _Final = 'ticket'
 SPEC_VERSION: _Final = 3
 SPEC_SHA256: _Final = '62c4e476ea606ba1517134e6c6d50395cd69bc61596cbde39b2d448089d102c1'
@@ -171,6 +169,9 @@ class TicketRecord(_api.Record):
     dueAt: _datetime | None = _field(default=None, metadata={
         "description": 'When it must be solved.'})
     note: _str | None = None
+
+
+check_record: _Final = _api.record_checker(TicketRecord)
 
 
 class TicketMachine(_api.Machine):

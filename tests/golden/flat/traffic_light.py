@@ -23,8 +23,6 @@ _rt.check_api((1, 0), __name__, 'statechart-compiler 0.2.0')
 
 from statechart_runtime import api as _api  # noqa: E402
 
-check_record: _Final = _api.check_record
-
 SPEC_NAME: _Final = 'traffic_light'
 SPEC_VERSION: _Final = 1
 SPEC_SHA256: _Final = '9038b48522fb48649f863cfd829b95cf5f97ab39b1e01d895a34f2f9f0f691bc'
@@ -128,6 +126,9 @@ class TrafficLightRecord(_api.Record):
     lastTransitionAt: _datetime = _field(default_factory=_api.utcnow)
     history: list[TrafficLightStep] = _field(default_factory=list)
     counts: dict[_str, _int] = _field(default_factory=lambda: dict(_SPEC.initial_counts))
+
+
+check_record: _Final = _api.record_checker(TrafficLightRecord)
 
 
 class TrafficLightMachine(_api.Machine):

@@ -23,8 +23,6 @@ _rt.check_api((1, 0), __name__, 'statechart-compiler 0.2.0')
 
 from statechart_runtime import api as _api  # noqa: E402
 
-check_record: _Final = _api.check_record
-
 SPEC_NAME: _Final = 'loan'
 SPEC_VERSION: _Final = 1
 SPEC_SHA256: _Final = '147746cbeeead40467d8aae4a1d6d7dbd2926b7295699638015697c3d5b7e79d'
@@ -137,6 +135,9 @@ class LoanRecord(_api.Record):
     score: _int | None = _field(default=None, metadata={
         "description": 'Credit score.'})
     reason: _str | None = None
+
+
+check_record: _Final = _api.record_checker(LoanRecord)
 
 
 class LoanMachine(_api.Machine):

@@ -23,8 +23,6 @@ _rt.check_api((1, 0), __name__, 'statechart-compiler 0.2.0')
 
 from statechart_runtime import api as _api  # noqa: E402
 
-check_record: _Final = _api.check_record
-
 SPEC_NAME: _Final = 'order'
 SPEC_VERSION: _Final = 2
 SPEC_SHA256: _Final = 'd9e209839295852ed2b5ba6f459ed45f579c481e54f6de50a9f9e0b0c5099a22'
@@ -145,6 +143,9 @@ class OrderRecord(_api.Record):
     lastTransitionAt: _datetime = _field(default_factory=_api.utcnow)
     history: list[OrderStep] = _field(default_factory=list)
     counts: dict[_str, _int] = _field(default_factory=lambda: dict(_SPEC.initial_counts))
+
+
+check_record: _Final = _api.record_checker(OrderRecord)
 
 
 class OrderMachine(_api.Machine):

@@ -23,8 +23,6 @@ _rt.check_api((1, 0), __name__, 'statechart-compiler 0.2.0')
 
 from statechart_runtime import api as _api  # noqa: E402
 
-check_record: _Final = _api.check_record
-
 SPEC_NAME: _Final = 'odd'
 SPEC_VERSION: _Final = 1
 SPEC_SHA256: _Final = '246df62d861d750ad2186b4d65d4c0e2c37be63d4568c73c8e06c8c21182d4ea'
@@ -170,6 +168,9 @@ class OddRecord(_api.Record):
     Final: _OddFinal | None = None
     OddState: _str | None = _field(default=None, metadata={
         "description": 'named like the generated class'})
+
+
+check_record: _Final = _api.record_checker(OddRecord)
 
 
 class OddMachine(_api.Machine):

@@ -23,8 +23,6 @@ _rt.check_api((1, 0), __name__, 'statechart-compiler 0.2.0')
 
 from statechart_runtime import api as _api  # noqa: E402
 
-check_record: _Final = _api.check_record
-
 SPEC_NAME: _Final = 'deploy'
 SPEC_VERSION: _Final = 1
 SPEC_SHA256: _Final = 'e21e8bf138bb1128d3869aa06f17565268d0dcab6d9d5e7097a4429e0b662d1b'
@@ -150,6 +148,9 @@ class DeployRecord(_api.Record):
     lastTransitionAt: _datetime = _field(default_factory=_api.utcnow)
     history: list[DeployStep] = _field(default_factory=list)
     counts: dict[_str, _int] = _field(default_factory=lambda: dict(_SPEC.initial_counts))
+
+
+check_record: _Final = _api.record_checker(DeployRecord)
 
 
 class DeployMachine(_api.Machine):

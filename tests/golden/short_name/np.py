@@ -23,8 +23,6 @@ _rt.check_api((1, 0), __name__, 'statechart-compiler 0.2.0')
 
 from statechart_runtime import api as _api  # noqa: E402
 
-check_record: _Final = _api.check_record
-
 SPEC_NAME: _Final = 'np'
 SPEC_VERSION: _Final = 1
 SPEC_SHA256: _Final = '9b30fd82d5990b332cf86862379f10b6ffe53bd380b9f5c5fd1c8b995cb36ccd'
@@ -141,6 +139,9 @@ class NpRecord(_api.Record):
     lastTransitionAt: _datetime = _field(default_factory=_api.utcnow)
     history: list[NpStep] = _field(default_factory=list)
     counts: dict[_str, _int] = _field(default_factory=lambda: dict(_SPEC.initial_counts))
+
+
+check_record: _Final = _api.record_checker(NpRecord)
 
 
 class NpMachine(_api.Machine):
