@@ -5,6 +5,9 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
+from urllib.parse import unquote
+
+import pytest
 
 from statechart.linter import check_file
 from statechart.model import Spec
@@ -70,6 +73,24 @@ def test_hostile_text_stays_in_its_cell() -> None:
     # the description paragraph cannot become a heading or list, and is one line
     paragraph = page.split("\n# ", 1)[1].split("\n\n")[1]
     assert "\n" not in paragraph and not re.match(r"[#>\-+*]", paragraph)
+
+
+def test_a_file_name_cannot_inject_markup_into_the_source_link(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The spec's file name went raw into the link target: a line break in it started a
+    heading and raw HTML on the page."""
+    name = "a)\n# Injected\n<img src=x onerror=alert(1)> b.yaml"
+    (tmp_path / "specs").mkdir()
+    (tmp_path / "specs" / name).write_bytes((ROOT / "specs" / "agent_run.yaml").read_bytes())
+    monkeypatch.chdir(tmp_path)
+    page = docs.spec_page(load(str(tmp_path / "specs" / name)))
+    body = [line for line in page.splitlines() if not line.startswith("<!-- ")]  # the header
+    assert not any(line.startswith("# Injected") for line in body)
+    assert not any("<img" in line for line in body)
+    line = next(line for line in page.splitlines() if line.startswith("Version "))
+    target = re.fullmatch(r"Version \d+\. Source: \[[^\]]*\]\(([^()\s<>]+)\)\.", line)
+    assert target is not None, line
+    assert unquote(target.group(1)) == f"../../specs/{name}"
 
 
 def test_index_counts_and_warnings() -> None:

@@ -20,6 +20,7 @@ from statechart.render.dot import dot_source
 from statechart.render.layout import LayoutError, layout, with_svg_header
 from statechart.render.mermaid import mermaid_source
 from statechart.render.style import overlay_marks
+from statechart.report import uri_reference
 from statechart.semantics import ends_run
 
 DOCS_DIR = "docs/specs"
@@ -141,7 +142,7 @@ def spec_page(spec: Spec) -> str:
         version=spec.version,
         description=labels.markdown_paragraph(spec.description),
         source=labels.markdown_cell(source),
-        source_link=os.path.relpath(source, DOCS_DIR).replace(os.sep, "/"),
+        source_link=uri_reference(os.path.relpath(source, DOCS_DIR)),
         mermaid=mermaid_source(spec, header=False).rstrip("\n"),
         svg=f"{spec.name}.svg",
         states=[_state_row(spec, s) for s in spec.states.values()],
