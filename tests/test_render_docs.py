@@ -93,6 +93,30 @@ def test_a_file_name_cannot_inject_markup_into_the_source_link(
     assert unquote(target.group(1)) == f"../../specs/{name}"
 
 
+def test_text_at_the_start_of_a_block_is_escaped_once(tmp_path: Path) -> None:
+    """A description starting with a backtick was escaped twice (`&#38;#96;`, shown as
+    `&#96;code`); a rule id starting with `#` or `>` made its list item a heading or a quote."""
+    spec = tmp_path / "marks.yaml"
+    spec.write_text("""statechart: marks
+version: 1
+description: "`code` first"
+initial: a
+states:
+  a: {on: {go: b}}
+  b: {final: true}
+rules:
+  - {id: "# heading", never: {from: b, to: a}}
+  - {id: "> quote", never: {from: b, to: a}}
+  - {id: "1. item", never: {from: b, to: a}}
+""")
+    page = docs.spec_page(load(str(spec)))
+    assert "\n&#96;code&#96; first\n" in page
+    rules = [line for line in page.splitlines() if line.startswith("- ")]
+    assert rules == ["- &#35; heading: No transition goes directly from `b` to `a`.",
+                     "- &#62; quote: No transition goes directly from `b` to `a`.",
+                     "- &#49;. item: No transition goes directly from `b` to `a`."]
+
+
 def test_index_counts_and_warnings() -> None:
     specs = [load("specs/agent_run.yaml"), load("tests/render_cases/nested_parallel.yaml")]
     page = docs.index_page(specs, {specs[1].path: ["line 3: something | odd [rule-x]"]})

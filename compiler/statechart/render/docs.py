@@ -149,7 +149,11 @@ def spec_page(spec: Spec) -> str:
         transitions=[_transition_row(t, overlay_marks(spec).new_edges)
                      for t in spec.transitions()],
         overlay=_overlay(spec),
-        rules=[{"id": _code(r.id) if r.id else "", "words": rule_in_words(spec, r),
+        # A rule id starts its list item: one that is not an identifier is escaped as a
+        # paragraph (`# x` would be a heading, `> x` a quote).
+        rules=[{"id": (_code(r.id) if IDENTIFIER.match(r.id) else
+                       labels.markdown_paragraph(r.id)) if r.id else "",
+                "words": rule_in_words(spec, r),
                 "description": labels.markdown_cell(r.description)} for r in spec.rules],
         record=[_record_row(f) for f in spec.record],
     )

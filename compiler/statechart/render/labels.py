@@ -87,8 +87,10 @@ def header(lines: list[str], syntax: str) -> str:
 
 
 def markdown_paragraph(text: str | None) -> str:
-    """Like `markdown_cell`, and a paragraph cannot start a heading, list, quote or rule."""
+    """Like `markdown_cell`, and a paragraph (or a list item) cannot start a heading, list,
+    quote or rule. Text that already starts with an entity (`&#96;`) starts nothing."""
     cell = markdown_cell(text)
-    if cell and (not cell[0].isalnum() or re.match(r"\d+[.)]", cell)):
+    if cell and not cell.startswith("&#") and (not cell[0].isalnum()
+                                                or re.match(r"\d+[.)]", cell)):
         cell = f"&#{ord(cell[0])};{cell[1:]}"
     return cell
