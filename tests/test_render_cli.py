@@ -178,3 +178,35 @@ def test_resolve_errors_are_escaped(capsys: pytest.CaptureFixture[str], tmp_path
     out, err = capsys.readouterr()
     assert code == 1 and "error[invalid-name]" in out
     assert _raw(out) == [] and _raw(err) == []
+
+
+# Characters XML 1.0 forbids (C0 controls, U+FFFE/U+FFFF noncharacters) or that a viewer acts
+# on, as YAML escapes: a description with U+FFFE passed `check` and made an SVG that did not
+# parse (fixed when labels.one_line started showing such characters as `<U+FFFE>`).
+NOT_XML = r"\x01\x08\x0b\x0c\x1b\x7f\x85\x9b\xad\u200b\u2028\u202e\ufdd0\ufeff\ufffe\uffff" \
+          r"\U0001FFFE\U0010FFFF\ue000"
+
+
+def test_svg_is_well_formed_xml_whatever_the_spec_text(capsysbinary: pytest.CaptureFixture[bytes],
+                                                       tmp_path: Path) -> None:
+    from statechart.linter import check_file
+    from statechart.render import docs
+
+    spec = tmp_path / f"odd{chr(0xfffe)}name.yaml"
+    spec.write_text(f'''statechart: odd
+version: 1
+description: "spec {NOT_XML}"
+initial: a
+states:
+  a:
+    description: "state {NOT_XML}"
+    on: {{go: {{target: b, description: "edge {NOT_XML}"}}}}
+  b: {{final: true}}
+''', encoding="utf-8")
+    checked = check_file(spec)
+    assert checked.spec is not None and not checked.errors
+    code, out, err = run(capsysbinary, "render", str(spec))
+    assert code == 0, err
+    for svg in (out, docs.outputs(checked.spec)["docs/specs/odd.svg"]):
+        ET.fromstring(svg)  # raises ParseError when not well-formed
+        assert "<U+FFFE>" in svg.decode() or "&lt;U+FFFE&gt;" in svg.decode()

@@ -31,7 +31,9 @@ _MARKDOWN_SPECIAL = re.compile(r"[\\`*\[\]<>&|~$]|(?<![A-Za-z0-9])_|_(?![A-Za-z0
 def one_line(text: str) -> str:
     """Control characters and line breaks become spaces; runs of spaces collapse. What is
     left that a terminal or viewer would act on rather than show (a bidi override, a zero-width
-    character) is shown as `check` shows it, `<U+202E>`: `render` prints these labels."""
+    character) is shown as `check` shows it, `<U+202E>`: `render` prints these labels. That
+    also keeps every character XML 1.0 forbids (C0 controls, U+FFFE, U+FFFF, surrogates: none
+    is printable) out of the SVG, which must parse as XML."""
     return inert(" ".join(_CONTROL.sub(" ", text).split()))
 
 
