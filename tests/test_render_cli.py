@@ -210,3 +210,19 @@ states:
     for svg in (out, docs.outputs(checked.spec)["docs/specs/odd.svg"]):
         ET.fromstring(svg)  # raises ParseError when not well-formed
         assert "<U+FFFE>" in svg.decode() or "&lt;U+FFFE&gt;" in svg.decode()
+
+
+def test_resolve_escapes_the_extends_chain(capsys: pytest.CaptureFixture[str],
+                                           tmp_path: Path) -> None:
+    """The header names every file of the `extends` chain; a base's file name is spec text."""
+    base = "base\x1b]52;c;aGVsbG8=\x07\u202e"
+    (tmp_path / f"{base}.yaml").write_bytes((ROOT / "specs" / "agent_run.yaml").read_bytes())
+    overlay = tmp_path / "overlay.yaml"
+    overlay.write_text('extends: "base\\e]52;c;aGVsbG8=\\a\\u202E"\nstatechart: overlay\n'
+                       'version: 1\n', encoding="utf-8")
+    code = main(["resolve", str(overlay)])
+    out, err = capsys.readouterr()
+    assert code == 0, out + err
+    header = out.splitlines()[0]
+    assert header.startswith("# Resolved from ") and _raw(out) == [] and _raw(err) == []
+    assert "base<U+001B>]52;c;aGVsbG8=<U+0007><U+202E>.yaml" in header
