@@ -89,8 +89,17 @@ def test_missing_engine(capsysbinary: pytest.CaptureFixture[bytes],
 
     monkeypatch.setitem(layout.ENGINES, "dot", "no-such-dot-program-xyz")
     code, _, err = run(capsysbinary, "render", AGENT_RUN, "--engine", "dot")
-    assert code == 2
+    assert code == 1  # the program is missing: not a usage error
     assert err.count("\n") == 1 and "install Graphviz" in err
+
+
+def test_a_layout_that_times_out_is_a_runtime_error(capsysbinary: pytest.CaptureFixture[bytes]
+                                                    ) -> None:
+    """It exited 2, the usage-error code, though the command line was fine."""
+    code, out, err = run(capsysbinary, "render", AGENT_RUN, "--timeout", "0.001")
+    assert (code, out) == (1, b"")
+    assert err.startswith("statechart render: graphviz-pure took longer than 0.001s")
+    assert err.count("\n") == 1
 
 
 # Spec text that a terminal would act on: CSI colour, OSC 52 (sets the clipboard), a C1 CSI,

@@ -35,11 +35,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="give up on the svg/png layout after this long (default: 120)")
 
 
-def _error(message: str) -> int:
+def _error(message: str, code: int = 2) -> int:
+    """Print the message; return the exit code: 2 for a usage error (the default), 1 when the
+    command line was fine but the work failed (the layout)."""
     # Messages quote state names from run records and the command line, and a layout
     # program's own error text: shown the way `check` shows spec text, never sent raw.
     print(f"statechart render: {inert(message)}", file=sys.stderr)
-    return 2
+    return code
 
 
 def run(args: argparse.Namespace) -> int:
@@ -70,8 +72,8 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         data = _render(spec, args.format, active, args.engine, args.timeout)
-    except layout.LayoutError as exc:
-        return _error(str(exc))
+    except layout.LayoutError as exc:  # timed out, out of memory, no program: not usage
+        return _error(str(exc), 1)
     output = args.output
     if output is None:
         output = "-" if args.format != "png" else str(Path(args.spec).with_suffix(".png").name)
