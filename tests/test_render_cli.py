@@ -235,3 +235,51 @@ def test_resolve_escapes_the_extends_chain(capsys: pytest.CaptureFixture[str],
     header = out.splitlines()[0]
     assert header.startswith("# Resolved from ") and _raw(out) == [] and _raw(err) == []
     assert "base<U+001B>]52;c;aGVsbG8=<U+0007><U+202E>.yaml" in header
+
+
+def _spec_with_transitions(tmp_path: Path, states: int, events: int) -> Path:
+    """A flat spec: `states` states in a chain, each with `events` events to the next one."""
+    lines = ["statechart: many", "version: 1", "initial: s0", "states:"]
+    for i in range(states):
+        target = f"s{i + 1}" if i + 1 < states else "done"
+        lines.append(f"  s{i}: {{on: {{{', '.join(f'e{j}: {target}' for j in range(events))}}}}}")
+    spec = tmp_path / "many.yaml"
+    spec.write_text("\n".join([*lines, "  done: {final: true}"]) + "\n")
+    return spec
+
+
+def test_render_refuses_a_spec_over_the_layout_bound(capsysbinary: pytest.CaptureFixture[bytes],
+                                                     tmp_path: Path) -> None:
+    """A clear error at once, not a layout that runs for minutes; DOT and Mermaid still work."""
+    spec = str(_spec_with_transitions(tmp_path, 101, 10))  # 1,010 transitions
+    code, out, err = run(capsysbinary, "render", spec)
+    assert (code, out) == (1, b"") and err.count("\n") == 1
+    assert err.startswith("statechart render: 1,010 transitions exceed the layout bound of "
+                          "1,000: ") and "--format dot or mermaid" in err
+    code, out, _ = run(capsysbinary, "render", spec, "-f", "dot")
+    assert code == 0 and b"xlabel=" in out and b"nslimit=1" in out
+    code, out, _ = run(capsysbinary, "render", AGENT_RUN, "-f", "dot",
+                       "--layout-max-transitions", "20")
+    assert code == 0
+    code, out, err = run(capsysbinary, "render", AGENT_RUN, "--layout-max-transitions", "20")
+    assert code == 1 and "26 transitions exceed the layout bound of 20" in err
+
+
+def test_render_lays_a_medium_spec_out_with_the_fast_settings(
+        capsysbinary: pytest.CaptureFixture[bytes], tmp_path: Path) -> None:
+    spec = str(_spec_with_transitions(tmp_path, 30, 4))  # 120 transitions
+    code, out, _ = run(capsysbinary, "render", spec, "-f", "dot")
+    assert code == 0 and b"splines=line" in out and b"xlabel=" in out
+    code, out, err = run(capsysbinary, "render", spec)
+    assert code == 0, err
+    ET.fromstring(out)
+    code, out, _ = run(capsysbinary, "render", AGENT_RUN, "-f", "dot")  # 26: full settings
+    assert code == 0 and b"nslimit" not in out and b"xlabel" not in out
+
+
+def test_render_layout_runs_under_a_memory_cap(capsysbinary: pytest.CaptureFixture[bytes],
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("STATECHART_LAYOUT_MAX_MEMORY_MB", "1")
+    code, out, err = run(capsysbinary, "render", AGENT_RUN)
+    assert (code, out) == (1, b"")
+    assert "1 MiB memory cap" in err and err.count("\n") == 1

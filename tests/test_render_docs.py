@@ -162,3 +162,19 @@ def test_the_index_takes_warnings_from_the_check_results_it_is_given() -> None:
     assert "line 5: record field &#96;failureType&#96; is never set" in page
     assert "&#91;unused-field&#93;" in page
     assert "| 14 | 26 | none |" in page  # agent_run: no warnings
+
+
+def test_a_medium_spec_gets_the_fast_layout_and_the_page_says_so(tmp_path: Path) -> None:
+    lines = ["statechart: medium", "version: 1", "initial: s0", "states:"]
+    for i in range(30):  # 120 transitions: over the full settings' 100
+        target = f"s{i + 1}" if i < 29 else "done"
+        lines.append(f"  s{i}: {{on: {{{', '.join(f'e{j}: {target}' for j in range(4))}}}}}")
+    spec = tmp_path / "medium.yaml"
+    spec.write_text("\n".join([*lines, "  done: {final: true}"]) + "\n")
+    out = docs.outputs(load(str(spec)))
+    page = out["docs/specs/medium.md"].decode()
+    assert "[medium.svg](medium.svg)" in page
+    assert "With more than 100 transitions, it is laid out with the fast settings" in page
+    ET.fromstring(out["docs/specs/medium.svg"])
+    agent_run = docs.spec_page(load("specs/agent_run.yaml"))
+    assert "fast settings" not in agent_run and "No Graphviz drawing" not in agent_run

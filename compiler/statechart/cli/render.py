@@ -7,8 +7,10 @@ import sys
 from pathlib import Path
 
 from statechart.cli import missing_paths
+from statechart.cli.build import add_layout_arguments
 from statechart.linter import check_file
 from statechart.model import Spec
+from statechart.render.bounds import LayoutBounds
 from statechart.report import concise, inert
 
 HELP = "draw a spec as DOT, SVG, PNG or Mermaid (optionally marking a run's current state)"
@@ -31,8 +33,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--record", metavar="FILE", default=None,
                         help="mark the configuration stored in a run record (JSON with "
                              "`configuration` or `status`)")
-    parser.add_argument("--timeout", type=float, default=120.0, metavar="SECONDS",
-                        help="give up on the svg/png layout after this long (default: 120)")
+    add_layout_arguments(parser, timeout="--timeout")
 
 
 def _error(message: str, code: int = 2) -> int:
@@ -45,7 +46,7 @@ def _error(message: str, code: int = 2) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from statechart.render import layout
+    from statechart.render import bounds, layout
     from statechart.render.highlight import HighlightError, active_configuration, names_from_record
 
     if missing_paths("render", [args.spec, *([args.record] if args.record else [])],
@@ -71,7 +72,10 @@ def run(args: argparse.Namespace) -> int:
         return _error(str(exc))
 
     try:
-        data = _render(spec, args.format, active, args.engine, args.timeout)
+        with bounds.using(args.layout_max_transitions, args.timeout) as limits:
+            data = _render(spec, args.format, active, args.engine, limits)
+    except bounds.BoundsError as exc:
+        return _error(str(exc))
     except layout.LayoutError as exc:  # timed out, out of memory, no program: not usage
         return _error(str(exc), 1)
     output = args.output
@@ -93,16 +97,25 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _render(spec: Spec, fmt: str, active: frozenset[str], engine: str,
-            timeout: float) -> bytes:
+            limits: LayoutBounds) -> bytes:
+    """The output bytes. DOT is the text that svg/png would lay out (the spec's size chooses
+    the settings: `statechart.render.bounds`); a spec over the bound gets DOT and Mermaid
+    only."""
     from statechart.outputs import header_lines
     from statechart.render import dot, labels, layout, mermaid
 
     if fmt == "mermaid":
         return mermaid.mermaid_source(spec, active).encode("utf-8")
-    source = dot.dot_source(spec, active)
+    settings = limits.settings(spec)
+    source = dot.dot_source(spec, active, fast=settings != "full")
     if fmt == "dot":
         return source.encode("utf-8")
-    picture = layout.layout(source, fmt, engine=engine, timeout=timeout)
+    if settings is None:
+        raise layout.LayoutError(
+            f"{limits.omitted(spec)}: its layout could take minutes and gigabytes; use "
+            "--format dot or mermaid, or raise the bound with --layout-max-transitions N")
+    picture = layout.layout(source, fmt, engine=engine, timeout=limits.timeout,
+                            max_memory=limits.max_memory)
     if fmt == "svg":
         return layout.with_svg_header(picture, labels.header(header_lines(spec), "svg"))
     return picture
