@@ -311,3 +311,64 @@ def test_a_subset_build_keeps_every_spec_of_its_folder_in_the_index(
     code, out, err = run_cli(capsys, "specs/np.yaml")
     assert code == 0 and "docs/specs/index.md" not in out and "agent_run" not in out
     assert "docs-index" in err and index.read_text() == full
+
+
+def _too_big_to_lay_out(path: Path) -> None:
+    """15 lines: 10 compound states, 900 events each (9,010 transitions). `check` passes it in
+    a fraction of a second; the diagram's layout ran 2 minutes and failed."""
+    events = ", ".join(f"e{i}: c{i % 10}" for i in range(900))
+    lines = ["statechart: adversarial", "version: 1", "initial: c0", "states:"]
+    lines += [f"  c{c}: {{initial: a{c}, on: {{{events}, done: d}}, states: {{a{c}: {{}}}}}}"
+              for c in range(10)]
+    path.write_text("\n".join([*lines, "  d: {final: true}"]) + "\n")
+
+
+def test_a_spec_too_big_to_lay_out_builds_without_its_picture(
+        project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+        ) -> None:
+    monkeypatch.setitem(outputs.PER_SPEC, "docs", "statechart.render.docs:outputs")
+    _too_big_to_lay_out(project / "specs" / "adversarial.yaml")
+    start = time.monotonic()
+    code, out, err = run_cli(capsys)
+    assert code == 0, out + err
+    assert time.monotonic() - start < 30  # the layout is not even tried
+    docs = project / "docs" / "specs"
+    assert (project / "generated" / "adversarial.py").is_file()
+    assert (project / "generated" / "adversarial.schema.json").is_file()
+    assert not (docs / "adversarial.svg").exists() and (docs / "agent_run.svg").is_file()
+    page = (docs / "adversarial.md").read_text()
+    assert "No Graphviz drawing: 9,010 transitions exceed the layout bound of 1,000" in page
+    assert "adversarial.svg" not in page
+    # Decided by the spec's size, not by a clock: the same on every machine.
+    assert run_cli(capsys, "--check")[0] == 0
+
+
+@pytest.mark.parametrize("how", ["option", "environment"])
+def test_the_layout_bound_is_configurable(project: Path, monkeypatch: pytest.MonkeyPatch,
+                                          capsys: pytest.CaptureFixture[str], how: str) -> None:
+    monkeypatch.setitem(outputs.PER_SPEC, "docs", "statechart.render.docs:outputs")
+    assert run_cli(capsys)[0] == 0
+    svg = project / "docs" / "specs" / "agent_run.svg"
+    assert svg.is_file()
+    if how == "environment":
+        monkeypatch.setenv("STATECHART_LAYOUT_MAX_TRANSITIONS", "20")
+    code, out, err = run_cli(capsys, *(["--layout-max-transitions", "20"] if how == "option"
+                                       else []))
+    assert code == 0, out + err
+    assert "deleted   docs/specs/agent_run.svg" in out and not svg.exists()
+    page = (project / "docs" / "specs" / "agent_run.md").read_text()
+    assert "No Graphviz drawing: 26 transitions exceed the layout bound of 20" in page
+    if how == "option":  # the command --check asks to rerun keeps the bound
+        code, _, err = run_cli(capsys, "--check", "--layout-max-transitions", "25")
+        assert code == 1 and "run `statechart build --layout-max-transitions 25`" in err
+
+
+def test_a_bad_layout_setting_is_a_usage_error(project: Path, monkeypatch: pytest.MonkeyPatch,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("STATECHART_LAYOUT_TIMEOUT", "soon")
+    code, out, err = run_cli(capsys)
+    assert (code, out) == (2, "")
+    assert "STATECHART_LAYOUT_TIMEOUT='soon': expected a positive number" in err
+    with pytest.raises(SystemExit) as exit_:
+        run_cli(capsys, "--layout-timeout", "0")
+    assert exit_.value.code == 2

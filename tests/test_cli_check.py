@@ -80,6 +80,25 @@ def test_sarif(capsys: pytest.CaptureFixture[str]) -> None:
     assert {r["id"] for r in log["runs"][0]["tool"]["driver"]["rules"]} == set(RULES)
 
 
+@pytest.mark.parametrize("name", ["a b#%25 c.yaml", "x?y[1]\u00e9.yaml"])
+def test_sarif_uri_is_percent_encoded(capsys: pytest.CaptureFixture[str],
+                                      monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+                                      name: str) -> None:
+    """`artifactLocation.uri` is a URI reference: a `#`, `%`, `?` or space in a file name is
+    encoded, so the name reads back whole (it read back as `specs/a b`)."""
+    from urllib.parse import unquote, urlsplit
+
+    (tmp_path / "specs").mkdir()
+    (tmp_path / "specs" / name).write_bytes(BROKEN.read_bytes())
+    monkeypatch.chdir(tmp_path)
+    _, out, _ = run(capsys, "check", "--format", "sarif", f"specs/{name}")
+    uri = json.loads(out)["runs"][0]["results"][0]["locations"][0]["physicalLocation"][
+        "artifactLocation"]["uri"]
+    parts = urlsplit(uri)
+    assert (parts.scheme, parts.query, parts.fragment) == ("", "", "")
+    assert unquote(parts.path) == f"specs/{name}"
+
+
 def test_warnings_fail_only_with_strict(capsys: pytest.CaptureFixture[str]) -> None:
     assert run(capsys, "check", str(WARN_ONLY))[0] == 0
     assert run(capsys, "check", "--strict", str(WARN_ONLY))[0] == 1

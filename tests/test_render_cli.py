@@ -89,8 +89,17 @@ def test_missing_engine(capsysbinary: pytest.CaptureFixture[bytes],
 
     monkeypatch.setitem(layout.ENGINES, "dot", "no-such-dot-program-xyz")
     code, _, err = run(capsysbinary, "render", AGENT_RUN, "--engine", "dot")
-    assert code == 2
+    assert code == 1  # the program is missing: not a usage error
     assert err.count("\n") == 1 and "install Graphviz" in err
+
+
+def test_a_layout_that_times_out_is_a_runtime_error(capsysbinary: pytest.CaptureFixture[bytes]
+                                                    ) -> None:
+    """It exited 2, the usage-error code, though the command line was fine."""
+    code, out, err = run(capsysbinary, "render", AGENT_RUN, "--timeout", "0.001")
+    assert (code, out) == (1, b"")
+    assert err.startswith("statechart render: graphviz-pure took longer than 0.001s")
+    assert err.count("\n") == 1
 
 
 # Spec text that a terminal would act on: CSI colour, OSC 52 (sets the clipboard), a C1 CSI,
@@ -178,3 +187,99 @@ def test_resolve_errors_are_escaped(capsys: pytest.CaptureFixture[str], tmp_path
     out, err = capsys.readouterr()
     assert code == 1 and "error[invalid-name]" in out
     assert _raw(out) == [] and _raw(err) == []
+
+
+# Characters XML 1.0 forbids (C0 controls, U+FFFE/U+FFFF noncharacters) or that a viewer acts
+# on, as YAML escapes: a description with U+FFFE passed `check` and made an SVG that did not
+# parse (fixed when labels.one_line started showing such characters as `<U+FFFE>`).
+NOT_XML = r"\x01\x08\x0b\x0c\x1b\x7f\x85\x9b\xad\u200b\u2028\u202e\ufdd0\ufeff\ufffe\uffff" \
+          r"\U0001FFFE\U0010FFFF\ue000"
+
+
+def test_svg_is_well_formed_xml_whatever_the_spec_text(capsysbinary: pytest.CaptureFixture[bytes],
+                                                       tmp_path: Path) -> None:
+    from statechart.linter import check_file
+    from statechart.render import docs
+
+    spec = tmp_path / f"odd{chr(0xfffe)}name.yaml"
+    spec.write_text(f'''statechart: odd
+version: 1
+description: "spec {NOT_XML}"
+initial: a
+states:
+  a:
+    description: "state {NOT_XML}"
+    on: {{go: {{target: b, description: "edge {NOT_XML}"}}}}
+  b: {{final: true}}
+''', encoding="utf-8")
+    checked = check_file(spec)
+    assert checked.spec is not None and not checked.errors
+    code, out, err = run(capsysbinary, "render", str(spec))
+    assert code == 0, err
+    for svg in (out, docs.outputs(checked.spec)["docs/specs/odd.svg"]):
+        ET.fromstring(svg)  # raises ParseError when not well-formed
+        assert "<U+FFFE>" in svg.decode() or "&lt;U+FFFE&gt;" in svg.decode()
+
+
+def test_resolve_escapes_the_extends_chain(capsys: pytest.CaptureFixture[str],
+                                           tmp_path: Path) -> None:
+    """The header names every file of the `extends` chain; a base's file name is spec text."""
+    base = "base\x1b]52;c;aGVsbG8=\x07\u202e"
+    (tmp_path / f"{base}.yaml").write_bytes((ROOT / "specs" / "agent_run.yaml").read_bytes())
+    overlay = tmp_path / "overlay.yaml"
+    overlay.write_text('extends: "base\\e]52;c;aGVsbG8=\\a\\u202E"\nstatechart: overlay\n'
+                       'version: 1\n', encoding="utf-8")
+    code = main(["resolve", str(overlay)])
+    out, err = capsys.readouterr()
+    assert code == 0, out + err
+    header = out.splitlines()[0]
+    assert header.startswith("# Resolved from ") and _raw(out) == [] and _raw(err) == []
+    assert "base<U+001B>]52;c;aGVsbG8=<U+0007><U+202E>.yaml" in header
+
+
+def _spec_with_transitions(tmp_path: Path, states: int, events: int) -> Path:
+    """A flat spec: `states` states in a chain, each with `events` events to the next one."""
+    lines = ["statechart: many", "version: 1", "initial: s0", "states:"]
+    for i in range(states):
+        target = f"s{i + 1}" if i + 1 < states else "done"
+        lines.append(f"  s{i}: {{on: {{{', '.join(f'e{j}: {target}' for j in range(events))}}}}}")
+    spec = tmp_path / "many.yaml"
+    spec.write_text("\n".join([*lines, "  done: {final: true}"]) + "\n")
+    return spec
+
+
+def test_render_refuses_a_spec_over_the_layout_bound(capsysbinary: pytest.CaptureFixture[bytes],
+                                                     tmp_path: Path) -> None:
+    """A clear error at once, not a layout that runs for minutes; DOT and Mermaid still work."""
+    spec = str(_spec_with_transitions(tmp_path, 101, 10))  # 1,010 transitions
+    code, out, err = run(capsysbinary, "render", spec)
+    assert (code, out) == (1, b"") and err.count("\n") == 1
+    assert err.startswith("statechart render: 1,010 transitions exceed the layout bound of "
+                          "1,000: ") and "--format dot or mermaid" in err
+    code, out, _ = run(capsysbinary, "render", spec, "-f", "dot")
+    assert code == 0 and b"xlabel=" in out and b"nslimit=1" in out
+    code, out, _ = run(capsysbinary, "render", AGENT_RUN, "-f", "dot",
+                       "--layout-max-transitions", "20")
+    assert code == 0
+    code, out, err = run(capsysbinary, "render", AGENT_RUN, "--layout-max-transitions", "20")
+    assert code == 1 and "26 transitions exceed the layout bound of 20" in err
+
+
+def test_render_lays_a_medium_spec_out_with_the_fast_settings(
+        capsysbinary: pytest.CaptureFixture[bytes], tmp_path: Path) -> None:
+    spec = str(_spec_with_transitions(tmp_path, 30, 4))  # 120 transitions
+    code, out, _ = run(capsysbinary, "render", spec, "-f", "dot")
+    assert code == 0 and b"splines=line" in out and b"xlabel=" in out
+    code, out, err = run(capsysbinary, "render", spec)
+    assert code == 0, err
+    ET.fromstring(out)
+    code, out, _ = run(capsysbinary, "render", AGENT_RUN, "-f", "dot")  # 26: full settings
+    assert code == 0 and b"nslimit" not in out and b"xlabel" not in out
+
+
+def test_render_layout_runs_under_a_memory_cap(capsysbinary: pytest.CaptureFixture[bytes],
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("STATECHART_LAYOUT_MAX_MEMORY_MB", "1")
+    code, out, err = run(capsysbinary, "render", AGENT_RUN)
+    assert (code, out) == (1, b"")
+    assert "1 MiB memory cap" in err and err.count("\n") == 1

@@ -5,6 +5,9 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
+from urllib.parse import unquote
+
+import pytest
 
 from statechart.linter import check_file
 from statechart.model import Spec
@@ -72,6 +75,48 @@ def test_hostile_text_stays_in_its_cell() -> None:
     assert "\n" not in paragraph and not re.match(r"[#>\-+*]", paragraph)
 
 
+def test_a_file_name_cannot_inject_markup_into_the_source_link(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The spec's file name went raw into the link target: a line break in it started a
+    heading and raw HTML on the page."""
+    name = "a)\n# Injected\n<img src=x onerror=alert(1)> b.yaml"
+    (tmp_path / "specs").mkdir()
+    (tmp_path / "specs" / name).write_bytes((ROOT / "specs" / "agent_run.yaml").read_bytes())
+    monkeypatch.chdir(tmp_path)
+    page = docs.spec_page(load(str(tmp_path / "specs" / name)))
+    body = [line for line in page.splitlines() if not line.startswith("<!-- ")]  # the header
+    assert not any(line.startswith("# Injected") for line in body)
+    assert not any("<img" in line for line in body)
+    line = next(line for line in page.splitlines() if line.startswith("Version "))
+    target = re.fullmatch(r"Version \d+\. Source: \[[^\]]*\]\(([^()\s<>]+)\)\.", line)
+    assert target is not None, line
+    assert unquote(target.group(1)) == f"../../specs/{name}"
+
+
+def test_text_at_the_start_of_a_block_is_escaped_once(tmp_path: Path) -> None:
+    """A description starting with a backtick was escaped twice (`&#38;#96;`, shown as
+    `&#96;code`); a rule id starting with `#` or `>` made its list item a heading or a quote."""
+    spec = tmp_path / "marks.yaml"
+    spec.write_text("""statechart: marks
+version: 1
+description: "`code` first"
+initial: a
+states:
+  a: {on: {go: b}}
+  b: {final: true}
+rules:
+  - {id: "# heading", never: {from: b, to: a}}
+  - {id: "> quote", never: {from: b, to: a}}
+  - {id: "1. item", never: {from: b, to: a}}
+""")
+    page = docs.spec_page(load(str(spec)))
+    assert "\n&#96;code&#96; first\n" in page
+    rules = [line for line in page.splitlines() if line.startswith("- ")]
+    assert rules == ["- &#35; heading: No transition goes directly from `b` to `a`.",
+                     "- &#62; quote: No transition goes directly from `b` to `a`.",
+                     "- &#49;. item: No transition goes directly from `b` to `a`."]
+
+
 def test_index_counts_and_warnings() -> None:
     specs = [load("specs/agent_run.yaml"), load("tests/render_cases/nested_parallel.yaml")]
     page = docs.index_page(specs, {specs[1].path: ["line 3: something | odd [rule-x]"]})
@@ -117,3 +162,19 @@ def test_the_index_takes_warnings_from_the_check_results_it_is_given() -> None:
     assert "line 5: record field &#96;failureType&#96; is never set" in page
     assert "&#91;unused-field&#93;" in page
     assert "| 14 | 26 | none |" in page  # agent_run: no warnings
+
+
+def test_a_medium_spec_gets_the_fast_layout_and_the_page_says_so(tmp_path: Path) -> None:
+    lines = ["statechart: medium", "version: 1", "initial: s0", "states:"]
+    for i in range(30):  # 120 transitions: over the full settings' 100
+        target = f"s{i + 1}" if i < 29 else "done"
+        lines.append(f"  s{i}: {{on: {{{', '.join(f'e{j}: {target}' for j in range(4))}}}}}")
+    spec = tmp_path / "medium.yaml"
+    spec.write_text("\n".join([*lines, "  done: {final: true}"]) + "\n")
+    out = docs.outputs(load(str(spec)))
+    page = out["docs/specs/medium.md"].decode()
+    assert "[medium.svg](medium.svg)" in page
+    assert "With more than 100 transitions, it is laid out with the fast settings" in page
+    ET.fromstring(out["docs/specs/medium.svg"])
+    agent_run = docs.spec_page(load("specs/agent_run.yaml"))
+    assert "fast settings" not in agent_run and "No Graphviz drawing" not in agent_run

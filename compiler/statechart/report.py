@@ -6,7 +6,9 @@ and returns the whole output; machine formats carry no summary line.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Sequence
+from urllib.parse import quote
 
 from statechart import __version__
 from statechart.diagnostics import Diagnostic
@@ -26,6 +28,17 @@ def inert(text: str) -> str:
     return "".join(
         c if c.isprintable() or c == " " else f"<U+{ord(c):04X}>" for c in text
     )
+
+
+def uri_reference(path: str) -> str:
+    """A file path as a URI reference (SARIF's `artifactLocation.uri`, a Markdown link):
+    POSIX separators, every character but unreserved ones and `/` percent-encoded, so that a
+    `#`, `?`, `%`, space or line break in a file name reads back as part of the name. A
+    Windows drive path becomes a `file:` URI (`C:` would read as a scheme)."""
+    path = path.replace("\\", "/")
+    if re.match(r"[A-Za-z]:/", path):
+        return "file:///" + path[:2] + quote(path[2:], safe="/")
+    return quote(path, safe="/")
 
 
 def _inert_all(d: Diagnostic) -> Diagnostic:
@@ -124,7 +137,7 @@ def sarif(diagnostics: Sequence[Diagnostic], sources: Sources) -> str:
             "level": "error" if d.severity == "error" else "warning",
             "message": {"text": d.message + (f" (help: {d.help})" if d.help else "")},
             "locations": [{"physicalLocation": {
-                "artifactLocation": {"uri": d.span.file.replace("\\", "/")},
+                "artifactLocation": {"uri": uri_reference(d.span.file)},
                 "region": {"startLine": d.span.line, "startColumn": d.span.column,
                            "endLine": d.span.end_line, "endColumn": d.span.end_column},
             }}],

@@ -3,7 +3,9 @@
 Exit codes: 0 built (or, with --check, up to date); 1 a spec has errors or a generator cannot
 be loaded (nothing written), or an output could not be made (the diagram's layout failed: every
 other output is written, that file is left as it was), or with --check an output is missing,
-stale, orphaned or cannot be made; 2 usage (no spec files found).
+stale, orphaned or cannot be made; 2 usage (no spec files found, a bad layout setting).
+A spec over the layout bound (`statechart.render.bounds`) is not a failure: its page says why
+it has no picture.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
+from collections.abc import Callable
 
 from statechart import build
 from statechart.cli import missing_paths
@@ -28,17 +31,56 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "stale or orphaned (for CI)")
     parser.add_argument("-q", "--quiet", action="store_true",
                         help="print only files that change")
+    add_layout_arguments(parser)
+
+
+def positive(kind: type[int] | type[float]) -> Callable[[str], float]:
+    """An argparse type: a number above zero."""
+    def parse(text: str) -> float:
+        try:
+            value = kind(text)
+        except ValueError:
+            value = 0
+        if value <= 0:
+            raise argparse.ArgumentTypeError(f"expected a positive number, not {text!r}")
+        return value
+    return parse
+
+
+def add_layout_arguments(parser: argparse.ArgumentParser, timeout: str = "--layout-timeout"
+                         ) -> None:
+    """The diagram layout's bounds (`statechart.render.bounds`), shared with `render`."""
+    from statechart.render import bounds
+
+    parser.add_argument("--layout-max-transitions", type=positive(int), metavar="N",
+                        help="lay out no diagram for a spec with more transitions than this "
+                             f"(default: ${bounds.ENV_MAX_TRANSITIONS} or "
+                             f"{bounds.DEFAULT_MAX_TRANSITIONS}); above "
+                             f"{bounds.FULL_MAX_TRANSITIONS}, the fast settings are used")
+    parser.add_argument(timeout, type=positive(float), metavar="SECONDS",
+                        help="fail when one diagram's layout takes longer than this (default: "
+                             f"${bounds.ENV_TIMEOUT} or {bounds.DEFAULT_TIMEOUT:g})")
 
 
 def _command(args: argparse.Namespace) -> str:
-    return "statechart build" + "".join(" " + shlex.quote(p) for p in args.paths)
+    # The layout bound changes the pages: the command to rerun keeps it.
+    bound = [] if args.layout_max_transitions is None else \
+        ["--layout-max-transitions", str(args.layout_max_transitions)]
+    return "statechart build" + "".join(" " + shlex.quote(p) for p in [*bound, *args.paths])
 
 
 def run(args: argparse.Namespace) -> int:
+    from statechart.render import bounds
+
     paths = args.paths or ["specs"]
     if missing_paths("build", paths):
         return 2
-    p = build.plan(paths)
+    try:
+        with bounds.using(args.layout_max_transitions, args.layout_timeout):
+            p = build.plan(paths)
+    except bounds.BoundsError as exc:
+        print(f"statechart build: {inert(str(exc))}", file=sys.stderr)
+        return 2
     if not p.results:
         print(f"statechart: no spec files (*.yaml, *.yml) under {inert(' '.join(paths))}",
               file=sys.stderr)

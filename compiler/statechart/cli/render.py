@@ -7,8 +7,10 @@ import sys
 from pathlib import Path
 
 from statechart.cli import missing_paths
+from statechart.cli.build import add_layout_arguments
 from statechart.linter import check_file
 from statechart.model import Spec
+from statechart.render.bounds import LayoutBounds
 from statechart.report import concise, inert
 
 HELP = "draw a spec as DOT, SVG, PNG or Mermaid (optionally marking a run's current state)"
@@ -31,19 +33,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--record", metavar="FILE", default=None,
                         help="mark the configuration stored in a run record (JSON with "
                              "`configuration` or `status`)")
-    parser.add_argument("--timeout", type=float, default=120.0, metavar="SECONDS",
-                        help="give up on the svg/png layout after this long (default: 120)")
+    add_layout_arguments(parser, timeout="--timeout")
 
 
-def _error(message: str) -> int:
+def _error(message: str, code: int = 2) -> int:
+    """Print the message; return the exit code: 2 for a usage error (the default), 1 when the
+    command line was fine but the work failed (the layout)."""
     # Messages quote state names from run records and the command line, and a layout
     # program's own error text: shown the way `check` shows spec text, never sent raw.
     print(f"statechart render: {inert(message)}", file=sys.stderr)
-    return 2
+    return code
 
 
 def run(args: argparse.Namespace) -> int:
-    from statechart.render import layout
+    from statechart.render import bounds, layout
     from statechart.render.highlight import HighlightError, active_configuration, names_from_record
 
     if missing_paths("render", [args.spec, *([args.record] if args.record else [])],
@@ -69,9 +72,12 @@ def run(args: argparse.Namespace) -> int:
         return _error(str(exc))
 
     try:
-        data = _render(spec, args.format, active, args.engine, args.timeout)
-    except layout.LayoutError as exc:
+        with bounds.using(args.layout_max_transitions, args.timeout) as limits:
+            data = _render(spec, args.format, active, args.engine, limits)
+    except bounds.BoundsError as exc:
         return _error(str(exc))
+    except layout.LayoutError as exc:  # timed out, out of memory, no program: not usage
+        return _error(str(exc), 1)
     output = args.output
     if output is None:
         output = "-" if args.format != "png" else str(Path(args.spec).with_suffix(".png").name)
@@ -91,16 +97,25 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _render(spec: Spec, fmt: str, active: frozenset[str], engine: str,
-            timeout: float) -> bytes:
+            limits: LayoutBounds) -> bytes:
+    """The output bytes. DOT is the text that svg/png would lay out (the spec's size chooses
+    the settings: `statechart.render.bounds`); a spec over the bound gets DOT and Mermaid
+    only."""
     from statechart.outputs import header_lines
     from statechart.render import dot, labels, layout, mermaid
 
     if fmt == "mermaid":
         return mermaid.mermaid_source(spec, active).encode("utf-8")
-    source = dot.dot_source(spec, active)
+    settings = limits.settings(spec)
+    source = dot.dot_source(spec, active, fast=settings != "full")
     if fmt == "dot":
         return source.encode("utf-8")
-    picture = layout.layout(source, fmt, engine=engine, timeout=timeout)
+    if settings is None:
+        raise layout.LayoutError(
+            f"{limits.omitted(spec)}: its layout could take minutes and gigabytes; use "
+            "--format dot or mermaid, or raise the bound with --layout-max-transitions N")
+    picture = layout.layout(source, fmt, engine=engine, timeout=limits.timeout,
+                            max_memory=limits.max_memory)
     if fmt == "svg":
         return layout.with_svg_header(picture, labels.header(header_lines(spec), "svg"))
     return picture

@@ -15,11 +15,13 @@ from statechart.linter import FileResult
 from statechart.model import RecordField, Selector, Spec, SpecRule, State, Transition
 from statechart.names import IDENTIFIER
 from statechart.outputs import OutputUnavailable, header_lines, spec_display_path
-from statechart.render import labels
+from statechart.render import bounds, labels
+from statechart.render.bounds import LayoutBounds
 from statechart.render.dot import dot_source
 from statechart.render.layout import LayoutError, layout, with_svg_header
 from statechart.render.mermaid import mermaid_source
 from statechart.render.style import overlay_marks
+from statechart.report import uri_reference
 from statechart.semantics import ends_run
 
 DOCS_DIR = "docs/specs"
@@ -133,7 +135,11 @@ def _record_row(f: RecordField) -> dict[str, str]:
             "description": labels.markdown_cell(f.description)}
 
 
-def spec_page(spec: Spec) -> str:
+def spec_page(spec: Spec, limits: LayoutBounds | None = None) -> str:
+    """The page; what it says about the Graphviz picture depends on the spec's size and
+    `limits` (default: `bounds.current()`), never on how a layout went."""
+    limits = limits or bounds.current()
+    settings = limits.settings(spec)
     source = spec_display_path(spec)
     return _ENV.get_template("docs_spec.md.j2").render(
         header=labels.header(header_lines(spec), "markdown"),
@@ -141,31 +147,48 @@ def spec_page(spec: Spec) -> str:
         version=spec.version,
         description=labels.markdown_paragraph(spec.description),
         source=labels.markdown_cell(source),
-        source_link=os.path.relpath(source, DOCS_DIR).replace(os.sep, "/"),
+        source_link=uri_reference(os.path.relpath(source, DOCS_DIR)),
         mermaid=mermaid_source(spec, header=False).rstrip("\n"),
-        svg=f"{spec.name}.svg",
+        svg=f"{spec.name}.svg" if settings else "",
+        fast=settings == "fast", full_max=f"{bounds.FULL_MAX_TRANSITIONS:,}",
+        omitted=limits.omitted(spec) if settings is None else "",
         states=[_state_row(spec, s) for s in spec.states.values()],
         transitions=[_transition_row(t, overlay_marks(spec).new_edges)
                      for t in spec.transitions()],
         overlay=_overlay(spec),
-        rules=[{"id": _code(r.id) if r.id else "", "words": rule_in_words(spec, r),
+        # A rule id starts its list item: one that is not an identifier is escaped as a
+        # paragraph (`# x` would be a heading, `> x` a quote).
+        rules=[{"id": (_code(r.id) if IDENTIFIER.match(r.id) else
+                       labels.markdown_paragraph(r.id)) if r.id else "",
+                "words": rule_in_words(spec, r),
                 "description": labels.markdown_cell(r.description)} for r in spec.rules],
         record=[_record_row(f) for f in spec.record],
     )
 
 
-def spec_svg(spec: Spec) -> bytes:
-    svg = layout(dot_source(spec, header=False), "svg")
+def spec_svg(spec: Spec, limits: LayoutBounds | None = None) -> bytes | None:
+    """The picture, laid out with the settings `limits` choose for the spec's size; None when
+    it is too big to lay out (the page says so)."""
+    limits = limits or bounds.current()
+    settings = limits.settings(spec)
+    if settings is None:
+        return None
+    svg = layout(dot_source(spec, header=False, fast=settings == "fast"), "svg",
+                 timeout=limits.timeout, max_memory=limits.max_memory)
     return with_svg_header(svg, labels.header(header_lines(spec), "svg"))
 
 
 def outputs(spec: Spec) -> dict[str, bytes]:
-    """`build`'s per-spec docs: the page and the SVG it links to. A layout that fails (time,
-    memory, no program) costs only the SVG: the page is still returned, in the exception."""
-    page = {f"{DOCS_DIR}/{spec.name}.md": spec_page(spec).encode("utf-8")}
+    """`build`'s per-spec docs: the page and the SVG it links to (none for a spec over the
+    layout bound: `statechart.render.bounds`). A layout that fails anyway (time, memory, no
+    program) costs only the SVG: the page is still returned, in the exception."""
+    limits = bounds.current()
+    page = {f"{DOCS_DIR}/{spec.name}.md": spec_page(spec, limits).encode("utf-8")}
     svg_path = f"{DOCS_DIR}/{spec.name}.svg"
     try:
-        svg = spec_svg(spec)
+        svg = spec_svg(spec, limits)
+        if svg is None:
+            return page
     except LayoutError as exc:
         raise OutputUnavailable(svg_path, str(exc), page) from None
     return {**page, svg_path: svg}

@@ -34,6 +34,9 @@ GRAPH_ATTR = {
 }
 NODE_ATTR = {"fontname": FONT, "fontsize": "11", "shape": "box", "style": "rounded,filled",
              "fillcolor": "white", "margin": "0.12,0.05", "height": "0.4"}
+# For a bigger spec (`statechart.render.bounds`): fewer network-simplex and crossing passes,
+# straight edges. Measured in docs/performance.md (render section).
+FAST_GRAPH_ATTR = {"nslimit": "1", "nslimit1": "1", "mclimit": "0.1", "splines": "line"}
 EDGE_ATTR = {"fontname": FONT, "fontsize": "9", "arrowsize": "0.7", "color": "#444444"}
 
 
@@ -49,19 +52,22 @@ class _Ids:
         return self.ids.get(name, "_unknown")
 
 
-def dot_source(spec: Spec, active: frozenset[str] = frozenset(), header: bool = True) -> str:
-    """The DOT text; `active` states get a highlighted border (the run's configuration)."""
+def dot_source(spec: Spec, active: frozenset[str] = frozenset(), header: bool = True,
+               fast: bool = False) -> str:
+    """The DOT text; `active` states get a highlighted border (the run's configuration).
+    `fast`: the settings for a bigger spec (FAST_GRAPH_ATTR, edge labels as `xlabel`)."""
     ids = _Ids(spec)
     fills = tag_fills(spec)
+    graph_attr = {**GRAPH_ATTR, **FAST_GRAPH_ATTR} if fast else GRAPH_ATTR
     graph = graphviz.Digraph(name=labels.dot_text(spec.name or "statechart"),
-                             graph_attr=GRAPH_ATTR, node_attr=NODE_ATTR, edge_attr=EDGE_ATTR)
+                             graph_attr=graph_attr, node_attr=NODE_ATTR, edge_attr=EDGE_ATTR)
     if spec.initial:
         _initial_marker(graph, "_init", spec, spec.initial, ids)
     added = overlay_marks(spec)
     for state in spec.top_level:
         _add_state(graph, spec, state, ids, fills, active, added=added.added_states)
     for t in spec.transitions():
-        _add_edge(graph, spec, t, ids, (t.source, t.event) in added.new_edges)
+        _add_edge(graph, spec, t, ids, (t.source, t.event) in added.new_edges, fast)
     graph.attr(label=_legend(spec, fills, active))
     text = str(graph.source)  # already a str; graphviz is untyped
     return (labels.header(header_lines(spec), "dot") if header else "") + text
@@ -154,7 +160,7 @@ def _initial_marker(graph: graphviz.Digraph, marker: str, spec: Spec, target: st
 
 
 def _add_edge(graph: graphviz.Digraph, spec: Spec, t: Transition, ids: _Ids,
-              from_overlay: bool = False) -> None:
+              from_overlay: bool = False, fast: bool = False) -> None:
     if t.target not in spec.states:
         return  # reported by the checker; nothing to draw to
     source, target = spec.states[t.source], spec.states[t.target]
@@ -177,8 +183,9 @@ def _add_edge(graph: graphviz.Digraph, spec: Spec, t: Transition, ids: _Ids,
     first = t.event + (f" [{t.guard}]" if t.guard else "")
     lines = [first] + ([f"set: {', '.join(t.sets)}"] if t.sets else [])
     # Tried `xlabel` for clipped edges (their label can sit inside the cluster they were
-    # clipped at): Graphviz then placed labels far from their edges. Plain labels read better.
-    attrs["label"] = labels.dot_lines(lines)
+    # clipped at): Graphviz then placed labels far from their edges. Plain labels read better,
+    # but each one is a node of the layout's helper graph: the fast settings use `xlabel`.
+    attrs["xlabel" if fast else "label"] = labels.dot_lines(lines)
     attrs["tooltip"] = labels.dot_text(t.description or f"{t.source} -> {t.target} on "
                                                           f"{t.event}")
     if from_overlay:

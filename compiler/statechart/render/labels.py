@@ -31,7 +31,9 @@ _MARKDOWN_SPECIAL = re.compile(r"[\\`*\[\]<>&|~$]|(?<![A-Za-z0-9])_|_(?![A-Za-z0
 def one_line(text: str) -> str:
     """Control characters and line breaks become spaces; runs of spaces collapse. What is
     left that a terminal or viewer would act on rather than show (a bidi override, a zero-width
-    character) is shown as `check` shows it, `<U+202E>`: `render` prints these labels."""
+    character) is shown as `check` shows it, `<U+202E>`: `render` prints these labels. That
+    also keeps every character XML 1.0 forbids (C0 controls, U+FFFE, U+FFFF, surrogates: none
+    is printable) out of the SVG, which must parse as XML."""
     return inert(" ".join(_CONTROL.sub(" ", text).split()))
 
 
@@ -87,8 +89,10 @@ def header(lines: list[str], syntax: str) -> str:
 
 
 def markdown_paragraph(text: str | None) -> str:
-    """Like `markdown_cell`, and a paragraph cannot start a heading, list, quote or rule."""
+    """Like `markdown_cell`, and a paragraph (or a list item) cannot start a heading, list,
+    quote or rule. Text that already starts with an entity (`&#96;`) starts nothing."""
     cell = markdown_cell(text)
-    if cell and (not cell[0].isalnum() or re.match(r"\d+[.)]", cell)):
+    if cell and not cell.startswith("&#") and (not cell[0].isalnum()
+                                                or re.match(r"\d+[.)]", cell)):
         cell = f"&#{ord(cell[0])};{cell[1:]}"
     return cell

@@ -7,8 +7,10 @@ Default engine: `graphviz-pure`, the self-contained port of Graphviz's `dot` tha
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import sysconfig
@@ -69,7 +71,9 @@ def layout(dot: str, fmt: str, engine: str = "graphviz-pure",
         raise LayoutError(f"{engine} took longer than {timeout:g}s to lay out the diagram; "
                           "render a smaller spec or use --format dot/mermaid") from None
     except OSError as exc:
-        raise LayoutError(f"cannot run {program}: {exc.strerror or exc}") from None
+        cap = f" (under the {max_memory // 2**20:,} MiB memory cap)" \
+            if max_memory is not None and exc.errno == errno.ENOMEM else ""
+        raise LayoutError(f"cannot run {program}: {exc.strerror or exc}{cap}") from None
     if done.returncode != 0 or not done.stdout:
         # Warnings (e.g. font widths) come before the error; skip them, and a Rust panic's
         # backtrace notes after it.
@@ -78,11 +82,23 @@ def layout(dot: str, fmt: str, engine: str = "graphviz-pure",
         # A crash prints a backtrace after its message: prefer the message.
         key = next((line for line in lines if line.startswith(("Error", "memory allocation"))
                     or "panicked" in line), None)
-        reason = key or (lines[-1] if lines else f"exit status {done.returncode}")
-        if "memory allocation" in reason:
-            reason += " (out of memory: the diagram is too big to lay out; try --format dot)"
+        reason = key or (lines[-1] if lines else _status(done.returncode))
+        if "memory allocation" in reason or (max_memory is not None and done.returncode < 0):
+            # Under a small cap the program can die before it says anything (SIGSEGV).
+            cap = f"the {max_memory // 2**20:,} MiB memory cap" if max_memory else "memory"
+            reason += (f" (out of memory, or over {cap}: the diagram is too big to lay out; "
+                       "try --format dot)")
         raise LayoutError(f"{engine} failed: {reason}")
     return done.stdout
+
+
+def _status(code: int) -> str:
+    if code < 0:
+        try:
+            return f"killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"killed by signal {-code}"
+    return f"exit status {code}"
 
 
 def _memory_cap(limit: int | None) -> Callable[[], None] | None:
