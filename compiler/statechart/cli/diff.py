@@ -103,6 +103,14 @@ def _git(*argv: str) -> bytes:
     return done.stdout
 
 
+def _paths(output: bytes) -> list[str]:
+    """The NUL-separated fields of a `git ... -z` listing, as file names. Without -z git quotes
+    a name with non-ASCII, `"`, `\\` or a tab ("caf\\303\\251.yaml"), and that name would
+    match no file: a changed spec would be skipped. os.fsdecode gives the name this file system
+    uses (undecodable bytes survive as surrogates)."""
+    return [os.fsdecode(field) for field in output.split(b"\0") if field]
+
+
 def _materialize(ref: str, path: Path, raw: bytes, tmp: Path) -> Path:
     """Write the specs folder holding `path` as it was at `ref` under `tmp`."""
     root = specs_root(path)
@@ -110,8 +118,9 @@ def _materialize(ref: str, path: Path, raw: bytes, tmp: Path) -> Path:
         relative_root = root.relative_to(Path.cwd().resolve())
     except ValueError:
         relative_root = path.parent
-    listing = _git("ls-tree", "-r", "--name-only", ref, "--", f"./{relative_root.as_posix()}")
-    for name in listing.decode().splitlines():
+    listing = _git("ls-tree", "-r", "-z", "--name-only", ref, "--",
+                   f"./{relative_root.as_posix()}")
+    for name in _paths(listing):
         if name.endswith(SPEC_SUFFIXES):
             target = tmp / name
             target.parent.mkdir(parents=True, exist_ok=True)
@@ -131,15 +140,17 @@ def _verify_ref(ref: str) -> None:
 
 def _at_ref(ref: str, path: str) -> bool:
     """Whether `path` (a file or folder, as a pathspec from here) holds anything at `ref`."""
-    return bool(_git("ls-tree", "-r", "--name-only", ref, "--", path).strip())
+    return bool(_paths(_git("ls-tree", "-r", "-z", "--name-only", ref, "--", path)))
 
 
 def _against(ref: str, paths: list[str], result: _Result) -> None:
     # --relative: paths as seen from here, also the form `git show REF:./path` takes.
-    listing = _git("diff", "--name-status", "--no-renames", "--relative", ref, "--", *paths)
-    changed = [line.split("\t", 1) for line in listing.decode().splitlines() if "\t" in line]
-    untracked = _git("ls-files", "--others", "--exclude-standard", "--", *paths)
-    changed += [["A", p] for p in untracked.decode().splitlines()]
+    # -z: STATUS NUL PATH NUL, each name as it is (see `_paths`).
+    fields = _paths(_git("diff", "--name-status", "--no-renames", "--relative", "-z", ref, "--",
+                         *paths))
+    changed = list(zip(fields[::2], fields[1::2], strict=True))
+    untracked = _git("ls-files", "--others", "--exclude-standard", "-z", "--", *paths)
+    changed += [("A", p) for p in _paths(untracked)]
     for status, path in sorted(changed, key=lambda c: c[1]):
         if not path.endswith(SPEC_SUFFIXES):
             continue
