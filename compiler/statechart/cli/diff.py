@@ -22,7 +22,8 @@ from statechart.diagnostics import Diagnostic, Span
 from statechart.diff import Change, diff_specs
 from statechart.diff import reporters as diff_reporters
 from statechart.linter import SPEC_SUFFIXES, check_source
-from statechart.overlay import specs_root
+from statechart.report import inert
+from statechart.spec_file import SpecFileError, read_spec, specs_root
 from statechart_runtime.errors import StatechartError
 
 HELP = ("compare two versions of a spec (or every spec changed since a git ref) and report "
@@ -161,17 +162,17 @@ def _against(ref: str, paths: list[str], result: _Result) -> None:
                                  Span.point(old_name, 1, 1), for_runs=True, for_callers=True,
                                  help="stored runs of it can no longer be loaded"))
         elif status == "A":
-            result.added(path, Path(path).read_bytes())
+            result.added(path, read_spec(path))
         else:
             old_raw = _git("show", f"{ref}:./{path}")
             if b"extends" not in old_raw:
-                result.compare(old_name, old_raw, path, Path(path).read_bytes())
+                result.compare(old_name, old_raw, path, read_spec(path))
                 continue
             # An overlay's base must be read as it was at REF too: check the old text inside a
             # temporary copy of the ref's specs folder.
             with tempfile.TemporaryDirectory() as tmp:
                 old_path = _materialize(ref, Path(path), old_raw, Path(tmp))
-                result.compare(str(old_path), old_raw, path, Path(path).read_bytes(),
+                result.compare(str(old_path), old_raw, path, read_spec(path),
                                relabel=(tmp + os.sep, f"{ref}:"))
 
 
@@ -192,13 +193,13 @@ def run(args: argparse.Namespace) -> int:
             if missing_paths("diff", args.paths, files=True):
                 return 2
             old, new = args.paths
-            result.compare(old, Path(old).read_bytes(), new, Path(new).read_bytes())
+            result.compare(old, read_spec(old), new, read_spec(new))
     except _Usage as exc:
         print(f"usage: statechart diff OLD NEW | --against GIT_REF [PATH ...]\n"
               f"statechart diff: {exc}", file=sys.stderr)
         return 2
-    except OSError as exc:
-        print(f"statechart diff: {exc}", file=sys.stderr)
+    except (OSError, SpecFileError) as exc:
+        print(f"statechart diff: {inert(str(exc))}", file=sys.stderr)
         return 2
     # Pair by pair, each in diff_specs' order; a base's change seen again through an overlay
     # is the same line twice, shown once.
