@@ -311,3 +311,42 @@ def test_a_subset_build_keeps_every_spec_of_its_folder_in_the_index(
     code, out, err = run_cli(capsys, "specs/np.yaml")
     assert code == 0 and "docs/specs/index.md" not in out and "agent_run" not in out
     assert "docs-index" in err and index.read_text() == full
+
+
+def test_a_file_that_only_quotes_the_header_is_not_an_orphan(
+        project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    readme = project / "generated" / "README.md"
+    readme.parent.mkdir()
+    readme.write_text("# Generated code\n\nEvery file here starts with a header such as\n\n"
+                      "<!-- Generated from specs/example.yaml by statechart-compiler 0.2.0. "
+                      "DO NOT EDIT. -->\n\nand `statechart build` rewrites it.\n")
+    notes = project / "generated" / "notes.py"
+    notes.write_text('"""Helpers."""\n# Generated from specs/example.yaml by '
+                     "statechart-compiler 0.2.0. DO NOT EDIT.\n")
+    code, out, _ = run_cli(capsys)
+    assert code == 0 and "deleted" not in out
+    assert readme.exists() and notes.exists()
+    assert run_cli(capsys, "--check")[0] == 0
+
+
+@pytest.mark.parametrize("name", ["café.yaml", "two  spaces--dash.yaml", "caf\\xe9.yaml",
+                                  "bidi\u202e.yaml"])
+def test_outputs_of_a_spec_with_an_escaped_name_are_kept_then_deleted_when_it_goes(
+        project: Path, name: str, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    # every output type, since each escapes the path in its header its own way
+    monkeypatch.setattr(outputs, "PER_SPEC", {**outputs.PER_SPEC,
+                                              "docs": "statechart.render.docs:outputs"})
+    spec = project / "specs" / name
+    spec.write_text(AGENT_RUN.read_text().replace("statechart: agent_run", "statechart: caf_run"))
+    assert run_cli(capsys)[0] == 0
+    made = ["generated/caf_run.py", "generated/caf_run.schema.json", "docs/specs/caf_run.md",
+            "docs/specs/caf_run.svg"]
+    assert all((project / rel).exists() for rel in made)
+    code, out, _ = run_cli(capsys, "specs/agent_run.yaml")
+    assert code == 0 and "deleted" not in out
+    assert all((project / rel).exists() for rel in made)
+    spec.unlink()
+    code, out, _ = run_cli(capsys, "specs/agent_run.yaml")
+    assert code == 0 and sorted(line.split()[1] for line in out.splitlines()
+                                if line.startswith("deleted")) == sorted(made)

@@ -5,9 +5,9 @@ Core only: it returns data and never prints (the CLI does). The steps:
 1. `plan`: check each spec (`linter.check_file`); with any error, stop with nothing planned.
    Otherwise run every generator of `outputs.PER_SPEC` and `outputs.ALL_SPECS` (a registry
    entry that cannot be loaded is a problem: an output nobody can produce is neither written
-   nor "up to date") and find the orphans: files under the output folders that carry our
-   header and name a spec that no longer exists, or a spec of this build that no longer
-   produces them (its `statechart:` name changed).
+   nor "up to date") and find the orphans: files under the output folders that start with our
+   header (`generated_header`) and name a spec that no longer exists, or a spec of this build
+   that no longer produces them (its `statechart:` name changed).
    Whole-set generators (the index) always see every spec of the folders the build covers: a
    build of some files (`build specs/agent_run.yaml`) also checks, quietly, the other specs
    of those files' folders, so the index still lists them all; when one of those has errors,
@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import difflib
 import os
-import re
 import tempfile
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -38,14 +37,12 @@ from typing import Literal
 
 from statechart import outputs
 from statechart.diagnostics import Diagnostic
+from statechart.generated_header import generated_files
 from statechart.linter import FileResult, check_file, spec_files
 from statechart.model import Spec
 
 OUTPUT_DIRS = ("generated", "docs/specs")
 TMP_SUFFIX = ".statechart-tmp"
-# The spec a per-spec output names in its header; whole-set outputs (an index) name no file.
-_HEADER = re.compile(r"Generated from (.+?\.ya?ml) by statechart-compiler(?: \S+?)?\. "
-                     + outputs.HEADER_MARK)
 
 Action = Literal["updated", "unchanged", "deleted"]
 
@@ -164,7 +161,7 @@ def plan(paths: Iterable[str | os.PathLike[str]], root: str | os.PathLike[str] =
             result.problems.append(Problem("(all specs)", f"{name}: {exc}"))
     if result.ok:
         # A spec whose file could not be made did not "stop producing" it: not an orphan.
-        built = {Path(s.path).resolve() for s in specs if s.path not in incomplete}
+        built = {outputs.spec_display_path(s) for s in specs if s.path not in incomplete}
         result.orphans = find_orphans(result.root, set(result.files), built)
     return result
 
@@ -190,36 +187,18 @@ def _whole_set(paths: Iterable[str | os.PathLike[str]],
     return out
 
 
-def header_source(path: Path) -> str | None:
-    """The spec a generated file names in its header, or None when it carries no header."""
-    try:
-        with path.open("rb") as f:
-            head = f.read(4096).decode("utf-8", errors="replace")
-    except OSError:
-        return None
-    match = _HEADER.search(head)
-    return match.group(1) if match else None
-
-
-def find_orphans(root: Path, planned: set[str], built: set[Path] | None = None) -> list[str]:
-    """Files with our header whose spec is gone, or whose spec is in `built` (resolved paths
-    of the specs this build generates from) but did not produce them this time (paths in
-    headers are relative to the root, where `build` runs)."""
+def find_orphans(root: Path, planned: set[str], built: set[str] | None = None) -> list[str]:
+    """Generated files (`generated_header`) whose spec is gone, or whose spec is in `built`
+    (the specs this build generates from, as their headers name them) but did not produce
+    them this time. Paths in headers are relative to the root, where `build` runs."""
     built = built or set()
     out = []
-    for folder in OUTPUT_DIRS:
-        base = root / folder
-        if not base.is_dir():
+    for path, header in generated_files(root / folder for folder in OUTPUT_DIRS):
+        rel = path.relative_to(root).as_posix()
+        if rel in planned:
             continue
-        for path in sorted(base.rglob("*")):
-            rel = path.relative_to(root).as_posix()
-            if rel in planned or not path.is_file() or path.is_symlink() \
-                    or "__pycache__" in path.parts or path.name.endswith(TMP_SUFFIX):
-                continue
-            source = header_source(path)
-            if source is not None and (not (root / source).exists()
-                                       or (root / source).resolve() in built):
-                out.append(rel)
+        if any(header.names(spec) for spec in built) or not header.spec_exists(root):
+            out.append(rel)
     return out
 
 
