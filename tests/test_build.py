@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from statechart import build, outputs
+from statechart import build, outputs, writes
 from statechart.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -211,8 +211,8 @@ def test_a_failed_write_leaves_the_old_file_and_no_temp(
         raise OSError("disk full")
 
     monkeypatch.setattr(os, "replace", broken_replace)
-    with pytest.raises(OSError, match="disk full"):
-        build.write_atomic(target, b"new\n")
+    with pytest.raises(writes.WriteError, match="disk full"):
+        writes.write_atomic(target, b"new\n")
     assert target.read_bytes() == b"old\n"
     assert [p.name for p in target.parent.iterdir()] == ["x.py"]
 
@@ -223,7 +223,7 @@ def test_a_symlink_at_the_output_path_is_replaced_not_followed(project: Path) ->
     (project / "generated").mkdir()
     link = project / "generated" / "agent_run.py"
     link.symlink_to(victim)
-    build.write_atomic(link, b"generated\n")
+    writes.write_atomic(link, b"generated\n")
     assert victim.read_text() == "precious" and not link.is_symlink()
     assert link.read_bytes() == b"generated\n"
 
@@ -253,7 +253,7 @@ def test_a_killed_build_never_leaves_a_truncated_file(project: Path) -> None:
         proc.wait()
         for path in (project / "generated").glob("*") if (project / "generated").exists() \
                 else []:
-            if path.name.endswith(build.TMP_SUFFIX):
+            if path.name.endswith(writes.TMP_SUFFIX):
                 continue  # a temp file, never a target: the next build removes it
             text = path.read_text()
             if path.suffix == ".py":
@@ -263,7 +263,7 @@ def test_a_killed_build_never_leaves_a_truncated_file(project: Path) -> None:
                 assert text.endswith("}\n")
     done = subprocess.run([sys.executable, "-c", script], cwd=project, env=env, check=False)
     assert done.returncode == 0
-    assert not list((project / "generated").glob(f"*{build.TMP_SUFFIX}"))
+    assert not list((project / "generated").glob(f"*{writes.TMP_SUFFIX}"))
 
 
 def test_a_whole_set_output_naming_no_spec_file_is_never_an_orphan(
@@ -372,3 +372,139 @@ def test_a_bad_layout_setting_is_a_usage_error(project: Path, monkeypatch: pytes
     with pytest.raises(SystemExit) as exit_:
         run_cli(capsys, "--layout-timeout", "0")
     assert exit_.value.code == 2
+
+
+def test_a_file_that_only_quotes_the_header_is_not_an_orphan(
+        project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    readme = project / "generated" / "README.md"
+    readme.parent.mkdir()
+    readme.write_text("# Generated code\n\nEvery file here starts with a header such as\n\n"
+                      "<!-- Generated from specs/example.yaml by statechart-compiler 0.2.0. "
+                      "DO NOT EDIT. -->\n\nand `statechart build` rewrites it.\n")
+    notes = project / "generated" / "notes.py"
+    notes.write_text('"""Helpers."""\n# Generated from specs/example.yaml by '
+                     "statechart-compiler 0.2.0. DO NOT EDIT.\n")
+    code, out, _ = run_cli(capsys)
+    assert code == 0 and "deleted" not in out
+    assert readme.exists() and notes.exists()
+    assert run_cli(capsys, "--check")[0] == 0
+
+
+@pytest.mark.parametrize("name", ["café.yaml", "two  spaces--dash.yaml", "caf\\xe9.yaml",
+                                  "bidi\u202e.yaml"])
+def test_outputs_of_a_spec_with_an_escaped_name_are_kept_then_deleted_when_it_goes(
+        project: Path, name: str, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    # every output type, since each escapes the path in its header its own way
+    monkeypatch.setattr(outputs, "PER_SPEC", {**outputs.PER_SPEC,
+                                              "docs": "statechart.render.docs:outputs"})
+    spec = project / "specs" / name
+    spec.write_text(AGENT_RUN.read_text().replace("statechart: agent_run", "statechart: caf_run"))
+    assert run_cli(capsys)[0] == 0
+    made = ["generated/caf_run.py", "generated/caf_run.schema.json", "docs/specs/caf_run.md",
+            "docs/specs/caf_run.svg"]
+    assert all((project / rel).exists() for rel in made)
+    code, out, _ = run_cli(capsys, "specs/agent_run.yaml")
+    assert code == 0 and "deleted" not in out
+    assert all((project / rel).exists() for rel in made)
+    spec.unlink()
+    code, out, _ = run_cli(capsys, "specs/agent_run.yaml")
+    assert code == 0 and sorted(line.split()[1] for line in out.splitlines()
+                                if line.startswith("deleted")) == sorted(made)
+
+
+# -- concurrent builds (item: the start of one build deleted the other's temp files) -----------
+
+BUILD_SCRIPT = ("import sys; from statechart import outputs; from statechart.cli import main;"
+                "outputs.PER_SPEC.pop('docs', None); outputs.ALL_SPECS.clear();"
+                "sys.exit(main(['build', '-q']))")
+BUILD_ENV = {**os.environ, "PYTHONPATH": str(ROOT / "compiler")}
+
+
+def test_concurrent_builds_take_turns_and_all_succeed(project: Path) -> None:
+    for i in range(12):
+        (project / "specs" / f"run_{i}.yaml").write_text(
+            AGENT_RUN.read_text().replace("statechart: agent_run", f"statechart: run_{i}"))
+    for _ in range(6):
+        shutil.rmtree(project / "generated", ignore_errors=True)  # every build writes
+        procs = [subprocess.Popen([sys.executable, "-c", BUILD_SCRIPT], cwd=project,
+                                  env=BUILD_ENV, stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.PIPE, text=True) for _ in range(3)]
+        results = [(proc.wait(timeout=300), proc.communicate()[1]) for proc in procs]
+        for code, err in results:
+            assert code == 0 and "Traceback" not in err, err
+        assert not list((project / "generated").glob(f".*{writes.TMP_SUFFIX}"))
+        assert len(list((project / "generated").glob("*.py"))) == 13
+
+
+def test_a_build_says_it_waits_for_another(project: Path) -> None:
+    import fcntl
+    import select
+
+    fd = os.open(project, os.O_RDONLY)  # another build, as far as the lock can tell
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        proc = subprocess.Popen([sys.executable, "-c", BUILD_SCRIPT], cwd=project,
+                                env=BUILD_ENV, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.PIPE, text=True)
+        assert proc.stderr is not None
+        ready, _, _ = select.select([proc.stderr], [], [], 120)
+        assert ready, "the build neither waited nor said so"
+        line = proc.stderr.readline()
+        assert line.startswith("statechart build: waiting for another build in ")
+        assert not (project / "generated").exists()  # it waits before writing anything
+    finally:
+        os.close(fd)  # the other build is done
+    assert proc.wait(timeout=120) == 0
+    assert (project / "generated" / "agent_run.py").exists()
+
+
+# -- OS errors: a message naming the path and what to do, and no half-written set ---------------
+
+def test_a_file_in_place_of_the_output_folder_is_an_error_and_changes_nothing(
+        project: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setattr(outputs, "PER_SPEC", {**outputs.PER_SPEC,
+                                              "docs": "statechart.render.docs:outputs"})
+    (project / "generated").write_text("not a folder\n")
+    code, out, err = run_cli(capsys)
+    assert code == 1 and out == ""
+    assert err == ("statechart build: cannot write generated/agent_run.py (generated): File "
+                   "exists; a file is where a folder is needed: move it away and build again\n")
+    # The docs come first in the order of writing, and were not left ahead of the code.
+    assert not (project / "docs" / "specs").exists() or not any(
+        (project / "docs" / "specs").iterdir())
+    assert run_cli(capsys, "--check")[0] == 1  # missing, not a crash
+
+
+def test_a_write_that_fails_midway_leaves_every_output_as_it_was(project: Path) -> None:
+    """A real OS error in the middle of the writes: a file size limit (EFBIG, as a full disk
+    gives ENOSPC) that lets the small spec's files through and stops agent_run's module, which
+    comes after them. Written one by one, the small spec's new files would be left next to
+    agent_run's old ones."""
+    import resource
+
+    small = project / "specs" / "a_small.yaml"
+    small.write_text("statechart: a_small\nversion: 1\ninitial: idle\nstates:\n"
+                     "  idle: {on: {go: done}}\n  done: {final: true}\n")
+    done = subprocess.run([sys.executable, "-c", BUILD_SCRIPT], cwd=project, env=BUILD_ENV,
+                          check=False)
+    assert done.returncode == 0
+    for spec in (small, project / "specs" / "agent_run.yaml"):
+        spec.write_text(spec.read_text().replace("version: 1", "version: 2"))
+    before = {p.name: p.read_bytes() for p in (project / "generated").iterdir()}
+    limit = max(len(data) for name, data in before.items() if name != "agent_run.py") + 2048
+    assert limit < len(before["agent_run.py"])
+
+    def limit_file_size() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails: EFBIG
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    done = subprocess.run([sys.executable, "-c", BUILD_SCRIPT], cwd=project, env=BUILD_ENV,
+                          capture_output=True, text=True, preexec_fn=limit_file_size,
+                          check=False)
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert done.stderr.startswith("statechart build: cannot write generated/agent_run.py")
+    assert "File too large; free some disk space" in done.stderr
+    after = {p.name: p.read_bytes() for p in (project / "generated").iterdir()}
+    assert after == before  # nothing replaced, and no temp file left

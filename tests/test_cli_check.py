@@ -153,3 +153,12 @@ def test_console_script_and_module_entry() -> None:
     assert done.returncode == 1
     assert "Traceback" not in done.stderr
     assert done.stdout.count("error[") == 5
+
+
+def test_a_spec_named_index_is_refused_since_its_page_is_the_index(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    spec = tmp_path / "index.yaml"
+    spec.write_text(OK.read_text().replace("statechart: full_demo", "statechart: index"))
+    code, out, _ = run(capsys, "check", "--format", "concise", str(spec))
+    assert code == 1
+    assert "error[invalid-name]: spec name `index` is reserved" in out

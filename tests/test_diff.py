@@ -12,9 +12,11 @@ from pathlib import Path
 import pytest
 
 from statechart.cli import diff as cli_diff
+from statechart.cli import main
 from statechart.diff import KINDS, diff_specs
 from statechart.linter import check_source
 from statechart.model import Spec
+from statechart.report import inert
 
 ROOT = Path(__file__).parent.parent
 
@@ -432,3 +434,41 @@ def test_any_two_specs_diff_without_crashing() -> None:
             changes = diff_specs(old, new)
             assert all(c.kind in KINDS for c in changes)
             assert (old is new) == (changes == [])
+
+
+# Names git quotes in its plain output ("caf\303\251.yaml"): read with -z, they must still be
+# found, changed, added, deleted and materialized.
+QUOTED_NAMES = ["café.yaml", 'we"ird.yaml', "back\\slash.yaml", "tab\there.yaml"]
+
+
+@pytest.mark.parametrize("name", QUOTED_NAMES)
+def test_against_a_ref_finds_specs_whose_names_git_quotes(
+        repo: Path, name: str, capsys: pytest.CaptureFixture[str]) -> None:
+    write(repo / "specs" / name, BASE.replace("statechart: job", "statechart: quoted"))
+    git(repo, "add", ".")
+    git(repo, "commit", "-qm", "quoted")
+    write(repo / "specs" / name, BASE.replace("statechart: job", "statechart: quoted")
+          .replace("retry: running, abort: failed", "retry: running"))
+    assert main(["diff", "--against", "HEAD", "--format", "concise"]) == 1
+    out = capsys.readouterr().out
+    assert out.startswith(inert(f"HEAD:specs/{name}:")) and "error[event-removed]" in out
+
+
+def test_against_a_ref_finds_added_deleted_and_overlay_specs_whose_names_git_quotes(
+        repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # A base with a quoted name, read as it was at the ref through an overlay.
+    write(repo / "specs" / "bäse.yaml", BASE.replace("statechart: job", "statechart: base"))
+    write(repo / "specs" / "team.yaml",
+          "extends: bäse\nstatechart: team\nstates:\n  running:\n    tags: [busy]\n")
+    write(repo / "specs" / "gone é.yaml", BASE.replace("statechart: job", "statechart: gone2"))
+    git(repo, "add", ".")
+    git(repo, "commit", "-qm", "quoted")
+    (repo / "specs" / "gone é.yaml").unlink()
+    write(repo / "specs" / "new é.yaml", BASE.replace("statechart: job", "statechart: fresh"))
+    write(repo / "specs" / "team.yaml",
+          "extends: bäse\nstatechart: team\nstates:\n  running:\n    tags: [busy, hot]\n")
+    assert main(["diff", "--against", "HEAD", "--format", "concise"]) == 1
+    out = capsys.readouterr().out
+    assert "HEAD:specs/gone é.yaml:1:1: error[spec-removed]" in out
+    assert "specs/new é.yaml:1:1: warning[spec-added]" in out
+    assert "no spec at" not in out  # the overlay's old base was materialized from the ref

@@ -5,9 +5,9 @@ Core only: it returns data and never prints (the CLI does). The steps:
 1. `plan`: check each spec (`linter.check_file`); with any error, stop with nothing planned.
    Otherwise run every generator of `outputs.PER_SPEC` and `outputs.ALL_SPECS` (a registry
    entry that cannot be loaded is a problem: an output nobody can produce is neither written
-   nor "up to date") and find the orphans: files under the output folders that carry our
-   header and name a spec that no longer exists, or a spec of this build that no longer
-   produces them (its `statechart:` name changed).
+   nor "up to date") and find the orphans: files under the output folders that start with our
+   header (`generated_header`) and name a spec that no longer exists, or a spec of this build
+   that no longer produces them (its `statechart:` name changed).
    Whole-set generators (the index) always see every spec of the folders the build covers: a
    build of some files (`build specs/agent_run.yaml`) also checks, quietly, the other specs
    of those files' folders, so the index still lists them all; when one of those has errors,
@@ -15,10 +15,11 @@ Core only: it returns data and never prints (the CLI does). The steps:
    A file a generator could not make for a reason outside the spec (`OutputUnavailable`: the
    diagram's layout timed out or ran out of memory) is `unavailable`, not a problem: the
    other files are still planned, and that file is left as it is (never an orphan).
-2. `apply`: write each planned file that is missing or different, atomically (a temporary
-   file in the same folder, fsync, `os.replace`), so that a build killed at any point leaves
-   every file either old or new, never truncated; delete the orphans. The CLI still fails
-   when a file was unavailable.
+2. `apply`: write each planned file that is missing or different, atomically and all
+   together (`writes`: one build at a time, every temp file written before any is renamed),
+   so that a build killed or failing at any point leaves every file either old or new, never
+   truncated, and a failure before the renames leaves every file old; delete the orphans. The
+   CLI still fails when a file was unavailable.
 3. `stale`: the `--check` mode; what `apply` would change, as unified diffs, writing nothing.
 
 Every path a generator returns must stay inside the root: it is built from the spec's
@@ -29,23 +30,18 @@ from __future__ import annotations
 
 import difflib
 import os
-import re
-import tempfile
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from statechart import outputs
+from statechart import outputs, writes
 from statechart.diagnostics import Diagnostic
+from statechart.generated_header import generated_files
 from statechart.linter import FileResult, check_file, spec_files
 from statechart.model import Spec
 
 OUTPUT_DIRS = ("generated", "docs/specs")
-TMP_SUFFIX = ".statechart-tmp"
-# The spec a per-spec output names in its header; whole-set outputs (an index) name no file.
-_HEADER = re.compile(r"Generated from (.+?\.ya?ml) by statechart-compiler(?: \S+?)?\. "
-                     + outputs.HEADER_MARK)
 
 Action = Literal["updated", "unchanged", "deleted"]
 
@@ -164,7 +160,7 @@ def plan(paths: Iterable[str | os.PathLike[str]], root: str | os.PathLike[str] =
             result.problems.append(Problem("(all specs)", f"{name}: {exc}"))
     if result.ok:
         # A spec whose file could not be made did not "stop producing" it: not an orphan.
-        built = {Path(s.path).resolve() for s in specs if s.path not in incomplete}
+        built = {outputs.spec_display_path(s) for s in specs if s.path not in incomplete}
         result.orphans = find_orphans(result.root, set(result.files), built)
     return result
 
@@ -190,117 +186,73 @@ def _whole_set(paths: Iterable[str | os.PathLike[str]],
     return out
 
 
-def header_source(path: Path) -> str | None:
-    """The spec a generated file names in its header, or None when it carries no header."""
-    try:
-        with path.open("rb") as f:
-            head = f.read(4096).decode("utf-8", errors="replace")
-    except OSError:
-        return None
-    match = _HEADER.search(head)
-    return match.group(1) if match else None
-
-
-def find_orphans(root: Path, planned: set[str], built: set[Path] | None = None) -> list[str]:
-    """Files with our header whose spec is gone, or whose spec is in `built` (resolved paths
-    of the specs this build generates from) but did not produce them this time (paths in
-    headers are relative to the root, where `build` runs)."""
+def find_orphans(root: Path, planned: set[str], built: set[str] | None = None) -> list[str]:
+    """Generated files (`generated_header`) whose spec is gone, or whose spec is in `built`
+    (the specs this build generates from, as their headers name them) but did not produce
+    them this time. Paths in headers are relative to the root, where `build` runs."""
     built = built or set()
     out = []
-    for folder in OUTPUT_DIRS:
-        base = root / folder
-        if not base.is_dir():
+    for path, header in generated_files(root / folder for folder in OUTPUT_DIRS):
+        rel = path.relative_to(root).as_posix()
+        if rel in planned:
             continue
-        for path in sorted(base.rglob("*")):
-            rel = path.relative_to(root).as_posix()
-            if rel in planned or not path.is_file() or path.is_symlink() \
-                    or "__pycache__" in path.parts or path.name.endswith(TMP_SUFFIX):
-                continue
-            source = header_source(path)
-            if source is not None and (not (root / source).exists()
-                                       or (root / source).resolve() in built):
-                out.append(rel)
+        if any(header.names(spec) for spec in built) or not header.spec_exists(root):
+            out.append(rel)
     return out
 
 
 def _current(root: Path, rel: str) -> bytes | None:
+    """The file as it is, or None when there is none (a file or a folder in the way counts as
+    none: `apply` then fails on it with a message, `--check` calls it missing)."""
     try:
         return (root / rel).read_bytes()
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
         return None
 
 
-def write_atomic(path: Path, data: bytes) -> None:
-    """Replace `path` by `data` so that a reader (or a kill) sees the old or the new file,
-    never a part: temp file in the same folder (same file system), fsync, rename."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=TMP_SUFFIX)
-    try:
-        umask = os.umask(0)
-        os.umask(umask)
-        os.fchmod(fd, 0o666 & ~umask)  # mkstemp creates 0600; generated files are shared
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)  # replaces a symlink itself, never writes through it
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
-    try:
-        dir_fd = os.open(path.parent, os.O_RDONLY)
-    except OSError:  # platforms without directory handles
-        return
-    try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)
-
-
-def _remove_leftover_temps(root: Path) -> None:
-    """Temp files of a build that was killed before its rename (never a target file)."""
-    for folder in OUTPUT_DIRS:
-        base = root / folder
-        if base.is_dir():
-            for tmp in base.rglob(f".*{TMP_SUFFIX}"):
-                tmp.unlink(missing_ok=True)
-
-
-def apply(p: Plan) -> list[tuple[str, Action]]:
-    """Write what changed and delete the orphans. Refuses a plan with problems."""
+def apply(p: Plan, on_wait: Callable[[], None] | None = None) -> list[tuple[str, Action]]:
+    """Write what changed and delete the orphans, holding the build lock (`on_wait` is called
+    when another build holds it). Refuses a plan with problems; raises writes.WriteError."""
     if not p.ok:
         raise ValueError("the plan has errors; nothing may be written")
-    _remove_leftover_temps(p.root)
-    done: list[tuple[str, Action]] = []
-    for rel in sorted(p.files):
-        if _current(p.root, rel) == p.files[rel]:
-            done.append((rel, "unchanged"))
-        else:
-            write_atomic(_safe(p.root, rel), p.files[rel])
-            done.append((rel, "updated"))
-    for rel in p.orphans:
-        (p.root / rel).unlink(missing_ok=True)
-        done.append((rel, "deleted"))
+    with writes.locked(p.root, exclusive=True, on_wait=on_wait):
+        writes.remove_leftover_temps(p.root, OUTPUT_DIRS)
+        done: list[tuple[str, Action]] = []
+        changed: dict[str, bytes] = {}
+        for rel in sorted(p.files):
+            _safe(p.root, rel)
+            if _current(p.root, rel) == p.files[rel]:
+                done.append((rel, "unchanged"))
+            else:
+                changed[rel] = p.files[rel]
+                done.append((rel, "updated"))
+        writes.write_all(p.root, changed)
+        for rel in p.orphans:
+            try:
+                (p.root / rel).unlink(missing_ok=True)
+            except OSError as exc:
+                raise writes.error(p.root, f"every output is written, but the orphan {rel} "
+                                           "could not be deleted", exc) from None
+            done.append((rel, "deleted"))
     return done
 
 
 Staleness = Literal["missing", "stale", "orphaned"]
 
 
-def stale(p: Plan) -> list[tuple[str, Staleness, str]]:
-    """What `apply` would change, each with a unified diff; writes nothing."""
+def stale(p: Plan, on_wait: Callable[[], None] | None = None) -> list[tuple[str, Staleness, str]]:
+    """What `apply` would change, each with a unified diff; writes nothing. Reads under the
+    shared build lock, so never while a build is halfway through its renames."""
     out: list[tuple[str, Staleness, str]] = []
-    for rel in sorted(p.files):
-        current = _current(p.root, rel)
-        if current == p.files[rel]:
-            continue
-        kind: Staleness = "missing" if current is None else "stale"
-        out.append((rel, kind, _diff(rel, current, p.files[rel])))
-    for rel in p.orphans:
-        out.append((rel, "orphaned", _diff(rel, _current(p.root, rel), None)))
+    with writes.locked(p.root, exclusive=False, on_wait=on_wait):
+        for rel in sorted(p.files):
+            current = _current(p.root, rel)
+            if current == p.files[rel]:
+                continue
+            kind: Staleness = "missing" if current is None else "stale"
+            out.append((rel, kind, _diff(rel, current, p.files[rel])))
+        for rel in p.orphans:
+            out.append((rel, "orphaned", _diff(rel, _current(p.root, rel), None)))
     return out
 
 

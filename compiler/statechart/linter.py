@@ -18,6 +18,7 @@ from statechart.graph import Graph
 from statechart.model import OverlayInfo, Spec
 from statechart.overlay import resolve
 from statechart.rules import CHECKS
+from statechart.spec_file import SpecFileError, read_spec
 from statechart.yaml_source import load_bytes
 
 SPEC_SUFFIXES = (".yaml", ".yml")
@@ -74,7 +75,10 @@ def _check_source(path: str, raw: bytes) -> FileResult:
 def check_file(path: str | os.PathLike[str]) -> FileResult:
     name = str(path)
     try:
-        raw = Path(path).read_bytes()
+        raw = read_spec(path)
+    except SpecFileError as exc:
+        return FileResult(name, None, [Diagnostic(
+            "yaml-syntax", "error", exc.message, Span.point(name, 1, 1), exc.hint)])
     except OSError as exc:
         return FileResult(name, None, [Diagnostic(
             "yaml-syntax", "error", f"cannot read the file: {exc.strerror or exc}",

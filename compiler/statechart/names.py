@@ -18,6 +18,11 @@ import re
 IDENTIFIER = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,63}\Z")
 SPEC_NAME = re.compile(r"^[a-z][a-z0-9_]{0,63}\Z")
 
+# Spec names whose outputs are another file's: `docs/specs/index.md` is the page listing every
+# spec, so a spec named `index` would write its own page over it and every build would fail
+# with two specs writing one file.
+RESERVED_SPEC_NAMES = frozenset({"index"})
+
 # dir(StateMachine) | dir(StateChart) of python-statemachine 3.2.2, public names, plus the
 # instance attributes it sets. Frozen here so that a library upgrade cannot silently change
 # which specs are valid.

@@ -22,6 +22,7 @@ from pathlib import Path
 import yaml
 
 from statechart.diagnostics import Diagnostic
+from statechart.spec_file import SpecFileError, read_spec, specs_root
 from statechart.yaml_source import MAP_TAG, SEQ_TAG, Source, load_bytes, scalar_value, span_of
 
 MAX_CHAIN = 16
@@ -345,14 +346,6 @@ def _base_rules(root: yaml.MappingNode) -> dict[str, bool]:
     return out
 
 
-def specs_root(path: Path) -> Path:
-    """Bases must live under the nearest folder named `specs` (else the overlay's folder)."""
-    for parent in path.resolve().parents:
-        if parent.name == "specs":
-            return parent
-    return path.resolve().parent
-
-
 def base_path(overlay: Path, ref: str) -> Path:
     folder = overlay.parent
     if "/" in ref or ref.endswith((".yaml", ".yml")):
@@ -399,7 +392,10 @@ def resolve(source: Source) -> tuple[Merged | None, list[Diagnostic]]:
                                        "other in a chain", where, "flatten the chain"))
             return None, problems
         try:
-            raw = path.read_bytes()
+            raw = read_spec(path, root_dir)
+        except SpecFileError as exc:
+            problems.append(Diagnostic(ID, "error", f"`extends: {ref}`: {exc}", where, exc.hint))
+            return None, problems
         except OSError:
             problems.append(Diagnostic(ID, "error", f"`extends: {ref}`: no spec at {path}", where,
                                        "name a spec in the same folder, without `.yaml`"))

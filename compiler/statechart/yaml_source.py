@@ -119,16 +119,19 @@ def _problem(rule: str, path: str, line: int, col: int, message: str, hint: str)
     return Diagnostic(rule, "error", message, Span.point(path, line, col), hint)
 
 
+def too_large(size: int | None) -> str:
+    """The message for a file over `MAX_BYTES` (`size` None: more than that was read)."""
+    what = f"{size:,} bytes" if size is not None else f"more than {MAX_BYTES:,} bytes"
+    return f"file is {what}, over the {MAX_BYTES:,}-byte limit for a spec"
+
+
+TOO_LARGE_HINT = "split the spec, or check that this is the file you meant"
+
+
 def decode(path: str, raw: bytes) -> tuple[str | None, list[Diagnostic]]:
     """Bytes to text, or a positioned diagnostic saying why not."""
-    if len(raw) > MAX_BYTES:
-        return None, [
-            _problem(
-                "yaml-syntax", path, 1, 1,
-                f"file is {len(raw):,} bytes, over the {MAX_BYTES:,}-byte limit for a spec",
-                "split the spec, or check that this is the file you meant",
-            )
-        ]
+    if len(raw) > MAX_BYTES:  # bytes from git or a caller; files are refused before reading
+        return None, [_problem("yaml-syntax", path, 1, 1, too_large(len(raw)), TOO_LARGE_HINT)]
     if raw.startswith(b"\xef\xbb\xbf"):
         raw = raw[3:]
     elif raw.startswith((b"\xff\xfe", b"\xfe\xff")):

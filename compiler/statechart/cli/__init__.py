@@ -3,13 +3,15 @@
 Subcommands are modules in this package, registered in `COMMANDS`; each has `HELP`,
 `add_arguments(parser)` and `run(args) -> int`. Exit codes: 0 ok, 1 problems found,
 2 usage error (argparse's own code), which includes a PATH that does not exist
-(`missing_paths`, the same in every command and output format).
+(`missing_paths`, the same in every command and output format). An OS error is a message on
+stderr and exit 1, never a traceback.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -80,6 +82,13 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except OSError as exc:
+        # The last line of defence: each command turns the OS errors it expects into its own
+        # message; one it did not expect is still a message, naming the path, not a traceback.
+        where = f": {inert(os.fsdecode(exc.filename))}" if exc.filename else ""
+        print(f"statechart {args.command}: {exc.strerror or exc}{where}; check the path, its "
+              "permissions and the free space, then run the command again", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -2,10 +2,12 @@
 
 Exit codes: 0 built (or, with --check, up to date); 1 a spec has errors or a generator cannot
 be loaded (nothing written), or an output could not be made (the diagram's layout failed: every
-other output is written, that file is left as it was), or with --check an output is missing,
-stale, orphaned or cannot be made; 2 usage (no spec files found, a bad layout setting).
-A spec over the layout bound (`statechart.render.bounds`) is not a failure: its page says why
-it has no picture.
+other output is written, that file is left as it was), or the outputs could not be written (a
+full disk, a read-only file system, a file where `generated/` should be: the message names the
+path and what to do, and no output is changed), or with --check an output is missing, stale,
+orphaned or cannot be made; 2 usage (no spec files found, a bad layout setting). Two builds in
+one folder take turns: the second says on stderr that it waits. A spec over the layout bound
+(`statechart.render.bounds`) is not a failure: its page says why it has no picture.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import shlex
 import sys
 from collections.abc import Callable
 
-from statechart import build
+from statechart import build, writes
 from statechart.cli import missing_paths
 from statechart.report import concise, inert
 
@@ -97,8 +99,12 @@ def run(args: argparse.Namespace) -> int:
     for note in p.notes:
         print(f"statechart build: {inert(note)}", file=sys.stderr)
     unmade = " ".join(inert(q.output or q.path) for q in p.unavailable)
+    def waiting() -> None:
+        print(f"statechart build: waiting for another build in {inert(str(p.root))} to finish",
+              file=sys.stderr, flush=True)
+
     if args.check:
-        changes = build.stale(p)
+        changes = build.stale(p, on_wait=waiting)
         for rel, kind, diff in changes:
             sys.stdout.write(diff)
             print(f"{kind:<9} {rel}", file=sys.stderr)
@@ -114,7 +120,12 @@ def run(args: argparse.Namespace) -> int:
         if not args.quiet:
             print(f"statechart build --check: {len(p.files)} output(s) up to date")
         return 0
-    for rel, action in build.apply(p):
+    try:
+        done = build.apply(p, on_wait=waiting)
+    except writes.WriteError as exc:
+        print(f"statechart build: {inert(str(exc))}", file=sys.stderr)
+        return 1
+    for rel, action in done:
         if action != "unchanged" or not args.quiet:
             print(f"{action:<9} {rel}")
     if p.unavailable:

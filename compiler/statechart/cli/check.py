@@ -5,11 +5,11 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from pathlib import Path
 
 from statechart.cli import missing_paths
 from statechart.linter import FileResult, check_file, spec_files
 from statechart.report import REPORTERS, inert
+from statechart.spec_file import SpecFileError, read_spec
 
 HELP = "check spec files or folders (default: specs/) and report every problem"
 
@@ -53,8 +53,9 @@ def run(args: argparse.Namespace) -> int:
         for file in dict.fromkeys(d.span.file for d in diagnostics):
             try:
                 # utf-8-sig: positions are counted after a BOM, so the snippet must drop it too
-                sources[file] = Path(file).read_bytes().decode("utf-8-sig", "replace")
-            except OSError:
+                # read as the checker read it: a file it refused is not read for a snippet
+                sources[file] = read_spec(file).decode("utf-8-sig", "replace")
+            except (OSError, SpecFileError):
                 pass
     sys.stdout.write(REPORTERS[fmt](diagnostics, sources))
     errors = sum(d.severity == "error" for d in diagnostics)

@@ -22,7 +22,8 @@ from statechart.diagnostics import Diagnostic, Span
 from statechart.diff import Change, diff_specs
 from statechart.diff import reporters as diff_reporters
 from statechart.linter import SPEC_SUFFIXES, check_source
-from statechart.overlay import specs_root
+from statechart.report import inert
+from statechart.spec_file import SpecFileError, read_spec, specs_root
 from statechart_runtime.errors import StatechartError
 
 HELP = ("compare two versions of a spec (or every spec changed since a git ref) and report "
@@ -103,6 +104,14 @@ def _git(*argv: str) -> bytes:
     return done.stdout
 
 
+def _paths(output: bytes) -> list[str]:
+    """The NUL-separated fields of a `git ... -z` listing, as file names. Without -z git quotes
+    a name with non-ASCII, `"`, `\\` or a tab ("caf\\303\\251.yaml"), and that name would
+    match no file: a changed spec would be skipped. os.fsdecode gives the name this file system
+    uses (undecodable bytes survive as surrogates)."""
+    return [os.fsdecode(field) for field in output.split(b"\0") if field]
+
+
 def _materialize(ref: str, path: Path, raw: bytes, tmp: Path) -> Path:
     """Write the specs folder holding `path` as it was at `ref` under `tmp`."""
     root = specs_root(path)
@@ -110,8 +119,9 @@ def _materialize(ref: str, path: Path, raw: bytes, tmp: Path) -> Path:
         relative_root = root.relative_to(Path.cwd().resolve())
     except ValueError:
         relative_root = path.parent
-    listing = _git("ls-tree", "-r", "--name-only", ref, "--", f"./{relative_root.as_posix()}")
-    for name in listing.decode().splitlines():
+    listing = _git("ls-tree", "-r", "-z", "--name-only", ref, "--",
+                   f"./{relative_root.as_posix()}")
+    for name in _paths(listing):
         if name.endswith(SPEC_SUFFIXES):
             target = tmp / name
             target.parent.mkdir(parents=True, exist_ok=True)
@@ -131,15 +141,17 @@ def _verify_ref(ref: str) -> None:
 
 def _at_ref(ref: str, path: str) -> bool:
     """Whether `path` (a file or folder, as a pathspec from here) holds anything at `ref`."""
-    return bool(_git("ls-tree", "-r", "--name-only", ref, "--", path).strip())
+    return bool(_paths(_git("ls-tree", "-r", "-z", "--name-only", ref, "--", path)))
 
 
 def _against(ref: str, paths: list[str], result: _Result) -> None:
     # --relative: paths as seen from here, also the form `git show REF:./path` takes.
-    listing = _git("diff", "--name-status", "--no-renames", "--relative", ref, "--", *paths)
-    changed = [line.split("\t", 1) for line in listing.decode().splitlines() if "\t" in line]
-    untracked = _git("ls-files", "--others", "--exclude-standard", "--", *paths)
-    changed += [["A", p] for p in untracked.decode().splitlines()]
+    # -z: STATUS NUL PATH NUL, each name as it is (see `_paths`).
+    fields = _paths(_git("diff", "--name-status", "--no-renames", "--relative", "-z", ref, "--",
+                         *paths))
+    changed = list(zip(fields[::2], fields[1::2], strict=True))
+    untracked = _git("ls-files", "--others", "--exclude-standard", "-z", "--", *paths)
+    changed += [("A", p) for p in _paths(untracked)]
     for status, path in sorted(changed, key=lambda c: c[1]):
         if not path.endswith(SPEC_SUFFIXES):
             continue
@@ -150,17 +162,17 @@ def _against(ref: str, paths: list[str], result: _Result) -> None:
                                  Span.point(old_name, 1, 1), for_runs=True, for_callers=True,
                                  help="stored runs of it can no longer be loaded"))
         elif status == "A":
-            result.added(path, Path(path).read_bytes())
+            result.added(path, read_spec(path))
         else:
             old_raw = _git("show", f"{ref}:./{path}")
             if b"extends" not in old_raw:
-                result.compare(old_name, old_raw, path, Path(path).read_bytes())
+                result.compare(old_name, old_raw, path, read_spec(path))
                 continue
             # An overlay's base must be read as it was at REF too: check the old text inside a
             # temporary copy of the ref's specs folder.
             with tempfile.TemporaryDirectory() as tmp:
                 old_path = _materialize(ref, Path(path), old_raw, Path(tmp))
-                result.compare(str(old_path), old_raw, path, Path(path).read_bytes(),
+                result.compare(str(old_path), old_raw, path, read_spec(path),
                                relabel=(tmp + os.sep, f"{ref}:"))
 
 
@@ -181,13 +193,13 @@ def run(args: argparse.Namespace) -> int:
             if missing_paths("diff", args.paths, files=True):
                 return 2
             old, new = args.paths
-            result.compare(old, Path(old).read_bytes(), new, Path(new).read_bytes())
+            result.compare(old, read_spec(old), new, read_spec(new))
     except _Usage as exc:
         print(f"usage: statechart diff OLD NEW | --against GIT_REF [PATH ...]\n"
               f"statechart diff: {exc}", file=sys.stderr)
         return 2
-    except OSError as exc:
-        print(f"statechart diff: {exc}", file=sys.stderr)
+    except (OSError, SpecFileError) as exc:
+        print(f"statechart diff: {inert(str(exc))}", file=sys.stderr)
         return 2
     # Pair by pair, each in diff_specs' order; a base's change seen again through an overlay
     # is the same line twice, shown once.

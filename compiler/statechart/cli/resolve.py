@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 import yaml
 
@@ -12,6 +11,7 @@ from statechart.cli import missing_paths
 from statechart.linter import check_file
 from statechart.overlay import resolve
 from statechart.report import concise, inert
+from statechart.spec_file import SpecFileError, read_spec
 from statechart.yaml_source import MAP_TAG, SEQ_TAG, STR_TAG, load_bytes
 
 HELP = "print the resolved YAML of a spec that extends another (overlay merged onto its base)"
@@ -68,8 +68,16 @@ def run(args: argparse.Namespace) -> int:
     if result.errors:
         sys.stdout.write(concise(result.errors, {}))
         return 1
-    source, _ = load_bytes(args.spec, Path(args.spec).read_bytes())
-    assert source is not None
+    try:  # `check` read it a moment ago; it can still have been changed or removed since
+        raw = read_spec(args.spec)
+    except (OSError, SpecFileError) as exc:
+        print(f"statechart resolve: {inert(str(exc))}", file=sys.stderr)
+        return 1
+    source, _ = load_bytes(args.spec, raw)
+    if source is None:
+        print(f"statechart resolve: {inert(args.spec)} changed while it was read; run it again",
+              file=sys.stderr)
+        return 1
     merged, _ = resolve(source)
     tree = merged.source.root if merged is not None else source.root
     assert tree is not None  # the spec passed `check`, so it is not empty

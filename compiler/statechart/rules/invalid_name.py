@@ -18,7 +18,8 @@ Example:
       send: {}            # invalid-name: would shadow python-statemachine's API
 
 Fix: rename it; snake_case names such as `in_review` always work. The spec's own name must be
-lower snake_case (it names the generated module).
+lower snake_case (it names the generated module), and not `index` (the docs page of every
+spec, `docs/specs/index.md`, has that name).
 """
 
 from statechart import names
@@ -45,6 +46,11 @@ def check(spec: Spec, graph: Graph) -> Check:
                       f"spec name `{spec.name}` must be lower snake_case ASCII "
                       "(it names the generated module)",
                       "for example `statechart: agent_run`")
+    elif spec.name in names.RESERVED_SPEC_NAMES and spec.name_span is not None:
+        yield problem(ID, SEVERITY, spec.name_span,
+                      f"spec name `{spec.name}` is reserved: docs/specs/{spec.name}.md is the "
+                      "page that lists every spec",
+                      f"choose another name, for example `statechart: {spec.name}_run`")
     role: dict[str, str] = {}  # name -> what it first was (state, event, guard, action)
 
     def claim(name: str, what: str, span: Span) -> Check:

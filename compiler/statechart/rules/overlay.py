@@ -1,9 +1,10 @@
 """An overlay (`extends:`) cannot be applied to its base.
 
 What: the spec says `extends: BASE` and the base cannot be found, lies outside the specs folder,
-extends back to this spec (a cycle), or cannot be read; or the overlay tries to redefine a base
-record field, remove something the base does not have, or replace or remove a base rule that
-is not marked `overridable: true`; or the overlay has no `statechart` name of its own.
+extends back to this spec (a cycle), or cannot be read (not a regular file, over 16 MiB); or
+the overlay tries to redefine a base record field, remove something the base does not have, or
+replace or remove a base rule that is not marked `overridable: true`; or the overlay has no
+`statechart` name of its own.
 
 Why: an overlay is how a team customizes a shared state graph. The platform that owns the base
 relies on its rules staying in force in every customization, and nothing may disappear by
