@@ -155,8 +155,9 @@ def markdown(rows: list[dict[str, Any]], b200: dict[str, float], args: argparse.
         "",
         "Import: the speed-up is the library's class checks, which the generated class turns "
         "off because `statechart check` already did them (the final-reachability check is "
-        "quadratic). Events: the record keeping is the facade's `before_transition` (limits, "
-        "required fields, history entry) plus python-statemachine's listener dispatch.",
+        "quadratic). Events: the record keeping is the runtime's per-microstep hook (limits, "
+        "required fields, history entry), against the generated machine class alone (which "
+        "has the runtime's engine too).",
         "",
     ]
     return "\n".join(out)
