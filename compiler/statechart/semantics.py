@@ -80,14 +80,23 @@ def ending_states(spec: Spec) -> list[str]:
     regions of a top-level parallel state whose every region has one (the run ends when each
     region rests in one)."""
     out = [s.name for s in spec.top_level if s.is_final]
+    for regions in ending_parallels(spec).values():
+        out.extend(f for finals in regions.values() for f in finals)
+    return out
+
+
+def ending_parallels(spec: Spec) -> dict[str, dict[str, list[str]]]:
+    """Top-level parallel states that end the run when every region is done: parallel state
+    -> region -> the region's final children (every region has at least one)."""
+    out: dict[str, dict[str, list[str]]] = {}
     for top in spec.top_level:
         if top.kind != "parallel":
             continue
-        regions = [spec.states[r] for r in top.children if r in spec.states]
-        finals = [[c for c in r.children if c in spec.states and spec.states[c].is_final]
-                  for r in regions]
-        if regions and all(finals):
-            out.extend(f for group in finals for f in group)
+        regions = {r: [c for c in spec.states[r].children
+                       if c in spec.states and spec.states[c].is_final]
+                   for r in top.children if r in spec.states}
+        if regions and all(regions.values()):
+            out[top.name] = regions
     return out
 
 

@@ -2,8 +2,9 @@
 
 What: from this state no sequence of transitions reaches a state where the run ends: a
 top-level final state, or a final state of a region of a top-level parallel state whose every
-region has one (the run ends when every region rests in its final state). Guards are assumed
-to allow every transition, so this holds whatever they say. When the spec has no such state at
+region has one (the run ends when every region rests in its final state; a state inside
+such a region must reach its own region's final state, or leave the parallel state towards an
+end). Guards are assumed to allow every transition, so this holds whatever they say. When the spec has no such state at
 all, it is reported once, at `initial`.
 
 Why: a group of states that only lead to each other (a cycle with no exit) is a livelock: the
@@ -35,7 +36,7 @@ def check(spec: Spec, graph: Graph) -> Check:
         yield problem(ID, SEVERITY, spec.span, "no top-level state is final: runs never finish",
                       "mark the states where a run ends with `final: true`")
         return
-    finishing = graph.reaching(finals)
+    finishing = _finishing(spec, graph)
     reached = graph.reachable([spec.initial])
     for state in spec.states.values():
         if state.kind != "atomic" or state.name in finishing or state.name not in reached:
@@ -46,3 +47,50 @@ def check(spec: Spec, graph: Graph) -> Check:
                       f"no path leads from `{state.name}` to a final state",
                       "add a transition out of this part of the graph that leads to a final "
                       "state (" + ", ".join(f"`{f}`" for f in finals) + ")")
+
+
+def _finishing(spec: Spec, graph: Graph) -> set[str]:
+    """The states from which the run can end. For a top-level parallel state that ends the
+    run, a state inside region R counts when it reaches a final state of R without leaving R
+    (the graph's `(P, active) -> (R, entered)` edges would let it "finish" through another
+    region, or by restarting its own), or leaves the parallel state towards a finishing state."""
+    tops = [s.name for s in spec.top_level if s.is_final]
+    finishing = graph.reaching(tops) if tops else set()
+    for parallel, regions in semantics.ending_parallels(spec).items():
+        inside = set(spec.subtree(parallel))
+        within: set[str] = set()
+        for region, finals in regions.items():
+            within |= _reaching_within(spec, region, finals)
+        starts_done = all(
+            all(s in within or s in finishing for s in semantics.default_entry(spec, r)
+                if not spec.states[s].children)
+            for r in regions)
+        if starts_done:  # entering the parallel state leads to the end
+            finishing |= {s for s in graph.reaching([parallel]) if s not in inside}
+        outside = [s for s in finishing if s not in inside]
+        finishing |= within | (graph.reaching(outside) if outside else set())
+    return finishing
+
+
+def _reaching_within(spec: Spec, region: str, finals: list[str]) -> set[str]:
+    """The states of `region` that reach one of `finals` by transitions that stay inside it
+    (a transition declared on a state applies to every state nested in it)."""
+    inside = set(spec.subtree(region))
+    into: dict[str, set[str]] = {}
+    for name in inside:
+        for t in spec.states[name].transitions:
+            if t.target not in inside:
+                continue
+            entered = [s for s in semantics.entry_set(spec, t) if s in inside]
+            for source in spec.subtree(name):
+                for target in entered:
+                    into.setdefault(target, set()).add(source)
+    seen = set(finals)
+    queue = list(finals)
+    while queue:
+        current = queue.pop()
+        for source in into.get(current, ()):
+            if source not in seen:
+                seen.add(source)
+                queue.append(source)
+    return seen
