@@ -4,8 +4,8 @@ What: from this state no sequence of transitions reaches a state where the run e
 top-level final state, or a final state of a region of a top-level parallel state whose every
 region has one (the run ends when every region rests in its final state; a state inside
 such a region must reach its own region's final state, or leave the parallel state towards an
-end). Guards are assumed to allow every transition, so this holds whatever they say. When the spec has no such state at
-all, it is reported once, at `initial`.
+end). Guards are assumed to allow every transition, so this holds whatever they say. When
+the spec has no such state at all, it is reported once, at `initial`.
 
 Why: a group of states that only lead to each other (a cycle with no exit) is a livelock: the
 run keeps moving but can never complete, fail or be cancelled.
