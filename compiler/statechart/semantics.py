@@ -115,9 +115,9 @@ def in_parallel(spec: Spec, name: str) -> bool:
 
 
 def handling(spec: Spec, state: str, event: str) -> list[Transition]:
-    """The alternatives `event` can take while `state` is active, looking at the state and
-    then its ancestors: the nearest state that declares the event wins (a descendant's
-    transition beats an ancestor's), its alternatives in document order."""
+    """The alternatives of the nearest state (the state, then its ancestors) that declares
+    `event`: what the event does while `state` is active, unless every one of them is guarded
+    and refuses (then the search goes on up; `Chart.select` is the whole rule)."""
     for name in (state, *spec.ancestors(state)):
         own = [t for t in spec.states[name].transitions if t.event == event]
         if own:

@@ -13,8 +13,8 @@ XState's with `reenter: true`. `docs/semantics.md` states it in words with examp
   entry, and the default entry of every region of a parallel state on that path that the
   path does not go through (entry in document order).
 - *Selection*: for each active atomic state in document order, the first transition for the
-  event, looking at the state and then its ancestors (a descendant's transition beats an
-  ancestor's), guarded alternatives of one state in document order, whose guard passes. Two
+  event whose guard passes, looking at the state and then its ancestors (a descendant's
+  transition beats an ancestor's), guarded alternatives of one state in document order. Two
   selected transitions *conflict* when their exit sets intersect: the one whose source is a
   descendant of the other's wins, otherwise the one selected first (document order).
 - A compound state is *done* when its active child is final; a parallel state when every
@@ -184,28 +184,25 @@ class Chart:
 
     # -- selection --------------------------------------------------------------------------
 
-    def select(self, configuration: Sequence[str], candidates: Callable[[str], Iterable[str]],
-               enabled: Callable[[str, str], bool]) -> list[tuple[str, str]]:
+    def select(self, configuration: Sequence[str],
+               enabled: Callable[[str], Iterable[str]]) -> list[tuple[str, str]]:
         """The transitions one event takes, as (source, target), in selection order.
 
-        `candidates(state)` gives the targets of the event's transitions declared on `state`,
-        in document order (one per alternative); `enabled(state, target)` evaluates an
-        alternative's guard (called at most once per alternative looked at, in order).
+        `enabled(state)` gives, lazily and in document order, the targets of the event's
+        alternatives declared on `state` whose guards pass (a generator evaluates each guard
+        only when the one before it failed). For each active atomic state in document order,
+        the first such alternative on the state, then on its parent, and so on up, is taken.
         """
         selected: list[tuple[str, str]] = []
         active = self.sort(configuration)
         atomic = [s for s in active if not self.children[s] or self.kind[s] == "final"]
         for leaf in atomic:
-            found = None
             for state in (leaf, *self.ancestors(leaf)):
-                for target in candidates(state):
-                    if enabled(state, target):
-                        found = (state, target)
-                        break
-                if found is not None:
+                target = next(iter(enabled(state)), None)
+                if target is not None:
+                    if (state, target) not in selected:
+                        selected.append((state, target))
                     break
-            if found is not None and found not in selected:
-                selected.append(found)
         return self.without_conflicts(active, selected)
 
     def without_conflicts(self, configuration: Sequence[str],
