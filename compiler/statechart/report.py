@@ -12,7 +12,6 @@ from urllib.parse import quote
 
 from statechart import __version__
 from statechart.diagnostics import Diagnostic
-from statechart.rules import RULES
 
 Sources = dict[str, str]  # file -> text, for snippets (absent when a file could not be read)
 Reporter = Callable[[Sequence[Diagnostic], Sources], str]
@@ -123,6 +122,8 @@ def github(diagnostics: Sequence[Diagnostic], sources: Sources) -> str:
 
 
 def sarif(diagnostics: Sequence[Diagnostic], sources: Sources) -> str:
+    from statechart.rules import RULES  # the rules import the loader: only when needed
+
     rules = [
         {"id": rule_id, "shortDescription": {"text": (m.__doc__ or "").strip().splitlines()[0]},
          "helpUri": f"{RULES_URL}#{rule_id}",

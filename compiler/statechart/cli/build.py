@@ -21,9 +21,6 @@ from statechart import build, writes
 from statechart.cli import missing_paths
 from statechart.report import concise, inert
 
-HELP = ("check specs (default: specs/) and write generated/NAME.py, NAME.schema.json and docs; "
-        "--check only verifies they are up to date")
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("paths", nargs="*", metavar="PATH",

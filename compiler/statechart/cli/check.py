@@ -7,11 +7,7 @@ import os
 import sys
 
 from statechart.cli import missing_paths
-from statechart.linter import FileResult, check_file, spec_files
 from statechart.report import REPORTERS, inert
-from statechart.spec_file import SpecFileError, read_spec
-
-HELP = "check spec files or folders (default: specs/) and report every problem"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -36,6 +32,9 @@ def output_format(requested: str | None) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    from statechart.linter import FileResult, check_file, spec_files
+    from statechart.spec_file import SpecFileError, read_spec
+
     paths = args.paths or ["specs"]
     if missing_paths("check", paths):
         return 2

@@ -26,9 +26,6 @@ from statechart.report import inert
 from statechart.spec_file import SpecFileError, read_spec, specs_root
 from statechart_runtime.errors import StatechartError
 
-HELP = ("compare two versions of a spec (or every spec changed since a git ref) and report "
-        "each change as breaking or safe for stored runs and callers")
-
 REPORTERS = diff_reporters()
 
 

@@ -13,7 +13,6 @@ from statechart.model import Spec
 from statechart.render.bounds import LayoutBounds
 from statechart.report import concise, inert
 
-HELP = "draw a spec as DOT, SVG, PNG or Mermaid (optionally marking a run's current state)"
 FORMATS = ("svg", "png", "dot", "mermaid")
 
 

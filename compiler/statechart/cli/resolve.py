@@ -14,8 +14,6 @@ from statechart.report import concise, inert
 from statechart.spec_file import SpecFileError, read_spec
 from statechart.yaml_source import MAP_TAG, SEQ_TAG, STR_TAG, load_bytes
 
-HELP = "print the resolved YAML of a spec that extends another (overlay merged onto its base)"
-
 
 def _acted_on(text: str) -> bool:
     """Whether `check`'s escaping (`report.inert`) would change this text, line breaks and tabs
