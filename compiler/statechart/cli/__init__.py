@@ -18,6 +18,7 @@ import os
 import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from types import ModuleType
 
 from statechart import __version__
 from statechart.report import inert
@@ -81,7 +82,7 @@ def _command_name(argv: list[str]) -> str | None:
     return None
 
 
-def _parser(name: str | None) -> tuple[argparse.ArgumentParser, object | None]:
+def _parser(name: str | None) -> tuple[argparse.ArgumentParser, ModuleType | None]:
     """The parser, with the arguments of command `name` only (its module imported); every other
     command is listed with its help and no arguments, as it would be parsed only if chosen."""
     parser = argparse.ArgumentParser(
@@ -90,12 +91,12 @@ def _parser(name: str | None) -> tuple[argparse.ArgumentParser, object | None]:
     )
     parser.add_argument("--version", action="version", version=f"statechart {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    module: object | None = None
+    module: ModuleType | None = None
     for command, (path, help_text) in COMMANDS.items():
         sub_parser = sub.add_parser(command, help=help_text, description=help_text)
         if command == name:
             module = importlib.import_module(path)
-            module.add_arguments(sub_parser)  # type: ignore[attr-defined]
+            module.add_arguments(sub_parser)
     return parser, module
 
 
@@ -105,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     assert module is not None  # argparse exits on a command that is not in COMMANDS
     try:
-        return int(module.run(args))  # type: ignore[attr-defined]
+        return int(module.run(args))
     except KeyboardInterrupt:
         print("statechart: interrupted", file=sys.stderr)
         return 130
