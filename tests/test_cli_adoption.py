@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from statechart.cli import main
+
 ROOT = Path(__file__).parent.parent
 BROKEN = ROOT / "tests" / "cases" / "unknown-state" / "typos.yaml"
 OK = ROOT / "tests" / "cases" / "ok" / "agent_like.yaml"
@@ -27,3 +29,40 @@ def test_version_and_help_import_no_heavy_dependency(argv: list[str]) -> None:
     loaded = [m for m in modules if m.split(".")[0] in HEAVY]
     assert loaded == []
     assert [m for m in modules if m.startswith("statechart.cli.") and m != "statechart.cli.check"] == []
+
+
+def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.mark.parametrize("fmt", ["full", "concise"])
+def test_check_prints_diagnostics_and_summary_on_stdout(
+        capsys: pytest.CaptureFixture[str], fmt: str) -> None:
+    code, out, err = _run(capsys, "check", "--format", fmt, str(OK))
+    assert (code, err) == (0, "")
+    if fmt == "full":
+        assert out == "1 spec checked: no problems.\n"
+    code, out, err = _run(capsys, "check", "--format", fmt, str(BROKEN))
+    assert (code, err) == (1, "")
+    assert "error[unknown-state]" in out
+    if fmt == "full":
+        assert out.endswith("Found 5 errors and 0 warnings.\n")
+
+
+def test_diff_summary_on_stdout(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = _run(capsys, "diff", str(OK), str(OK))
+    assert (code, out, err) == (0, "the specs compared: no changes.\n", "")
+
+
+def test_resolve_keeps_stdout_for_the_yaml(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = _run(capsys, "resolve", str(BROKEN))
+    assert (code, out) == (1, "")
+    assert "error[unknown-state]" in err
+
+
+def test_usage_errors_go_to_stderr(capsys: pytest.CaptureFixture[str]) -> None:
+    for argv in (["check", "no/such.yaml"], ["diff", str(OK)], ["build", "no/such"]):
+        code, out, err = _run(capsys, *argv)
+        assert (code, out) == (2, "") and err

@@ -91,10 +91,10 @@ def run(args: argparse.Namespace) -> int:
         _print_problems(p.problems)
         failing = len({d.span.file for d in shown} | {q.path for q in p.problems})
         print(f"statechart build: {len(shown) + len(p.problems)} error(s) in {failing} "
-              "file(s); nothing written", file=sys.stderr)
+              "file(s); nothing written")
         return 1
     for note in p.notes:
-        print(f"statechart build: {inert(note)}", file=sys.stderr)
+        print(f"statechart build: {inert(note)}")
     unmade = " ".join(inert(q.output or q.path) for q in p.unavailable)
     def waiting() -> None:
         print(f"statechart build: waiting for another build in {inert(str(p.root))} to finish",
@@ -104,14 +104,13 @@ def run(args: argparse.Namespace) -> int:
         changes = build.stale(p, on_wait=waiting)
         for rel, kind, diff in changes:
             sys.stdout.write(diff)
-            print(f"{kind:<9} {rel}", file=sys.stderr)
+            print(f"{kind:<9} {rel}")
         _print_problems(p.unavailable)
         if changes:
             print(f"statechart build --check: {len(changes)} output(s) out of date; run "
-                  f"`{_command(args)}` and commit the result", file=sys.stderr)
+                  f"`{_command(args)}` and commit the result")
         if p.unavailable:
-            print(f"statechart build --check: could not make, so could not compare: {unmade}",
-                  file=sys.stderr)
+            print(f"statechart build --check: could not make, so could not compare: {unmade}")
         if changes or p.unavailable:
             return 1
         if not args.quiet:
@@ -130,7 +129,7 @@ def run(args: argparse.Namespace) -> int:
         # build still fails, so that CI never takes a missing or old picture for a fresh one.
         _print_problems(p.unavailable)
         print(f"statechart build: could not make {unmade}; left as it was (every other output "
-              "is written)", file=sys.stderr)
+              "is written)")
         return 1
     return 0
 

@@ -60,6 +60,5 @@ def run(args: argparse.Namespace) -> int:
     errors = sum(d.severity == "error" for d in diagnostics)
     warnings = len(diagnostics) - errors
     if fmt == "full" and not diagnostics:
-        print(f"{len(results)} spec{'s' * (len(results) != 1)} checked: no problems.",
-              file=sys.stderr)
+        print(f"{len(results)} spec{'s' * (len(results) != 1)} checked: no problems.")
     return 1 if errors or (args.strict and warnings) else 0

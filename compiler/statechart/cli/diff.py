@@ -206,6 +206,6 @@ def run(args: argparse.Namespace) -> int:
     if fmt == "full" and not diagnostics:
         what = f"{result.pairs} spec{'s' * (result.pairs != 1)}" if args.against else "the specs"
         print(f"{what} compared: no changes." if result.pairs else
-              f"no spec changed since {args.against}.", file=sys.stderr)
+              f"no spec changed since {args.against}.")
     return 1 if any(d.severity == "error" for d in diagnostics) else 0
 

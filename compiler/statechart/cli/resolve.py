@@ -63,8 +63,8 @@ def run(args: argparse.Namespace) -> int:
     if missing_paths("resolve", [args.spec], files=True):
         return 2
     result = check_file(args.spec)
-    if result.errors:
-        sys.stdout.write(concise(result.errors, {}))
+    if result.errors:  # stdout is the resolved YAML only: the problems go to stderr
+        sys.stderr.write(concise(result.errors, {}))
         return 1
     try:  # `check` read it a moment ago; it can still have been changed or removed since
         raw = read_spec(args.spec)
