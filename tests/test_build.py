@@ -115,7 +115,8 @@ def test_a_spec_with_errors_builds_nothing_and_keeps_old_outputs(
         AGENT_RUN.read_text().replace("statechart: agent_run", "statechart: new"))
     code, out, err = run_cli(capsys)
     assert code == 1
-    assert "specs/agent_run.yaml:" in out and ": error[unknown-state]: " in out
+    assert "error[unknown-state]: " in out and "--> specs/agent_run.yaml:" in out
+    assert "= help: did you mean `running`?" in out
     assert "nothing written" in out and err == ""
     assert {p: p.read_bytes() for p in (project / "generated").iterdir()} == before
 

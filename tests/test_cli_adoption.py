@@ -66,3 +66,60 @@ def test_usage_errors_go_to_stderr(capsys: pytest.CaptureFixture[str]) -> None:
     for argv in (["check", "no/such.yaml"], ["diff", str(OK)], ["build", "no/such"]):
         code, out, err = _run(capsys, *argv)
         assert (code, out) == (2, "") and err
+
+
+def _readme_hook_configs() -> list[dict[str, object]]:
+    import re
+
+    import yaml
+
+    text = (ROOT / "README.md").read_text()
+    section = text.split("## Pre-commit", 1)[1].split("\n## ", 1)[0]
+    blocks = re.findall(r"```yaml\n(.*?)```", section, re.S)
+    assert blocks
+    return [yaml.safe_load(block) for block in blocks]
+
+
+def test_readme_pre_commit_snippets_are_true_for_this_repository() -> None:
+    hooks = yaml_load(ROOT / ".pre-commit-hooks.yaml")
+    ids = {hook["id"] for hook in hooks}
+    tags = subprocess.run(["git", "tag"], cwd=ROOT, capture_output=True, text=True,
+                          check=False).stdout.split()
+    for config in _readme_hook_configs():
+        for repo in config["repos"]:  # type: ignore[attr-defined]
+            if repo["repo"] == "local":
+                by_id = {hook["id"]: hook for hook in hooks}
+                for hook in repo["hooks"]:  # every local hook runs what the published one runs
+                    published = by_id[hook["id"]]
+                    assert hook["entry"] == published["entry"]
+                    assert hook.get("files") == published.get("files")
+            else:
+                # a tag this repository has, or the placeholder the text explains
+                assert repo["rev"] in tags or repo["rev"] == "COMMIT_SHA"
+                assert {hook["id"] for hook in repo["hooks"]} <= ids
+
+
+def yaml_load(path: Path) -> list[dict[str, object]]:
+    import yaml
+
+    data = yaml.safe_load(path.read_text())
+    assert isinstance(data, list)
+    return data
+
+
+def test_pre_commit_hooks_show_the_did_you_mean_hint(tmp_path: Path) -> None:
+    import shlex
+
+    (tmp_path / "specs").mkdir()
+    spec = tmp_path / "specs" / "typo.yaml"
+    spec.write_text(BROKEN.read_text())
+    for hook in yaml_load(ROOT / ".pre-commit-hooks.yaml"):
+        argv = shlex.split(str(hook["entry"]))
+        assert argv[0] == "statechart"
+        command = [sys.executable, "-m", "statechart", *argv[1:]]
+        if hook.get("pass_filenames", True):
+            command.append("specs/typo.yaml")
+        done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True,
+                              check=False)
+        assert done.returncode == 1, (hook["id"], done.stdout, done.stderr)
+        assert "= help: did you mean `" in done.stdout, (hook["id"], done.stdout)

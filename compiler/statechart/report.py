@@ -77,7 +77,9 @@ def _snippet(d: Diagnostic, sources: Sources) -> list[str]:
     ]
 
 
-def full(diagnostics: Sequence[Diagnostic], sources: Sources) -> str:
+def full(diagnostics: Sequence[Diagnostic], sources: Sources, summary: bool = True) -> str:
+    """Each diagnostic with its location, snippet (when its file is in `sources`) and help;
+    then the count, unless `summary` is False (a command that writes its own)."""
     out: list[str] = []
     for d in map(_inert_all, diagnostics):
         out.append(f"{d.severity}[{d.rule}]: {d.message}")
@@ -88,7 +90,7 @@ def full(diagnostics: Sequence[Diagnostic], sources: Sources) -> str:
         out.append("")
     errors = sum(d.severity == "error" for d in diagnostics)
     warnings = len(diagnostics) - errors
-    if diagnostics:
+    if diagnostics and summary:
         out.append(f"Found {errors} error{'s' * (errors != 1)} and "
                    f"{warnings} warning{'s' * (warnings != 1)}.")
     return "\n".join(out) + ("\n" if out else "")

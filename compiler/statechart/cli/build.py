@@ -19,7 +19,7 @@ from collections.abc import Callable
 
 from statechart import build, writes
 from statechart.cli import missing_paths
-from statechart.report import concise, inert
+from statechart.report import full, inert
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -87,7 +87,8 @@ def run(args: argparse.Namespace) -> int:
     diagnostics = p.diagnostics
     if not p.ok:
         shown = [d for d in diagnostics if d.severity == "error"]
-        sys.stdout.write(concise(shown, {}))
+        # With their help ("did you mean"): the pre-commit hook shows this output.
+        sys.stdout.write(full(shown, {}, summary=False))
         _print_problems(p.problems)
         failing = len({d.span.file for d in shown} | {q.path for q in p.problems})
         print(f"statechart build: {len(shown) + len(p.problems)} error(s) in {failing} "
