@@ -18,8 +18,8 @@ import sys
 from collections.abc import Callable
 
 from statechart import build, writes
-from statechart.cli import missing_paths
-from statechart.report import full, inert
+from statechart.cli import colour, missing_paths
+from statechart.report import full, inert, paint
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -30,6 +30,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "stale or orphaned (for CI)")
     parser.add_argument("-q", "--quiet", action="store_true",
                         help="print only files that change")
+    colour.add_argument(parser)
     add_layout_arguments(parser)
 
 
@@ -85,11 +86,12 @@ def run(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 2
     diagnostics = p.diagnostics
+    painted = colour.enabled(args.color, sys.stdout)
     if not p.ok:
         shown = [d for d in diagnostics if d.severity == "error"]
         # With their help ("did you mean"): the pre-commit hook shows this output.
-        sys.stdout.write(full(shown, {}, summary=False))
-        _print_problems(p.problems)
+        sys.stdout.write(full(shown, {}, summary=False, colour=painted))
+        _print_problems(p.problems, painted)
         failing = len({d.span.file for d in shown} | {q.path for q in p.problems})
         print(f"statechart build: {len(shown) + len(p.problems)} error(s) in {failing} "
               "file(s); nothing written")
@@ -104,9 +106,9 @@ def run(args: argparse.Namespace) -> int:
     if args.check:
         changes = build.stale(p, on_wait=waiting)
         for rel, kind, diff in changes:
-            sys.stdout.write(diff)
+            sys.stdout.write(colour.unified_diff(diff, painted))
             print(f"{kind:<9} {rel}")
-        _print_problems(p.unavailable)
+        _print_problems(p.unavailable, painted)
         if changes:
             print(f"statechart build --check: {len(changes)} output(s) out of date; run "
                   f"`{_command(args)}` and commit the result")
@@ -128,13 +130,15 @@ def run(args: argparse.Namespace) -> int:
     if p.unavailable:
         # Reported after the writes: the outputs that could be made are written, and the
         # build still fails, so that CI never takes a missing or old picture for a fresh one.
-        _print_problems(p.unavailable)
+        _print_problems(p.unavailable, painted)
         print(f"statechart build: could not make {unmade}; left as it was (every other output "
               "is written)")
         return 1
     return 0
 
 
-def _print_problems(problems: list[build.Problem]) -> None:
+def _print_problems(problems: list[build.Problem], painted: bool = False) -> None:
     for problem in problems:
-        print(f"{inert(problem.path)}: error[build]: {inert(problem.message)}")
+        print(f"{paint(inert(problem.path) + ':', 'location', painted)} "
+              f"{paint('error', 'error', painted)}[{paint('build', 'rule', painted)}]: "
+              f"{inert(problem.message)}")

@@ -6,7 +6,7 @@ import argparse
 import os
 import sys
 
-from statechart.cli import missing_paths
+from statechart.cli import colour, missing_paths
 from statechart.report import REPORTERS, inert
 
 
@@ -18,6 +18,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "Actions; env STATECHART_OUTPUT_FORMAT)")
     parser.add_argument("--strict", action="store_true",
                         help="warnings fail the check too (exit 1)")
+    colour.add_argument(parser)
 
 
 def output_format(requested: str | None) -> str:
@@ -56,7 +57,8 @@ def run(args: argparse.Namespace) -> int:
                 sources[file] = read_spec(file).decode("utf-8-sig", "replace")
             except (OSError, SpecFileError):
                 pass
-    sys.stdout.write(REPORTERS[fmt](diagnostics, sources))
+    sys.stdout.write(colour.report(REPORTERS, fmt, diagnostics, sources,
+                                   colour.enabled(args.color, sys.stdout)))
     errors = sum(d.severity == "error" for d in diagnostics)
     warnings = len(diagnostics) - errors
     if fmt == "full" and not diagnostics:

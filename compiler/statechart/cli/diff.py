@@ -16,7 +16,7 @@ import tempfile
 from dataclasses import replace
 from pathlib import Path
 
-from statechart.cli import missing_paths
+from statechart.cli import colour, missing_paths
 from statechart.cli.check import output_format
 from statechart.diagnostics import Diagnostic, Span
 from statechart.diff import Change, diff_specs
@@ -39,6 +39,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--format", choices=list(REPORTERS), default=None,
                         help="output format (default: full; `github` in GitHub Actions; "
                              "env STATECHART_OUTPUT_FORMAT)")
+    colour.add_argument(parser)
 
 
 class _Usage(StatechartError):
@@ -202,7 +203,9 @@ def run(args: argparse.Namespace) -> int:
     # is the same line twice, shown once.
     diagnostics = list(dict.fromkeys(result.diagnostics))
     fmt = output_format(args.format)
-    sys.stdout.write(REPORTERS[fmt](diagnostics, result.sources if fmt == "full" else {}))
+    sys.stdout.write(colour.report(REPORTERS, fmt, diagnostics,
+                                   result.sources if fmt == "full" else {},
+                                   colour.enabled(args.color, sys.stdout)))
     if fmt == "full" and not diagnostics:
         what = f"{result.pairs} spec{'s' * (result.pairs != 1)}" if args.against else "the specs"
         print(f"{what} compared: no changes." if result.pairs else

@@ -7,7 +7,7 @@ import sys
 
 import yaml
 
-from statechart.cli import missing_paths
+from statechart.cli import colour, missing_paths
 from statechart.linter import check_file
 from statechart.overlay import resolve
 from statechart.report import concise, inert
@@ -57,6 +57,7 @@ class _Dumper(yaml.SafeDumper):
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("spec", metavar="SPEC", help="a spec file")
+    colour.add_argument(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -64,7 +65,8 @@ def run(args: argparse.Namespace) -> int:
         return 2
     result = check_file(args.spec)
     if result.errors:  # stdout is the resolved YAML only: the problems go to stderr
-        sys.stderr.write(concise(result.errors, {}))
+        sys.stderr.write(concise(result.errors, {},
+                                 colour=colour.enabled(args.color, sys.stderr)))
         return 1
     try:  # `check` read it a moment ago; it can still have been changed or removed since
         raw = read_spec(args.spec)
