@@ -73,20 +73,20 @@ def test_files_are_readable_by_others(project: Path, capsys: pytest.CaptureFixtu
 def test_check_reports_missing_stale_and_orphaned_with_the_command(
         project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = run_cli(capsys, "--check")
-    assert code == 1 and "missing   generated/agent_run.py" in err
-    assert "run `statechart build`" in err and "+++ b/generated/agent_run.py" in out
+    assert code == 1 and "missing   generated/agent_run.py" in out and err == ""
+    assert "run `statechart build`" in out and "+++ b/generated/agent_run.py" in out
     assert not (project / "generated").exists()  # --check writes nothing
     run_cli(capsys)
     spec = project / "specs" / "agent_run.yaml"
     spec.write_text(spec.read_text().replace("The agent is working.", "Working."))
     code, out, err = run_cli(capsys, "--check")
-    assert code == 1 and "stale     generated/agent_run.py" in err
+    assert code == 1 and "stale     generated/agent_run.py" in out
     assert "-    STATE_DESCRIPTIONS" not in out and "+    AgentRunState.running: 'Working.'," in out
     spec.unlink()
     (project / "specs" / "other.yaml").write_text(
         AGENT_RUN.read_text().replace("statechart: agent_run", "statechart: other"))
     code, out, err = run_cli(capsys, "--check")
-    assert code == 1 and "orphaned  generated/agent_run.py" in err
+    assert code == 1 and "orphaned  generated/agent_run.py" in out
 
 
 def test_build_deletes_orphans_but_not_files_without_our_header(
@@ -115,8 +115,9 @@ def test_a_spec_with_errors_builds_nothing_and_keeps_old_outputs(
         AGENT_RUN.read_text().replace("statechart: agent_run", "statechart: new"))
     code, out, err = run_cli(capsys)
     assert code == 1
-    assert "specs/agent_run.yaml:" in out and ": error[unknown-state]: " in out
-    assert "nothing written" in err
+    assert "error[unknown-state]: " in out and "--> specs/agent_run.yaml:" in out
+    assert "= help: did you mean `running`?" in out
+    assert "nothing written" in out and err == ""
     assert {p: p.read_bytes() for p in (project / "generated").iterdir()} == before
 
 
@@ -189,7 +190,7 @@ def test_a_diagram_that_cannot_be_laid_out_fails_the_build_but_the_rest_is_writt
     code, out, err = run_cli(capsys, "--check")
     assert code == 1 and "Traceback" not in out + err
     assert error in out and reason in out
-    assert "stale     generated/agent_run.py" in err and "up to date" not in out
+    assert "stale     generated/agent_run.py" in out and "up to date" not in out
 
     code, out, err = run_cli(capsys)
     assert code == 1 and "Traceback" not in out + err
@@ -198,7 +199,7 @@ def test_a_diagram_that_cannot_be_laid_out_fails_the_build_but_the_rest_is_writt
     assert "'Working.'" in (project / "generated" / "agent_run.py").read_text()
     assert "Working." in (project / "docs" / "specs" / "agent_run.md").read_text()
     assert svg.read_bytes() == old_svg  # the previous picture stays; not an orphan either
-    assert "docs/specs/agent_run.svg" in err and "left as" in err
+    assert "docs/specs/agent_run.svg" in out and "left as" in out
 
 
 def test_a_failed_write_leaves_the_old_file_and_no_temp(
@@ -280,10 +281,10 @@ def test_renaming_a_spec_makes_its_old_outputs_orphans(
     run_cli(capsys)
     spec = project / "specs" / "agent_run.yaml"
     spec.write_text(spec.read_text().replace("statechart: agent_run", "statechart: renamed"))
-    code, _, err = run_cli(capsys, "--check")
+    code, out, _ = run_cli(capsys, "--check")
     assert code == 1
-    assert "orphaned  generated/agent_run.py" in err
-    assert "orphaned  generated/agent_run.schema.json" in err
+    assert "orphaned  generated/agent_run.py" in out
+    assert "orphaned  generated/agent_run.schema.json" in out
     code, out, _ = run_cli(capsys)
     assert code == 0 and "deleted   generated/agent_run.py" in out
     assert sorted(p.name for p in (project / "generated").iterdir()) == [
@@ -310,7 +311,7 @@ def test_a_subset_build_keeps_every_spec_of_its_folder_in_the_index(
     (project / "specs" / "agent_run.yaml").write_text("statechart: agent_run\nstates: [\n")
     code, out, err = run_cli(capsys, "specs/np.yaml")
     assert code == 0 and "docs/specs/index.md" not in out and "agent_run" not in out
-    assert "docs-index" in err and index.read_text() == full
+    assert "docs-index" in out and index.read_text() == full
 
 
 def _too_big_to_lay_out(path: Path) -> None:
@@ -359,8 +360,8 @@ def test_the_layout_bound_is_configurable(project: Path, monkeypatch: pytest.Mon
     page = (project / "docs" / "specs" / "agent_run.md").read_text()
     assert "No Graphviz drawing: 26 transitions exceed the layout bound of 20" in page
     if how == "option":  # the command --check asks to rerun keeps the bound
-        code, _, err = run_cli(capsys, "--check", "--layout-max-transitions", "25")
-        assert code == 1 and "run `statechart build --layout-max-transitions 25`" in err
+        code, out, _ = run_cli(capsys, "--check", "--layout-max-transitions", "25")
+        assert code == 1 and "run `statechart build --layout-max-transitions 25`" in out
 
 
 def test_a_bad_layout_setting_is_a_usage_error(project: Path, monkeypatch: pytest.MonkeyPatch,

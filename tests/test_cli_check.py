@@ -30,8 +30,8 @@ def test_specs_folder_passes(capsys: pytest.CaptureFixture[str],
                              monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(ROOT)
     code, out, err = run(capsys, "check")
-    assert (code, out) == (0, "")
-    assert "no problems" in err
+    assert (code, err) == (0, "")
+    assert "no problems" in out
 
 
 def test_full_format_shows_source_line_caret_and_help(capsys: pytest.CaptureFixture[str]) -> None:

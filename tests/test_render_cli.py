@@ -185,7 +185,7 @@ def test_resolve_errors_are_escaped(capsys: pytest.CaptureFixture[str], tmp_path
     spec = _hostile_spec(tmp_path, state=r"a\e]52;c;aGVsbG8=\a\u202E")
     code = main(["resolve", str(spec)])
     out, err = capsys.readouterr()
-    assert code == 1 and "error[invalid-name]" in out
+    assert code == 1 and "error[invalid-name]" in err and out == ""
     assert _raw(out) == [] and _raw(err) == []
 
 

@@ -12,7 +12,6 @@ from urllib.parse import quote
 
 from statechart import __version__
 from statechart.diagnostics import Diagnostic
-from statechart.rules import RULES
 
 Sources = dict[str, str]  # file -> text, for snippets (absent when a file could not be read)
 Reporter = Callable[[Sequence[Diagnostic], Sources], str]
@@ -30,6 +29,27 @@ def inert(text: str) -> str:
     )
 
 
+# The colours of the human formats (`full`, `concise`), as SGR parameters. These constants are
+# the only escape sequences a reporter writes: spec text goes through `inert` first, so a
+# sequence in a spec is shown as `<U+001B>`, never sent, coloured or not.
+# `statechart.cli.colour` decides whether to colour (--color, NO_COLOR, FORCE_COLOR, a TTY).
+STYLES = {
+    "error": "1;31",     # bold red
+    "warning": "1;33",   # bold yellow
+    "rule": "1",         # bold
+    "location": "36",    # cyan
+    "help": "1;36",      # bold cyan
+    "added": "32",       # a diff's + line (build --check)
+    "removed": "31",     # a diff's - line
+    "hunk": "36",        # a diff's @@ line
+}
+
+
+def paint(text: str, style: str, colour: bool) -> str:
+    """`text` in the style's colour when `colour`, else as it is."""
+    return f"\x1b[{STYLES[style]}m{text}\x1b[0m" if colour and text else text
+
+
 def uri_reference(path: str) -> str:
     """A file path as a URI reference (SARIF's `artifactLocation.uri`, a Markdown link):
     POSIX separators, every character but unreserved ones and `/` percent-encoded, so that a
@@ -45,15 +65,20 @@ def _inert_all(d: Diagnostic) -> Diagnostic:
     return Diagnostic(d.rule, d.severity, inert(d.message), d.span, inert(d.help))
 
 
-def concise(diagnostics: Sequence[Diagnostic], sources: Sources) -> str:
+def _header(d: Diagnostic, colour: bool) -> str:
+    return f"{paint(d.severity, d.severity, colour)}[{paint(d.rule, 'rule', colour)}]: {d.message}"
+
+
+def concise(diagnostics: Sequence[Diagnostic], sources: Sources, colour: bool = False) -> str:
     diagnostics = [_inert_all(d) for d in diagnostics]
     return "".join(
-        f"{inert(d.span.file)}:{d.span.line}:{d.span.column}: {d.severity}[{d.rule}]: {d.message}\n"
+        paint(f"{inert(d.span.file)}:{d.span.line}:{d.span.column}:", "location", colour)
+        + f" {_header(d, colour)}\n"
         for d in diagnostics
     )
 
 
-def _snippet(d: Diagnostic, sources: Sources) -> list[str]:
+def _snippet(d: Diagnostic, sources: Sources, colour: bool = False) -> list[str]:
     text = sources.get(d.span.file)
     if text is None:
         return []
@@ -74,22 +99,26 @@ def _snippet(d: Diagnostic, sources: Sources) -> list[str]:
     return [
         f"{' ' * width} |",
         f"{d.span.line} | {display}",
-        f"{' ' * width} | {' ' * (column - 1)}{'^' * length}",
+        f"{' ' * width} | {' ' * (column - 1)}{paint('^' * length, d.severity, colour)}",
     ]
 
 
-def full(diagnostics: Sequence[Diagnostic], sources: Sources) -> str:
+def full(diagnostics: Sequence[Diagnostic], sources: Sources, summary: bool = True,
+         colour: bool = False) -> str:
+    """Each diagnostic with its location, snippet (when its file is in `sources`) and help;
+    then the count, unless `summary` is False (a command that writes its own)."""
     out: list[str] = []
     for d in map(_inert_all, diagnostics):
-        out.append(f"{d.severity}[{d.rule}]: {d.message}")
-        out.append(f"  --> {inert(d.span.file)}:{d.span.line}:{d.span.column}")
-        out.extend("  " + s for s in _snippet(d, sources))
+        out.append(_header(d, colour))
+        where = f"{inert(d.span.file)}:{d.span.line}:{d.span.column}"
+        out.append(f"  --> {paint(where, 'location', colour)}")
+        out.extend("  " + s for s in _snippet(d, sources, colour))
         if d.help:
-            out.append(f"  = help: {d.help}")
+            out.append(f"  = {paint('help:', 'help', colour)} {d.help}")
         out.append("")
     errors = sum(d.severity == "error" for d in diagnostics)
     warnings = len(diagnostics) - errors
-    if diagnostics:
+    if diagnostics and summary:
         out.append(f"Found {errors} error{'s' * (errors != 1)} and "
                    f"{warnings} warning{'s' * (warnings != 1)}.")
     return "\n".join(out) + ("\n" if out else "")
@@ -123,6 +152,8 @@ def github(diagnostics: Sequence[Diagnostic], sources: Sources) -> str:
 
 
 def sarif(diagnostics: Sequence[Diagnostic], sources: Sources) -> str:
+    from statechart.rules import RULES  # the rules import the loader: only when needed
+
     rules = [
         {"id": rule_id, "shortDescription": {"text": (m.__doc__ or "").strip().splitlines()[0]},
          "helpUri": f"{RULES_URL}#{rule_id}",

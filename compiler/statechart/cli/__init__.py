@@ -1,7 +1,10 @@
 """The command line: parses arguments, calls the core, prints, and picks the exit code.
 
-Subcommands are modules in this package, registered in `COMMANDS`; each has `HELP`,
-`add_arguments(parser)` and `run(args) -> int`. Exit codes: 0 ok, 1 problems found,
+Subcommands are modules in this package, registered in `COMMANDS` with their one-line help;
+each has `add_arguments(parser)` and `run(args) -> int`. Only the module of the command that
+runs is imported (`--version` and `--help` import none), and each imports the compiler
+(YAML, Jinja, the rules) inside `run`, so that `statechart check --help` starts as fast as
+argparse does. Exit codes: 0 ok, 1 problems found,
 2 usage error (argparse's own code), which includes a PATH that does not exist
 (`missing_paths`, the same in every command and output format). An OS error is a message on
 stderr and exit 1, never a traceback.
@@ -15,18 +18,32 @@ import os
 import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from types import ModuleType
 
 from statechart import __version__
 from statechart.report import inert
 
-COMMANDS: dict[str, str] = {
-    "check": "statechart.cli.check",
-    "build": "statechart.cli.build",
-    "render": "statechart.cli.render",
-    "schema": "statechart.cli.schema",
-    "rule": "statechart.cli.rule",
-    "diff": "statechart.cli.diff",
-    "resolve": "statechart.cli.resolve",
+# name -> (module, one-line help). The help is here, not in the module, so that listing the
+# commands imports none of them.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "check": ("statechart.cli.check",
+              "check spec files or folders (default: specs/) and report every problem"),
+    "build": ("statechart.cli.build",
+              "check specs (default: specs/) and write generated/NAME.py, NAME.schema.json and "
+              "docs; --check only verifies they are up to date"),
+    "render": ("statechart.cli.render",
+               "draw a spec as DOT, SVG, PNG or Mermaid (optionally marking a run's current "
+               "state)"),
+    "schema": ("statechart.cli.schema",
+               "print the JSON Schema of the spec format (for editors)"),
+    "rule": ("statechart.cli.rule",
+             "print the documentation of a rule (all rules with --all, a list without ID)"),
+    "diff": ("statechart.cli.diff",
+             "compare two versions of a spec (or every spec changed since a git ref) and report "
+             "each change as breaking or safe for stored runs and callers"),
+    "resolve": ("statechart.cli.resolve",
+                "print the resolved YAML of a spec that extends another (overlay merged onto "
+                "its base)"),
 }
 
 
@@ -54,29 +71,42 @@ def missing_paths(command: str, paths: Iterable[str], *, files: bool = False,
     return bad
 
 
-def _parser(modules: dict[str, object]) -> argparse.ArgumentParser:
+def _command_name(argv: list[str]) -> str | None:
+    """The command argparse will pick: the first argument that is not an option (the top-level
+    options, `--version` and `--help`, take no value)."""
+    for arg in argv:
+        if arg == "--":
+            continue
+        if not arg.startswith("-"):
+            return arg if arg in COMMANDS else None
+    return None
+
+
+def _parser(name: str | None) -> tuple[argparse.ArgumentParser, ModuleType | None]:
+    """The parser, with the arguments of command `name` only (its module imported); every other
+    command is listed with its help and no arguments, as it would be parsed only if chosen."""
     parser = argparse.ArgumentParser(
         prog="statechart",
         description="Validate, render and compile YAML statechart specs.",
     )
     parser.add_argument("--version", action="version", version=f"statechart {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for name, module in modules.items():
-        sub_parser = sub.add_parser(name, help=module.HELP, description=module.HELP)  # type: ignore[attr-defined]
-        module.add_arguments(sub_parser)  # type: ignore[attr-defined]
-    return parser
+    module: ModuleType | None = None
+    for command, (path, help_text) in COMMANDS.items():
+        sub_parser = sub.add_parser(command, help=help_text, description=help_text)
+        if command == name:
+            module = importlib.import_module(path)
+            module.add_arguments(sub_parser)
+    return parser, module
 
 
 def main(argv: list[str] | None = None) -> int:
-    modules: dict[str, object] = {}
-    for name, path in COMMANDS.items():
-        try:
-            modules[name] = importlib.import_module(path)
-        except ImportError:  # a command whose module is not part of this installation
-            continue
-    args = _parser(modules).parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser, module = _parser(_command_name(argv))
+    args = parser.parse_args(argv)
+    assert module is not None  # argparse exits on a command that is not in COMMANDS
     try:
-        return int(modules[args.command].run(args))  # type: ignore[attr-defined]
+        return int(module.run(args))
     except KeyboardInterrupt:
         print("statechart: interrupted", file=sys.stderr)
         return 130

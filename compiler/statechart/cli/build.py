@@ -18,11 +18,8 @@ import sys
 from collections.abc import Callable
 
 from statechart import build, writes
-from statechart.cli import missing_paths
-from statechart.report import concise, inert
-
-HELP = ("check specs (default: specs/) and write generated/NAME.py, NAME.schema.json and docs; "
-        "--check only verifies they are up to date")
+from statechart.cli import colour, missing_paths
+from statechart.report import full, inert, paint
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -33,6 +30,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "stale or orphaned (for CI)")
     parser.add_argument("-q", "--quiet", action="store_true",
                         help="print only files that change")
+    colour.add_argument(parser)
     add_layout_arguments(parser)
 
 
@@ -88,16 +86,18 @@ def run(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 2
     diagnostics = p.diagnostics
+    painted = colour.enabled(args.color, sys.stdout)
     if not p.ok:
         shown = [d for d in diagnostics if d.severity == "error"]
-        sys.stdout.write(concise(shown, {}))
-        _print_problems(p.problems)
+        # With their help ("did you mean"): the pre-commit hook shows this output.
+        sys.stdout.write(full(shown, {}, summary=False, colour=painted))
+        _print_problems(p.problems, painted)
         failing = len({d.span.file for d in shown} | {q.path for q in p.problems})
         print(f"statechart build: {len(shown) + len(p.problems)} error(s) in {failing} "
-              "file(s); nothing written", file=sys.stderr)
+              "file(s); nothing written")
         return 1
     for note in p.notes:
-        print(f"statechart build: {inert(note)}", file=sys.stderr)
+        print(f"statechart build: {inert(note)}")
     unmade = " ".join(inert(q.output or q.path) for q in p.unavailable)
     def waiting() -> None:
         print(f"statechart build: waiting for another build in {inert(str(p.root))} to finish",
@@ -106,15 +106,14 @@ def run(args: argparse.Namespace) -> int:
     if args.check:
         changes = build.stale(p, on_wait=waiting)
         for rel, kind, diff in changes:
-            sys.stdout.write(diff)
-            print(f"{kind:<9} {rel}", file=sys.stderr)
-        _print_problems(p.unavailable)
+            sys.stdout.write(colour.unified_diff(diff, painted))
+            print(f"{kind:<9} {rel}")
+        _print_problems(p.unavailable, painted)
         if changes:
             print(f"statechart build --check: {len(changes)} output(s) out of date; run "
-                  f"`{_command(args)}` and commit the result", file=sys.stderr)
+                  f"`{_command(args)}` and commit the result")
         if p.unavailable:
-            print(f"statechart build --check: could not make, so could not compare: {unmade}",
-                  file=sys.stderr)
+            print(f"statechart build --check: could not make, so could not compare: {unmade}")
         if changes or p.unavailable:
             return 1
         if not args.quiet:
@@ -131,13 +130,15 @@ def run(args: argparse.Namespace) -> int:
     if p.unavailable:
         # Reported after the writes: the outputs that could be made are written, and the
         # build still fails, so that CI never takes a missing or old picture for a fresh one.
-        _print_problems(p.unavailable)
+        _print_problems(p.unavailable, painted)
         print(f"statechart build: could not make {unmade}; left as it was (every other output "
-              "is written)", file=sys.stderr)
+              "is written)")
         return 1
     return 0
 
 
-def _print_problems(problems: list[build.Problem]) -> None:
+def _print_problems(problems: list[build.Problem], painted: bool = False) -> None:
     for problem in problems:
-        print(f"{inert(problem.path)}: error[build]: {inert(problem.message)}")
+        print(f"{paint(inert(problem.path) + ':', 'location', painted)} "
+              f"{paint('error', 'error', painted)}[{paint('build', 'rule', painted)}]: "
+              f"{inert(problem.message)}")

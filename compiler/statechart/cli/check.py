@@ -6,12 +6,8 @@ import argparse
 import os
 import sys
 
-from statechart.cli import missing_paths
-from statechart.linter import FileResult, check_file, spec_files
+from statechart.cli import colour, missing_paths
 from statechart.report import REPORTERS, inert
-from statechart.spec_file import SpecFileError, read_spec
-
-HELP = "check spec files or folders (default: specs/) and report every problem"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -22,6 +18,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "Actions; env STATECHART_OUTPUT_FORMAT)")
     parser.add_argument("--strict", action="store_true",
                         help="warnings fail the check too (exit 1)")
+    colour.add_argument(parser)
 
 
 def output_format(requested: str | None) -> str:
@@ -36,6 +33,9 @@ def output_format(requested: str | None) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    from statechart.linter import FileResult, check_file, spec_files
+    from statechart.spec_file import SpecFileError, read_spec
+
     paths = args.paths or ["specs"]
     if missing_paths("check", paths):
         return 2
@@ -57,10 +57,10 @@ def run(args: argparse.Namespace) -> int:
                 sources[file] = read_spec(file).decode("utf-8-sig", "replace")
             except (OSError, SpecFileError):
                 pass
-    sys.stdout.write(REPORTERS[fmt](diagnostics, sources))
+    sys.stdout.write(colour.report(REPORTERS, fmt, diagnostics, sources,
+                                   colour.enabled(args.color, sys.stdout)))
     errors = sum(d.severity == "error" for d in diagnostics)
     warnings = len(diagnostics) - errors
     if fmt == "full" and not diagnostics:
-        print(f"{len(results)} spec{'s' * (len(results) != 1)} checked: no problems.",
-              file=sys.stderr)
+        print(f"{len(results)} spec{'s' * (len(results) != 1)} checked: no problems.")
     return 1 if errors or (args.strict and warnings) else 0

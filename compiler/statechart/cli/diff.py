@@ -16,7 +16,7 @@ import tempfile
 from dataclasses import replace
 from pathlib import Path
 
-from statechart.cli import missing_paths
+from statechart.cli import colour, missing_paths
 from statechart.cli.check import output_format
 from statechart.diagnostics import Diagnostic, Span
 from statechart.diff import Change, diff_specs
@@ -25,9 +25,6 @@ from statechart.linter import SPEC_SUFFIXES, check_source
 from statechart.report import inert
 from statechart.spec_file import SpecFileError, read_spec, specs_root
 from statechart_runtime.errors import StatechartError
-
-HELP = ("compare two versions of a spec (or every spec changed since a git ref) and report "
-        "each change as breaking or safe for stored runs and callers")
 
 REPORTERS = diff_reporters()
 
@@ -42,6 +39,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--format", choices=list(REPORTERS), default=None,
                         help="output format (default: full; `github` in GitHub Actions; "
                              "env STATECHART_OUTPUT_FORMAT)")
+    colour.add_argument(parser)
 
 
 class _Usage(StatechartError):
@@ -205,10 +203,12 @@ def run(args: argparse.Namespace) -> int:
     # is the same line twice, shown once.
     diagnostics = list(dict.fromkeys(result.diagnostics))
     fmt = output_format(args.format)
-    sys.stdout.write(REPORTERS[fmt](diagnostics, result.sources if fmt == "full" else {}))
+    sys.stdout.write(colour.report(REPORTERS, fmt, diagnostics,
+                                   result.sources if fmt == "full" else {},
+                                   colour.enabled(args.color, sys.stdout)))
     if fmt == "full" and not diagnostics:
         what = f"{result.pairs} spec{'s' * (result.pairs != 1)}" if args.against else "the specs"
         print(f"{what} compared: no changes." if result.pairs else
-              f"no spec changed since {args.against}.", file=sys.stderr)
+              f"no spec changed since {args.against}.")
     return 1 if any(d.severity == "error" for d in diagnostics) else 0
 

@@ -6,14 +6,13 @@ import argparse
 import sys
 from pathlib import Path
 
-from statechart.cli import missing_paths
+from statechart.cli import colour, missing_paths
 from statechart.cli.build import add_layout_arguments
 from statechart.linter import check_file
 from statechart.model import Spec
 from statechart.render.bounds import LayoutBounds
 from statechart.report import concise, inert
 
-HELP = "draw a spec as DOT, SVG, PNG or Mermaid (optionally marking a run's current state)"
 FORMATS = ("svg", "png", "dot", "mermaid")
 
 
@@ -34,6 +33,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="mark the configuration stored in a run record (JSON with "
                              "`configuration` or `status`)")
     add_layout_arguments(parser, timeout="--timeout")
+    colour.add_argument(parser)
 
 
 def _error(message: str, code: int = 2) -> int:
@@ -54,7 +54,8 @@ def run(args: argparse.Namespace) -> int:
         return 2
     result = check_file(args.spec)
     if result.errors or result.spec is None:
-        sys.stderr.write(concise(result.errors, {}))
+        sys.stderr.write(concise(result.errors, {},
+                                 colour=colour.enabled(args.color, sys.stderr)))
         print(f"statechart render: {inert(args.spec)} has errors; fix them first "
               "(`statechart check` explains each)", file=sys.stderr)
         return 1

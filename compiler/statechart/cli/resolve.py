@@ -7,14 +7,12 @@ import sys
 
 import yaml
 
-from statechart.cli import missing_paths
+from statechart.cli import colour, missing_paths
 from statechart.linter import check_file
 from statechart.overlay import resolve
 from statechart.report import concise, inert
 from statechart.spec_file import SpecFileError, read_spec
 from statechart.yaml_source import MAP_TAG, SEQ_TAG, STR_TAG, load_bytes
-
-HELP = "print the resolved YAML of a spec that extends another (overlay merged onto its base)"
 
 
 def _acted_on(text: str) -> bool:
@@ -59,14 +57,16 @@ class _Dumper(yaml.SafeDumper):
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("spec", metavar="SPEC", help="a spec file")
+    colour.add_argument(parser)
 
 
 def run(args: argparse.Namespace) -> int:
     if missing_paths("resolve", [args.spec], files=True):
         return 2
     result = check_file(args.spec)
-    if result.errors:
-        sys.stdout.write(concise(result.errors, {}))
+    if result.errors:  # stdout is the resolved YAML only: the problems go to stderr
+        sys.stderr.write(concise(result.errors, {},
+                                 colour=colour.enabled(args.color, sys.stderr)))
         return 1
     try:  # `check` read it a moment ago; it can still have been changed or removed since
         raw = read_spec(args.spec)

@@ -7,8 +7,6 @@ import sys
 
 from statechart.rules import RULES, documentation
 
-HELP = "print the documentation of a rule (all rules with --all, a list without ID)"
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("rule_id", nargs="?", metavar="ID", help="a rule id, e.g. trap-state")

@@ -7,8 +7,6 @@ import json
 
 from statechart.spec_format import json_schema
 
-HELP = "print the JSON Schema of the spec format (for editors)"
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     pass
