@@ -92,7 +92,7 @@ class Machine(StateMachine):
         """Put the configuration back to `names` (after a failed event) and drop anything the
         failure left queued; nothing runs."""
         self._engine.clear()
-        if [s.id for s in self.configuration] != list(names):
+        if [s.value for s in self.configuration] != list(names):
             states = self.states_map
             self.configuration = OrderedSet(states[name] for name in names)
 
@@ -100,4 +100,4 @@ class Machine(StateMachine):
 def number_states(machine_class: type[Machine], chart: Chart) -> None:
     """Give every state of the class its document-order number from the spec (see above)."""
     for state in machine_class.states_map.values():
-        state.document_order = chart.order[state.id] + 1
+        state.document_order = chart.order[state.value] + 1
