@@ -146,3 +146,16 @@ def test_python_names_are_unique_and_never_clash() -> None:
     taken = {"send", "state_send", "on_hold"}
     mapped = names.python_names(["send", "on_hold"], "state", names.member_needs_mapping, taken)
     assert mapped == {"send": "state_send_", "on_hold": "state_on_hold"}
+
+
+@pytest.mark.parametrize("case", ["api_names", "python_keywords"])
+def test_hostile_names_once_refused_now_build_and_run(case: str, tmp_path: Path) -> None:
+    text = (ROOT / "tests" / "hostile" / f"{case}.yaml").read_text("utf-8")
+    spec = checked_text(text)
+    assert spec is not None
+    module = import_source(generate(spec)["generated/hostile.py"], tmp_path, case)
+    run = module.Hostile(run_id="h")
+    for event in (["start", "states", "x"] if case == "api_names" else ["start", "None"]):
+        run.send(event)
+    assert run.is_terminated and run.status.value == "done"
+    assert [s.event.value for s in run.record.history][-1] in ("x", "None")

@@ -72,6 +72,14 @@ class Machine(StateMachine):
     validate_trap_states = False
     validate_final_reachability = False
 
+    def __setattr__(self, name: str, value: Any) -> None:
+        # python-statemachine refuses an instance attribute named like a state's *value* (it
+        # means to protect the state attributes, whose names are ids). A generated machine's
+        # values are the spec's names (`model`, `configuration`) and any state id that would
+        # clash with the library's own attributes is mapped (`state_model`), so nothing is lost
+        # by skipping the check, and a state may be named like an attribute the library sets.
+        object.__setattr__(self, name, value)
+
     def _get_engine(self) -> Any:
         return _Engine(self)
 

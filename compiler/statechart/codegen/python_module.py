@@ -24,12 +24,10 @@ import string
 import textwrap
 
 import statechart_runtime
-from statechart import __version__, semantics
+from statechart import __version__, names, semantics
 from statechart.codegen import CodegenError
 from statechart.codegen._jinja import Ident, Lit, entry, environment, py
 from statechart.model import Spec, State, Transition
-
-from statechart import names
 from statechart.outputs import header_lines
 
 
