@@ -159,3 +159,9 @@ def test_hostile_names_once_refused_now_build_and_run(case: str, tmp_path: Path)
         run.send(event)
     assert run.is_terminated and run.status.value == "done"
     assert [s.event.value for s in run.record.history][-1] in ("x", "None")
+
+
+def test_the_frozen_keyword_list_covers_this_python() -> None:
+    import keyword
+
+    assert set(keyword.kwlist) <= names.PYTHON_KEYWORDS

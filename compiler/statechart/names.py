@@ -15,7 +15,6 @@ a spec in tests/hostile/ that `check` must refuse.
 
 from __future__ import annotations
 
-import keyword
 import re
 import unicodedata
 from collections.abc import Callable, Iterable
@@ -98,8 +97,18 @@ def suggestion(name: str) -> str:
     return out[:64].rstrip("_") or "name"
 
 
+# Python's keywords, frozen so that the generated code does not depend on the Python version
+# that builds it. Soft keywords (`match`, `case`, `type`) are valid names and are not mapped.
+PYTHON_KEYWORDS = frozenset({
+    "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class",
+    "continue", "def", "del", "elif", "else", "except", "finally", "for", "from", "global", "if",
+    "import", "in", "is", "lambda", "nonlocal", "not", "or", "pass", "raise", "return", "try",
+    "while", "with", "yield",
+})
+
+
 def is_python_reserved(name: str) -> bool:
-    return keyword.iskeyword(name) or keyword.issoftkeyword(name)
+    return name in PYTHON_KEYWORDS
 
 
 def member_needs_mapping(name: str) -> bool:
