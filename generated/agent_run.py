@@ -226,7 +226,7 @@ class AgentRunStep(_api.Step[AgentRunEvent, AgentRunState]):
 
 @dataclasses.dataclass
 class AgentRunRecord(_api.Record):
-    """The persisted state of one run. JSON keys are the attribute names.
+    """The persisted state of one run. JSON keys are the spec's field names.
 
     Unset fields are None in Python and absent from JSON. `from_dict`/`from_json` refuse a
     record that this spec could not have produced, naming the field at fault.

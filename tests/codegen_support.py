@@ -70,8 +70,13 @@ def sample(module: ModuleType, annotation: str) -> Any:
     return next(iter(enum_class))
 
 
+def method_name(module: ModuleType, event: str) -> str:
+    """The facade method of `event`: its name, or the Python name the module maps it to."""
+    return module._SPEC.event_ids.get(event, event)  # type: ignore[no-any-return]
+
+
 def event_kwargs(module: ModuleType, run: Any, event: str) -> dict[str, Any]:
-    method = getattr(type(run), event)
+    method = getattr(type(run), method_name(module, event))
     return {name: sample(module, ann) for name, ann in method.__annotations__.items()
             if name != "return"}
 
@@ -107,7 +112,7 @@ def walk(module: ModuleType, schema: jsonschema.Draft202012Validator, steps: int
             break
         event = rng.choice(list(events)).value
         try:
-            getattr(run, event)(**event_kwargs(module, run, event))
+            getattr(run, method_name(module, event))(**event_kwargs(module, run, event))
         except refusals:
             assert record_configuration(run) == psm_configuration(run)
             continue

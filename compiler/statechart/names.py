@@ -1,18 +1,23 @@
-"""Which names a spec may use: the single list that the checker and the code generators share.
+"""Which names a spec may use, and the Python names the generated code gives them: the single
+list that the checker and the code generators share.
 
-Names become Python identifiers in generated code (class attributes, enum members, keyword
-arguments, methods), so they are checked here once, and the generators trust them.
-The hazards: non-ASCII identifiers, which Python NFKC-normalises (`ᴺone` becomes the name
-`None`, `ﬁnal` becomes `final`, so two spec names could become one attribute); names that
-shadow python-statemachine's API (`send`, `model`, `states`); and the prefixes that
-python-statemachine calls as hooks by convention (`on_<event>`). Each has a spec in
-tests/hostile/ (unicode_normalisation.yaml, api_names.yaml) that `check` must refuse.
+A spec's names stay its names wherever a user sees them (enum values, record JSON, history,
+docs, `run.send("on_hold")`, messages). Only Python identifiers are mapped (docs/generated-code.md,
+"Names"): a name that would be a keyword, shadow python-statemachine's API (`send`, `model`,
+`states`) or the generated classes' own (`record`, `status`), or start with a prefix that
+python-statemachine calls as a hook by convention (`on_<event>`, `error_<x>`), gets a Python name
+`<kind>_<name>` (`state_send`, `event_on_hold`, `guard_after_review`, `field_class`), made
+unique against every name of the spec. What stays refused cannot be represented: non-ASCII
+identifiers, which Python NFKC-normalises (`ᴺone` becomes the name `None`, `ﬁnal` becomes
+`final`, so two spec names could become one), and text that is no identifier at all. Each has
+a spec in tests/hostile/ that `check` must refuse.
 """
 
 from __future__ import annotations
 
-import keyword
 import re
+import unicodedata
+from collections.abc import Callable, Iterable
 
 # \Z, not $: `$` also matches before a final newline, and "agent\n" is not a name.
 IDENTIFIER = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,63}\Z")
@@ -48,6 +53,18 @@ GENERATED_NAMES = frozenset({
 
 CALLBACK_PREFIXES = ("on_", "before_", "after_", "error_", "done_state_", "done_invoke_")
 
+# The run facade's own API (statechart_runtime.run.Run) and the machine's (Machine), which a
+# facade method (event, guard, action) or a machine attribute (state, event) must not hide;
+# `prepare_event` is a convention callback without a prefix.
+RUNTIME_NAMES = frozenset({
+    "send", "restore", "status", "configuration", "is_terminated", "record", "machine",
+    "clock", "has_tag", "allowed_events", "run_exit_actions", "reset_to", "prepare_event",
+})
+
+# Prefix of the Python name of each kind of name that needs one.
+KIND_PREFIX = {"state": "state_", "event": "event_", "guard": "guard_", "action": "action_",
+               "field": "field_", "value": "value_"}
+
 # Record fields become attributes of the generated record class and keyword arguments of the
 # event methods; enum values, states and events become enum members.
 RECORD_METHODS = ("to_dict", "from_dict", "to_json", "from_json")
@@ -67,21 +84,68 @@ def identifier_problem(name: str) -> str | None:
     if not IDENTIFIER.match(name):
         return ("is not an identifier (a letter, then letters, digits or `_`; "
                 "at most 64 characters)")
-    if keyword.iskeyword(name) or keyword.issoftkeyword(name) or name == "type":
-        return "is a Python keyword"
     return None
+
+
+def suggestion(name: str) -> str:
+    """A representable name derived from `name`, for a hint: ASCII letters of its NFKD form
+    (`ﬁnal` -> `final`, `café` -> `cafe`), other characters as `_`, a letter first."""
+    ascii_name = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode()
+    out = re.sub(r"[^A-Za-z0-9_]+", "_", ascii_name).strip("_")
+    if not out or not out[0].isalpha():
+        out = "n_" + out
+    return out[:64].rstrip("_") or "name"
+
+
+# Python's keywords, frozen so that the generated code does not depend on the Python version
+# that builds it. Soft keywords (`match`, `case`, `type`) are valid names and are not mapped.
+PYTHON_KEYWORDS = frozenset({
+    "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class",
+    "continue", "def", "del", "elif", "else", "except", "finally", "for", "from", "global", "if",
+    "import", "in", "is", "lambda", "nonlocal", "not", "or", "pass", "raise", "return", "try",
+    "while", "with", "yield",
+})
+
+
+def is_python_reserved(name: str) -> bool:
+    return name in PYTHON_KEYWORDS
+
+
+def member_needs_mapping(name: str) -> bool:
+    """Whether a state, event, guard or action needs a Python name other than its own (it
+    becomes a machine attribute, a facade method and an enum member)."""
+    return (is_python_reserved(name) or name in STATEMACHINE_NAMES or name in GENERATED_NAMES
+            or name in RUNTIME_NAMES or name.startswith(CALLBACK_PREFIXES))
+
+
+def field_needs_mapping(name: str) -> bool:
+    """Whether a record field needs an attribute (and keyword argument) name of its own."""
+    return is_python_reserved(name) or name in RESERVED_FIELDS
+
+
+def enum_member_needs_mapping(name: str) -> bool:
+    """Whether a state, event or enum value needs an enum member name other than its own."""
+    return is_python_reserved(name) or name in RESERVED_ENUM_VALUES
+
+
+def python_names(names: Iterable[str], kind: str, needs: Callable[[str], bool],
+                 taken: set[str]) -> dict[str, str]:
+    """{name: its Python name} for the `names` that `needs` mapping: `<kind>_<name>`, with `_`
+    appended while that is in `taken` (every name of the namespace, and the Python names given
+    so far, which are added to it). Deterministic: it depends on the names and their order."""
+    out: dict[str, str] = {}
+    for name in names:
+        if name in out or not needs(name):
+            continue
+        mapped = KIND_PREFIX[kind] + name
+        while mapped in taken or needs(mapped):
+            mapped += "_"
+        taken.add(mapped)
+        out[name] = mapped
+    return out
 
 
 def member_problem(name: str) -> str | None:
-    """Why `name` cannot be a state, event, guard or action (a member of the machine class)."""
-    reason = identifier_problem(name)
-    if reason:
-        return reason
-    if name in STATEMACHINE_NAMES:
-        return "would shadow python-statemachine's API in the generated class"
-    if name in GENERATED_NAMES:
-        return "is used by the generated class itself"
-    if name.startswith(CALLBACK_PREFIXES):
-        return (f"starts with `{name.split('_')[0]}_`, which python-statemachine treats as a "
-                "callback convention")
-    return None
+    """Why `name` cannot be a state, event, guard or action, or None when it can (a name that
+    clashes in Python is mapped, not refused: see `python_names`)."""
+    return identifier_problem(name)

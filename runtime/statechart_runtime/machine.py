@@ -72,6 +72,14 @@ class Machine(StateMachine):
     validate_trap_states = False
     validate_final_reachability = False
 
+    def __setattr__(self, name: str, value: Any) -> None:
+        # python-statemachine refuses an instance attribute named like a state's *value* (it
+        # means to protect the state attributes, whose names are ids). A generated machine's
+        # values are the spec's names (`model`, `configuration`) and any state id that would
+        # clash with the library's own attributes is mapped (`state_model`), so nothing is lost
+        # by skipping the check, and a state may be named like an attribute the library sets.
+        object.__setattr__(self, name, value)
+
     def _get_engine(self) -> Any:
         return _Engine(self)
 
@@ -92,7 +100,7 @@ class Machine(StateMachine):
         """Put the configuration back to `names` (after a failed event) and drop anything the
         failure left queued; nothing runs."""
         self._engine.clear()
-        if [s.id for s in self.configuration] != list(names):
+        if [s.value for s in self.configuration] != list(names):
             states = self.states_map
             self.configuration = OrderedSet(states[name] for name in names)
 
@@ -100,4 +108,4 @@ class Machine(StateMachine):
 def number_states(machine_class: type[Machine], chart: Chart) -> None:
     """Give every state of the class its document-order number from the spec (see above)."""
     for state in machine_class.states_map.values():
-        state.document_order = chart.order[state.id] + 1
+        state.document_order = chart.order[state.value] + 1

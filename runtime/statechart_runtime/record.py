@@ -72,8 +72,8 @@ class Record:
         data["lastTransitionAt"] = time_text(record.lastTransitionAt)
         data["history"] = [step.to_dict() for step in record.history]
         data["counts"] = dict(record.counts)
-        for field in spec.codec.types:
-            value = getattr(self, field)
+        for field, attr in spec.attrs.items():
+            value = getattr(self, attr)
             if value is not None:
                 data[field] = spec.codec.to_json(field, value)
         return data
@@ -139,7 +139,7 @@ class Record:
         values["counts"] = dict(counts)
         for field in spec.codec.types:
             if field in data:
-                values[field] = spec.codec.from_json(field, data[field])
+                values[spec.attrs[field]] = spec.codec.from_json(field, data[field])
         record = cls(**values)
         check_record(record, cls)
         return record
@@ -172,7 +172,7 @@ def _refuse_deep(data: object, invalid: type[Exception]) -> None:
 
 
 def _state_of(spec: SpecTables, where: str, raw: object) -> Any:
-    members = spec.state_enum.__members__
+    members = spec.states_by_name
     if isinstance(raw, str) and raw in members:
         return members[raw]
     raise spec.invalid(where, f"unknown state {raw!r}")
@@ -185,7 +185,7 @@ def _step_from_dict(cls: type[Record], index: int, raw: object) -> Step[Any, Any
     if not isinstance(raw, dict) or set(raw) != keys:
         raise spec.invalid(where, f"expected an object with keys {sorted(keys)}")
     event = raw["event"]
-    if not isinstance(event, str) or event not in spec.event_enum.__members__:
+    if not isinstance(event, str) or event not in spec.events_by_name:
         raise spec.invalid(where + ".event", f"unknown event {event!r}")
     values = raw["values"]
     if not isinstance(values, dict):
@@ -194,7 +194,7 @@ def _step_from_dict(cls: type[Record], index: int, raw: object) -> Step[Any, Any
         if field not in spec.codec.types:
             raise spec.invalid(f"{where}.values.{field}", "not a field of the record")
         spec.codec.from_json(field, value, f"{where}.values.{field}")
-    return cls._sc_step(spec.event_enum.__members__[event],
+    return cls._sc_step(spec.events_by_name[event],
                         _state_of(spec, where + ".source", raw["source"]),
                         _state_of(spec, where + ".target", raw["target"]),
                         parse_time(where + ".at", raw["at"], spec.invalid), dict(values))
@@ -229,7 +229,7 @@ def check_record(record: Record, record_class: type[Record] | None = None) -> No
     if not isinstance(rec.history, list):
         raise invalid("history", f"expected a list, got {rec.history!r}")
     for field, kind in spec.codec.types.items():
-        value = getattr(record, field)
+        value = getattr(record, spec.attrs[field])
         if value is not None:
             try:
                 spec.codec.to_json(field, value)
@@ -247,11 +247,11 @@ def check_record(record: Record, record_class: type[Record] | None = None) -> No
         raise invalid("counts", f"the history gives {counts}, not {rec.counts}")
     for name in configuration:
         for field in spec.requires.get(name, ()):
-            if getattr(record, field) is None:
+            if getattr(record, spec.attrs[field]) is None:
                 raise invalid(field, f"required while in `{name}`, but not set")
     # Fields are set only by transitions: each holds the last value the history gave it.
-    for field in spec.codec.types:
-        value = getattr(record, field)
+    for field, attr in spec.attrs.items():
+        value = getattr(record, attr)
         if field not in last:
             if value is not None:
                 raise invalid(field, "no step of the history sets it")

@@ -115,7 +115,7 @@ class Run(Generic[R, S, E]):
     @property
     def configuration(self) -> tuple[S, ...]:
         """Every active state, ancestors included, in document order."""
-        members = self._sc_spec.state_enum.__members__
+        members = self._sc_spec.states_by_name
         return tuple(members[name] for name in self._active)
 
     @property
@@ -138,7 +138,7 @@ class Run(Generic[R, S, E]):
         if spec.chart.ended(self._active):
             return ()
         active = set(self._active)
-        return tuple(member for name, member in spec.event_enum.__members__.items()
+        return tuple(member for name, member in spec.events_by_name.items()
                      if not active.isdisjoint(spec.by_event.get(name, ())))
 
     def send(self, event: str | E, **values: Any) -> None:
@@ -148,7 +148,7 @@ class Run(Generic[R, S, E]):
         TypeError."""
         spec = self._sc_spec
         name = event.value if isinstance(event, spec.event_enum) else event
-        if not isinstance(name, str) or name not in spec.event_enum.__members__:
+        if not isinstance(name, str) or name not in spec.events_by_name:
             raise EventNotAccepted(str(name), self._active, ended=False, known=False)
         settable = spec.event_fields.get(name, ())
         for field in values:
@@ -172,11 +172,13 @@ class Run(Generic[R, S, E]):
         flat = spec.flat
         saved = (record.status, None if flat else record.configuration, record.counts,
                  record.lastTransitionAt, len(record.history), self._active)
-        fields = [(f, getattr(record, f)) for f in checked]
+        attrs = spec.attrs
+        fields = [(attrs[f], getattr(record, attrs[f])) for f in checked]
         self._pending = (event, checked)
         self._stepped = False
         try:
-            self.machine.send(event)
+            # The machine's event id: the spec's name unless the module maps it.
+            self.machine.send(spec.event_ids.get(event, event) if spec.event_ids else event)
         except BaseException as exc:
             # All or nothing: the record goes back to what it was, and so does the machine
             # (python-statemachine rolls back only what failed inside a step's actions, not an
@@ -205,15 +207,16 @@ class Run(Generic[R, S, E]):
         contract (raising cancels the step), then updates the record. One function: it runs
         on every event."""
         pending = self._pending
-        if pending is None or self._stepped or trigger != pending[0]:
+        spec = self._sc_spec
+        if pending is None or self._stepped or trigger != (
+                spec.event_ids.get(pending[0], pending[0]) if spec.event_ids else pending[0]):
             raise RuntimeError(f"`{trigger}` was sent to the machine directly: send events "
                                f"through {type(self).__name__}'s methods (after the action "
                                "that is running returns): they keep the run record")
         event, values = pending
-        spec = self._sc_spec
         chart = spec.chart
         record: Any = self.record
-        moves = [(t.source.id, t.target.id) for t in transitions]
+        moves = [(t.source.value, t.target.value) for t in transitions]  # spec names
         entered: list[str] = []
         all_sets: list[tuple[str, ...]] = []
         for source, target in moves:
@@ -236,7 +239,7 @@ class Run(Generic[R, S, E]):
             set_now = {f for sets in all_sets for f in sets}
             for name in configuration:
                 for field in spec.requires.get(name, ()):
-                    if field not in set_now and getattr(record, field) is None:
+                    if field not in set_now and getattr(record, spec.attrs[field]) is None:
                         raise spec.missing(field, f"`{name}` requires it, and `{event}` does "
                                            "not set it")
         at = now(self.clock)
@@ -247,14 +250,15 @@ class Run(Generic[R, S, E]):
                 if name in counts:
                     counts[name] += 1
             record.counts = counts
-        states = spec.state_enum.__members__
+        states = spec.states_by_name
+        attrs = spec.attrs
         step_class = self._sc_record._sc_step
-        event_member = spec.event_enum.__members__[event]
+        event_member = spec.events_by_name[event]
         for (source, target), sets in zip(moves, all_sets, strict=True):
             step_values: dict[str, JsonValue] = {}
             for field in sets:
                 typed, as_json = values[field]
-                setattr(record, field, typed)
+                setattr(record, attrs[field], typed)
                 step_values[field] = as_json
             record.history.append(step_class(event_member, states[source], states[target], at,
                                              step_values))

@@ -22,10 +22,32 @@ Migrations = Mapping[int, tuple[Mapping[str, str], Mapping[str, str | None]]]
 
 
 class SpecTables:
-    __slots__ = ("by_event", "chart", "codec", "compiler", "effects", "event_enum",
-                 "event_fields", "flat",
-                 "initial_counts", "invalid", "limit", "limits", "migrations", "missing", "name",
-                 "requires", "sha256", "state_enum", "tags", "version")
+    __slots__ = (
+        "attrs",
+        "by_event",
+        "chart",
+        "codec",
+        "compiler",
+        "effects",
+        "event_enum",
+        "event_fields",
+        "event_ids",
+        "events_by_name",
+        "flat",
+        "initial_counts",
+        "invalid",
+        "limit",
+        "limits",
+        "migrations",
+        "missing",
+        "name",
+        "requires",
+        "sha256",
+        "state_enum",
+        "states_by_name",
+        "tags",
+        "version",
+    )
 
     def __init__(
         self,
@@ -46,7 +68,12 @@ class SpecTables:
         tags: Mapping[str, tuple[str, ...]] | None = None,  # tag -> the states it is on
         errors: tuple[type[InvalidRecord], type[LimitExceeded], type[MissingField]] = (
             InvalidRecord, LimitExceeded, MissingField),
+        event_ids: Mapping[str, str] | None = None,
+        attrs: Mapping[str, str] | None = None,
     ) -> None:
+        """`event_ids` and `attrs` hold the spec's names that the generated module maps to
+        other Python names (docs/generated-code.md, "Names"): event -> python-statemachine
+        event id, record field -> attribute. Absent names are their own Python names."""
         self.name = name
         self.version = version
         self.sha256 = sha256
@@ -55,6 +82,10 @@ class SpecTables:
         self.flat = all(row[1] is None for row in states)
         self.state_enum: Any = state_enum
         self.event_enum: Any = event_enum
+        # Spec name -> member: a member's name may be a mapped one, its value is the name.
+        self.states_by_name: dict[str, Any] = {m.value: m for m in state_enum}
+        self.events_by_name: dict[str, Any] = {m.value: m for m in event_enum}
+        self.event_ids: dict[str, str] = dict(event_ids or {})
         self.effects: dict[tuple[str, str, str], tuple[str, ...]] = {
             (source, event, target): sets for source, event, target, sets in transitions}
         # event -> state -> targets in document order: what `select` looks at.
@@ -71,6 +102,9 @@ class SpecTables:
         self.codec = FieldCodec(
             {f: t if isinstance(t, str) else "enum" for f, t in fields.items()},
             {f: t for f, t in fields.items() if not isinstance(t, str)}, self.invalid)
+        # Record field -> attribute of the record class (its JSON key is the field's name).
+        self.attrs: dict[str, str] = {f: f for f in fields}
+        self.attrs.update(attrs or {})
         self.limits = dict(limits or {})
         self.requires = dict(requires or {})
         self.migrations = dict(migrations or {})

@@ -1,11 +1,10 @@
 """Code generators: the checked model in, file contents out (see `statechart.outputs`).
 
 Generators are pure and deterministic: the same spec gives the same bytes on every machine.
-They trust the checker (`statechart.linter.check_file`) for everything it checks and refuse,
-with `CodegenError`, the few things it does not: a record field named like the generated
-record's own members (`statechart.names.RESERVED_FIELDS`), a state, event or enum value that
-Python's `enum` refuses as a member name (`RESERVED_ENUM_VALUES`), and a value the templates
-cannot write as a literal (a lone surrogate, a number that is not finite: `_jinja`).
+They trust the checker (`statechart.linter.check_file`) for everything it checks, give names
+that clash in Python their own Python names (`statechart.names`), and refuse, with
+`CodegenError`, a value the templates cannot write as a literal (a lone surrogate, a number that
+is not finite: `_jinja`).
 """
 
 from __future__ import annotations

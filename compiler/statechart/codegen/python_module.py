@@ -24,14 +24,10 @@ import string
 import textwrap
 
 import statechart_runtime
-from statechart import __version__, semantics
+from statechart import __version__, names, semantics
 from statechart.codegen import CodegenError
 from statechart.codegen._jinja import Ident, Lit, entry, environment, py
 from statechart.model import Spec, State, Transition
-
-# `check` refuses these names (rule invalid-name); the generator re-checks them as a last line
-# of defence, since a clash would break the module rather than the spec.
-from statechart.names import RESERVED_ENUM_VALUES, RESERVED_FIELDS
 from statechart.outputs import header_lines
 
 
@@ -71,29 +67,65 @@ def class_names(spec: Spec) -> dict[str, Ident]:
     return {k: Ident(v) for k, v in out.items()}
 
 
-def _refuse_unsupported(spec: Spec) -> None:
-    for f in spec.record:
-        if f.name in RESERVED_FIELDS:
-            raise CodegenError(f"record field `{f.name}` clashes with the generated record "
-                               f"class or its methods; rename it")
-        for value in f.enum:
-            if value in RESERVED_ENUM_VALUES:
-                raise CodegenError(f"enum value `{value}` of `{f.name}` cannot be an enum "
-                                   "member in Python; rename it")
-    for s in spec.states.values():
-        if s.name in RESERVED_ENUM_VALUES:
-            raise CodegenError(f"state `{s.name}` cannot be an enum member in Python")
-    for e in spec.events():
-        if e in RESERVED_ENUM_VALUES:
-            raise CodegenError(f"event `{e}` cannot be an enum member in Python")
+class PythonNames:
+    """The Python names of the spec's names (statechart.names, docs/generated-code.md "Names"):
+    each table holds only the names that are mapped; any other name is its own Python name."""
+
+    def __init__(self, spec: Spec) -> None:
+        guards = [t.guard for t in spec.transitions() if t.guard]
+        actions = [a for s in spec.states.values() for a in (*s.entry, *s.exit)]
+        members = [*spec.states, *spec.events(), *guards, *actions]
+        taken = set(members)
+        # One namespace: the machine's attributes and the facade's methods never meet a
+        # mapped name of another kind.
+        self.states = names.python_names(spec.states, "state", names.member_needs_mapping,
+                                         taken)
+        self.events = names.python_names(spec.events(), "event", names.member_needs_mapping,
+                                         taken)
+        self.guards = names.python_names(guards, "guard", names.member_needs_mapping, taken)
+        self.actions = names.python_names(actions, "action", names.member_needs_mapping,
+                                          taken)
+        fields = [f.name for f in spec.record]
+        self.fields = names.python_names(fields, "field", names.field_needs_mapping,
+                                         {*fields, *names.RECORD_BUILTINS})
+        self.values = {f.name: names.python_names(f.enum, "value",
+                                                  names.enum_member_needs_mapping,
+                                                  set(f.enum)) for f in spec.record}
+
+    def state(self, name: str) -> Ident:
+        return Ident(self.states.get(name, name))
+
+    def event(self, name: str) -> Ident:
+        return Ident(self.events.get(name, name))
+
+    def guard(self, name: str) -> Ident:
+        return Ident(self.guards.get(name, name))
+
+    def action(self, name: str) -> Ident:
+        return Ident(self.actions.get(name, name))
+
+    def field(self, name: str) -> Ident:
+        return Ident(self.fields.get(name, name))
+
+    def state_member(self, name: str) -> Ident:
+        """The state's enum member: its own name unless Python's enum refuses it."""
+        return self.state(name) if names.enum_member_needs_mapping(name) else Ident(name)
+
+    def event_member(self, name: str) -> Ident:
+        return self.event(name) if names.enum_member_needs_mapping(name) else Ident(name)
+
+    def value_member(self, field: str, value: str) -> Ident:
+        return Ident(self.values[field].get(value, value))
 
 
-def _state_path(spec: Spec, name: str) -> str:
-    return ".".join(reversed([name, *spec.ancestors(name)]))
+def _state_path(spec: Spec, pn: PythonNames, name: str) -> str:
+    return ".".join(reversed([pn.state(n) for n in (name, *spec.ancestors(name))]))
 
 
-def _state_kwargs(spec: Spec, state: State) -> list[tuple[Ident, object]]:
+def _state_kwargs(spec: Spec, pn: PythonNames, state: State) -> list[tuple[Ident, object]]:
     kwargs: list[tuple[Ident, object]] = []
+    if state.name in pn.states:  # the runtime knows a state by its value: the spec's name
+        kwargs.append((Ident("value"), py(state.name)))
     parent = spec.states[state.parent] if state.parent else None
     is_initial = (state.name == spec.initial) if parent is None else (
         parent.kind == "compound" and parent.initial == state.name)
@@ -102,21 +134,22 @@ def _state_kwargs(spec: Spec, state: State) -> list[tuple[Ident, object]]:
     if state.kind == "final":
         kwargs.append((Ident("final"), py(True)))
     if state.entry:
-        kwargs.append((Ident("enter"), py(list(state.entry))))
+        kwargs.append((Ident("enter"), py([pn.action(a) for a in state.entry])))
     if state.exit:
-        kwargs.append((Ident("exit"), py(list(state.exit))))
+        kwargs.append((Ident("exit"), py([pn.action(a) for a in state.exit])))
     return kwargs
 
 
 # The machine class gets one `a.to(b, event=...)` statement per transition: a long
 # `a.to(b) | c.to(d) | ...` chain overflows Python's compiler recursion limit on big specs.
-def _machine_body(spec: Spec) -> list[tuple[int, str, Ident, list[tuple[Ident, object]]]]:
+def _machine_body(spec: Spec, pn: PythonNames
+                  ) -> list[tuple[int, str, Ident, list[tuple[Ident, object]]]]:
     """(depth, kind, name, kwargs) in document order, for the template's nested classes."""
-    return [(s.depth, s.kind, Ident(s.name), _state_kwargs(spec, s))
+    return [(s.depth, s.kind, pn.state(s.name), _state_kwargs(spec, pn, s))
             for s in spec.states.values()]
 
 
-def _events(spec: Spec) -> list[dict[str, object]]:
+def _events(spec: Spec, pn: PythonNames, classes: dict[str, Ident]) -> list[dict[str, object]]:
     """Per event: the facade method's keyword arguments and docstring."""
     field_types = {f.name: f for f in spec.record}
     by_event: dict[str, list[Transition]] = {}
@@ -132,12 +165,14 @@ def _events(spec: Spec) -> list[dict[str, object]]:
         moves = sorted({f"{t.source} -> {t.target}" for t in ts})
         text = "Moves: " + ", ".join(moves) + "."
         out.append({
-            "name": Ident(event),
-            "args": [(Ident(f), field_types[f].type, Ident(f) if field_types[f].type == "enum"
-                      else None, f in required) for f in fields],
+            "name": pn.event(event),
+            "member": pn.event_member(event),
+            "spec_name": py(event),
+            "args": [(pn.field(f), field_types[f].type, classes.get("enum:" + f),
+                      f in required) for f in fields],
             "doc": docstring(text, 8),
             "description": " ".join(dict.fromkeys(docs)),
-            "call_values": Lit("{" + ", ".join(f"{py(f)}: {f}" for f in fields) + "}"
+            "call_values": Lit("{" + ", ".join(f"{py(f)}: {pn.field(f)}" for f in fields) + "}"
                                if fields else "None"),
         })
     return out
@@ -156,7 +191,7 @@ def docstring(text: str, indent: int, width: int = 100) -> Lit:
     return Lit('"""' + body + '"""')
 
 
-def _tables(spec: Spec) -> dict[str, object]:
+def _tables(spec: Spec, pn: PythonNames) -> dict[str, object]:
     """The spec's data for `_SPEC`: one literal row per state and per distinct transition
     (same-key alternatives merged: the fields set are their union)."""
     by_key: dict[tuple[str, str, str], list[str]] = {}
@@ -177,7 +212,10 @@ def _tables(spec: Spec) -> dict[str, object]:
                                              if s.limit}) else None,
         "requires": requires,
         "tags": tags,
-        "initial_configuration": [Ident(n) for n in semantics.initial_configuration(spec)],
+        "initial_configuration": [pn.state_member(n)
+                                  for n in semantics.initial_configuration(spec)],
+        "event_ids": [(py(k), py(v)) for k, v in pn.events.items()],
+        "attrs": [(py(k), py(v)) for k, v in pn.fields.items()],
         "migrations": [(py(m.from_version), py({old: new for old, new, _ in m.states}),
                         py({old: new for old, new, _ in m.fields}))
                        for m in sorted(spec.migrations, key=lambda m: m.from_version)],
@@ -185,26 +223,29 @@ def _tables(spec: Spec) -> dict[str, object]:
 
 
 def render(spec: Spec) -> str:
-    _refuse_unsupported(spec)
     classes = class_names(spec)
+    pn = PythonNames(spec)
     context = {
         "spec": spec,
         "header": header_lines(spec),
         "C": classes,
-        "states": [(Ident(s.name), s.description) for s in spec.states.values()],
-        "event_names": [Ident(e) for e in spec.events()],
-        "fields": [(Ident(f.name), f.type, classes.get("enum:" + f.name), f.description,
-                    [Ident(v) for v in f.enum]) for f in spec.record],
-        "machine": _machine_body(spec),
-        "transitions": [(Ident(_state_path(spec, t.source)), Ident(_state_path(spec, t.target)),
-                         py(t.event), Ident(t.guard) if t.guard else None)
+        "states": [(pn.state_member(s.name), py(s.name), s.description)
+                   for s in spec.states.values()],
+        "event_names": [(pn.event_member(e), py(e)) for e in spec.events()],
+        "fields": [(pn.field(f.name), f.name, f.type, classes.get("enum:" + f.name),
+                    f.description, [(pn.value_member(f.name, v), py(v)) for v in f.enum])
+                   for f in spec.record],
+        "machine": _machine_body(spec, pn),
+        "transitions": [(Ident(_state_path(spec, pn, t.source)),
+                         Ident(_state_path(spec, pn, t.target)),
+                         py(pn.event(t.event)), py(pn.guard(t.guard)) if t.guard else None)
                         for t in spec.transitions()],
-        "events": _events(spec),
-        "guards": [Ident(g) for g in dict.fromkeys(t.guard for t in spec.transitions()
-                                                     if t.guard)],
-        "actions": [Ident(a) for a in dict.fromkeys(
+        "events": _events(spec, pn, classes),
+        "guards": [pn.guard(g) for g in dict.fromkeys(t.guard for t in spec.transitions()
+                                                        if t.guard)],
+        "actions": [pn.action(a) for a in dict.fromkeys(
             a for s in spec.states.values() for a in (*s.entry, *s.exit))],
-        "initial_top": Ident(spec.initial),
+        "initial_top": pn.state_member(spec.initial),
         "module_doc": docstring(f"The `{spec.name}` statechart, version {spec.version}: a "
                                 "typed python-statemachine class and its run record. "
                                 "Generated; see DESCRIPTION for the spec's own words.", 0),
@@ -213,7 +254,7 @@ def render(spec: Spec) -> str:
         "field_types": {f.type for f in spec.record},
         "api_version": py(statechart_runtime.API_VERSION),
         "compiler": py(f"statechart-compiler {__version__}"),
-        **_tables(spec),
+        **_tables(spec, pn),
     }
     return environment().get_template("python_module.py.j2").render(context)
 

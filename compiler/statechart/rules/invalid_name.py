@@ -1,24 +1,28 @@
-"""A name cannot be used in generated code.
+"""A name cannot be represented in generated code.
 
-What: the spec's name, a state, event, guard, action, tag or record field name is not a plain
-ASCII identifier, is a Python keyword, would clash with python-statemachine's API or the
-generated class (`send`, `model`, `states`, `record`, ...), starts with a callback prefix
-(`on_`, `before_`, `after_`, ...), or is used twice for different things (a state and an event
-with one name, a guard named like an event).
+What: the spec's name, a state, event, guard, action, tag, record field or enum value name is
+not a plain ASCII identifier (a letter, then letters, digits or `_`; at most 64 characters), a
+record field is named like a built-in key of every run record (`status`, `history`, ...), or
+one name is used for different things (a state and an event with one name, a guard named like
+an event).
 
-Why: names become attributes, methods, enum members and keyword arguments of the generated
-module. Non-ASCII names can normalise to other names (`ﬁnal` is `final`, `ᴺone` is `None`), a
-state named `send` breaks the machine, and a guard named like an event fires that event when
-python-statemachine evaluates it.
+Why: names become attributes, methods, enum members and JSON keys. Non-ASCII names can
+normalise to other names in Python (`ﬁnal` is `final`, `ᴺone` is `None`), so two spec names
+could become one attribute; a field named `status` would be a second `status` key in the
+record's JSON; a state, an event, a guard and an action share the machine's namespace. Other
+names are fine, even those that clash in Python (`class`, `send`, `on_hold`, `error_handling`,
+`state`, `record`): the generated code gives them Python names of their own (`state_class`,
+`event_on_hold`, ...; see docs/generated-code.md, "Names") and keeps the spec's name
+everywhere else.
 
 Example:
 
     states:
-      class: {}           # invalid-name: `class` is a Python keyword
-      send: {}            # invalid-name: would shadow python-statemachine's API
+      ﬁnal: {}            # invalid-name: contains non-ASCII characters
+      in review: {}       # invalid-name: is not an identifier
 
-Fix: rename it; snake_case names such as `in_review` always work. The spec's own name must be
-lower snake_case (it names the generated module), and not `index` (the docs page of every
+Fix: use the name the hint derives from yours (`final`, `in_review`). The spec's own name must
+be lower snake_case (it names the generated module), and not `index` (the docs page of every
 spec, `docs/specs/index.md`, has that name).
 """
 
@@ -33,7 +37,7 @@ PHASE = "model"
 
 def _bad(what: str, name: str, reason: str, span: Span) -> Check:
     yield problem(ID, SEVERITY, span, f"{what} `{name}` {reason}",
-                  "rename it to a plain snake_case identifier, for example `in_review`")
+                  f"rename it, for example to `{names.suggestion(name)}`")
 
 
 def _article(word: str) -> str:
@@ -90,15 +94,14 @@ def check(spec: Spec, graph: Graph) -> Check:
                     yield from _bad("tag", name, reason, span)
     for field in spec.record:
         reason = names.identifier_problem(field.name)
-        if reason is None and field.name in names.RECORD_BUILTINS:
-            reason = "is a built-in field of every run record"
-        if reason is None and field.name in names.RESERVED_FIELDS:
-            reason = "is used by the generated record class"
         if reason:
             yield from _bad("record field", field.name, reason, field.span)
+        elif field.name in names.RECORD_BUILTINS:
+            yield problem(ID, SEVERITY, field.span,
+                          f"record field `{field.name}` is a built-in key of every run record "
+                          "(its JSON would have two)",
+                          f"rename it, for example to `{field.name}Value`")
         for value in field.enum:
             reason = names.identifier_problem(value)
-            if reason is None and value in names.RESERVED_ENUM_VALUES:
-                reason = "cannot be a Python enum member"
             if reason:
                 yield from _bad(f"enum value of `{field.name}`", value, reason, field.span)

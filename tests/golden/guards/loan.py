@@ -116,7 +116,7 @@ class LoanStep(_api.Step[LoanEvent, LoanState]):
 
 @dataclasses.dataclass
 class LoanRecord(_api.Record):
-    """The persisted state of one run. JSON keys are the attribute names.
+    """The persisted state of one run. JSON keys are the spec's field names.
 
     Unset fields are None in Python and absent from JSON. `from_dict`/`from_json` refuse a
     record that this spec could not have produced, naming the field at fault.

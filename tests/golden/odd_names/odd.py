@@ -1,5 +1,5 @@
 # Generated from spec.yaml by statechart-compiler 0.2.0. DO NOT EDIT.
-# Source sha256: 246df62d861d750ad2186b4d65d4c0e2c37be63d4568c73c8e06c8c21182d4ea
+# Source sha256: 87744d7beca1bc36a66654e07d8412fbb7cb1a1637c07fda09ac691a5be1f8a0
 # Regenerate with: statechart build
 """The `odd` statechart, version 1: a typed python-statemachine class and its run record.
 Generated; see DESCRIPTION for the spec's own words."""
@@ -25,7 +25,7 @@ from statechart_runtime import api as _api  # noqa: E402
 
 SPEC_NAME: _Final = 'odd'
 SPEC_VERSION: _Final = 1
-SPEC_SHA256: _Final = '246df62d861d750ad2186b4d65d4c0e2c37be63d4568c73c8e06c8c21182d4ea'
+SPEC_SHA256: _Final = '87744d7beca1bc36a66654e07d8412fbb7cb1a1637c07fda09ac691a5be1f8a0'
 DESCRIPTION: _Final = (
     'Odd but legal: """ quotes \'\'\' and \\ backslashes,\n a '
     'newline, a bare \r return, \u2028 a line separator,\ttabs, '
@@ -37,6 +37,7 @@ class OddState(enum.Enum):
     """Every state, nested ones included, in document order."""
 
     State = 'State'
+    send = 'send'
     Enum = 'Enum'
     Any = 'Any'
     Optional = 'Optional'
@@ -48,6 +49,8 @@ class OddEvent(enum.Enum):
 
     int = 'int'
     json = 'json'
+    on_hold = 'on_hold'
+    error_handling = 'error_handling'
     dataclass = 'dataclass'
     float = 'float'
     list_ = 'list_'
@@ -63,6 +66,14 @@ class OddFinal(enum.Enum):
     upper = 'upper'
     Any = 'Any'
     TypeAlias = 'TypeAlias'
+
+
+class OddClass(enum.Enum):
+    'The values of the record field `class`.'
+
+    value_mro = 'mro'
+    value_class = 'class'
+    on_hold = 'on_hold'
 
 
 STATE_DESCRIPTIONS: _Final[_Mapping[OddState, str]] = {
@@ -95,6 +106,7 @@ _bool: _TypeAlias = bool
 _datetime: _TypeAlias = _dt.datetime
 _OddState: _TypeAlias = OddState
 _OddFinal: _TypeAlias = OddFinal
+_OddClass: _TypeAlias = OddClass
 
 # The spec as data; statechart_runtime derives the rest (entry and exit sets, selection).
 _SPEC: _Final = _api.SpecTables(
@@ -105,6 +117,7 @@ _SPEC: _Final = _api.SpecTables(
     # (state, parent, kind, initial child), in document order
     states=(
         ('State', None, 'atomic', None),
+        ('send', None, 'atomic', None),
         ('Enum', None, 'compound', 'Any'),
         ('Any', 'Enum', 'atomic', None),
         ('Optional', 'Enum', 'atomic', None),
@@ -115,6 +128,8 @@ _SPEC: _Final = _api.SpecTables(
     transitions=(
         ('State', 'int', 'Enum', ('str', 'dict')),
         ('State', 'json', 'Final_', ('datetime', 'Final')),
+        ('State', 'on_hold', 'send', ('class', 'to_dict')),
+        ('send', 'error_handling', 'State', ()),
         ('Enum', 'dataclass', 'Final_', ('dataclasses', 'OddState')),
         ('Any', 'float', 'Optional', ()),
         ('Optional', 'list_', 'Any', ()),
@@ -129,8 +144,20 @@ _SPEC: _Final = _api.SpecTables(
         'dataclasses': 'boolean',
         'Final': OddFinal,
         'OddState': 'string',
+        'class': OddClass,
+        'to_dict': 'integer',
     },
     errors=(OddInvalidRecord, OddLimitExceeded, OddMissingField),
+    # Names mapped in Python (docs/generated-code.md, "Names"): event -> machine event id
+    event_ids={
+        'on_hold': 'event_on_hold',
+        'error_handling': 'event_error_handling',
+    },
+    # record field -> attribute (its JSON key is the field's name)
+    attrs={
+        'class': 'field_class',
+        'to_dict': 'field_to_dict',
+    },
 )
 
 
@@ -142,7 +169,7 @@ class OddStep(_api.Step[OddEvent, OddState]):
 
 @dataclasses.dataclass
 class OddRecord(_api.Record):
-    """The persisted state of one run. JSON keys are the attribute names.
+    """The persisted state of one run. JSON keys are the spec's field names.
 
     Unset fields are None in Python and absent from JSON. `from_dict`/`from_json` refuse a
     record that this spec could not have produced, naming the field at fault.
@@ -168,6 +195,8 @@ class OddRecord(_api.Record):
     Final: _OddFinal | None = None
     OddState: _str | None = _field(default=None, metadata={
         "description": 'named like the generated class'})
+    field_class: _OddClass | None = None
+    field_to_dict: _int | None = None
 
 
 check_record: _Final = _api.record_checker(OddRecord)
@@ -178,6 +207,7 @@ class OddMachine(_api.Machine):
     run record, and refuses events sent to its `machine` directly."""
 
     State = _api.State(initial=True, enter=['property'])
+    state_send = _api.State(value='send', enter=['action_record'])
 
     class Enum(_api.State.Compound, exit=['classmethod']):
         Any = _api.State(initial=True)
@@ -186,6 +216,8 @@ class OddMachine(_api.Machine):
 
     State.to(Enum, event='int')
     State.to(Final_, event='json')
+    State.to(state_send, event='event_on_hold', cond='guard_after_review')
+    state_send.to(State, event='event_error_handling')
     Enum.to(Final_, event='dataclass')
     Enum.Any.to(Enum.Optional, event='float')
     Enum.Optional.to(Enum.Any, event='list_')
@@ -208,6 +240,14 @@ class Odd(_api.Run[OddRecord, OddState, OddEvent]):
         """Moves: State -> Final_."""
         self._fire('json', {'datetime': datetime, 'Final': Final})
 
+    def event_on_hold(self, *, field_class: _OddClass, field_to_dict: _int) -> None:
+        """Moves: State -> send."""
+        self._fire('on_hold', {'class': field_class, 'to_dict': field_to_dict})
+
+    def event_error_handling(self) -> None:
+        """Moves: send -> State."""
+        self._fire('error_handling', None)
+
     def dataclass(self, *, dataclasses: _bool, OddState: _str) -> None:
         """Moves: Enum -> Final_."""
         self._fire('dataclass', {'dataclasses': dataclasses, 'OddState': OddState})
@@ -224,7 +264,16 @@ class Odd(_api.Run[OddRecord, OddState, OddEvent]):
         """Moves: Optional -> Final_."""
         self._fire('print', None)
 
+    def guard_after_review(self) -> _bool:
+        """Guard. This default lets the transition through: override it in a subclass (a
+        `model=` object's answer is combined with this one by `and`)."""
+        return True
+
     def property(self) -> None:
+        """Entry or exit action. This default does nothing: override it in a subclass (or
+        define it on a `model=` object; both run)."""
+
+    def action_record(self) -> None:
         """Entry or exit action. This default does nothing: override it in a subclass (or
         define it on a `model=` object; both run)."""
 

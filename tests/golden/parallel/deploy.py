@@ -131,7 +131,7 @@ class DeployStep(_api.Step[DeployEvent, DeployState]):
 
 @dataclasses.dataclass
 class DeployRecord(_api.Record):
-    """The persisted state of one run. JSON keys are the attribute names.
+    """The persisted state of one run. JSON keys are the spec's field names.
 
     Unset fields are None in Python and absent from JSON. `from_dict`/`from_json` refuse a
     record that this spec could not have produced, naming the field at fault.
