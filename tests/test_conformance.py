@@ -20,7 +20,14 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-from codegen_support import checked_text, event_kwargs, generate, import_source, parts
+from codegen_support import (
+    checked_text,
+    event_kwargs,
+    generate,
+    import_source,
+    method_name,
+    parts,
+)
 from statemachine.exceptions import TransitionNotAllowed
 
 from statechart_runtime.api import EventNotAccepted
@@ -118,7 +125,7 @@ def _scripted(facade: type, guards: dict[str, bool], actions: list[str]) -> type
 def _send(module: ModuleType, run: Any, event: str) -> bool | str:
     """True if the run took the event, False if it refused it, else the unexpected error."""
     try:
-        getattr(run, event)(**event_kwargs(module, run, event))
+        getattr(run, method_name(module, event))(**event_kwargs(module, run, event))
     except REFUSED:
         return False
     except Exception as exc:  # reported as a mismatch, so the other sequences still run

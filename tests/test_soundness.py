@@ -40,7 +40,14 @@ from typing import Any
 
 import pytest
 import yaml
-from codegen_support import checked_text, event_kwargs, generate, import_source, parts
+from codegen_support import (
+    checked_text,
+    event_kwargs,
+    generate,
+    import_source,
+    method_name,
+    parts,
+)
 from hypothesis import HealthCheck, Phase, assume, given, settings
 from hypothesis import strategies as st
 from statemachine.exceptions import TransitionNotAllowed
@@ -143,7 +150,8 @@ class Walk:
         run = self.run
         before, length = self.configuration(), len(run.record.history)
         try:
-            getattr(run, event)(**event_kwargs(self.module, run, event))
+            getattr(run, method_name(self.module, event))(
+                **event_kwargs(self.module, run, event))
         except self.refusals:
             assert (self.configuration(), len(run.record.history)) == (before, length), event
             return False
