@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from codegen_support import checked_text, generate, import_source
+from test_soundness import PAR_NEVER
 
 from statechart.linter import check_source
 from statechart.render.highlight import active_configuration
@@ -70,17 +71,6 @@ states:
       r2: {initial: b1, states: {b1: {on: {y: b2}}, b2: {final: true}}}
 """
 
-PAR_NEVER = """\
-statechart: par_never
-version: 1
-initial: x
-states:
-  x: {on: {go: a1}}
-  p: {parallel: true, states: {ra: {initial: a1, states: {a1: {on: {finish: end}}}},
-                               rb: {initial: b1, states: {b1: {on: {finish: end}}}}}}
-  end: {final: true}
-rules: [{never: {from: x, to: b1}}]
-"""
 
 
 def _module(text: str, tmp_path: Path) -> Any:

@@ -21,8 +21,8 @@ class RunError(StatechartError):
     """Something a run refused: a bad record, an event it cannot take now, a missing value."""
 
 
-class InvalidRecord(RunError, ValueError):
-    """A run record that this spec could not have produced; `field` is the JSON key at fault."""
+class FieldProblem(RunError):
+    """A problem with one value; `field` names it (a JSON key, `history[3].values.reason`)."""
 
     def __init__(self, field: str, message: str) -> None:
         super().__init__(f"{field}: {message}")
@@ -33,16 +33,12 @@ class InvalidRecord(RunError, ValueError):
         return (type(self), (self.field, self.message))
 
 
-class MissingField(RunError, ValueError):
+class InvalidRecord(FieldProblem, ValueError):
+    """A run record that this spec could not have produced; `field` is the JSON key at fault."""
+
+
+class MissingField(FieldProblem, ValueError):
     """A value a transition sets, or a state requires, was not given."""
-
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__(f"{field}: {message}")
-        self.field = field
-        self.message = message
-
-    def __reduce__(self) -> tuple[object, ...]:
-        return (type(self), (self.field, self.message))
 
 
 class LimitExceeded(RunError, RuntimeError):
