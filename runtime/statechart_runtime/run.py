@@ -87,6 +87,7 @@ class Run(Generic[R, S, E]):
                                        "start from a record that sets it")
             record = self._sc_record(runId=run_id or uuid.uuid4().hex,
                                      lastTransitionAt=now(self.clock))
+            active = initial
         else:
             if run_id is not None:
                 raise TypeError("run_id comes from the record when one is given")
@@ -95,7 +96,7 @@ class Run(Generic[R, S, E]):
             # Document order, as the engine selects transitions in (see machine.py).
             self._sc_state = active[0] if len(active) == 1 else OrderedSet(active)
         self.record: R = record
-        self._active: tuple[str, ...] = spec.configuration_names(record)
+        self._active: tuple[str, ...] = active
         self.machine: Machine = self._sc_machine(
             model=self, state_field="_sc_state",
             listeners=None if model is None else [model])
