@@ -53,5 +53,37 @@ class LimitExceeded(RunError, RuntimeError):
         return (type(self), (self.state, self.limit))
 
 
+class ConcurrentUpdate(RunError):
+    """A run store refused to save a run: the stored run changed (another process saved it)
+    since this copy was loaded. Load it again and redo the work (`store.fire` does)."""
+
+    def __init__(self, run_id: str, expected: int, found: int) -> None:
+        super().__init__(f"run {run_id!r} was saved by someone else since it was loaded "
+                         f"(loaded at revision {expected}, stored revision is {found})")
+        self.run_id = run_id
+        self.expected = expected
+        self.found = found
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (type(self), (self.run_id, self.expected, self.found))
+
+
+class StoreError(StatechartError):
+    """A run store could not do what was asked: an unknown or unsupported URL, a database of a
+    newer store schema, a run that is not there (`RunNotFound`) or is already there, an
+    idempotency key reused for another event."""
+
+
+class RunNotFound(StoreError, LookupError):
+    """The store holds no run with this id."""
+
+    def __init__(self, run_id: str) -> None:
+        super().__init__(f"no run {run_id!r} in the store")
+        self.run_id = run_id
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (type(self), (self.run_id,))
+
+
 class RuntimeVersionError(StatechartError, ImportError):
     """A generated module was built for a runtime this installation does not provide."""
