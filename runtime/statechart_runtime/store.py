@@ -27,7 +27,7 @@ from typing import Any, TypeVar
 
 from statechart_runtime.errors import ConcurrentUpdate, RunNotFound, StoreError
 from statechart_runtime.run import Run
-from statechart_runtime.values import parse_time
+from statechart_runtime.values import parse_time, utcnow
 
 __all__ = ["SCHEMA_VERSION", "ConcurrentUpdate", "Fired", "HistoryRow", "RunNotFound",
            "SqliteStore", "StoreError", "open_store"]
@@ -201,7 +201,7 @@ class SqliteStore:
                                       (record.runId,)).fetchone()
             if exists:
                 raise StoreError(f"run {record.runId!r} is already in the store")
-            at = _utc_text(_now())
+            at = _utc_text(utcnow())
             self._db.execute(
                 "INSERT INTO runs VALUES (?, ?, ?, 1, ?, 0, '', ?, ?)",
                 (record.runId, run._sc_spec.name, run._sc_spec.version, record.status.value,
@@ -265,7 +265,7 @@ class SqliteStore:
         if row[1] != steps or len(record.history) < steps:  # the history only grows
             raise StoreError(f"run {run_id!r}: the store holds {row[1]} steps, the run was "
                              f"loaded with {steps} and has {len(record.history)}")
-        at = _utc_text(_now())
+        at = _utc_text(utcnow())
         self._db.execute("UPDATE runs SET revision = ?, spec_version = ?, status = ?, "
                          "updated_at = ? WHERE run_id = ? AND revision = ?",
                          (expected + 1, run._sc_spec.version, record.status.value, at, run_id,
@@ -332,7 +332,7 @@ class SqliteStore:
                     if idempotency_key is not None:
                         self._db.execute("INSERT INTO idempotency VALUES (?, ?, ?, ?, ?, ?)",
                                          (run_id, idempotency_key, name, key_values, revision,
-                                          _utc_text(_now())))
+                                          _utc_text(utcnow())))
             except ConcurrentUpdate:
                 # Cannot happen while the write lock is held from load to save; kept so a
                 # store whose load is outside the lock (or a future backend) stays correct.
@@ -412,10 +412,6 @@ def _json_value(spec: Any, field: str, value: Any) -> Any:
         return spec.codec.to_json(field, value)
     except TypeError:  # the event refuses it
         return repr(value)
-
-
-def _now() -> dt.datetime:
-    return dt.datetime.now(dt.UTC)
 
 
 def _utc_text(value: dt.datetime) -> str:
