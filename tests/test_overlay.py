@@ -338,3 +338,34 @@ add:
 def test_add_is_only_allowed_in_an_overlay(tmp_path: Path) -> None:
     specs = write(tmp_path, {"a.yaml": BASE + "add: {states: {x: {}}}\n"})
     assert ("a.yaml", "schema", 23) in [p[:3] for p in found(specs / "a.yaml")]
+
+
+def test_an_overlay_rule_broken_by_the_base_is_reported_at_the_overlay_rule(
+        tmp_path: Path) -> None:
+    specs = write(tmp_path, {"base.yaml": BASE, "team.yaml": """\
+extends: base
+statechart: team
+version: 1
+rules:
+  - id: idle-never-stops
+    never: {from: idle, to: stopped}
+"""})
+    problems = [d for d in check_file(specs / "team.yaml").diagnostics]
+    assert [(Path(d.span.file).name, d.rule, d.span.line) for d in problems] == [
+        ("team.yaml", "rule-violation", 6)]
+    assert "(the transition is at base.yaml:10)" in problems[0].message
+    assert "remove: {transitions: [idle.stop]}" in problems[0].help
+    assert "overlay" in problems[0].help
+
+
+def test_a_base_rule_names_its_file_when_broken_in_the_overlay(tmp_path: Path) -> None:
+    specs = write(tmp_path, {"base.yaml": BASE, "team.yaml": """\
+extends: base
+statechart: team
+states:
+  done:
+    on: {reopen: working}
+"""})
+    violation = [d for d in check_file(specs / "team.yaml").diagnostics
+                 if d.rule == "rule-violation"]
+    assert violation and violation[0].help.endswith("(rule at base.yaml:19)")
