@@ -1,5 +1,5 @@
 # Generated from specs/support_run.yaml by statechart-compiler 0.2.0. DO NOT EDIT.
-# Source sha256: 077e9bb747f988a28d067e8cc73984f397009753d443de229b34b8b299a6a374
+# Source sha256: fc50825e6ea2be5c12865a10d09471264aac53997c9067ffa8472fe707715047
 # Regenerate with: statechart build
 """The `support_run` statechart, version 1: a typed python-statemachine class and its run record.
 Generated; see DESCRIPTION for the spec's own words."""
@@ -25,7 +25,7 @@ from statechart_runtime import api as _api  # noqa: E402
 
 SPEC_NAME: _Final = 'support_run'
 SPEC_VERSION: _Final = 1
-SPEC_SHA256: _Final = '077e9bb747f988a28d067e8cc73984f397009753d443de229b34b8b299a6a374'
+SPEC_SHA256: _Final = 'fc50825e6ea2be5c12865a10d09471264aac53997c9067ffa8472fe707715047'
 DESCRIPTION: _Final = (
     'The agent run lifecycle of the support team: a running '
     'agent may escalate a ticket to a human, who hands it back '

@@ -472,3 +472,50 @@ def test_against_a_ref_finds_added_deleted_and_overlay_specs_whose_names_git_quo
     assert "HEAD:specs/gone é.yaml:1:1: error[spec-removed]" in out
     assert "specs/new é.yaml:1:1: warning[spec-added]" in out
     assert "no spec at" not in out  # the overlay's old base was materialized from the ref
+
+
+OVERLAY_BASE = """\
+statechart: base
+version: 3
+initial: idle
+states:
+  idle: {on: {start: working, stop: stopped}}
+  working: {on: {finish: done, stop: stopped}}
+  done: {final: true}
+  stopped: {final: true}
+"""
+
+
+def test_an_overlay_is_compared_with_its_base(tmp_path: Path,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    # NEW extends OLD: its own name and version are not changes; what it changes is classified.
+    specs = tmp_path / "specs"
+    specs.mkdir()
+    (specs / "base.yaml").write_text(OVERLAY_BASE)
+    (specs / "team.yaml").write_text("""\
+extends: base
+statechart: team
+version: 1
+remove: {transitions: [working.stop]}
+add:
+  states:
+    review: {on: {approve: done}}
+states:
+  working: {on: {finish: review}}
+""")
+    for argv in (["diff", str(specs / "base.yaml"), str(specs / "team.yaml")],
+                 ["diff", "--base", str(specs / "team.yaml")]):
+        assert main([*argv, "--format", "concise"]) == 1
+        out = capsys.readouterr().out
+        kinds = re.findall(r"\[([a-z-]+)\]", out)
+        assert "spec-renamed" not in kinds and "version-not-raised" not in kinds
+        assert "version-lowered" not in kinds
+        assert "state-added" in kinds and "transition-removed" in kinds, out
+    # The real example: only safe additions.
+    assert main(["diff", "--base", str(ROOT / "specs" / "support_run.yaml")]) == 0
+    assert "spec-renamed" not in capsys.readouterr().out
+
+
+def test_diff_base_needs_an_overlay(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["diff", "--base", str(ROOT / "specs" / "agent_run.yaml")]) == 2
+    assert "has no `extends`" in capsys.readouterr().err

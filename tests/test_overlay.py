@@ -75,8 +75,10 @@ states:
     tags: [busy]
     on:
       finish: {target: review}
-  review:
-    on: {approve: done, reject: working}
+add:
+  states:
+    review:
+      on: {approve: done, reject: working}
 """})
     result = check_file(specs / "team.yaml")
     assert result.diagnostics == []
@@ -140,12 +142,13 @@ remove: {states: [stopped], fields: [reason]}
 def test_chains_report_each_file(tmp_path: Path) -> None:
     specs = write(tmp_path, {
         "base.yaml": BASE,
-        "middle.yaml": "extends: base\nstatechart: middle\nstates:\n  extra: {on: {go: nowhere}}\n",
+        "middle.yaml": "extends: base\nstatechart: middle\nadd:\n  states:\n"
+                       "    extra: {on: {go: nowhere}}\n",
         "top.yaml": "extends: middle.yaml\nstatechart: top\nstates:\n  idle: {on: {x: extra}}\n",
     })
     problems = found(specs / "top.yaml")
     assert [(p[0], p[1], p[2]) for p in problems] == [
-        ("middle.yaml", "no-path-to-final", 4), ("middle.yaml", "unknown-state", 4)]
+        ("middle.yaml", "no-path-to-final", 5), ("middle.yaml", "unknown-state", 5)]
     assert "nowhere" in problems[1][3]
 
 
@@ -155,7 +158,7 @@ def test_chains_report_each_file(tmp_path: Path) -> None:
     ({"a.yaml": "extends: nothing\nstatechart: a\n"}, "no spec at"),
     ({"a.yaml": "extends: ../outside.yaml\nstatechart: a\n"}, "points outside"),
     ({"a.yaml": "extends: [x]\nstatechart: a\n"}, "must name a spec"),
-    ({"a.yaml": "extends: base\nstates: {x: {on: {go: done}}}\n", "base.yaml": BASE},
+    ({"a.yaml": "extends: base\nadd: {states: {x: {on: {go: done}}}}\n", "base.yaml": BASE},
      "needs its own `statechart` name"),
     ({"a.yaml": "extends: base\nstatechart: a\nrecord: {reason: {type: integer}}\n",
       "base.yaml": BASE}, "already defined by the base"),
@@ -266,3 +269,103 @@ states:
 """})
     problems = [(p[0], p[1], p[2]) for p in found(specs / "team.yaml") if p[1] == "schema"]
     assert problems == [("team.yaml", "schema", 6), ("team.yaml", "schema", 8)]
+
+
+def test_patching_a_state_the_base_does_not_have_is_an_error(tmp_path: Path) -> None:
+    specs = write(tmp_path, {"base.yaml": BASE.replace("working", "waiting_for_approval"),
+                             "team.yaml": """\
+extends: base
+statechart: team
+states:
+  waiting_for_aproval:
+    on: {finish: stopped}
+"""})
+    result = check_file(specs / "team.yaml")
+    problems = [(Path(d.span.file).name, d.rule, d.span.line, d.message, d.help)
+                for d in result.diagnostics]
+    assert [p[:3] for p in problems] == [("team.yaml", "overlay", 4)]
+    assert "no state `waiting_for_aproval`" in problems[0][3]
+    assert "did you mean `waiting_for_approval`?" in problems[0][4]
+    assert "add:" in problems[0][4]
+
+
+def test_add_declares_new_states_at_the_top_and_nested(tmp_path: Path) -> None:
+    specs = write(tmp_path, {"base.yaml": BASE, "team.yaml": """\
+extends: base
+statechart: team
+states:
+  working:
+    on: {pause: paused}
+add:
+  states:
+    paused:
+      on: {resume: working}
+    working:
+      initial: inner
+      states:
+        inner: {on: {next: other}}
+        other: {}
+"""})
+    problems = [(d.rule, d.span.line, d.message) for d in check_file(specs / "team.yaml").diagnostics]
+    # `working` exists: under `add:` it may only hold new nested states
+    assert problems == [("overlay", 10, "state `working` is already in the base; `add:` "
+                                        "declares new states only")]
+    specs = write(tmp_path, {"team.yaml": """\
+extends: base
+statechart: team
+states:
+  working:
+    initial: inner
+    on: {pause: paused}
+add:
+  states:
+    paused:
+      on: {resume: working}
+    working:
+      states:
+        inner: {on: {next: other}}
+        other: {}
+"""})
+    result = check_file(specs / "team.yaml")
+    assert result.diagnostics == []
+    assert result.spec is not None
+    assert result.spec.states["inner"].parent == "working"
+    assert result.spec.overlay is not None
+    assert ("state-added", "paused") in result.spec.overlay.changes
+    assert ("state-added", "inner") in result.spec.overlay.changes
+
+
+def test_add_is_only_allowed_in_an_overlay(tmp_path: Path) -> None:
+    specs = write(tmp_path, {"a.yaml": BASE + "add: {states: {x: {}}}\n"})
+    assert ("a.yaml", "schema", 23) in [p[:3] for p in found(specs / "a.yaml")]
+
+
+def test_an_overlay_rule_broken_by_the_base_is_reported_at_the_overlay_rule(
+        tmp_path: Path) -> None:
+    specs = write(tmp_path, {"base.yaml": BASE, "team.yaml": """\
+extends: base
+statechart: team
+version: 1
+rules:
+  - id: idle-never-stops
+    never: {from: idle, to: stopped}
+"""})
+    problems = [d for d in check_file(specs / "team.yaml").diagnostics]
+    assert [(Path(d.span.file).name, d.rule, d.span.line) for d in problems] == [
+        ("team.yaml", "rule-violation", 6)]
+    assert "(the transition is at base.yaml:10)" in problems[0].message
+    assert "remove: {transitions: [idle.stop]}" in problems[0].help
+    assert "overlay" in problems[0].help
+
+
+def test_a_base_rule_names_its_file_when_broken_in_the_overlay(tmp_path: Path) -> None:
+    specs = write(tmp_path, {"base.yaml": BASE, "team.yaml": """\
+extends: base
+statechart: team
+states:
+  done:
+    on: {reopen: working}
+"""})
+    violation = [d for d in check_file(specs / "team.yaml").diagnostics
+                 if d.rule == "rule-violation"]
+    assert violation and violation[0].help.endswith("(rule at base.yaml:19)")

@@ -158,9 +158,11 @@ class _Builder:
         if items is None:
             return None
         got = {key: (key_node, value) for key, key_node, value in items}
-        if "remove" in got:
-            self.schema(got["remove"][0], "`remove` is only allowed in a spec with `extends`",
-                        "add `extends: BASE`, or delete `remove`")
+        for only_overlay in ("remove", "add"):
+            if only_overlay in got:
+                self.schema(got[only_overlay][0],
+                            f"`{only_overlay}` is only allowed in a spec with `extends`",
+                            f"add `extends: BASE`, or delete `{only_overlay}`")
         for key in fmt.SPEC_REQUIRED:
             if key not in got:
                 self.schema(root, f"missing required key `{key}`", fmt.SPEC_KEYS[key])

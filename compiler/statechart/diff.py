@@ -99,13 +99,18 @@ class Change:
 
 
 def diff_specs(old: Spec, new: Spec, *, state_renames: Mapping[str, str] | None = None,
-               field_renames: Mapping[str, str | None] | None = None) -> list[Change]:
+               field_renames: Mapping[str, str | None] | None = None,
+               overlay: bool = False) -> list[Change]:
     """Every change from `old` to `new`, sorted by file and position.
 
     `state_renames` / `field_renames` (old name -> new name; a field -> None: dropped) are
     migrations: stored runs are rewritten, so a state or field they cover is not lost. They are
     added to the NEW spec's own `migrations`. Version findings point at NEW's `version` (or,
     in an overlay that inherits it, at its `statechart` name).
+
+    `overlay`: NEW is an overlay of OLD (`extends`), not its next version. What the overlay
+    changes is classified as usual, but its own `statechart` name and its own `version` are
+    not changes: an overlay must have its own name, and its versions count its own runs.
     """
     # An overlay that inherits `version` from its base is pointed at by its own name.
     version_at = new.version_span if new.version_span is not None \
@@ -115,7 +120,9 @@ def diff_specs(old: Spec, new: Spec, *, state_renames: Mapping[str, str] | None 
     fields.update(field_renames or {})
     d = _Differ(old, new, states, fields)
     changes = d.run()
-    if old.version > new.version:
+    if overlay:
+        changes = [c for c in changes if c.kind != "spec-renamed"]
+    elif old.version > new.version:
         changes.append(Change(
             "version-lowered", f"`version` went down from {old.version} to {new.version}",
             version_at, for_runs=True,

@@ -5,9 +5,12 @@ builder and rules as any spec; every node remembers the file it came from (`Merg
 a problem is reported where it was written, in the base or in the overlay.
 
 What an overlay can do, and nothing else (nothing disappears by omission):
-- add states (at the top level, or inside an existing state under its `states:`);
-- change an existing state, wherever it is nested, by naming it: its `on:` events are added or
-  replaced one by one; `tags`, `requires`, `entry`, `exit` are extended; other keys replaced;
+- add states, explicitly, under `add: {states: ...}` (at the top level, or inside an existing
+  state by naming it there with only `states:`);
+- change an existing state, wherever it is nested, by naming it under `states:`: its `on:`
+  events are added or replaced one by one; `tags`, `requires`, `entry`, `exit` are extended;
+  other keys replaced. A name the base does not have is an error (a typo must not silently
+  become a new state);
 - add record fields and rules; replace a base rule by its `id` only where the base marks it
   `overridable: true` (the base's other rules stay in force: an overlay cannot weaken them);
 - remove states, transitions (`STATE.EVENT`), record fields and overridable rules, explicitly,
@@ -21,6 +24,7 @@ from pathlib import Path
 
 import yaml
 
+from statechart.build_model import did_you_mean
 from statechart.diagnostics import Diagnostic
 from statechart.spec_file import SpecFileError, read_spec, specs_root
 from statechart.yaml_source import MAP_TAG, SEQ_TAG, Source, load_bytes, scalar_value, span_of
@@ -135,14 +139,20 @@ class _Resolver:
 
     def merge_states(self, root: yaml.MappingNode, target: yaml.MappingNode,
                      overlay_states: yaml.Node) -> None:
+        """Patch states the base has. A name the base does not have is an error (a typo would
+        otherwise become a new, unreachable state): new states are declared under `add:`."""
         if not isinstance(overlay_states, yaml.MappingNode):
             return  # the builder reports the wrong type
         for k, v in overlay_states.value:
             name = _key(k)
-            where = self.index(root).get(name) if name else None
+            index = self.index(root)
+            where = index.get(name) if name else None
             if where is None:
-                target.value.append((k, v))
-                self.changes.append(Change("state-added", name or "?"))
+                close = did_you_mean(name or "", index)
+                self.error(k, f"the base has no state `{name}` to change",
+                           (close + " " if close else "")
+                           + f"to add a new state, declare it under `add: {{states: {{{name}: "
+                             "...}}}`")
                 continue
             holder, i = where
             key_node, base_value = holder.value[i]
@@ -150,6 +160,40 @@ class _Resolver:
                 base_value = _empty_map(v)
                 holder.value[i] = (key_node, base_value)
             self.patch_state(root, name, base_value, v)  # type: ignore[arg-type]
+
+    def add_states(self, root: yaml.MappingNode, target: yaml.MappingNode,
+                   added: yaml.Node) -> None:
+        """`add: {states: {...}}`: every name is a new state. A name the base has may only be
+        descended into (`add: {states: {running: {states: {paused: ...}}}}`) to add nested
+        states under it."""
+        if not isinstance(added, yaml.MappingNode):
+            return  # the builder reports the wrong type
+        for k, v in added.value:
+            name = _key(k)
+            where = self.index(root).get(name) if name else None
+            if where is None:
+                target.value.append((k, v))
+                self.changes.append(Change("state-added", name or "?"))
+                continue
+            keys = [_key(pk) for pk, _ in v.value] if isinstance(v, yaml.MappingNode) else []
+            nested = _get(v, "states")
+            if keys != ["states"] or nested is None:
+                self.error(k, f"state `{name}` is already in the base; `add:` declares new "
+                              "states only",
+                           f"to change `{name}`, write it under `states:` (not `add:`); to "
+                           f"add states inside it, write `{name}: {{states: {{NEW: ...}}}}` "
+                           "under `add: {states: ...}`")
+                continue
+            holder, i = where
+            key_node, base_value = holder.value[i]
+            if not isinstance(base_value, yaml.MappingNode):
+                base_value = _empty_map(v)
+                holder.value[i] = (key_node, base_value)
+            inner = _get(base_value, "states")
+            if inner is None or not isinstance(inner[1], yaml.MappingNode):
+                inner = (nested[0], _empty_map(nested[1]))
+                _set(base_value, nested[0], inner[1])
+            self.add_states(root, inner[1], nested[1])  # type: ignore[arg-type]
 
     def patch_state(self, root: yaml.MappingNode, name: str, base: yaml.MappingNode,
                     patch: yaml.Node) -> None:
@@ -187,6 +231,23 @@ class _Resolver:
                 changed = True
         if changed:
             self.changes.append(Change("state-changed", name))
+
+    def add(self, root: yaml.MappingNode, added: yaml.Node) -> None:
+        """The overlay's `add:` section: `{states: {NAME: {...}}}`."""
+        if not isinstance(added, yaml.MappingNode):
+            self.error(added, "`add` must be a mapping: {states: {NAME: {...}}}")
+            return
+        for k, v in added.value:
+            if _key(k) != "states":
+                self.error(k, f"unknown key `{_key(k)}` in `add`",
+                           "allowed: `states` (new record fields and rules go under `record:` "
+                           "and `rules:`)")
+                continue
+            top = _get(root, "states")
+            if top is None or not isinstance(top[1], yaml.MappingNode):
+                _set(root, k, _empty_map(v))
+                top = _get(root, "states")
+            self.add_states(root, top[1], v)  # type: ignore[index,arg-type]
 
     # -- removals --------------------------------------------------------------------------
     def remove(self, root: yaml.MappingNode, removal: yaml.Node,
@@ -444,6 +505,9 @@ def _apply(resolver: _Resolver, base: yaml.MappingNode, overlay: Source) -> yaml
     for k, v in root.value:
         key = _key(k)
         if key in ("extends", "remove"):
+            continue
+        if key == "add":
+            resolver.add(base, v)
             continue
         if key == "states":
             top = _get(base, "states")

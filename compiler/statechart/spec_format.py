@@ -24,6 +24,8 @@ SPEC_KEYS = {
                   "states: {old: new}, fields: {old: new}}]`",
     "remove": "what an overlay removes from its base: `{states: [...], transitions: "
               "[STATE.EVENT], fields: [...], rules: [ID]}`",
+    "add": "the new states of an overlay: `{states: {NAME: {...}}}`; `states:` only changes "
+           "states the base has",
 }
 SPEC_REQUIRED = ("statechart", "version", "initial", "states")
 
@@ -167,6 +169,9 @@ def json_schema() -> dict[str, Any]:
             "remove": {"type": "object", "additionalProperties": False, "properties": {
                 k: {"type": "array", "items": {"type": "string"}}
                 for k in ("states", "transitions", "fields", "rules")}},
+            "add": {"type": "object", "additionalProperties": False, "properties": {
+                "states": {"type": "object", "propertyNames": _NAME,
+                           "additionalProperties": {"$ref": "#/$defs/state"}}}},
         }, SPEC_KEYS),
         "required": ["statechart"],
         # An overlay takes the rest from its base.

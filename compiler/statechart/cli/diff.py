@@ -1,4 +1,9 @@
-"""`statechart diff OLD NEW` / `statechart diff --against GIT_REF [PATH ...]`.
+"""`statechart diff OLD NEW` / `statechart diff --against GIT_REF [PATH ...]` /
+`statechart diff --base OVERLAY`.
+
+When NEW is an overlay that extends OLD (or with `--base OVERLAY`, which compares an overlay
+with its base), the diff shows what the overlay changes; the overlay's own name and version
+are not changes (see `diff_specs(overlay=True)`).
 
 Lists every change between spec versions as breaking (error) or safe (warning) for stored runs
 and callers, with the reporters of `check`. Exit 0: nothing breaking; 1: something breaking, or
@@ -22,6 +27,7 @@ from statechart.diagnostics import Diagnostic, Span
 from statechart.diff import Change, diff_specs
 from statechart.diff import reporters as diff_reporters
 from statechart.linter import SPEC_SUFFIXES, check_source
+from statechart.model import Spec
 from statechart.report import inert
 from statechart.spec_file import SpecFileError, read_spec, specs_root
 from statechart_runtime.errors import StatechartError
@@ -36,6 +42,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--against", metavar="GIT_REF",
                         help="compare every spec changed since GIT_REF with its text there "
                              "(working tree against the ref, as `git diff GIT_REF`)")
+    parser.add_argument("--base", metavar="OVERLAY",
+                        help="compare the overlay OVERLAY with the spec it extends: what it "
+                             "changes, breaking or safe")
     parser.add_argument("--format", choices=list(REPORTERS), default=None,
                         help="output format (default: full; `github` in GitHub Actions; "
                              "env STATECHART_OUTPUT_FORMAT)")
@@ -73,7 +82,7 @@ class _Result:
         if old.errors or new.errors or old.spec is None or new.spec is None:
             self.diagnostics.extend(old.errors + new.errors)
         else:
-            for c in diff_specs(old.spec, new.spec):
+            for c in diff_specs(old.spec, new.spec, overlay=_extends(new.spec, old_name)):
                 self.change(c)
         if relabel is not None:
             prefix, label = relabel
@@ -90,6 +99,27 @@ class _Result:
             self.diagnostics.extend(result.errors)
         else:
             self.change(Change("spec-added", "new spec", Span.point(path, 1, 1)))
+
+
+def _extends(spec: Spec, base: str) -> bool:
+    """Whether `spec` is an overlay whose direct base is the file `base`."""
+    if spec.overlay is None or len(spec.overlay.chain) < 2:
+        return False
+    try:
+        return Path(spec.overlay.base).resolve() == Path(base).resolve()
+    except OSError:
+        return False
+
+
+def _base_of(overlay: str) -> str:
+    """The file the overlay at `overlay` extends (`--base`)."""
+    result = check_source(overlay, read_spec(overlay))
+    spec = result.spec
+    if spec is None or spec.overlay is None:
+        if result.errors:
+            raise _Usage(f"{overlay} does not pass `statechart check`: run it first")
+        raise _Usage(f"{overlay} has no `extends`: --base compares an overlay with its base")
+    return spec.overlay.base
 
 
 def _git(*argv: str) -> bytes:
@@ -185,15 +215,22 @@ def run(args: argparse.Namespace) -> int:
                              found_elsewhere=lambda p: _at_ref(args.against, p)):
                 return 2
             _against(args.against, paths, result)
+        elif args.base:
+            if args.paths:
+                raise _Usage("--base takes the overlay only: `statechart diff --base OVERLAY`")
+            if missing_paths("diff", [args.base], files=True):
+                return 2
+            base = _base_of(args.base)
+            result.compare(base, read_spec(base), args.base, read_spec(args.base))
         else:
             if len(args.paths) != 2:
-                raise _Usage("give OLD and NEW, or --against GIT_REF")
+                raise _Usage("give OLD and NEW, --base OVERLAY, or --against GIT_REF")
             if missing_paths("diff", args.paths, files=True):
                 return 2
             old, new = args.paths
             result.compare(old, read_spec(old), new, read_spec(new))
     except _Usage as exc:
-        print(f"usage: statechart diff OLD NEW | --against GIT_REF [PATH ...]\n"
+        print(f"usage: statechart diff OLD NEW | --base OVERLAY | --against GIT_REF [PATH ...]\n"
               f"statechart diff: {exc}", file=sys.stderr)
         return 2
     except (OSError, SpecFileError) as exc:

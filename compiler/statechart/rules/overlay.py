@@ -2,9 +2,10 @@
 
 What: the spec says `extends: BASE` and the base cannot be found, lies outside the specs folder,
 extends back to this spec (a cycle), or cannot be read (not a regular file, over 16 MiB); or
-the overlay tries to redefine a base record field, remove something the base does not have, or
-replace or remove a base rule that is not marked `overridable: true`; or the overlay has no
-`statechart` name of its own.
+the overlay changes (under `states:`) a state the base does not have, adds (under `add:`) a
+state the base already has, tries to redefine a base record field, remove something the base
+does not have, or replace or remove a base rule that is not marked `overridable: true`; or the
+overlay has no `statechart` name of its own.
 
 Why: an overlay is how a team customizes a shared state graph. The platform that owns the base
 relies on its rules staying in force in every customization, and nothing may disappear by

@@ -30,11 +30,13 @@ Fix: remove or redirect the transition on the counter-example path, or change th
 team's intent changed.
 """
 
+import os
+
 from statechart import semantics
 from statechart.diagnostics import Severity
 from statechart.graph import Step, format_path
 from statechart.model import Selector, SpecRule, Transition
-from statechart.rules._base import Check, Graph, Spec, problem
+from statechart.rules._base import Check, Graph, Span, Spec, problem
 
 ID = "rule-violation"
 SEVERITY: Severity = "error"
@@ -122,14 +124,29 @@ def check(spec: Spec, graph: Graph) -> Check:
             entered = semantics.entry_set(spec, t)
             hits = [s for s in entered if s in targets]
             if rule.kind == "never" and hits:
-                yield problem(ID, SEVERITY, t.target_span,
-                              f"{_label(rule)} is broken by `{t.source}` -{t.event}-> "
-                              f"`{t.target}`: {_through(spec, graph, t)}",
-                              f"remove this transition or change its target (rule at line "
-                              f"{rule.span.line})")
+                fix = "remove this transition or change its target"
             elif rule.kind == "only" and source_set.isdisjoint(entered) and not hits:
-                yield problem(ID, SEVERITY, t.target_span,
-                              f"{_label(rule)} is broken by `{t.source}` -{t.event}-> "
-                              f"`{t.target}`: {_through(spec, graph, t)}",
-                              f"target one of {_describe(rule.targets)} instead (rule at line "
-                              f"{rule.span.line})")
+                fix = f"target one of {_describe(rule.targets)} instead"
+            else:
+                continue
+            message = (f"{_label(rule)} is broken by `{t.source}` -{t.event}-> `{t.target}`: "
+                       f"{_through(spec, graph, t)}")
+            own = spec.overlay.chain[0] if spec.overlay is not None else None
+            if own is not None and rule.span.file == own and t.target_span.file != own:
+                # The overlay's own rule, broken by a transition of the base it does not own:
+                # the overlay is what has to change, at its rule.
+                yield problem(ID, SEVERITY, rule.span,
+                              f"{message} (the transition is at {_at(t.target_span)})",
+                              "this overlay's rule does not hold for its base: change the rule, "
+                              f"or in this overlay redirect the transition (`states: "
+                              f"{{{t.source}: {{on: {{{t.event}: ...}}}}}}`) or remove it "
+                              f"(`remove: {{transitions: [{t.source}.{t.event}]}}`)")
+                continue
+            where = f"line {rule.span.line}" if rule.span.file == t.target_span.file \
+                else _at(rule.span)
+            yield problem(ID, SEVERITY, t.target_span, message, f"{fix} (rule at {where})")
+
+
+def _at(span: Span) -> str:
+    """`file.yaml:LINE`, for a position in another file than the one reported."""
+    return f"{os.path.basename(span.file)}:{span.line}"
