@@ -72,14 +72,14 @@ def test_files_are_readable_by_others(project: Path, capsys: pytest.CaptureFixtu
 
 def test_check_reports_missing_stale_and_orphaned_with_the_command(
         project: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, err = run_cli(capsys, "--check")
+    code, out, err = run_cli(capsys, "--check", "--full-diff")
     assert code == 1 and "missing   generated/agent_run.py" in out and err == ""
     assert "run `statechart build`" in out and "+++ b/generated/agent_run.py" in out
     assert not (project / "generated").exists()  # --check writes nothing
     run_cli(capsys)
     spec = project / "specs" / "agent_run.yaml"
     spec.write_text(spec.read_text().replace("The agent is working.", "Working."))
-    code, out, err = run_cli(capsys, "--check")
+    code, out, err = run_cli(capsys, "--check", "--full-diff")
     assert code == 1 and "stale     generated/agent_run.py" in out
     assert "-    STATE_DESCRIPTIONS" not in out and "+    AgentRunState.running: 'Working.'," in out
     spec.unlink()
@@ -87,6 +87,32 @@ def test_check_reports_missing_stale_and_orphaned_with_the_command(
         AGENT_RUN.read_text().replace("statechart: agent_run", "statechart: other"))
     code, out, err = run_cli(capsys, "--check")
     assert code == 1 and "orphaned  generated/agent_run.py" in out
+
+
+def test_check_output_is_bounded_unless_full_diff_is_asked(
+        project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A fresh project misses every output: --check names them, without their content."""
+    code, out, _ = run_cli(capsys, "--check")
+    assert code == 1
+    assert out.splitlines() == [
+        "missing   generated/agent_run.py",
+        "missing   generated/agent_run.schema.json",
+        "statechart build --check: 2 output(s) out of date (2 missing); run `statechart build` "
+        "and commit the result",
+        "statechart build --check: diffs shortened; add --full-diff to see them in full"]
+    assert len(run_cli(capsys, "--check", "--full-diff")[1].splitlines()) > 200
+    run_cli(capsys)
+    spec = project / "specs" / "agent_run.yaml"
+    spec.write_text(spec.read_text().replace("The agent is working.", "Working."))
+    code, out, _ = run_cli(capsys, "--check")
+    lines = out.splitlines()
+    assert code == 1 and lines[0] == "stale     generated/agent_run.py"
+    stale_py = lines[1:lines.index("stale     generated/agent_run.schema.json")]
+    assert len(stale_py) == 21 and stale_py[-1].startswith("... ")  # 20 lines, then the rest
+    assert stale_py[-1].endswith(" more line(s) of this diff")
+    assert "(2 stale)" in out and "add --full-diff" in out
+    code, out, _ = run_cli(capsys, "--check", "--full-diff")
+    assert "more line(s)" not in out and "diffs shortened" not in out
 
 
 def test_build_deletes_orphans_but_not_files_without_our_header(

@@ -195,7 +195,7 @@ def test_build_check_diff_is_coloured(capsys: pytest.CaptureFixture[str], tmp_pa
     (tmp_path / "specs").mkdir()
     (tmp_path / "specs" / "ok.yaml").write_text(OK.read_text())
     monkeypatch.chdir(tmp_path)
-    code, out, _ = _run(capsys, "build", "--check", "--color", "always")
+    code, out, _ = _run(capsys, "build", "--check", "--full-diff", "--color", "always")
     assert code == 1 and "\x1b[32m+" in out and "missing" in out
     code, out, _ = _run(capsys, "build", "--check", "--color", "never")
     assert code == 1 and "\x1b" not in out

@@ -20,6 +20,7 @@ from statechart.diagnostics import Diagnostic, Span
 from statechart.model import (
     Migration,
     RecordField,
+    Repair,
     Selector,
     Spec,
     SpecRule,
@@ -43,6 +44,13 @@ class _Builder:
         self.files = files or {}  # node id -> file, for nodes merged in from a base spec
         self.problems: list[Diagnostic] = []
         self.duplicates: set[str] = set()
+        self.repairs: list[Repair] = []  # what a schema error dropped or misread
+
+    def dropped(self, kind: str, state: str, event: str = "", target: str | None = None) -> None:
+        """Record that the schema problem just reported made the builder drop or misread a
+        part of the model (see `statechart.model.Repair`)."""
+        self.repairs.append(Repair(kind, state, self.problems[-1].span,  # type: ignore[arg-type]
+                                   event, target))
 
     # -- reporting -------------------------------------------------------------------------
     def span(self, node: yaml.Node) -> Span:
@@ -194,6 +202,7 @@ class _Builder:
             version_span=self.span(got["version"][1]) if "version" in got else None,
             duplicates=frozenset(self.duplicates),
             migrations=migrations,
+            repairs=tuple(self.repairs),
         )
 
     def _spec_name(self, entry: tuple[yaml.Node, yaml.Node] | None) -> str | None:
@@ -264,6 +273,8 @@ class _Builder:
             return got[key][1]
 
         final = "final" in got and self.boolean(value("final"), f"`final` of {where}")
+        if "final" in got and not _is_bool(value("final")):
+            self.dropped("final", name)
         parallel = "parallel" in got and self.boolean(value("parallel"), f"`parallel` of {where}")
         children_node = value("states") if "states" in got else None
         children: tuple[str, ...] = ()
@@ -336,6 +347,8 @@ class _Builder:
 
     def transitions(self, source: str, node: yaml.Node) -> tuple[Transition, ...]:
         items = self.mapping(node, f"`on` of state `{source}`", {})
+        if items is None:
+            self.dropped("transition", source)
         out: list[Transition] = []
         for event, event_node, value in items or ():
             alternatives = value.value if isinstance(value, yaml.SequenceNode) else [value]
@@ -353,18 +366,34 @@ class _Builder:
         if isinstance(node, yaml.ScalarNode):
             target = self.string(node, f"the target of {where}")
             if target is None:
+                self.dropped("transition", source, event)
                 return None
             return Transition(source, event, target, None, (), None, order,
                               self.span(event_node), self.span(node))
+        before = len(self.problems)
         items = self.mapping(node, where, fmt.TRANSITION_KEYS)
         if items is None:
+            self.dropped("transition", source, event)
             return None
         got = {key: (k, v) for key, k, v in items}
         if "target" not in got:
-            self.schema(node, f"{where} has no `target`", "add `target: STATE`")
+            misspelt = _misspelt_target(node)
+            cause = None if misspelt is None else next(
+                (p for p in self.problems[before:] if p.span == self.span(misspelt[0])), None)
+            if misspelt is None or cause is None:
+                self.schema(node, f"{where} has no `target`", "add `target: STATE`")
+                self.dropped("transition", source, event)
+                return None
+            # `traget: X`: the unknown-key problem (did you mean `target`?) is the root cause
+            # and says all there is to say; X is the target the transition most likely meant.
+            value_node = misspelt[1]
+            likely = scalar_value(value_node) if isinstance(value_node, yaml.ScalarNode) else None
+            self.repairs.append(Repair("transition", source, cause.span, event,
+                                       likely if isinstance(likely, str) and likely else None))
             return None
         target = self.string(got["target"][1], f"`target` of {where}")
         if target is None:
+            self.dropped("transition", source, event)
             return None
         guard = guard_span = None
         if "guard" in got:
@@ -521,6 +550,20 @@ class _Builder:
                 if name:
                     out.append(("state", name, self.span(item)))
         return tuple(out)
+
+
+def _is_bool(node: yaml.Node) -> bool:
+    return isinstance(node, yaml.ScalarNode) and isinstance(scalar_value(node), bool)
+
+
+def _misspelt_target(node: yaml.Node) -> tuple[yaml.Node, yaml.Node] | None:
+    """The (key, value) of a transition mapping whose key is a misspelling of `target`."""
+    for key_node, value_node in node.value:
+        key = key_node.value if isinstance(key_node, yaml.ScalarNode) else None
+        if (isinstance(key, str) and key not in fmt.TRANSITION_KEYS
+                and difflib.get_close_matches(key, ["target"], n=1, cutoff=0.6)):
+            return key_node, value_node
+    return None
 
 
 def _plain_keys(node: yaml.MappingNode) -> list[str]:

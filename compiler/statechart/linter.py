@@ -15,9 +15,9 @@ from pathlib import Path
 from statechart.build_model import build
 from statechart.diagnostics import Diagnostic, Span
 from statechart.graph import Graph
-from statechart.model import OverlayInfo, Spec
+from statechart.model import OverlayInfo, Repair, Spec, Transition
 from statechart.overlay import resolve
-from statechart.rules import CHECKS
+from statechart.rules import CHECKS, RULES
 from statechart.spec_file import SpecFileError, read_spec
 from statechart.yaml_source import load_bytes
 
@@ -61,15 +61,99 @@ def _check_source(path: str, raw: bytes) -> FileResult:
         elif not problems:
             spec, problems = build(source)
         if spec is not None:
-            graph = Graph(spec)
-            for rule in CHECKS:
-                # With two states of one name the graph is not well defined; reachability
-                # findings would only echo the duplicate, so graph rules wait for the fix.
-                if rule.PHASE == "graph" and spec.duplicates:
-                    continue
-                problems.extend(rule.check(spec, graph))
-    problems.sort(key=Diagnostic.sort_key)
+            found = _run_checks(spec)
+            if spec.repairs:
+                problems = _fold_consequences(spec, problems, found)
+            else:
+                problems.extend(found)
+    problems.sort(key=_order)
     return FileResult(path, spec, problems)
+
+
+def _order(d: Diagnostic) -> tuple[str, int, int, int, str, str]:
+    """Per file, what reading the file found (YAML, schema) first: it is the root cause of
+    what the checks of the model report, so it is what to fix first."""
+    module = RULES.get(d.rule)
+    late = 0 if module is not None and module.PHASE == "yaml" else 1
+    file, line, column, rule, message = d.sort_key()
+    return (file, late, line, column, rule, message)
+
+
+def _run_checks(spec: Spec) -> list[Diagnostic]:
+    graph = Graph(spec)
+    found: list[Diagnostic] = []
+    for rule in CHECKS:
+        # With two states of one name the graph is not well defined; reachability
+        # findings would only echo the duplicate, so graph rules wait for the fix.
+        if rule.PHASE == "graph" and spec.duplicates:
+            continue
+        found.extend(rule.check(spec, graph))
+    return found
+
+
+MAX_ATTRIBUTION_RUNS = 8  # per-cause re-checks; beyond that, consequences go to the first cause
+
+
+def _fold_consequences(spec: Spec, problems: list[Diagnostic],
+                       found: list[Diagnostic]) -> list[Diagnostic]:
+    """`problems` (from reading the file) plus the model's findings `found`, without the
+    findings that only exist because a schema error dropped or misread part of the model.
+
+    Such a finding is one that vanishes when the model is checked again with the dropped part
+    put back (`Repair`): `traget: done` drops a transition, so `done` looks unreachable; a
+    `final: yes` reads as not final, so the state looks like a trap. Each one is named in the
+    help of the schema problem that causes it instead of being reported on its own: the root
+    cause is what to fix, and fixing it clears them.
+    """
+    causes: dict[Span, list[Repair]] = {}
+    for r in spec.repairs:
+        causes.setdefault(r.cause, []).append(r)
+    consequences = set(found) - set(_run_checks(_repaired(spec, spec.repairs)))
+    if not consequences:
+        return problems + found
+    owner: dict[Diagnostic, Span] = {}
+    if len(causes) > 1:
+        for cause, repairs in list(causes.items())[:MAX_ATTRIBUTION_RUNS]:
+            for d in consequences - set(_run_checks(_repaired(spec, repairs))):
+                owner.setdefault(d, cause)
+    first = next(iter(causes))
+    notes: dict[Span, list[Diagnostic]] = {}
+    for d in sorted(consequences, key=Diagnostic.sort_key):
+        notes.setdefault(owner.get(d, first), []).append(d)
+    out = []
+    for p in problems:
+        caused = notes.pop(p.span, None) if p.rule == "schema" else None
+        if caused:
+            listed = "; ".join(f"[{d.rule}] {d.message} (line {d.span.line})" for d in caused)
+            if not p.help:
+                lead = "Fixing"
+            else:
+                lead = p.help + (" Fixing" if p.help.endswith(("?", ".")) else "; fixing")
+            p = replace(p, help=f"{lead} this also clears what it causes: {listed}")
+        out.append(p)
+    if notes:  # no schema problem at a cause's span (should not happen): report them as found
+        out.extend(d for ds in notes.values() for d in ds)
+    out.extend(d for d in found if d not in consequences)
+    return out
+
+
+def _repaired(spec: Spec, repairs: Iterable[Repair]) -> Spec:
+    """`spec` with what `repairs` describe put back: a dropped transition goes to the state it
+    most likely meant (to every state when that is unknown), a misread `final` reads `true`."""
+    states = dict(spec.states)
+    for r in repairs:
+        state = states.get(r.state)
+        if state is None:
+            continue
+        if r.kind == "final":
+            if state.kind == "atomic":
+                states[r.state] = replace(state, kind="final")
+            continue
+        targets = [r.target] if r.target in spec.states else list(spec.states)
+        added = tuple(Transition(r.state, r.event or "<dropped>", t, None, (), None, 0,
+                                 state.span, state.span) for t in targets)
+        states[r.state] = replace(state, transitions=state.transitions + added)
+    return replace(spec, states=states, repairs=())
 
 
 def check_file(path: str | os.PathLike[str]) -> FileResult:

@@ -110,6 +110,25 @@ class OverlayInfo:
 
 
 @dataclass(frozen=True)
+class Repair:
+    """Something the builder dropped or misread because of a schema error, and its likely
+    intent: the linter checks the model with it put back, and findings that then vanish are
+    consequences of the schema error, not problems of their own (see `statechart.linter`).
+
+    `kind` is "transition" (a transition of `state` was dropped; `target` is the state it most
+    likely meant, or None when any state could be meant) or "final" (the `final` value of
+    `state` was not a boolean; the repair reads it as `true`). `cause` is the span of the
+    schema problem that explains it.
+    """
+
+    kind: Literal["transition", "final"]
+    state: str
+    cause: Span
+    event: str = ""
+    target: str | None = None
+
+
+@dataclass(frozen=True)
 class Spec:
     name: str
     version: int
@@ -126,6 +145,7 @@ class Spec:
     overlay: OverlayInfo | None = None
     duplicates: frozenset[str] = frozenset()  # state names defined twice (duplicate-state)
     migrations: tuple[Migration, ...] = ()
+    repairs: tuple[Repair, ...] = ()  # what schema errors dropped or misread (linter only)
 
     @property
     def top_level(self) -> tuple[State, ...]:

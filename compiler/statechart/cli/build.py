@@ -28,10 +28,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--check", action="store_true",
                         help="write nothing; exit 1 with a diff when any output is missing, "
                              "stale or orphaned (for CI)")
+    parser.add_argument("--full-diff", action="store_true",
+                        help="with --check, print every diff in full, missing and orphaned "
+                             f"files' content too (default: the first {DIFF_PREVIEW_LINES} "
+                             "lines of each stale file's diff)")
     parser.add_argument("-q", "--quiet", action="store_true",
                         help="print only files that change")
     colour.add_argument(parser)
     add_layout_arguments(parser)
+
+
+DIFF_PREVIEW_LINES = 20  # per stale file, in `--check` without --full-diff
+
+
+def _preview(diff: str, limit: int) -> tuple[str, int]:
+    """The first `limit` lines of `diff`, and how many lines were left out."""
+    lines = diff.splitlines(keepends=True)
+    return "".join(lines[:limit]), max(0, len(lines) - limit)
 
 
 def positive(kind: type[int] | type[float]) -> Callable[[str], float]:
@@ -105,13 +118,31 @@ def run(args: argparse.Namespace) -> int:
 
     if args.check:
         changes = build.stale(p, on_wait=waiting)
+        cut = False
         for rel, kind, diff in changes:
-            sys.stdout.write(colour.unified_diff(diff, painted))
+            # A fresh project misses every output: their whole content is no help in a CI
+            # log. By default a missing or orphaned file is only named, a stale one shows the
+            # start of its diff; --full-diff shows everything.
+            if args.full_diff:
+                preview = diff
+            elif kind == "stale":
+                preview, left = _preview(diff, DIFF_PREVIEW_LINES)
+                if left:
+                    preview += f"... {left} more line(s) of this diff\n"
+            else:
+                preview = ""
+            cut = cut or preview != diff
             print(f"{kind:<9} {rel}")
+            sys.stdout.write(colour.unified_diff(preview, painted))
         _print_problems(p.unavailable, painted)
         if changes:
-            print(f"statechart build --check: {len(changes)} output(s) out of date; run "
-                  f"`{_command(args)}` and commit the result")
+            kinds = ", ".join(f"{n} {k}" for k in ("missing", "stale", "orphaned")
+                              if (n := sum(c[1] == k for c in changes)))
+            print(f"statechart build --check: {len(changes)} output(s) out of date ({kinds}); "
+                  f"run `{_command(args)}` and commit the result")
+            if cut:
+                print("statechart build --check: diffs shortened; add --full-diff to see them "
+                      "in full")
         if p.unavailable:
             print(f"statechart build --check: could not make, so could not compare: {unmade}")
         if changes or p.unavailable:
