@@ -8,6 +8,11 @@ wrong type (`final: yes please`).
 Why: a typo such as `intial:` would otherwise be ignored and the spec would mean something else
 than it says.
 
+Schema errors are reported first in a file. A finding that only exists because of one (a
+state left unreachable by a transition whose `traget:` was dropped, a trap state whose
+`final: yes` was not read) is not reported on its own: the schema error's help names it, since
+fixing the error clears it.
+
 Example:
 
     running:
