@@ -271,3 +271,24 @@ except JobInvalidRecord as exc:
     assert upgraded["configuration"] == ["open"] and upgraded["counts"] == {"open": 1, "work": 0}
     assert out[1] == ("configuration: the history ends in ['open'], not "
                       "['paused', 'waiting_for_input']")
+
+
+def test_a_tampered_old_record_is_refused_after_the_upgrade(
+        stored_v1: tuple[Path, dict[str, str]]) -> None:
+    """The upgrade rebuilds status and counts from the renamed history; it first checks that
+    the old record's own values agree with that history, as the old module did."""
+    root, records = stored_v1
+    build(root, V2)
+    for key, value, field in (("status", "closed", "status"),
+                              ("counts", {"waiting": 0}, "counts")):
+        data = {**json.loads(records["waiting"]), key: value}
+        (root / f"tampered_{key}.json").write_text(json.dumps(data))
+        out = run_python(root, f"""
+from pathlib import Path
+from generated.ticket import TicketInvalidRecord, TicketRecord
+try:
+    TicketRecord.from_json(Path("tampered_{key}.json").read_text())
+except TicketInvalidRecord as exc:
+    print(exc.field)
+""")
+        assert out.strip() == field

@@ -364,6 +364,7 @@ def upgrade(spec: SpecTables, data: Mapping[str, Any]) -> Mapping[str, Any]:
     status = state(upgraded.get("status"))
     replayed = _replay_raw(spec, history) if isinstance(history, list) and history else None
     if replayed is not None:
+        _agrees_with_replay(spec, upgraded, state, status, replayed)
         configuration, upgraded["counts"] = replayed
     elif isinstance(status, str) and status in spec.chart.order:
         configuration = spec.chart.configuration_of(status)
@@ -378,6 +379,32 @@ def upgrade(spec: SpecTables, data: Mapping[str, Any]) -> Mapping[str, Any]:
     else:
         upgraded["configuration"] = list(configuration)
     return upgraded
+
+
+def _agrees_with_replay(spec: SpecTables, upgraded: Mapping[str, Any],
+                        state: Callable[[Any], Any], status: Any,
+                        replayed: tuple[tuple[str, ...], dict[str, int]]) -> None:
+    """An old record's own status, configuration and counts, renamed, must agree with what its
+    renamed history gives before they are replaced by it: a tampered old record is refused as
+    the old module would have refused it. (A state may have moved into a compound state or
+    gained children, so the stored states need only be among the replayed ones.)"""
+    configuration, counts = replayed
+    if isinstance(status, str) and status not in configuration:
+        raise spec.invalid("status", f"the stored `{status}` is not where the history ends "
+                           f"({', '.join(configuration)})")
+    stored = upgraded.get("configuration")
+    if isinstance(stored, list):
+        for name in map(state, stored):
+            if isinstance(name, str) and name not in configuration:
+                raise spec.invalid("configuration", f"the stored `{name}` is not where the "
+                                   f"history ends ({', '.join(configuration)})")
+    old_counts = upgraded.get("counts")
+    if isinstance(old_counts, dict):
+        for name, count in old_counts.items():
+            new = state(name)
+            if new in counts and count != counts[new]:
+                raise spec.invalid("counts", f"the stored count of `{name}` is {count!r}, the "
+                                   f"history gives {counts[new]}")
 
 
 def _replay_raw(spec: SpecTables, history: list[Any]
