@@ -292,3 +292,53 @@ except TicketInvalidRecord as exc:
     print(exc.field)
 """)
         assert out.strip() == field
+
+
+V2_NESTED = """\
+statechart: ticket
+version: 2
+initial: open
+record:
+  why: {type: string}
+  note: {type: string}
+states:
+  open:
+    on:
+      hold: {target: waiting, set: [why, note]}
+      close: closed
+  paused:
+    initial: waiting
+    on:
+      wake: open
+      close: closed
+    states:
+      waiting:
+        limit: 2
+        requires: [why]
+  closed: {final: true}
+migrations:
+  - from_version: 1
+    description: Waiting moved into paused, which now handles wake and close.
+"""
+
+
+def test_a_history_whose_transitions_moved_to_a_parent_upgrades(
+        stored_v1: tuple[Path, dict[str, str]]) -> None:
+    root, records = stored_v1
+    build(root, V2_NESTED)
+    (root / "waiting.json").write_text(records["waiting"])
+    out = run_python(root, """
+import json
+from pathlib import Path
+from generated.ticket import Ticket, TicketRecord
+record = TicketRecord.from_json(Path("waiting.json").read_text())
+print(json.dumps(record.to_dict()))
+run = Ticket.restore(record)
+run.wake()
+print(run.status.value)
+""").splitlines()
+    upgraded = json.loads(out[0])
+    assert upgraded["configuration"] == ["paused", "waiting"]
+    assert [(s["source"], s["event"]) for s in upgraded["history"]] == [
+        ("open", "hold"), ("paused", "wake"), ("open", "hold")]
+    assert out[1] == "open"

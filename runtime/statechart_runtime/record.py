@@ -353,8 +353,10 @@ def upgrade(spec: SpecTables, data: Mapping[str, Any]) -> Mapping[str, Any]:
     history = upgraded.get("history")
     if isinstance(history, list):
         upgraded["history"] = history = [
-            {**step, "source": state(step.get("source")), "target": state(step.get("target")),
-             "values": values(step.get("values"))} if isinstance(step, dict) else step
+            {**step, "source": _declaring(spec, state(step.get("source")), step.get("event"),
+                                          state(step.get("target"))),
+             "target": state(step.get("target")), "values": values(step.get("values"))}
+            if isinstance(step, dict) else step
             for step in history
         ]
     # The renamed history is the source of truth: status, configuration and counts are
@@ -379,6 +381,19 @@ def upgrade(spec: SpecTables, data: Mapping[str, Any]) -> Mapping[str, Any]:
     else:
         upgraded["configuration"] = list(configuration)
     return upgraded
+
+
+def _declaring(spec: SpecTables, source: Any, event: Any, target: Any) -> Any:
+    """The state that declares an old step's transition in this version: the step's own
+    source, or, when the transition moved up to an ancestor (a state moved into a compound
+    state that now handles the event for all its children), that ancestor."""
+    if not (isinstance(source, str) and source in spec.chart.order
+            and (source, event, target) not in spec.effects):
+        return source
+    for ancestor in spec.chart.ancestors(source):
+        if (ancestor, event, target) in spec.effects:
+            return ancestor
+    return source
 
 
 def _agrees_with_replay(spec: SpecTables, upgraded: Mapping[str, Any],
