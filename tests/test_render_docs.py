@@ -144,7 +144,8 @@ def test_an_overlay_shows_what_it_changed() -> None:
     assert "| `created` |" in page  # base states carry no mark
     dot = dot_source(spec)
     assert 'escalated [label="escalated\\n<<paused>>" color="#2b8a3e"' in dot
-    assert "added or changed by this overlay of agent_run<" in dot
+    assert "added by this overlay of agent_run<" in dot
+    assert "changed by this overlay" not in dot  # it changes no base state or transition
     mermaid = mermaid_source(spec)
     assert 'state "escalated #60;#60;paused#62;#62; (added)" as s14' in mermaid
     assert "escalate / set#58; escalationTicket (added)" in mermaid
@@ -178,3 +179,30 @@ def test_a_medium_spec_gets_the_fast_layout_and_the_page_says_so(tmp_path: Path)
     ET.fromstring(out["docs/specs/medium.svg"])
     agent_run = docs.spec_page(load("specs/agent_run.yaml"))
     assert "fast settings" not in agent_run and "No Graphviz drawing" not in agent_run
+
+
+def test_an_overlay_marks_changed_base_states_and_replaced_transitions(tmp_path: Path) -> None:
+    """A patched base state and a replaced transition are drawn as changed (dashed green,
+    `(changed)`), not as added."""
+    from statechart.render.dot import dot_source
+    from statechart.render.mermaid import mermaid_source
+
+    (tmp_path / "specs").mkdir()
+    (tmp_path / "specs" / "base.yaml").write_text(
+        "statechart: base\nversion: 1\ninitial: a\nstates:\n"
+        "  a: {on: {go: b, stop: done}}\n  b: {on: {stop: done}}\n  done: {final: true}\n")
+    overlay = tmp_path / "specs" / "over.yaml"
+    overlay.write_text("statechart: over\nversion: 1\nextends: base.yaml\nstates:\n"
+                       "  a: {description: Patched., on: {go: done}}\n")
+    spec = check_file(overlay).spec
+    assert spec is not None
+    dot = dot_source(spec)
+    assert "changed by this overlay of base (dashed)" in dot
+    assert "added by this overlay" not in dot
+    assert 'style="rounded,filled,dashed"' in dot
+    assert "style=dashed" in dot  # the replaced edge
+    mermaid = mermaid_source(spec)
+    assert "go (changed)" in mermaid and "(added)" not in mermaid
+    assert "classDef changed" in mermaid and "class s0 changed" in mermaid
+    page = docs.spec_page(spec)
+    assert "| `go` **changed** |" in page

@@ -20,7 +20,7 @@ from statechart.render.bounds import LayoutBounds
 from statechart.render.dot import dot_source
 from statechart.render.layout import LayoutError, layout, with_svg_header
 from statechart.render.mermaid import mermaid_source
-from statechart.render.style import overlay_marks
+from statechart.render.style import OverlayMarks, overlay_marks
 from statechart.report import uri_reference
 from statechart.semantics import ends_run
 
@@ -94,9 +94,10 @@ def _state_row(spec: Spec, state: State) -> dict[str, str]:
     }
 
 
-def _transition_row(t: Transition, new_edges: frozenset[tuple[str, str]]) -> dict[str, str]:
-    added = " **added**" if (t.source, t.event) in new_edges else ""
-    return {"event": _code(t.event) + added, "source": _code(t.source), "target": _code(t.target),
+def _transition_row(t: Transition, marks: OverlayMarks) -> dict[str, str]:
+    mark = marks.edge_mark(t.source, t.event)
+    change = f" **{mark}**" if mark else ""
+    return {"event": _code(t.event) + change, "source": _code(t.source), "target": _code(t.target),
             "guard": _code(t.guard) if t.guard else "", "sets": _names(t.sets),
             "description": labels.markdown_cell(t.description)}
 
@@ -153,7 +154,7 @@ def spec_page(spec: Spec, limits: LayoutBounds | None = None) -> str:
         fast=settings == "fast", full_max=f"{bounds.FULL_MAX_TRANSITIONS:,}",
         omitted=limits.omitted(spec) if settings is None else "",
         states=[_state_row(spec, s) for s in spec.states.values()],
-        transitions=[_transition_row(t, overlay_marks(spec).new_edges)
+        transitions=[_transition_row(t, overlay_marks(spec))
                      for t in spec.transitions()],
         overlay=_overlay(spec),
         # A rule id starts its list item: one that is not an identifier is escaped as a

@@ -63,11 +63,12 @@ def dot_source(spec: Spec, active: frozenset[str] = frozenset(), header: bool = 
                              graph_attr=graph_attr, node_attr=NODE_ATTR, edge_attr=EDGE_ATTR)
     if spec.initial:
         _initial_marker(graph, "_init", spec, spec.initial, ids)
-    added = overlay_marks(spec)
+    marks = overlay_marks(spec)
     for state in spec.top_level:
-        _add_state(graph, spec, state, ids, fills, active, added=added.added_states)
+        _add_state(graph, spec, state, ids, fills, active, added=marks.added_states,
+                   changed=marks.changed_states)
     for t in spec.transitions():
-        _add_edge(graph, spec, t, ids, (t.source, t.event) in added.new_edges, fast)
+        _add_edge(graph, spec, t, ids, marks.edge_mark(t.source, t.event), fast)
     graph.attr(label=_legend(spec, fills, active))
     text = str(graph.source)  # already a str; graphviz is untyped
     return (labels.header(header_lines(spec), "dot") if header else "") + text
@@ -75,17 +76,21 @@ def dot_source(spec: Spec, active: frozenset[str] = frozenset(), header: bool = 
 
 def _add_state(graph: graphviz.Digraph, spec: Spec, state: State, ids: _Ids,
                fills: dict[str, str], active: frozenset[str], region: bool = False,
-               added: frozenset[str] = frozenset()) -> None:
+               added: frozenset[str] = frozenset(),
+               changed: frozenset[str] = frozenset()) -> None:
     """Add a state (a node, or a cluster with its subtree) to `graph`. Recursion depth is
-    bounded by the model's nesting limit."""
+    bounded by the model's nesting limit. An overlay's added states get a thick green border,
+    the base states it changed a dashed one."""
     seen = look(state, fills)
     lines = [state.name] + ([" ".join(f"<<{t}>>" for t in state.tags)] if state.tags else [])
     label = labels.dot_lines(lines)
     tooltip = labels.dot_text(state.description or state.name)
     mark = {"color": HIGHLIGHT, "penwidth": "3"} if state.name in active else \
-        {"color": OVERLAY, "penwidth": "2.5"} if state.name in added else {}
+        {"color": OVERLAY, "penwidth": "2.5"} if state.name in added else \
+        {"color": OVERLAY, "penwidth": "2"} if state.name in changed else {}
     if state.kind in ("compound", "parallel"):
-        style = ["rounded"] + (["dashed"] if region else []) + (["filled"] if seen.fill else [])
+        style = ["rounded"] + (["dashed"] if region or state.name in changed else []) \
+            + (["filled"] if seen.fill else [])
         with graph.subgraph(name=f"cluster_{ids[state.name]}") as sub:
             attrs = {"label": label, "tooltip": tooltip, "style": ",".join(style),
                      "fillcolor": seen.fill or "white", "color": "#555555", "fontsize": "11",
@@ -96,13 +101,15 @@ def _add_state(graph: graphviz.Digraph, spec: Spec, state: State, ids: _Ids,
             for child in state.children:
                 if child in spec.states:
                     _add_state(sub, spec, spec.states[child], ids, fills, active,
-                               region=state.kind == "parallel", added=added)
+                               region=state.kind == "parallel", added=added, changed=changed)
             if state.kind == "parallel":
                 _entry_anchor(sub, spec, state, ids)
             if state.transitions:
                 _exit_anchor(sub, spec, state, ids)
         return
     attrs = {"label": label, "tooltip": tooltip, **mark}
+    if state.name in changed and state.name not in active:
+        attrs["style"] = "rounded,filled,dashed"
     if seen.fill:
         attrs["fillcolor"] = seen.fill
     if state.is_final:
@@ -160,7 +167,9 @@ def _initial_marker(graph: graphviz.Digraph, marker: str, spec: Spec, target: st
 
 
 def _add_edge(graph: graphviz.Digraph, spec: Spec, t: Transition, ids: _Ids,
-              from_overlay: bool = False, fast: bool = False) -> None:
+              overlay: str | None = None, fast: bool = False) -> None:
+    """One transition; `overlay` is "added" (green) or "changed" (dashed green) when an
+    overlay added it or replaced the base's."""
     if t.target not in spec.states:
         return  # reported by the checker; nothing to draw to
     source, target = spec.states[t.source], spec.states[t.target]
@@ -188,8 +197,10 @@ def _add_edge(graph: graphviz.Digraph, spec: Spec, t: Transition, ids: _Ids,
     attrs["xlabel" if fast else "label"] = labels.dot_lines(lines)
     attrs["tooltip"] = labels.dot_text(t.description or f"{t.source} -> {t.target} on "
                                                           f"{t.event}")
-    if from_overlay:
+    if overlay is not None:
         attrs.update(color=OVERLAY, fontcolor=OVERLAY, penwidth="1.8")
+        if overlay == "changed":
+            attrs["style"] = "dashed"
     graph.edge(tail, head, **attrs)
 
 
@@ -219,11 +230,17 @@ def _legend(spec: Spec, fills: dict[str, str], active: frozenset[str]) -> str:
     if active:
         rows.append(f'<TR><TD BORDER="3" COLOR="{HIGHLIGHT}"> </TD>'
                     f'<TD ALIGN="LEFT">current configuration</TD></TR>')
-    if spec.overlay is not None and overlay_marks(spec):
+    marks = overlay_marks(spec)
+    if spec.overlay is not None and marks:
         base = h(spec.overlay.base.replace("\\", "/").rsplit("/", 1)[-1].rsplit(".", 1)[0])
-        rows.append(f'<TR><TD BORDER="3" COLOR="{OVERLAY}"> </TD>'
-                    f'<TD ALIGN="LEFT"><FONT COLOR="{OVERLAY}">added or changed by this '
-                    f'overlay of {base}</FONT></TD></TR>')
+        if marks.added_states or marks.added_edges:
+            rows.append(f'<TR><TD BORDER="3" COLOR="{OVERLAY}"> </TD>'
+                        f'<TD ALIGN="LEFT"><FONT COLOR="{OVERLAY}">added by this overlay of '
+                        f'{base}</FONT></TD></TR>')
+        if marks.changed_states or marks.replaced_edges:
+            rows.append(f'<TR><TD BORDER="2" COLOR="{OVERLAY}" STYLE="DASHED"> </TD>'
+                        f'<TD ALIGN="LEFT"><FONT COLOR="{OVERLAY}">changed by this overlay '
+                        f'of {base} (dashed)</FONT></TD></TR>')
     rows.append('<TR><TD COLSPAN="2" ALIGN="LEFT">edge: event [guard] / set: fields</TD></TR>')
     return ('<<TABLE BORDER="0" CELLBORDER="0" CELLSPACING="2" CELLPADDING="2">'
             + "".join(rows) + "</TABLE>>")

@@ -20,7 +20,7 @@ from __future__ import annotations
 from statechart.model import Spec, State, Transition
 from statechart.outputs import header_lines
 from statechart.render import labels
-from statechart.render.style import HIGHLIGHT, OVERLAY, overlay_marks, tag_fills
+from statechart.render.style import HIGHLIGHT, OVERLAY, OverlayMarks, overlay_marks, tag_fills
 from statechart.semantics import ends_run, in_parallel, initial_leaf
 
 INDENT = "    "
@@ -47,13 +47,15 @@ def mermaid_source(spec: Spec, active: frozenset[str] = frozenset(),
             state = spec.states[name]
             if state.kind == "compound" and state.initial in spec.states:
                 lines.append(f"{pad}[*] --> {ids[_entry(spec, state.initial)]}")
-            lines += [pad + _edge(t, spec, ids, marks.new_edges) for t in placed.get(name, [])]
+            lines += [pad + _edge(t, spec, ids, marks) for t in placed.get(name, [])]
             lines.append(INDENT * (depth - 1) + "}")
             continue
         if separator:  # between the regions of a parallel state
             lines.append(pad + "--")
         state = spec.states[name]
-        label = labels.mermaid_text(_label(state, active, name in marks.added_states))
+        mark = "added" if name in marks.added_states else \
+            "changed" if name in marks.changed_states else None
+        label = labels.mermaid_text(_label(state, active, mark))
         if state.kind not in ("compound", "parallel"):
             lines.append(f'{pad}state "{label}" as {ids[name]}')
             if state.is_final:
@@ -66,15 +68,15 @@ def mermaid_source(spec: Spec, active: frozenset[str] = frozenset(),
             stack.append(("state", child, depth + 1, state.kind == "parallel" and i > 0))
     if spec.initial in spec.states:
         lines.append(f"{INDENT}[*] --> {ids[_entry(spec, spec.initial)]}")
-    lines += [INDENT + _edge(t, spec, ids, marks.new_edges) for t in placed.get("", [])]
-    lines += _classes(spec, ids, active, marks.added_states)
+    lines += [INDENT + _edge(t, spec, ids, marks) for t in placed.get("", [])]
+    lines += _classes(spec, ids, active, marks)
     return "\n".join(lines) + "\n"
 
 
-def _label(state: State, active: frozenset[str], added: bool = False) -> str:
+def _label(state: State, active: frozenset[str], mark: str | None = None) -> str:
     text = state.name + "".join(f" <<{t}>>" for t in state.tags)
     # Said in words too: classDef colours do not reach inside composite states everywhere.
-    return text + (" (added)" if added else "") + (" (current)" if state.name in active else "")
+    return text + (f" ({mark})" if mark else "") + (" (current)" if state.name in active else "")
 
 
 def _entry(spec: Spec, name: str) -> str:
@@ -103,33 +105,38 @@ def _place_transitions(spec: Spec) -> dict[str, list[Transition]]:
     return placed
 
 
-def _edge(t: Transition, spec: Spec, ids: dict[str, str],
-          new_edges: frozenset[tuple[str, str]] = frozenset()) -> str:
+def _edge(t: Transition, spec: Spec, ids: dict[str, str], marks: OverlayMarks) -> str:
     text = t.event + (f" [{t.guard}]" if t.guard else "")
     if t.sets:
         text += f" / set: {', '.join(t.sets)}"
-    if (t.source, t.event) in new_edges:
-        text += " (added)"
+    mark = marks.edge_mark(t.source, t.event)  # an overlay's: "added" or "changed"
+    if mark:
+        text += f" ({mark})"
     return f"{ids[t.source]} --> {ids[_entry(spec, t.target)]} : {labels.mermaid_text(text)}"
 
 
 def _classes(spec: Spec, ids: dict[str, str], active: frozenset[str],
-             added: frozenset[str] = frozenset()) -> list[str]:
+             marks: OverlayMarks) -> list[str]:
     fills = tag_fills(spec)
     tag_class = {tag: f"tag{i}" for i, tag in enumerate(fills)}
     out = [f"{INDENT}classDef {tag_class[tag]} fill:{fill}" for tag, fill in fills.items()]
     out.append(f"{INDENT}classDef terminal fill:#d9d9d9,stroke-width:3px")
     out.append(f"{INDENT}classDef current stroke:{HIGHLIGHT},stroke-width:4px")
-    if added:
+    if marks.added_states:
         out.append(f"{INDENT}classDef added stroke:{OVERLAY},stroke-width:3px")
+    if marks.changed_states:
+        out.append(f"{INDENT}classDef changed stroke:{OVERLAY},stroke-width:2px,"
+                   "stroke-dasharray:4 3")
     members: dict[str, list[str]] = {}
     for name, state in spec.states.items():
         if state.tags:
             members.setdefault(tag_class[state.tags[0]], []).append(ids[name])
         if ends_run(state):
             members.setdefault("terminal", []).append(ids[name])
-        if name in added:
+        if name in marks.added_states:
             members.setdefault("added", []).append(ids[name])
+        elif name in marks.changed_states:
+            members.setdefault("changed", []).append(ids[name])
         if name in active:
             members.setdefault("current", []).append(ids[name])
     out += [f"{INDENT}class {','.join(names)} {cls}" for cls, names in members.items()]

@@ -25,8 +25,19 @@ class OverlayMarks:
     """What a spec that extends another changed, by name, for the pictures and the page."""
 
     added_states: frozenset[str]
-    changed_states: frozenset[str]
-    new_edges: frozenset[tuple[str, str]]  # (state, event) added or replaced
+    changed_states: frozenset[str]  # base states the overlay patched
+    added_edges: frozenset[tuple[str, str]]  # (state, event) the base did not handle
+    replaced_edges: frozenset[tuple[str, str]]  # (state, event) whose base transition changed
+
+    @property
+    def new_edges(self) -> frozenset[tuple[str, str]]:
+        return self.added_edges | self.replaced_edges
+
+    def edge_mark(self, source: str, event: str) -> str | None:
+        """"added", "changed" or None: how an edge is labelled in the pictures."""
+        key = (source, event)
+        return "added" if key in self.added_edges else \
+            "changed" if key in self.replaced_edges else None
 
     def __bool__(self) -> bool:
         return bool(self.added_states or self.changed_states or self.new_edges)
@@ -38,9 +49,11 @@ def overlay_marks(spec: Spec) -> OverlayMarks:
     def names(kind: str) -> frozenset[str]:
         return frozenset(name for k, name in changes if k == kind)
 
-    edges = frozenset(_edge_key(name) for kind, name in changes
-                      if kind in ("transition-added", "transition-replaced") and "." in name)
-    return OverlayMarks(names("state-added"), names("state-changed"), edges)
+    def edges(kind: str) -> frozenset[tuple[str, str]]:
+        return frozenset(_edge_key(name) for k, name in changes if k == kind and "." in name)
+
+    return OverlayMarks(names("state-added"), names("state-changed") - names("state-added"),
+                        edges("transition-added"), edges("transition-replaced"))
 
 
 def _edge_key(name: str) -> tuple[str, str]:
