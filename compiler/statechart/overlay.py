@@ -154,11 +154,7 @@ class _Resolver:
                            + f"to add a new state, declare it under `add: {{states: {{{name}: "
                              "...}}}`")
                 continue
-            holder, i = where
-            key_node, base_value = holder.value[i]
-            if not isinstance(base_value, yaml.MappingNode):
-                base_value = _empty_map(v)
-                holder.value[i] = (key_node, base_value)
+            base_value = _base_mapping(where, v)
             self.patch_state(root, name, base_value, v)  # type: ignore[arg-type]
 
     def add_states(self, root: yaml.MappingNode, target: yaml.MappingNode,
@@ -184,11 +180,7 @@ class _Resolver:
                            f"add states inside it, write `{name}: {{states: {{NEW: ...}}}}` "
                            "under `add: {states: ...}`")
                 continue
-            holder, i = where
-            key_node, base_value = holder.value[i]
-            if not isinstance(base_value, yaml.MappingNode):
-                base_value = _empty_map(v)
-                holder.value[i] = (key_node, base_value)
+            base_value = _base_mapping(where, v)
             inner = _get(base_value, "states")
             if inner is None or not isinstance(inner[1], yaml.MappingNode):
                 inner = (nested[0], _empty_map(nested[1]))
@@ -524,3 +516,14 @@ def _apply(resolver: _Resolver, base: yaml.MappingNode, overlay: Source) -> yaml
     # Drop the base's `extends`: the merged tree is complete.
     base.value[:] = [(k, v) for k, v in base.value if _key(k) != "extends"]
     return base
+
+
+def _base_mapping(where: tuple[yaml.MappingNode, int], like: yaml.Node) -> yaml.MappingNode:
+    """The base state's body at `where`, made a mapping first when the base wrote none (a
+    state written `name: {}` or `name:`), so that an overlay can patch or extend it."""
+    holder, i = where
+    key_node, base_value = holder.value[i]
+    if not isinstance(base_value, yaml.MappingNode):
+        base_value = _empty_map(like)
+        holder.value[i] = (key_node, base_value)
+    return base_value

@@ -168,4 +168,4 @@ def exits(spec: Spec, t: Transition, name: str) -> bool:
     if t.target not in spec.states:
         return False
     c = chart(spec)
-    return c.is_descendant(name, c.domain(t.source, t.target))
+    return c.is_descendant(name, c.effect(t.source, t.target)[0])  # domain, computed once
