@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 import hashlib
+import math
 from collections.abc import Iterable
 from dataclasses import replace
 
@@ -29,6 +30,8 @@ from statechart.model import (
     Transition,
 )
 from statechart.yaml_source import MAX_DEPTH, STR_TAG, Source, scalar_value, span_of
+from statechart_runtime.errors import InvalidRecord
+from statechart_runtime.values import parse_time
 
 Items = list[tuple[str, yaml.Node, yaml.Node]]
 
@@ -324,9 +327,23 @@ class _Builder:
             span=self.span(key_node),
             initial_span=initial_span,
             depth=depth,
-            name_spans=self._name_spans(got, ("tags", "entry", "exit", "requires")),
+            name_spans=self._name_spans(got, ("tags", "entry", "exit", "requires", "clear")),
         )
+        if any(k in got for k in ("clear", "status", "counter")):
+            state = self._context_keys(state, got, where)
         return state, children_node
+
+    def _context_keys(self, state: State, got: dict[str, tuple[yaml.Node, yaml.Node]],
+                      where: str) -> State:
+        """A state's run-context and status keys: `clear`, `status`, `counter`."""
+        def name(key: str) -> tuple[str | None, Span | None]:
+            if key not in got:
+                return None, None
+            return self.string(got[key][1], f"`{key}` of {where}"), self.span(got[key][1])
+        status, status_span = name("status")
+        counter, counter_span = name("counter")
+        return replace(state, clear=self._name_list(got, "clear", where), status=status,
+                       status_span=status_span, counter=counter, counter_span=counter_span)
 
     def _name_list(self, got: dict[str, tuple[yaml.Node, yaml.Node]], key: str,
                    where: str) -> tuple[str, ...]:
@@ -400,12 +417,14 @@ class _Builder:
             guard = self.string(got["guard"][1], f"`guard` of {where}")
             guard_span = self.span(got["guard"][1])
         sets = self.names(got["set"][1], f"`set` of {where}") if "set" in got else []
+        clears = self.names(got["clear"][1], f"`clear` of {where}") if "clear" in got else []
         description = self.text(got["description"][1], f"`description` of {where}") \
             if "description" in got else None
         return Transition(
             source, event, target, guard, tuple(n for n, _ in sets), description, order,
             self.span(event_node), self.span(got["target"][1]), guard_span,
             set_spans=tuple(self.span(n) for _, n in sets),
+            clears=tuple(n for n, _ in clears), clear_spans=tuple(self.span(n) for _, n in clears),
         )
 
     # -- record fields ---------------------------------------------------------------------
@@ -442,9 +461,28 @@ class _Builder:
                 self.schema(value, f"{where} needs `type` or `enum`")
             description = self.text(got["description"][1], f"`description` of {where}") \
                 if "description" in got else None
-            out.append(RecordField(name, ftype or "string", enum,  # type: ignore[arg-type]
-                                   description, self.span(key_node)))
+            field = RecordField(name, ftype or "string", enum,  # type: ignore[arg-type]
+                                description, self.span(key_node))
+            if "context" in got or "default" in got:
+                field = self._field_context(field, got, where)
+            out.append(field)
         return tuple(out)
+
+    def _field_context(self, field: RecordField, got: dict[str, tuple[yaml.Node, yaml.Node]],
+                       where: str) -> RecordField:
+        """A field's `context` and `default` (a default must have the field's type)."""
+        context = "context" in got and self.boolean(got["context"][1], f"`context` of {where}")
+        if "default" not in got:
+            return replace(field, context=context)
+        node = got["default"][1]
+        value = scalar_value(node) if isinstance(node, yaml.ScalarNode) else None
+        problem = _default_problem(field, value)
+        if problem:
+            self.schema(node, f"`default` of {where} must be {problem}, not {_kind(node)}",
+                        f"write a value of the field's type: {_default_example(field)}")
+            value = None
+        return replace(field, context=context, default=value,  # type: ignore[arg-type]
+                       default_span=self.span(node))
 
     # -- migrations -----------------------------------------------------------------------
     def migrations(self, node: yaml.Node) -> tuple[Migration, ...]:
@@ -467,7 +505,10 @@ class _Builder:
             states = tuple((old, new, span) for old, new, span in self._renames(
                 got.get("states"), "states", allow_null=False) if new is not None)
             fields = tuple(self._renames(got.get("fields"), "fields", allow_null=True))
-            out.append(Migration(version, states, fields, self.span(got["from_version"][0])))
+            fill = tuple((n, self.span(v)) for n, v in self.names(
+                got["fill"][1], "`fill` of a migration")) if "fill" in got else ()
+            out.append(Migration(version, states, fields, self.span(got["from_version"][0]),
+                                 fill))
         return tuple(out)
 
     def _renames(self, entry: tuple[yaml.Node, yaml.Node] | None, what: str,
@@ -550,6 +591,34 @@ class _Builder:
                 if name:
                     out.append(("state", name, self.span(item)))
         return tuple(out)
+
+
+def _default_problem(field: RecordField, value: object) -> str:
+    """What a `default` of `field` must be, or "" when `value` is one."""
+    if field.type == "enum":
+        ok = isinstance(value, str) and value in field.enum
+        return "" if ok else "one of " + ", ".join(f"`{v}`" for v in field.enum)
+    if field.type == "datetime":
+        try:
+            ok = isinstance(value, str) and parse_time("default", value) is not None
+        except InvalidRecord:
+            ok = False
+        return "" if ok else "an RFC 3339 time with an offset (`2024-01-01T00:00:00Z`)"
+    wanted: dict[str, tuple[type, ...]] = {"string": (str,), "integer": (int,),
+                                           "number": (int, float), "boolean": (bool,)}
+    ok = isinstance(value, wanted[field.type]) and (
+        field.type == "boolean" or not isinstance(value, bool))
+    if ok and isinstance(value, float) and not math.isfinite(value):
+        ok = False
+    article = "an" if field.type == "integer" else "a"
+    return "" if ok else f"{article} {field.type}"
+
+
+def _default_example(field: RecordField) -> str:
+    examples = {"string": '`""`', "integer": "`0`", "number": "`0.5`", "boolean": "`false`",
+                "datetime": "`2024-01-01T00:00:00Z`"}
+    return f"`{field.enum[0]}`" if field.type == "enum" and field.enum \
+        else examples.get(field.type, "")
 
 
 def _is_bool(node: yaml.Node) -> bool:

@@ -35,6 +35,9 @@ class Transition:
     target_span: Span
     guard_span: Span | None = None
     set_spans: tuple[Span, ...] = ()
+    # Run context (docs/spec-format.md "Run context"): fields unset when taken, before `sets`.
+    clears: tuple[str, ...] = ()
+    clear_spans: tuple[Span, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -54,8 +57,14 @@ class State:
     span: Span  # the state's key
     initial_span: Span | None = None
     depth: int = 0
-    # (key, name, span) for every name listed under tags/entry/exit/requires
+    # (key, name, span) for every name listed under tags/entry/exit/requires/clear
     name_spans: tuple[tuple[str, str, Span], ...] = ()
+    # Run context and status vocabulary (docs/spec-format.md "Run context", "Status").
+    clear: tuple[str, ...] = ()  # record fields unset when the state is exited
+    status: str | None = None  # the status the record reports while this state is active
+    counter: str | None = None  # record key: how many times the state was entered
+    status_span: Span | None = None
+    counter_span: Span | None = None
 
     @property
     def is_final(self) -> bool:
@@ -69,6 +78,10 @@ class RecordField:
     enum: tuple[str, ...]
     description: str | None
     span: Span
+    # Run context (docs/spec-format.md "Run context").
+    context: bool = False  # the application sets it (at creation, `run.update`), not only events
+    default: str | int | float | bool | None = None  # as written (an enum value, RFC 3339 text)
+    default_span: Span | None = None
 
 
 Selector = tuple[Literal["state", "subtree", "tag"], str, Span]
@@ -95,6 +108,7 @@ class Migration:
     states: tuple[tuple[str, str, Span], ...]  # (old state, new state, where the new is written)
     fields: tuple[tuple[str, str | None, Span], ...]  # (old field, new field or None: dropped)
     span: Span
+    fill: tuple[tuple[str, Span], ...] = ()  # fields an old record lacks: given their default
 
 
 @dataclass(frozen=True)
@@ -184,6 +198,23 @@ class Spec:
         for t in self.transitions():
             seen.setdefault(t.event, None)
         return list(seen)
+
+    def statuses(self) -> list[str]:
+        """The status vocabulary when a state names one (`status:`), in document order: every
+        named status, and the name of each top-level state that names none; else []."""
+        if not any(s.status for s in self.states.values()):
+            return []
+        seen: dict[str, None] = {}
+        for s in self.states.values():
+            if s.status:
+                seen.setdefault(s.status, None)
+            elif s.parent is None:
+                seen.setdefault(s.name, None)
+        return list(seen)
+
+    def counters(self) -> dict[str, str]:
+        """Counter record key -> the state whose entries it counts (`counter:`)."""
+        return {s.counter: s.name for s in self.states.values() if s.counter}
 
     def record_field(self, name: str) -> RecordField | None:
         for f in self.record:

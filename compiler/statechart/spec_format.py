@@ -41,12 +41,19 @@ STATE_KEYS = {
     "exit": "action methods run on leaving the state",
     "requires": "record fields that must be set while in this state",
     "limit": "how many times the state may be entered in one run (retry limits)",
+    # Run context and status vocabulary (docs/spec-format.md, "Run context", "Status").
+    "clear": "record fields unset when the state is exited: `clear: [approvalId]`",
+    "status": "the status the record reports while this state is the innermost active state "
+              "that names one: `status: waiting`",
+    "counter": "a record key that reports how many times the state was entered: "
+               "`counter: retryCount`",
 }
 
 TRANSITION_KEYS = {
     "target": "the state this transition enters",
     "guard": "a method name; the transition is taken only when it returns true",
     "set": "record fields the event must provide (keyword arguments of the event)",
+    "clear": "record fields unset when the transition is taken (before its `set`)",
     "description": "why this transition exists",
 }
 
@@ -54,6 +61,9 @@ FIELD_KEYS = {
     "type": "string, integer, number, boolean or datetime",
     "enum": "the allowed values (strings)",
     "description": "what the field holds",
+    "context": "`true`: the application sets it at creation and at any time "
+               "(`run.update(...)`), not only events",
+    "default": "the value a new run starts with (and a migration's `fill` gives old records)",
 }
 FIELD_TYPES = ("string", "integer", "number", "boolean", "datetime")
 
@@ -70,6 +80,7 @@ MIGRATION_KEYS = {
     "from_version": "the version of the stored records this migration upgrades",
     "states": "old state name -> state of this version",
     "fields": "old record field -> field of this version (`null`: the value is dropped)",
+    "fill": "fields an old record lacks that get their `default`: `fill: [priority]`",
     "description": "why the change was made",
 }
 
@@ -79,6 +90,7 @@ RULE_BODY_KEYS = {"from": "states the rule starts from", "to": "states the rule 
 WHERE_KEY_BELONGS = {
     **{k: "a state" for k in STATE_KEYS},
     **{k: "a transition (`on: {event: {target: ...}}`)" for k in ("target", "guard", "set")},
+    **{k: "a record field (`record: {NAME: {type: ...}}`)" for k in ("context", "default")},
     **{k: "the top level of the spec" for k in ("statechart", "version", "record", "rules")},
     **{k: "a rule (`- never: {from: a, to: b}`)" for k in RULE_KINDS},
 }
@@ -105,7 +117,8 @@ def json_schema() -> dict[str, Any]:
     transition = {
         "type": "object",
         "properties": _described({
-            "target": _NAME, "guard": _NAME, "set": _names(), "description": {"type": "string"},
+            "target": _NAME, "guard": _NAME, "set": _names(), "clear": _names(),
+            "description": {"type": "string"},
         }, TRANSITION_KEYS),
         "required": ["target"],
         "additionalProperties": False,
@@ -124,6 +137,7 @@ def json_schema() -> dict[str, Any]:
                                            "minItems": 1}]}},
             "tags": _names(), "entry": _names(), "exit": _names(), "requires": _names(),
             "limit": {"type": "integer", "minimum": 1},
+            "clear": _names(), "status": _NAME, "counter": _NAME,
         }, STATE_KEYS),
         "additionalProperties": False,
     }
@@ -134,6 +148,8 @@ def json_schema() -> dict[str, Any]:
             "enum": {"type": "array", "items": {"type": "string"}, "minItems": 1,
                      "uniqueItems": True},
             "description": {"type": "string"},
+            "context": {"type": "boolean"},
+            "default": {"type": ["string", "number", "boolean"]},
         }, FIELD_KEYS),
         "oneOf": [{"required": ["type"]}, {"required": ["enum"]}],
         "additionalProperties": False,
@@ -193,6 +209,7 @@ def json_schema() -> dict[str, Any]:
                                "additionalProperties": _NAME},
                     "fields": {"type": "object", "propertyNames": _NAME,
                                "additionalProperties": {"oneOf": [_NAME, {"type": "null"}]}},
+                    "fill": _names(),
                     "description": {"type": "string"},
                 }, MIGRATION_KEYS),
                 "required": ["from_version"],

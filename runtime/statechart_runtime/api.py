@@ -13,7 +13,7 @@ from statechart_runtime.machine import Machine
 from statechart_runtime.record import Record, Step, check_record, record_checker
 from statechart_runtime.run import EventNotAccepted, Run
 from statechart_runtime.spec import SpecTables
-from statechart_runtime.values import utcnow
+from statechart_runtime.values import Clock, parse_time, utcnow
 
-__all__ = ["EventNotAccepted", "Machine", "Record", "Run", "SpecTables", "State", "Step",
-           "check_record", "errors", "record_checker", "utcnow"]
+__all__ = ["Clock", "EventNotAccepted", "Machine", "Record", "Run", "SpecTables", "State",
+           "Step", "check_record", "errors", "parse_time", "record_checker", "utcnow"]

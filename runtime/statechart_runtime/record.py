@@ -72,6 +72,8 @@ class Record:
         data["lastTransitionAt"] = time_text(record.lastTransitionAt)
         data["history"] = [step.to_dict() for step in record.history]
         data["counts"] = dict(record.counts)
+        for counter, state in spec.counters.items():
+            data[counter] = record.counts[state]
         for field, attr in spec.attrs.items():
             value = getattr(self, attr)
             if value is not None:
@@ -108,7 +110,7 @@ class Record:
             raise invalid("(record)", "expected a JSON object")
         _refuse_deep(data, invalid)
         data = upgrade(spec, data)
-        known = {*_FIXED_KEYS, *spec.codec.types}
+        known = {*_FIXED_KEYS, *spec.codec.types, *spec.counters}
         for key in data:
             if key not in known or (spec.flat and key == "configuration"):
                 raise invalid(str(key), "unknown key")
@@ -120,16 +122,20 @@ class Record:
             raise invalid("specVersion", f"this module reads version {spec.version} records "
                           f"of {spec.name!r}, got {data.get('specVersion')!r}")
         values: dict[str, Any] = {"runId": run_id,
-                                  "status": _state_of(spec, "status", data.get("status"))}
+                                  "status": _status_of(spec, data.get("status"))}
         if not spec.flat:
             raw = data.get("configuration")
             if not isinstance(raw, list) or not raw:
                 raise invalid("configuration", "expected a non-empty list of states")
             values["configuration"] = [_state_of(spec, "configuration", v) for v in raw]
         counts = data.get("counts")
-        if not isinstance(counts, dict) or set(counts) != set(spec.limits) or not all(
+        if not isinstance(counts, dict) or set(counts) != spec.counted or not all(
                 isinstance(n, int) and not isinstance(n, bool) for n in counts.values()):
-            raise invalid("counts", f"expected entry counts of {sorted(spec.limits)}")
+            raise invalid("counts", f"expected entry counts of {sorted(spec.counted)}")
+        for counter, state in spec.counters.items():
+            if data.get(counter) != counts[state] or isinstance(data.get(counter), bool):
+                raise invalid(counter, f"expected the entry count of `{state}` "
+                              f"({counts[state]}), got {data.get(counter)!r}")
         history = data.get("history")
         if not isinstance(history, list):
             raise invalid("history", "expected a list")
@@ -138,8 +144,9 @@ class Record:
         values["history"] = [_step_from_dict(cls, i, step) for i, step in enumerate(history)]
         values["counts"] = dict(counts)
         for field in spec.codec.types:
-            if field in data:
-                values[spec.attrs[field]] = spec.codec.from_json(field, data[field])
+            # Absent is unset, not the field's default (a cleared field is absent).
+            values[spec.attrs[field]] = spec.codec.from_json(field, data[field]) \
+                if field in data else None
         record = cls(**values)
         check_record(record, cls)
         return record
@@ -178,6 +185,14 @@ def _state_of(spec: SpecTables, where: str, raw: object) -> Any:
     raise spec.invalid(where, f"unknown state {raw!r}")
 
 
+def _status_of(spec: SpecTables, raw: object) -> Any:
+    members = spec.statuses_by_name
+    if isinstance(raw, str) and raw in members:
+        return members[raw]
+    what = "status" if spec.status_of else "state"
+    raise spec.invalid("status", f"unknown {what} {raw!r}")
+
+
 def _step_from_dict(cls: type[Record], index: int, raw: object) -> Step[Any, Any]:
     spec = cls._sc_spec
     where = f"history[{index}]"
@@ -214,8 +229,8 @@ def check_record(record: Record, record_class: type[Record] | None = None) -> No
     if isinstance(rec.specVersion, bool) or rec.specVersion != spec.version:
         raise invalid("specVersion", f"expected {spec.version}, got {rec.specVersion!r}")
     enum_name = spec.state_enum.__name__
-    if not isinstance(rec.status, spec.state_enum):
-        raise invalid("status", f"expected a {enum_name}, got {rec.status!r}")
+    if not isinstance(rec.status, spec.status_enum):
+        raise invalid("status", f"expected a {spec.status_enum.__name__}, got {rec.status!r}")
     if not spec.flat and (not isinstance(rec.configuration, list) or not rec.configuration
                           or not all(isinstance(s, spec.state_enum) for s in rec.configuration)):
         raise invalid("configuration", f"expected a non-empty list of {enum_name}, got "
@@ -225,7 +240,7 @@ def check_record(record: Record, record_class: type[Record] | None = None) -> No
                       f"{rec.lastTransitionAt!r}")
     if not isinstance(rec.counts, dict) or not all(
             isinstance(n, int) and not isinstance(n, bool) for n in rec.counts.values()):
-        raise invalid("counts", f"expected entry counts of {sorted(spec.limits)}")
+        raise invalid("counts", f"expected entry counts of {sorted(spec.counted)}")
     if not isinstance(rec.history, list):
         raise invalid("history", f"expected a list, got {rec.history!r}")
     for field, kind in spec.codec.types.items():
@@ -240,24 +255,31 @@ def check_record(record: Record, record_class: type[Record] | None = None) -> No
     if not spec.flat and recorded != configuration:
         raise invalid("configuration", f"the history ends in {list(configuration)}, "
                       f"not {list(recorded)}")
-    if rec.status.value != configuration[0]:
-        raise invalid("status", f"the history ends in `{configuration[0]}`, not "
-                      f"`{rec.status.value}`")
+    reported = spec.reported(configuration)
+    if rec.status is not reported:
+        raise invalid("status", f"the history ends in {', '.join(configuration)}, which "
+                      f"reports `{reported.value}`, not `{rec.status.value}`")
     if rec.counts != counts:
         raise invalid("counts", f"the history gives {counts}, not {rec.counts}")
     for name in configuration:
         for field in spec.requires.get(name, ()):
             if getattr(record, spec.attrs[field]) is None:
                 raise invalid(field, f"required while in `{name}`, but not set")
-    # Fields are set only by transitions: each holds the last value the history gave it.
+    # Other than run context, fields change only by transitions: each holds its default or
+    # the last value the history set, unless a later step cleared it.
     for field, attr in spec.attrs.items():
+        if field in spec.context:
+            continue  # the application's own (docs/generated-code.md: what is proved)
         value = getattr(record, attr)
-        if field not in last:
+        found = last.get(field)
+        if found is None or found[1] is None:
             if value is not None:
-                raise invalid(field, "no step of the history sets it")
-        elif not spec.codec.same(field, value, last[field][1]):
-            raise invalid(field, f"the history's last value is {last[field][0]!r} "
-                          f"(history[{last[field][2]}]), not {value!r}")
+                raise invalid(field, "no step of the history sets it" if found is None
+                              else f"history[{found[2]}] clears it")
+        elif not spec.codec.same(field, value, found[1]):
+            where = "its default" if found[2] < 0 else f"history[{found[2]}]"
+            raise invalid(field, f"the history's last value is {found[0]!r} ({where}), "
+                          f"not {value!r}")
     if rec.history and rec.lastTransitionAt != rec.history[-1].at:
         raise invalid("lastTransitionAt", f"expected the last step's time "
                       f"{time_text(rec.history[-1].at)}, got {time_text(rec.lastTransitionAt)}")
@@ -266,12 +288,16 @@ def check_record(record: Record, record_class: type[Record] | None = None) -> No
 def replay(spec: SpecTables, record: Record
            ) -> tuple[tuple[str, ...], dict[str, int], dict[str, tuple[Any, Any, int]]]:
     """(configuration, counts, last values) at the end of a record's checked history; the
-    last values map each field a step set to (its JSON value, its typed value, the step)."""
+    last values map each field a step set or cleared, or that has a default, to (its JSON
+    value, its typed value, the step; -1 for the default), None values when cleared. Run
+    context is the application's: only the steps' values of it are checked."""
     invalid = spec.invalid
     chart = spec.chart
     configuration = chart.initial_configuration()
     counts = dict(spec.initial_counts)
-    last: dict[str, tuple[Any, Any, int]] = {}
+    last: dict[str, tuple[Any, Any, int]] = {
+        f: (raw, spec.codec.from_json(f, raw, f), -1) for f, raw in spec.defaults.items()
+        if f not in spec.context}
     step_class = record._sc_step
     history: list[Any] = record.history  # type: ignore[attr-defined]  # the generated field
     for index, step in enumerate(history):
@@ -292,18 +318,25 @@ def replay(spec: SpecTables, record: Record
         for name in chart.entry_set(key[0], key[2]):
             if name in counts:
                 counts[name] += 1
-                if counts[name] > spec.limits[name]:
+                if counts[name] > spec.limits.get(name, counts[name]):
                     raise invalid(where, f"enters `{name}` more than {spec.limits[name]} "
                                   "times (its limit)")
+        if spec.clearing:
+            for name in chart.exit_set(configuration, key[0], key[2]):
+                for field in spec.exit_clears.get(name, ()):
+                    last[field] = (None, None, index)
+            for field in spec.clears.get(key, ()):
+                last[field] = (None, None, index)
         for field, raw in step.values.items():
             last[field] = (raw, spec.codec.from_json(field, raw, f"{where}.values.{field}"),
                            index)
         configuration = chart.next_configuration(configuration, [(key[0], key[2])])
         for name in configuration:  # as the run itself refuses it, at the step that breaks
             for field in spec.requires.get(name, ()):
-                if field not in last:
+                if field not in spec.context and last.get(field, (None, None))[1] is None:
                     raise invalid(where, f"enters `{name}`, which requires `{field}`, and no "
-                                  "step so far set it")
+                                  "step so far set it" if field not in last else
+                                  f"history[{last[field][2]}] cleared it")
     return configuration, counts, last
 
 
@@ -350,6 +383,8 @@ def upgrade(spec: SpecTables, data: Mapping[str, Any]) -> Mapping[str, Any]:
 
     upgraded: dict[str, Any] = values(dict(data))
     upgraded["specVersion"] = spec.version
+    for field in spec.fills.get(version, ()):  # a field that became required: its default
+        upgraded.setdefault(field, spec.defaults[field])
     history = upgraded.get("history")
     if isinstance(history, list):
         upgraded["history"] = history = [
@@ -372,10 +407,16 @@ def upgrade(spec: SpecTables, data: Mapping[str, Any]) -> Mapping[str, Any]:
         configuration = spec.chart.configuration_of(status)
         upgraded["counts"] = (dict(spec.initial_counts) if history == []
                               else upgraded.get("counts"))
+    elif history == [] and spec.status_of:  # a status need not name a state
+        configuration = spec.chart.initial_configuration()
+        upgraded["counts"] = dict(spec.initial_counts)
     else:
         upgraded["status"] = status
         return upgraded
-    upgraded["status"] = configuration[0]
+    upgraded["status"] = spec.reported(configuration).value
+    for counter, counted in spec.counters.items():
+        upgraded[counter] = upgraded["counts"].get(counted) \
+            if isinstance(upgraded["counts"], dict) else None
     if spec.flat:
         upgraded.pop("configuration", None)
     else:
@@ -404,7 +445,9 @@ def _agrees_with_replay(spec: SpecTables, upgraded: Mapping[str, Any],
     the old module would have refused it. (A state may have moved into a compound state or
     gained children, so the stored states need only be among the replayed ones.)"""
     configuration, counts = replayed
-    if isinstance(status, str) and status not in configuration:
+    # With a status vocabulary a status need not be a state: it is recomputed from the
+    # configuration, not compared.
+    if isinstance(status, str) and not spec.status_of and status not in configuration:
         raise spec.invalid("status", f"the stored `{status}` is not where the history ends "
                            f"({', '.join(configuration)})")
     stored = upgraded.get("configuration")

@@ -71,9 +71,10 @@ class Run(Generic[R, S, E]):
             number_states(machine, cls._sc_spec.chart)
 
     def __init__(self, record: R | None = None, *, run_id: str | None = None,
-                 model: object = None, clock: Clock | None = None) -> None:
+                 model: object = None, clock: Clock | None = None, **context: Any) -> None:
         """A new run (entry actions of the initial states run), or, given a record, the run
-        it describes, restored where it stopped (no entry action runs again)."""
+        it describes, restored where it stopped (no entry action runs again). `context`:
+        the run-context fields a new run starts with (docs/spec-format.md)."""
         spec = self._sc_spec
         self.clock: Clock = clock if clock is not None else utcnow
         self._pending: tuple[str, dict[str, tuple[Any, JsonValue]]] | None = None
@@ -81,16 +82,24 @@ class Run(Generic[R, S, E]):
         self._sc_state: object = None  # where python-statemachine keeps the configuration
         if record is None:
             initial = spec.chart.initial_configuration()
-            for name in initial:
-                for field in spec.requires.get(name, ()):
-                    raise spec.missing(field, f"the initial state `{name}` requires it; "
-                                       "start from a record that sets it")
+            changes = self._context_changes(context)
             record = self._sc_record(runId=run_id or uuid.uuid4().hex,
                                      lastTransitionAt=now(self.clock))
+            for attr, value in changes:
+                setattr(record, attr, value)
+            for name in initial:
+                for field in spec.requires.get(name, ()):
+                    if getattr(record, spec.attrs[field]) is None:
+                        raise spec.missing(field, f"the initial state `{name}` requires it; "
+                                           + ("pass it" if field in spec.context else
+                                              "start from a record that sets it"))
             active = initial
         else:
             if run_id is not None:
                 raise TypeError("run_id comes from the record when one is given")
+            if context:
+                raise TypeError("a restored run's context comes from its record; change it "
+                                "with update()")
             check_record(record, self._sc_record)
             active = spec.configuration_names(record)
             # Document order, as the engine selects transitions in (see machine.py).
@@ -108,9 +117,43 @@ class Run(Generic[R, S, E]):
         field)."""
         return cls(record, **kwargs)
 
+    # -- run context (docs/spec-format.md "Run context") ------------------------------------
+    def _context_changes(self, values: dict[str, Any]) -> list[tuple[str, Any]]:
+        """(attribute, value) for context keyword arguments, each checked: a field that is not
+        run context, or a value of the wrong type, is a TypeError. None unsets a field."""
+        spec = self._sc_spec
+        changes = []
+        for key, value in values.items():
+            field = spec.context_attrs.get(key)
+            if field is None:
+                raise TypeError(f"`{key}` is not a run-context field of `{spec.name}` (its "
+                                f"context: {', '.join(sorted(spec.context)) or 'none'})")
+            if value is not None:
+                spec.codec.to_json(field, value)
+            changes.append((key, value))
+        return changes
+
+    def _update(self, values: dict[str, Any]) -> None:
+        """Set run-context fields (None unsets one). Not a transition: no history entry, and
+        `lastTransitionAt` stays. All or nothing: a wrong type, or unsetting a field an
+        active state requires, changes nothing."""
+        if self._pending is not None:
+            raise RuntimeError("update() called while an event is being handled; call it "
+                               "after the action returns")
+        spec = self._sc_spec
+        changes = self._context_changes(values)
+        unset = {spec.context_attrs[attr] for attr, value in changes if value is None}
+        for name in self._active:
+            for field in spec.requires.get(name, ()):
+                if field in unset:
+                    raise spec.missing(field, f"`{name}` requires it; it cannot be unset now")
+        for attr, value in changes:
+            setattr(self.record, attr, value)
+
     @property
     def status(self) -> S:
-        """The active top-level state."""
+        """The status the record reports: the active top-level state or, when the spec names
+        statuses (`status:`), the status of the innermost active state that names one."""
         return self.record.status  # type: ignore[attr-defined, no-any-return]
 
     @property
@@ -174,7 +217,9 @@ class Run(Generic[R, S, E]):
         saved = (record.status, None if flat else record.configuration, record.counts,
                  record.lastTransitionAt, len(record.history), self._active)
         attrs = spec.attrs
-        fields = [(attrs[f], getattr(record, attrs[f])) for f in checked]
+        # A transition may clear any field: then all are saved.
+        fields = [(a, getattr(record, a)) for a in (attrs.values() if spec.clearing else
+                                                    (attrs[f] for f in checked))]
         self._pending = (event, checked)
         self._stepped = False
         try:
@@ -228,6 +273,8 @@ class Run(Generic[R, S, E]):
                                        f"it; pass {field}=...")
             entered.extend(chart.effect(source, target)[1])
             all_sets.append(sets)
+        # Fields each move clears (its exit set's `clear:`, then its own), before it sets.
+        clears = self._clears(event, moves) if spec.clearing else None
         counts = record.counts
         if spec.limits:
             for name in entered:
@@ -237,15 +284,20 @@ class Run(Generic[R, S, E]):
         configuration = (moves[0][1],) if spec.flat else \
             chart.next_configuration(self._active, moves)
         if spec.requires:
-            set_now = {f for sets in all_sets for f in sets}
+            # field -> whether this step leaves it set (True) or cleared (False)
+            after: dict[str, bool] = {}
+            for i, sets in enumerate(all_sets):
+                after.update(dict.fromkeys(clears[i] if clears else (), False))
+                after.update(dict.fromkeys(sets, True))
             for name in configuration:
                 for field in spec.requires.get(name, ()):
-                    if field not in set_now and getattr(record, spec.attrs[field]) is None:
-                        raise spec.missing(field, f"`{name}` requires it, and `{event}` does "
-                                           "not set it")
+                    if not after.get(field, getattr(record, spec.attrs[field]) is not None):
+                        raise spec.missing(field, f"`{name}` requires it, and `{event}` "
+                                           + ("clears it" if field in after else
+                                              "does not set it"))
         at = now(self.clock)
         # Checked: from here on nothing raises, and `_fire` undoes it if the library does.
-        if spec.limits:
+        if spec.counted:
             counts = dict(counts)  # a new dict: `_fire`'s snapshot keeps the old one
             for name in entered:
                 if name in counts:
@@ -255,17 +307,33 @@ class Run(Generic[R, S, E]):
         attrs = spec.attrs
         step_class = self._sc_record._sc_step
         event_member = spec.events_by_name[event]
-        for (source, target), sets in zip(moves, all_sets, strict=True):
+        for i, ((source, target), sets) in enumerate(zip(moves, all_sets, strict=True)):
             step_values: dict[str, JsonValue] = {}
+            for field in clears[i] if clears else ():
+                setattr(record, attrs[field], None)
             for field in sets:
                 typed, as_json = values[field]
                 setattr(record, attrs[field], typed)
                 step_values[field] = as_json
             record.history.append(step_class(event_member, states[source], states[target], at,
                                              step_values))
-        record.status = states[configuration[0]]
+        record.status = spec.reported(configuration) if spec.status_of \
+            else states[configuration[0]]
         if not spec.flat:
             record.configuration = [states[name] for name in configuration]
         record.lastTransitionAt = at
         self._active = configuration
         self._stepped = True
+
+    def _clears(self, event: str, moves: list[tuple[str, str]]) -> list[tuple[str, ...]]:
+        """Per move, the fields it clears: the `clear:` of each state it exits, then its own
+        (the integrity check replays the same, record.replay)."""
+        spec = self._sc_spec
+        out = []
+        for source, target in moves:
+            fields: list[str] = []
+            for name in spec.chart.exit_set(self._active, source, target):
+                fields.extend(spec.exit_clears.get(name, ()))
+            fields.extend(spec.clears.get((source, event, target), ()))
+            out.append(tuple(fields))
+        return out

@@ -13,7 +13,7 @@ from typing import Any
 
 from statechart_runtime.errors import InvalidRecord, LimitExceeded, MissingField
 from statechart_runtime.semantics import Chart, StateRow
-from statechart_runtime.values import FieldCodec
+from statechart_runtime.values import FieldCodec, JsonValue
 
 # (source, event, target, fields it sets), one row per distinct (source, event, target).
 TransitionRow = tuple[str, str, str, tuple[str, ...]]
@@ -26,13 +26,22 @@ class SpecTables:
         "attrs",
         "by_event",
         "chart",
+        "clearing",
+        "clears",
         "codec",
         "compiler",
+        "context",
+        "context_attrs",
+        "counted",
+        "counters",
+        "defaults",
         "effects",
         "event_enum",
         "event_fields",
         "event_ids",
         "events_by_name",
+        "exit_clears",
+        "fills",
         "flat",
         "initial_counts",
         "invalid",
@@ -45,6 +54,9 @@ class SpecTables:
         "sha256",
         "state_enum",
         "states_by_name",
+        "status_enum",
+        "status_of",
+        "statuses_by_name",
         "tags",
         "version",
     )
@@ -70,10 +82,25 @@ class SpecTables:
             InvalidRecord, LimitExceeded, MissingField),
         event_ids: Mapping[str, str] | None = None,
         attrs: Mapping[str, str] | None = None,
+        context: Sequence[str] = (),
+        defaults: Mapping[str, JsonValue] | None = None,
+        clears: Mapping[tuple[str, str, str], tuple[str, ...]] | None = None,
+        exit_clears: Mapping[str, tuple[str, ...]] | None = None,
+        fills: Mapping[int, tuple[str, ...]] | None = None,
+        statuses: Mapping[str, str] | None = None,
+        status_enum: type[enum.Enum] | None = None,
+        counters: Mapping[str, str] | None = None,
     ) -> None:
         """`event_ids` and `attrs` hold the spec's names that the generated module maps to
         other Python names (docs/generated-code.md, "Names"): event -> python-statemachine
-        event id, record field -> attribute. Absent names are their own Python names."""
+        event id, record field -> attribute. Absent names are their own Python names.
+
+        Run context and status (docs/spec-format.md): `context` fields the application sets;
+        `defaults` (field -> JSON value) a new run starts with; `clears` ((source, event,
+        target) -> fields the transition unsets) and `exit_clears` (state -> fields unset
+        when it is exited); `fills` (version -> fields its migration fills with their
+        default); `statuses` (state -> the status it reports) with `status_enum`; `counters`
+        (record key -> the state whose entries it reports)."""
         self.name = name
         self.version = version
         self.sha256 = sha256
@@ -109,10 +136,55 @@ class SpecTables:
         self.requires = dict(requires or {})
         self.migrations = dict(migrations or {})
         self.tags = {tag: frozenset(states) for tag, states in (tags or {}).items()}
-        self.initial_counts: dict[str, int] = dict.fromkeys(self.limits, 0)
+        self._context_tables(context, defaults, clears, exit_clears, fills)
+        self._status_tables(statuses, status_enum, counters)
+        self.initial_counts: dict[str, int] = dict.fromkeys(self.counted, 0)
         for state in self.chart.initial_configuration():
             if state in self.initial_counts:
                 self.initial_counts[state] += 1
+
+    # -- run context and status (docs/spec-format.md "Run context", "Status") ----------------
+    def _context_tables(self, context: Sequence[str],
+                        defaults: Mapping[str, JsonValue] | None,
+                        clears: Mapping[tuple[str, str, str], tuple[str, ...]] | None,
+                        exit_clears: Mapping[str, tuple[str, ...]] | None,
+                        fills: Mapping[int, tuple[str, ...]] | None) -> None:
+        self.context = frozenset(context)
+        # The facade's keyword (the field's attribute) -> the field.
+        self.context_attrs = {self.attrs[f]: f for f in context}
+        self.defaults = dict(defaults or {})
+        self.clears = dict(clears or {})
+        self.exit_clears = dict(exit_clears or {})
+        self.clearing = bool(self.clears or self.exit_clears)
+        self.fills = dict(fills or {})
+
+    def _status_tables(self, statuses: Mapping[str, str] | None,
+                       status_enum: type[enum.Enum] | None,
+                       counters: Mapping[str, str] | None) -> None:
+        self.status_enum: Any = status_enum if statuses and status_enum else self.state_enum
+        self.statuses_by_name: dict[str, Any] = {m.value: m for m in self.status_enum}
+        # state -> (depth, status member) for states that name a status: the deepest wins.
+        self.status_of: dict[str, tuple[int, Any]] = {
+            state: (len(self.chart.ancestors(state)), self.statuses_by_name[status])
+            for state, status in (statuses or {}).items()}
+        # A record with a status vocabulary keeps its configuration: `status` no longer
+        # names a state.
+        self.flat = self.flat and not self.status_of
+        self.counters = dict(counters or {})
+        self.counted = frozenset({*self.limits, *self.counters.values()})
+
+    def reported(self, configuration: Sequence[str]) -> Any:
+        """The status a record in `configuration` reports: the status of its deepest state
+        that names one (the first in document order among equals), else its top-level
+        state."""
+        if not self.status_of:
+            return self.states_by_name[configuration[0]]
+        best: tuple[int, Any] | None = None
+        for name in configuration:
+            found = self.status_of.get(name)
+            if found is not None and (best is None or found[0] > best[0]):
+                best = found
+        return best[1] if best is not None else self.statuses_by_name[configuration[0]]
 
     def configuration_names(self, record: Any) -> tuple[str, ...]:
         """The record's configuration as names (a flat spec's record keeps only `status`)."""

@@ -27,7 +27,7 @@ import statechart_runtime
 from statechart import __version__, names, semantics
 from statechart.codegen import CodegenError
 from statechart.codegen._jinja import Ident, Lit, entry, environment, py
-from statechart.model import Spec, State, Transition
+from statechart.model import RecordField, Spec, State, Transition
 from statechart.outputs import header_lines
 
 
@@ -53,6 +53,10 @@ def class_names(spec: Spec) -> dict[str, Ident]:
     suffixes = {"facade": "", "machine": "Machine", "record": "Record", "step": "Step",
                 "state": "State", "event": "Event", "invalid": "InvalidRecord",
                 "limit": "LimitExceeded", "missing": "MissingField"}
+    if spec.statuses():
+        suffixes["status"] = "Status"
+    if any(f.context for f in spec.record):
+        suffixes["context"] = "Context"
     out = {key: base + suffix for key, suffix in suffixes.items()}
     taken = set(out.values()) | TEMPLATE_NAMES
     for f in spec.record:
@@ -76,18 +80,28 @@ class PythonNames:
         actions = [a for s in spec.states.values() for a in (*s.entry, *s.exit)]
         members = [*spec.states, *spec.events(), *guards, *actions]
         taken = set(members)
+        # A spec with run context gives its facade `update` and its constructor the context
+        # fields as keywords: a method or a context field must not take those names.
+        context = {f.name for f in spec.record if f.context}
+        method_needs = names.member_needs_mapping if not context else (
+            lambda n: names.member_needs_mapping(n) or n == "update")
+
+        def field_needs(n: str) -> bool:
+            return names.field_needs_mapping(n) or (n in context and n in _CONSTRUCTOR_ARGS)
         # One namespace: the machine's attributes and the facade's methods never meet a
         # mapped name of another kind.
         self.states = names.python_names(spec.states, "state", names.member_needs_mapping,
                                          taken)
-        self.events = names.python_names(spec.events(), "event", names.member_needs_mapping,
-                                         taken)
-        self.guards = names.python_names(guards, "guard", names.member_needs_mapping, taken)
-        self.actions = names.python_names(actions, "action", names.member_needs_mapping,
-                                          taken)
-        fields = [f.name for f in spec.record]
-        self.fields = names.python_names(fields, "field", names.field_needs_mapping,
+        self.events = names.python_names(spec.events(), "event", method_needs, taken)
+        self.guards = names.python_names(guards, "guard", method_needs, taken)
+        self.actions = names.python_names(actions, "action", method_needs, taken)
+        # Counters are record attributes too (docs/spec-format.md, "Status").
+        fields = [f.name for f in spec.record] + list(spec.counters())
+        self.fields = names.python_names(fields, "field", field_needs,
                                          {*fields, *names.RECORD_BUILTINS})
+        self.statuses = names.python_names(spec.statuses(), "value",
+                                           names.enum_member_needs_mapping,
+                                           set(spec.statuses()))
         self.values = {f.name: names.python_names(f.enum, "value",
                                                   names.enum_member_needs_mapping,
                                                   set(f.enum)) for f in spec.record}
@@ -116,6 +130,13 @@ class PythonNames:
 
     def value_member(self, field: str, value: str) -> Ident:
         return Ident(self.values[field].get(value, value))
+
+    def status_member(self, status: str) -> Ident:
+        return Ident(self.statuses.get(status, status))
+
+
+# The run facade's constructor keywords besides the context fields (statechart_runtime.run).
+_CONSTRUCTOR_ARGS = frozenset({"record", "run_id", "model", "clock", "context"})
 
 
 def _state_path(spec: Spec, pn: PythonNames, name: str) -> str:
@@ -222,6 +243,61 @@ def _tables(spec: Spec, pn: PythonNames) -> dict[str, object]:
     }
 
 
+def _context_tables(spec: Spec, pn: PythonNames, classes: dict[str, Ident]
+                    ) -> dict[str, object]:
+    """Run context, `clear:`, defaults, fills, statuses and counters (docs/spec-format.md):
+    the template's data for them, all empty for a spec that uses none."""
+    clears: dict[tuple[str, str, str], list[str]] = {}
+    for t in spec.transitions():
+        if t.clears:
+            cleared = clears.setdefault((t.source, t.event, t.target), [])
+            cleared.extend(f for f in t.clears if f not in cleared)
+    statuses = spec.statuses()
+    initial_status = None
+    if statuses:
+        best: tuple[int, str] | None = None
+        initial = semantics.initial_configuration(spec)
+        for name in initial:
+            s = spec.states[name]
+            if s.status and (best is None or s.depth > best[0]):
+                best = (s.depth, s.status)
+        initial_status = pn.status_member(best[1] if best else initial[0])
+
+    def default(f: RecordField) -> Lit:
+        if f.default is None:
+            return Lit("None")
+        if f.type == "enum":
+            return Lit(f"_{classes['enum:' + f.name]}.{pn.value_member(f.name, str(f.default))}")
+        if f.type == "datetime":
+            return Lit(f"_api.parse_time({py(f.name)}, {py(f.default)})")  # RFC 3339 as read
+        return py(f.default)
+
+    return {
+        "context": [(pn.field(f.name), f.type, classes.get("enum:" + f.name))
+                    for f in spec.record if f.context],
+        "context_names": [py(f.name) for f in spec.record if f.context],
+        "defaults": [(py(f.name), py(f.default)) for f in spec.record if f.default is not None],
+        "field_defaults": {f.name: default(f) for f in spec.record},
+        "clears": [(py(k), py(tuple(v))) for k, v in clears.items()],
+        "exit_clears": [entry(s.name, s.clear, 8) for s in spec.states.values() if s.clear],
+        "fills": [(py(m.from_version), py(tuple(n for n, _ in m.fill)))
+                  for m in sorted(spec.migrations, key=lambda m: m.from_version) if m.fill],
+        "status_names": [(pn.status_member(n), py(n)) for n in statuses],
+        "status_rows": [(py(s.name), py(s.status)) for s in spec.states.values() if s.status],
+        "initial_status": initial_status,
+        "counters": [(pn.field(c), py(c), py(state), state)
+                     for c, state in spec.counters().items()],
+    }
+
+
+def _api_version(spec: Spec, data: dict[str, object]) -> tuple[int, int]:
+    """The runtime API the module needs: 1.1 only when it uses run context or statuses, so
+    that modules which do not still import on a 1.0 runtime."""
+    used = any(data[k] for k in ("context", "defaults", "clears", "exit_clears", "fills",
+                                 "status_names", "counters"))
+    return statechart_runtime.API_VERSION if used else (1, 0)
+
+
 def render(spec: Spec) -> str:
     classes = class_names(spec)
     pn = PythonNames(spec)
@@ -252,10 +328,11 @@ def render(spec: Spec) -> str:
         "facade_doc": docstring(f"One run of `{spec.name}`: a method per event, the record "
                                 "in `record`, guards and actions to override.", 4),
         "field_types": {f.type for f in spec.record},
-        "api_version": py(statechart_runtime.API_VERSION),
         "compiler": py(f"statechart-compiler {__version__}"),
         **_tables(spec, pn),
     }
+    extra = _context_tables(spec, pn, classes)
+    context.update(extra, api_version=py(_api_version(spec, extra)))
     return environment().get_template("python_module.py.j2").render(context)
 
 

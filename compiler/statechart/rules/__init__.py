@@ -11,6 +11,7 @@ from types import ModuleType
 
 from statechart.rules import (
     ambiguous_transition,
+    cleared_required,
     duplicate_key,
     duplicate_state,
     invalid_migration,
@@ -35,6 +36,7 @@ RULES: dict[str, ModuleType] = {
         yaml_syntax, duplicate_key, schema, overlay, duplicate_state, invalid_name, unknown_state,
         missing_initial, unknown_field, unreachable_state, terminal_exit, trap_state,
         no_path_to_final, ambiguous_transition, rule_violation, invalid_migration, unused_field,
+        cleared_required,
     )
 }
 

@@ -3,7 +3,8 @@
 What: an entry of `migrations:` is wrong: its `from_version` is not older than the spec's
 `version`; it maps an old state or field to several new ones (a migration is a function); it
 maps a state to a state or a field to a field that does not exist in this version; it renames a
-state that still exists; or two migrations start from the same version.
+state that still exists; it fills (`fill:`) a field that does not exist or has no `default`; or
+two migrations start from the same version.
 
 Why: the generated `from_json` applies these maps to every record stored under an older
 version. A map that is not a function, or that points nowhere, would turn a stored run into one
@@ -58,3 +59,13 @@ def check(spec: Spec, graph: Graph) -> Check:
                 yield problem(ID, SEVERITY, span,
                               f"migration maps field `{old_field}` to `{new_field}`, which is not "
                               "a record field of this version", did_you_mean(new_field, fields))
+        for name, span in m.fill:
+            field = spec.record_field(name)
+            if field is None:
+                yield problem(ID, SEVERITY, span,
+                              f"migration fills `{name}`, which is not a record field of this "
+                              "version", did_you_mean(name, fields))
+            elif field.default is None:
+                yield problem(ID, SEVERITY, span,
+                              f"migration fills `{name}`, which has no `default`",
+                              f"give `{name}` a `default:` (the value old records get)")

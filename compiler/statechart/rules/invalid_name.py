@@ -2,9 +2,9 @@
 
 What: the spec's name, a state, event, guard, action, tag, record field or enum value name is
 not a plain ASCII identifier (a letter, then letters, digits or `_`; at most 64 characters), a
-record field is named like a built-in key of every run record (`status`, `history`, ...), or
-one name is used for different things (a state and an event with one name, a guard named like
-an event).
+record field or a state's `counter:` is named like a built-in key of every run record
+(`status`, `history`, ...) or like another field or counter, or one name is used for different
+things (a state and an event with one name, a guard named like an event).
 
 Why: names become attributes, methods, enum members and JSON keys. Non-ASCII names can
 normalise to other names in Python (`ﬁnal` is `final`, `ᴺone` is `None`), so two spec names
@@ -105,3 +105,32 @@ def check(spec: Spec, graph: Graph) -> Check:
             reason = names.identifier_problem(value)
             if reason:
                 yield from _bad(f"enum value of `{field.name}`", value, reason, field.span)
+    yield from _status_names(spec)
+
+
+def _status_names(spec: Spec) -> Check:
+    """`status:` names and `counter:` record keys (docs/spec-format.md, "Status"): a counter
+    is a key of the record, so it may not be a built-in key, a field or another counter."""
+    fields = {f.name for f in spec.record}
+    counters: dict[str, str] = {}
+    for state in spec.states.values():
+        if state.status and state.status_span is not None:
+            reason = names.identifier_problem(state.status)
+            if reason:
+                yield from _bad("status", state.status, reason, state.status_span)
+        if not state.counter or state.counter_span is None:
+            continue
+        name, span = state.counter, state.counter_span
+        reason = names.identifier_problem(name)
+        if reason:
+            yield from _bad("counter", name, reason, span)
+        elif name in names.RECORD_BUILTINS or name in fields:
+            what = "a record field" if name in fields else "a built-in key of every run record"
+            yield problem(ID, SEVERITY, span,
+                          f"counter `{name}` of state `{state.name}` is {what} (the record "
+                          "would have two)", f"rename it, for example to `{state.name}Count`")
+        elif name in counters:
+            yield problem(ID, SEVERITY, span,
+                          f"counter `{name}` of state `{state.name}` is also the counter of "
+                          f"`{counters[name]}`", f"rename it, for example to `{state.name}Count`")
+        counters.setdefault(name, state.name)

@@ -1,6 +1,7 @@
 """A transition or state names a record field the spec does not declare.
 
-What: a name in a transition's `set:` or a state's `requires:` is not a field of `record:`.
+What: a name in a transition's `set:` or `clear:`, or a state's `requires:` or `clear:`, is not
+a field of `record:`.
 
 Why: the generated event method takes `set` fields as keyword arguments and the run record
 stores them; an undeclared field has no type and no place in the persisted record.
@@ -39,7 +40,16 @@ def check(spec: Spec, graph: Graph) -> Check:
                               f"state `{state.name}` requires `{name}`, which is not a record "
                               "field",
                               hint(name))
+            elif key == "clear" and name not in declared:
+                yield problem(ID, SEVERITY, span,
+                              f"state `{state.name}` clears `{name}`, which is not a record field",
+                              hint(name))
         for t in state.transitions:
+            for name, span in zip(t.clears, t.clear_spans, strict=True):
+                if name not in declared:
+                    yield problem(ID, SEVERITY, span,
+                                  f"`{state.name}` on `{t.event}` clears `{name}`, which is not "
+                                  "a record field", hint(name))
             for name, span in zip(t.sets, t.set_spans, strict=True):
                 if name not in declared:
                     yield problem(ID, SEVERITY, span,
