@@ -1,11 +1,13 @@
 """`generated/NAME.schema.json`: the JSON Schema (draft 2020-12) of a spec's run record.
 
 It describes exactly what the generated module's `to_json()` writes: `status` is one of the
-top-level states, fields a state requires are required while that state is active (`if`/
-`then` on `status` for top-level states, on `configuration` for nested ones), enum fields
-list their values, datetimes carry `format: date-time` (assert it with a format checker; the
-`rfc3339-validator` package makes jsonschema check it), and each count is bounded by its
-state's limit. History entries allow only the spec's events and states.
+top-level states (or, with a status vocabulary, one of its statuses), fields a state requires
+are required while that state is active (`if`/`then` on `status` for top-level states, on
+`configuration` for nested ones and with a status vocabulary), enum fields list their values,
+datetimes carry `format: date-time` (assert it with a format checker; the `rfc3339-validator`
+package makes jsonschema check it), and each count is bounded by its state's limit, as is each
+counter (`counter:`). Field defaults are given as `default`. History entries allow only the
+spec's events and states.
 """
 
 from __future__ import annotations
@@ -31,13 +33,15 @@ def field_schema(f: RecordField) -> dict[str, Any]:
         out = {"type": f.type}
     if f.description:
         out["description"] = f.description
+    if f.default is not None:
+        out["default"] = f.default
     return out
 
 
 def schema(spec: Spec) -> dict[str, Any]:
     flat = semantics.is_flat(spec)
     states = list(spec.states)
-    limits = {s.name: s.limit for s in spec.states.values() if s.limit}
+    limits = {s.name: s.limit for s in spec.states.values() if s.limit or s.counter}
     required = ["runId", "specVersion", "status", "lastTransitionAt", "history", "counts"]
     properties: dict[str, Any] = {
         "runId": {"type": "string", "minLength": 1},
@@ -45,6 +49,12 @@ def schema(spec: Spec) -> dict[str, Any]:
         "status": {"enum": [s.name for s in spec.top_level],
                    "description": "the active top-level state"},
     }
+    statuses = spec.statuses()
+    if statuses:
+        flat = False  # the configuration says where the run is; `status` does not
+        properties["status"] = {
+            "enum": statuses, "description": "the `status:` of the innermost active state "
+            "that names one, else the active top-level state"}
     if not flat:
         required.insert(3, "configuration")
         properties["configuration"] = {
@@ -55,19 +65,28 @@ def schema(spec: Spec) -> dict[str, Any]:
     properties["history"] = {"type": "array", "items": {"$ref": "#/$defs/step"}}
     properties["counts"] = {
         "type": "object",
-        "description": "how often each state with a `limit` was entered in this run",
-        "properties": {name: {"type": "integer", "minimum": 0, "maximum": limit}
-                       for name, limit in limits.items()},
+        "description": "how often each state with a `limit` was entered in this run"
+                       if not spec.counters() else "how often each state with a `limit` or "
+                       "a `counter` was entered in this run",
+        "properties": {name: {"type": "integer", "minimum": 0, **(
+            {"maximum": limit} if limit else {})} for name, limit in limits.items()},
         "required": list(limits),
         "additionalProperties": False,
     }
+    for counter, state in spec.counters().items():
+        required.append(counter)
+        properties[counter] = {"type": "integer", "minimum": 0,
+                               "description": f"how many times `{state}` was entered in this "
+                                              "run (its count)"}
+        if spec.states[state].limit:
+            properties[counter]["maximum"] = spec.states[state].limit
     for f in spec.record:
         properties[f.name] = field_schema(f)
     conditions = []
     for s in spec.states.values():
         if not s.requires:
             continue
-        if s.parent is None:
+        if s.parent is None and not statuses:
             when = {"properties": {"status": {"const": s.name}}, "required": ["status"]}
         else:
             when = {"properties": {"configuration": {"contains": {"const": s.name}}},
