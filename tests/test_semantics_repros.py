@@ -203,3 +203,42 @@ def test_a_transition_between_regions_reenters_the_parallel_state(tmp_path: Path
     run.send("cross")
     assert _names(run) == ["p", "ra", "a1", "rb", "b2", "rc", "c1"]
     assert entered == ["c1", "c1"]
+
+
+HISTORY_INSIDE = """\
+statechart: history_inside
+version: 1
+initial: p
+states:
+  p:
+    parallel: true
+    on: {stop: out}
+    states:
+      r1:
+        initial: a
+        states:
+          a: {on: {go: b}}
+          b: {}
+      r2:
+        initial: c
+        states:
+          c:
+            initial: c1
+            states:
+              c1: {on: {back: {target: c, history: shallow}, next: c2}}
+              c2: {}
+  out: {final: true}
+"""
+
+
+def test_a_history_transition_from_inside_its_target_leaves_the_other_regions(
+        tmp_path: Path) -> None:
+    """Found by the XState conformance traces: a history transition from a child of its
+    target (domain: the target) entered every ancestor of the target too, so a parallel
+    ancestor got its other regions' default states on top of their active ones."""
+    run = _facade(_module(HISTORY_INSIDE, tmp_path))()
+    run.send("go")
+    run.send("back")
+    assert _names(run) == ["p", "r1", "b", "r2", "c", "c1"]
+    restored = type(run).restore(type(run.record).from_json(run.record.to_json()))
+    assert _names(restored) == _names(run)

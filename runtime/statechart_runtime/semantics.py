@@ -201,12 +201,12 @@ class Chart:
                 if self.parent[child] == target:
                     content.update(self.default_entry(child))
         entered = set(content)
-        below = [target] if target != domain else []
-        for ancestor in self.ancestors(target):
-            if ancestor == domain:
-                break
-            below.append(ancestor)
-        entered.update(below)
+        if target != domain:  # from inside the target, the domain is the target itself
+            entered.add(target)
+            for ancestor in self.ancestors(target):
+                if ancestor == domain:
+                    break
+                entered.add(ancestor)
         # A parallel state entered (or on the path) gets every region it has no state of.
         stack = [s for s in entered if self.kind[s] == "parallel"]
         while stack:
