@@ -246,15 +246,20 @@ class Chart:
              remembered: Remembered) -> tuple[tuple[str, ...], tuple[str, ...], Remembered]:
         """(next configuration, entered states, remembered) after one microstep: the general
         form of `next_configuration`, for steps that take or record history."""
+        # As SCXML's microstep: every exit first, which records history (exitStates), then the
+        # entries, which read it (enterStates): a transition that leaves a history target and
+        # comes back to it by history returns to where it just was. The domain of a history
+        # transition does not depend on what is remembered, so the exit set is the same
+        # either way.
         exited: set[str] = set()
+        for m in moves:
+            exited.update(self.move(configuration, m, remembered)[0])
+        after = self.remember(configuration, self.sort(exited), remembered)
         entered: set[str] = set()
         for m in moves:
-            out, into = self.move(configuration, m, remembered)
-            exited.update(out)
-            entered.update(into)
+            entered.update(self.move(configuration, m, after)[1])
         result = self.sort((set(configuration) - exited) | entered)
-        return result, self.sort(entered), self.remember(configuration, self.sort(exited),
-                                                          remembered)
+        return result, self.sort(entered), after
 
     # -- completion -------------------------------------------------------------------------
 
