@@ -43,7 +43,11 @@ class SpecTables:
         "exit_clears",
         "fills",
         "flat",
+        "history",
+        "history_ids",
+        "history_targets",
         "initial_counts",
+        "internal",
         "invalid",
         "limit",
         "limits",
@@ -82,6 +86,9 @@ class SpecTables:
             InvalidRecord, LimitExceeded, MissingField),
         event_ids: Mapping[str, str] | None = None,
         attrs: Mapping[str, str] | None = None,
+        internal: Mapping[str, str] | None = None,
+        history: Sequence[tuple[str, str, str, str]] = (),
+        history_ids: Mapping[str, str] | None = None,
         context: Sequence[str] = (),
         defaults: Mapping[str, JsonValue] | None = None,
         clears: Mapping[tuple[str, str, str], tuple[str, ...]] | None = None,
@@ -95,6 +102,11 @@ class SpecTables:
         other Python names (docs/generated-code.md, "Names"): event -> python-statemachine
         event id, record field -> attribute. Absent names are their own Python names.
 
+        `internal`: the events the run raises itself (`done.state.X`, timers) -> the state
+        that declares them. `history`: (source, event, target, `shallow`|`deep`) for every
+        history transition; `history_ids`: `TARGET.KIND` -> the id of the machine's
+        HistoryState for it.
+
         Run context and status (docs/spec-format.md): `context` fields the application sets;
         `defaults` (field -> JSON value) a new run starts with; `clears` ((source, event,
         target) -> fields the transition unsets) and `exit_clears` (state -> fields unset
@@ -105,7 +117,17 @@ class SpecTables:
         self.version = version
         self.sha256 = sha256
         self.compiler = compiler
-        self.chart = Chart(states, initial)
+        self.internal: dict[str, str] = dict(internal or {})
+        self.history: dict[tuple[str, str, str], str] = {
+            (source, event, target): kind for source, event, target, kind in history}
+        self.history_ids: dict[str, str] = dict(history_ids or {})
+        # The machine's HistoryState id -> the state it stands for (a step's target).
+        self.history_targets: dict[str, str] = {
+            hid: key.rsplit(".", 1)[0] for key, hid in self.history_ids.items()}
+        self.chart = Chart(states, initial,
+                           completes={state for event, state in self.internal.items()
+                                      if event.startswith("done.state.")},
+                           remembers={target for _, _, target in self.history})
         self.flat = all(row[1] is None for row in states)
         self.state_enum: Any = state_enum
         self.event_enum: Any = event_enum
