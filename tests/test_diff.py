@@ -155,6 +155,36 @@ CASES: list[tuple[str, Edits, Edits, list[tuple[str, bool]]]] = [
     ("rule-changed", [], [("never: {from: done, to: running}", "never: {from: done, to: idle}")],
      [("rule-changed", S)]),
     ("spec-renamed", [], [("statechart: job", "statechart: work")], [("spec-renamed", B)]),
+    # Run context and status vocabulary.
+    ("context-added", [], [("count: {type: integer}", "count: {type: integer, context: true}")],
+     [("context-added", S)]),
+    ("context-removed", [("count: {type: integer}", "count: {type: integer, context: true}")],
+     [], [("context-removed", B)]),
+    ("default-added", [], [("count: {type: integer}", "count: {type: integer, default: 0}")],
+     [("default-changed", B)]),
+    ("default-filled", [], [("count: {type: integer}", "count: {type: integer, default: 0}"),
+                            ("rules:\n", "migrations: [{from_version: 1, fill: [count]}]\n"
+                                         "rules:\n")],
+     [("default-changed", S)]),
+    ("default-of-context", [("count: {type: integer}", "count: {type: integer, context: true}")],
+     [("count: {type: integer}", "count: {type: integer, context: true, default: 1}")],
+     [("default-changed", S)]),
+    ("field-added-with-default", [], [("  count: {type: integer}", (
+        "  count: {type: integer}\n  level: {type: integer, default: 1}"))],
+     [("field-added", B)]),
+    ("requires-added-filled", [], [("count: {type: integer}", "count: {type: integer, default: 0}"),
+                                   ("working: {on:", "working: {requires: [count], on:"),
+                                   ("rules:\n", "migrations: [{from_version: 1, fill: [count]}]\n"
+                                                "rules:\n")],
+     [("default-changed", S), ("requires-added", S)]),
+    ("clear-added", [], [("finish: done", "finish: {target: done, clear: [note]}")],
+     [("clear-changed", B)]),
+    ("state-clear-added", [], [("requires: [note]\n", "requires: [note]\n        clear: [count]\n")],
+     [("clear-changed", B)]),
+    ("status-added", [], [("paused:\n", "paused:\n        status: waiting\n")],
+     [("status-changed", B)]),
+    ("counter-added", [], [("limit: 3", "limit: 3\n    counter: retryCount")],
+     [("counter-changed", B)]),
 ]
 
 

@@ -61,6 +61,13 @@ KINDS: dict[str, str] = {
     "enum-widened": "An enum field gained values.",
     "history-changed": "A transition now enters its target by history, or no longer does, "
                        "or by the other kind of history.",
+    # Run context and status vocabulary (docs/spec-format.md "Run context", "Status").
+    "context-added": "A record field became run context (`context: true`).",
+    "context-removed": "A record field is no longer run context.",
+    "default-changed": "A record field's `default` was added, changed or removed.",
+    "clear-changed": "A transition or a state clears other record fields (`clear:`).",
+    "status-changed": "A state reports another status (`status:`).",
+    "counter-changed": "A state's `counter:` record key was added, renamed or removed.",
     "rule-added": "A new rule in `rules:`.",
     "rule-removed": "A rule of `rules:` is gone.",
     "rule-changed": "A rule with the same `id` selects different states.",
@@ -173,6 +180,9 @@ class _Differ:
         self.emap: dict[str, str] = {e: e for e in old.events() if e in set(new.events())}
         # old states a migration folds into another existing state: their own shape is gone
         self.merged: set[str] = set()
+        # fields NEW's migration from OLD's version fills with their default (`fill:`)
+        self.fills = {name for m in new.migrations if m.from_version == old.version
+                      for name, _ in m.fill}
 
     def add(self, kind: str, message: str, span: Span, *, runs: bool = False,
             callers: bool = False, help: str = "", migrated: bool = False) -> None:
@@ -277,11 +287,15 @@ class _Differ:
                      f"(was `{o.initial}`)", n.initial_span or n.span)
         old_requires = {self.fmap.get(f, f) for f in o.requires}
         for f in n.requires:
-            if f not in old_requires:
+            if f not in old_requires and f in self.fills:
+                self.add("requires-added", f"state `{name}` now requires `{f}`, filled with "
+                         "its default by a migration", _name_span(n, "requires", f),
+                         migrated=True)
+            elif f not in old_requires:
                 self.add("requires-added", f"state `{name}` now requires `{f}`",
                          _name_span(n, "requires", f), runs=True,
-                         help=f"stored runs in `{name}` may lack `{f}`; a migration must fill "
-                              "it in")
+                         help=f"stored runs in `{name}` may lack `{f}`; give it a `default` "
+                              f"and a migration `fill: [{f}]`")
         for f in sorted(old_requires - set(n.requires)):
             self.add("requires-removed", f"state `{name}` no longer requires `{f}`", n.span)
         if n.limit is not None and (o.limit is None or n.limit < o.limit):
@@ -291,6 +305,37 @@ class _Differ:
         elif o.limit is not None and (n.limit is None or n.limit > o.limit):
             self.add("limit-raised", f"state `{name}` may now be entered "
                      f"{n.limit or 'any number of'} times (was {o.limit})", n.span)
+        self.compare_status(o, n)
+
+    def compare_status(self, o: State, n: State) -> None:
+        """A state's `clear:`, `status:` and `counter:`."""
+        name = n.name
+        self.compare_clears(f"leaving `{name}`", o.clear, n.clear, n.span)
+        if o.status != n.status:
+            self.add("status-changed", f"state `{name}` now reports status "
+                     f"`{n.status or 'its top-level state'}` (was "
+                     f"`{o.status or 'its top-level state'}`)", n.status_span or n.span,
+                     runs=True, callers=True,
+                     help="stored records carry the old status (raise `version`: an upgrade "
+                          "recomputes it); readers of `status` see other values")
+        if o.counter != n.counter:
+            self.add("counter-changed", f"state `{name}` now reports its entries as "
+                     f"`{n.counter or 'nothing'}` (was `{o.counter or 'nothing'}`)",
+                     n.counter_span or n.span, runs=True, callers=o.counter is not None,
+                     help="stored records have the old key (raise `version`: an upgrade "
+                          "writes the new one)")
+
+    def compare_clears(self, where: str, old: tuple[str, ...], new: tuple[str, ...],
+                       span: Span) -> None:
+        old_set = {self.fmap.get(f, f) for f in old}
+        if old_set == set(new):
+            return
+        context = {f.name for f in self.new.record if f.context}
+        self.add("clear-changed", f"{where} now clears {_names(new) or 'nothing'} (was "
+                 f"{_names(sorted(old_set)) or 'nothing'})", span,
+                 runs=bool((old_set ^ set(new)) - context),
+                 help="a stored run's history replays to other field values; the check "
+                      "refuses records whose values follow the old clears")
 
     # -- events and transitions ------------------------------------------------------------
     def alts(self, spec: Spec, event: str, old: bool) -> frozenset[tuple[str, Alt]]:
@@ -420,6 +465,7 @@ class _Differ:
             self.add("set-removed", f"{where} no longer takes `{f}`", n.span,
                      callers=not n.internal,
                      help=f"callers that pass `{f}` fail, and the record no longer gets it")
+        self.compare_clears(where, o.clears, n.clears, n.span)
 
     def old_effective(self, t: Transition) -> list[Transition]:
         return [x for x in self.old.states[t.source].transitions if x.event == t.event]
@@ -448,9 +494,18 @@ class _Differ:
             self.compare_field(f, n)
         for n in self.new.record:
             if n.name not in self.fmap.values():
-                self.add("field-added", f"new record field `{n.name}`", n.span)
+                # A new field with a default: the replay expects old records to hold it.
+                stored = n.default is not None and not n.context
+                self.add("field-added", f"new record field `{n.name}`"
+                         + (", filled with its default by a migration"
+                            if stored and n.name in self.fills else ""), n.span,
+                         runs=stored and n.name not in self.fills,
+                         migrated=stored and n.name in self.fills,
+                         help=f"stored records lack it, and a run starts with its default: "
+                              f"add `fill: [{n.name}]` to the migration" if stored else "")
 
     def compare_field(self, o: RecordField, n: RecordField) -> None:
+        self.compare_context(o, n)
         if o.type == n.type == "enum":
             lost = [v for v in o.enum if v not in n.enum]
             gained = [v for v in n.enum if v not in o.enum]
@@ -466,6 +521,26 @@ class _Differ:
             self.add("field-type-changed", f"`{n.name}` is now {n.type} (was {o.type})", n.span,
                      runs=not safe, callers=not safe,
                      help="" if safe else "stored values of the old type no longer validate")
+
+    def compare_context(self, o: RecordField, n: RecordField) -> None:
+        """A field's `context` and `default`: only the history's fields are replayed, so a
+        change breaks stored runs only where the check compares values with the history."""
+        if n.context and not o.context:
+            self.add("context-added", f"`{n.name}` is now run context", n.span)
+        elif o.context and not n.context:
+            self.add("context-removed", f"`{n.name}` is no longer run context", n.span,
+                     runs=True, callers=True,
+                     help="stored values the application set disagree with the history; "
+                          "`update` and the constructor no longer take it")
+        if o.default != n.default or type(o.default) is not type(n.default):
+            filled = o.default is None and n.name in self.fills
+            self.add("default-changed", f"`{n.name}` now defaults to {_value(n.default)} "
+                     f"(was {_value(o.default)})" + (", filled by a migration" if filled
+                                                      else ""),
+                     n.default_span or n.span, runs=not n.context and not filled,
+                     migrated=filled and not n.context,
+                     help="" if n.context else "stored runs whose history never set it hold "
+                          "the old default, and the check expects the new one")
 
     def compare_rules(self) -> None:
         def says(r: SpecRule, names: Mapping[str, str]) -> object:
@@ -497,6 +572,10 @@ def _first(spec: Spec, event: str) -> Transition:
 
 def _name_span(state: State, key: str, name: str) -> Span:
     return next((s for k, n, s in state.name_spans if k == key and n == name), state.span)
+
+
+def _value(value: object) -> str:
+    return "nothing" if value is None else f"`{value}`"
 
 
 def _names(values: Iterable[str]) -> str:

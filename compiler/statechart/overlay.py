@@ -8,9 +8,9 @@ What an overlay can do, and nothing else (nothing disappears by omission):
 - add states, explicitly, under `add: {states: ...}` (at the top level, or inside an existing
   state by naming it there with only `states:`);
 - change an existing state, wherever it is nested, by naming it under `states:`: its `on:`
-  events are added or replaced one by one; `tags`, `requires`, `entry`, `exit` are extended;
-  other keys replaced. A name the base does not have is an error (a typo must not silently
-  become a new state);
+  events are added or replaced one by one; `tags`, `requires`, `entry`, `exit`, `clear` are
+  extended; other keys (`status`, `counter`, ...) replaced. A name the base does not have is
+  an error (a typo must not silently become a new state);
 - add record fields and rules; replace a base rule by its `id` only where the base marks it
   `overridable: true` (the base's other rules stay in force: an overlay cannot weaken them);
 - remove states, transitions (`STATE.EVENT`), record fields and overridable rules, explicitly,
@@ -214,7 +214,7 @@ class _Resolver:
                     nested = (k, _empty_map(v))
                     _set(base, k, nested[1])
                 self.merge_states(root, nested[1], v)  # type: ignore[arg-type]
-            elif key in ("tags", "requires", "entry", "exit"):
+            elif key in ("tags", "requires", "entry", "exit", "clear"):
                 old = _get(base, key)
                 items = [] if old is None else (
                     list(old[1].value) if isinstance(old[1], yaml.SequenceNode) else [old[1]])

@@ -373,15 +373,16 @@ class SqliteStore:
 
     def find(self, run_class: type[Run[Any, Any, Any]], *, status: Any = None,
              state: Any = None, tag: str | None = None) -> list[str]:
-        """The ids (sorted) of the stored runs of `run_class`'s spec whose top-level state is
-        `status`, of which `state` is active (at any depth), and of which a state carrying
+        """The ids (sorted) of the stored runs of `run_class`'s spec whose record reports
+        `status` (its top-level state, or a name of its status vocabulary), of which `state`
+        is active (at any depth), and of which a state carrying
         `tag` is active: every condition given must hold."""
         spec = run_class._sc_spec
         sql = "SELECT run_id FROM runs WHERE spec = ?"
         args: list[Any] = [spec.name]
         if status is not None:
             sql += " AND status = ?"
-            args.append(_state_name(spec, status))
+            args.append(_status_name(spec, status))
         if state is not None:
             sql += (" AND run_id IN (SELECT run_id FROM run_states WHERE spec = ? "
                     "AND state = ?)")
@@ -401,6 +402,14 @@ def _state_name(spec: Any, state: Any) -> str:
     name = state.value if isinstance(state, spec.state_enum) else state
     if name not in spec.states_by_name:
         raise ValueError(f"{spec.name!r} has no state {name!r}")
+    return name  # type: ignore[no-any-return]
+
+
+def _status_name(spec: Any, status: Any) -> str:
+    """A status as the `status` column keeps it: the record's `status` value."""
+    name = status.value if isinstance(status, spec.status_enum) else status
+    if name not in spec.statuses_by_name:
+        raise ValueError(f"{spec.name!r} has no status {name!r}")
     return name  # type: ignore[no-any-return]
 
 
