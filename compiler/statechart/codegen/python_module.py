@@ -284,7 +284,7 @@ def _tables(spec: Spec, pn: PythonNames) -> dict[str, object]:
             by_tag.setdefault(tag, []).append(s.name)
     tags = [entry(tag, tuple(names), 8) for tag, names in by_tag.items()]
     return {
-        "flat": semantics.is_flat(spec),
+        "flat": semantics.is_flat(spec) and not spec.statuses(),  # statuses keep configuration
         "state_rows": [py(row) for row in semantics.rows(spec)],
         "transition_rows": [py((*key, tuple(sets))) for key, sets in by_key.items()],
         "limits": py(limits) if (limits := {s.name: s.limit for s in spec.states.values()
