@@ -273,3 +273,43 @@ def test_a_history_transition_that_leaves_its_target_returns_where_it_just_was(
     assert run.record.remembered == {"p": ("b",)}
     restored = type(run).restore(type(run.record).from_json(run.record.to_json()))
     assert _names(restored) == ["p", "b"]
+
+
+REGION_DONE = """\
+statechart: region_done
+version: 1
+initial: p
+states:
+  p:
+    parallel: true
+    states:
+      r1:
+        initial: a
+        done: out
+        states:
+          a: {on: {go: f1}}
+          f1: {final: true}
+      r2:
+        initial: b
+        states:
+          b: {on: {go: f2}}
+          f2: {final: true}
+  out:
+    on: {stop: end}
+  end: {final: true}
+"""
+
+
+def test_a_region_completion_is_taken_before_its_top_level_parallel_ends_the_run(
+        tmp_path: Path) -> None:
+    """Found by the XState conformance traces: when one microstep makes every region of a
+    top-level parallel state final, the run first takes the raised `done.state` events in
+    order (SCXML's internal queue: r1's, then p's); r1's `done:` leaves `p`, so the run has
+    not ended. python-statemachine had stopped the machine, and the run ended in `p`."""
+    run = _facade(_module(REGION_DONE, tmp_path))()
+    run.send("go")
+    assert _names(run) == ["out"]
+    assert not run.is_terminated
+    assert [s.event.value for s in run.record.history] == ["go", "go", "done.state.r1"]
+    run.send("stop")
+    assert run.is_terminated
