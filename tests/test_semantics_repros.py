@@ -14,6 +14,7 @@ import pytest
 from codegen_support import checked_text, generate, import_source
 from test_soundness import PAR_NEVER
 
+from statechart import semantics
 from statechart.linter import check_source
 from statechart.render.highlight import active_configuration
 
@@ -313,3 +314,46 @@ def test_a_region_completion_is_taken_before_its_top_level_parallel_ends_the_run
     assert [s.event.value for s in run.record.history] == ["go", "go", "done.state.r1"]
     run.send("stop")
     assert run.is_terminated
+
+
+HISTORY_SELECT = """\
+statechart: history_select
+version: 1
+initial: p
+states:
+  p:
+    parallel: true
+    on: {stop: out}
+    states:
+      r1:
+        initial: c
+        states:
+          c:
+            initial: c1
+            states:
+              c1: {on: {go: {target: c, history: deep}}}
+      r2:
+        initial: x
+        states:
+          x: {on: {go: y}}
+          y: {}
+  out: {final: true}
+"""
+
+
+def test_selection_knows_a_history_transition_exits_only_under_its_target() -> None:
+    """Found by the XState conformance traces: `Chart.select` took c1 -> history of c for a
+    transition to c, whose domain is above the parallel state, so it preempted r2's x -> y.
+    Its domain is c: both are taken."""
+    spec = checked_text(HISTORY_SELECT)
+    assert spec is not None
+    chart = semantics.chart(spec)
+
+    def enabled(state: str) -> list[str | tuple[str, str]]:
+        return [(t.target, t.history) if t.history else t.target
+                for t in spec.states[state].transitions if t.event == "go"]
+
+    configuration = chart.initial_configuration()
+    moves = chart.select(configuration, enabled)
+    assert moves == [("c1", "c", "deep"), ("x", "y")]
+    assert chart.step(configuration, moves, {})[0] == ("p", "r1", "c", "c1", "r2", "y")
