@@ -8,14 +8,18 @@ A record is refused (the spec's `InvalidRecord`, naming the JSON key at fault) u
 its history from the initial state gives exactly its configuration, status and entry counts,
 with every step a transition of the spec whose source was active, setting exactly the fields
 that transition sets, no limit exceeded, every field the active states require set, every
-field holding the last value the history set (unset when no step set it), and
-`lastTransitionAt` the last step's time.
+field other than run context holding what the history gives it (its default until a step sets
+it, the last value set, unset after a step's `clear:` or the `clear:` of a state it exited),
+`status` what the configuration reports, counters their states' counts, and
+`lastTransitionAt` the last step's time. Run context (`context: true`) is set by the
+application outside the history: only its type and the active states' `requires` are checked.
 
 What this proves: the record is one the spec's graph could have produced, and its fields
-agree with its own history. What it cannot prove: that the history is what really happened
-(a record can be forged consistently), that the guards allowed each step (they are not
-replayed), that an event was handled by the state a step names rather than by an active
-descendant that would have taken precedence, or that the times are true.
+other than run context agree with its own history. What it cannot prove: that the history is
+what really happened (a record can be forged consistently), that the guards allowed each step
+(they are not replayed), that an event was handled by the state a step names rather than by an
+active descendant that would have taken precedence, what run context the application set, or
+that the times are true.
 """
 
 from __future__ import annotations

@@ -81,6 +81,7 @@ def _state_row(spec: Spec, state: State) -> dict[str, str]:
         sentences.append("On entry: " + _names(state.entry) + ".")
     if state.exit:
         sentences.append("On exit: " + _names(state.exit) + ".")
+    sentences.extend(_status_sentences(state))
     description = " ".join(sentences)
     marks = overlay_marks(spec)
     change = " **added**" if state.name in marks.added_states else \
@@ -100,7 +101,21 @@ def _transition_row(t: Transition, marks: OverlayMarks) -> dict[str, str]:
     return {"event": _code(event_label(t)) + change, "source": _code(t.source),
             "target": _code(t.target),
             "guard": _code(t.guard) if t.guard else "", "sets": _names(t.sets),
-            "description": labels.markdown_cell(t.description)}
+            "description": " ".join(filter(None, [
+                labels.markdown_cell(t.description),
+                f"Clears {_names(t.clears)} (before it sets)." if t.clears else ""]))}
+
+
+def _status_sentences(state: State) -> list[str]:
+    """What a state's `status:`, `counter:` and `clear:` mean, for its row."""
+    out = []
+    if state.status:
+        out.append(f"The record reports status {_code(state.status)}.")
+    if state.counter:
+        out.append(f"Its entries are counted in {_code(state.counter)}.")
+    if state.clear:
+        out.append(f"Leaving it clears {_names(state.clear)}.")
+    return out
 
 
 def _selectors(spec: Spec, selectors: tuple[Selector, ...]) -> str:
@@ -133,6 +148,11 @@ def rule_in_words(spec: Spec, rule: SpecRule) -> str:
 
 def _record_row(f: RecordField) -> dict[str, str]:
     ftype = "one of " + _names(f.enum, " / ") if f.enum else f.type
+    if f.default is not None:
+        default = str(f.default).lower() if isinstance(f.default, bool) else str(f.default)
+        ftype += f", default {_code(default)}"
+    if f.context:
+        ftype += ", run context (set by the application)"
     return {"name": _code(f.name), "type": ftype,
             "description": labels.markdown_cell(f.description)}
 
