@@ -369,3 +369,28 @@ states:
     violation = [d for d in check_file(specs / "team.yaml").diagnostics
                  if d.rule == "rule-violation"]
     assert violation and violation[0].help.endswith("(rule at base.yaml:19)")
+
+
+def test_an_overlay_extends_clear_and_replaces_status(tmp_path: Path) -> None:
+    specs = write(tmp_path, {"base.yaml": """\
+statechart: base
+version: 1
+initial: waiting
+record:
+  approvalId: {type: string, context: true}
+  note: {type: string, context: true}
+states:
+  waiting: {status: paused, clear: [approvalId], on: {go: done}}
+  done: {final: true}
+""", "team.yaml": """\
+extends: base
+statechart: team
+states:
+  waiting: {status: waiting, clear: [note], counter: waits}
+"""})
+    result = check_file(specs / "team.yaml")
+    assert result.diagnostics == []
+    assert result.spec is not None
+    waiting = result.spec.states["waiting"]
+    assert (waiting.clear, waiting.status, waiting.counter) == (
+        ("approvalId", "note"), "waiting", "waits")

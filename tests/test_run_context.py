@@ -233,3 +233,23 @@ def test_random_runs_with_updates_always_round_trip(mod: ModuleType,
     if data["priority"] == "normal":
         with pytest.raises(InvalidRecord):
             mod.CtxRunRecord.from_dict({**data, "priority": "high"})
+
+
+def test_the_run_store_finds_runs_by_reported_status(mod: ModuleType, tmp_path: Path) -> None:
+    from statechart_runtime.store import SqliteStore
+
+    with SqliteStore(tmp_path / "runs.db") as store:
+        waiting = mod.CtxRun(run_id="w", threadId="t", clock=clock())
+        waiting.start()
+        waiting.interrupt(interruptReason="risky")
+        waiting.update(approvalId="a")
+        waiting.ask()
+        store.create(waiting)
+        store.create(mod.CtxRun(run_id="c", clock=clock()))
+        assert store.find(mod.CtxRun, status=mod.CtxRunStatus.waiting) == ["w"]
+        assert store.find(mod.CtxRun, status="created") == ["c"]
+        assert store.find(mod.CtxRun, state="interrupted") == ["w"]
+        with pytest.raises(ValueError, match="no status"):
+            store.find(mod.CtxRun, status="suspended")  # a state, not a status
+        loaded = store.load(mod.CtxRun, "w")
+        assert loaded.record.threadId == "t" and loaded.status is mod.CtxRunStatus.waiting
