@@ -10,11 +10,11 @@ from statemachine import HistoryState, State
 
 from statechart_runtime import errors
 from statechart_runtime.machine import Machine
-from statechart_runtime.record import Record, Step, check_record, record_checker
+from statechart_runtime.record import Counter, Record, Step, check_record, record_checker
 from statechart_runtime.run import EventNotAccepted, Run
 from statechart_runtime.spec import SpecTables
 from statechart_runtime.values import Clock, parse_time, utcnow
 
-__all__ = ["Clock", "EventNotAccepted", "HistoryState", "Machine", "Record", "Run",
+__all__ = ["Clock", "Counter", "EventNotAccepted", "HistoryState", "Machine", "Record", "Run",
            "SpecTables", "State", "Step", "check_record", "errors", "parse_time",
            "record_checker", "utcnow"]

@@ -29,7 +29,7 @@ import datetime as dt
 import enum
 import json
 from collections.abc import Callable, Mapping
-from typing import Any, ClassVar, Generic, Self, TypeVar
+from typing import Any, ClassVar, Generic, Self, TypeVar, overload
 
 from statechart_runtime.spec import SpecTables
 from statechart_runtime.values import JsonValue, is_aware, parse_time, time_text
@@ -58,6 +58,25 @@ class Step(Generic[E, S]):
         return {"event": self.event.value, "source": self.source.value,
                 "target": self.target.value, "at": time_text(self.at),
                 "values": dict(self.values)}
+
+
+class Counter:
+    """A record's `counter:` key, as a class attribute of the generated record: how many times
+    its state was entered in this run (its entry in `counts`), read-only."""
+
+    __slots__ = ("state",)
+
+    def __init__(self, state: str) -> None:
+        self.state = state
+
+    @overload
+    def __get__(self, record: None, owner: Any = None) -> Self: ...
+    @overload
+    def __get__(self, record: object, owner: Any = None) -> int: ...
+    def __get__(self, record: object, owner: Any = None) -> int | Self:
+        if record is None:
+            return self
+        return record.counts[self.state]  # type: ignore[attr-defined, no-any-return]
 
 
 class Record:

@@ -220,11 +220,7 @@ class CtxRunRecord(_api.Record):
         metadata={"description": 'When.'})
     budget: _float | None = 2.5
     interruptReason: _str | None = None
-
-    @property
-    def retryCount(self) -> _int:
-        'How many times `retrying` was entered in this run (a `counter:`).'
-        return self.counts['retrying']
+    retryCount = _api.Counter('retrying')  # how many times it was entered (read-only)
 
 
 check_record: _Final = _api.record_checker(CtxRunRecord)
