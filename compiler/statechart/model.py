@@ -35,6 +35,12 @@ class Transition:
     target_span: Span
     guard_span: Span | None = None
     set_spans: tuple[Span, ...] = ()
+    # "event": sent by the application; "done"/"after": raised by the run itself, and then
+    # `event` is the internal event's name (`done.state.S`, `after.KEY.S`).
+    trigger: Literal["event", "done", "after"] = "event"
+    # A timer (`after:`): its fixed delay in milliseconds, or the datetime field it reads.
+    delay_ms: int | None = None
+    deadline: str | None = None
 
 
 @dataclass(frozen=True)
@@ -178,8 +184,12 @@ class Spec:
     def transitions(self) -> list[Transition]:
         return [t for s in self.states.values() for t in s.transitions]
 
+    def timers(self) -> list[Transition]:
+        """The `after:` transitions, in document order of their states."""
+        return [t for t in self.transitions() if t.trigger == "after"]
+
     def events(self) -> list[str]:
-        """Every event name, in first-use order."""
+        """Every event name, in first-use order (internal ones included)."""
         seen: dict[str, None] = {}
         for t in self.transitions():
             seen.setdefault(t.event, None)

@@ -36,6 +36,9 @@ STATE_KEYS = {
     "parallel": "`true`: every nested state is a region, all active at once",
     "final": "`true`: the run (or region) ends here",
     "on": "transitions by event: `on: {start: running}`",
+    "after": "timers: `after: {15m: expired}`; a key is a delay (`30s`, `15m`, `2h`, `1d`, "
+             "`PT15M`) counted from entering the state, or a `datetime` record field (a "
+             "deadline); leaving the state disarms them",
     "tags": "labels that rules and diagrams select states by",
     "entry": "action methods run on entering the state",
     "exit": "action methods run on leaving the state",
@@ -49,6 +52,9 @@ TRANSITION_KEYS = {
     "set": "record fields the event must provide (keyword arguments of the event)",
     "description": "why this transition exists",
 }
+
+# A timer (`after:`) is raised by the run itself: it carries no values, so no `set`.
+TIMER_KEYS = {k: v for k, v in TRANSITION_KEYS.items() if k != "set"}
 
 FIELD_KEYS = {
     "type": "string, integer, number, boolean or datetime",
@@ -84,6 +90,14 @@ WHERE_KEY_BELONGS = {
 }
 
 _NAME = {"type": "string", "pattern": "^[A-Za-z][A-Za-z0-9_]*$"}
+# An `after:` key: a delay (checked further by the builder: > 0, no ISO years or months) or
+# the name of a datetime record field.
+_AFTER_KEY = {"type": "string", "anyOf": [
+    {"pattern": "^[0-9]+(ms|s|m|h|d)$"},
+    {"pattern": "^P(?:[0-9]+W|(?:[0-9]+D)?"
+                "(?:T(?:[0-9]+H)?(?:[0-9]+M)?(?:[0-9]+(?:[.][0-9]+)?S)?)?)$"},
+    _NAME,
+]}
 
 
 def _names() -> dict[str, Any]:
@@ -111,6 +125,15 @@ def json_schema() -> dict[str, Any]:
         "additionalProperties": False,
     }
     one_transition = {"oneOf": [_NAME, {"$ref": "#/$defs/transition"}]}
+    timer = {
+        "type": "object",
+        "properties": _described({
+            "target": _NAME, "guard": _NAME, "description": {"type": "string"},
+        }, TIMER_KEYS),
+        "required": ["target"],
+        "additionalProperties": False,
+    }
+    one_timer = {"oneOf": [_NAME, timer]}
     state = {
         "type": ["object", "null"],
         "properties": _described({
@@ -122,6 +145,8 @@ def json_schema() -> dict[str, Any]:
             "on": {"type": "object", "propertyNames": _NAME, "additionalProperties": {
                 "oneOf": [one_transition, {"type": "array", "items": one_transition,
                                            "minItems": 1}]}},
+            "after": {"type": "object", "propertyNames": _AFTER_KEY, "additionalProperties": {
+                "oneOf": [one_timer, {"type": "array", "items": one_timer, "minItems": 1}]}},
             "tags": _names(), "entry": _names(), "exit": _names(), "requires": _names(),
             "limit": {"type": "integer", "minimum": 1},
         }, STATE_KEYS),

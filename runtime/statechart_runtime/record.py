@@ -27,6 +27,7 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, Generic, Self, TypeVar
 
+from statechart_runtime import timers
 from statechart_runtime.spec import SpecTables
 from statechart_runtime.values import JsonValue, is_aware, parse_time, time_text
 
@@ -67,11 +68,15 @@ class Record:
         record: Any = self
         data: JsonObject = {"runId": record.runId, "specVersion": record.specVersion,
                             "status": record.status.value}
+        if spec.timers:
+            data["createdAt"] = time_text(record.createdAt)
         if not spec.flat:
             data["configuration"] = [state.value for state in record.configuration]
         data["lastTransitionAt"] = time_text(record.lastTransitionAt)
         data["history"] = [step.to_dict() for step in record.history]
         data["counts"] = dict(record.counts)
+        if spec.timers:
+            data["timers"] = [timer.to_dict() for timer in record.timers]
         for field, attr in spec.attrs.items():
             value = getattr(self, attr)
             if value is not None:
@@ -107,8 +112,12 @@ class Record:
         if not isinstance(data, Mapping):
             raise invalid("(record)", "expected a JSON object")
         _refuse_deep(data, invalid)
+        stored_version = data.get("specVersion")
         data = upgrade(spec, data)
+        upgraded = stored_version != data.get("specVersion")
         known = {*_FIXED_KEYS, *spec.codec.types}
+        if spec.timers:
+            known.update(("createdAt", "timers"))
         for key in data:
             if key not in known or (spec.flat and key == "configuration"):
                 raise invalid(str(key), "unknown key")
@@ -140,7 +149,23 @@ class Record:
         for field in spec.codec.types:
             if field in data:
                 values[spec.attrs[field]] = spec.codec.from_json(field, data[field])
-        record = cls(**values)
+        if spec.timers and upgraded:
+            # An older version's timers may differ (or it had none): the history decides, as
+            # for the configuration. A record without `createdAt` was created no later than
+            # its first step (or its last transition, with no history).
+            history_steps = values["history"]
+            values["createdAt"] = parse_time("createdAt", data["createdAt"], invalid) \
+                if "createdAt" in data else (history_steps[0].at if history_steps
+                                             else values["lastTransitionAt"])
+            record = cls(**values)
+            rec: Any = record
+            rec.timers = timers.expected(spec, record, spec.configuration_names(record),
+                                         entry_times(spec, record))
+        else:
+            if spec.timers:
+                values["createdAt"] = parse_time("createdAt", data.get("createdAt"), invalid)
+                values["timers"] = timers.from_json(spec, data.get("timers"))
+            record = cls(**values)
         check_record(record, cls)
         return record
 
@@ -261,6 +286,27 @@ def check_record(record: Record, record_class: type[Record] | None = None) -> No
     if rec.history and rec.lastTransitionAt != rec.history[-1].at:
         raise invalid("lastTransitionAt", f"expected the last step's time "
                       f"{time_text(rec.history[-1].at)}, got {time_text(rec.lastTransitionAt)}")
+    if spec.timers:
+        if not is_aware(rec.createdAt):
+            raise invalid("createdAt", "expected a datetime with a time zone, got "
+                          f"{rec.createdAt!r}")
+        if rec.history and rec.history[0].at < rec.createdAt:
+            raise invalid("createdAt", "expected a time no later than the first step's "
+                          f"{time_text(rec.history[0].at)}, got {time_text(rec.createdAt)}")
+        timers.check(spec, record, timers.expected(spec, record, configuration,
+                                                   entry_times(spec, record)))
+
+
+def entry_times(spec: SpecTables, record: Record) -> dict[str, dt.datetime]:
+    """When each state was last entered, by a checked history (the initial states at
+    `createdAt`): what delay timers count from."""
+    rec: Any = record
+    chart = spec.chart
+    entered = dict.fromkeys(chart.initial_configuration(), rec.createdAt)
+    for step in rec.history:
+        for name in chart.entry_set(step.source.value, step.target.value):
+            entered[name] = step.at
+    return entered
 
 
 def replay(spec: SpecTables, record: Record

@@ -9,17 +9,20 @@ guards are combined with the facade's by `and` and whose actions run too.
 
 from __future__ import annotations
 
+import datetime as dt
 import uuid
 from typing import Any, ClassVar, Generic, Self, TypeVar
 
 from statemachine.exceptions import TransitionNotAllowed
 from statemachine.orderedset import OrderedSet
 
+from statechart_runtime import timers
+from statechart_runtime import values as _values
 from statechart_runtime.errors import RunError
 from statechart_runtime.machine import Machine, number_states
 from statechart_runtime.record import Record, check_record
 from statechart_runtime.spec import SpecTables
-from statechart_runtime.values import Clock, JsonValue, now, utcnow
+from statechart_runtime.values import Clock, JsonValue, is_aware, now, utcnow
 
 R = TypeVar("R", bound=Record)
 S = TypeVar("S")
@@ -33,9 +36,11 @@ class EventNotAccepted(RunError, TransitionNotAllowed):
     too, so code written against python-statemachine keeps catching it."""
 
     def __init__(self, event: str, configuration: tuple[str, ...], *, ended: bool,
-                 known: bool = True) -> None:
+                 known: bool = True, internal: bool = False) -> None:
         where = ", ".join(configuration)
-        if not known:
+        if internal:
+            reason = "it is raised by the run itself (a timer or completion), not sent"
+        elif not known:
             reason = "the spec has no such event"
         elif ended:
             reason = f"the run has ended (in {where})"
@@ -47,16 +52,17 @@ class EventNotAccepted(RunError, TransitionNotAllowed):
         self.configuration = configuration  # type: ignore[assignment]
         self.ended = ended
         self.known = known
+        self.internal = internal
 
     def __reduce__(self) -> tuple[object, ...]:  # picklable: it crosses process boundaries
         return (_event_not_accepted, (type(self), self.event, self.configuration, self.ended,
-                                      self.known))
+                                      self.known, self.internal))
 
 
 def _event_not_accepted(cls: type[EventNotAccepted], event: str,
                         configuration: tuple[str, ...], ended: bool,
-                        known: bool) -> EventNotAccepted:
-    return cls(event, configuration, ended=ended, known=known)
+                        known: bool, internal: bool = False) -> EventNotAccepted:
+    return cls(event, configuration, ended=ended, known=known, internal=internal)
 
 
 class Run(Generic[R, S, E]):
@@ -85,8 +91,14 @@ class Run(Generic[R, S, E]):
                 for field in spec.requires.get(name, ()):
                     raise spec.missing(field, f"the initial state `{name}` requires it; "
                                        "start from a record that sets it")
-            record = self._sc_record(runId=run_id or uuid.uuid4().hex,
-                                     lastTransitionAt=now(self.clock))
+            at = now(self.clock)
+            if spec.timers:
+                record = self._sc_record(runId=run_id or uuid.uuid4().hex,
+                                         lastTransitionAt=at, createdAt=at)
+                timers.arm(spec, record, initial, initial, at, ())
+            else:
+                record = self._sc_record(runId=run_id or uuid.uuid4().hex,
+                                         lastTransitionAt=at)
             active = initial
         else:
             if run_id is not None:
@@ -139,8 +151,10 @@ class Run(Generic[R, S, E]):
         if spec.chart.ended(self._active):
             return ()
         active = set(self._active)
+        internal = spec.internal
         return tuple(member for name, member in spec.events_by_name.items()
-                     if not active.isdisjoint(spec.by_event.get(name, ())))
+                     if not active.isdisjoint(spec.by_event.get(name, ()))
+                     and name not in internal)
 
     def send(self, event: str | E, **values: Any) -> None:
         """Send `event` (its name or its enum member), with the values it sets as keyword
@@ -151,6 +165,8 @@ class Run(Generic[R, S, E]):
         name = event.value if isinstance(event, spec.event_enum) else event
         if not isinstance(name, str) or name not in spec.events_by_name:
             raise EventNotAccepted(str(name), self._active, ended=False, known=False)
+        if name in spec.internal:
+            raise EventNotAccepted(name, self._active, ended=False, internal=True)
         settable = spec.event_fields.get(name, ())
         for field in values:
             if field not in settable:
@@ -173,6 +189,7 @@ class Run(Generic[R, S, E]):
         flat = spec.flat
         saved = (record.status, None if flat else record.configuration, record.counts,
                  record.lastTransitionAt, len(record.history), self._active)
+        armed = record.timers if spec.timers else None  # `timers.arm` replaces the list
         attrs = spec.attrs
         fields = [(attrs[f], getattr(record, attrs[f])) for f in checked]
         self._pending = (event, checked)
@@ -189,6 +206,8 @@ class Run(Generic[R, S, E]):
             if not flat:
                 record.configuration = configuration
             del record.history[length:]
+            if armed is not None:
+                record.timers = armed
             for field, value in fields:
                 setattr(record, field, value)
             self.machine.reset_to(self._active)
@@ -202,6 +221,59 @@ class Run(Generic[R, S, E]):
             # The event is applied by now: an exception from these actions reaches the caller
             # with the record in its final state.
             self.machine.run_exit_actions(list(reversed(self._active)), event)
+
+    # -- timers ------------------------------------------------------------------------------
+
+    @property
+    def timers(self) -> tuple[timers.Timer[S, E], ...]:
+        """The armed timers (state, event, due time in UTC), in due order: the record's."""
+        record: Any = self.record
+        return tuple(record.timers) if self._sc_spec.timers else ()
+
+    @property
+    def next_deadline(self) -> dt.datetime | None:
+        """When the earliest armed timer is due (aware, UTC), or None when none is armed:
+        call `fire_due` then (a store schedules its runs by this)."""
+        record: Any = self.record
+        armed = record.timers if self._sc_spec.timers else None
+        return armed[0].due if armed else None
+
+    def fire_due(self, now: dt.datetime | None = None) -> list[str]:
+        """Fire every armed timer due at `now` (default: the run's clock), in due order, each
+        as its own step whose time is the clock's; returns the events taken. A timer whose
+        guards all fail is dropped (it fires again only when its state is re-entered, or for
+        a deadline, when its field changes). Timers armed by the steps this call takes wait
+        for the next call, so a zero-delay loop cannot spin here."""
+        if not self._sc_spec.timers:
+            return []
+        when = _values.now(self.clock) if now is None else now
+        if not is_aware(when):
+            raise TypeError(f"now must be a datetime with a time zone, got {when!r}")
+        record: Any = self.record
+        fired: list[str] = []
+        for timer in [t for t in record.timers if t.due <= when]:
+            if timer not in record.timers or self._sc_spec.chart.ended(self._active):
+                continue  # disarmed by a timer fired before it
+            event = timer.event.value
+            if self._fire_internal(event):
+                fired.append(event)
+            else:
+                record.timers = [t for t in record.timers if t != timer]
+        return fired
+
+    # -- internal events: MINIMAL STAND-IN for the lead's `_fire_internal` (issue 9 design,
+    # "Internal events"); drop this block when branch `lang` lands on main. -----------------
+
+    def _fire_internal(self, event: str) -> bool:
+        """Send an internal event as its own step; False (nothing changed) when no
+        transition of it is enabled (its guards fail, or its state is no longer active)."""
+        try:
+            self._fire(event, None)
+        except EventNotAccepted:
+            return False
+        return True
+
+    # -- the engine hook ---------------------------------------------------------------------
 
     def _sc_microstep(self, transitions: list[Any], trigger: str) -> None:
         """Called by the engine for every microstep, before any action: checks the spec's
@@ -267,5 +339,8 @@ class Run(Generic[R, S, E]):
         if not spec.flat:
             record.configuration = [states[name] for name in configuration]
         record.lastTransitionAt = at
+        if spec.timers:
+            timers.arm(spec, record, configuration, entered, at,
+                       [f for sets in all_sets for f in sets])
         self._active = configuration
         self._stepped = True

@@ -13,6 +13,7 @@ from typing import Any
 
 from statechart_runtime.errors import InvalidRecord, LimitExceeded, MissingField
 from statechart_runtime.semantics import Chart, StateRow
+from statechart_runtime.timers import TimerRow, TimerTable
 from statechart_runtime.values import FieldCodec
 
 # (source, event, target, fields it sets), one row per distinct (source, event, target).
@@ -35,6 +36,7 @@ class SpecTables:
         "events_by_name",
         "flat",
         "initial_counts",
+        "internal",
         "invalid",
         "limit",
         "limits",
@@ -46,6 +48,7 @@ class SpecTables:
         "state_enum",
         "states_by_name",
         "tags",
+        "timers",
         "version",
     )
 
@@ -70,10 +73,16 @@ class SpecTables:
             InvalidRecord, LimitExceeded, MissingField),
         event_ids: Mapping[str, str] | None = None,
         attrs: Mapping[str, str] | None = None,
+        internal: Mapping[str, str] | None = None,
+        timers: Sequence[TimerRow] | None = None,
     ) -> None:
         """`event_ids` and `attrs` hold the spec's names that the generated module maps to
         other Python names (docs/generated-code.md, "Names"): event -> python-statemachine
-        event id, record field -> attribute. Absent names are their own Python names."""
+        event id, record field -> attribute. Absent names are their own Python names.
+
+        `internal` maps each event the run raises itself to the state that declares it;
+        `timers` lists the `after:` timers (statechart_runtime.timers), whose events are
+        internal too."""
         self.name = name
         self.version = version
         self.sha256 = sha256
@@ -108,6 +117,9 @@ class SpecTables:
         self.limits = dict(limits or {})
         self.requires = dict(requires or {})
         self.migrations = dict(migrations or {})
+        self.timers = TimerTable(timers or ())
+        self.internal: dict[str, str] = dict(internal or {})
+        self.internal.update((row[1], row[0]) for row in timers or ())
         self.tags = {tag: frozenset(states) for tag, states in (tags or {}).items()}
         self.initial_counts: dict[str, int] = dict.fromkeys(self.limits, 0)
         for state in self.chart.initial_configuration():

@@ -74,14 +74,28 @@ class PythonNames:
     def __init__(self, spec: Spec) -> None:
         guards = [t.guard for t in spec.transitions() if t.guard]
         actions = [a for s in spec.states.values() for a in (*s.entry, *s.exit)]
-        members = [*spec.states, *spec.events(), *guards, *actions]
+        internal = list(dict.fromkeys(t.event for t in spec.transitions()
+                                      if t.trigger != "event"))
+        external = [e for e in spec.events() if e not in set(internal)]
+        members = [*spec.states, *external, *guards, *actions]
         taken = set(members)
         # One namespace: the machine's attributes and the facade's methods never meet a
         # mapped name of another kind.
         self.states = names.python_names(spec.states, "state", names.member_needs_mapping,
                                          taken)
-        self.events = names.python_names(spec.events(), "event", names.member_needs_mapping,
+        self.events = names.python_names(external, "event", names.member_needs_mapping,
                                          taken)
+        # An internal event (`after.15m.waiting`) is an enum member with its name sanitized
+        # (`after_15m_waiting`) and the machine event `_sc_` + that: users' names start with a
+        # letter, so no event of theirs can take it.
+        self.internal_members: dict[str, str] = {}
+        for event in internal:
+            member = names.suggestion(event)
+            while member in taken or names.enum_member_needs_mapping(member):
+                member += "_"
+            taken.add(member)
+            self.internal_members[event] = member
+            self.events[event] = "_sc_" + member
         self.guards = names.python_names(guards, "guard", names.member_needs_mapping, taken)
         self.actions = names.python_names(actions, "action", names.member_needs_mapping,
                                           taken)
@@ -112,6 +126,8 @@ class PythonNames:
         return self.state(name) if names.enum_member_needs_mapping(name) else Ident(name)
 
     def event_member(self, name: str) -> Ident:
+        if name in self.internal_members:
+            return Ident(self.internal_members[name])
         return self.event(name) if names.enum_member_needs_mapping(name) else Ident(name)
 
     def value_member(self, field: str, value: str) -> Ident:
@@ -154,6 +170,8 @@ def _events(spec: Spec, pn: PythonNames, classes: dict[str, Ident]) -> list[dict
     field_types = {f.name: f for f in spec.record}
     by_event: dict[str, list[Transition]] = {}
     for t in spec.transitions():  # grouped once: filtering per event is quadratic
+        if t.trigger != "event":
+            continue  # raised by the run itself: no facade method
         by_event.setdefault(t.event, []).append(t)
     out: list[dict[str, object]] = []
     for event, ts in by_event.items():
@@ -216,6 +234,8 @@ def _tables(spec: Spec, pn: PythonNames) -> dict[str, object]:
                                   for n in semantics.initial_configuration(spec)],
         "event_ids": [(py(k), py(v)) for k, v in pn.events.items()],
         "attrs": [(py(k), py(v)) for k, v in pn.fields.items()],
+        "timers": [py((t.source, t.event, t.delay_ms, t.deadline))
+                   for t in dict((t.event, t) for t in spec.timers()).values()],
         "migrations": [(py(m.from_version), py({old: new for old, new, _ in m.states}),
                         py({old: new for old, new, _ in m.fields}))
                        for m in sorted(spec.migrations, key=lambda m: m.from_version)],

@@ -189,14 +189,14 @@ def _add_edge(graph: graphviz.Digraph, spec: Spec, t: Transition, ids: _Ids,
         attrs["ltail"] = f"cluster_{ids[t.source]}"
     if target.kind != "atomic" and target.kind != "final" and t.target not in source_line:
         attrs["lhead"] = f"cluster_{ids[t.target]}"
-    first = t.event + (f" [{t.guard}]" if t.guard else "")
+    first = labels.event_label(t) + (f" [{t.guard}]" if t.guard else "")
     lines = [first] + ([f"set: {', '.join(t.sets)}"] if t.sets else [])
     # Tried `xlabel` for clipped edges (their label can sit inside the cluster they were
     # clipped at): Graphviz then placed labels far from their edges. Plain labels read better,
     # but each one is a node of the layout's helper graph: the fast settings use `xlabel`.
     attrs["xlabel" if fast else "label"] = labels.dot_lines(lines)
     attrs["tooltip"] = labels.dot_text(t.description or f"{t.source} -> {t.target} on "
-                                                          f"{t.event}")
+                                                          f"{labels.event_label(t)}")
     if overlay is not None:
         attrs.update(color=OVERLAY, fontcolor=OVERLAY, penwidth="1.8")
         if overlay == "changed":

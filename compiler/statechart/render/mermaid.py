@@ -106,7 +106,7 @@ def _place_transitions(spec: Spec) -> dict[str, list[Transition]]:
 
 
 def _edge(t: Transition, spec: Spec, ids: dict[str, str], marks: OverlayMarks) -> str:
-    text = t.event + (f" [{t.guard}]" if t.guard else "")
+    text = labels.event_label(t) + (f" [{t.guard}]" if t.guard else "")
     if t.sets:
         text += f" / set: {', '.join(t.sets)}"
     mark = marks.edge_mark(t.source, t.event)  # an overlay's: "added" or "changed"
