@@ -42,6 +42,20 @@ class Transition:
     delay_ms: int | None = None
     deadline: str | None = None
 
+    @property
+    def shown(self) -> str:
+        """The event as messages and pictures name it: `after 15m` for a timer, `done` for a
+        completion, else the event's name."""
+        if self.trigger == "after":
+            return "after " + self.event.split(".")[1]
+        return "done" if self.trigger == "done" else self.event
+
+    @property
+    def key(self) -> str:
+        """The transition's key under its state in `remove: {transitions: [STATE.KEY]}`:
+        the event, or `after.15m` for a timer."""
+        return "after." + self.event.split(".")[1] if self.trigger == "after" else self.event
+
 
 @dataclass(frozen=True)
 class State:

@@ -102,8 +102,4 @@ def markdown_paragraph(text: str | None) -> str:
 def event_label(t: Transition) -> str:
     """What a diagram or docs page calls a transition's event: its name, or for one the run
     raises itself, `after 15m` / `after approvalDeadline` (a timer) or `done` (completion)."""
-    if t.trigger == "after":
-        return "after " + t.event.split(".")[1]
-    if t.trigger == "done":
-        return "done"
-    return t.event
+    return t.shown

@@ -35,14 +35,14 @@ def check(spec: Spec, graph: Graph) -> Check:
             continue
         for t in state.transitions:
             yield problem(ID, SEVERITY, t.span,
-                          f"final state `{state.name}` has a transition on `{t.event}` "
+                          f"final state `{state.name}` has a transition on `{t.shown}` "
                           f"to `{t.target}`",
                           "a final state ends the run; remove the transition or `final: true`")
         for ancestor in spec.ancestors(state.name):
             for t in spec.states[ancestor].transitions:
                 yield problem(ID, SEVERITY, state.span,
-                              f"final state `{state.name}` can be left by `{t.event}` to "
+                              f"final state `{state.name}` can be left by `{t.shown}` to "
                               f"`{t.target}`, inherited from `{ancestor}` "
                               f"(line {t.span.line})",
                               f"move `{state.name}` out of `{ancestor}`, or declare "
-                              f"`{t.event}` on the non-final states only")
+                              f"`{t.shown}` on the non-final states only")
