@@ -23,7 +23,7 @@ SPEC_KEYS = {
     "migrations": "how records of earlier versions map onto this one: `[{from_version: 1, "
                   "states: {old: new}, fields: {old: new}}]`",
     "remove": "what an overlay removes from its base: `{states: [...], transitions: "
-              "[STATE.EVENT], fields: [...], rules: [ID]}`",
+              "[STATE.EVENT, STATE.after.15m], fields: [...], rules: [ID]}`",
     "add": "the new states of an overlay: `{states: {NAME: {...}}}`; `states:` only changes "
            "states the base has",
 }

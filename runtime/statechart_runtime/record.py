@@ -394,13 +394,23 @@ def upgrade(spec: SpecTables, data: Mapping[str, Any]) -> Mapping[str, Any]:
         renamed = ((fields.get(key, key), value) for key, value in raw.items())
         return {key: value for key, value in renamed if key is not None}
 
+    def event(name: Any) -> Any:
+        # A timer's event names its state (`after.15m.waiting`): renamed with the state.
+        if isinstance(name, str) and name.startswith("after."):
+            head, _, owner = name.rpartition(".")
+            return f"{head}.{states.get(owner, owner)}"
+        return name
+
     upgraded: dict[str, Any] = values(dict(data))
     upgraded["specVersion"] = spec.version
+    if not spec.timers:  # the old version had timers, this one has none
+        upgraded.pop("createdAt", None)
+        upgraded.pop("timers", None)
     history = upgraded.get("history")
     if isinstance(history, list):
         upgraded["history"] = history = [
-            {**step, "source": _declaring(spec, state(step.get("source")), step.get("event"),
-                                          state(step.get("target"))),
+            {**step, "source": _declaring(spec, state(step.get("source")), event(step.get(
+                "event")), state(step.get("target"))), "event": event(step.get("event")),
              "target": state(step.get("target")), "values": values(step.get("values"))}
             if isinstance(step, dict) else step
             for step in history

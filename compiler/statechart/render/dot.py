@@ -68,7 +68,7 @@ def dot_source(spec: Spec, active: frozenset[str] = frozenset(), header: bool = 
         _add_state(graph, spec, state, ids, fills, active, added=marks.added_states,
                    changed=marks.changed_states)
     for t in spec.transitions():
-        _add_edge(graph, spec, t, ids, marks.edge_mark(t.source, t.event), fast)
+        _add_edge(graph, spec, t, ids, marks.edge_mark(t.source, t.key), fast)
     graph.attr(label=_legend(spec, fills, active))
     text = str(graph.source)  # already a str; graphviz is untyped
     return (labels.header(header_lines(spec), "dot") if header else "") + text
