@@ -12,6 +12,7 @@ import difflib
 import hashlib
 from collections.abc import Iterable
 from dataclasses import replace
+from typing import Any
 
 import yaml
 
@@ -391,10 +392,11 @@ class _Builder:
             if isinstance(value, yaml.SequenceNode) and not alternatives:
                 self.schema(value, f"timer `{key}` of `{source}` lists no targets")
             event = f"after.{key}.{source}"
+            timer = {"trigger": "after", "delay_ms": delay, "deadline": deadline}
             for order, alt in enumerate(alternatives):
-                t = self.transition(source, event, key_node, alt, order, timer=True)
+                t = self.transition(source, event, key_node, alt, order, timer)
                 if t is not None:
-                    out.append(replace(t, trigger="after", delay_ms=delay, deadline=deadline))
+                    out.append(t)
         return tuple(out)
 
     def deadlines(self, states: dict[str, State], record: tuple[RecordField, ...]) -> None:
@@ -411,7 +413,9 @@ class _Builder:
                         "such as `15m`"))
 
     def transition(self, source: str, event: str, event_node: yaml.Node, node: yaml.Node,
-                   order: int, timer: bool = False) -> Transition | None:
+                   order: int, timer: dict[str, Any] | None = None) -> Transition | None:
+        """One alternative; `timer` holds a timer's own fields (`Transition.trigger`, ...)."""
+        extra = timer or {}
         where = f"timer `{event.split('.')[1]}` of `{source}`" if timer else \
             f"transition `{source}` on `{event}`"
         if isinstance(node, yaml.ScalarNode):
@@ -420,7 +424,7 @@ class _Builder:
                 self.dropped("transition", source, event)
                 return None
             return Transition(source, event, target, None, (), None, order,
-                              self.span(event_node), self.span(node))
+                              self.span(event_node), self.span(node), **extra)
         before = len(self.problems)
         items = self.mapping(node, where, fmt.TIMER_KEYS if timer else fmt.TRANSITION_KEYS)
         if items is None:
@@ -456,7 +460,7 @@ class _Builder:
         return Transition(
             source, event, target, guard, tuple(n for n, _ in sets), description, order,
             self.span(event_node), self.span(got["target"][1]), guard_span,
-            set_spans=tuple(self.span(n) for _, n in sets),
+            set_spans=tuple(self.span(n) for _, n in sets), **extra,
         )
 
     # -- record fields ---------------------------------------------------------------------
