@@ -334,3 +334,26 @@ def test_any_sequence_keeps_a_record_that_checks_and_round_trips(
         again = approval.ApprovalRecord.from_json(run.record.to_json())
         assert again == run.record
         run = facade.restore(again, clock=clock)
+
+
+def test_a_stored_run_keeps_its_timers_and_fires_after_loading(approval: ModuleType,
+                                                                tmp_path: Path) -> None:
+    """What a scheduler over the run store does: load, read `next_deadline`, `fire_due(now)`,
+    save (a real SQLite file)."""
+    from statechart_runtime.store import open_store
+
+    clock = Clock()
+    with open_store(tmp_path / "runs.db") as store:
+        run = approval.Approval(clock=clock)
+        store.create(run)
+        run_id = run.record.runId
+    later = T0 + dt.timedelta(minutes=5)
+    with open_store(tmp_path / "runs.db") as store:
+        loaded = store.load(approval.Approval, run_id, clock=lambda: later)
+        assert loaded.next_deadline == T0 + dt.timedelta(seconds=30)
+        assert loaded.fire_due(later) == ["after.30s.asking"]
+        store.save(loaded)
+        again = store.load(approval.Approval, run_id, clock=lambda: later)
+        assert armed(again) == armed(loaded)
+        assert again.next_deadline == later + dt.timedelta(milliseconds=500)
+        assert [row.event for row in store.history(run_id)] == ["after.30s.asking"]
