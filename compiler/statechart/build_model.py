@@ -20,6 +20,7 @@ from statechart import durations
 from statechart import spec_format as fmt
 from statechart.diagnostics import Diagnostic, Span
 from statechart.model import (
+    HistoryKind,
     Migration,
     RecordField,
     Repair,
@@ -29,6 +30,7 @@ from statechart.model import (
     State,
     StateKind,
     Transition,
+    Trigger,
 )
 from statechart.yaml_source import MAX_DEPTH, STR_TAG, Source, scalar_value, span_of
 
@@ -317,6 +319,13 @@ class _Builder:
                             "a final state is never left, so its timers could never fire")
             else:
                 transitions += self.timers(name, value("after"))
+        if "done" in got:
+            if kind in ("compound", "parallel"):
+                transitions += self.done_transitions(name, *got["done"])
+            else:
+                self.schema(got["done"][0], f"`done` on {kind} state `{name}`",
+                            "only a state with nested states completes: its final child "
+                            "(or every region's) raises `done`")
         limit = self.integer(value("limit"), f"`limit` of {where}", 1) if "limit" in got else None
         state = State(
             name=name,
@@ -392,9 +401,9 @@ class _Builder:
             if isinstance(value, yaml.SequenceNode) and not alternatives:
                 self.schema(value, f"timer `{key}` of `{source}` lists no targets")
             event = f"after.{key}.{source}"
-            timer = {"trigger": "after", "delay_ms": delay, "deadline": deadline}
+            timer = {"delay_ms": delay, "deadline": deadline}
             for order, alt in enumerate(alternatives):
-                t = self.transition(source, event, key_node, alt, order, timer)
+                t = self.transition(source, event, key_node, alt, order, "after", timer)
                 if t is not None:
                     out.append(t)
         return tuple(out)
@@ -412,21 +421,41 @@ class _Builder:
                         t.span, f"declare `{t.deadline}: {{type: datetime}}`, or write a delay "
                         "such as `15m`"))
 
+    def done_transitions(self, source: str, key_node: yaml.Node,
+                         node: yaml.Node) -> tuple[Transition, ...]:
+        """`done:` of a compound or parallel state: its transitions on `done.state.SOURCE`."""
+        alternatives = node.value if isinstance(node, yaml.SequenceNode) else [node]
+        if isinstance(node, yaml.SequenceNode) and not alternatives:
+            self.schema(node, f"`done` of `{source}` lists no targets")
+        out: list[Transition] = []
+        for order, alt in enumerate(alternatives):
+            t = self.transition(source, f"done.state.{source}", key_node, alt, order,
+                                trigger="done")
+            if t is not None:
+                out.append(t)
+        return tuple(out)
+
     def transition(self, source: str, event: str, event_node: yaml.Node, node: yaml.Node,
-                   order: int, timer: dict[str, Any] | None = None) -> Transition | None:
-        """One alternative; `timer` holds a timer's own fields (`Transition.trigger`, ...)."""
+                   order: int, trigger: Trigger = "event",
+                   timer: dict[str, Any] | None = None) -> Transition | None:
+        """One alternative; `timer` holds a timer's delay or deadline field."""
         extra = timer or {}
-        where = f"timer `{event.split('.')[1]}` of `{source}`" if timer else \
-            f"transition `{source}` on `{event}`"
+        if trigger == "event":
+            where = f"transition `{source}` on `{event}`"
+        elif trigger == "after":
+            where = f"timer `{event.split('.')[1]}` of `{source}`"
+        else:
+            where = f"the `{trigger}` transition of `{source}`"
         if isinstance(node, yaml.ScalarNode):
             target = self.string(node, f"the target of {where}")
             if target is None:
                 self.dropped("transition", source, event)
                 return None
             return Transition(source, event, target, None, (), None, order,
-                              self.span(event_node), self.span(node), **extra)
+                              self.span(event_node), self.span(node), trigger=trigger, **extra)
         before = len(self.problems)
-        items = self.mapping(node, where, fmt.TIMER_KEYS if timer else fmt.TRANSITION_KEYS)
+        items = self.mapping(node, where,
+                             fmt.TRANSITION_KEYS if trigger == "event" else fmt.DONE_KEYS)
         if items is None:
             self.dropped("transition", source, event)
             return None
@@ -457,10 +486,20 @@ class _Builder:
         sets = self.names(got["set"][1], f"`set` of {where}") if "set" in got else []
         description = self.text(got["description"][1], f"`description` of {where}") \
             if "description" in got else None
+        history: HistoryKind | None = None
+        if "history" in got:
+            kind = self.string(got["history"][1], f"`history` of {where}")
+            if kind in fmt.HISTORY_KINDS:
+                history = kind  # type: ignore[assignment]
+            elif kind is not None:
+                self.schema(got["history"][1], f"`history` of {where} is `{kind}`",
+                            "use `shallow` (the child it was in) or `deep` (every nested "
+                            "state it was in)" + _then(did_you_mean(kind, fmt.HISTORY_KINDS)))
         return Transition(
             source, event, target, guard, tuple(n for n, _ in sets), description, order,
             self.span(event_node), self.span(got["target"][1]), guard_span,
-            set_spans=tuple(self.span(n) for _, n in sets), **extra,
+            set_spans=tuple(self.span(n) for _, n in sets), trigger=trigger, history=history,
+            **extra,
         )
 
     # -- record fields ---------------------------------------------------------------------
@@ -605,6 +644,10 @@ class _Builder:
                 if name:
                     out.append(("state", name, self.span(item)))
         return tuple(out)
+
+
+def _then(hint: str) -> str:
+    return f"; {hint}" if hint else ""
 
 
 def _is_bool(node: yaml.Node) -> bool:

@@ -13,6 +13,10 @@ from typing import Literal
 from statechart.diagnostics import Span
 
 StateKind = Literal["atomic", "compound", "parallel", "final"]
+# What raises a transition's event: a caller (`on:`), the completion of its source (`done:`,
+# event `done.state.SOURCE`) or a timer of its source (`after:`, event `after.KEY.SOURCE`).
+Trigger = Literal["event", "done", "after"]
+HistoryKind = Literal["shallow", "deep"]
 FieldType = Literal["string", "integer", "number", "boolean", "datetime", "enum"]
 
 
@@ -35,12 +39,18 @@ class Transition:
     target_span: Span
     guard_span: Span | None = None
     set_spans: tuple[Span, ...] = ()
-    # "event": sent by the application; "done"/"after": raised by the run itself, and then
-    # `event` is the internal event's name (`done.state.S`, `after.KEY.S`).
-    trigger: Literal["event", "done", "after"] = "event"
+    trigger: Trigger = "event"
+    # `history: shallow|deep`: enter the target where it was when last left (its default
+    # entry the first time).
+    history: HistoryKind | None = None
     # A timer (`after:`): its fixed delay in milliseconds, or the datetime field it reads.
     delay_ms: int | None = None
     deadline: str | None = None
+
+    @property
+    def internal(self) -> bool:
+        """Whether the run raises this transition's event itself (completion, timers)."""
+        return self.trigger != "event"
 
     @property
     def shown(self) -> str:
@@ -203,7 +213,7 @@ class Spec:
         return [t for t in self.transitions() if t.trigger == "after"]
 
     def events(self) -> list[str]:
-        """Every event name, in first-use order (internal ones included)."""
+        """Every event name, in first-use order (internal ones, `done.state.X`, included)."""
         seen: dict[str, None] = {}
         for t in self.transitions():
             seen.setdefault(t.event, None)

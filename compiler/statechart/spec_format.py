@@ -39,6 +39,8 @@ STATE_KEYS = {
     "after": "timers: `after: {15m: expired}`; a key is a delay (`30s`, `15m`, `2h`, `1d`, "
              "`PT15M`) counted from entering the state, or a `datetime` record field (a "
              "deadline); leaving the state disarms them",
+    "done": "where a compound or parallel state goes once it completes (a final child "
+            "reached; every region final): `done: next` or `{target: next, guard: ok}`",
     "tags": "labels that rules and diagrams select states by",
     "entry": "action methods run on entering the state",
     "exit": "action methods run on leaving the state",
@@ -51,10 +53,13 @@ TRANSITION_KEYS = {
     "guard": "a method name; the transition is taken only when it returns true",
     "set": "record fields the event must provide (keyword arguments of the event)",
     "description": "why this transition exists",
+    "history": "`shallow` or `deep`: enter the (compound or parallel) target where it was "
+               "when last left, or by default the first time",
 }
+HISTORY_KINDS = ("shallow", "deep")
+# Completion transitions and timers: transitions without values (nothing sends the event).
+DONE_KEYS = {k: v for k, v in TRANSITION_KEYS.items() if k != "set"}
 
-# A timer (`after:`) is raised by the run itself: it carries no values, so no `set`.
-TIMER_KEYS = {k: v for k, v in TRANSITION_KEYS.items() if k != "set"}
 
 FIELD_KEYS = {
     "type": "string, integer, number, boolean or datetime",
@@ -120,20 +125,17 @@ def json_schema() -> dict[str, Any]:
         "type": "object",
         "properties": _described({
             "target": _NAME, "guard": _NAME, "set": _names(), "description": {"type": "string"},
+            "history": {"enum": list(HISTORY_KINDS)},
         }, TRANSITION_KEYS),
         "required": ["target"],
         "additionalProperties": False,
     }
     one_transition = {"oneOf": [_NAME, {"$ref": "#/$defs/transition"}]}
-    timer = {
-        "type": "object",
-        "properties": _described({
-            "target": _NAME, "guard": _NAME, "description": {"type": "string"},
-        }, TIMER_KEYS),
-        "required": ["target"],
-        "additionalProperties": False,
-    }
-    one_timer = {"oneOf": [_NAME, timer]}
+    done_transition = {"type": "object", "properties": _described({
+        "target": _NAME, "guard": _NAME, "description": {"type": "string"},
+        "history": {"enum": list(HISTORY_KINDS)}}, DONE_KEYS),
+        "required": ["target"], "additionalProperties": False}
+    one_done = {"oneOf": [_NAME, done_transition]}
     state = {
         "type": ["object", "null"],
         "properties": _described({
@@ -146,7 +148,8 @@ def json_schema() -> dict[str, Any]:
                 "oneOf": [one_transition, {"type": "array", "items": one_transition,
                                            "minItems": 1}]}},
             "after": {"type": "object", "propertyNames": _AFTER_KEY, "additionalProperties": {
-                "oneOf": [one_timer, {"type": "array", "items": one_timer, "minItems": 1}]}},
+                "oneOf": [one_done, {"type": "array", "items": one_done, "minItems": 1}]}},
+            "done": {"oneOf": [one_done, {"type": "array", "items": one_done, "minItems": 1}]},
             "tags": _names(), "entry": _names(), "exit": _names(), "requires": _names(),
             "limit": {"type": "integer", "minimum": 1},
         }, STATE_KEYS),

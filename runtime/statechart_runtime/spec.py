@@ -35,6 +35,9 @@ class SpecTables:
         "event_ids",
         "events_by_name",
         "flat",
+        "history",
+        "history_ids",
+        "history_targets",
         "initial_counts",
         "internal",
         "invalid",
@@ -75,19 +78,34 @@ class SpecTables:
         attrs: Mapping[str, str] | None = None,
         internal: Mapping[str, str] | None = None,
         timers: Sequence[TimerRow] | None = None,
+        history: Sequence[tuple[str, str, str, str]] = (),
+        history_ids: Mapping[str, str] | None = None,
     ) -> None:
         """`event_ids` and `attrs` hold the spec's names that the generated module maps to
         other Python names (docs/generated-code.md, "Names"): event -> python-statemachine
         event id, record field -> attribute. Absent names are their own Python names.
 
-        `internal` maps each event the run raises itself to the state that declares it;
-        `timers` lists the `after:` timers (statechart_runtime.timers), whose events are
-        internal too."""
+        `internal`: the events the run raises itself (`done.state.X`, timers) -> the state
+        that declares them. `history`: (source, event, target, `shallow`|`deep`) for every
+        history transition; `history_ids`: `TARGET.KIND` -> the id of the machine's
+        HistoryState for it. `timers`: the `after:` timers (statechart_runtime.timers), whose
+        events are internal too (they need not be listed in `internal`)."""
         self.name = name
         self.version = version
         self.sha256 = sha256
         self.compiler = compiler
-        self.chart = Chart(states, initial)
+        self.internal: dict[str, str] = dict(internal or {})
+        self.internal.update((row[1], row[0]) for row in timers or ())
+        self.history: dict[tuple[str, str, str], str] = {
+            (source, event, target): kind for source, event, target, kind in history}
+        self.history_ids: dict[str, str] = dict(history_ids or {})
+        # The machine's HistoryState id -> the state it stands for (a step's target).
+        self.history_targets: dict[str, str] = {
+            hid: key.rsplit(".", 1)[0] for key, hid in self.history_ids.items()}
+        self.chart = Chart(states, initial,
+                           completes={state for event, state in self.internal.items()
+                                      if event.startswith("done.state.")},
+                           remembers={target for _, _, target in self.history})
         self.flat = all(row[1] is None for row in states)
         self.state_enum: Any = state_enum
         self.event_enum: Any = event_enum
@@ -118,8 +136,6 @@ class SpecTables:
         self.requires = dict(requires or {})
         self.migrations = dict(migrations or {})
         self.timers = TimerTable(timers or ())
-        self.internal: dict[str, str] = dict(internal or {})
-        self.internal.update((row[1], row[0]) for row in timers or ())
         self.tags = {tag: frozenset(states) for tag, states in (tags or {}).items()}
         self.initial_counts: dict[str, int] = dict.fromkeys(self.limits, 0)
         for state in self.chart.initial_configuration():
