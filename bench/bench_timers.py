@@ -1,4 +1,4 @@
-"""Benchmark what timers (`after:`) cost: the same spec with and without them.
+"""Benchmark what timers (`after:`) and history cost: the same spec with and without them.
 
     python bench/bench_timers.py [--rounds 15] [--events 4000] [--runs 5] [--size 10000]
                                  [--markdown docs/performance.md]
@@ -6,19 +6,18 @@
 Every figure is a ratio against a baseline measured in the same run, in interleaved rounds
 (the machine is noisy), medians reported:
 
-1. events/s of the agent run (specs/agent_run.yaml) against the same spec with timers on the
-   states the path goes through (`reasoning`, `tool_call`, `retrying`, the waits): every
-   event then disarms and arms timers and keeps the record's `timers`. Steady: one run
-   looping call_tool/tool_result. Also `fire_due` when nothing is due (the check a scheduler
-   makes) and when one timer is due (a whole step);
+1. events/s of the agent run (specs/agent_run.yaml) against the same spec with timers on
+   `reasoning` and `tool_call` (every event of the loop then disarms one timer and arms
+   another, and keeps the record's `timers`) and `proceed` re-entering `running` through deep
+   history (every step then keeps the remembered configurations): steady, one run looping
+   call_tool/tool_result; and a path through an interruption (created, driven to the end, a
+   new run each time). Also `fire_due` when nothing is due (the check a scheduler makes) and
+   when one timer is due (a whole step);
 2. import time of both generated modules, cold (no .pyc) and warm, in fresh processes;
-3. `check_source` of a bench/genspec.py spec of `--size` states with two timers on every
-   atomic state (a delay and a guarded ISO 8601 one) against the bare C-loader parse of the
-   same text (gc off, the stricter baseline of bench/bench_check.py), and against the check of
-   the spec without timers.
-
-History (`history: shallow | deep`) is not in this measurement yet: it is built on another
-branch; add it to the timed spec when it lands.
+3. `check_source` of a nested bench/genspec.py spec of `--size` states with two timers on
+   every atomic state (a delay and a guarded ISO 8601 one) and a deep-history transition on
+   every group, against the bare C-loader parse of the same text (gc off, the stricter
+   baseline of bench/bench_check.py), and against the check of the spec without them.
 """
 
 from __future__ import annotations
@@ -58,22 +57,34 @@ TIMED_STATES = {
 
 
 def with_timers(text: str) -> str:
-    """specs/agent_run.yaml with a timer on each state of TIMED_STATES (after its `on:`)."""
+    """specs/agent_run.yaml with a timer on each state of TIMED_STATES (after its `on:`), and
+    `proceed` re-entering `running` through deep history."""
     for state, after in TIMED_STATES.items():
         pattern = re.compile(rf"^(\s*){state}:\n((?:\1  .*\n)+)", re.MULTILINE)
         match = pattern.search(text)
         assert match, state
         indent = match.group(1)
         text = text[:match.end()] + f"{indent}  {after}\n" + text[match.end():]
+    assert "      proceed: running\n" in text
+    text = text.replace("      proceed: running\n",
+                        "      proceed: {target: running, history: deep}\n")
     return text.replace("statechart: agent_run", "statechart: agent_run_timed")
 
 
 def big_with_timers(n: int) -> str:
-    """A genspec spec of `n` states with two timers on every atomic state."""
+    """A nested genspec spec of `n` states with two timers on every atomic state and, on
+    every group, a transition that re-enters it through deep history."""
     out = []
-    for line in generate(n).splitlines():
+    group = None
+    for line in generate(n, nested=True).splitlines():
         out.append(line)
-        if line.lstrip().startswith("branch:"):  # the last line of an atomic state
+        stripped = line.strip()
+        if re.fullmatch(r"g\d+_\d+:", stripped):
+            group = stripped[:-1]
+        if stripped == "cancel: done" and group is not None:
+            out.append(line.replace("cancel: done", f"again: {{target: {group}, "
+                                                   "history: deep}"))
+        if stripped.startswith("branch:"):  # the last line of an atomic state
             indent = line[:len(line) - len(line.lstrip())][:-2]
             target = re.search(r"target: (\w+)", line)
             assert target
@@ -109,6 +120,29 @@ def events_per_second(module: Any, events: int) -> float:
     return events / (time.perf_counter() - start)
 
 
+def path_events_per_second(module: Any, runs: int) -> float:
+    """A new run driven through an interruption to the end, `runs` times (11 events each)."""
+    facade = facade_of(module)
+    reason = next(v for k, v in vars(module).items() if k.endswith("InterruptReason"))
+    approval = next(iter(reason))
+    clock = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
+    start = time.perf_counter()
+    for _ in range(runs):
+        run = facade(clock=lambda: clock)
+        run.triage()
+        run.start()
+        run.call_tool()
+        run.tool_result()
+        run.interrupt(interruptReason=approval)
+        run.await_approval()
+        run.approve()
+        run.proceed()
+        run.call_tool()
+        run.tool_result()
+        run.complete()
+    return runs * 11 / (time.perf_counter() - start)
+
+
 def fire_due_seconds(module: Any, rounds: int, due: bool) -> float:
     """Median seconds of one `fire_due` with nothing due, or with one timer due."""
     facade = facade_of(module)
@@ -137,10 +171,11 @@ def median(fn: Callable[[], Any], runs: int) -> float:
 
 
 def check_ratios(n: int, runs: int) -> dict[str, float]:
-    timed, bare = big_with_timers(n), generate(n)
+    timed, bare = big_with_timers(n), generate(n, nested=True)
     result = check_source("timed.yaml", timed.encode())
     assert result.spec is not None and not result.diagnostics, result.diagnostics[:3]
     assert len(result.spec.timers()) == 2 * n
+    assert any(t.history for t in result.spec.transitions())
 
     def parse() -> None:
         gc.disable()
@@ -172,17 +207,28 @@ def main() -> None:
     bare = load(text.replace("statechart: agent_run", "statechart: agent_run_bare"), folder,
                 "agent_run_bare")
     timed = load(with_timers(text), folder, "agent_run_timed")
-    assert facade_of(timed)._sc_spec.timers and not facade_of(bare)._sc_spec.timers
+    spec = facade_of(timed)._sc_spec
+    assert spec.timers and spec.chart.remembers and not facade_of(bare)._sc_spec.timers
 
     rates: dict[str, list[float]] = {"bare": [], "timed": []}
+    paths: dict[str, list[float]] = {"bare": [], "timed": []}
     for _ in range(args.rounds):
         rates["bare"].append(events_per_second(bare, args.events))
         rates["timed"].append(events_per_second(timed, args.events))
+        paths["bare"].append(path_events_per_second(bare, args.events // 11))
+        paths["timed"].append(path_events_per_second(timed, args.events // 11))
     eps = {k: statistics.median(v) for k, v in rates.items()}
+    path = {k: statistics.median(v) for k, v in paths.items()}
     idle = fire_due_seconds(timed, args.rounds * 20, due=False)
     firing = fire_due_seconds(timed, args.rounds * 20, due=True)
-    imports = {name: time_cold_warm(folder, name, args.runs)
-               for name in ("agent_run_bare", "agent_run_timed")}
+    samples: dict[str, dict[str, list[float]]] = {
+        name: {"cold": [], "warm": []} for name in ("agent_run_bare", "agent_run_timed")}
+    for _ in range(args.runs):  # interleaved
+        for name, times in samples.items():
+            for kind, value in time_cold_warm(folder, name, 1).items():
+                times[kind].append(value)
+    imports = {name: {kind: statistics.median(v) for kind, v in times.items()}
+               for name, times in samples.items()}
     check = check_ratios(args.size, args.runs)
 
     lines = [
@@ -190,13 +236,17 @@ def main() -> None:
         f"Generated by `python bench/bench_timers.py` on {dt.date.today()}: Python "
         f"{platform.python_version()}; medians of {args.rounds} interleaved rounds "
         f"({args.events:,} events each) and {args.runs} runs. specs/agent_run.yaml against "
-        "the same spec with a timer on `reasoning` (`10m`) and `tool_call` (`PT2M`): the "
-        "steady loop call_tool/tool_result disarms one and arms the other on every event.",
+        "the same spec with a timer on `reasoning` (`10m`) and `tool_call` (`PT2M`) and "
+        "`proceed` re-entering `running` through deep history: the steady loop "
+        "call_tool/tool_result disarms one timer and arms the other on every event, and every "
+        "step keeps the remembered configurations.",
         "",
-        "| measure | without timers | with timers | ratio |",
+        "| measure | without | with timers and history | ratio |",
         "|---|---:|---:|---:|",
         f"| events/s (steady loop) | {eps['bare']:,.0f} | {eps['timed']:,.0f} | "
         f"**{eps['timed'] / eps['bare']:.2f}** |",
+        f"| events/s (new run through an interruption, 11 events) | {path['bare']:,.0f} | "
+        f"{path['timed']:,.0f} | **{path['timed'] / path['bare']:.2f}** |",
         f"| import, cold | {imports['agent_run_bare']['cold'] * 1000:.1f} ms | "
         f"{imports['agent_run_timed']['cold'] * 1000:.1f} ms | "
         f"{imports['agent_run_timed']['cold'] / imports['agent_run_bare']['cold']:.2f} |",
@@ -207,11 +257,12 @@ def main() -> None:
         f"`fire_due` with nothing due: {idle * 1e6:.1f} µs; with one timer due (a whole "
         f"step): {firing * 1e6:.0f} µs (an event costs {1e6 / eps['timed']:.0f} µs).",
         "",
-        f"`check` of a bench/genspec.py spec of {args.size:,} states with two timers on "
-        f"every atomic state ({2 * args.size:,} timers, {check['size']:.1f} MiB): "
+        f"`check` of a nested bench/genspec.py spec of {args.size:,} states with two timers "
+        f"on every atomic state ({2 * args.size:,} timers) and a deep-history transition on "
+        f"every group ({check['size']:.1f} MiB): "
         f"{check['timed'] * 1000:,.0f} ms, **{check['timed'] / check['parse']:.2f}×** the C "
         f"parse of the same text (gc off: {check['parse'] * 1000:,.0f} ms; target ≤ 2×), "
-        f"and {check['timed'] / check['bare']:.2f}× the check of the spec without timers "
+        f"and {check['timed'] / check['bare']:.2f}× the check of the spec without them "
         f"({check['bare'] * 1000:,.0f} ms).",
         "",
     ]

@@ -357,3 +357,49 @@ def test_a_stored_run_keeps_its_timers_and_fires_after_loading(approval: ModuleT
         assert armed(again) == armed(loaded)
         assert again.next_deadline == later + dt.timedelta(milliseconds=500)
         assert [row.event for row in store.history(run_id)] == ["after.30s.asking"]
+
+
+MIXED = """\
+statechart: mixed
+version: 1
+initial: working
+states:
+  working:
+    initial: step1
+    states:
+      step1: {on: {next: step2}}
+      step2: {after: {1m: finished}}
+      finished: {final: true}
+    done: wrapped
+    on:
+      pause: paused
+  paused:
+    on:
+      resume: {target: working, history: deep}
+    after: {1h: {target: working, history: deep}}
+  wrapped: {final: true}
+"""
+
+
+def test_timers_with_history_and_completion(tmp_path: Path) -> None:
+    """A timer of a state re-entered through history starts again at the re-entry; a timer
+    whose step completes the parent takes the `done` cascade in the same step; a timer may
+    itself take a history transition. The record checks after each step."""
+    mixed = module_of(MIXED, tmp_path, "mixed")
+    clock = Clock()
+    run = mixed.Mixed(clock=clock)
+    run.next()
+    clock.advance(10 * dt.timedelta(seconds=1))
+    run.pause()
+    assert armed(run) == [("paused", "after.1h.paused", clock.at + dt.timedelta(hours=1))]
+    clock.advance(dt.timedelta(hours=2))
+    assert run.fire_due() == ["after.1h.paused"]  # back into step2 through deep history
+    assert "step2" in {s.value for s in run.configuration}
+    assert armed(run) == [("step2", "after.1m.step2", clock.at + MINUTE)]
+    record = mixed.MixedRecord.from_json(run.record.to_json())  # replay gives the re-entry
+    run = mixed.Mixed.restore(record, clock=clock)
+    clock.advance(MINUTE)
+    assert run.fire_due() == ["after.1m.step2"]
+    assert run.record.history[-1].event.value == "done.state.working"  # one atomic step
+    assert run.is_terminated and run.timers == ()
+    mixed.MixedRecord.from_json(run.record.to_json())

@@ -72,30 +72,36 @@ def arm(spec: Any, record: Any, configuration: Iterable[str], entered: Iterable[
         at: dt.datetime, changed: Iterable[str]) -> None:
     """Update `record.timers` after a step that entered `entered` (exits and re-entries
     included: a re-entered state's timers start again) at `at`, leaving `configuration`
-    active, and changed the fields `changed`. Only the timers touched are recomputed."""
+    active, and changed the fields `changed`. Only the timers touched are recomputed: this
+    runs on every step of a spec with timers."""
     table: TimerTable = spec.timers
+    by_state = table.by_state
+    entered = set(entered)
+    touched = [row for name in entered if name in by_state for row in by_state[name]]
+    armed = record.timers
+    if not armed and not touched and table.by_field.keys().isdisjoint(changed):
+        return  # nothing was armed and nothing arms: the common step of most states
     active = set(configuration)
     if spec.chart.ended(active):
         record.timers = []  # the run has ended: every state was exited
         return
-    entered = set(entered)
-    kept = [t for t in record.timers if t.state.value in active and t.state.value not in entered]
-    states, events = spec.states_by_name, spec.events_by_name
-    attrs = spec.attrs
-    touched = [row for name in spec.chart.sort(entered) for row in table.by_state.get(name, ())]
+    kept = [t for t in armed if t.state.value in active and t.state.value not in entered]
     for name in changed:
         for row in table.by_field.get(name, ()):
             if row[0] in active and row[0] not in entered:
                 kept = [t for t in kept if t.event.value != row[1]]
                 touched.append(row)
+    states, events, attrs = spec.states_by_name, spec.events_by_name, spec.attrs
+    start = utc(at)
     for state, event, delay, deadline in touched:
         if delay is not None:
-            due: dt.datetime | None = utc(at) + dt.timedelta(milliseconds=delay)
+            due: dt.datetime | None = start + dt.timedelta(milliseconds=delay)
         else:
             due = getattr(record, attrs[deadline]) if deadline is not None else None
         if due is not None:
             kept.append(Timer(states[state], events[event], utc(due)))
-    record.timers = table.order(kept)
+    # Due order with ties by the table's order (document order of states, then declaration).
+    record.timers = table.order(kept) if len(kept) > 1 else kept
 
 
 def expected(spec: Any, record: Any, configuration: tuple[str, ...],
