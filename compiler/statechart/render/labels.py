@@ -17,7 +17,6 @@ from typing import cast
 
 import graphviz  # no stubs published: see [[tool.mypy.overrides]] in pyproject.toml
 
-from statechart.model import Transition
 from statechart.report import inert
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
@@ -98,8 +97,3 @@ def markdown_paragraph(text: str | None) -> str:
         cell = f"&#{ord(cell[0])};{cell[1:]}"
     return cell
 
-
-def event_label(t: Transition) -> str:
-    """What a diagram or docs page calls a transition's event: its name, or for one the run
-    raises itself, `after 15m` / `after approvalDeadline` (a timer) or `done` (completion)."""
-    return t.shown
