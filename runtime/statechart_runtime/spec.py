@@ -113,6 +113,8 @@ class SpecTables:
         self.states_by_name: dict[str, Any] = {m.value: m for m in state_enum}
         self.events_by_name: dict[str, Any] = {m.value: m for m in event_enum}
         self.event_ids: dict[str, str] = dict(event_ids or {})
+        for row in timers or ():  # a timer's machine event: `_sc_` + its enum member's name
+            self.event_ids.setdefault(row[1], "_sc_" + self.events_by_name[row[1]].name)
         self.effects: dict[tuple[str, str, str], tuple[str, ...]] = {
             (source, event, target): sets for source, event, target, sets in transitions}
         # event -> state -> targets in document order: what `select` looks at.

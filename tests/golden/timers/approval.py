@@ -153,16 +153,6 @@ _SPEC: _Final = _api.SpecTables(
         ('pending_budget', 'after.2h.pending_budget', 7200000, None),
         ('pending_legal', 'after.15m.pending_legal', 900000, None),
     ),
-    # Names mapped in Python (docs/generated-code.md, "Names"): event -> machine event id
-    event_ids={
-        'after.1d.open': '_sc_after_1d_open',
-        'after.30s.asking': '_sc_after_30s_asking',
-        'after.500ms.reminding': '_sc_after_500ms_reminding',
-        'after.approvalDeadline.waiting': '_sc_after_approvalDeadline_waiting',
-        'after.PT1H.waiting': '_sc_after_PT1H_waiting',
-        'after.2h.pending_budget': '_sc_after_2h_pending_budget',
-        'after.15m.pending_legal': '_sc_after_15m_pending_legal',
-    },
 )
 
 
