@@ -403,3 +403,17 @@ def test_timers_with_history_and_completion(tmp_path: Path) -> None:
     assert run.record.history[-1].event.value == "done.state.working"  # one atomic step
     assert run.is_terminated and run.timers == ()
     mixed.MixedRecord.from_json(run.record.to_json())
+
+
+def test_diagrams_and_pages_label_timers() -> None:
+    from statechart.render.docs import spec_page
+    from statechart.render.dot import dot_source
+    from statechart.render.mermaid import mermaid_source
+
+    spec = checked_spec(GOLDEN)
+    mermaid = mermaid_source(spec)
+    assert "after 30s" in mermaid and "after approvalDeadline" in mermaid
+    assert "after PT1H #91;is_urgent#93;" in mermaid  # `[is_urgent]`, escaped
+    assert "after 15m" in dot_source(spec)
+    assert "after." not in mermaid  # never the internal event name
+    assert "| after 1d |" in spec_page(spec)

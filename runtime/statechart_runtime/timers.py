@@ -12,10 +12,9 @@ declared in (the order of the spec's timer table).
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 from collections.abc import Iterable, Mapping
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, NamedTuple, TypeVar
 
 from statechart_runtime.values import parse_time, time_text
 
@@ -25,9 +24,9 @@ E = TypeVar("E")
 TimerRow = tuple[str, str, int | None, str | None]
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class Timer(Generic[S, E]):
-    """An armed timer: the state that armed it, the event it raises, and when (aware UTC)."""
+class Timer(NamedTuple, Generic[S, E]):
+    """An armed timer: the state that armed it, the event it raises, and when (aware UTC).
+    A named tuple: one is made on every step that arms a timer."""
 
     state: S
     event: E
@@ -42,14 +41,17 @@ class Timer(Generic[S, E]):
 class TimerTable:
     """The spec's timers, by state and by event, with each one's position in due order ties."""
 
-    __slots__ = ("by_event", "by_field", "by_state", "rank")
+    __slots__ = ("by_event", "by_field", "by_state", "delays", "rank")
 
     def __init__(self, rows: Iterable[TimerRow]) -> None:
         self.by_state: dict[str, list[TimerRow]] = {}
         self.by_event: dict[str, TimerRow] = {}
         self.by_field: dict[str, list[TimerRow]] = {}  # deadline field -> its timers
         self.rank: dict[str, int] = {}
+        self.delays: dict[str, dt.timedelta] = {}  # event -> delay, made once
         for index, row in enumerate(rows):
+            if row[2] is not None:
+                self.delays[row[1]] = dt.timedelta(milliseconds=row[2])
             self.by_state.setdefault(row[0], []).append(row)
             self.by_event[row[1]] = row
             self.rank[row[1]] = index
@@ -65,7 +67,7 @@ class TimerTable:
 
 
 def utc(value: dt.datetime) -> dt.datetime:
-    return value.astimezone(dt.UTC)
+    return value if value.tzinfo is dt.UTC else value.astimezone(dt.UTC)
 
 
 def arm(spec: Any, record: Any, configuration: Iterable[str], entered: Iterable[str],
@@ -93,9 +95,10 @@ def arm(spec: Any, record: Any, configuration: Iterable[str], entered: Iterable[
                 touched.append(row)
     states, events, attrs = spec.states_by_name, spec.events_by_name, spec.attrs
     start = utc(at)
+    delays = table.delays
     for state, event, delay, deadline in touched:
         if delay is not None:
-            due: dt.datetime | None = start + dt.timedelta(milliseconds=delay)
+            due: dt.datetime | None = start + delays[event]
         else:
             due = getattr(record, attrs[deadline]) if deadline is not None else None
         if due is not None:
