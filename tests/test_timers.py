@@ -417,3 +417,19 @@ def test_diagrams_and_pages_label_timers() -> None:
     assert "after 15m" in dot_source(spec)
     assert "after." not in mermaid  # never the internal event name
     assert "| after 1d |" in spec_page(spec)
+
+
+def test_the_benchmark_specs_check_clean() -> None:
+    """bench/bench_timers.py times these; they must stay valid as the format moves."""
+    root = Path(__file__).resolve().parents[1]
+    sys.path.insert(0, str(root / "bench"))
+    try:
+        import bench_timers
+    finally:
+        sys.path.remove(str(root / "bench"))
+    timed = checked_text(bench_timers.with_timers((root / "specs" / "agent_run.yaml")
+                                                  .read_text()))
+    assert timed is not None and len(timed.timers()) == 2
+    assert any(t.history == "deep" for t in timed.transitions())
+    big = checked_text(bench_timers.big_with_timers(100))
+    assert big is not None and len(big.timers()) == 200
