@@ -433,3 +433,29 @@ def test_the_benchmark_specs_check_clean() -> None:
     assert any(t.history == "deep" for t in timed.transitions())
     big = checked_text(bench_timers.big_with_timers(100))
     assert big is not None and len(big.timers()) == 200
+
+
+def test_an_upgrade_renames_a_timers_event_with_its_state(tmp_path: Path) -> None:
+    v1 = """\
+statechart: ren
+version: 1
+initial: asked
+states:
+  asked:
+    on: {answer: done}
+    after: {2h: asked}
+  done: {final: true}
+"""
+    v2 = v1.replace("version: 1", "version: 2\nmigrations: [{from_version: 1, states: "
+                    "{asked: waiting}}]").replace("asked", "waiting").replace(
+                        "{waiting: waiting}", "{asked: waiting}")
+    old, new = module_of(v1, tmp_path, "ren1"), module_of(v2, tmp_path, "ren2")
+    clock = Clock()
+    run = old.Ren(clock=clock)
+    clock.advance(dt.timedelta(hours=3))
+    assert run.fire_due() == ["after.2h.asked"]
+    upgraded = new.RenRecord.from_json(run.record.to_json())
+    assert [s.event.value for s in upgraded.history] == ["after.2h.waiting"]
+    assert upgraded.createdAt == T0
+    assert [(t.event.value, t.due) for t in upgraded.timers] == [
+        ("after.2h.waiting", clock.at + dt.timedelta(hours=2))]
