@@ -8,14 +8,17 @@ A record is refused (the spec's `InvalidRecord`, naming the JSON key at fault) u
 its history from the initial state gives exactly its configuration, status and entry counts,
 with every step a transition of the spec whose source was active, setting exactly the fields
 that transition sets, no limit exceeded, every field the active states require set, every
-field holding the last value the history set (unset when no step set it), and
-`lastTransitionAt` the last step's time.
+field holding the last value the history set (unset when no step set it),
+`lastTransitionAt` the last step's time, and, for a spec with timers, `createdAt` no later
+than the first step and every armed timer in `timers` one the history arms, due when it
+says (statechart_runtime.timers.check).
 
 What this proves: the record is one the spec's graph could have produced, and its fields
 agree with its own history. What it cannot prove: that the history is what really happened
 (a record can be forged consistently), that the guards allowed each step (they are not
 replayed), that an event was handled by the state a step names rather than by an active
-descendant that would have taken precedence, or that the times are true.
+descendant that would have taken precedence, that the times are true, or that no armed
+timer is missing (a timer whose guards failed is dropped without a trace in the history).
 """
 
 from __future__ import annotations
