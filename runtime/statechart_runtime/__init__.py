@@ -8,6 +8,7 @@ from __future__ import annotations
 
 # The generated-code contract. A generated module states the API version it was built for;
 # importing it against a runtime with another major version fails at once (see `check_api`).
+# 1.1: timers (`SpecTables(timers=...)`, `api.Timer`).
 # 1.2: run context, `clear:`, defaults and migration fills, the status vocabulary and counters
 # (SpecTables' keyword arguments `context` ... `counters`, `Run._update`).
 API_VERSION = (1, 2)

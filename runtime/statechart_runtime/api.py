@@ -13,8 +13,9 @@ from statechart_runtime.machine import Machine
 from statechart_runtime.record import Counter, Record, Step, check_record, record_checker
 from statechart_runtime.run import EventNotAccepted, Run
 from statechart_runtime.spec import SpecTables
+from statechart_runtime.timers import Timer
 from statechart_runtime.values import Clock, parse_time, utcnow
 
 __all__ = ["Clock", "Counter", "EventNotAccepted", "HistoryState", "Machine", "Record", "Run",
-           "SpecTables", "State", "Step", "check_record", "errors", "parse_time",
+           "SpecTables", "State", "Step", "Timer", "check_record", "errors", "parse_time",
            "record_checker", "utcnow"]
