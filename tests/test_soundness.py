@@ -431,6 +431,20 @@ states:
 rules: [{only: {from: c1, to: {tag: busy}}}]
 """
 
+ONLY_HISTORY = """\
+statechart: only_history
+version: 1
+initial: c
+states:
+  c:
+    initial: a
+    states:
+      a: {on: {next: b}}
+      b: {on: {back: {target: c, history: shallow}, finish: end}}
+  end: {final: true}
+rules: [{only: {from: b, to: end}}]
+"""
+
 # (spec, events sent in order): `check` accepts each spec today (one rule each), and the
 # events break its rule. Minimized by hand from what the property test finds.
 COUNTER_EXAMPLES = {
@@ -456,6 +470,10 @@ COUNTER_EXAMPLES = {
     # docs/rules.md: `{tag: t}` means the states tagged t; `check` takes their subtrees, so it
     # counts c1 -> c2 as entering `busy` although only c is tagged.
     "tag-means-tagged-states": (TAG_ONLY, ["next"]),
+    # A history transition from inside its target (domain: the target, which stays active)
+    # enters where the target was left, here its default `a`: `check` counted the target's
+    # whole subtree as entered, so b "stayed in A".
+    "history-only-may-not-reenter": (ONLY_HISTORY, ["next", "back"]),
 }
 
 
