@@ -445,6 +445,23 @@ states:
 rules: [{only: {from: b, to: end}}]
 """
 
+UNREACHABLE_HISTORY = """\
+statechart: unreachable_history
+version: 1
+initial: x
+states:
+  x: {on: {go: b}}
+  w:
+    initial: a
+    on: {pause: p}
+    states:
+      a: {on: {finish: end}}
+      b: {on: {finish: end}}
+  p: {on: {resume: {target: w, history: deep}}}
+  end: {final: true}
+rules: [{unreachable: {from: p, to: b}}]
+"""
+
 # (spec, events sent in order): `check` accepts each spec today (one rule each), and the
 # events break its rule. Minimized by hand from what the property test finds.
 COUNTER_EXAMPLES = {
@@ -474,6 +491,9 @@ COUNTER_EXAMPLES = {
     # enters where the target was left, here its default `a`: `check` counted the target's
     # whole subtree as entered, so b "stayed in A".
     "history-only-may-not-reenter": (ONLY_HISTORY, ["next", "back"]),
+    # Deep history re-enters `b`, reached from outside before `p`: `check`'s graph went from
+    # `p` to `w`'s default entry only.
+    "history-unreachable-reenters": (UNREACHABLE_HISTORY, ["go", "pause", "resume"]),
 }
 
 

@@ -13,8 +13,9 @@ Transitions declared on a parent state count for its children, and so do the tra
 other regions of a parallel state A is in (they fire while A is active). A transition "enters"
 every state of its entry set: its target, the target's default children, and the default states
 of the other regions of a parallel state it enters (see docs/semantics.md). A history
-transition may enter any state under its target that was active before: `never` counts them
-all, `only` none of them (the rule must hold wherever the target was left). The message shows
+transition may enter any state under its target that was active before: `never` and
+`unreachable` count them all, `only` none of them (the rule must hold wherever the target was
+left). The message shows
 a counter-example: for `never` and `only` the shortest path from `initial` through the
 offending transition, for `unreachable` the shortest path from A to B.
 
