@@ -245,16 +245,19 @@ class Chart:
     def step(self, configuration: Sequence[str], moves: Sequence[Move],
              remembered: Remembered) -> tuple[tuple[str, ...], tuple[str, ...], Remembered]:
         """(next configuration, entered states, remembered) after one microstep: the general
-        form of `next_configuration`, for steps that take or record history."""
+        form of `next_configuration`, for steps that take or record history. As SCXML's
+        exitStates comes before enterStates, the states a step exits are remembered first: a
+        history transition that exits its own target (from inside a parallel target, or from
+        another region of the parallel state around it) re-enters what it just left."""
         exited: set[str] = set()
+        for m in moves:
+            exited.update(self.move(configuration, m, remembered)[0])
+        remembered = self.remember(configuration, self.sort(exited), remembered)
         entered: set[str] = set()
         for m in moves:
-            out, into = self.move(configuration, m, remembered)
-            exited.update(out)
-            entered.update(into)
+            entered.update(self.move(configuration, m, remembered)[1])
         result = self.sort((set(configuration) - exited) | entered)
-        return result, self.sort(entered), self.remember(configuration, self.sort(exited),
-                                                          remembered)
+        return result, self.sort(entered), remembered
 
     # -- completion -------------------------------------------------------------------------
 
