@@ -1,18 +1,69 @@
-"""Save and restore are invisible with completion and history.
+"""Save and restore are invisible with completion and history (hypothesis).
 
-Examples found by the property tests of completion and history, each the smallest spec that
-showed it.
+For random specs with `done:` and history transitions (test_soundness.done_history_specs)
+and random events, with guards answering at random: after every event, the record goes
+through JSON (`Record.from_json(record.to_json())` accepts it), the run restored from it has
+the same configuration, `remembered` and record, python-statemachine agrees with the record
+on both, and from then on the restored run and the original take the same events to the
+same records. Guards and the clock answer the same for both: a guard's answer depends on the
+event's position in the walk, the run's history length and the guard's name, the clock on
+the event's position. (A restore in another process: tests/test_done_history.py.)
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import json
+import random
 from pathlib import Path
 from typing import Any
 
 import pytest
-from codegen_support import checked_text, psm_configuration, record_configuration
-from test_soundness import build
+from codegen_support import (
+    checked_text,
+    event_kwargs,
+    method_name,
+    parts,
+    psm_configuration,
+    record_configuration,
+)
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+from statemachine.exceptions import TransitionNotAllowed
+from test_soundness import build, done_history_specs
+
+# Each example generates, checks and imports a module; every event is sent to every run
+# restored so far (the walk is short: that is quadratic).
+SETTINGS = settings(max_examples=40, deadline=None, derandomize=True,
+                    phases=[Phase.explicit, Phase.generate],
+                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much,
+                                           HealthCheck.data_too_large])
+EVENTS = 16
+START = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
+
+
+class Walk:
+    """The position in the walk that guards and the clock read (shared by every run)."""
+
+    def __init__(self, seed: int) -> None:
+        self.seed = seed
+        self.index = 0
+
+    def clock(self) -> dt.datetime:
+        return START + dt.timedelta(seconds=self.index)
+
+    def coin(self, run: Any, guard: str) -> bool:
+        key = f"{self.seed}/{self.index}/{len(run.record.history)}/{guard}"
+        return random.Random(key).random() < 0.5
+
+
+def outcome(module: Any, run: Any, event: str, refusals: tuple[type, ...]) -> str:
+    """Send `event`: the record as JSON, or the name of the refusal."""
+    try:
+        getattr(run, method_name(module, event))(**event_kwargs(module, run, event))
+    except refusals as exc:
+        return type(exc).__name__
+    return run.record.to_json()  # type: ignore[no-any-return]
 
 
 def same_run(original: Any, restored: Any, remembers: bool) -> None:
@@ -26,6 +77,41 @@ def same_run(original: Any, restored: Any, remembers: bool) -> None:
 @pytest.fixture(scope="module")
 def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("done_history_property")
+
+
+@SETTINGS
+@given(text=done_history_specs(), seed=st.integers(0, 2**16))
+def test_save_and_restore_are_invisible(text: str, seed: int, folder: Path) -> None:
+    spec = checked_text(text)
+    assert spec is not None
+    module = build(spec, folder)
+    facade, record_class, events = parts(module)
+    base = facade.__name__
+    refusals = (TransitionNotAllowed, getattr(module, base + "LimitExceeded"),
+                getattr(module, base + "MissingField"))
+    walk = Walk(seed)
+    guards = {t.guard for t in spec.transitions() if t.guard}
+    seeded = type(base, (facade,), {
+        g: (lambda name: lambda self: walk.coin(self, name))(g) for g in guards})
+    remembers = bool(module._SPEC.chart.remembers)
+    every = [e.value for e in events if not e.value.startswith("done.state.")]
+    rng = random.Random(seed)
+    original = seeded(run_id="original", clock=walk.clock)
+    restored: list[Any] = []
+    for index in range(1, EVENTS + 1):
+        if original.is_terminated:
+            break
+        walk.index = index
+        allowed = [e.value for e in original.allowed_events]
+        event = rng.choice(allowed if allowed and rng.random() < 0.9 else every)
+        expected = outcome(module, original, event, refusals)
+        assert psm_configuration(original) == record_configuration(original), event
+        for other in restored:
+            assert outcome(module, other, event, refusals) == expected, (event, text)
+        record = record_class.from_json(original.record.to_json())
+        again = seeded.restore(record, clock=walk.clock)
+        same_run(original, again, remembers)
+        restored.append(again)
 
 
 EXITS_ITS_TARGET = """\
@@ -104,7 +190,7 @@ def test_a_completion_event_is_taken_after_an_earlier_one_restarted_its_state(
     """`go` finishes both regions: done.state.r1, r2 and p are raised. r1's `done` restarts
     p (its domain is above the parallel state), so r2 is no longer done when its event
     comes; SCXML (and python-statemachine) take it anyway (and drop p's: p was left). The record used to be
-    refused by its own module ("`r2` had not completed"); found by the property test."""
+    refused by its own module ("`r2` had not completed"); found by the property above."""
     spec = checked_text(RAISED_THEN_LEFT)
     assert spec is not None
     module = build(spec, folder)
