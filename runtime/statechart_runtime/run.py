@@ -250,14 +250,12 @@ class Run(Generic[R, S, E]):
         False, with nothing changed, when no transition of it is enabled (its state was left,
         or its guards refuse): the event is then dropped, as SCXML drops it."""
         spec = self._sc_spec
-        if event not in spec.internal or spec.internal[event] not in self._active \
-                or spec.chart.ended(self._active):
+        if event not in spec.internal or spec.internal[event] not in self._active:
             return False
         self._pending = (event, _NO_VALUES)
         self._stepped = False
-        # A top-level parallel state with `done:` completed: the library stopped, but the
-        # run goes on, with the completion events of its regions first (SCXML order).
-        self.machine.keep_running()
+        if spec.chart.parent[spec.internal[event]] is None:
+            self.machine.keep_running()  # a top-level parallel state completed
         try:
             self.machine.send(spec.event_ids[event])
         except TransitionNotAllowed:
