@@ -425,8 +425,8 @@ def _extend(draw: st.DrawFn, tree: dict) -> None:
     guards = ["done_ok", "done_other"]
     # A done target may be a final state (a cascade: its parent completes, and perhaps a
     # parallel state around it) when that completes only states before this one in `groups`:
-    # a cycle would make the run raise completion events forever (check accepts such a spec;
-    # reported, not generated here).
+    # a cycle would make the run raise completion events forever (check refuses an unguarded
+    # one, completion-loop; a guarded one stops only when its guard refuses: not generated).
     rank = {n: i for i, (n, _) in enumerate(groups)}
     parent = {c: n for n, b in groups for c in b["states"]}
     finals_in = {c for _, b in groups for c, cb in b["states"].items()

@@ -11,6 +11,7 @@ from types import ModuleType
 
 from statechart.rules import (
     ambiguous_transition,
+    completion_loop,
     duplicate_key,
     duplicate_state,
     invalid_migration,
@@ -34,7 +35,8 @@ RULES: dict[str, ModuleType] = {
     for m in (
         yaml_syntax, duplicate_key, schema, overlay, duplicate_state, invalid_name, unknown_state,
         missing_initial, unknown_field, unreachable_state, terminal_exit, trap_state,
-        no_path_to_final, ambiguous_transition, rule_violation, invalid_migration, unused_field,
+        no_path_to_final, completion_loop, ambiguous_transition, rule_violation,
+        invalid_migration, unused_field,
     )
 }
 
