@@ -379,12 +379,22 @@ states:
 """
 
 
-def test_alternatives_to_one_target_with_and_without_history_are_refused() -> None:
-    """Found while making the XState traces (make_traces.py routes around it), and by the
-    save/restore property (tests/test_done_history_property.py): the run and the record's
-    replay look a history transition's kind up by (source, event, target), so when the
-    guarded history alternative failed and the plain one was taken, the record said the run
-    resumed where it was (a2) while the machine entered the default (a1). A step cannot tell
-    them apart, so `check` refuses such alternatives (ambiguous-transition)."""
-    result = check_source("history_or_not.yaml", HISTORY_OR_NOT.encode())
-    assert [(d.rule, d.span.line) for d in result.errors] == [("ambiguous-transition", 15)]
+@pytest.mark.xfail(strict=True, reason="known bug: a step records (source, event, target) "
+                   "only, so alternatives that differ only in `history` are confused")
+def test_alternatives_to_one_target_with_and_without_history(tmp_path: Path) -> None:
+    """Found while making the XState traces (make_traces.py routes around it): the run and
+    the record's replay look a history transition's kind up by (source, event, target), so
+    when the guarded history alternative fails and the plain one is taken, the record says
+    the run resumed where it was (a2) while the machine entered the default (a1)."""
+    module = _module(HISTORY_OR_NOT, tmp_path)
+
+    class Run(_facade(module)):  # type: ignore[misc]
+        def resumable(self) -> bool:
+            return False
+
+    run = Run()
+    run.send("next")
+    run.send("pause")
+    run.send("back")
+    assert _names(run) == ["w", "a1"]
+    assert [s.value for s in run.machine.configuration] == ["w", "a1"]
