@@ -448,15 +448,6 @@ def _extend(draw: st.DrawFn, tree: dict) -> None:
             for alt in _alternatives(body):
                 if alt["target"] in group_names and draw(st.integers(0, 2)) == 0:
                     alt["history"] = draw(st.sampled_from(["shallow", "deep"]))
-            for alts in (body.get("on") or {}).values():
-                # One event's alternatives to one target take it the same way (else
-                # ambiguous-transition: a step's record could not tell them apart).
-                way: dict[str, str | None] = {}
-                for alt in alts if isinstance(alts, list) else [alts]:
-                    kind = way.setdefault(alt["target"], alt.get("history"))
-                    alt.pop("history", None)
-                    if kind is not None:
-                        alt["history"] = kind
     for _ in range(draw(st.integers(0, 2)) if group_names else 0):
         leaves = sorted((n, b) for n, b in _states_of(tree) if not _is_group(b)
                         and b.get("final") != "true")

@@ -2,14 +2,11 @@
 
 What: an event lists alternatives (`event: [{target: a, guard: g}, {target: b}]`) and either an
 alternative without a guard comes before the last one, so the alternatives after it are never
-tried, or two alternatives have the same guard, or two alternatives go to the same target, one
-through history (`history:`) and one not (or with the other kind).
+tried, or two alternatives have the same guard.
 
 Why: alternatives are tried in order and the first whose guard passes wins. An unguarded
 alternative always passes, so anything after it is dead; two equal guards pick the first one
-always. Either way the spec says something it does not do. A run's history records a step as
-(source, event, target): it cannot tell a history alternative from a plain one to the same
-target, which enter different states, so the record could not be replayed.
+always. Either way the spec says something it does not do.
 
 Example:
 
@@ -18,8 +15,7 @@ Example:
       - {target: retrying, guard: can_retry} # ... so this is never tried
 
 Fix: put the guarded alternatives first and the unguarded fallback last, and give each
-alternative its own guard; alternatives to one target take it the same way (all by the same
-history, or none).
+alternative its own guard.
 """
 
 from statechart.diagnostics import Severity
@@ -57,16 +53,3 @@ def check(spec: Spec, graph: Graph) -> Check:
                                       "one is never taken",
                                       "use a different guard for each alternative")
                     guards_seen.setdefault(t.guard, i)
-            first_way: dict[str, Transition] = {}
-            for t in alternatives:
-                other = first_way.setdefault(t.target, t)
-                if other.history != t.history:
-                    how = {None: "without history", "shallow": "by shallow history",
-                           "deep": "by deep history"}
-                    yield problem(ID, SEVERITY, t.target_span,
-                                  f"`{state.name}` on `{event}`: this alternative enters "
-                                  f"`{t.target}` {how[t.history]}, an earlier one "
-                                  f"{how[other.history]}; the run's history records both as "
-                                  f"`{state.name}` -{event}-> `{t.target}`",
-                                  "take the target the same way in every alternative, or "
-                                  "target another state")
