@@ -49,11 +49,15 @@ class Step(Generic[E, S]):
     target: S
     at: dt.datetime
     values: dict[str, JsonValue] = dataclasses.field(default_factory=dict)
+    history: str | None = None  # `shallow`/`deep`: the step entered `target` by history
 
     def to_dict(self) -> JsonObject:
-        return {"event": self.event.value, "source": self.source.value,
-                "target": self.target.value, "at": time_text(self.at),
-                "values": dict(self.values)}
+        data: JsonObject = {"event": self.event.value, "source": self.source.value,
+                            "target": self.target.value, "at": time_text(self.at),
+                            "values": dict(self.values)}
+        if self.history:
+            data["history"] = self.history
+        return data
 
 
 class Record:
@@ -203,8 +207,12 @@ def _step_from_dict(cls: type[Record], index: int, raw: object) -> Step[Any, Any
     spec = cls._sc_spec
     where = f"history[{index}]"
     keys = {"event", "source", "target", "at", "values"}
-    if not isinstance(raw, dict) or set(raw) != keys:
-        raise spec.invalid(where, f"expected an object with keys {sorted(keys)}")
+    if not isinstance(raw, dict) or not keys <= set(raw) <= keys | {"history"}:
+        raise spec.invalid(where, f"expected an object with keys {sorted(keys)} (and "
+                           "`history` for a step that entered its target by history)")
+    kind = raw.get("history")
+    if kind not in (None, "shallow", "deep"):
+        raise spec.invalid(where + ".history", f"expected `shallow` or `deep`, got {kind!r}")
     event = raw["event"]
     if not isinstance(event, str) or event not in spec.events_by_name:
         raise spec.invalid(where + ".event", f"unknown event {event!r}")
@@ -218,7 +226,7 @@ def _step_from_dict(cls: type[Record], index: int, raw: object) -> Step[Any, Any
     return cls._sc_step(spec.events_by_name[event],
                         _state_of(spec, where + ".source", raw["source"]),
                         _state_of(spec, where + ".target", raw["target"]),
-                        parse_time(where + ".at", raw["at"], spec.invalid), dict(values))
+                        parse_time(where + ".at", raw["at"], spec.invalid), dict(values), kind)
 
 
 def check_record(record: Record, record_class: type[Record] | None = None) -> None:
@@ -330,7 +338,10 @@ def replay(spec: SpecTables, record: Record
                 raise invalid(f"{where}.values.{field}", f"`{key[1]}` does not set it")
             if field not in step.values:
                 raise invalid(f"{where}.values.{field}", f"`{key[1]}` sets it; missing")
-        kind = spec.history.get(key)
+        kind = step.history
+        if kind not in spec.history.get(key, (None,)):
+            raise invalid(where + ".history", f"`{key[1]}` from `{key[0]}` does not enter "
+                          f"`{key[2]}` " + (f"by {kind} history" if kind else "by default"))
         if chart.remembers:
             after, entered, remembered = chart.step(
                 configuration, [(key[0], key[2]) if kind is None else (key[0], key[2], kind)],
@@ -490,7 +501,9 @@ def _replay_raw(spec: SpecTables, history: list[Any]) -> tuple[Any, ...] | None:
             return None
         if (source, event, target) not in spec.effects or source not in configuration:
             return None
-        kind = spec.history.get((source, event, target))
+        kind = step.get("history")
+        if kind not in spec.history.get((source, event, target), (None,)):
+            return None
         configuration, entered, remembered = chart.step(
             configuration, [(source, target) if kind is None else (source, target, kind)],
             remembered)

@@ -279,9 +279,11 @@ class Run(Generic[R, S, E]):
         chart = spec.chart
         record: Any = self.record
         moves = [(t.source.value, t.target.value) for t in transitions]  # spec names
+        kinds: list[str | None] = []  # each move's history kind (None: not a history one)
         if spec.history_targets:  # a history pseudo-state stands for its parent
             targets = spec.history_targets
-            moves = [(s, targets.get(t, t)) for s, t in moves]
+            kinds = [targets[t][1] if t in targets else None for _, t in moves]
+            moves = [(s, targets[t][0] if t in targets else t) for s, t in moves]
         entered: list[str] = []
         all_sets: list[tuple[str, ...]] = []
         for source, target in moves:
@@ -297,10 +299,11 @@ class Run(Generic[R, S, E]):
             configuration: tuple[str, ...] = (moves[0][1],)
             entered.append(moves[0][1])
         elif chart.remembers:
-            history = spec.history
             configuration, entering, remembered = chart.step(
-                self._active, [(s, t, history[(s, event, t)]) if (s, event, t) in history
-                               else (s, t) for s, t in moves], record.remembered)
+                self._active, [(s, t, kind) if kind else (s, t)
+                               for (s, t), kind in zip(moves, kinds or [None] * len(moves),
+                                                       strict=True)],
+                record.remembered)
             entered.extend(entering)
         else:
             configuration = chart.next_configuration(self._active, moves)
@@ -330,14 +333,14 @@ class Run(Generic[R, S, E]):
         attrs = spec.attrs
         step_class = self._sc_record._sc_step
         event_member = spec.events_by_name[event]
-        for (source, target), sets in zip(moves, all_sets, strict=True):
+        for i, ((source, target), sets) in enumerate(zip(moves, all_sets, strict=True)):
             step_values: dict[str, JsonValue] = {}
             for field in sets:
                 typed, as_json = values[field]
                 setattr(record, attrs[field], typed)
                 step_values[field] = as_json
             record.history.append(step_class(event_member, states[source], states[target], at,
-                                             step_values))
+                                             step_values, kinds[i] if kinds else None))
         record.status = states[configuration[0]]
         if not spec.flat:
             record.configuration = [states[name] for name in configuration]

@@ -75,7 +75,7 @@ class SpecTables:
         event_ids: Mapping[str, str] | None = None,
         attrs: Mapping[str, str] | None = None,
         internal: Mapping[str, str] | None = None,
-        history: Sequence[tuple[str, str, str, str]] = (),
+        history: Sequence[tuple[str, str, str, str | None]] = (),
         history_ids: Mapping[str, str] | None = None,
     ) -> None:
         """`event_ids` and `attrs` hold the spec's names that the generated module maps to
@@ -84,23 +84,28 @@ class SpecTables:
 
         `internal`: the events the run raises itself (`done.state.X`, timers) -> the state
         that declares them. `history`: (source, event, target, `shallow`|`deep`) for every
-        history transition; `history_ids`: `TARGET.KIND` -> the id of the machine's
-        HistoryState for it."""
+        history transition (and None for a plain alternative with the same key);
+        `history_ids`: `TARGET.KIND` -> the id of the machine's HistoryState for it."""
         self.name = name
         self.version = version
         self.sha256 = sha256
         self.compiler = compiler
         self.internal: dict[str, str] = dict(internal or {})
-        self.history: dict[tuple[str, str, str], str] = {
-            (source, event, target): kind for source, event, target, kind in history}
+        # (source, event, target) -> how its alternatives enter the target: a history kind,
+        # or None for a plain alternative (a key may have both, told apart by their guards).
+        self.history: dict[tuple[str, str, str], frozenset[str | None]] = {}
+        for source, event, target, kind in history:
+            key = (source, event, target)
+            self.history[key] = self.history.get(key, frozenset()) | {kind}
         self.history_ids: dict[str, str] = dict(history_ids or {})
         # The machine's HistoryState id -> the state it stands for (a step's target).
-        self.history_targets: dict[str, str] = {
-            hid: key.rsplit(".", 1)[0] for key, hid in self.history_ids.items()}
+        self.history_targets: dict[str, tuple[str, str]] = {
+            hid: tuple(key.rsplit(".", 1)) for key, hid in self.history_ids.items()}  # type: ignore[misc]
         self.chart = Chart(states, initial,
                            completes={state for event, state in self.internal.items()
                                       if event.startswith("done.state.")},
-                           remembers={target for _, _, target in self.history})
+                           remembers={key[2] for key, kinds in self.history.items()
+                                      if kinds - {None}})
         self.flat = all(row[1] is None for row in states)
         self.state_enum: Any = state_enum
         self.event_enum: Any = event_enum

@@ -116,6 +116,10 @@ def schema(spec: Spec) -> dict[str, Any]:
                        "properties": {f.name: field_schema(f) for f in spec.record}},
         },
     }}
+    if remembers:
+        out["$defs"]["step"]["properties"]["history"] = {
+            "enum": ["shallow", "deep"],
+            "description": "present when the step entered its target by history"}
     return out
 
 
