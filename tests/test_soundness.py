@@ -181,7 +181,11 @@ class Walk:
         for micro in microsteps:
             label = micro[0].event.value
             moves = [(s.source.value, s.target.value) for s in micro]
-            taken = [self.move(label, *m) for m in moves]
+            # A step entered by history says so (alternatives may differ only in that).
+            taken: list[Move] = [(*m, s.history) if s.history else m
+                                 for m, s in zip(moves, micro, strict=True)]
+            assert all(len(m) == 2 or self.has_history(label, m[0], m[1], m[2])
+                       for m in taken), taken
             configuration_after, entered, remembered = self.chart.step(
                 configuration, taken, remembered)
             if all(len(m) == 2 for m in taken):
@@ -198,12 +202,10 @@ class Walk:
         assert remembered == self.remembered(), (event, remembered, self.trail)
         return True
 
-    def move(self, event: str, source: str, target: str) -> Move:
-        """The move `Chart.step` takes for a history step: with its history kind, if any."""
-        for t in self.spec.states[source].transitions:
-            if t.event == event and t.target == target and t.history:
-                return (source, target, t.history)
-        return (source, target)
+    def has_history(self, event: str, source: str, target: str, kind: str) -> bool:
+        """Whether the spec has that history transition (the step's claim is checked)."""
+        return any(t.event == event and t.target == target and t.history == kind
+                   for t in self.spec.states[source].transitions)
 
     def remembered(self) -> dict[str, tuple[str, ...]]:
         if not self.chart.remembers:
