@@ -173,7 +173,7 @@ def format_path(start: str, steps: list[Step]) -> str:
         if t is not None:
             if current != t.source:
                 parts.append(f"({t.source})")
-            parts.append(f"-{t.event}-> {t.target}")
+            parts.append(f"-{t.shown}-> {t.target}")
             if t.history and step.target != t.target:
                 parts.append(f"(history: {step.target})")  # where the target was left
         current = step.target

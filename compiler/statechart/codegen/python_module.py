@@ -280,10 +280,15 @@ def _tables(spec: Spec, pn: PythonNames) -> dict[str, object]:
         "tags": tags,
         "initial_configuration": [pn.state_member(n)
                                   for n in semantics.initial_configuration(spec)],
-        "event_ids": [(py(k), py(v)) for k, v in pn.events.items()],
+        # A timer's machine event id is derived by the runtime (`_sc_` + its member's name).
+        "event_ids": [(py(k), py(v)) for k, v in pn.events.items()
+                      if not k.startswith("after.")],
         "attrs": [(py(k), py(v)) for k, v in pn.fields.items()],
+        "timers": [py((t.source, t.event, t.delay_ms, t.deadline))
+                   for t in dict((t.event, t) for t in spec.timers()).values()],
         "internal": [(py(t.event), py(t.source)) for t in dict.fromkeys(
-            t for t in spec.transitions() if t.internal and t.order == 0)],
+            t for t in spec.transitions()  # timers: in `timers`
+            if t.internal and t.order == 0 and t.trigger != "after")],
         "history": _history_rows(spec),
         "history_ids": [(py(f"{target}.{kind}"), py(str(pn.history_state(target, kind))))
                         for target, kinds in _histories(spec).items() for kind in kinds],
