@@ -259,7 +259,7 @@ def random_walks(spec: Spec, text: str, folder: Path, seed: int) -> Iterator[str
     module = build(spec, folder)
     rules = rules_of(spec, text)
     _, _, events = parts(module)
-    every = [e.value for e in events if not e.value.startswith("done.state.")]
+    every = [e.value for e in events if e.value not in module._SPEC.internal]  # sendable
     for _ in range(WALKS):
         walk = Walk(spec, rules, module, coin=lambda: rng.random() < 0.5)
         for _ in range(STEPS):
