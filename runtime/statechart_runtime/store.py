@@ -30,7 +30,7 @@ from statechart_runtime.run import Run
 from statechart_runtime.values import parse_time, utcnow
 
 __all__ = ["SCHEMA_VERSION", "ConcurrentUpdate", "Fired", "HistoryRow", "RunNotFound",
-           "SqliteStore", "StoreError", "open_store"]
+           "SqliteStore", "StoreError", "StoredRun", "open_store"]
 
 # The version of the tables below. A database written by a newer store is refused.
 SCHEMA_VERSION = 1
@@ -396,6 +396,46 @@ class SqliteStore:
             args += [spec.name, *tagged]
         return [row[0] for row in self._db.execute(sql + " ORDER BY run_id", args)]
 
+    # -- read-only views for tools (`statechart runs`): no Run class needed ------------
+
+    def stored_runs(self, spec: str | None = None) -> list[StoredRun]:
+        """Every stored run (of the spec named `spec`), sorted by id, from the store's
+        columns: no record is loaded or checked."""
+        return self._stored_runs(*(("spec = ?", [spec]) if spec is not None else ("1 = 1", [])))
+
+    def stored_record(self, run_id: str) -> tuple[StoredRun, dict[str, Any]]:
+        """The run `run_id` as stored, whatever its spec: its columns and its whole record
+        (history included) as parsed JSON, NOT checked (a tool checks it against a spec it
+        chooses). RunNotFound if there is none; StoreError if the record is not JSON."""
+        found = self._stored_runs("run_id = ?", [run_id])
+        if not found:
+            raise RunNotFound(run_id)
+        text = self._db.execute("SELECT record FROM runs WHERE run_id = ?",
+                                (run_id,)).fetchone()[0]
+        try:
+            record = json.loads(text)
+        except ValueError as exc:
+            raise StoreError(f"run {run_id!r}: the stored record is not JSON: {exc}") from None
+        if not isinstance(record, dict):
+            raise StoreError(f"run {run_id!r}: the stored record is not a JSON object")
+        return found[0], record
+
+    def _stored_runs(self, where: str, args: list[Any]) -> list[StoredRun]:
+        # `where` is a condition on `spec` or `run_id`, columns of all three tables.
+        runs = self._db.execute(
+            "SELECT run_id, spec, spec_version, revision, status, steps, created_at, "
+            f"updated_at FROM runs WHERE {where} ORDER BY run_id", args).fetchall()
+        states: dict[str, list[str]] = {}
+        for run_id, state in self._db.execute(
+                f"SELECT run_id, state FROM run_states WHERE {where} ORDER BY run_id, state",
+                args):
+            states.setdefault(run_id, []).append(state)
+        last = dict(self._db.execute(
+            "SELECT run_id, MAX(at) FROM history WHERE run_id IN "
+            f"(SELECT run_id FROM runs WHERE {where}) GROUP BY run_id", args).fetchall())
+        return [StoredRun(r[0], r[1], r[2], r[3], r[4], tuple(states.get(r[0], ())), r[5],
+                          parse_time("created_at", r[6]), parse_time("updated_at", r[7]),
+                          parse_time("at", last.get(r[0]) or r[6])) for r in runs]
 
 def _state_name(spec: Any, state: Any) -> str:
     name = state.value if isinstance(state, spec.state_enum) else state
@@ -417,3 +457,21 @@ def _json_value(spec: Any, field: str, value: Any) -> Any:
 def _utc_text(value: dt.datetime) -> str:
     """Times in the store's columns: UTC, fixed width, so text order is time order."""
     return value.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class StoredRun:
+    """A stored run as the store's columns describe it (`stored_runs`): `states` are the
+    active states (ancestors included, sorted by name), `last_transition_at` the last
+    step's time (when the run was stored, for a run with no step)."""
+
+    run_id: str
+    spec: str
+    spec_version: int
+    revision: int
+    status: str
+    states: tuple[str, ...]
+    steps: int
+    created_at: dt.datetime
+    updated_at: dt.datetime
+    last_transition_at: dt.datetime
