@@ -240,6 +240,18 @@ def test_verify_reports_a_tampered_record(capsys: pytest.CaptureFixture[str], st
     assert "refuses the stored record: note:" in err
 
 
+def test_verify_reports_an_edited_history_row(capsys: pytest.CaptureFixture[str],
+                                              store: Path, tmp_path: Path) -> None:
+    # The approval becomes a denial in the history table: the run says `approved`.
+    tamper(store, "run-approved",
+           "UPDATE history SET event = 'deny', target = 'denied' WHERE run_id = ?")
+    code, out, _ = run_cli(capsys, "verify", "--store", str(store), "--spec",
+                           spec_file(tmp_path, TICKET), "--format", "json")
+    assert code == 1
+    assert [(d["run_id"], d["rule"]) for d in json.loads(out)] == \
+        [("run-approved", "run-unreplayable")]
+
+
 def test_verify_reports_a_record_that_is_not_json(capsys: pytest.CaptureFixture[str],
                                                   store: Path, tmp_path: Path) -> None:
     tamper(store, "run-new", "UPDATE runs SET record = '{broken' WHERE run_id = ?")

@@ -404,38 +404,51 @@ class SqliteStore:
         return self._stored_runs(*(("spec = ?", [spec]) if spec is not None else ("1 = 1", [])))
 
     def stored_record(self, run_id: str) -> tuple[StoredRun, dict[str, Any]]:
-        """The run `run_id` as stored, whatever its spec: its columns and its whole record
-        (history included) as parsed JSON, NOT checked (a tool checks it against a spec it
-        chooses). RunNotFound if there is none; StoreError if the record is not JSON."""
+        """The run `run_id` as stored, whatever its spec: its columns and its whole record as
+        parsed JSON, its history from the `history` table, NOT checked (a tool checks it
+        against a spec it chooses). RunNotFound if there is none; StoreError if the record is
+        not a JSON object, or holds a history other than the table's."""
         found = self._stored_runs("run_id = ?", [run_id])
         if not found:
             raise RunNotFound(run_id)
-        text = self._db.execute("SELECT record FROM runs WHERE run_id = ?",
-                                (run_id,)).fetchone()[0]
+        text = self._query("SELECT record FROM runs WHERE run_id = ?", [run_id])[0][0]
         try:
             record = json.loads(text)
         except ValueError as exc:
             raise StoreError(f"run {run_id!r}: the stored record is not JSON: {exc}") from None
         if not isinstance(record, dict):
             raise StoreError(f"run {run_id!r}: the stored record is not a JSON object")
+        history = [{"event": e, "source": s, "target": t, "at": at, "values": json.loads(v)}
+                   for e, s, t, at, v in self._query(
+                       'SELECT event, source, target, at, "values" FROM history '
+                       "WHERE run_id = ? ORDER BY idx", [run_id])]
+        kept = record.get("history")
+        if kept and [_step_json(step) for step in kept] != [_step_json(h) for h in history]:
+            raise StoreError(f"run {run_id!r}: the record's history ({len(kept)} steps) is "
+                             f"not the history table's ({len(history)} steps)")
+        record["history"] = history
         return found[0], record
 
     def _stored_runs(self, where: str, args: list[Any]) -> list[StoredRun]:
-        # `where` is a condition on `spec` or `run_id`, columns of all three tables.
-        runs = self._db.execute(
+        # `where` is a condition on `spec` or `run_id`, columns of `runs` and `run_states`.
+        runs = self._query(
             "SELECT run_id, spec, spec_version, revision, status, steps, created_at, "
-            f"updated_at FROM runs WHERE {where} ORDER BY run_id", args).fetchall()
+            f"updated_at FROM runs WHERE {where} ORDER BY run_id", args)
         states: dict[str, list[str]] = {}
-        for run_id, state in self._db.execute(
+        for run_id, state in self._query(
                 f"SELECT run_id, state FROM run_states WHERE {where} ORDER BY run_id, state",
                 args):
             states.setdefault(run_id, []).append(state)
-        last = dict(self._db.execute(
+        last = dict(self._query(
             "SELECT run_id, MAX(at) FROM history WHERE run_id IN "
-            f"(SELECT run_id FROM runs WHERE {where}) GROUP BY run_id", args).fetchall())
+            f"(SELECT run_id FROM runs WHERE {where}) GROUP BY run_id", args))
         return [StoredRun(r[0], r[1], r[2], r[3], r[4], tuple(states.get(r[0], ())), r[5],
                           parse_time("created_at", r[6]), parse_time("updated_at", r[7]),
                           parse_time("at", last.get(r[0]) or r[6])) for r in runs]
+
+    def _query(self, sql: str, args: list[Any]) -> list[Any]:
+        """The rows of one read-only query (the views above read through here only)."""
+        return self._db.execute(sql, args).fetchall()
 
 def _state_name(spec: Any, state: Any) -> str:
     name = state.value if isinstance(state, spec.state_enum) else state
@@ -452,6 +465,17 @@ def _json_value(spec: Any, field: str, value: Any) -> Any:
         return spec.codec.to_json(field, value)
     except TypeError:  # the event refuses it
         return repr(value)
+
+
+def _step_json(step: Any) -> Any:
+    """A history step as JSON compares: its time as an instant (the record keeps the text it
+    was given, the table UTC), anything that is not a step as it is."""
+    if not isinstance(step, dict) or not isinstance(step.get("at"), str):
+        return step
+    try:
+        return {**step, "at": parse_time("at", step["at"])}
+    except ValueError:  # not a time: compared as text
+        return step
 
 
 def _utc_text(value: dt.datetime) -> str:
