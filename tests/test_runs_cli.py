@@ -17,6 +17,8 @@ from codegen_support import checked_text, generate, import_source
 from statechart.cli import main
 from statechart_runtime.store import open_store
 
+ROOT = Path(__file__).resolve().parents[1]
+
 TICKET = """\
 statechart: ticket
 version: 1
@@ -354,3 +356,35 @@ def test_runs_help_imports_no_heavy_dependency(argv: list[str]) -> None:
     assert "statechart_runtime.store" not in modules
     assert {m for m in modules if m.startswith("statechart.cli.")} <= {
         "statechart.cli.runs", "statechart.cli.colour"}
+
+
+def test_nested_states_of_the_agent_run(capsys: pytest.CaptureFixture[str],
+                                        tmp_path: Path) -> None:
+    """A run in a nested state (generated/agent_run.py): every active state is listed, in
+    document order, and `--state` finds it by the nested one."""
+    ar = import_source((ROOT / "generated" / "agent_run.py").read_bytes(), tmp_path,
+                       "agent_run")
+    path = tmp_path / "agent.db"
+    with open_store(path) as s:
+        s.create(ar.AgentRun(run_id="paused"))
+        for event in ("triage", "start"):
+            s.fire(ar.AgentRun, "paused", event)
+        s.fire(ar.AgentRun, "paused", "interrupt",
+               interruptReason=ar.AgentRunInterruptReason.approval)
+        s.fire(ar.AgentRun, "paused", "await_approval")
+        s.create(ar.AgentRun(run_id="fresh"))
+    spec = str(ROOT / "specs" / "agent_run.yaml")
+    code, out, _ = run_cli(capsys, "list", "--store", str(path), "--spec", spec,
+                           "--state", "waiting_for_approval", "--format", "json")
+    [row] = json.loads(out)
+    assert (code, row["run_id"], row["status"], row["states"]) == \
+        (0, "paused", "interrupted", ["interrupted", "waiting_for_approval"])
+    code, out, _ = run_cli(capsys, "show", "paused", "--store", str(path), "--spec", spec,
+                           "--format", "json", "--diagram", "-")
+    data = json.loads(out)
+    assert data["states"] == ["interrupted", "waiting_for_approval"]
+    assert data["context"]["interruptReason"] == "approval"
+    assert data["context"]["humanInput"] is None
+    assert "(current)" in data["diagram"]
+    code, out, _ = run_cli(capsys, "verify", "--store", str(path), "--spec", spec)
+    assert (code, out) == (0, f"2 runs of `agent_run` verified against {spec}: no problems.\n")

@@ -74,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         with bounds.using(args.layout_max_transitions, args.timeout) as limits:
-            data = _render(spec, args.format, active, args.engine, limits)
+            data = render_bytes(spec, args.format, active, args.engine, limits)
     except bounds.BoundsError as exc:
         return _error(str(exc))
     except layout.LayoutError as exc:  # timed out, out of memory, no program: not usage
@@ -97,7 +97,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _render(spec: Spec, fmt: str, active: frozenset[str], engine: str,
+def render_bytes(spec: Spec, fmt: str, active: frozenset[str], engine: str,
             limits: LayoutBounds) -> bytes:
     """The output bytes. DOT is the text that svg/png would lay out (the spec's size chooses
     the settings: `statechart.render.bounds`); a spec over the bound gets DOT and Mermaid

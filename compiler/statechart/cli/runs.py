@@ -352,14 +352,14 @@ def _unknown_run(store: Any, run_id: str) -> str:
 
 
 def _diagram(spec: Any, active: list[str], fmt: str) -> bytes:
-    from statechart.cli.render import _render
+    from statechart.cli.render import render_bytes
     from statechart.render import bounds, layout
     from statechart.render.highlight import active_configuration
 
     marked = active_configuration(spec, active)
     try:
         with bounds.using() as limits:
-            return _render(spec, fmt, marked, "graphviz-pure", limits)
+            return render_bytes(spec, fmt, marked, "graphviz-pure", limits)
     except (bounds.BoundsError, layout.LayoutError) as exc:
         raise Failure(f"no diagram: {exc}") from None
 
