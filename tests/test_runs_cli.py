@@ -388,3 +388,11 @@ def test_nested_states_of_the_agent_run(capsys: pytest.CaptureFixture[str],
     assert "(current)" in data["diagram"]
     code, out, _ = run_cli(capsys, "verify", "--store", str(path), "--spec", spec)
     assert (code, out) == (0, f"2 runs of `agent_run` verified against {spec}: no problems.\n")
+
+
+def test_findings_point_at_the_store_without_its_password() -> None:
+    from statechart.cli.runs import location
+
+    assert location("runs.db") == "runs.db"
+    assert location("sqlite:////srv/runs.db") == "/srv/runs.db"
+    assert location("postgresql://bob:secret@db:5432/runs") == "postgresql://bob:***@db:5432/runs"

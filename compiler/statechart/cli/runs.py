@@ -98,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
         _say(args, str(exc))
         return 1
     except sqlite3.Error as exc:  # a locked, damaged or unreadable database
-        _say(args, f"the store {args.store}: {exc}")
+        _say(args, f"the store {location(args.store)}: {exc}")
         return 1
 
 
@@ -120,8 +120,8 @@ def sqlite_path(url: str) -> str | None:
 
 
 def location(url: str) -> str:
-    """Where findings about the store's runs point: its database file, or its URL without a
-    password."""
+    """Where findings about the store's runs point, and how messages name it: its database
+    file, or its URL without a password."""
     path = sqlite_path(url)
     if path is not None:
         return path
@@ -157,7 +157,7 @@ def open_existing(url: str) -> Any:
     try:
         return open_store(url)
     except sqlite3.Error as exc:
-        raise Failure(f"cannot open the store {url}: {exc}") from None
+        raise Failure(f"cannot open the store {location(url)}: {exc}") from None
     except StatechartError as exc:  # an unsupported or malformed URL, a newer schema
         raise Usage(str(exc)) from None
 
