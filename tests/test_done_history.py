@@ -327,3 +327,58 @@ def test_an_overlay_patches_and_removes_a_done_transition(tmp_path: Path) -> Non
     result = check_file(tmp_path / "removed.yaml")
     assert result.spec is not None
     assert not [t for t in result.spec.transitions() if t.source == "tools" and t.internal]
+
+
+TOP_PARALLEL = """\
+statechart: both
+version: 1
+initial: both
+states:
+  both:
+    parallel: true
+    done: {target: after_all, guard: may_go_on}
+    on: {abort: over}
+    states:
+      r1:
+        initial: a
+        states:
+          a: {on: {x: a_end}}
+          a_end: {final: true}
+      r2:
+        initial: b
+        states:
+          b: {on: {y: b_end}}
+          b_end: {final: true}
+  after_all:
+    on: {fin: over}
+  over: {final: true}
+"""
+
+
+def test_a_top_level_parallel_state_with_done_goes_on_instead_of_ending(
+        tmp_path: Path) -> None:
+    spec = checked_text(TOP_PARALLEL)
+    assert spec is not None
+    module = import_source(generate(spec)["generated/both.py"], tmp_path, "both")
+    run = module.Both()
+    run.x()
+    run.y()
+    assert names(run) == ["after_all"]
+    assert not run.is_terminated
+    run.fin()
+    assert run.is_terminated
+
+    class Held(module.Both):  # type: ignore[misc, name-defined]
+        def may_go_on(self) -> bool:
+            return False
+
+    held = Held()
+    held.x()
+    held.y()  # every region is done, the guard refuses: the run waits, and is not over
+    assert names(held) == ["both", "r1", "a_end", "r2", "b_end"]
+    assert not held.is_terminated
+    restored = Held.restore(module.BothRecord.from_json(held.record.to_json()))
+    restored.abort()  # the parallel state's own transitions still apply
+    assert names(restored) == ["over"]
+    held.abort()
+    assert names(held) == ["over"] and held.is_terminated

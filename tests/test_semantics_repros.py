@@ -203,3 +203,73 @@ def test_a_transition_between_regions_reenters_the_parallel_state(tmp_path: Path
     run.send("cross")
     assert _names(run) == ["p", "ra", "a1", "rb", "b2", "rc", "c1"]
     assert entered == ["c1", "c1"]
+
+
+HISTORY_INSIDE = """\
+statechart: history_inside
+version: 1
+initial: p
+states:
+  p:
+    parallel: true
+    on: {stop: out}
+    states:
+      r1:
+        initial: a
+        states:
+          a: {on: {go: b}}
+          b: {}
+      r2:
+        initial: c
+        states:
+          c:
+            initial: c1
+            states:
+              c1: {on: {back: {target: c, history: shallow}, next: c2}}
+              c2: {}
+  out: {final: true}
+"""
+
+
+def test_a_history_transition_from_inside_its_target_leaves_the_other_regions(
+        tmp_path: Path) -> None:
+    """Found by the XState conformance traces: a history transition from a child of its
+    target (domain: the target) entered every ancestor of the target too, so a parallel
+    ancestor got its other regions' default states on top of their active ones."""
+    run = _facade(_module(HISTORY_INSIDE, tmp_path))()
+    run.send("go")
+    run.send("back")
+    assert _names(run) == ["p", "r1", "b", "r2", "c", "c1"]
+    restored = type(run).restore(type(run.record).from_json(run.record.to_json()))
+    assert _names(restored) == _names(run)
+
+
+HISTORY_SELF = """\
+statechart: history_self
+version: 1
+initial: p
+states:
+  p:
+    initial: a
+    on:
+      again: {target: p, history: shallow}
+      stop: out
+    states:
+      a: {on: {go: b}}
+      b: {}
+  out: {final: true}
+"""
+
+
+def test_a_history_transition_that_leaves_its_target_returns_where_it_just_was(
+        tmp_path: Path) -> None:
+    """Found by the XState conformance traces: SCXML's microstep exits (recording history)
+    before it enters (reading it), so `p` -> history of `p` re-enters `b`, the child it just
+    left, although `p` had never been exited before (XState 5 agrees)."""
+    run = _facade(_module(HISTORY_SELF, tmp_path))()
+    run.send("go")
+    run.send("again")
+    assert _names(run) == ["p", "b"]
+    assert run.record.remembered == {"p": ("b",)}
+    restored = type(run).restore(type(run.record).from_json(run.record.to_json()))
+    assert _names(restored) == ["p", "b"]

@@ -201,12 +201,12 @@ class Chart:
                 if self.parent[child] == target:
                     content.update(self.default_entry(child))
         entered = set(content)
-        below = [target] if target != domain else []
-        for ancestor in self.ancestors(target):
-            if ancestor == domain:
-                break
-            below.append(ancestor)
-        entered.update(below)
+        if target != domain:  # from inside the target, the domain is the target itself
+            entered.add(target)
+            for ancestor in self.ancestors(target):
+                if ancestor == domain:
+                    break
+                entered.add(ancestor)
         # A parallel state entered (or on the path) gets every region it has no state of.
         stack = [s for s in entered if self.kind[s] == "parallel"]
         while stack:
@@ -246,15 +246,20 @@ class Chart:
              remembered: Remembered) -> tuple[tuple[str, ...], tuple[str, ...], Remembered]:
         """(next configuration, entered states, remembered) after one microstep: the general
         form of `next_configuration`, for steps that take or record history."""
+        # As SCXML's microstep: every exit first, which records history (exitStates), then the
+        # entries, which read it (enterStates): a transition that leaves a history target and
+        # comes back to it by history returns to where it just was. The domain of a history
+        # transition does not depend on what is remembered, so the exit set is the same
+        # either way.
         exited: set[str] = set()
+        for m in moves:
+            exited.update(self.move(configuration, m, remembered)[0])
+        after = self.remember(configuration, self.sort(exited), remembered)
         entered: set[str] = set()
         for m in moves:
-            out, into = self.move(configuration, m, remembered)
-            exited.update(out)
-            entered.update(into)
+            entered.update(self.move(configuration, m, after)[1])
         result = self.sort((set(configuration) - exited) | entered)
-        return result, self.sort(entered), self.remember(configuration, self.sort(exited),
-                                                          remembered)
+        return result, self.sort(entered), after
 
     # -- completion -------------------------------------------------------------------------
 
