@@ -450,6 +450,7 @@ class SqliteStore:
         """The rows of one read-only query (the views above read through here only)."""
         return self._db.execute(sql, args).fetchall()
 
+
 def _state_name(spec: Any, state: Any) -> str:
     name = state.value if isinstance(state, spec.state_enum) else state
     if name not in spec.states_by_name:
