@@ -14,6 +14,7 @@ import pytest
 from codegen_support import checked_text, generate, import_source
 from test_soundness import PAR_NEVER
 
+from statechart import semantics
 from statechart.linter import check_source
 from statechart.render.highlight import active_configuration
 
@@ -273,3 +274,86 @@ def test_a_history_transition_that_leaves_its_target_returns_where_it_just_was(
     assert run.record.remembered == {"p": ("b",)}
     restored = type(run).restore(type(run.record).from_json(run.record.to_json()))
     assert _names(restored) == ["p", "b"]
+
+
+REGION_DONE = """\
+statechart: region_done
+version: 1
+initial: p
+states:
+  p:
+    parallel: true
+    states:
+      r1:
+        initial: a
+        done: out
+        states:
+          a: {on: {go: f1}}
+          f1: {final: true}
+      r2:
+        initial: b
+        states:
+          b: {on: {go: f2}}
+          f2: {final: true}
+  out:
+    on: {stop: end}
+  end: {final: true}
+"""
+
+
+def test_a_region_completion_is_taken_before_its_top_level_parallel_ends_the_run(
+        tmp_path: Path) -> None:
+    """Found by the XState conformance traces: when one microstep makes every region of a
+    top-level parallel state final, the run first takes the raised `done.state` events in
+    order (SCXML's internal queue: r1's, then p's); r1's `done:` leaves `p`, so the run has
+    not ended. python-statemachine had stopped the machine, and the run ended in `p`."""
+    run = _facade(_module(REGION_DONE, tmp_path))()
+    run.send("go")
+    assert _names(run) == ["out"]
+    assert not run.is_terminated
+    assert [s.event.value for s in run.record.history] == ["go", "go", "done.state.r1"]
+    run.send("stop")
+    assert run.is_terminated
+
+
+HISTORY_SELECT = """\
+statechart: history_select
+version: 1
+initial: p
+states:
+  p:
+    parallel: true
+    on: {stop: out}
+    states:
+      r1:
+        initial: c
+        states:
+          c:
+            initial: c1
+            states:
+              c1: {on: {go: {target: c, history: deep}}}
+      r2:
+        initial: x
+        states:
+          x: {on: {go: y}}
+          y: {}
+  out: {final: true}
+"""
+
+
+def test_selection_knows_a_history_transition_exits_only_under_its_target() -> None:
+    """Found by the XState conformance traces: `Chart.select` took c1 -> history of c for a
+    transition to c, whose domain is above the parallel state, so it preempted r2's x -> y.
+    Its domain is c: both are taken."""
+    spec = checked_text(HISTORY_SELECT)
+    assert spec is not None
+    chart = semantics.chart(spec)
+
+    def enabled(state: str) -> list[str | tuple[str, str]]:
+        return [(t.target, t.history) if t.history else t.target
+                for t in spec.states[state].transitions if t.event == "go"]
+
+    configuration = chart.initial_configuration()
+    moves = chart.select(configuration, enabled)
+    assert moves == [("c1", "c", "deep"), ("x", "y")]
+    assert chart.step(configuration, moves, {})[0] == ("p", "r1", "c", "c1", "r2", "y")
