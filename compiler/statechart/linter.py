@@ -2,6 +2,11 @@
 
 `check_file` returns the model too (None when the file could not be read as a spec) so that
 `build` and `render` reuse one pass.
+
+Each problem is stamped with its rule's id and default severity where it is found; this is
+the one place that then applies what the project says about them (`statechart.config`):
+`per-file-ignores` and `severity = "ignore"` drop a problem, `"warning"`/`"error"` restamp
+it (`_settle`).
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from statechart.build_model import build
+from statechart.config import Config
 from statechart.diagnostics import Diagnostic, Span
 from statechart.graph import Graph
 from statechart.model import OverlayInfo, Repair, Spec, Transition
@@ -35,19 +41,19 @@ class FileResult:
         return [d for d in self.diagnostics if d.severity == "error"]
 
 
-def check_source(path: str, raw: bytes) -> FileResult:
+def check_source(path: str, raw: bytes, config: Config | None = None) -> FileResult:
     # The model and rules allocate about a million small objects while the YAML nodes are alive
     # and none of them form cycles: the collector only costs here (2x on a 10,000-state spec).
     gc_was_enabled = gc.isenabled()
     gc.disable()
     try:
-        return _check_source(path, raw)
+        return _check_source(path, raw, config)
     finally:
         if gc_was_enabled:
             gc.enable()
 
 
-def _check_source(path: str, raw: bytes) -> FileResult:
+def _check_source(path: str, raw: bytes, config: Config | None) -> FileResult:
     source, problems = load_bytes(path, raw)
     spec = None
     if source is not None:
@@ -66,8 +72,30 @@ def _check_source(path: str, raw: bytes) -> FileResult:
                 problems = _fold_consequences(spec, problems, found)
             else:
                 problems.extend(found)
+    if config is not None:
+        problems = _settle(problems, config)
     problems.sort(key=_order)
     return FileResult(path, spec, problems)
+
+
+def _settle(problems: list[Diagnostic], config: Config) -> list[Diagnostic]:
+    """`problems` as the project configuration wants them: without those its `severity`
+    sets to `ignore` or its `per-file-ignores` turn off for their file (the file a problem
+    points into: an overlay's problem in its base follows the base's patterns), the others
+    with the configured severity. The configuration only lets through rules that may be
+    changed (`rules.ADJUSTABLE`)."""
+    if not config.severity and not config.per_file_ignores:
+        return problems
+    ignored: dict[str, set[str]] = {}
+    out = []
+    for d in problems:
+        if d.span.file not in ignored:
+            ignored[d.span.file] = config.ignored(d.span.file)
+        setting = config.severity.get(d.rule, d.severity)
+        if setting == "ignore" or d.rule in ignored[d.span.file]:
+            continue
+        out.append(d if setting == d.severity else replace(d, severity=setting))
+    return out
 
 
 def _order(d: Diagnostic) -> tuple[str, int, int, int, str, str]:
@@ -156,7 +184,7 @@ def _repaired(spec: Spec, repairs: Iterable[Repair]) -> Spec:
     return replace(spec, states=states, repairs=())
 
 
-def check_file(path: str | os.PathLike[str]) -> FileResult:
+def check_file(path: str | os.PathLike[str], config: Config | None = None) -> FileResult:
     name = str(path)
     try:
         raw = read_spec(path)
@@ -167,7 +195,7 @@ def check_file(path: str | os.PathLike[str]) -> FileResult:
         return FileResult(name, None, [Diagnostic(
             "yaml-syntax", "error", f"cannot read the file: {exc.strerror or exc}",
             Span.point(name, 1, 1), "check the path and its permissions")])
-    return check_source(name, raw)
+    return check_source(name, raw, config)
 
 
 def spec_files(paths: Iterable[str | os.PathLike[str]]) -> Iterator[Path]:

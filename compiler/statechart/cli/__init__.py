@@ -21,6 +21,8 @@ from pathlib import Path
 from types import ModuleType
 
 from statechart import __version__
+from statechart.config import Config, ConfigError
+from statechart.config import load as load_config
 from statechart.report import inert
 
 # name -> (module, one-line help). The help is here, not in the module, so that listing the
@@ -69,6 +71,24 @@ def missing_paths(command: str, paths: Iterable[str], *, files: bool = False,
         print(f"statechart {command}: {reason}: {inert(path)}", file=sys.stderr)
         bad = True
     return bad
+
+
+def add_config_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--config", metavar="FILE",
+                        help="the project configuration to use (default: the nearest "
+                             "statechart.toml, or pyproject.toml with [tool.statechart], in "
+                             "this folder or above; see docs/configuration.md)")
+
+
+def project_config(command: str, args: argparse.Namespace, paths: list[str]) -> Config | None:
+    """The configuration of this run (`statechart.config.load`: `--config`, else the nearest
+    one above the current directory, else above the first of `paths`), or None after printing
+    why it cannot be read: a usage error, the command exits 2."""
+    try:
+        return load_config(args.config, paths)
+    except ConfigError as exc:
+        print(f"statechart {command}: {inert(str(exc))}", file=sys.stderr)
+        return None
 
 
 def _command_name(argv: list[str]) -> str | None:

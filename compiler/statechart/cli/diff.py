@@ -21,7 +21,7 @@ import tempfile
 from dataclasses import replace
 from pathlib import Path
 
-from statechart.cli import colour, missing_paths
+from statechart.cli import add_config_argument, colour, missing_paths, project_config
 from statechart.cli.check import output_format
 from statechart.diagnostics import Diagnostic, Span
 from statechart.diff import Change, diff_specs
@@ -38,7 +38,7 @@ REPORTERS = diff_reporters()
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("paths", nargs="*", metavar="PATH",
                         help="OLD NEW; with --against: spec files or folders to compare "
-                             "(default: specs/)")
+                             "(default: the configuration's `specs`, or specs/)")
     parser.add_argument("--against", metavar="GIT_REF",
                         help="compare every spec changed since GIT_REF with its text there "
                              "(working tree against the ref, as `git diff GIT_REF`)")
@@ -48,6 +48,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--format", choices=list(REPORTERS), default=None,
                         help="output format (default: full; `github` in GitHub Actions; "
                              "env STATECHART_OUTPUT_FORMAT)")
+    add_config_argument(parser)
     colour.add_argument(parser)
 
 
@@ -208,7 +209,10 @@ def run(args: argparse.Namespace) -> int:
     result = _Result()
     try:
         if args.against:
-            paths = args.paths or ["specs"]
+            config = project_config("diff", args, args.paths)
+            if config is None:
+                return 2
+            paths = args.paths or config.spec_paths()
             _verify_ref(args.against)
             # A spec deleted since the ref is missing here but is what the diff is about.
             if missing_paths("diff", paths,
