@@ -4,7 +4,8 @@
 `build` and `render` reuse one pass.
 
 Each problem is stamped with its rule's id and default severity where it is found; this is
-the one place that then applies what the project says about them (`statechart.config`):
+the one place that then applies the spec's own `# statechart: ignore[RULE]` comments
+(`statechart.suppressions`) and what the project says about them (`statechart.config`):
 `per-file-ignores` and `severity = "ignore"` drop a problem, `"warning"`/`"error"` restamp
 it (`_settle`).
 """
@@ -17,6 +18,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from statechart import suppressions
 from statechart.build_model import build
 from statechart.config import Config
 from statechart.diagnostics import Diagnostic, Span
@@ -56,9 +58,12 @@ def check_source(path: str, raw: bytes, config: Config | None = None) -> FileRes
 def _check_source(path: str, raw: bytes, config: Config | None) -> FileResult:
     source, problems = load_bytes(path, raw)
     spec = None
+    texts: dict[str, str] = {}  # each file read, for its `# statechart: ignore[...]` comments
     if source is not None:
+        texts[path] = source.text
         merged, problems = resolve(source)
         if merged is not None:
+            texts = {**merged.texts, path: source.text}
             spec, built = build(merged.source, merged.files)
             if spec is not None:
                 spec = replace(spec, overlay=OverlayInfo(
@@ -72,6 +77,7 @@ def _check_source(path: str, raw: bytes, config: Config | None) -> FileResult:
                 problems = _fold_consequences(spec, problems, found)
             else:
                 problems.extend(found)
+    problems = suppressions.apply(problems, texts, path)
     if config is not None:
         problems = _settle(problems, config)
     problems.sort(key=_order)

@@ -26,6 +26,7 @@ from statechart.rules import (
     unknown_state,
     unreachable_state,
     unused_field,
+    unused_suppression,
     yaml_syntax,
 )
 
@@ -35,6 +36,7 @@ RULES: dict[str, ModuleType] = {
         yaml_syntax, duplicate_key, schema, overlay, duplicate_state, invalid_name, unknown_state,
         missing_initial, unknown_field, unreachable_state, terminal_exit, trap_state,
         no_path_to_final, ambiguous_transition, rule_violation, invalid_migration, unused_field,
+        unused_suppression,
     )
 }
 
