@@ -24,10 +24,10 @@ from statechart.config import Config
 from statechart.diagnostics import Diagnostic, Span
 from statechart.graph import Graph
 from statechart.model import OverlayInfo, Repair, Spec, Transition
-from statechart.overlay import resolve
+from statechart.overlay import Change, Merged, resolve
 from statechart.rules import CHECKS, RULES
 from statechart.spec_file import SpecFileError, read_spec
-from statechart.yaml_source import load_bytes
+from statechart.yaml_source import Source, load_bytes
 
 SPEC_SUFFIXES = (".yaml", ".yml")
 
@@ -77,6 +77,8 @@ def _check_source(path: str, raw: bytes, config: Config | None) -> FileResult:
                 problems = _fold_consequences(spec, problems, found)
             else:
                 problems.extend(found)
+        if merged is not None:
+            problems = _fold_removals(source, merged, problems)
     problems = suppressions.apply(problems, texts, path)
     if config is not None:
         problems = _settle(problems, config)
@@ -169,6 +171,61 @@ def _fold_consequences(spec: Spec, problems: list[Diagnostic],
         out.extend(d for ds in notes.values() for d in ds)
     out.extend(d for d in found if d not in consequences)
     return out
+
+
+_REMOVED = {"state-removed": "state", "transition-removed": "transition",
+            "field-removed": "record field", "rule-removed": "rule"}
+
+
+def _fold_removals(source: Source, merged: Merged,
+                   problems: list[Diagnostic]) -> list[Diagnostic]:
+    """`problems`, with those that an overlay's `remove:` causes in its bases folded into one
+    `overlay` problem at the `remove:` entry, which lists them in its help.
+
+    `remove: {states: [cancelled]}` leaves every base transition to `cancelled` pointing at
+    nothing: reported one by one, they would all point into a base the overlay's team does not
+    own, and none at the line that caused them. A problem counts as caused by a removal when it
+    is located outside the overlay file and disappears when the chain is merged without its
+    removals; it is attributed to the removal its message names (else the first one)."""
+    removals = [c for c in merged.changes if c.span is not None and c.kind in _REMOVED]
+    elsewhere = [d for d in problems if d.span.file != source.path and d.rule != "overlay"]
+    if not removals or not elsewhere:
+        return problems
+    kept, _ = resolve(source, removals=False)
+    if kept is None:
+        return problems
+    spec, built = build(kept.source, kept.files)
+    before = {_identity(d) for d in [*built, *(_run_checks(spec) if spec else [])]}
+    caused = [d for d in elsewhere if _identity(d) not in before]
+    if not caused:
+        return problems
+    groups: dict[Change, list[Diagnostic]] = {}
+    for d in sorted(caused, key=Diagnostic.sort_key):
+        owner = next((c for c in removals if any(f"`{part}`" in d.message for part in
+                                                 {c.name, *c.name.split(".")})), removals[0])
+        groups.setdefault(owner, []).append(d)
+    out = [d for d in problems if d not in set(caused)]
+    for change, ds in groups.items():
+        assert change.span is not None
+        what = _REMOVED[change.kind]
+        lines: dict[tuple[str, str, str], list[str]] = {}  # one entry per message and file
+        for d in ds:
+            lines.setdefault((d.rule, d.message, d.span.file), []).append(str(d.span.line))
+        listed = "; ".join(f"[{rule}] {message} at {file}:{', '.join(at)}"
+                           for (rule, message, file), at in lines.items())
+        count = f"{len(ds)} problem{'s' * (len(ds) != 1)}"
+        out.append(Diagnostic(
+            "overlay", "error" if any(d.severity == "error" for d in ds) else "warning",
+            f"removing {what} `{change.name}` causes {count} in the base, which still uses it",
+            change.span,
+            f"in the base: {listed}. Change those in this overlay too (retarget a transition "
+            "under `states:`, or remove it with `remove: {transitions: [STATE.EVENT]}`), or "
+            f"keep the {what}"))
+    return out
+
+
+def _identity(d: Diagnostic) -> tuple[str, Span, str]:
+    return (d.rule, d.span, d.message)
 
 
 def _repaired(spec: Spec, repairs: Iterable[Repair]) -> Spec:
