@@ -16,10 +16,13 @@ import argparse
 import shlex
 import sys
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from statechart import build, writes
 from statechart.cli import add_config_argument, colour, missing_paths, project_config
 from statechart.report import full, inert, paint
+
+if TYPE_CHECKING:  # imported by `run`: `statechart build --help` imports no compiler
+    from statechart import build
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -85,6 +88,7 @@ def _command(args: argparse.Namespace) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    from statechart import build, writes
     from statechart.render import bounds
 
     config = project_config("build", args, args.paths)

@@ -8,7 +8,6 @@ from pathlib import Path
 
 from statechart.cli import add_config_argument, colour, missing_paths, project_config
 from statechart.cli.build import add_layout_arguments
-from statechart.linter import check_file
 from statechart.model import Spec
 from statechart.render.bounds import LayoutBounds
 from statechart.report import concise, inert
@@ -49,6 +48,7 @@ def _error(message: str, code: int = 2) -> int:
 
 def run(args: argparse.Namespace) -> int:
     from statechart import outputs
+    from statechart.linter import check_file
     from statechart.render import bounds, layout
     from statechart.render.highlight import HighlightError, active_configuration, names_from_record
 
