@@ -287,3 +287,98 @@ def test_done_on_an_atomic_state_and_a_bad_history_kind_are_schema_errors() -> N
     messages = [(d.rule, d.message) for d in result.errors]
     assert ("schema", "`done` on atomic state `review`") in messages
     assert any(rule == "schema" and "`shalow`" in message for rule, message in messages)
+
+
+def _kinds(old_text: str, new_text: str) -> list[tuple[str, bool]]:
+    from statechart.diff import diff_specs
+    old = check_source("old.yaml", old_text.encode()).spec
+    new = check_source("new.yaml", new_text.encode()).spec
+    assert old is not None and new is not None
+    return [(c.kind, c.breaking) for c in diff_specs(old, new)]
+
+
+def test_diff_follows_done_transitions_and_reports_history_changes() -> None:
+    v2 = SPEC.replace("version: 1", "version: 2")
+    assert _kinds(SPEC, v2.replace("history: deep", "history: shallow")) == [
+        ("history-changed", True)]
+    assert _kinds(SPEC, v2.replace("    done: review\n", "")) == [
+        ("transition-removed", False)]
+    guarded = v2.replace("done: review", "done: {target: review, guard: reviewed}")
+    assert _kinds(SPEC, guarded) == [("guard-added", False)]  # nobody sends `done`
+    renamed = v2.replace("  work:", "  job:").replace("initial: work", "initial: job").replace(
+        "target: work", "target: job")
+    assert ("event-removed", True) not in _kinds(SPEC, renamed)
+
+
+def test_an_overlay_patches_and_removes_a_done_transition(tmp_path: Path) -> None:
+    from statechart.linter import check_file
+    (tmp_path / "jobs.yaml").write_text(SPEC)
+    (tmp_path / "patched.yaml").write_text(
+        "statechart: patched\nextends: jobs\nstates:\n  work:\n"
+        "    done: {target: review, guard: reviewed}\n")
+    result = check_file(tmp_path / "patched.yaml")
+    assert result.spec is not None and not result.errors
+    done = [t for t in result.spec.transitions() if t.trigger == "done" and t.source == "work"]
+    assert [(t.target, t.guard) for t in done] == [("review", "reviewed")]
+    assert result.spec.overlay is not None
+    assert ("transition-replaced", "work.done.state.work") in result.spec.overlay.changes
+    (tmp_path / "removed.yaml").write_text(
+        "statechart: removed\nextends: jobs\nremove:\n  transitions: [tools.done.state.tools]\n")
+    result = check_file(tmp_path / "removed.yaml")
+    assert result.spec is not None
+    assert not [t for t in result.spec.transitions() if t.source == "tools" and t.internal]
+
+
+TOP_PARALLEL = """\
+statechart: both
+version: 1
+initial: both
+states:
+  both:
+    parallel: true
+    done: {target: after_all, guard: may_go_on}
+    on: {abort: over}
+    states:
+      r1:
+        initial: a
+        states:
+          a: {on: {x: a_end}}
+          a_end: {final: true}
+      r2:
+        initial: b
+        states:
+          b: {on: {y: b_end}}
+          b_end: {final: true}
+  after_all:
+    on: {fin: over}
+  over: {final: true}
+"""
+
+
+def test_a_top_level_parallel_state_with_done_goes_on_instead_of_ending(
+        tmp_path: Path) -> None:
+    spec = checked_text(TOP_PARALLEL)
+    assert spec is not None
+    module = import_source(generate(spec)["generated/both.py"], tmp_path, "both")
+    run = module.Both()
+    run.x()
+    run.y()
+    assert names(run) == ["after_all"]
+    assert not run.is_terminated
+    run.fin()
+    assert run.is_terminated
+
+    class Held(module.Both):  # type: ignore[misc, name-defined]
+        def may_go_on(self) -> bool:
+            return False
+
+    held = Held()
+    held.x()
+    held.y()  # every region is done, the guard refuses: the run waits, and is not over
+    assert names(held) == ["both", "r1", "a_end", "r2", "b_end"]
+    assert not held.is_terminated
+    restored = Held.restore(module.BothRecord.from_json(held.record.to_json()))
+    restored.abort()  # the parallel state's own transitions still apply
+    assert names(restored) == ["over"]
+    held.abort()
+    assert names(held) == ["over"] and held.is_terminated

@@ -201,12 +201,12 @@ class Chart:
                 if self.parent[child] == target:
                     content.update(self.default_entry(child))
         entered = set(content)
-        below = [target] if target != domain else []
-        for ancestor in self.ancestors(target):
-            if ancestor == domain:
-                break
-            below.append(ancestor)
-        entered.update(below)
+        if target != domain:  # from inside the target, the domain is the target itself
+            entered.add(target)
+            for ancestor in self.ancestors(target):
+                if ancestor == domain:
+                    break
+                entered.add(ancestor)
         # A parallel state entered (or on the path) gets every region it has no state of.
         stack = [s for s in entered if self.kind[s] == "parallel"]
         while stack:
@@ -246,15 +246,20 @@ class Chart:
              remembered: Remembered) -> tuple[tuple[str, ...], tuple[str, ...], Remembered]:
         """(next configuration, entered states, remembered) after one microstep: the general
         form of `next_configuration`, for steps that take or record history."""
+        # As SCXML's microstep: every exit first, which records history (exitStates), then the
+        # entries, which read it (enterStates): a transition that leaves a history target and
+        # comes back to it by history returns to where it just was. The domain of a history
+        # transition does not depend on what is remembered, so the exit set is the same
+        # either way.
         exited: set[str] = set()
+        for m in moves:
+            exited.update(self.move(configuration, m, remembered)[0])
+        after = self.remember(configuration, self.sort(exited), remembered)
         entered: set[str] = set()
         for m in moves:
-            out, into = self.move(configuration, m, remembered)
-            exited.update(out)
-            entered.update(into)
+            entered.update(self.move(configuration, m, after)[1])
         result = self.sort((set(configuration) - exited) | entered)
-        return result, self.sort(entered), self.remember(configuration, self.sort(exited),
-                                                          remembered)
+        return result, self.sort(entered), after
 
     # -- completion -------------------------------------------------------------------------
 
@@ -306,38 +311,43 @@ class Chart:
     # -- selection --------------------------------------------------------------------------
 
     def select(self, configuration: Sequence[str],
-               enabled: Callable[[str], Iterable[str]]) -> list[tuple[str, str]]:
-        """The transitions one event takes, as (source, target), in selection order.
+               enabled: Callable[[str], Iterable[str | tuple[str, str]]]) -> list[Move]:
+        """The transitions one event takes, as moves ((source, target), or (source, target,
+        history kind) for a history transition), in selection order.
 
         `enabled(state)` gives, lazily and in document order, the targets of the event's
         alternatives declared on `state` whose guards pass (a generator evaluates each guard
-        only when the one before it failed). For each active atomic state in document order,
-        the first such alternative on the state, then on its parent, and so on up, is taken.
+        only when the one before it failed); a history alternative as (target, kind). For each
+        active atomic state in document order, the first such alternative on the state, then
+        on its parent, and so on up, is taken.
         """
-        selected: list[tuple[str, str]] = []
+        selected: list[Move] = []
         active = self.sort(configuration)
         atomic = [s for s in active if not self.children[s] or self.kind[s] == "final"]
         for leaf in atomic:
             for state in (leaf, *self.ancestors(leaf)):
-                target = next(iter(enabled(state)), None)
-                if target is not None:
-                    if (state, target) not in selected:
-                        selected.append((state, target))
+                found = next(iter(enabled(state)), None)
+                if found is not None:
+                    move: Move = (state, found) if isinstance(found, str) else \
+                        (state, found[0], found[1])
+                    if move not in selected:
+                        selected.append(move)
                     break
         return self.without_conflicts(active, selected)
 
     def without_conflicts(self, configuration: Sequence[str],
-                          selected: list[tuple[str, str]]) -> list[tuple[str, str]]:
+                          selected: list[Move]) -> list[Move]:
         """SCXML's removeConflictingTransitions: of two transitions whose exit sets
         intersect, the one whose source is a descendant of the other's source wins, otherwise
-        the one selected first."""
-        kept: list[tuple[str, str]] = []
+        the one selected first. A history transition's exit set is that of its own domain
+        (from a child of its target: the target's children only)."""
+        kept: list[Move] = []
         for t1 in selected:
-            exits1 = set(self.exit_set(configuration, *t1))
+            exits1 = set(self._exits(configuration, t1))
             preempted = False
-            to_remove: list[tuple[str, str]] = []
+            to_remove: list[Move] = []
             for t2 in kept:
-                if exits1 & set(self.exit_set(configuration, *t2)):
+                if exits1 & set(self._exits(configuration, t2)):
                     if self.is_descendant(t1[0], t2[0]):
                         to_remove.append(t2)
                     else:
@@ -347,6 +357,11 @@ class Chart:
                 kept = [t for t in kept if t not in to_remove]
                 kept.append(t1)
         return kept
+
+    def _exits(self, configuration: Sequence[str], move: Move) -> tuple[str, ...]:
+        if len(move) == 2:
+            return self.exit_set(configuration, move[0], move[1])
+        return self.move(configuration, move)[0]
 
     # -- completion -------------------------------------------------------------------------
 
