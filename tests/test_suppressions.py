@@ -12,7 +12,14 @@ import pytest
 from statechart.cli import main
 from statechart.config import Config
 from statechart.linter import check_file, check_source
-from statechart.suppressions import find
+from statechart.suppressions import Suppression
+from statechart.suppressions import find as find_in
+from statechart.yaml_source import load_text
+
+
+def find(path: str, text: str) -> list[Suppression]:
+    source, _ = load_text(path, text)
+    return find_in(source) if source is not None else []
 
 
 @pytest.mark.parametrize(("text", "lines"), [

@@ -58,12 +58,12 @@ def check_source(path: str, raw: bytes, config: Config | None = None) -> FileRes
 def _check_source(path: str, raw: bytes, config: Config | None) -> FileResult:
     source, problems = load_bytes(path, raw)
     spec = None
-    texts: dict[str, str] = {}  # each file read, for its `# statechart: ignore[...]` comments
+    sources: list[Source] = []  # each file read, for its `# statechart: ignore[...]` comments
     if source is not None:
-        texts[path] = source.text
+        sources = [source]
         merged, problems = resolve(source)
         if merged is not None:
-            texts = {**merged.texts, path: source.text}
+            sources = merged.sources
             spec, built = build(merged.source, merged.files)
             if spec is not None:
                 spec = replace(spec, overlay=OverlayInfo(
@@ -79,7 +79,7 @@ def _check_source(path: str, raw: bytes, config: Config | None) -> FileResult:
                 problems.extend(found)
         if merged is not None:
             problems = _fold_removals(source, merged, problems)
-    problems = suppressions.apply(problems, texts, path)
+    problems = suppressions.apply(problems, sources, path)
     if config is not None:
         problems = _settle(problems, config)
     problems.sort(key=_order)

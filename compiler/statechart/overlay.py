@@ -53,7 +53,7 @@ class Merged:
     # Every copied node, kept alive: `files` is keyed by id(), and a freed node's id could be
     # reused by a node made later, which would then be reported in the wrong file.
     alive: list[yaml.Node] = field(default_factory=list)
-    texts: dict[str, str] = field(default_factory=dict)  # file -> its text (suppressions)
+    sources: list[Source] = field(default_factory=list)  # each file as read (suppressions)
 
 
 def _key(node: yaml.Node) -> str | None:
@@ -504,7 +504,7 @@ def resolve(source: Source, removals: bool = True) -> tuple[Merged | None, list[
     # The text of every file of the chain, so that the source hash changes with any of them.
     text = "".join(part.text for part in chain)
     return Merged(Source(source.path, text, merged), files, [s.path for s in chain],
-                  resolver.changes, alive, {s.path: s.text for s in chain}), problems
+                  resolver.changes, alive, chain), problems
 
 
 def _apply(resolver: _Resolver, base: yaml.MappingNode, overlay: Source) -> yaml.MappingNode:

@@ -19,11 +19,13 @@ import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from types import ModuleType
+from typing import TYPE_CHECKING
 
 from statechart import __version__
-from statechart.config import Config, ConfigError
-from statechart.config import load as load_config
 from statechart.report import inert
+
+if TYPE_CHECKING:  # imported by the commands that read it: `--version` does not
+    from statechart.config import Config
 
 # name -> (module, one-line help). The help is here, not in the module, so that listing the
 # commands imports none of them.
@@ -84,8 +86,10 @@ def project_config(command: str, args: argparse.Namespace, paths: list[str]) -> 
     """The configuration of this run (`statechart.config.load`: `--config`, else the nearest
     one above the current directory, else above the first of `paths`), or None after printing
     why it cannot be read: a usage error, the command exits 2."""
+    from statechart.config import ConfigError, load
+
     try:
-        return load_config(args.config, paths)
+        return load(args.config, paths)
     except ConfigError as exc:
         print(f"statechart {command}: {inert(str(exc))}", file=sys.stderr)
         return None

@@ -27,14 +27,16 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, replace
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-from statechart.config import Config
-from statechart.model import Spec
-from statechart.render.layout import DEFAULT_TIMEOUT as DEFAULT_TIMEOUT  # re-exported
 from statechart_runtime.errors import StatechartError
 
+if TYPE_CHECKING:  # `build --help` imports this module for its defaults: keep it light
+    from statechart.config import Config
+    from statechart.model import Spec
+
 FULL_MAX_TRANSITIONS = 100
+DEFAULT_TIMEOUT = 120.0  # seconds; `statechart.render.layout` uses it too
 DEFAULT_MAX_TRANSITIONS = 1000
 DEFAULT_MAX_MEMORY_MB = 4096
 
