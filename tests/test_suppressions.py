@@ -104,6 +104,8 @@ def test_machine_formats_with_suppressions(tmp_path: Path,
     assert main(["check", "--format", "sarif", str(spec)]) == 0
     sarif = json.loads(capsys.readouterr().out)
     run = sarif["runs"][0]
-    assert [r["ruleId"] for r in run["results"]] == ["unused-suppression"]
+    # the unused suppression, then the finding a comment suppressed, marked as such
+    assert [(r["ruleId"], r.get("suppressions")) for r in run["results"]] == [
+        ("unused-suppression", None), ("unused-field", [{"kind": "inSource"}])]
     assert "unused-suppression" in [r["id"] for r in run["tool"]["driver"]["rules"]]
     assert main(["check", "--strict", str(spec)]) == 1

@@ -37,6 +37,9 @@ class FileResult:
     path: str
     spec: Spec | None
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    # Findings a `# statechart: ignore[...]` comment suppressed: not reported, except by SARIF
+    # (as results suppressed in source).
+    suppressed: list[Diagnostic] = field(default_factory=list)
 
     @property
     def errors(self) -> list[Diagnostic]:
@@ -79,11 +82,11 @@ def _check_source(path: str, raw: bytes, config: Config | None) -> FileResult:
                 problems.extend(found)
         if merged is not None:
             problems = _fold_removals(source, merged, problems)
-    problems = suppressions.apply(problems, sources, path)
+    problems, suppressed = suppressions.apply(problems, sources, path)
     if config is not None:
-        problems = _settle(problems, config)
+        problems, suppressed = _settle(problems, config), _settle(suppressed, config)
     problems.sort(key=_order)
-    return FileResult(path, spec, problems)
+    return FileResult(path, spec, problems, suppressed)
 
 
 def _settle(problems: list[Diagnostic], config: Config) -> list[Diagnostic]:

@@ -97,10 +97,11 @@ def find(source: Source) -> list[Suppression]:
 
 
 def apply(problems: Iterable[Diagnostic], sources: Iterable[Source],
-          checked: str) -> list[Diagnostic]:
+          checked: str) -> tuple[list[Diagnostic], list[Diagnostic]]:
     """`problems` without those a suppression in their file and line names, plus a
     `unused-suppression` warning for each suppression of `checked` that suppressed nothing
-    (or part of one: each rule id it names counts)."""
+    (or part of one: each rule id it names counts); and the suppressed ones (SARIF lists them
+    as suppressed in source)."""
     from statechart.build_model import did_you_mean
     from statechart.rules import ADJUSTABLE, RULES, unused_suppression
 
@@ -108,13 +109,14 @@ def apply(problems: Iterable[Diagnostic], sources: Iterable[Source],
     on_line = {(s.file, s.line): s for ss in found.values() for s in ss}
     problems = list(problems)
     if not on_line:
-        return problems
+        return problems, []
     used: set[tuple[Suppression, str]] = set()
-    out = []
+    out, suppressed = [], []
     for d in problems:
         s = on_line.get((d.span.file, d.span.line))
         if s is not None and d.rule in ADJUSTABLE and any(rule == d.rule for rule, _ in s.ids):
             used.add((s, d.rule))
+            suppressed.append(d)
             continue
         out.append(d)
 
@@ -142,4 +144,4 @@ def apply(problems: Iterable[Diagnostic], sources: Iterable[Source],
                 report(s.line, column, end, f"no `{rule}` finding on this line to suppress",
                        "remove the rule id from the comment (or the comment), or move it to the "
                        "line the finding points at")
-    return out
+    return out, suppressed

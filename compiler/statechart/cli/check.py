@@ -62,8 +62,14 @@ def run(args: argparse.Namespace) -> int:
                 sources[file] = read_spec(file).decode("utf-8-sig", "replace")
             except (OSError, SpecFileError):
                 pass
-    sys.stdout.write(colour.report(REPORTERS, fmt, diagnostics, sources,
-                                   colour.enabled(args.color, sys.stdout)))
+    if fmt == "sarif":  # the one format that also lists what the spec's comments suppressed
+        from statechart.report import sarif
+
+        suppressed = list(dict.fromkeys(d for r in results for d in r.suppressed))
+        sys.stdout.write(sarif(diagnostics, sources, suppressed))
+    else:
+        sys.stdout.write(colour.report(REPORTERS, fmt, diagnostics, sources,
+                                       colour.enabled(args.color, sys.stdout)))
     errors = sum(d.severity == "error" for d in diagnostics)
     warnings = len(diagnostics) - errors
     if fmt == "full" and not diagnostics:
