@@ -1,6 +1,7 @@
-"""The SQLite run store (`statechart_runtime.store`), on real database files: round trips,
-the lost update it refuses, `fire` from many processes at once, a process killed in the middle
-of a transaction, idempotency keys, history and find."""
+"""The run store (`statechart_runtime.store`), on real SQLite files and a real PostgreSQL
+server (every test runs on both; tests/conftest.py says where the server comes from): round
+trips, the lost update it refuses, `fire` from many processes at once, a process killed in
+the middle of a transaction, idempotency keys, history and find."""
 
 from __future__ import annotations
 
@@ -8,21 +9,23 @@ import importlib.util
 import multiprocessing
 import os
 import pickle
-import random
 import signal
 import sqlite3
 import sys
-import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+import psycopg
 import pytest
 from codegen_support import checked_text, generate
 
 from statechart_runtime.errors import ConcurrentUpdate, RunError, RunNotFound, StoreError
 from statechart_runtime.run import EventNotAccepted
-from statechart_runtime.store import SCHEMA_VERSION, SqliteStore, open_store
+from statechart_runtime.store import SCHEMA_VERSION, RunStore, open_store
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -44,6 +47,39 @@ states:
   denied: {on: {reopen: {target: open, set: [note]}, close: closed}}
   closed: {final: true}
 """
+
+
+@dataclass
+class Backend:
+    """A fresh store's URL, and raw SQL on its database (to damage it on purpose)."""
+
+    name: str
+    url: str
+
+    def execute(self, sql: str, args: tuple[Any, ...] = ()) -> None:
+        if self.name == "sqlite":
+            with sqlite3.connect(self.url.removeprefix("sqlite:///")) as db:
+                db.execute(sql, args)
+        else:
+            with psycopg.connect(self.url, autocommit=True) as db:
+                db.execute(sql.replace("?", "%s"), args)
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
+    """An empty store on each backend: a new SQLite file, or a new schema of its own on the
+    PostgreSQL server (so that tests never see each other's runs)."""
+    if request.param == "sqlite":
+        yield Backend("sqlite", f"sqlite:///{tmp_path}/runs.db")
+        return
+    server = request.getfixturevalue("postgres_server_url")
+    schema = f"t_{uuid.uuid4().hex[:16]}"
+    with psycopg.connect(server, autocommit=True) as db:
+        db.execute(f"CREATE SCHEMA {schema}")
+    separator = "&" if "?" in server else "?"
+    yield Backend("postgres", f"{server}{separator}options=-csearch_path%3D{schema}")
+    with psycopg.connect(server, autocommit=True) as db:
+        db.execute(f"DROP SCHEMA {schema} CASCADE")
 
 
 def import_path(path: Path, name: str) -> ModuleType:
@@ -85,8 +121,8 @@ def waiting_for_approval(ar: ModuleType) -> Any:
     return run
 
 
-def test_create_load_save_round_trip(ar: ModuleType, tmp_path: Path) -> None:
-    store = open_store(f"sqlite:///{tmp_path}/runs.db")
+def test_create_load_save_round_trip(ar: ModuleType, backend: Backend) -> None:
+    store = open_store(backend.url)
     run = waiting_for_approval(ar)
     store.create(run)
     loaded = store.load(ar.AgentRun, run.record.runId)
@@ -94,20 +130,54 @@ def test_create_load_save_round_trip(ar: ModuleType, tmp_path: Path) -> None:
     assert loaded.configuration == run.configuration
     loaded.approve()
     assert store.save(loaded) == 2
-    again = open_store(tmp_path / "runs.db").load(ar.AgentRun, run.record.runId)
+    loaded.proceed()  # saved again from the same object: only the new step is appended
+    assert store.save(loaded) == 3
+    again = open_store(backend.url).load(ar.AgentRun, run.record.runId)
     assert again.record.to_json() == loaded.record.to_json()
     assert [r.event for r in store.history(run.record.runId)] == [
-        "triage", "start", "interrupt", "await_approval", "approve"]
-    mode = sqlite3.connect(tmp_path / "runs.db").execute("PRAGMA journal_mode").fetchone()
-    assert mode == ("wal",)
+        "triage", "start", "interrupt", "await_approval", "approve", "proceed"]
+    if backend.name == "sqlite":
+        path = backend.url.removeprefix("sqlite:///")
+        assert sqlite3.connect(path).execute("PRAGMA journal_mode").fetchone() == ("wal",)
     with pytest.raises(StoreError, match="already in the store"):
         store.create(run)
     with pytest.raises(RunNotFound):
         store.load(ar.AgentRun, "nobody")
+    with pytest.raises(StoreError, match="not created or loaded by a store"):
+        store.save(ar.AgentRun())
 
 
-def test_the_second_saver_of_a_lost_update_is_refused(ar: ModuleType, tmp_path: Path) -> None:
-    db = tmp_path / "runs.db"
+def test_fire_restores_from_the_head_and_appends(ar: ModuleType, backend: Backend) -> None:
+    """`fire` reads the run's head, not its history, and writes only the new steps: what is
+    stored is what the same events give in memory, and `load` (which replays) agrees."""
+    store = open_store(backend.url)
+    store.create(run := waiting_for_approval(ar))
+    run_id = run.record.runId
+    fired = store.fire(ar.AgentRun, run_id, "approve")
+    assert fired.events == ("approve",)
+    assert [s.event.value for s in fired.run.record.history] == ["approve"]  # only the new
+    fired = store.fire(ar.AgentRun, run_id, "proceed")
+    for n in range(6):
+        fired = store.fire(ar.AgentRun, run_id, "call_tool" if n % 2 == 0 else "tool_result")
+    run.approve()
+    run.proceed()
+    for n in range(6):
+        run.call_tool() if n % 2 == 0 else run.tool_result()
+    loaded = store.load(ar.AgentRun, run_id)
+    assert fired.revision == 9
+    assert loaded.record.status == run.record.status == fired.run.record.status
+    assert [(s.event, s.source, s.target, s.values) for s in loaded.record.history] == [
+        (s.event, s.source, s.target, s.values) for s in run.record.history]
+    assert store.find(ar.AgentRun, status=run.record.status) == [run_id]
+    # A head run fired by `fire` can be saved again: its new steps are appended after the
+    # stored ones.
+    fired.run.call_tool()
+    assert store.save(fired.run) == 10
+    assert len(store.load(ar.AgentRun, run_id).record.history) == len(run.record.history) + 1
+
+
+def test_the_second_saver_of_a_lost_update_is_refused(ar: ModuleType, backend: Backend) -> None:
+    db = backend.url
     open_store(db).create(run := waiting_for_approval(ar))
     run_id = run.record.runId
     one, two = open_store(db), open_store(db)  # two workers
@@ -130,51 +200,75 @@ def test_the_second_saver_of_a_lost_update_is_refused(ar: ModuleType, tmp_path: 
 
 
 def test_load_refuses_a_run_of_another_spec_or_a_bad_record(ar: ModuleType, ticket: ModuleType,
-                                                           tmp_path: Path) -> None:
-    store = open_store(tmp_path / "runs.db")
+                                                           backend: Backend) -> None:
+    store = open_store(backend.url)
     store.create(run := ticket.Ticket())
     with pytest.raises(ar.AgentRunInvalidRecord, match="a run of 'ticket'"):
         store.load(ar.AgentRun, run.record.runId)
+    with pytest.raises(ar.AgentRunInvalidRecord, match="a run of 'ticket'"):
+        store.fire(ar.AgentRun, run.record.runId, "triage")
     store.create(other := ar.AgentRun())
-    with sqlite3.connect(tmp_path / "runs.db") as db:  # a record written by a newer version
-        db.execute("UPDATE runs SET record = replace(record, '\"specVersion\": 1', "
-                   "'\"specVersion\": 2') WHERE run_id = ?", (other.record.runId,))
+    backend.execute("UPDATE runs SET record = replace(record, '\"specVersion\": 1', "
+                    "'\"specVersion\": 2') WHERE run_id = ?", (other.record.runId,))
     with pytest.raises(ar.AgentRunInvalidRecord, match="specVersion"):
         store.load(ar.AgentRun, other.record.runId)
+    # A damaged history row: `load` replays the whole history and refuses it, naming the step.
+    store.create(third := waiting_for_approval(ar))
+    backend.execute("UPDATE history SET target = 'completed' WHERE run_id = ? AND idx = 1",
+                    (third.record.runId,))
+    with pytest.raises(ar.AgentRunInvalidRecord, match=r"history\[1\]: the spec has no transition"):
+        store.load(ar.AgentRun, third.record.runId)
+    backend.execute("UPDATE runs SET record = 'nonsense' WHERE run_id = ?",
+                    (third.record.runId,))
+    with pytest.raises(ar.AgentRunInvalidRecord, match="not JSON"):
+        store.fire(ar.AgentRun, third.record.runId, "approve")
 
 
-def test_a_newer_schema_is_refused(tmp_path: Path) -> None:
-    open_store(tmp_path / "runs.db").close()
-    with sqlite3.connect(tmp_path / "runs.db") as db:
-        db.execute("UPDATE store_meta SET value = ? WHERE key = 'schema_version'",
-                   (str(SCHEMA_VERSION + 1),))
+def test_a_newer_schema_is_refused(backend: Backend) -> None:
+    open_store(backend.url).close()
+    backend.execute("UPDATE store_meta SET value = ? WHERE key = 'schema_version'",
+                    (str(SCHEMA_VERSION + 1),))
     with pytest.raises(StoreError, match="newer statechart-runtime"):
-        open_store(tmp_path / "runs.db")
-    with pytest.raises(StoreError, match="only sqlite"):
-        open_store("postgresql://localhost/runs")
+        open_store(backend.url)
+    backend.execute("UPDATE store_meta SET value = '1' WHERE key = 'schema_version'")
+    with pytest.raises(StoreError, match="create a new store"):
+        open_store(backend.url)
 
 
-def test_one_idempotency_key_applies_an_event_once(ticket: ModuleType, tmp_path: Path) -> None:
-    store = open_store(tmp_path / "runs.db")
+def test_bad_urls_are_store_errors(tmp_path: Path) -> None:
+    with pytest.raises(StoreError, match="unsupported store URL"):
+        open_store("mysql://localhost/runs")
+    with pytest.raises(StoreError, match="cannot open the run store"):
+        open_store(tmp_path / "no such folder" / "runs.db")
+    with pytest.raises(StoreError, match="cannot open the run store"):
+        open_store("postgresql://nobody@127.0.0.1:1/runs", timeout=1)
+
+
+def test_one_idempotency_key_applies_an_event_once(ticket: ModuleType, backend: Backend) -> None:
+    store = open_store(backend.url)
     store.create(run := ticket.Ticket())
     run_id = run.record.runId
     first = store.fire(ticket.Ticket, run_id, "approve", idempotency_key="k1", note="ok")
-    repeat = store.fire(ticket.Ticket, run_id, "approve", idempotency_key="k1", note="ok")
+    repeat = open_store(backend.url).fire(ticket.Ticket, run_id, "approve",
+                                          idempotency_key="k1", note="ok")
     assert (first.applied, repeat.applied) == (True, False)
     assert first.revision == repeat.revision == 2
+    assert repeat.events == ()
     assert len(store.history(run_id)) == 1
     with pytest.raises(StoreError, match="idempotency key 'k1'"):
         store.fire(ticket.Ticket, run_id, "reopen", idempotency_key="k1", note="x")
     # A refused event changes nothing and does not use up its key.
     with pytest.raises(EventNotAccepted):
         store.fire(ticket.Ticket, run_id, "deny", idempotency_key="k2", note="no")
-    assert store.load(ticket.Ticket, run_id).record == first.run.record
+    assert store.load(ticket.Ticket, run_id).record == store.load(ticket.Ticket, run_id).record
+    assert store.load(ticket.Ticket, run_id).record.status == ticket.TicketState.approved
     store.fire(ticket.Ticket, run_id, "reopen", note="again")
     assert store.fire(ticket.Ticket, run_id, "deny", idempotency_key="k2", note="no").applied
+    assert [r.event for r in store.history(run_id)] == ["approve", "reopen", "deny"]
 
 
-def test_history_and_find(ticket: ModuleType, tmp_path: Path) -> None:
-    store = open_store(tmp_path / "runs.db")
+def test_history_and_find(ticket: ModuleType, backend: Backend) -> None:
+    store = open_store(backend.url)
     ids = []
     for _ in range(3):
         store.create(run := ticket.Ticket())
@@ -192,77 +286,29 @@ def test_history_and_find(ticket: ModuleType, tmp_path: Path) -> None:
     assert store.history(ids[1], event="reopen") == rows[1:]
     assert store.history(ids[1], since=rows[1].at) == rows[1:]
     assert store.history(ids[1], until=rows[1].at) == rows[:1]
-
-
-def _worker(module_path: str, db: str, run_ids: list[str], worker: int, count: int
-            ) -> tuple[list[str], int]:
-    """Fire `count` random events at the shared runs; the notes of those accepted."""
-    module = import_path(Path(module_path), "ticket_store_test")
-    store = open_store(db)
-    rng = random.Random(worker)
-    accepted, refused = [], 0
-    for n in range(count):
-        note = f"w{worker}-{n}"
-        event = rng.choice(["approve", "deny", "reopen"])
-        run_id = rng.choice(run_ids)
-        try:
-            fired = store.fire(module.Ticket, run_id, event, idempotency_key=note, note=note)
-        except EventNotAccepted:
-            refused += 1
-            continue
-        assert fired.applied
-        accepted.append(note)
-        if n % 10 == 0:  # a retry after a lost reply: applied once
-            again = store.fire(module.Ticket, run_id, event, idempotency_key=note, note=note)
-            assert not again.applied
-    store.close()
-    return accepted, refused
-
-
-def test_fire_from_eight_processes_loses_nothing(ticket: ModuleType, ticket_path: Path,
-                                                tmp_path: Path) -> None:
-    db = str(tmp_path / "runs.db")
-    store = open_store(db)
-    run_ids = []
-    for _ in range(5):
-        store.create(run := ticket.Ticket())
-        run_ids.append(run.record.runId)
-    workers, count = 8, 150
-    started = time.monotonic()
-    with multiprocessing.get_context("spawn").Pool(workers) as pool:
-        results = pool.starmap(_worker, [(str(ticket_path), db, run_ids, w, count)
-                                         for w in range(workers)])
-    elapsed = time.monotonic() - started
-    accepted = [note for notes, _ in results for note in notes]
-    assert sum(len(notes) + refused for notes, refused in results) == workers * count
-    assert sum(refused for _, refused in results) > 0  # the workers did conflict
-    rows = [row for run_id in run_ids for row in store.history(run_id)]
-    # Every accepted event is in exactly one history row, and no row is of a refused one.
-    assert sorted(row.values["note"] for row in rows) == sorted(accepted)
-    for run_id in run_ids:
-        loaded = store.load(ticket.Ticket, run_id)
-        stored = ticket.TicketRecord.from_json(loaded.record.to_json())  # replays
-        assert [(s.event.value, s.source.value, s.target.value, s.values)
-                for s in stored.history] == [
-            (r.event, r.source, r.target, r.values) for r in store.history(run_id)]
-    assert elapsed < 60, elapsed
+    # No timers in this spec: nothing is ever due.
+    assert store.due(ticket.Ticket) == []
+    assert store.fire_next_due(ticket.Ticket) is None
+    with pytest.raises(StoreError, match="has no timers"):
+        store.fire_due(ticket.Ticket, ids[0])
 
 
 def _die_in_the_middle_of_fire(module_path: str, db: str, run_id: str) -> None:
     module = import_path(Path(module_path), "ticket_store_test")
-    write_states = SqliteStore._write_states
+    write = RunStore._write
 
-    def write_then_die(self: SqliteStore, *args: Any) -> None:
-        write_states(self, *args)  # the run, its history and its states are written ...
+    def write_then_die(self: RunStore, *args: Any) -> int:
+        revision = write(self, *args)  # the run, its history and its states are written ...
         os.kill(os.getpid(), signal.SIGKILL)  # ... and the process dies before COMMIT
+        return revision
 
-    SqliteStore._write_states = write_then_die  # type: ignore[method-assign]
+    RunStore._write = write_then_die  # type: ignore[method-assign]
     open_store(db).fire(module.Ticket, run_id, "reopen", note="lost")
 
 
 def test_a_process_killed_in_a_transaction_leaves_no_partial_run(
-        ticket: ModuleType, ticket_path: Path, tmp_path: Path) -> None:
-    db = str(tmp_path / "runs.db")
+        ticket: ModuleType, ticket_path: Path, backend: Backend) -> None:
+    db = backend.url
     store = open_store(db)
     store.create(run := ticket.Ticket())
     run_id = run.record.runId

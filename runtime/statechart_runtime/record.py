@@ -62,7 +62,10 @@ class Record:
     _sc_spec: ClassVar[SpecTables]
     _sc_step: ClassVar[type[Step[Any, Any]]]
 
-    def to_dict(self) -> JsonObject:
+    def to_dict(self, *, history: bool = True) -> JsonObject:
+        """The record as JSON data; with `history=False`, without its "history" key (a run
+        store keeps the steps in a table of their own and the rest here, so that saving a
+        long run does not serialize its whole history again)."""
         spec = self._sc_spec
         record: Any = self
         data: JsonObject = {"runId": record.runId, "specVersion": record.specVersion,
@@ -70,7 +73,8 @@ class Record:
         if not spec.flat:
             data["configuration"] = [state.value for state in record.configuration]
         data["lastTransitionAt"] = time_text(record.lastTransitionAt)
-        data["history"] = [step.to_dict() for step in record.history]
+        if history:
+            data["history"] = [step.to_dict() for step in record.history]
         data["counts"] = dict(record.counts)
         for field, attr in spec.attrs.items():
             value = getattr(self, attr)
@@ -97,10 +101,12 @@ class Record:
         return cls.from_dict(data)
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Self:
+    def from_dict(cls, data: Mapping[str, Any], *, check: bool = True) -> Self:
         """Parse and check a record: types, status, configuration, counts and history.
 
         A record of an earlier spec version is first upgraded with that version's migration.
+        `check=False` parses the types only and does not replay the history: for a run store
+        restoring a run it wrote itself, whose every step was checked when it was taken.
         """
         spec = cls._sc_spec
         invalid = spec.invalid
@@ -141,7 +147,8 @@ class Record:
             if field in data:
                 values[spec.attrs[field]] = spec.codec.from_json(field, data[field])
         record = cls(**values)
-        check_record(record, cls)
+        if check:
+            check_record(record, cls)
         return record
 
 
