@@ -1,6 +1,7 @@
 """A throwaway PostgreSQL server for the tests, the benchmark and `.ci/run`.
 
     python tests/pg_server.py start DIR   # prints `export STATECHART_TEST_POSTGRES_URL=...`
+                                          # (fsync off: a server for tests)
     python tests/pg_server.py stop DIR
 
 The server's data, log and unix socket live in DIR (a new temporary folder); it listens on
@@ -126,7 +127,11 @@ def main(argv: list[str]) -> int:
         return 2
     folder = Path(argv[1])
     if argv[0] == "start":
-        server = Server.start(folder)
+        try:
+            server = Server.start(folder, fsync=False)  # for tests: no power cut to survive
+        except RuntimeError as exc:
+            print(f"pg_server: {exc}", file=sys.stderr)
+            return 1
         print(f"export {URL_VARIABLE}={server.url}")
     else:
         Server.of(folder).stop()
