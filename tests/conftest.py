@@ -1,12 +1,19 @@
-"""Fixtures shared by the run store's tests: a PostgreSQL server (tests/pg_server.py)."""
+"""Fixtures shared by the run store's tests: a PostgreSQL server (tests/pg_server.py), an
+empty store on each backend, a generated module whose events conflict."""
 
 from __future__ import annotations
 
 import os
+import uuid
 from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
 
+import psycopg
 import pytest
+from codegen_support import checked_text, generate
 from pg_server import URL_VARIABLE, Server, available
+from store_support import TICKET, TICKET_MODULE, Backend, import_path
 
 
 @pytest.fixture(scope="session")
@@ -41,3 +48,34 @@ def own_postgres() -> Iterator[Server]:
     server = Server.start(fsync=False)
     yield server
     server.stop()
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
+    """An empty store on each backend: a new SQLite file, or a new schema of its own on the
+    PostgreSQL server (so that tests never see each other's runs)."""
+    if request.param == "sqlite":
+        yield Backend("sqlite", f"sqlite:///{tmp_path}/runs.db")
+        return
+    server = request.getfixturevalue("postgres_server_url")
+    schema = f"t_{uuid.uuid4().hex[:16]}"
+    with psycopg.connect(server, autocommit=True) as db:
+        db.execute(f"CREATE SCHEMA {schema}")
+    separator = "&" if "?" in server else "?"
+    yield Backend("postgres", f"{server}{separator}options=-csearch_path%3D{schema}")
+    with psycopg.connect(server, autocommit=True) as db:
+        db.execute(f"DROP SCHEMA {schema} CASCADE")
+
+
+@pytest.fixture(scope="session")
+def ticket_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    spec = checked_text(TICKET)
+    assert spec is not None
+    path = tmp_path_factory.mktemp("ticket") / f"{TICKET_MODULE}.py"
+    path.write_bytes(generate(spec)["generated/ticket.py"])
+    return path
+
+
+@pytest.fixture(scope="session")
+def ticket(ticket_path: Path) -> ModuleType:
+    return import_path(ticket_path, TICKET_MODULE)

@@ -5,106 +5,23 @@ the middle of a transaction, idempotency keys, history and find."""
 
 from __future__ import annotations
 
-import importlib.util
 import multiprocessing
 import os
 import pickle
 import signal
 import sqlite3
-import sys
-import uuid
-from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-import psycopg
 import pytest
-from codegen_support import checked_text, generate
+from store_support import TICKET_MODULE, Backend, import_path
 
 from statechart_runtime.errors import ConcurrentUpdate, RunError, RunNotFound, StoreError
 from statechart_runtime.run import EventNotAccepted
 from statechart_runtime.store import SCHEMA_VERSION, RunStore, open_store
 
 ROOT = Path(__file__).resolve().parents[1]
-
-# A loop with conflicts: from `open`, `approve` and `deny` race; only one of them is taken.
-# Every event sets `note`, so each accepted event leaves a token in exactly one history row.
-TICKET = """\
-statechart: ticket
-version: 1
-initial: open
-record:
-  note: {type: string}
-states:
-  open:
-    tags: [waiting]
-    on:
-      approve: {target: approved, set: [note]}
-      deny: {target: denied, set: [note]}
-  approved: {on: {reopen: {target: open, set: [note]}, close: closed}}
-  denied: {on: {reopen: {target: open, set: [note]}, close: closed}}
-  closed: {final: true}
-"""
-
-
-@dataclass
-class Backend:
-    """A fresh store's URL, and raw SQL on its database (to damage it on purpose)."""
-
-    name: str
-    url: str
-
-    def execute(self, sql: str, args: tuple[Any, ...] = ()) -> None:
-        if self.name == "sqlite":
-            with sqlite3.connect(self.url.removeprefix("sqlite:///")) as db:
-                db.execute(sql, args)
-        else:
-            with psycopg.connect(self.url, autocommit=True) as db:
-                db.execute(sql.replace("?", "%s"), args)
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
-    """An empty store on each backend: a new SQLite file, or a new schema of its own on the
-    PostgreSQL server (so that tests never see each other's runs)."""
-    if request.param == "sqlite":
-        yield Backend("sqlite", f"sqlite:///{tmp_path}/runs.db")
-        return
-    server = request.getfixturevalue("postgres_server_url")
-    schema = f"t_{uuid.uuid4().hex[:16]}"
-    with psycopg.connect(server, autocommit=True) as db:
-        db.execute(f"CREATE SCHEMA {schema}")
-    separator = "&" if "?" in server else "?"
-    yield Backend("postgres", f"{server}{separator}options=-csearch_path%3D{schema}")
-    with psycopg.connect(server, autocommit=True) as db:
-        db.execute(f"DROP SCHEMA {schema} CASCADE")
-
-
-def import_path(path: Path, name: str) -> ModuleType:
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # dataclasses resolve annotations through sys.modules
-    spec.loader.exec_module(module)
-    return module
-
-
-@pytest.fixture(scope="module")
-def ticket_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    spec = checked_text(TICKET)
-    assert spec is not None
-    path = tmp_path_factory.mktemp("ticket") / "ticket_store_test.py"
-    path.write_bytes(generate(spec)["generated/ticket.py"])
-    return path
-
-
-@pytest.fixture(scope="module")
-def ticket(ticket_path: Path) -> ModuleType:
-    return import_path(ticket_path, "ticket_store_test")
 
 
 @pytest.fixture(scope="module")
@@ -294,11 +211,12 @@ def test_history_and_find(ticket: ModuleType, backend: Backend) -> None:
 
 
 def _die_in_the_middle_of_fire(module_path: str, db: str, run_id: str) -> None:
-    module = import_path(Path(module_path), "ticket_store_test")
+    module = import_path(Path(module_path), TICKET_MODULE)
     write = RunStore._write
 
-    def write_then_die(self: RunStore, *args: Any) -> int:
-        revision = write(self, *args)  # the run, its history and its states are written ...
+    def write_then_die(self: RunStore, *args: Any, **kwargs: Any) -> int:
+        revision = write(self, *args, **kwargs)  # the run, its history and its states are written ...
+        self._x("SELECT 1").fetchone()  # ... and have reached the server (PostgreSQL pipelines)
         os.kill(os.getpid(), signal.SIGKILL)  # ... and the process dies before COMMIT
         return revision
 

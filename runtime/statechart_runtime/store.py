@@ -223,7 +223,9 @@ class RunStore:
         return self._db.execute(self._sql(sql), args)
 
     def _many(self, sql: str, rows: list[tuple[Any, ...]]) -> None:
-        if rows:
+        if len(rows) == 1:  # the common case (one step), in one round trip
+            self._x(sql, rows[0])
+        elif rows:
             self._db.cursor().executemany(self._sql(sql), rows)
 
     @contextmanager
@@ -333,7 +335,7 @@ class RunStore:
                         (record.runId, spec.name, spec.version, record.status.value, at, at))
             except self.integrity_error:  # created by another process since the SELECT
                 raise StoreError(f"run {record.runId!r} is already in the store") from None
-            self._write(run, _Mark(0, 0, 0, (), rewrite=True), at)
+            self._write(run, _Mark(0, 0, 0, (), rewrite=True), at, locked=True)
 
         self._with_retries(work, repeatable=False)
         setattr(run, MARK_ATTR, _Mark(1, len(record.history), len(record.history),
@@ -413,14 +415,17 @@ class RunStore:
         the stored run was saved since (by this process or another): nothing is written."""
         mark = _mark_of(run)
         at = _utc_text(utcnow())
-        revision = self._with_retries(lambda: self._write(run, mark, at), repeatable=False)
+        revision = self._with_retries(lambda: self._write(run, mark, at, locked=False),
+                                       repeatable=False)
         _saved(run, mark, revision)
         return revision
 
-    def _write(self, run: Run[Any, Any, Any], mark: _Mark, at: str) -> int:
+    def _write(self, run: Run[Any, Any, Any], mark: _Mark, at: str, *, locked: bool) -> int:
         """The run's head, its new steps (or all of them), its active states if they
-        changed: inside the caller's transaction. ConcurrentUpdate if the stored revision is
-        not `mark.revision`."""
+        changed: inside the caller's transaction. Unless the caller holds the run's row
+        (`locked`: it read the row in this transaction), ConcurrentUpdate if the stored
+        revision is not `mark.revision`. No statement here needs a result: PostgreSQL sends
+        them all with the COMMIT, in one round trip."""
         record: Any = run.record
         run_id = record.runId
         spec = run._sc_spec
@@ -428,19 +433,21 @@ class RunStore:
         if len(history) < mark.known:
             raise StoreError(f"run {run_id!r}: its history went from {mark.known} steps to "
                              f"{len(history)}; a stored history only grows")
-        steps = len(history) if mark.rewrite else mark.steps + len(history) - mark.known
-        deadline = getattr(run, "next_deadline", None)  # a spec with timers has one
-        updated = self._x(
-            "UPDATE runs SET revision = ?, spec_version = ?, status = ?, steps = ?, "
-            "record = ?, next_due = ?, updated_at = ? WHERE run_id = ? AND revision = ?",
-            (mark.revision + 1, spec.version, record.status.value, steps,
-             json.dumps(record.to_dict(history=False), ensure_ascii=False, allow_nan=False),
-             None if deadline is None else _utc_text(deadline), at, run_id, mark.revision))
-        if updated.rowcount != 1:
-            found = self._x("SELECT revision FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+        if not locked:
+            found = self._x("SELECT revision FROM runs WHERE run_id = ?" + self.lock_run,
+                            (run_id,)).fetchone()
             if found is None:
                 raise RunNotFound(run_id)
-            raise ConcurrentUpdate(run_id, mark.revision, found[0])
+            if found[0] != mark.revision:
+                raise ConcurrentUpdate(run_id, mark.revision, found[0])
+        steps = len(history) if mark.rewrite else mark.steps + len(history) - mark.known
+        deadline = getattr(run, "next_deadline", None)  # a spec with timers has one
+        self._x("UPDATE runs SET revision = ?, spec_version = ?, status = ?, steps = ?, "
+                "record = ?, next_due = ?, updated_at = ? WHERE run_id = ?",
+                (mark.revision + 1, spec.version, record.status.value, steps,
+                 json.dumps(record.to_dict(history=False), ensure_ascii=False,
+                            allow_nan=False),
+                 None if deadline is None else _utc_text(deadline), at, run_id))
         if mark.rewrite:
             self._x("DELETE FROM history WHERE run_id = ?", (run_id,))
             start, new = 0, history
@@ -491,7 +498,7 @@ class RunStore:
             run = self._head_run(run_class, run_id, row)
             mark = _mark_of(run)
             run.send(event, **values)
-            revision = self._write(run, mark, _utc_text(utcnow()))
+            revision = self._write(run, mark, _utc_text(utcnow()), locked=True)
             if idempotency_key is not None:
                 self._x("INSERT INTO idempotency VALUES (?, ?, ?, ?, ?, ?, ?)",
                         (run_id, idempotency_key, name, key_values, revision, call,
@@ -520,7 +527,7 @@ class RunStore:
         events = tuple(fire(now))
         if not events:
             return Fired(run, False, row[2])
-        revision = self._write(run, mark, _utc_text(utcnow()))
+        revision = self._write(run, mark, _utc_text(utcnow()), locked=True)
         _saved(run, mark, revision)
         return Fired(run, True, revision, events)
 

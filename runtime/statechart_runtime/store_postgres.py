@@ -14,6 +14,8 @@ their own (`postgresql://host/db?options=-csearch_path%3Dmy_schema`).
 from __future__ import annotations
 
 import functools
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import psycopg
 import psycopg.errors
@@ -38,6 +40,14 @@ class PostgresStore(RunStore):
         # Autocommit: every transaction is begun and ended by the store, explicitly.
         self._db = psycopg.connect(self.url, autocommit=True,
                                    connect_timeout=max(2, int(self.timeout)))
+
+    @contextmanager
+    def _transaction(self, begin: str) -> Iterator[None]:
+        # Pipeline mode: statements are sent without waiting for their results until one is
+        # read, so BEGIN travels with the first SELECT, and the writes with the COMMIT: a
+        # `fire` takes three round trips, not ten, and holds the run's row that much less.
+        with self._db.pipeline(), super()._transaction(begin):
+            yield
 
     def _sql(self, sql: str) -> str:
         return _placeholders(sql)
