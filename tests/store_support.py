@@ -4,6 +4,7 @@ worker processes too)."""
 
 from __future__ import annotations
 
+import datetime as dt
 import importlib.util
 import sqlite3
 import sys
@@ -60,3 +61,29 @@ def import_path(path: Path, name: str) -> ModuleType:
     sys.modules[name] = module  # dataclasses resolve annotations through sys.modules
     spec.loader.exec_module(module)
     return module
+
+
+def timed(module: ModuleType) -> type[Any]:
+    """The ticket run class with one timer, written by hand on the contract that generated
+    runs with timers follow (`next_deadline`, `fire_due(now)`): `open` times out after an
+    hour, to `denied` with the note "timeout". For the store's due-work tests."""
+    cached = getattr(module, "TimedTicket", None)
+    if cached is not None:
+        return cached
+
+    class TimedTicket(module.Ticket):
+        @property
+        def next_deadline(self) -> dt.datetime | None:
+            if self.status != module.TicketState.open:
+                return None
+            return self.record.lastTransitionAt + dt.timedelta(hours=1)
+
+        def fire_due(self, now: dt.datetime | None = None) -> list[str]:
+            deadline = self.next_deadline
+            if deadline is None or deadline > (now or dt.datetime.now(dt.UTC)):
+                return []
+            self.deny(note="timeout")
+            return ["deny"]
+
+    module.TimedTicket = TimedTicket
+    return TimedTicket

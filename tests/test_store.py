@@ -5,6 +5,7 @@ the middle of a transaction, idempotency keys, history and find."""
 
 from __future__ import annotations
 
+import datetime as dt
 import multiprocessing
 import os
 import pickle
@@ -15,7 +16,7 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-from store_support import TICKET_MODULE, Backend, import_path
+from store_support import TICKET_MODULE, Backend, import_path, timed
 
 from statechart_runtime.errors import ConcurrentUpdate, RunError, RunNotFound, StoreError
 from statechart_runtime.run import EventNotAccepted
@@ -243,3 +244,60 @@ def test_a_process_killed_in_a_transaction_leaves_no_partial_run(
     assert after.find(ticket.Ticket, status="denied") == [run_id]
     # The dead writer's lock is gone: the next event goes through.
     assert after.fire(ticket.Ticket, run_id, "reopen", note="next").revision == 3
+
+
+def test_due_runs_are_found_and_fired_once(ticket: ModuleType, backend: Backend) -> None:
+    timed_ticket = timed(ticket)
+    store = open_store(backend.url)
+    runs = []
+    for _ in range(3):
+        store.create(run := timed_ticket())
+        runs.append(run)
+    ids = [run.record.runId for run in runs]
+    now = runs[-1].record.lastTransitionAt
+    assert store.due(timed_ticket, now) == []
+    assert store.fire_next_due(timed_ticket, now) is None
+    later = now + dt.timedelta(hours=2)
+    assert store.due(timed_ticket, later) == ids  # earliest deadline first
+    assert store.due(timed_ticket, later, limit=2) == ids[:2]
+    # A run whose timer is not due fires nothing; one that is fires it once.
+    assert not store.fire_due(timed_ticket, ids[0], now).applied
+    fired = store.fire_due(timed_ticket, ids[0], later)
+    assert (fired.applied, fired.events, fired.run.status) == (
+        True, ("deny",), ticket.TicketState.denied)
+    assert not store.fire_due(timed_ticket, ids[0], later).applied  # no longer due
+    claimed = [store.fire_next_due(timed_ticket, later) for _ in range(3)]
+    assert [c.run.record.runId if c else None for c in claimed] == [*ids[1:], None]
+    assert store.due(timed_ticket, later) == []
+    # Reopened, a run is due again an hour after its last transition.
+    reopened = store.fire(timed_ticket, ids[0], "reopen", note="again").run
+    deadline = reopened.record.lastTransitionAt + dt.timedelta(hours=1)
+    assert store.due(timed_ticket, deadline - dt.timedelta(seconds=1)) == []
+    assert store.due(timed_ticket, deadline) == [ids[0]]
+    assert [r.values["note"] for r in store.history(ids[0])] == ["timeout", "again"]
+
+
+def _work_due(module_path: str, url: str, now: dt.datetime) -> list[str]:
+    timed_ticket = timed(import_path(Path(module_path), TICKET_MODULE))
+    fired = []
+    with open_store(url) as store:
+        while (done := store.fire_next_due(timed_ticket, now)) is not None:
+            fired.append(done.run.record.runId)
+    return fired
+
+
+def test_workers_claiming_due_runs_fire_each_timer_once(
+        ticket: ModuleType, ticket_path: Path, backend: Backend) -> None:
+    timed_ticket = timed(ticket)
+    store = open_store(backend.url)
+    ids = []
+    for _ in range(40):
+        store.create(run := timed_ticket())
+        ids.append(run.record.runId)
+    later = run.record.lastTransitionAt + dt.timedelta(hours=2)
+    with multiprocessing.get_context("spawn").Pool(4) as pool:
+        fired = pool.starmap(_work_due, [(str(ticket_path), backend.url, later)] * 4)
+    assert sorted(run_id for worker in fired for run_id in worker) == sorted(ids)
+    for run_id in ids:
+        assert [r.values["note"] for r in store.history(run_id)] == ["timeout"]
+    assert store.due(timed_ticket, later) == []
