@@ -130,7 +130,7 @@ def test_usage_error_exits_2() -> None:
 def test_rule_documentation(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "rule", "terminal-exit")
     assert code == 0
-    assert out.startswith("terminal-exit (error)\n\nA final state can be left.")
+    assert out.startswith("terminal-exit (error)\n\nA final state has transitions of its own.")
     code, _, err = run(capsys, "rule", "terminal-exits")
     assert code == 2
     assert "did you mean `terminal-exit`?" in err

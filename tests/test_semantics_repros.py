@@ -14,6 +14,7 @@ import pytest
 from codegen_support import checked_text, generate, import_source
 from test_soundness import PAR_NEVER
 
+from statechart import semantics
 from statechart.linter import check_source
 from statechart.render.highlight import active_configuration
 
@@ -203,3 +204,156 @@ def test_a_transition_between_regions_reenters_the_parallel_state(tmp_path: Path
     run.send("cross")
     assert _names(run) == ["p", "ra", "a1", "rb", "b2", "rc", "c1"]
     assert entered == ["c1", "c1"]
+
+
+HISTORY_INSIDE = """\
+statechart: history_inside
+version: 1
+initial: p
+states:
+  p:
+    parallel: true
+    on: {stop: out}
+    states:
+      r1:
+        initial: a
+        states:
+          a: {on: {go: b}}
+          b: {}
+      r2:
+        initial: c
+        states:
+          c:
+            initial: c1
+            states:
+              c1: {on: {back: {target: c, history: shallow}, next: c2}}
+              c2: {}
+  out: {final: true}
+"""
+
+
+def test_a_history_transition_from_inside_its_target_leaves_the_other_regions(
+        tmp_path: Path) -> None:
+    """Found by the XState conformance traces: a history transition from a child of its
+    target (domain: the target) entered every ancestor of the target too, so a parallel
+    ancestor got its other regions' default states on top of their active ones."""
+    run = _facade(_module(HISTORY_INSIDE, tmp_path))()
+    run.send("go")
+    run.send("back")
+    assert _names(run) == ["p", "r1", "b", "r2", "c", "c1"]
+    restored = type(run).restore(type(run.record).from_json(run.record.to_json()))
+    assert _names(restored) == _names(run)
+
+
+HISTORY_SELF = """\
+statechart: history_self
+version: 1
+initial: p
+states:
+  p:
+    initial: a
+    on:
+      again: {target: p, history: shallow}
+      stop: out
+    states:
+      a: {on: {go: b}}
+      b: {}
+  out: {final: true}
+"""
+
+
+def test_a_history_transition_that_leaves_its_target_returns_where_it_just_was(
+        tmp_path: Path) -> None:
+    """Found by the XState conformance traces: SCXML's microstep exits (recording history)
+    before it enters (reading it), so `p` -> history of `p` re-enters `b`, the child it just
+    left, although `p` had never been exited before (XState 5 agrees)."""
+    run = _facade(_module(HISTORY_SELF, tmp_path))()
+    run.send("go")
+    run.send("again")
+    assert _names(run) == ["p", "b"]
+    assert run.record.remembered == {"p": ("b",)}
+    restored = type(run).restore(type(run.record).from_json(run.record.to_json()))
+    assert _names(restored) == ["p", "b"]
+
+
+REGION_DONE = """\
+statechart: region_done
+version: 1
+initial: p
+states:
+  p:
+    parallel: true
+    states:
+      r1:
+        initial: a
+        done: out
+        states:
+          a: {on: {go: f1}}
+          f1: {final: true}
+      r2:
+        initial: b
+        states:
+          b: {on: {go: f2}}
+          f2: {final: true}
+  out:
+    on: {stop: end}
+  end: {final: true}
+"""
+
+
+def test_a_region_completion_is_taken_before_its_top_level_parallel_ends_the_run(
+        tmp_path: Path) -> None:
+    """Found by the XState conformance traces: when one microstep makes every region of a
+    top-level parallel state final, the run first takes the raised `done.state` events in
+    order (SCXML's internal queue: r1's, then p's); r1's `done:` leaves `p`, so the run has
+    not ended. python-statemachine had stopped the machine, and the run ended in `p`."""
+    run = _facade(_module(REGION_DONE, tmp_path))()
+    run.send("go")
+    assert _names(run) == ["out"]
+    assert not run.is_terminated
+    assert [s.event.value for s in run.record.history] == ["go", "go", "done.state.r1"]
+    run.send("stop")
+    assert run.is_terminated
+
+
+HISTORY_SELECT = """\
+statechart: history_select
+version: 1
+initial: p
+states:
+  p:
+    parallel: true
+    on: {stop: out}
+    states:
+      r1:
+        initial: c
+        states:
+          c:
+            initial: c1
+            states:
+              c1: {on: {go: {target: c, history: deep}}}
+      r2:
+        initial: x
+        states:
+          x: {on: {go: y}}
+          y: {}
+  out: {final: true}
+"""
+
+
+def test_selection_knows_a_history_transition_exits_only_under_its_target() -> None:
+    """Found by the XState conformance traces: `Chart.select` took c1 -> history of c for a
+    transition to c, whose domain is above the parallel state, so it preempted r2's x -> y.
+    Its domain is c: both are taken."""
+    spec = checked_text(HISTORY_SELECT)
+    assert spec is not None
+    chart = semantics.chart(spec)
+
+    def enabled(state: str) -> list[str | tuple[str, str]]:
+        return [(t.target, t.history) if t.history else t.target
+                for t in spec.states[state].transitions if t.event == "go"]
+
+    configuration = chart.initial_configuration()
+    moves = chart.select(configuration, enabled)
+    assert moves == [("c1", "c", "deep"), ("x", "y")]
+    assert chart.step(configuration, moves, {})[0] == ("p", "r1", "c", "c1", "r2", "y")

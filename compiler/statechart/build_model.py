@@ -18,6 +18,7 @@ import yaml
 from statechart import spec_format as fmt
 from statechart.diagnostics import Diagnostic, Span
 from statechart.model import (
+    HistoryKind,
     Migration,
     RecordField,
     Repair,
@@ -27,6 +28,7 @@ from statechart.model import (
     State,
     StateKind,
     Transition,
+    Trigger,
 )
 from statechart.yaml_source import MAX_DEPTH, STR_TAG, Source, scalar_value, span_of
 
@@ -306,6 +308,13 @@ class _Builder:
             initial = self.string(value("initial"), f"`initial` of {where}")
             initial_span = self.span(value("initial"))
         transitions = self.transitions(name, value("on")) if "on" in got else ()
+        if "done" in got:
+            if kind in ("compound", "parallel"):
+                transitions += self.done_transitions(name, *got["done"])
+            else:
+                self.schema(got["done"][0], f"`done` on {kind} state `{name}`",
+                            "only a state with nested states completes: its final child "
+                            "(or every region's) raises `done`")
         limit = self.integer(value("limit"), f"`limit` of {where}", 1) if "limit" in got else None
         state = State(
             name=name,
@@ -360,18 +369,34 @@ class _Builder:
                     out.append(t)
         return tuple(out)
 
+    def done_transitions(self, source: str, key_node: yaml.Node,
+                         node: yaml.Node) -> tuple[Transition, ...]:
+        """`done:` of a compound or parallel state: its transitions on `done.state.SOURCE`."""
+        alternatives = node.value if isinstance(node, yaml.SequenceNode) else [node]
+        if isinstance(node, yaml.SequenceNode) and not alternatives:
+            self.schema(node, f"`done` of `{source}` lists no targets")
+        out: list[Transition] = []
+        for order, alt in enumerate(alternatives):
+            t = self.transition(source, f"done.state.{source}", key_node, alt, order,
+                                trigger="done")
+            if t is not None:
+                out.append(t)
+        return tuple(out)
+
     def transition(self, source: str, event: str, event_node: yaml.Node, node: yaml.Node,
-                   order: int) -> Transition | None:
-        where = f"transition `{source}` on `{event}`"
+                   order: int, trigger: Trigger = "event") -> Transition | None:
+        where = f"transition `{source}` on `{event}`" if trigger == "event" else \
+            f"the `{trigger}` transition of `{source}`"
         if isinstance(node, yaml.ScalarNode):
             target = self.string(node, f"the target of {where}")
             if target is None:
                 self.dropped("transition", source, event)
                 return None
             return Transition(source, event, target, None, (), None, order,
-                              self.span(event_node), self.span(node))
+                              self.span(event_node), self.span(node), trigger=trigger)
         before = len(self.problems)
-        items = self.mapping(node, where, fmt.TRANSITION_KEYS)
+        items = self.mapping(node, where,
+                             fmt.DONE_KEYS if trigger == "done" else fmt.TRANSITION_KEYS)
         if items is None:
             self.dropped("transition", source, event)
             return None
@@ -402,10 +427,19 @@ class _Builder:
         sets = self.names(got["set"][1], f"`set` of {where}") if "set" in got else []
         description = self.text(got["description"][1], f"`description` of {where}") \
             if "description" in got else None
+        history: HistoryKind | None = None
+        if "history" in got:
+            kind = self.string(got["history"][1], f"`history` of {where}")
+            if kind in fmt.HISTORY_KINDS:
+                history = kind  # type: ignore[assignment]
+            elif kind is not None:
+                self.schema(got["history"][1], f"`history` of {where} is `{kind}`",
+                            "use `shallow` (the child it was in) or `deep` (every nested "
+                            "state it was in)" + _then(did_you_mean(kind, fmt.HISTORY_KINDS)))
         return Transition(
             source, event, target, guard, tuple(n for n, _ in sets), description, order,
             self.span(event_node), self.span(got["target"][1]), guard_span,
-            set_spans=tuple(self.span(n) for _, n in sets),
+            set_spans=tuple(self.span(n) for _, n in sets), trigger=trigger, history=history,
         )
 
     # -- record fields ---------------------------------------------------------------------
@@ -550,6 +584,10 @@ class _Builder:
                 if name:
                     out.append(("state", name, self.span(item)))
         return tuple(out)
+
+
+def _then(hint: str) -> str:
+    return f"; {hint}" if hint else ""
 
 
 def _is_bool(node: yaml.Node) -> bool:

@@ -59,6 +59,8 @@ KINDS: dict[str, str] = {
     "field-type-changed": "A record field has a different type.",
     "enum-narrowed": "An enum field lost values.",
     "enum-widened": "An enum field gained values.",
+    "history-changed": "A transition now enters its target by history, or no longer does, "
+                       "or by the other kind of history.",
     "rule-added": "A new rule in `rules:`.",
     "rule-removed": "A rule of `rules:` is gone.",
     "rule-changed": "A rule with the same `id` selects different states.",
@@ -306,7 +308,24 @@ class _Differ:
                 frozenset(self.fmap.get(f, f) for f in t.sets))
 
     def match_events(self) -> None:
-        old_events, new_events = self.old.events(), self.new.events()
+        # The run's own events (`done.state.X`) are named after their state: they follow it.
+        old_internal = {t.event: t for t in self.old.transitions() if t.internal}
+        new_internal = {t.event for t in self.new.transitions() if t.internal}
+        for event, t in old_internal.items():
+            prefix = event[:len(event) - len(t.source)]
+            mapped = prefix + self.smap.get(t.source, t.source)
+            if mapped in new_internal:
+                self.emap[event] = mapped
+        for event, t in old_internal.items():
+            if event not in self.emap:
+                self.add("transition-removed", f"`{t.source}` no longer has its "
+                         f"`{t.trigger}` transition to `{t.target}`", t.span)
+        for event in new_internal - set(self.emap.values()):
+            n = _first(self.new, event)
+            self.add("transition-added", f"`{n.source}` now has a `{n.trigger}` transition "
+                     f"to `{n.target}`", n.span)
+        old_events = [e for e in self.old.events() if e not in old_internal]
+        new_events = [e for e in self.new.events() if e not in new_internal]
         removed = [e for e in old_events if e not in self.emap]
         added = [e for e in new_events if e not in old_events]
         new_alts = {a: self.alts(self.new, a, False) for a in added}
@@ -370,29 +389,36 @@ class _Differ:
             self.add("transition-added", f"{where} now goes to `{n.target}`", n.span)
 
     def compare_pair(self, where: str, o: Transition, n: Transition) -> None:
+        # Nobody sends the run's own events: their changes break no caller.
         if self.smap.get(o.target) != n.target:
             self.add("transition-retargeted", f"{where} now goes to `{n.target}` "
                      f"(was `{o.target}`)", n.target_span)
+        if o.history != n.history:
+            self.add("history-changed", f"{where} now enters `{n.target}` "
+                     f"{_entering(n.history)} (was {_entering(o.history)})", n.span, runs=True,
+                     help="a stored run's history replays to other states: raise `version` so "
+                          "stored records are re-read through their history")
         if o.guard != n.guard:
             if o.guard is None:
                 self.add("guard-added", f"{where} is now guarded by `{n.guard}`",
-                         n.guard_span or n.span, callers=True,
+                         n.guard_span or n.span, callers=not n.internal,
                          help="callers that relied on the transition may now be refused")
             elif n.guard is None:
                 self.add("guard-removed", f"{where} is no longer guarded by `{o.guard}`",
                          n.span)
             else:
                 self.add("guard-changed", f"{where} is now guarded by `{n.guard}` "
-                         f"(was `{o.guard}`)", n.guard_span or n.span, callers=True,
+                         f"(was `{o.guard}`)", n.guard_span or n.span, callers=not n.internal,
                          help="a different condition decides; callers may now be refused")
         old_sets = {self.fmap.get(f, f) for f in o.sets}
         for i, f in enumerate(n.sets):
             if f not in old_sets:
                 span = n.set_spans[i] if i < len(n.set_spans) else n.span
-                self.add("set-added", f"{where} now needs `{f}`", span, callers=True,
+                self.add("set-added", f"{where} now needs `{f}`", span, callers=not n.internal,
                          help=f"`{f}` is a required keyword argument of the event method")
         for f in sorted(old_sets - set(n.sets)):
-            self.add("set-removed", f"{where} no longer takes `{f}`", n.span, callers=True,
+            self.add("set-removed", f"{where} no longer takes `{f}`", n.span,
+                     callers=not n.internal,
                      help=f"callers that pass `{f}` fail, and the record no longer gets it")
 
     def old_effective(self, t: Transition) -> list[Transition]:
@@ -459,6 +485,10 @@ class _Differ:
         for k, r in new.items():
             if k not in old:
                 self.add("rule-added", f"new rule {_rule_name(r)}", r.span)
+
+
+def _entering(history: str | None) -> str:
+    return f"by {history} history" if history else "by default entry"
 
 
 def _first(spec: Spec, event: str) -> Transition:

@@ -13,6 +13,10 @@ from typing import Literal
 from statechart.diagnostics import Span
 
 StateKind = Literal["atomic", "compound", "parallel", "final"]
+# What raises a transition's event: a caller (`on:`), the completion of its source (`done:`,
+# event `done.state.SOURCE`) or a timer of its source (`after:`, event `after.KEY.SOURCE`).
+Trigger = Literal["event", "done", "after"]
+HistoryKind = Literal["shallow", "deep"]
 FieldType = Literal["string", "integer", "number", "boolean", "datetime", "enum"]
 
 
@@ -35,6 +39,15 @@ class Transition:
     target_span: Span
     guard_span: Span | None = None
     set_spans: tuple[Span, ...] = ()
+    trigger: Trigger = "event"
+    # `history: shallow|deep`: enter the target where it was when last left (its default
+    # entry the first time).
+    history: HistoryKind | None = None
+
+    @property
+    def internal(self) -> bool:
+        """Whether the run raises this transition's event itself (completion, timers)."""
+        return self.trigger != "event"
 
 
 @dataclass(frozen=True)
@@ -179,7 +192,7 @@ class Spec:
         return [t for s in self.states.values() for t in s.transitions]
 
     def events(self) -> list[str]:
-        """Every event name, in first-use order."""
+        """Every event name, in first-use order (internal ones, `done.state.X`, included)."""
         seen: dict[str, None] = {}
         for t in self.transitions():
             seen.setdefault(t.event, None)

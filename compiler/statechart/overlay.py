@@ -204,6 +204,10 @@ class _Resolver:
                     kind = "transition-replaced" if _get(on[1], event) else "transition-added"
                     _set(on[1], ek, ev)  # type: ignore[arg-type]
                     self.changes.append(Change(kind, f"{name}.{event}"))
+            elif key == "done":  # a transition, named like others `STATE.EVENT`
+                kind = "transition-replaced" if _get(base, "done") else "transition-added"
+                _set(base, k, v)
+                self.changes.append(Change(kind, f"{name}.done.state.{name}"))
             elif key == "states":
                 nested = _get(base, "states")
                 if nested is None or not isinstance(nested[1], yaml.MappingNode):
@@ -280,6 +284,12 @@ class _Resolver:
     def _remove_transition(self, root: yaml.MappingNode, name: str, node: yaml.Node) -> None:
         state, _, event = name.partition(".")
         where = self.index(root).get(state)
+        if where is not None and event == f"done.state.{state}":  # the `done:` transition
+            body = where[0].value[where[1]][1]
+            if isinstance(body, yaml.MappingNode) and _get(body, "done") is not None:
+                body.value[:] = [(k, v) for k, v in body.value if _key(k) != "done"]
+                self.changes.append(Change("transition-removed", name))
+                return
         on = _get(where[0].value[where[1]][1], "on") if where else None
         if not event or on is None or _get(on[1], event) is None:
             self.error(node, f"cannot remove transition `{name}`: the base has no event "

@@ -39,16 +39,25 @@ def chart(spec: Spec) -> Chart:
     found = _charts.get(key)
     if found is None:
         top = spec.initial if spec.initial in spec.states else next(iter(spec.states), "")
-        found = _charts[key] = Chart(rows(spec), top)
+        transitions = spec.transitions()
+        found = _charts[key] = Chart(
+            rows(spec), top,
+            completes={t.source for t in transitions if t.trigger == "done"},
+            remembers={t.target for t in transitions if t.history and t.target in spec.states})
         weakref.finalize(spec, _charts.pop, key, None)
     return found
 
 
 def entry_set(spec: Spec, t: Transition) -> tuple[str, ...]:
-    """The states transition `t` enters (none when its target is unknown)."""
+    """The states transition `t` may enter (none when its target is unknown). A history
+    transition may enter any state under its target that was active before: all of them."""
     if t.target not in spec.states:
         return ()
-    return chart(spec).entry_set(t.source, t.target)
+    c = chart(spec)
+    entered = c.entry_set(t.source, t.target)
+    if t.history:
+        return c.sort([*entered, *spec.subtree(t.target)])
+    return entered
 
 
 def initial_configuration(spec: Spec) -> tuple[str, ...]:
@@ -86,11 +95,12 @@ def ending_states(spec: Spec) -> list[str]:
 
 
 def ending_parallels(spec: Spec) -> dict[str, dict[str, list[str]]]:
-    """Top-level parallel states that end the run when every region is done: parallel state
-    -> region -> the region's final children (every region has at least one)."""
+    """Top-level parallel states that end the run when every region is done (those without
+    a `done:` transition): parallel state -> region -> the region's final children (every
+    region has at least one)."""
     out: dict[str, dict[str, list[str]]] = {}
     for top in spec.top_level:
-        if top.kind != "parallel":
+        if top.kind != "parallel" or top.name in chart(spec).completes:
             continue
         regions = {r: [c for c in spec.states[r].children
                        if c in spec.states and spec.states[c].is_final]

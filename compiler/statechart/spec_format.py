@@ -36,6 +36,8 @@ STATE_KEYS = {
     "parallel": "`true`: every nested state is a region, all active at once",
     "final": "`true`: the run (or region) ends here",
     "on": "transitions by event: `on: {start: running}`",
+    "done": "where a compound or parallel state goes once it completes (a final child "
+            "reached; every region final): `done: next` or `{target: next, guard: ok}`",
     "tags": "labels that rules and diagrams select states by",
     "entry": "action methods run on entering the state",
     "exit": "action methods run on leaving the state",
@@ -48,7 +50,12 @@ TRANSITION_KEYS = {
     "guard": "a method name; the transition is taken only when it returns true",
     "set": "record fields the event must provide (keyword arguments of the event)",
     "description": "why this transition exists",
+    "history": "`shallow` or `deep`: enter the (compound or parallel) target where it was "
+               "when last left, or by default the first time",
 }
+HISTORY_KINDS = ("shallow", "deep")
+# Completion transitions: a transition without values (nothing sends the event).
+DONE_KEYS = {k: v for k, v in TRANSITION_KEYS.items() if k != "set"}
 
 FIELD_KEYS = {
     "type": "string, integer, number, boolean or datetime",
@@ -106,11 +113,17 @@ def json_schema() -> dict[str, Any]:
         "type": "object",
         "properties": _described({
             "target": _NAME, "guard": _NAME, "set": _names(), "description": {"type": "string"},
+            "history": {"enum": list(HISTORY_KINDS)},
         }, TRANSITION_KEYS),
         "required": ["target"],
         "additionalProperties": False,
     }
     one_transition = {"oneOf": [_NAME, {"$ref": "#/$defs/transition"}]}
+    done_transition = {"type": "object", "properties": _described({
+        "target": _NAME, "guard": _NAME, "description": {"type": "string"},
+        "history": {"enum": list(HISTORY_KINDS)}}, DONE_KEYS),
+        "required": ["target"], "additionalProperties": False}
+    one_done = {"oneOf": [_NAME, done_transition]}
     state = {
         "type": ["object", "null"],
         "properties": _described({
@@ -122,6 +135,7 @@ def json_schema() -> dict[str, Any]:
             "on": {"type": "object", "propertyNames": _NAME, "additionalProperties": {
                 "oneOf": [one_transition, {"type": "array", "items": one_transition,
                                            "minItems": 1}]}},
+            "done": {"oneOf": [one_done, {"type": "array", "items": one_done, "minItems": 1}]},
             "tags": _names(), "entry": _names(), "exit": _names(), "requires": _names(),
             "limit": {"type": "integer", "minimum": 1},
         }, STATE_KEYS),

@@ -6,7 +6,7 @@ everything it names is part of the API version in `statechart_runtime.API_VERSIO
 
 from __future__ import annotations
 
-from statemachine import State
+from statemachine import HistoryState, State
 
 from statechart_runtime import errors
 from statechart_runtime.machine import Machine
@@ -15,5 +15,5 @@ from statechart_runtime.run import EventNotAccepted, Run
 from statechart_runtime.spec import SpecTables
 from statechart_runtime.values import utcnow
 
-__all__ = ["EventNotAccepted", "Machine", "Record", "Run", "SpecTables", "State", "Step",
-           "check_record", "errors", "record_checker", "utcnow"]
+__all__ = ["EventNotAccepted", "HistoryState", "Machine", "Record", "Run", "SpecTables",
+           "State", "Step", "check_record", "errors", "record_checker", "utcnow"]

@@ -1,7 +1,7 @@
 """`Machine`: the python-statemachine base class of every generated machine, made to follow
 `statechart_runtime.semantics` where python-statemachine 3.2.2 departs from SCXML.
 
-Two departures are routed around here (the tests under tests/conformance pin them against
+Three departures are routed around here (the tests under tests/conformance pin them against
 XState):
 
 - Selection order. The library walks the active atomic states in the order they were
@@ -9,6 +9,8 @@ XState):
   take conflicting transitions on one event the region entered last wins, and a restored run
   (whose configuration is stored in document order) can choose differently from the run it was
   saved from. `_Engine` walks them in document order, as SCXML does.
+- Ending. The library stops when every region of a top-level parallel state is final, before
+  the run's own completion events (`done:` of a region) are taken; the run decides instead.
 - Document order numbers. The library numbers a compound state's children without carrying
   the counter back up, so a region listing states before its initial one gets numbers that
   reorder entries and exits across regions. `number_states` renumbers every state from the
@@ -51,6 +53,14 @@ class _Engine(SyncEngine):
             if transition is not None:
                 enabled.add(transition)
         return self._filter_conflicting_transitions(enabled)
+
+    def _check_root_final_state(self) -> None:
+        # The library stops the machine at the end of a macrostep that leaves every region of
+        # a top-level parallel state final. The run's own `done.state` events (a region's
+        # `done:`) come after that macrostep and may leave the parallel state, so the run
+        # decides when it has ended (`Chart.ended`, once its completion cascade is over) and
+        # refuses events from then on.
+        return
 
     def microstep(self, transitions: list[Any], trigger_data: Any) -> Any:
         hook: MicrostepHook | None = getattr(self.sm, "_sc_run", None)
@@ -95,6 +105,12 @@ class Machine(StateMachine):
             if key in callbacks:  # `call` would add an empty entry for every state
                 callbacks.call(key, event=event, state=state, source=state, target=None,
                                machine=self, model=self.model)
+
+    def keep_running(self) -> None:
+        """Undo the library's stop when a top-level parallel state completes: it does not know
+        the runtime's `done:` transitions (their events are the runtime's, not its
+        `done.state.*`), and the run goes on when one of them takes the state onwards."""
+        self._engine.running = True
 
     def reset_to(self, names: tuple[str, ...]) -> None:
         """Put the configuration back to `names` (after a failed event) and drop anything the

@@ -37,7 +37,7 @@ JsonObject = dict[str, Any]
 # Deeper JSON than this is refused before Python's own recursion limit is near.
 MAX_JSON_DEPTH = 64
 _FIXED_KEYS = ("runId", "specVersion", "status", "configuration", "lastTransitionAt", "history",
-               "counts")
+               "counts", "remembered")
 
 
 @dataclasses.dataclass(slots=True)
@@ -76,6 +76,9 @@ class Record:
         if history:
             data["history"] = [step.to_dict() for step in record.history]
         data["counts"] = dict(record.counts)
+        if spec.chart.remembers:
+            data["remembered"] = {name: list(states)
+                                  for name, states in sorted(record.remembered.items())}
         for field, attr in spec.attrs.items():
             value = getattr(self, attr)
             if value is not None:
@@ -116,7 +119,8 @@ class Record:
         data = upgrade(spec, data)
         known = {*_FIXED_KEYS, *spec.codec.types}
         for key in data:
-            if key not in known or (spec.flat and key == "configuration"):
+            if key not in known or (spec.flat and key == "configuration") or (
+                    key == "remembered" and not spec.chart.remembers):
                 raise invalid(str(key), "unknown key")
         run_id = data.get("runId")
         if not isinstance(run_id, str) or not run_id:
@@ -143,6 +147,8 @@ class Record:
                                                 data.get("lastTransitionAt"), invalid)
         values["history"] = [_step_from_dict(cls, i, step) for i, step in enumerate(history)]
         values["counts"] = dict(counts)
+        if spec.chart.remembers:
+            values["remembered"] = _remembered_from(spec, data.get("remembered", {}))
         for field in spec.codec.types:
             if field in data:
                 values[spec.attrs[field]] = spec.codec.from_json(field, data[field])
@@ -176,6 +182,21 @@ def _refuse_deep(data: object, invalid: type[Exception]) -> None:
             stack.extend((v, depth + 1, f"{where}.{k}") for k, v in value.items())
         elif isinstance(value, list):
             stack.extend((v, depth + 1, f"{where}[{i}]") for i, v in enumerate(value))
+
+
+def _remembered_from(spec: SpecTables, raw: object) -> dict[str, tuple[str, ...]]:
+    if not isinstance(raw, dict):
+        raise spec.invalid("remembered", "expected an object: state -> the states active "
+                           "under it when it was last left")
+    out: dict[str, tuple[str, ...]] = {}
+    for name, states in raw.items():
+        if name not in spec.chart.remembers:
+            raise spec.invalid(f"remembered.{name}", "no history transition targets it")
+        if not isinstance(states, list) or not all(
+                isinstance(s, str) and s in spec.chart.order for s in states):
+            raise spec.invalid(f"remembered.{name}", "expected a list of state names")
+        out[name] = tuple(states)
+    return out
 
 
 def _state_of(spec: SpecTables, where: str, raw: object) -> Any:
@@ -242,7 +263,7 @@ def check_record(record: Record, record_class: type[Record] | None = None) -> No
                 spec.codec.to_json(field, value)
             except TypeError:
                 raise invalid(field, f"expected a {kind} value, got {value!r}") from None
-    configuration, counts, last = replay(spec, record)
+    configuration, counts, last, remembered = replay(spec, record)
     recorded = spec.configuration_names(record)
     if not spec.flat and recorded != configuration:
         raise invalid("configuration", f"the history ends in {list(configuration)}, "
@@ -252,6 +273,8 @@ def check_record(record: Record, record_class: type[Record] | None = None) -> No
                       f"`{rec.status.value}`")
     if rec.counts != counts:
         raise invalid("counts", f"the history gives {counts}, not {rec.counts}")
+    if spec.chart.remembers and {k: tuple(v) for k, v in rec.remembered.items()} != remembered:
+        raise invalid("remembered", f"the history gives {remembered}, not {rec.remembered}")
     for name in configuration:
         for field in spec.requires.get(name, ()):
             if getattr(record, spec.attrs[field]) is None:
@@ -271,14 +294,17 @@ def check_record(record: Record, record_class: type[Record] | None = None) -> No
 
 
 def replay(spec: SpecTables, record: Record
-           ) -> tuple[tuple[str, ...], dict[str, int], dict[str, tuple[Any, Any, int]]]:
-    """(configuration, counts, last values) at the end of a record's checked history; the
-    last values map each field a step set to (its JSON value, its typed value, the step)."""
+           ) -> tuple[tuple[str, ...], dict[str, int], dict[str, tuple[Any, Any, int]],
+                      dict[str, tuple[str, ...]]]:
+    """(configuration, counts, last values, remembered) at the end of a record's checked
+    history; the last values map each field a step set to (its JSON value, its typed value,
+    the step); remembered, each history target's states at its last exit."""
     invalid = spec.invalid
     chart = spec.chart
     configuration = chart.initial_configuration()
     counts = dict(spec.initial_counts)
     last: dict[str, tuple[Any, Any, int]] = {}
+    remembered: dict[str, tuple[str, ...]] = {}
     step_class = record._sc_step
     history: list[Any] = record.history  # type: ignore[attr-defined]  # the generated field
     for index, step in enumerate(history):
@@ -291,12 +317,22 @@ def replay(spec: SpecTables, record: Record
         if key[0] not in configuration:
             raise invalid(where, f"`{key[0]}` was not active (active: "
                           f"{', '.join(configuration)})")
+        if key[1].startswith("done.state.") and not chart.is_done(key[0], configuration):
+            raise invalid(where, f"`{key[0]}` had not completed (active: "
+                          f"{', '.join(configuration)})")
         for field in set(step.values) | set(sets):
             if field not in sets:
                 raise invalid(f"{where}.values.{field}", f"`{key[1]}` does not set it")
             if field not in step.values:
                 raise invalid(f"{where}.values.{field}", f"`{key[1]}` sets it; missing")
-        for name in chart.entry_set(key[0], key[2]):
+        kind = spec.history.get(key)
+        if chart.remembers:
+            after, entered, remembered = chart.step(
+                configuration, [(key[0], key[2]) if kind is None else (key[0], key[2], kind)],
+                remembered)
+        else:
+            after, entered = None, chart.entry_set(key[0], key[2])
+        for name in entered:
             if name in counts:
                 counts[name] += 1
                 if counts[name] > spec.limits[name]:
@@ -305,13 +341,13 @@ def replay(spec: SpecTables, record: Record
         for field, raw in step.values.items():
             last[field] = (raw, spec.codec.from_json(field, raw, f"{where}.values.{field}"),
                            index)
-        configuration = chart.next_configuration(configuration, [(key[0], key[2])])
+        configuration = after or chart.next_configuration(configuration, [(key[0], key[2])])
         for name in configuration:  # as the run itself refuses it, at the step that breaks
             for field in spec.requires.get(name, ()):
                 if field not in last:
                     raise invalid(where, f"enters `{name}`, which requires `{field}`, and no "
                                   "step so far set it")
-    return configuration, counts, last
+    return configuration, counts, last, remembered
 
 
 def _check_step(spec: SpecTables, step_class: type[Step[Any, Any]], where: str,
@@ -373,8 +409,10 @@ def upgrade(spec: SpecTables, data: Mapping[str, Any]) -> Mapping[str, Any]:
     status = state(upgraded.get("status"))
     replayed = _replay_raw(spec, history) if isinstance(history, list) and history else None
     if replayed is not None:
-        _agrees_with_replay(spec, upgraded, state, status, replayed)
-        configuration, upgraded["counts"] = replayed
+        _agrees_with_replay(spec, upgraded, state, status, replayed[:2])
+        configuration, upgraded["counts"] = replayed[:2]
+        if len(replayed) == 3:
+            upgraded["remembered"] = {k: list(v) for k, v in replayed[2].items()}
     elif isinstance(status, str) and status in spec.chart.order:
         configuration = spec.chart.configuration_of(status)
         upgraded["counts"] = (dict(spec.initial_counts) if history == []
@@ -429,12 +467,13 @@ def _agrees_with_replay(spec: SpecTables, upgraded: Mapping[str, Any],
                                    f"history gives {counts[new]}")
 
 
-def _replay_raw(spec: SpecTables, history: list[Any]
-                ) -> tuple[tuple[str, ...], dict[str, int]] | None:
-    """(configuration, counts) after replaying a JSON history, or None where it breaks."""
+def _replay_raw(spec: SpecTables, history: list[Any]) -> tuple[Any, ...] | None:
+    """(configuration, counts[, remembered when the spec has history]) after replaying a
+    JSON history, or None where it breaks."""
     chart = spec.chart
     configuration = chart.initial_configuration()
     counts = dict(spec.initial_counts)
+    remembered: dict[str, tuple[str, ...]] = {}
     for step in history:
         if not isinstance(step, dict):
             return None
@@ -444,10 +483,15 @@ def _replay_raw(spec: SpecTables, history: list[Any]
             return None
         if (source, event, target) not in spec.effects or source not in configuration:
             return None
-        for name in chart.entry_set(source, target):
+        kind = spec.history.get((source, event, target))
+        configuration, entered, remembered = chart.step(
+            configuration, [(source, target) if kind is None else (source, target, kind)],
+            remembered)
+        for name in entered:
             if name in counts:
                 counts[name] += 1
-        configuration = chart.next_configuration(configuration, [(source, target)])
+    if spec.chart.remembers:
+        return configuration, counts, remembered
     return configuration, counts
 
 

@@ -33,10 +33,12 @@ class EventNotAccepted(RunError, TransitionNotAllowed):
     too, so code written against python-statemachine keeps catching it."""
 
     def __init__(self, event: str, configuration: tuple[str, ...], *, ended: bool,
-                 known: bool = True) -> None:
+                 known: bool = True, internal: bool = False) -> None:
         where = ", ".join(configuration)
         if not known:
             reason = "the spec has no such event"
+        elif internal:
+            reason = "the run raises it itself (completion or timer); it cannot be sent"
         elif ended:
             reason = f"the run has ended (in {where})"
         else:
@@ -107,6 +109,25 @@ class Run(Generic[R, S, E]):
             model=self, state_field="_sc_state",
             listeners=None if model is None else [model])
         self.machine._sc_run = self
+        if record is not None and spec.history_ids:
+            self._restore_history()
+        self._raised: list[str] = []  # states whose `done.state` event awaits its microstep
+
+    def _restore_history(self) -> None:
+        """Give python-statemachine the remembered configurations of the record (the library
+        keeps them per history pseudo-state and does not persist them)."""
+        spec = self._sc_spec
+        states = self.machine.states_map
+        values = self.machine.history_values
+        remembered: dict[str, list[str]] = self.record.remembered  # type: ignore[attr-defined]
+        for key, history_id in spec.history_ids.items():
+            target, kind = key.rsplit(".", 1)
+            names = remembered.get(target)
+            if names is None:
+                continue
+            chart = spec.chart
+            kept = names if kind == "deep" else [n for n in names if chart.parent[n] == target]
+            values[history_id] = [states[n] for n in kept]
 
     @classmethod
     def restore(cls, record: R, **kwargs: Any) -> Self:
@@ -146,7 +167,8 @@ class Run(Generic[R, S, E]):
             return ()
         active = set(self._active)
         return tuple(member for name, member in spec.events_by_name.items()
-                     if not active.isdisjoint(spec.by_event.get(name, ())))
+                     if name not in spec.internal
+                     and not active.isdisjoint(spec.by_event.get(name, ())))
 
     def send(self, event: str | E, **values: Any) -> None:
         """Send `event` (its name or its enum member), with the values it sets as keyword
@@ -157,6 +179,8 @@ class Run(Generic[R, S, E]):
         name = event.value if isinstance(event, spec.event_enum) else event
         if not isinstance(name, str) or name not in spec.events_by_name:
             raise EventNotAccepted(str(name), self._active, ended=False, known=False)
+        if name in spec.internal:
+            raise EventNotAccepted(name, self._active, ended=False, internal=True)
         settable = spec.event_fields.get(name, ())
         for field in values:
             if field not in settable:
@@ -179,17 +203,24 @@ class Run(Generic[R, S, E]):
         flat = spec.flat
         saved = (record.status, None if flat else record.configuration, record.counts,
                  record.lastTransitionAt, len(record.history), self._active)
+        remembered = record.remembered if spec.chart.remembers else None
+        history_values = dict(self.machine.history_values) if remembered is not None else None
         attrs = spec.attrs
         fields = [(attrs[f], getattr(record, attrs[f])) for f in checked]
         self._pending = (event, checked)
         self._stepped = False
+        if chart.completes:
+            self.machine.keep_running()  # a completed top-level parallel state may go on
         try:
             # The machine's event id: the spec's name unless the module maps it.
             self.machine.send(spec.event_ids.get(event, event) if spec.event_ids else event)
+            if self._raised:
+                self._complete()
         except BaseException as exc:
             # All or nothing: the record goes back to what it was, and so does the machine
             # (python-statemachine rolls back only what failed inside a step's actions, not an
-            # `after_` hook or a BaseException such as KeyboardInterrupt).
+            # `after_` hook or a BaseException such as KeyboardInterrupt). A completion
+            # cascade is part of the event that caused it.
             (record.status, configuration, record.counts, record.lastTransitionAt, length,
              self._active) = saved
             if not flat:
@@ -197,6 +228,11 @@ class Run(Generic[R, S, E]):
             del record.history[length:]
             for field, value in fields:
                 setattr(record, field, value)
+            if remembered is not None:
+                record.remembered = remembered
+                self.machine.history_values.clear()
+                self.machine.history_values.update(history_values or {})
+            self._raised.clear()
             self.machine.reset_to(self._active)
             if isinstance(exc, TransitionNotAllowed) and not isinstance(exc, EventNotAccepted):
                 raise EventNotAccepted(event, self._active, ended=False) from None
@@ -208,6 +244,31 @@ class Run(Generic[R, S, E]):
             # The event is applied by now: an exception from these actions reaches the caller
             # with the record in its final state.
             self.machine.run_exit_actions(list(reversed(self._active)), event)
+
+    def _complete(self) -> None:
+        """Take the `done.state` events the last microsteps raised, one microstep each, in
+        order (SCXML's internal queue; each may raise more)."""
+        while self._raised:
+            self._fire_internal("done.state." + self._raised.pop(0))
+
+    def _fire_internal(self, event: str) -> bool:
+        """Send an event the run raises itself (completion, timers) as its own microstep.
+        False, with nothing changed, when no transition of it is enabled (its state was left,
+        or its guards refuse): the event is then dropped, as SCXML drops it."""
+        spec = self._sc_spec
+        if event not in spec.internal or spec.internal[event] not in self._active:
+            return False
+        self._pending = (event, _NO_VALUES)
+        self._stepped = False
+        if spec.chart.parent[spec.internal[event]] is None:
+            self.machine.keep_running()  # a top-level parallel state completed
+        try:
+            self.machine.send(spec.event_ids[event])
+        except TransitionNotAllowed:
+            if self._stepped:
+                raise
+            return False
+        return True
 
     def _sc_microstep(self, transitions: list[Any], trigger: str) -> None:
         """Called by the engine for every microstep, before any action: checks the spec's
@@ -224,6 +285,9 @@ class Run(Generic[R, S, E]):
         chart = spec.chart
         record: Any = self.record
         moves = [(t.source.value, t.target.value) for t in transitions]  # spec names
+        if spec.history_targets:  # a history pseudo-state stands for its parent
+            targets = spec.history_targets
+            moves = [(s, targets.get(t, t)) for s, t in moves]
         entered: list[str] = []
         all_sets: list[tuple[str, ...]] = []
         for source, target in moves:
@@ -232,16 +296,27 @@ class Run(Generic[R, S, E]):
                 if field not in values:
                     raise spec.missing(field, f"`{event}` from `{source}` to `{target}` sets "
                                        f"it; pass {field}=...")
-            entered.extend(chart.effect(source, target)[1])
             all_sets.append(sets)
+        # A flat spec's configuration is its one state: the common case, kept cheap.
+        remembered = None
+        if spec.flat:
+            configuration: tuple[str, ...] = (moves[0][1],)
+            entered.append(moves[0][1])
+        elif chart.remembers:
+            history = spec.history
+            configuration, entering, remembered = chart.step(
+                self._active, [(s, t, history[(s, event, t)]) if (s, event, t) in history
+                               else (s, t) for s, t in moves], record.remembered)
+            entered.extend(entering)
+        else:
+            configuration = chart.next_configuration(self._active, moves)
+            for source, target in moves:
+                entered.extend(chart.effect(source, target)[1])
         counts = record.counts
         if spec.limits:
             for name in entered:
                 if name in spec.limits and counts[name] >= spec.limits[name]:
                     raise spec.limit(name, spec.limits[name])
-        # A flat spec's configuration is its one state: the common case, kept cheap.
-        configuration = (moves[0][1],) if spec.flat else \
-            chart.next_configuration(self._active, moves)
         if spec.requires:
             set_now = {f for sets in all_sets for f in sets}
             for name in configuration:
@@ -273,5 +348,9 @@ class Run(Generic[R, S, E]):
         if not spec.flat:
             record.configuration = [states[name] for name in configuration]
         record.lastTransitionAt = at
+        if remembered is not None:
+            record.remembered = remembered
+        if chart.completes:
+            self._raised.extend(chart.raised(chart.sort(entered), configuration))
         self._active = configuration
         self._stepped = True

@@ -18,8 +18,15 @@ XState's with `reenter: true`. `docs/semantics.md` states it in words with examp
   selected transitions *conflict* when their exit sets intersect: the one whose source is a
   descendant of the other's wins, otherwise the one selected first (document order).
 - A compound state is *done* when its active child is final; a parallel state when every
-  region is done. The run *ends* when a top-level final state is active, or when a top-level
-  parallel state is done (nothing can leave it: `check` refuses exits from finished regions).
+  region is done. Entering a final state raises `done.state.P` for its parent P, and for P's
+  parent G too when G is parallel and now done (SCXML enterStates); the run takes the raised
+  events one microstep each, in that order, before the next event (`done:` transitions).
+- A *history* transition (`history: shallow|deep`) to compound or parallel P enters P where it
+  was when P was last exited: deep, every state that was active under P; shallow, the children
+  of P that were active, each by default entry. Never exited yet: P's default entry. Its domain
+  is that of a transition to a child of P (SCXML's history pseudo-state).
+- The run *ends* when a top-level final state is active, or when a top-level parallel state
+  without a `done:` transition is done.
 
 Everything here is iterative and works on plain names, so it needs nothing but the standard
 library: a generated module builds a `Chart` from its tables at import time.
@@ -33,16 +40,23 @@ from typing import Literal
 Kind = Literal["atomic", "compound", "parallel", "final"]
 # (name, parent or None, kind, initial child or None), in document order.
 StateRow = tuple[str, str | None, str, str | None]
+# A transition as the algorithms see it: (source, target), or (source, target, history kind).
+Move = tuple[str, str] | tuple[str, str, str]
+# Compound/parallel state -> the states active under it when it was last exited.
+Remembered = dict[str, tuple[str, ...]]
 _MEMO_LIMIT = 4096
 
 
 class Chart:
     """The state tree of one spec and the SCXML algorithms over it."""
 
-    __slots__ = ("_effects", "_next", "children", "initial", "kind", "names", "order", "parent",
-                 "top", "top_initial")
+    __slots__ = ("_effects", "_next", "children", "completes", "initial", "kind", "names",
+                 "order", "parent", "remembers", "top", "top_initial")
 
-    def __init__(self, rows: Sequence[StateRow], top_initial: str) -> None:
+    def __init__(self, rows: Sequence[StateRow], top_initial: str, *,
+                 completes: Iterable[str] = (), remembers: Iterable[str] = ()) -> None:
+        """`completes`: the states with `done:` transitions; `remembers`: the targets of
+        history transitions (whose last configuration a run keeps)."""
         self.names: tuple[str, ...] = tuple(row[0] for row in rows)
         self.order: dict[str, int] = {name: i for i, name in enumerate(self.names)}
         self.parent: dict[str, str | None] = {row[0]: row[1] for row in rows}
@@ -53,6 +67,8 @@ class Chart:
         for name, parent, _, _ in rows:
             (self.top if parent is None else self.children[parent]).append(name)
         self.top_initial = top_initial
+        self.completes = frozenset(completes)
+        self.remembers = frozenset(remembers)
         self._effects: dict[tuple[str, str], tuple[str | None, tuple[str, ...]]] = {}
         self._next: dict[tuple[tuple[str, ...], tuple[tuple[str, str], ...]],
                          tuple[str, ...]] = {}
@@ -162,6 +178,116 @@ class Chart:
         domain = self.effect(source, target)[0]
         return self.sort(s for s in configuration if self.is_descendant(s, domain))
 
+    # -- history ----------------------------------------------------------------------------
+
+    def history_effect(self, source: str, target: str, kind: str,
+                       remembered: Sequence[str] | None) -> tuple[str | None, tuple[str, ...]]:
+        """(domain, entry set) of a history transition to `target` given what `target`
+        remembers (None: it was never exited, so its default entry)."""
+        domain = None
+        for ancestor in self.ancestors(source):
+            if self.kind[ancestor] == "compound" and (
+                    ancestor == target or self.is_descendant(target, ancestor)):
+                domain = ancestor
+                break
+        content: set[str] = set()
+        if remembered is None:
+            for child in self.default_entry(target)[1:]:
+                content.add(child)
+        elif kind == "deep":
+            content.update(remembered)
+        else:
+            for child in remembered:
+                if self.parent[child] == target:
+                    content.update(self.default_entry(child))
+        entered = set(content)
+        if target != domain:  # from inside the target, the domain is the target itself
+            entered.add(target)
+            for ancestor in self.ancestors(target):
+                if ancestor == domain:
+                    break
+                entered.add(ancestor)
+        # A parallel state entered (or on the path) gets every region it has no state of.
+        stack = [s for s in entered if self.kind[s] == "parallel"]
+        while stack:
+            parallel = stack.pop()
+            for region in self.children[parallel]:
+                if region not in entered:
+                    added = self.default_entry(region)
+                    entered.update(added)
+                    stack.extend(a for a in added if self.kind[a] == "parallel")
+        return domain, self.sort(entered)
+
+    def remember(self, configuration: Sequence[str], exited: Iterable[str],
+                 remembered: Remembered) -> Remembered:
+        """`remembered` updated for the states of `remembers` that a step exits: each keeps the
+        states that were active under it (SCXML records history on exit)."""
+        out = remembered
+        for name in exited:
+            if name in self.remembers:
+                if out is remembered:
+                    out = dict(remembered)
+                out[name] = tuple(s for s in configuration if self.is_descendant(s, name))
+        return out
+
+    def move(self, configuration: Sequence[str], move: Move,
+             remembered: Remembered | None = None) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """(exit set, entry set) of one transition, a history one included."""
+        source, target = move[0], move[1]
+        if len(move) == 3:
+            domain, entered = self.history_effect(
+                source, target, move[2], (remembered or {}).get(target))
+        else:
+            domain, entered = self.effect(source, target)
+        exited = self.sort(s for s in configuration if self.is_descendant(s, domain))
+        return exited, entered
+
+    def step(self, configuration: Sequence[str], moves: Sequence[Move],
+             remembered: Remembered) -> tuple[tuple[str, ...], tuple[str, ...], Remembered]:
+        """(next configuration, entered states, remembered) after one microstep: the general
+        form of `next_configuration`, for steps that take or record history."""
+        # As SCXML's microstep: every exit first, which records history (exitStates), then the
+        # entries, which read it (enterStates): a transition that leaves a history target and
+        # comes back to it by history returns to where it just was. The domain of a history
+        # transition does not depend on what is remembered, so the exit set is the same
+        # either way.
+        exited: set[str] = set()
+        for m in moves:
+            exited.update(self.move(configuration, m, remembered)[0])
+        after = self.remember(configuration, self.sort(exited), remembered)
+        entered: set[str] = set()
+        for m in moves:
+            entered.update(self.move(configuration, m, after)[1])
+        result = self.sort((set(configuration) - exited) | entered)
+        return result, self.sort(entered), after
+
+    # -- completion -------------------------------------------------------------------------
+
+    def raised(self, entered: Iterable[str], configuration: Iterable[str]) -> list[str]:
+        """The states whose `done.state` event a microstep raises that a `done:` transition
+        handles, in the order SCXML raises them (entry order; see the module docstring)."""
+        out: list[str] = []
+        if not self.completes:
+            return out
+        entering = list(entered)
+        # As SCXML enters them: one by one, so two regions finishing in one microstep raise
+        # their parallel's event once, when the second is entered.
+        active = set(configuration) - set(entering)
+        for name in entering:
+            active.add(name)
+            if self.kind[name] != "final":
+                continue
+            parent = self.parent[name]
+            if parent is None:
+                continue
+            if parent in self.completes:
+                out.append(parent)
+            grand = self.parent[parent]
+            if grand is not None and grand in self.completes and self.kind[grand] == "parallel" \
+                    and self.is_done(grand, active):
+                out.append(grand)
+        return out
+
     def next_configuration(self, configuration: Sequence[str],
                            transitions: Iterable[tuple[str, str]]) -> tuple[str, ...]:
         """The configuration after one microstep that takes the (source, target) transitions
@@ -185,38 +311,43 @@ class Chart:
     # -- selection --------------------------------------------------------------------------
 
     def select(self, configuration: Sequence[str],
-               enabled: Callable[[str], Iterable[str]]) -> list[tuple[str, str]]:
-        """The transitions one event takes, as (source, target), in selection order.
+               enabled: Callable[[str], Iterable[str | tuple[str, str]]]) -> list[Move]:
+        """The transitions one event takes, as moves ((source, target), or (source, target,
+        history kind) for a history transition), in selection order.
 
         `enabled(state)` gives, lazily and in document order, the targets of the event's
         alternatives declared on `state` whose guards pass (a generator evaluates each guard
-        only when the one before it failed). For each active atomic state in document order,
-        the first such alternative on the state, then on its parent, and so on up, is taken.
+        only when the one before it failed); a history alternative as (target, kind). For each
+        active atomic state in document order, the first such alternative on the state, then
+        on its parent, and so on up, is taken.
         """
-        selected: list[tuple[str, str]] = []
+        selected: list[Move] = []
         active = self.sort(configuration)
         atomic = [s for s in active if not self.children[s] or self.kind[s] == "final"]
         for leaf in atomic:
             for state in (leaf, *self.ancestors(leaf)):
-                target = next(iter(enabled(state)), None)
-                if target is not None:
-                    if (state, target) not in selected:
-                        selected.append((state, target))
+                found = next(iter(enabled(state)), None)
+                if found is not None:
+                    move: Move = (state, found) if isinstance(found, str) else \
+                        (state, found[0], found[1])
+                    if move not in selected:
+                        selected.append(move)
                     break
         return self.without_conflicts(active, selected)
 
     def without_conflicts(self, configuration: Sequence[str],
-                          selected: list[tuple[str, str]]) -> list[tuple[str, str]]:
+                          selected: list[Move]) -> list[Move]:
         """SCXML's removeConflictingTransitions: of two transitions whose exit sets
         intersect, the one whose source is a descendant of the other's source wins, otherwise
-        the one selected first."""
-        kept: list[tuple[str, str]] = []
+        the one selected first. A history transition's exit set is that of its own domain
+        (from a child of its target: the target's children only)."""
+        kept: list[Move] = []
         for t1 in selected:
-            exits1 = set(self.exit_set(configuration, *t1))
+            exits1 = set(self._exits(configuration, t1))
             preempted = False
-            to_remove: list[tuple[str, str]] = []
+            to_remove: list[Move] = []
             for t2 in kept:
-                if exits1 & set(self.exit_set(configuration, *t2)):
+                if exits1 & set(self._exits(configuration, t2)):
                     if self.is_descendant(t1[0], t2[0]):
                         to_remove.append(t2)
                     else:
@@ -226,6 +357,11 @@ class Chart:
                 kept = [t for t in kept if t not in to_remove]
                 kept.append(t1)
         return kept
+
+    def _exits(self, configuration: Sequence[str], move: Move) -> tuple[str, ...]:
+        if len(move) == 2:
+            return self.exit_set(configuration, move[0], move[1])
+        return self.move(configuration, move)[0]
 
     # -- completion -------------------------------------------------------------------------
 
@@ -258,6 +394,7 @@ class Chart:
         for name in active:
             if self.parent[name] is None:
                 kind = self.kind[name]
-                if kind == "final" or (kind == "parallel" and self.is_done(name, active)):
+                if kind == "final" or (kind == "parallel" and name not in self.completes
+                                       and self.is_done(name, active)):
                     return True
         return False

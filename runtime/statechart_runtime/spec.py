@@ -34,7 +34,11 @@ class SpecTables:
         "event_ids",
         "events_by_name",
         "flat",
+        "history",
+        "history_ids",
+        "history_targets",
         "initial_counts",
+        "internal",
         "invalid",
         "limit",
         "limits",
@@ -70,15 +74,33 @@ class SpecTables:
             InvalidRecord, LimitExceeded, MissingField),
         event_ids: Mapping[str, str] | None = None,
         attrs: Mapping[str, str] | None = None,
+        internal: Mapping[str, str] | None = None,
+        history: Sequence[tuple[str, str, str, str]] = (),
+        history_ids: Mapping[str, str] | None = None,
     ) -> None:
         """`event_ids` and `attrs` hold the spec's names that the generated module maps to
         other Python names (docs/generated-code.md, "Names"): event -> python-statemachine
-        event id, record field -> attribute. Absent names are their own Python names."""
+        event id, record field -> attribute. Absent names are their own Python names.
+
+        `internal`: the events the run raises itself (`done.state.X`, timers) -> the state
+        that declares them. `history`: (source, event, target, `shallow`|`deep`) for every
+        history transition; `history_ids`: `TARGET.KIND` -> the id of the machine's
+        HistoryState for it."""
         self.name = name
         self.version = version
         self.sha256 = sha256
         self.compiler = compiler
-        self.chart = Chart(states, initial)
+        self.internal: dict[str, str] = dict(internal or {})
+        self.history: dict[tuple[str, str, str], str] = {
+            (source, event, target): kind for source, event, target, kind in history}
+        self.history_ids: dict[str, str] = dict(history_ids or {})
+        # The machine's HistoryState id -> the state it stands for (a step's target).
+        self.history_targets: dict[str, str] = {
+            hid: key.rsplit(".", 1)[0] for key, hid in self.history_ids.items()}
+        self.chart = Chart(states, initial,
+                           completes={state for event, state in self.internal.items()
+                                      if event.startswith("done.state.")},
+                           remembers={target for _, _, target in self.history})
         self.flat = all(row[1] is None for row in states)
         self.state_enum: Any = state_enum
         self.event_enum: Any = event_enum

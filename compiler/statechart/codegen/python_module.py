@@ -80,8 +80,21 @@ class PythonNames:
         # mapped name of another kind.
         self.states = names.python_names(spec.states, "state", names.member_needs_mapping,
                                          taken)
-        self.events = names.python_names(spec.events(), "event", names.member_needs_mapping,
-                                         taken)
+        internal = {t.event for t in spec.transitions() if t.internal}
+        self.events = names.python_names([e for e in spec.events() if e not in internal],
+                                         "event", names.member_needs_mapping, taken)
+        # Internal events (`done.state.x`) are enum members named after them (`done_state_x`)
+        # and machine events `_sc_<member>`: no spec name starts with `_`, and
+        # python-statemachine gives `done_state_*` ids a meaning of its own.
+        self.internal: dict[str, str] = {}
+        for event in spec.events():
+            if event in internal:
+                member = names.suggestion(event)
+                while member in taken or names.enum_member_needs_mapping(member):
+                    member += "_"
+                taken.add(member)
+                self.internal[event] = member
+                self.events[event] = "_sc_" + member
         self.guards = names.python_names(guards, "guard", names.member_needs_mapping, taken)
         self.actions = names.python_names(actions, "action", names.member_needs_mapping,
                                           taken)
@@ -112,7 +125,13 @@ class PythonNames:
         return self.state(name) if names.enum_member_needs_mapping(name) else Ident(name)
 
     def event_member(self, name: str) -> Ident:
+        if name in self.internal:
+            return Ident(self.internal[name])
         return self.event(name) if names.enum_member_needs_mapping(name) else Ident(name)
+
+    def history_state(self, target: str, kind: str) -> Ident:
+        """The machine's HistoryState for history transitions of `kind` into `target`."""
+        return Ident(f"_sc_h_{kind}_{self.state(target)}")
 
     def value_member(self, field: str, value: str) -> Ident:
         return Ident(self.values[field].get(value, value))
@@ -145,8 +164,44 @@ def _state_kwargs(spec: Spec, pn: PythonNames, state: State) -> list[tuple[Ident
 def _machine_body(spec: Spec, pn: PythonNames
                   ) -> list[tuple[int, str, Ident, list[tuple[Ident, object]]]]:
     """(depth, kind, name, kwargs) in document order, for the template's nested classes."""
-    return [(s.depth, s.kind, pn.state(s.name), _state_kwargs(spec, pn, s))
-            for s in spec.states.values()]
+    histories = _histories(spec)
+    closing: dict[str, list[str]] = {}  # last state of a class body -> its history targets
+    for target in histories:
+        closing.setdefault(spec.subtree(target)[-1], []).append(target)
+    out: list[tuple[int, str, Ident, list[tuple[Ident, object]]]] = []
+    for s in spec.states.values():
+        out.append((s.depth, s.kind, pn.state(s.name), _state_kwargs(spec, pn, s)))
+        # History states end their target's class body, innermost body first.
+        for target in sorted(closing.get(s.name, ()), key=lambda n: -spec.states[n].depth):
+            for kind in histories[target]:
+                out.append((spec.states[target].depth + 1, "history",
+                            pn.history_state(target, kind), [(Ident("type"), py(kind))]))
+    return out
+
+
+def _histories(spec: Spec) -> dict[str, list[str]]:
+    """Target -> the history kinds transitions into it use, in first-use order."""
+    out: dict[str, list[str]] = {}
+    for t in spec.transitions():
+        if t.history and t.target in spec.states:
+            kinds = out.setdefault(t.target, [])
+            if t.history not in kinds:
+                kinds.append(t.history)
+    return out
+
+
+def _history_defaults(spec: Spec, pn: PythonNames) -> list[tuple[Ident, Ident]]:
+    """(history state, default target): a history state never left enters its parent's
+    default: the initial child, or every region."""
+    out: list[tuple[Ident, Ident]] = []
+    for target, kinds in _histories(spec).items():
+        state = spec.states[target]
+        defaults = state.children if state.kind == "parallel" else \
+            [semantics.chart(spec).default_initial(target)]
+        for kind in kinds:
+            path = Ident(_state_path(spec, pn, target) + "." + pn.history_state(target, kind))
+            out.extend((path, Ident(_state_path(spec, pn, d))) for d in defaults if d)
+    return out
 
 
 def _events(spec: Spec, pn: PythonNames, classes: dict[str, Ident]) -> list[dict[str, object]]:
@@ -157,6 +212,8 @@ def _events(spec: Spec, pn: PythonNames, classes: dict[str, Ident]) -> list[dict
         by_event.setdefault(t.event, []).append(t)
     out: list[dict[str, object]] = []
     for event, ts in by_event.items():
+        if ts[0].internal:
+            continue  # the run raises it: no method
         fields: dict[str, None] = {}
         for t in ts:
             fields.update(dict.fromkeys(t.sets))
@@ -216,6 +273,13 @@ def _tables(spec: Spec, pn: PythonNames) -> dict[str, object]:
                                   for n in semantics.initial_configuration(spec)],
         "event_ids": [(py(k), py(v)) for k, v in pn.events.items()],
         "attrs": [(py(k), py(v)) for k, v in pn.fields.items()],
+        "internal": [(py(t.event), py(t.source)) for t in dict.fromkeys(
+            t for t in spec.transitions() if t.internal and t.order == 0)],
+        "history": [py((t.source, t.event, t.target, t.history))
+                    for t in spec.transitions() if t.history],
+        "history_ids": [(py(f"{target}.{kind}"), py(str(pn.history_state(target, kind))))
+                        for target, kinds in _histories(spec).items() for kind in kinds],
+        "remembers": sorted(_histories(spec)),
         "migrations": [(py(m.from_version), py({old: new for old, new, _ in m.states}),
                         py({old: new for old, new, _ in m.fields}))
                        for m in sorted(spec.migrations, key=lambda m: m.from_version)],
@@ -237,9 +301,11 @@ def render(spec: Spec) -> str:
                    for f in spec.record],
         "machine": _machine_body(spec, pn),
         "transitions": [(Ident(_state_path(spec, pn, t.source)),
-                         Ident(_state_path(spec, pn, t.target)),
+                         Ident(_state_path(spec, pn, t.target) + (
+                             "." + pn.history_state(t.target, t.history) if t.history else "")),
                          py(pn.event(t.event)), py(pn.guard(t.guard)) if t.guard else None)
                         for t in spec.transitions()],
+        "history_defaults": _history_defaults(spec, pn),
         "events": _events(spec, pn, classes),
         "guards": [pn.guard(g) for g in dict.fromkeys(t.guard for t in spec.transitions()
                                                         if t.guard)],

@@ -5,7 +5,9 @@ top-level states, fields a state requires are required while that state is activ
 `then` on `status` for top-level states, on `configuration` for nested ones), enum fields
 list their values, datetimes carry `format: date-time` (assert it with a format checker; the
 `rfc3339-validator` package makes jsonschema check it), and each count is bounded by its
-state's limit. History entries allow only the spec's events and states.
+state's limit. History entries allow only the spec's events (the run's own `done.state.X`
+included) and states; `remembered` (specs with history transitions) lists what each history
+target remembers.
 """
 
 from __future__ import annotations
@@ -61,6 +63,17 @@ def schema(spec: Spec) -> dict[str, Any]:
         "required": list(limits),
         "additionalProperties": False,
     }
+    remembers = sorted(semantics.chart(spec).remembers)
+    if remembers:
+        required.append("remembered")
+        properties["remembered"] = {
+            "type": "object",
+            "description": "for each target of a history transition, the states active "
+                           "under it when it was last left (absent: never left)",
+            "properties": {name: {"type": "array", "items": {"enum": spec.subtree(name)[1:]},
+                                  "uniqueItems": True} for name in remembers},
+            "additionalProperties": False,
+        }
     for f in spec.record:
         properties[f.name] = field_schema(f)
     conditions = []

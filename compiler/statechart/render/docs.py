@@ -20,7 +20,7 @@ from statechart.render.bounds import LayoutBounds
 from statechart.render.dot import dot_source
 from statechart.render.layout import LayoutError, layout, with_svg_header
 from statechart.render.mermaid import mermaid_source
-from statechart.render.style import OverlayMarks, overlay_marks
+from statechart.render.style import OverlayMarks, event_label, overlay_marks
 from statechart.report import uri_reference
 from statechart.semantics import ends_run
 
@@ -97,7 +97,8 @@ def _state_row(spec: Spec, state: State) -> dict[str, str]:
 def _transition_row(t: Transition, marks: OverlayMarks) -> dict[str, str]:
     mark = marks.edge_mark(t.source, t.event)
     change = f" **{mark}**" if mark else ""
-    return {"event": _code(t.event) + change, "source": _code(t.source), "target": _code(t.target),
+    return {"event": _code(event_label(t)) + change, "source": _code(t.source),
+            "target": _code(t.target),
             "guard": _code(t.guard) if t.guard else "", "sets": _names(t.sets),
             "description": labels.markdown_cell(t.description)}
 

@@ -23,7 +23,14 @@ from statechart.model import Spec, State, Transition
 from statechart.names import IDENTIFIER
 from statechart.outputs import header_lines
 from statechart.render import labels
-from statechart.render.style import HIGHLIGHT, OVERLAY, look, overlay_marks, tag_fills
+from statechart.render.style import (
+    HIGHLIGHT,
+    OVERLAY,
+    event_label,
+    look,
+    overlay_marks,
+    tag_fills,
+)
 from statechart.semantics import ends_run, initial_leaf
 
 FONT = "Helvetica"
@@ -189,7 +196,7 @@ def _add_edge(graph: graphviz.Digraph, spec: Spec, t: Transition, ids: _Ids,
         attrs["ltail"] = f"cluster_{ids[t.source]}"
     if target.kind != "atomic" and target.kind != "final" and t.target not in source_line:
         attrs["lhead"] = f"cluster_{ids[t.target]}"
-    first = t.event + (f" [{t.guard}]" if t.guard else "")
+    first = event_label(t) + (f" [{t.guard}]" if t.guard else "")
     lines = [first] + ([f"set: {', '.join(t.sets)}"] if t.sets else [])
     # Tried `xlabel` for clipped edges (their label can sit inside the cluster they were
     # clipped at): Graphviz then placed labels far from their edges. Plain labels read better,

@@ -20,7 +20,14 @@ from __future__ import annotations
 from statechart.model import Spec, State, Transition
 from statechart.outputs import header_lines
 from statechart.render import labels
-from statechart.render.style import HIGHLIGHT, OVERLAY, OverlayMarks, overlay_marks, tag_fills
+from statechart.render.style import (
+    HIGHLIGHT,
+    OVERLAY,
+    OverlayMarks,
+    event_label,
+    overlay_marks,
+    tag_fills,
+)
 from statechart.semantics import ends_run, in_parallel, initial_leaf
 
 INDENT = "    "
@@ -106,7 +113,7 @@ def _place_transitions(spec: Spec) -> dict[str, list[Transition]]:
 
 
 def _edge(t: Transition, spec: Spec, ids: dict[str, str], marks: OverlayMarks) -> str:
-    text = t.event + (f" [{t.guard}]" if t.guard else "")
+    text = event_label(t) + (f" [{t.guard}]" if t.guard else "")
     if t.sets:
         text += f" / set: {', '.join(t.sets)}"
     mark = marks.edge_mark(t.source, t.event)  # an overlay's: "added" or "changed"

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from statechart.model import Spec, State
+from statechart.model import Spec, State, Transition
 from statechart.semantics import ends_run
 
 TERMINAL_FILL = "#d9d9d9"
@@ -85,3 +85,13 @@ def look(state: State, fills: dict[str, str]) -> Look:
     tags = sorted(state.tags, key=lambda t: (t != "paused", t != "terminal"))
     fill = fills[tags[0]] if tags else (TERMINAL_FILL if ends_run(state) else None)
     return Look(fill, ends_run(state))
+
+
+def event_label(t: Transition) -> str:
+    """How a transition's trigger reads in pictures and pages: its event, `done` for a
+    completion (`done.state.X` is the run's internal name), and `(H)` / `(H*)` after a
+    shallow / deep history transition's (the notation of Harel's statecharts and UML)."""
+    text = "done" if t.trigger == "done" else t.event
+    if t.history:
+        text += " (H*)" if t.history == "deep" else " (H)"
+    return text

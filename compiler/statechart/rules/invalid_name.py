@@ -72,7 +72,7 @@ def check(spec: Spec, graph: Graph) -> Check:
         role.setdefault(state.name, "state")
     for state in spec.states.values():
         for t in state.transitions:
-            if t.order == 0:
+            if t.order == 0 and not t.internal:  # `done.state.x`: the run's own name
                 reason = names.member_problem(t.event)
                 if reason:
                     yield from _bad("event", t.event, reason, t.span)

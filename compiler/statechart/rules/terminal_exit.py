@@ -1,24 +1,22 @@
-"""A final state can be left.
+"""A final state has transitions of its own.
 
-What: a state marked `final: true` has transitions (`on:`), or one of its ancestors has, which
-applies to it too: in a statechart a transition declared on a state applies to every state
-nested in it.
+What: a state marked `final: true` declares transitions (`on:`).
 
-Why: final means the run (or region) has ended; a completed or failed run that can still move
-breaks every consumer that trusts the status. The inherited case is the one people miss:
-XState and python-statemachine both let a nested final state be left through its parent.
+Why: a final state is where a run (or, nested, a compound state or a region) ends; it is
+left only by what its ancestors do, never by a transition of its own. A top-level final state
+ends the run: nothing leaves it. A nested one completes its parent, which raises the parent's
+`done` transition (and, when every region of a parallel state is done, the parallel's);
+transitions declared on an ancestor still apply to it, as in SCXML and XState.
 
 Example:
 
-    job:
-      initial: working
-      on: {cancel: cancelled}       # applies to everything inside `job` ...
-      states:
-        working: {on: {finish: done}}
-        done: {final: true}         # terminal-exit: `done` can be left by `cancel`
+    states:
+      completed:
+        final: true
+        on: {reopen: running}   # terminal-exit: a final state has no transitions
 
-Fix: move the final state out of the compound state, move the transition onto the non-final
-children, or drop `final: true`.
+Fix: remove the transition, or drop `final: true`; to go on after a nested final state, use
+`done:` on its parent.
 """
 
 from statechart.diagnostics import Severity
@@ -37,12 +35,6 @@ def check(spec: Spec, graph: Graph) -> Check:
             yield problem(ID, SEVERITY, t.span,
                           f"final state `{state.name}` has a transition on `{t.event}` "
                           f"to `{t.target}`",
-                          "a final state ends the run; remove the transition or `final: true`")
-        for ancestor in spec.ancestors(state.name):
-            for t in spec.states[ancestor].transitions:
-                yield problem(ID, SEVERITY, state.span,
-                              f"final state `{state.name}` can be left by `{t.event}` to "
-                              f"`{t.target}`, inherited from `{ancestor}` "
-                              f"(line {t.span.line})",
-                              f"move `{state.name}` out of `{ancestor}`, or declare "
-                              f"`{t.event}` on the non-final states only")
+                          "a final state has no transitions of its own; remove the transition or "
+                          "`final: true` (to go on after a nested final state, use `done:` "
+                          "on its parent)")
