@@ -16,6 +16,7 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+from codegen_support import checked_text, generate
 from store_support import TICKET_MODULE, Backend, import_path, timed
 
 from statechart_runtime.errors import ConcurrentUpdate, RunError, RunNotFound, StoreError
@@ -301,3 +302,25 @@ def test_workers_claiming_due_runs_fire_each_timer_once(
     for run_id in ids:
         assert [r.values["note"] for r in store.history(run_id)] == ["timeout"]
     assert store.due(timed_ticket, later) == []
+
+
+def test_done_and_history_survive_the_head(backend: Backend, tmp_path: Path) -> None:
+    """A run restored from its head (no history read) keeps its remembered states: a deep
+    resume fired through the store lands where the same events land in memory, and the
+    stored record replays."""
+    spec = checked_text((ROOT / "tests" / "cases" / "ok" / "done_and_history.yaml").read_text())
+    assert spec is not None
+    path = tmp_path / "jobs_store_test.py"
+    path.write_bytes(generate(spec)["generated/jobs.py"])
+    jobs = import_path(path, "jobs_store_test")
+    store = open_store(backend.url)
+    store.create(run := jobs.Jobs())
+    for event in ("go", "found", "pause", "resume", "fetched"):
+        store.fire(jobs.Jobs, run.record.runId, event)
+        run.send(event)
+    loaded = store.load(jobs.Jobs, run.record.runId)  # replays, checks `remembered` too
+    assert [(s.event, s.source, s.target) for s in loaded.record.history] == [
+        (s.event, s.source, s.target) for s in run.record.history]
+    assert loaded.record.remembered == run.record.remembered != {}
+    assert loaded.configuration == run.configuration
+    assert [s.value for s in loaded.configuration] == ["work", "summarize"]
