@@ -260,11 +260,6 @@ class RunStore:
             try:
                 with self._transaction(begin or self.begin_write):
                     return work()
-            except ConcurrentUpdate:
-                # Cannot happen while the run's row is locked from load to save; kept so a
-                # backend whose load were outside the lock would stay correct.
-                if attempt >= self.max_attempts:
-                    raise
             except Exception as exc:
                 kind = self._failure(exc)
                 if kind is None:
@@ -280,6 +275,9 @@ class RunStore:
                         f"make retries safe ({exc})") from exc
                 if deadline is None:
                     deadline = time.monotonic() + self.timeout
+                elif time.monotonic() > deadline:  # reconnected, and lost again, and again
+                    raise StoreError(f"{self.where}: the connection kept failing for "
+                                     f"{self.timeout:g} s: {exc}") from exc
                 self._reconnect(deadline, exc)
 
     def _reconnect(self, deadline: float, cause: Exception) -> None:

@@ -22,6 +22,9 @@ import psycopg.errors
 
 from statechart_runtime.store import RunStore
 
+# The server is shutting down, starting up or crashed: the connection is lost or unusable.
+_SERVER_GONE = (psycopg.errors.AdminShutdown, psycopg.errors.CrashShutdown,
+                psycopg.errors.CannotConnectNow)
 # The key of the advisory lock that makes two stores creating the tables take turns.
 _SCHEMA_LOCK = 0x5C_5708E
 
@@ -57,7 +60,9 @@ class PostgresStore(RunStore):
             return "busy"
         if isinstance(exc, psycopg.errors.LockNotAvailable):
             return "busy"
-        if isinstance(exc, psycopg.OperationalError | psycopg.InterfaceError):
+        if isinstance(exc, psycopg.OperationalError | psycopg.InterfaceError) and (
+                self._db is None or self._db.closed or self._db.broken
+                or isinstance(exc, _SERVER_GONE)):
             return "disconnected"  # the server went away or is restarting
         return None
 
