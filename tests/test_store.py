@@ -324,3 +324,33 @@ def test_done_and_history_survive_the_head(backend: Backend, tmp_path: Path) -> 
     assert loaded.record.remembered == run.record.remembered != {}
     assert loaded.configuration == run.configuration
     assert [s.value for s in loaded.configuration] == ["work", "summarize"]
+
+
+def test_a_run_of_an_older_spec_version_is_upgraded_once(backend: Backend,
+                                                         tmp_path: Path) -> None:
+    """`fire` with the new version's class reads an old run whole, upgrades it through the
+    migration, and writes its history back under the new names; later events take the
+    fast path (the head), and `load` replays the rewritten history."""
+    from test_migrations import V1, V2
+    modules = []
+    for version, text in (("v1", V1), ("v2", V2)):
+        spec = checked_text(text)
+        assert spec is not None
+        path = tmp_path / f"ticket_{version}_store_test.py"
+        path.write_bytes(generate(spec)["generated/ticket.py"])
+        modules.append(import_path(path, f"ticket_{version}_store_test"))
+    v1, v2 = modules
+    store = open_store(backend.url)
+    store.create(old := v1.Ticket())
+    run_id = old.record.runId
+    store.fire(v1.Ticket, run_id, "hold", why="on leave", note="back monday")
+    fired = store.fire(v2.Ticket, run_id, "wake")
+    assert fired.run.status == v2.TicketState.open
+    assert [(r.event, r.source, r.target, r.values) for r in store.history(run_id)] == [
+        ("hold", "open", "paused", {"reason": "on leave"}), ("wake", "paused", "open", {})]
+    store.fire(v2.Ticket, run_id, "hold", reason="again")
+    loaded = store.load(v2.Ticket, run_id)
+    assert [s.target.value for s in loaded.record.history] == ["paused", "open", "paused"]
+    assert loaded.record.counts == {"paused": 2}
+    with pytest.raises(v1.TicketInvalidRecord, match="specVersion"):
+        store.load(v1.Ticket, run_id)  # the old module does not read the new record

@@ -403,6 +403,9 @@ class RunStore:
         if row[0] != spec.name:
             raise spec.invalid("(store)", f"run {run_id!r} is a run of {row[0]!r} "
                                f"(version {row[1]}), not of {spec.name!r}")
+        if row[1] > spec.version:
+            raise spec.invalid("specVersion", f"run {run_id!r} was stored by version {row[1]} "
+                               f"of {spec.name!r}; this module reads version {spec.version}")
         try:
             data = json.loads(row[4])
         except ValueError as exc:
