@@ -57,7 +57,16 @@ def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]
     if request.param == "sqlite":
         yield Backend("sqlite", f"sqlite:///{tmp_path}/runs.db")
         return
-    server = request.getfixturevalue("postgres_server_url")
+    yield from _schema_of_its_own(request.getfixturevalue("postgres_server_url"))
+
+
+@pytest.fixture
+def pg_backend(postgres_server_url: str) -> Iterator[Backend]:
+    """An empty store on PostgreSQL only (for what only a server does: lose a connection)."""
+    yield from _schema_of_its_own(postgres_server_url)
+
+
+def _schema_of_its_own(server: str) -> Iterator[Backend]:
     schema = f"t_{uuid.uuid4().hex[:16]}"
     with psycopg.connect(server, autocommit=True) as db:
         db.execute(f"CREATE SCHEMA {schema}")

@@ -19,9 +19,11 @@ from types import ModuleType
 from typing import Any
 
 import psycopg
+import pytest
 from pg_server import Server
 from store_support import TICKET_MODULE, Backend, import_path
 
+from statechart_runtime.errors import StoreError
 from statechart_runtime.run import EventNotAccepted
 from statechart_runtime.store import RunStore, open_store
 
@@ -149,3 +151,35 @@ def _fire_once(module_path: str, url: str, run_id: str) -> Any:
     with open_store(url) as store:
         return store.fire(module.Ticket, run_id, "approve", idempotency_key="the-one",
                           note="once").applied
+
+
+def test_a_connection_cut_before_the_commit_is_retried_only_when_that_is_safe(
+        ticket: ModuleType, pg_backend: Backend, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The server ends the connection of a `fire` that has written but not committed (as a
+    restart or a network cut would). With an idempotency key, `fire` reconnects and applies
+    the event once; without one, it cannot tell whether the commit happened and says so."""
+    store = open_store(pg_backend.url)
+    store.create(run := ticket.Ticket())
+    run_id = run.record.runId
+    write = RunStore._write
+    cuts = []
+
+    def write_then_cut(self: RunStore, *args: Any, **kwargs: Any) -> int:
+        revision = write(self, *args, **kwargs)
+        if not cuts:  # once: the retry goes through
+            pid = self._x("SELECT pg_backend_pid()").fetchone()[0]
+            with psycopg.connect(pg_backend.url, autocommit=True) as admin:
+                # Waits (up to 10 s) until the backend is gone: PostgreSQL 14 and later.
+                admin.execute("SELECT pg_terminate_backend(%s, 10000)", (pid,))
+            cuts.append(pid)
+        return revision
+
+    monkeypatch.setattr(RunStore, "_write", write_then_cut)
+    fired = store.fire(ticket.Ticket, run_id, "approve", idempotency_key="k", note="once")
+    assert fired.applied and len(cuts) == 1
+    assert [r.values for r in store.history(run_id)] == [{"note": "once"}]
+    cuts.clear()
+    with pytest.raises(StoreError, match="whether the change was stored is unknown"):
+        store.fire(ticket.Ticket, run_id, "reopen", note="unkeyed")
+    assert [r.values for r in store.history(run_id)] == [{"note": "once"}]  # rolled back
+    assert store.fire(ticket.Ticket, run_id, "reopen", note="then").revision == 3
