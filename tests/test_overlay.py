@@ -369,3 +369,30 @@ states:
     violation = [d for d in check_file(specs / "team.yaml").diagnostics
                  if d.rule == "rule-violation"]
     assert violation and violation[0].help.endswith("(rule at base.yaml:19)")
+
+
+def test_an_overlay_patches_and_removes_timers_by_key(tmp_path: Path) -> None:
+    """`after:` entries are patched one by one like `on:` events; `STATE.after.KEY` removes
+    one; a timer the base does not have cannot be removed."""
+    timed = BASE.replace("  done: {final: true}\n",
+                         "    after:\n      15m: stopped\n      PT1H: done\n"
+                         "  done: {final: true}\n")
+    specs = write(tmp_path, {"base.yaml": timed, "over.yaml": (
+        "statechart: over\nextends: base\n"
+        "remove: {transitions: [working.after.15m]}\n"
+        "states:\n  working:\n    after:\n      PT1H: stopped\n      30s: done\n")})
+    result = check_file(specs / "over.yaml")
+    assert result.diagnostics == []
+    spec = result.spec
+    assert spec is not None and spec.overlay is not None
+    timers = [(t.key, t.target, t.delay_ms) for t in spec.timers()]
+    assert timers == [("after.PT1H", "stopped", 3_600_000), ("after.30s", "done", 30_000)]
+    assert ("transition-removed", "working.after.15m") in spec.overlay.changes
+    assert ("transition-replaced", "working.after.PT1H") in spec.overlay.changes
+    assert ("transition-added", "working.after.30s") in spec.overlay.changes
+    write(tmp_path, {"bad.yaml": "statechart: bad\nextends: base\n"
+                                 "remove: {transitions: [working.after.2h]}\n"})
+    assert found(specs / "bad.yaml") == [(
+        "bad.yaml", "overlay", 3,
+        "cannot remove transition `working.after.2h`: the base has no timer `2h` on state "
+        "`working`")]

@@ -379,13 +379,11 @@ states:
 """
 
 
-@pytest.mark.xfail(strict=True, reason="known bug: a step records (source, event, target) "
-                   "only, so alternatives that differ only in `history` are confused")
 def test_alternatives_to_one_target_with_and_without_history(tmp_path: Path) -> None:
-    """Found while making the XState traces (make_traces.py routes around it): the run and
-    the record's replay look a history transition's kind up by (source, event, target), so
-    when the guarded history alternative fails and the plain one is taken, the record says
-    the run resumed where it was (a2) while the machine entered the default (a1)."""
+    """Found while making the XState traces: the run and the record's replay looked a
+    history transition's kind up by (source, event, target), so when the guarded history
+    alternative failed and the plain one was taken, the record said the run resumed where it
+    was (a2) while the machine entered the default (a1). A step now says how it entered."""
     module = _module(HISTORY_OR_NOT, tmp_path)
 
     class Run(_facade(module)):  # type: ignore[misc]
@@ -398,3 +396,19 @@ def test_alternatives_to_one_target_with_and_without_history(tmp_path: Path) -> 
     run.send("back")
     assert _names(run) == ["w", "a1"]
     assert [s.value for s in run.machine.configuration] == ["w", "a1"]
+    record = type(run.record).from_json(run.record.to_json())
+    assert [s.value for s in record.configuration] == ["w", "a1"]
+    assert "history" not in run.record.history[-1].to_dict()
+
+    class Resuming(_facade(module)):  # type: ignore[misc]
+        def resumable(self) -> bool:
+            return True
+
+    other = Resuming()
+    other.send("next")
+    other.send("pause")
+    other.send("back")
+    assert _names(other) == ["w", "a2"]
+    assert other.record.history[-1].to_dict()["history"] == "deep"
+    again = type(other.record).from_json(other.record.to_json())
+    assert [s.value for s in again.configuration] == ["w", "a2"]

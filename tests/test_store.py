@@ -208,8 +208,7 @@ def test_history_and_find(ticket: ModuleType, backend: Backend) -> None:
     # No timers in this spec: nothing is ever due.
     assert store.due(ticket.Ticket) == []
     assert store.fire_next_due(ticket.Ticket) is None
-    with pytest.raises(StoreError, match="has no timers"):
-        store.fire_due(ticket.Ticket, ids[0])
+    assert not store.fire_due(ticket.Ticket, ids[0]).applied
 
 
 def _die_in_the_middle_of_fire(module_path: str, db: str, run_id: str) -> None:
@@ -354,3 +353,43 @@ def test_a_run_of_an_older_spec_version_is_upgraded_once(backend: Backend,
     assert loaded.record.counts == {"paused": 2}
     with pytest.raises(v1.TicketInvalidRecord, match="specVersion"):
         store.load(v1.Ticket, run_id)  # the old module does not read the new record
+
+
+TIMED = """\
+statechart: reminder
+version: 1
+initial: waiting
+states:
+  waiting:
+    on: {answer: done}
+    after: {30s: expired}
+  expired: {final: true}
+  done: {final: true}
+"""
+
+
+def test_generated_timers_are_due_and_fired_through_the_store(backend: Backend,
+                                                              tmp_path: Path) -> None:
+    spec = checked_text(TIMED)
+    assert spec is not None
+    path = tmp_path / "reminder_store_test.py"
+    path.write_bytes(generate(spec)["generated/reminder.py"])
+    reminder = import_path(path, "reminder_store_test")
+    store = open_store(backend.url)
+    runs = []
+    for _ in range(3):
+        store.create(run := reminder.Reminder())
+        runs.append(run)
+    ids = [run.record.runId for run in runs]
+    store.fire(reminder.Reminder, ids[2], "answer")  # answered: its timer is disarmed
+    now = runs[-1].record.lastTransitionAt
+    assert store.due(reminder.Reminder, now) == []
+    later = now + dt.timedelta(seconds=31)
+    assert store.due(reminder.Reminder, later) == ids[:2]
+    fired = [store.fire_next_due(reminder.Reminder, later) for _ in range(3)]
+    assert [(f.run.record.runId, f.events) for f in fired if f] == [
+        (ids[0], ("after.30s.waiting",)), (ids[1], ("after.30s.waiting",))]
+    assert fired[2] is None
+    assert store.find(reminder.Reminder, status="expired") == sorted(ids[:2])
+    assert [r.event for r in store.history(ids[0])] == ["after.30s.waiting"]
+    assert store.load(reminder.Reminder, ids[0]).is_terminated  # replays, timers included

@@ -8,13 +8,14 @@ What an overlay can do, and nothing else (nothing disappears by omission):
 - add states, explicitly, under `add: {states: ...}` (at the top level, or inside an existing
   state by naming it there with only `states:`);
 - change an existing state, wherever it is nested, by naming it under `states:`: its `on:`
-  events are added or replaced one by one; `tags`, `requires`, `entry`, `exit` are extended;
-  other keys replaced. A name the base does not have is an error (a typo must not silently
-  become a new state);
+  events and `after:` timers are added or replaced one by one; `tags`, `requires`, `entry`,
+  `exit` are extended; other keys replaced. A name the base does not have is an error (a typo
+  must not silently become a new state);
 - add record fields and rules; replace a base rule by its `id` only where the base marks it
   `overridable: true` (the base's other rules stay in force: an overlay cannot weaken them);
-- remove states, transitions (`STATE.EVENT`), record fields and overridable rules, explicitly,
-  under `remove:`. Removals apply before additions, so remove-then-add replaces.
+- remove states, transitions (`STATE.EVENT`; a timer: `STATE.after.15m`), record fields and
+  overridable rules, explicitly, under `remove:`. Removals apply before additions, so
+  remove-then-add replaces.
 """
 
 from __future__ import annotations
@@ -194,16 +195,19 @@ class _Resolver:
         changed = False
         for k, v in patch.value:
             key = _key(k)
-            if key == "on" and isinstance(v, yaml.MappingNode):
-                on = _get(base, "on")
+            if key in ("on", "after") and isinstance(v, yaml.MappingNode):
+                # Events (and timers, by their key) are added or replaced one by one; a
+                # timer's change is named `STATE.after.KEY`, as `remove:` names it.
+                on = _get(base, key)
                 if on is None or not isinstance(on[1], yaml.MappingNode):
                     on = (k, _empty_map(v))
                     _set(base, k, on[1])
+                prefix = f"{name}.after." if key == "after" else f"{name}."
                 for ek, ev in v.value:
                     event = _key(ek) or "?"
                     kind = "transition-replaced" if _get(on[1], event) else "transition-added"
                     _set(on[1], ek, ev)  # type: ignore[arg-type]
-                    self.changes.append(Change(kind, f"{name}.{event}"))
+                    self.changes.append(Change(kind, prefix + event))
             elif key == "done":  # a transition, named like others `STATE.EVENT`
                 kind = "transition-replaced" if _get(base, "done") else "transition-added"
                 _set(base, k, v)
@@ -290,11 +294,16 @@ class _Resolver:
                 body.value[:] = [(k, v) for k, v in body.value if _key(k) != "done"]
                 self.changes.append(Change("transition-removed", name))
                 return
-        on = _get(where[0].value[where[1]][1], "on") if where else None
+        section = "on"
+        if event.startswith("after.") and len(event) > 6:  # a timer: `STATE.after.15m`
+            section, event = "after", event[6:]
+        on = _get(where[0].value[where[1]][1], section) if where else None
         if not event or on is None or _get(on[1], event) is None:
-            self.error(node, f"cannot remove transition `{name}`: the base has no event "
-                             f"`{event}` on state `{state}`",
-                       "write transitions to remove as `STATE.EVENT`")
+            what = f"timer `{event}`" if section == "after" else f"event `{event}`"
+            self.error(node, f"cannot remove transition `{name}`: the base has no {what} "
+                             f"on state `{state}`",
+                       "write transitions to remove as `STATE.EVENT`, timers as "
+                       "`STATE.after.KEY` (`waiting.after.15m`)")
             return
         on[1].value[:] = [(k, v) for k, v in on[1].value if _key(k) != event]
         self.changes.append(Change("transition-removed", name))

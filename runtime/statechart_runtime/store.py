@@ -81,6 +81,7 @@ CREATE TABLE history (
     target TEXT NOT NULL,
     at     TEXT NOT NULL,
     "values" TEXT NOT NULL,
+    kind   TEXT,
     PRIMARY KEY (run_id, idx)
 ) WITHOUT ROWID;
 CREATE INDEX history_by_event ON history (event, at);
@@ -363,10 +364,11 @@ class RunStore:
         _, version, revision, steps, _ = row
         data = self._head_data(run_class, run_id, row)
         data["history"] = [
-            {"event": e, "source": s, "target": t, "at": at, "values": json.loads(v)}
-            for e, s, t, at, v in self._x(
-                'SELECT event, source, target, at, "values" FROM history WHERE run_id = ? '
-                "ORDER BY idx", (run_id,)).fetchall()]
+            {"event": e, "source": s, "target": t, "at": at, "values": json.loads(v),
+             **({"history": kind} if kind else {})}
+            for e, s, t, at, v, kind in self._x(
+                'SELECT event, source, target, at, "values", kind FROM history '
+                "WHERE run_id = ? ORDER BY idx", (run_id,)).fetchall()]
         spec = run_class._sc_spec
         if len(data["history"]) != steps:
             raise spec.invalid("history", f"the store holds {len(data['history'])} steps of "
@@ -457,11 +459,12 @@ class RunStore:
             start, new = 0, history
         else:
             start, new = mark.steps, history[mark.known:]
-        self._many('INSERT INTO history (run_id, idx, event, source, target, at, "values") '
-                   "VALUES (?, ?, ?, ?, ?, ?, ?)",
+        self._many('INSERT INTO history (run_id, idx, event, source, target, at, "values", '
+                   "kind) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                    [(run_id, index, step.event.value, step.source.value, step.target.value,
                      _utc_text(step.at), json.dumps(step.values, ensure_ascii=False,
-                                                    allow_nan=False, sort_keys=True))
+                                                    allow_nan=False, sort_keys=True),
+                     step.history)
                     for index, step in enumerate(new, start)])
         if run._active != mark.active:
             self._x("DELETE FROM run_states WHERE run_id = ?", (run_id,))
@@ -524,11 +527,8 @@ class RunStore:
     def _fire_due(self, run_class: type[RunT], run_id: str, now: dt.datetime | None) -> Fired:
         row = self._head_row(run_id, self.lock_run)
         run = self._head_run(run_class, run_id, row)
-        fire = getattr(run, "fire_due", None)
-        if fire is None:
-            raise StoreError(f"{run_class.__name__} has no timers (no fire_due)")
         mark = _mark_of(run)
-        events = tuple(fire(now))
+        events = tuple(run.fire_due(now))  # a spec without timers has none due
         if not events:
             return Fired(run, False, row[2])
         revision = self._write(run, mark, _utc_text(utcnow()), locked=True)

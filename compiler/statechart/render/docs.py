@@ -95,7 +95,7 @@ def _state_row(spec: Spec, state: State) -> dict[str, str]:
 
 
 def _transition_row(t: Transition, marks: OverlayMarks) -> dict[str, str]:
-    mark = marks.edge_mark(t.source, t.event)
+    mark = marks.edge_mark(t.source, t.key)
     change = f" **{mark}**" if mark else ""
     return {"event": _code(event_label(t)) + change, "source": _code(t.source),
             "target": _code(t.target),
