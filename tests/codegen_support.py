@@ -98,24 +98,39 @@ def record_configuration(run: Any) -> set[str]:
 
 def walk(module: ModuleType, schema: jsonschema.Draft202012Validator, steps: int = 60,
          seed: int = 0) -> int:
-    """Send random events; after each one the record must agree with python-statemachine,
-    validate against the schema, and survive a JSON round trip and a restore."""
+    """Send random events (and, for a spec with timers, let random time pass and fire the
+    due timers); after each one the record must agree with python-statemachine, validate
+    against the schema, and survive a JSON round trip and a restore."""
     facade, record_class, events = parts(module)
     rng = random.Random(seed)
-    run = facade(run_id="walk")
+    now = [dt.datetime(2025, 1, 1, tzinfo=dt.UTC)]
+
+    def clock() -> dt.datetime:
+        return now[0]
+
+    run = facade(run_id="walk", clock=clock)
     moves = 0
     base = facade.__name__
     refusals = (TransitionNotAllowed, getattr(module, base + "LimitExceeded"),
                 getattr(module, base + "MissingField"))
+    internal = module._SPEC.internal
+    choices = [e.value for e in events if e.value not in internal]
+    if module._SPEC.timers:
+        choices.append(None)  # let time pass
     for _ in range(steps):
         if run.is_terminated:
             break
-        event = rng.choice(list(events)).value
-        try:
-            getattr(run, method_name(module, event))(**event_kwargs(module, run, event))
-        except refusals:
-            assert record_configuration(run) == psm_configuration(run)
-            continue
+        event = rng.choice(choices)
+        if event is None:
+            now[0] += dt.timedelta(seconds=rng.choice((0.2, 1, 40, 1000, 8000, 90000)))
+            if not run.fire_due():
+                continue
+        else:
+            try:
+                getattr(run, method_name(module, event))(**event_kwargs(module, run, event))
+            except refusals:
+                assert record_configuration(run) == psm_configuration(run)
+                continue
         moves += 1
         assert record_configuration(run) == psm_configuration(run), event
         data = json.loads(run.record.to_json())
@@ -123,7 +138,7 @@ def walk(module: ModuleType, schema: jsonschema.Draft202012Validator, steps: int
         assert not errors, errors
         again = record_class.from_json(run.record.to_json())
         assert again == run.record
-        restored = facade.restore(again)
+        restored = facade.restore(again, clock=clock)
         assert psm_configuration(restored) == psm_configuration(run)
         run = restored
     return moves

@@ -2,7 +2,8 @@
 
 Hypothesis builds random valid specs: names next to keywords and builtins (`str`, `State`,
 `None_`, `property`), descriptions with quotes, backslashes, newlines, `\\r`, U+2028 and other
-Unicode, nested and parallel states, guards, actions, every field type.
+Unicode, nested and parallel states, guards, actions, every field type, timers (delays and
+deadlines) that the walk fires as time passes.
 """
 
 from __future__ import annotations
@@ -78,6 +79,15 @@ def specs(draw: Any) -> str:
               f"      {events[0]}:",
               f"        - {{target: {b}, guard: {guards[0]}, set: [{', '.join(sets)}]}}",
               f"        - {{target: {final}, description: {desc()}}}"]
+    # Timers (`after:`): a delay and, when there is a datetime field, maybe a deadline.
+    delays = st.sampled_from(["500ms", "1s", "15m", "PT2H", "P1D", "P1DT2H"])
+    after = [f"{draw(delays)}: {b}"] if draw(st.booleans()) else []
+    deadlines = [f for f, kind in zip(fields, types, strict=True) if kind == "datetime"]
+    if deadlines and draw(st.booleans()):
+        after.append(f"{deadlines[0]}: {{target: {final}, guard: {guards[1]}}}")
+    if after:
+        lines.append(f"    after: {{{', '.join(after)}}}")
+    inner_after = f", after: {{{draw(delays)}: {c}}}" if draw(st.booleans()) else ""
     if shape == "flat":
         lines += [f"  {b}:", f"    exit: [{actions[1]}]",
                   f"    on: {{{events[1]}: {c}, {events[2]}: {a}}}",
@@ -87,13 +97,13 @@ def specs(draw: Any) -> str:
                   f"    on: {{{events[1]}: {final}, {events[2]}: {a}}}", "    states:",
                   f"      {c}:", f"        entry: [{actions[2]}]",
                   f"        on: {{{events[3]}: {states[3]}}}",
-                  f"      {states[3]}:", f"        on: {{{events[4]}: {c}}}"]
+                  f"      {states[3]}: {{on: {{{events[4]}: {c}}}{inner_after}}}"]
     else:
         lines += [f"  {b}:", "    parallel: true",
                   f"    on: {{{events[1]}: {final}, {events[2]}: {a}}}", "    states:",
                   f"      {c}:", f"        initial: {states[3]}", "        states:",
                   f"          {states[3]}:", f"            on: {{{events[3]}: {states[4]}}}",
-                  f"          {states[4]}: {{}}",
+                  f"          {states[4]}: {{after: {{{draw(delays)}: {states[3]}}}}}",
                   f"      {states[5]}:", f"        initial: {states[6]}", "        states:",
                   f"          {states[6]}:", f"            on: {{{events[4]}: {states[6]}}}"]
     lines += [f"  {final}:", "    final: true", f"    description: {desc()}"]

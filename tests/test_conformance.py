@@ -2,7 +2,9 @@
 
 `tests/conformance/traces/` holds random specs (and three fixed repro specs), each with event
 sequences and what XState did at every step: whether it accepted the event, the active states
-after it, the entry/exit actions it ran in order, and whether the run ended. For every spec
+after it, the entry/exit actions it ran in order, and whether the run ended; for the
+completion and history family (`done-history-*`), also the `done.state` events the step took
+after the event's own microstep (one macrostep per event). For every spec
 this test generates the module and replays each sequence through the facade, with guards
 answering as recorded and actions appending to a log; then replays it again through a
 save/restore at a seeded step. No node is needed here: `tests/conformance/make_traces.py`
@@ -33,7 +35,9 @@ from statemachine.exceptions import TransitionNotAllowed
 from statechart_runtime.api import EventNotAccepted
 
 TRACES = Path(__file__).parent / "conformance" / "traces"
-TRACE_FORMAT = 1
+# Trace families: file prefix -> format. Format 2 steps have a fifth field, the internal
+# events taken (tests/conformance/README.md).
+FAMILIES = {"part": 1, "done-history": 2}
 
 # Where our runs intentionally differ from XState, and how the comparison treats it. These
 # are the only ones: anything else the traces show is a divergence to fix.
@@ -47,9 +51,13 @@ INTENTIONAL_DIFFERENCES = {
         "that ends the run, so no such event is replayed."),
     "top-level parallel completion": (
         "A run also ends when a top-level parallel state's regions have all reached final "
-        "states (XState ends a machine only in a top-level final state). The traces already "
-        "say so: the runner turns XState's done event of that state into `done` and runs the "
-        "exit actions XState runs when a machine ends."),
+        "states and it has no `done:` (XState ends a machine only in a top-level final "
+        "state). The traces already say so: the runner turns XState's done event of that "
+        "state into `done` and runs the exit actions XState runs when a machine ends."),
+    "history domain": (
+        "A history transition from deeper inside its target than a child has the target's "
+        "domain in our runs; SCXML's (and XState's) depends on the remembered states and may "
+        "enter active states again. make_traces.py generates no such transition."),
     "transition domain": (
         "When a transition's source and target have a parallel state as nearest common "
         "ancestor (one region to another, a region to its own descendant), SCXML and our "
@@ -62,16 +70,20 @@ INTENTIONAL_DIFFERENCES = {
 REFUSED = (EventNotAccepted,)
 assert issubclass(EventNotAccepted, TransitionNotAllowed)
 
-STEP_FIELDS = ("accepted", "configuration", "actions", "ended")
+STEP_FIELDS = ("accepted", "configuration", "actions", "ended", "internal")
 
 
 def _load() -> list[dict[str, Any]]:
+    """Every family's specs; each gets `internal`: whether its steps list internal events."""
     specs: list[dict[str, Any]] = []
-    for path in sorted(TRACES.glob("part-*.json.gz")):
-        with gzip.open(path, "rt", encoding="utf-8") as f:
-            part = json.load(f)
-        assert part["format"] == TRACE_FORMAT, path
-        specs.extend(part["specs"])
+    for prefix, trace_format in FAMILIES.items():
+        for path in sorted(TRACES.glob(f"{prefix}-*.json.gz")):
+            with gzip.open(path, "rt", encoding="utf-8") as f:
+                part = json.load(f)
+            assert part["format"] == trace_format, path
+            for spec in part["specs"]:
+                spec["internal"] = trace_format == 2
+            specs.extend(part["specs"])
     return specs
 
 
@@ -80,9 +92,17 @@ SPECS = _load()
 
 def test_traces_are_there() -> None:
     # An empty folder would make the parametrized test below silently pass.
-    assert len(SPECS) >= 200
+    assert sum(not t["internal"] for t in SPECS) >= 200
+    assert sum(t["internal"] for t in SPECS) >= 100
     assert {"fixed_par_conflict", "fixed_par_doc_order", "fixed_top_parallel_done"} \
         <= {t["name"] for t in SPECS}
+    # The family exercises what it is for: completion cascades of more than one `done.state`
+    # event in one macrostep, and history transitions of both kinds.
+    family = [t for t in SPECS if t["internal"]]
+    assert sum(len(step[4]) > 1 for t in family for seq in t["sequences"]
+               for step in seq["steps"]) >= 50
+    assert all(any(f"history: {kind}" in t["yaml"] for t in family)
+               for kind in ("shallow", "deep"))
 
 
 @pytest.fixture(scope="session")
@@ -133,19 +153,33 @@ def _send(module: ModuleType, run: Any, event: str) -> bool | str:
     return True
 
 
-def _observe(run: Any, accepted: bool | str) -> list[Any]:
+def _observe(run: Any, accepted: bool | str, since: int | None = None) -> list[Any]:
+    """The step as the trace records it. `since`: the history's length before the event, for
+    a trace that lists internal events (the `done.state` steps the event's send added)."""
     # The configuration is compared as a list, not a set: `run.configuration` promises
     # document order, which is the order the trace records.
-    return [accepted if isinstance(accepted, str) else int(accepted),
-            [s.value for s in run.configuration], list(run.log), int(run.is_terminated)]
+    out = [accepted if isinstance(accepted, str) else int(accepted),
+           [s.value for s in run.configuration], list(run.log), int(run.is_terminated)]
+    if since is not None:
+        out.append([step.event.value for step in run.record.history[since:]
+                    if step.event.value.startswith("done.state.")])
+    return out
+
+
+def _step(module: ModuleType, run: Any, event: str, internal: bool) -> list[Any]:
+    """Send `event` and observe the step (with its internal events when `internal`)."""
+    since = len(run.record.history) if internal else None
+    return _observe(run, _send(module, run, event), since)
 
 
 def _diff(expected: list[Any], got: list[Any]) -> tuple[str, bool]:
     """What differs, and whether the run and XState now disagree on where they are (the rest
     of the sequence would only repeat it). An action-order difference alone does not."""
     parts_ = [f"{field} expected {e!r} got {g!r}"
-              for field, e, g in zip(STEP_FIELDS, expected, got, strict=True) if e != g]
-    apart = expected[0] != got[0] or expected[1] != got[1] or expected[3] != got[3]
+              for field, e, g in zip(STEP_FIELDS[:len(expected)], expected, got, strict=True)
+              if e != g]
+    apart = expected[0] != got[0] or expected[1] != got[1] or expected[3] != got[3] \
+        or expected[4:] != got[4:]
     return "; ".join(parts_), apart
 
 
@@ -155,9 +189,10 @@ def _replay(module: ModuleType, scripted: type, trace: dict[str, Any], index: in
     where = f"{trace['name']} seq {index}"
     sequence = trace["sequences"][index]
     events, steps = sequence["events"], sequence["steps"]
+    internal = trace["internal"]
     out: list[str] = []
     run = scripted(run_id="conformance")
-    diff, apart = _diff(trace["initial"], _observe(run, True))
+    diff, apart = _diff(trace["initial"], _observe(run, True, 0 if internal else None))
     if diff:
         out.append(f"{where} initial: {diff}")
         if apart:
@@ -167,7 +202,7 @@ def _replay(module: ModuleType, scripted: type, trace: dict[str, Any], index: in
     # A sequence's steps stop where the run ended; the events after it are not replayed.
     for j, (event, expected) in enumerate(zip(events[:len(steps)], steps, strict=True)):
         run.log.clear()
-        diff, apart = _diff(expected, _observe(run, _send(module, run, event)))
+        diff, apart = _diff(expected, _step(module, run, event, internal))
         if diff:
             out.append(f"{where} step {j} `{event}`: {diff}")
             if apart:
@@ -179,16 +214,19 @@ def _replay(module: ModuleType, scripted: type, trace: dict[str, Any], index: in
     record_class = parts(module)[1]
     run = scripted.restore(record_class.from_json(saved))
     expected = steps[save_at]
+    # Restoring runs no action and takes no step; `remembered` must come back with the
+    # record, or a later history transition goes elsewhere than XState's.
     got = [expected[0], [s.value for s in run.configuration], list(run.log),
-           int(run.is_terminated)]
-    diff, apart = _diff([expected[0], expected[1], [], expected[3]], got)
+           int(run.is_terminated), *([[]] if internal else [])]
+    diff, apart = _diff([expected[0], expected[1], [], expected[3], *([[]] if internal else [])],
+                        got)
     if diff:
         out.append(f"{where} restored after step {save_at}: {diff}")
         if apart:
             return out
     for j in range(save_at + 1, len(steps)):
         run.log.clear()
-        diff, apart = _diff(steps[j], _observe(run, _send(module, run, events[j])))
+        diff, apart = _diff(steps[j], _step(module, run, events[j], internal))
         if diff:
             out.append(f"{where} step {j} `{events[j]}` (restored after step {save_at}): "
                        f"{diff}")

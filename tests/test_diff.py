@@ -84,6 +84,9 @@ FINISH_GUARDED = ("finish: done", "finish: {target: done, guard: can_finish}")
 
 # (case id, edits making OLD from BASE, edits making NEW from BASE, expected (kind, breaking)).
 # NEW always raises `version`, so `version-not-raised` shows only in its own cases.
+# Retrying waits 30s before it runs again (a timer).
+RETRY_TIMER = ("    limit: 3\n", "    limit: 3\n    after: {30s: running}\n")
+
 CASES: list[tuple[str, Edits, Edits, list[tuple[str, bool]]]] = [
     ("nothing", [], [], []),
     ("state-added", [], [("finish: done", "finish: done\n      archive: archived"),
@@ -155,6 +158,12 @@ CASES: list[tuple[str, Edits, Edits, list[tuple[str, bool]]]] = [
     ("rule-changed", [], [("never: {from: done, to: running}", "never: {from: done, to: idle}")],
      [("rule-changed", S)]),
     ("spec-renamed", [], [("statechart: job", "statechart: work")], [("spec-renamed", B)]),
+    ("timer-added", [], [RETRY_TIMER], [("timer-added", S)]),
+    ("timer-removed", [RETRY_TIMER], [], [("timer-removed", S)]),
+    ("timer-delay-changed", [RETRY_TIMER], [(RETRY_TIMER[0], RETRY_TIMER[1].replace("30s", "PT1M"))],
+     [("timer-changed", S)]),
+    ("timer-retargeted", [RETRY_TIMER], [(RETRY_TIMER[0], RETRY_TIMER[1].replace("running", "failed"))],
+     [("timer-changed", S)]),
 ]
 
 
@@ -171,6 +180,16 @@ def test_the_table_covers_at_least_15_kinds() -> None:
     covered = {kind for case in CASES for kind, _ in case[3]}
     assert len(covered) >= 15
     assert covered <= set(KINDS)
+
+
+def test_a_timer_change_needs_a_new_version_and_no_caller_sees_it() -> None:
+    """Stored runs hold armed timers with due times that follow from the delay: the upgrade of
+    an older version's record recomputes them, so `version` must be raised; callers never send
+    a timer's event, so no event is added or removed."""
+    timed = edit(BASE, [RETRY_TIMER])
+    slower = edit(timed, [(RETRY_TIMER[1], RETRY_TIMER[1].replace("30s", "2m"))])
+    assert kinds(timed, slower) == [("timer-changed", S), ("version-not-raised", B)]
+    assert kinds(BASE, timed) == [("timer-added", S), ("version-not-raised", B)]
 
 
 def test_version_not_raised_with_a_breaking_change() -> None:
@@ -519,3 +538,12 @@ states:
 def test_diff_base_needs_an_overlay(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["diff", "--base", str(ROOT / "specs" / "agent_run.yaml")]) == 2
     assert "has no `extends`" in capsys.readouterr().err
+
+
+def test_diff_base_and_against_do_not_combine(repo: Path,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """Before, `--against` silently won and `--base` was ignored."""
+    assert main(["diff", "--against", "HEAD", "--base", "specs/job.yaml"]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert "statechart diff: --base and --against do not combine" in err

@@ -382,3 +382,19 @@ def test_a_top_level_parallel_state_with_done_goes_on_instead_of_ending(
     assert names(restored) == ["over"]
     held.abort()
     assert names(held) == ["over"] and held.is_terminated
+
+
+def test_a_step_that_claims_another_way_of_entering_is_refused(built: Any) -> None:
+    module = built[0]
+    run = module.Jobs()
+    run.go()
+    run.pause()
+    run.resume()
+    data = json.loads(run.record.to_json())
+    assert data["history"][-1]["history"] == "deep"
+    data["history"][-1]["history"] = "shallow"
+    with pytest.raises(module.JobsInvalidRecord, match="does not enter `work` by shallow"):
+        module.JobsRecord.from_dict(data)
+    del data["history"][-1]["history"]
+    with pytest.raises(module.JobsInvalidRecord, match="by default"):
+        module.JobsRecord.from_dict(data)

@@ -357,3 +357,58 @@ def test_selection_knows_a_history_transition_exits_only_under_its_target() -> N
     moves = chart.select(configuration, enabled)
     assert moves == [("c1", "c", "deep"), ("x", "y")]
     assert chart.step(configuration, moves, {})[0] == ("p", "r1", "c", "c1", "r2", "y")
+
+
+HISTORY_OR_NOT = """\
+statechart: history_or_not
+version: 1
+initial: w
+states:
+  w:
+    initial: a1
+    on: {pause: p}
+    states:
+      a1: {on: {next: a2}}
+      a2: {on: {finish: out}}
+  p:
+    on:
+      back:
+        - {target: w, guard: resumable, history: deep}
+        - {target: w}
+  out: {final: true}
+"""
+
+
+def test_alternatives_to_one_target_with_and_without_history(tmp_path: Path) -> None:
+    """Found while making the XState traces: the run and the record's replay looked a
+    history transition's kind up by (source, event, target), so when the guarded history
+    alternative failed and the plain one was taken, the record said the run resumed where it
+    was (a2) while the machine entered the default (a1). A step now says how it entered."""
+    module = _module(HISTORY_OR_NOT, tmp_path)
+
+    class Run(_facade(module)):  # type: ignore[misc]
+        def resumable(self) -> bool:
+            return False
+
+    run = Run()
+    run.send("next")
+    run.send("pause")
+    run.send("back")
+    assert _names(run) == ["w", "a1"]
+    assert [s.value for s in run.machine.configuration] == ["w", "a1"]
+    record = type(run.record).from_json(run.record.to_json())
+    assert [s.value for s in record.configuration] == ["w", "a1"]
+    assert "history" not in run.record.history[-1].to_dict()
+
+    class Resuming(_facade(module)):  # type: ignore[misc]
+        def resumable(self) -> bool:
+            return True
+
+    other = Resuming()
+    other.send("next")
+    other.send("pause")
+    other.send("back")
+    assert _names(other) == ["w", "a2"]
+    assert other.record.history[-1].to_dict()["history"] == "deep"
+    again = type(other.record).from_json(other.record.to_json())
+    assert [s.value for s in again.configuration] == ["w", "a2"]

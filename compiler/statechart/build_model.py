@@ -12,9 +12,11 @@ import difflib
 import hashlib
 from collections.abc import Iterable
 from dataclasses import replace
+from typing import Any
 
 import yaml
 
+from statechart import durations
 from statechart import spec_format as fmt
 from statechart.diagnostics import Diagnostic, Span
 from statechart.model import (
@@ -107,6 +109,8 @@ class _Builder:
 
     def _unknown_key(self, key: str, node: yaml.Node, where: str, allowed: dict[str, str]) -> None:
         hint = did_you_mean(key, allowed)
+        if key == "set" and where.startswith("timer"):
+            hint = "a timer is raised by the run itself and carries no values"
         elsewhere = fmt.WHERE_KEY_BELONGS.get(key)
         if not hint and elsewhere and elsewhere != where:
             hint = f"`{key}` belongs in {elsewhere}"
@@ -187,6 +191,7 @@ class _Builder:
         if "states" in got:
             self.states(got["states"][1], None, states)
         record = self.record(got["record"][1]) if "record" in got else ()
+        self.deadlines(states, record)
         rules = self.rules(got["rules"][1]) if "rules" in got else ()
         migrations = self.migrations(got["migrations"][1]) if "migrations" in got else ()
         return Spec(
@@ -308,6 +313,12 @@ class _Builder:
             initial = self.string(value("initial"), f"`initial` of {where}")
             initial_span = self.span(value("initial"))
         transitions = self.transitions(name, value("on")) if "on" in got else ()
+        if "after" in got:
+            if kind == "final":
+                self.schema(got["after"][0], f"final state `{name}` cannot have `after`",
+                            "a final state is never left, so its timers could never fire")
+            else:
+                transitions += self.timers(name, value("after"))
         if "done" in got:
             if kind in ("compound", "parallel"):
                 transitions += self.done_transitions(name, *got["done"])
@@ -369,6 +380,47 @@ class _Builder:
                     out.append(t)
         return tuple(out)
 
+    def timers(self, source: str, node: yaml.Node) -> tuple[Transition, ...]:
+        """`after: {KEY: TARGET | {target, guard, description} | [...]}`: a KEY is a delay
+        (statechart.durations) or a datetime field's name, checked in `deadlines`."""
+        out: list[Transition] = []
+        for key, key_node, value in self.mapping(node, f"`after` of state `{source}`", {}) or ():
+            delay: int | None = None
+            deadline: str | None = None
+            if durations.looks_like_delay(key):
+                parsed = durations.parse(key)
+                if isinstance(parsed, str):
+                    self.schema(key_node, f"`after` key `{key}` of state `{source}`: {parsed}",
+                                "write a delay such as `30s`, `15m`, `2h`, `1d`, `500ms` or "
+                                "ISO 8601 `PT15M`, `P1DT2H`")
+                    continue
+                delay = parsed
+            else:
+                deadline = key
+            alternatives = value.value if isinstance(value, yaml.SequenceNode) else [value]
+            if isinstance(value, yaml.SequenceNode) and not alternatives:
+                self.schema(value, f"timer `{key}` of `{source}` lists no targets")
+            event = f"after.{key}.{source}"
+            timer = {"delay_ms": delay, "deadline": deadline}
+            for order, alt in enumerate(alternatives):
+                t = self.transition(source, event, key_node, alt, order, "after", timer)
+                if t is not None:
+                    out.append(t)
+        return tuple(out)
+
+    def deadlines(self, states: dict[str, State], record: tuple[RecordField, ...]) -> None:
+        """A deadline key names a `datetime` field (an undeclared one is `unknown-field`)."""
+        types = {f.name: f.type for f in record}
+        for state in states.values():
+            for t in state.transitions:
+                if t.deadline is not None and t.order == 0 and types.get(t.deadline) not in (
+                        None, "datetime"):
+                    self.problems.append(Diagnostic(
+                        "schema", "error", f"`after` key `{t.deadline}` of state `{state.name}` "
+                        f"names a {types[t.deadline]} field; a deadline is a `datetime` field",
+                        t.span, f"declare `{t.deadline}: {{type: datetime}}`, or write a delay "
+                        "such as `15m`"))
+
     def done_transitions(self, source: str, key_node: yaml.Node,
                          node: yaml.Node) -> tuple[Transition, ...]:
         """`done:` of a compound or parallel state: its transitions on `done.state.SOURCE`."""
@@ -384,19 +436,26 @@ class _Builder:
         return tuple(out)
 
     def transition(self, source: str, event: str, event_node: yaml.Node, node: yaml.Node,
-                   order: int, trigger: Trigger = "event") -> Transition | None:
-        where = f"transition `{source}` on `{event}`" if trigger == "event" else \
-            f"the `{trigger}` transition of `{source}`"
+                   order: int, trigger: Trigger = "event",
+                   timer: dict[str, Any] | None = None) -> Transition | None:
+        """One alternative; `timer` holds a timer's delay or deadline field."""
+        extra = timer or {}
+        if trigger == "event":
+            where = f"transition `{source}` on `{event}`"
+        elif trigger == "after":
+            where = f"timer `{event.split('.')[1]}` of `{source}`"
+        else:
+            where = f"the `{trigger}` transition of `{source}`"
         if isinstance(node, yaml.ScalarNode):
             target = self.string(node, f"the target of {where}")
             if target is None:
                 self.dropped("transition", source, event)
                 return None
             return Transition(source, event, target, None, (), None, order,
-                              self.span(event_node), self.span(node), trigger=trigger)
+                              self.span(event_node), self.span(node), trigger=trigger, **extra)
         before = len(self.problems)
         items = self.mapping(node, where,
-                             fmt.DONE_KEYS if trigger == "done" else fmt.TRANSITION_KEYS)
+                             fmt.TRANSITION_KEYS if trigger == "event" else fmt.DONE_KEYS)
         if items is None:
             self.dropped("transition", source, event)
             return None
@@ -440,6 +499,7 @@ class _Builder:
             source, event, target, guard, tuple(n for n, _ in sets), description, order,
             self.span(event_node), self.span(got["target"][1]), guard_span,
             set_spans=tuple(self.span(n) for _, n in sets), trigger=trigger, history=history,
+            **extra,
         )
 
     # -- record fields ---------------------------------------------------------------------

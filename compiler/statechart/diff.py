@@ -59,6 +59,9 @@ KINDS: dict[str, str] = {
     "field-type-changed": "A record field has a different type.",
     "enum-narrowed": "An enum field lost values.",
     "enum-widened": "An enum field gained values.",
+    "timer-added": "A state has a new timer (`after:`).",
+    "timer-removed": "A state's timer (`after:`) is gone.",
+    "timer-changed": "A timer's delay or deadline field, or where it leads, changed.",
     "history-changed": "A transition now enters its target by history, or no longer does, "
                        "or by the other kind of history.",
     "rule-added": "A new rule in `rules:`.",
@@ -170,7 +173,7 @@ class _Differ:
         self.fmap.update({o: n for o, n in field_renames.items() if n and new.record_field(n)})
         # fields a migration drops on purpose (`note: null`)
         self.dropped = {o for o, n in field_renames.items() if n is None}
-        self.emap: dict[str, str] = {e: e for e in old.events() if e in set(new.events())}
+        self.emap: dict[str, str] = {e: e for e in _sent(old) if e in set(_sent(new))}
         # old states a migration folds into another existing state: their own shape is gone
         self.merged: set[str] = set()
 
@@ -194,6 +197,7 @@ class _Differ:
                 self.compare_state(self.old.states[o], self.new.states[n])
         self.match_events()
         self.compare_transitions()
+        self.compare_timers()
         self.compare_record()
         self.compare_rules()
         return self.changes
@@ -247,7 +251,7 @@ class _Differ:
             if name is None:
                 return None
             return rename.get(name) or (self.smap.get(name, name) if rename else name)
-        transitions = tuple((t.event, m(t.target), t.guard, t.sets) for t in s.transitions)
+        transitions = tuple((t.key, m(t.target), t.guard, t.sets) for t in s.transitions)
         return (m(s.parent), s.kind, m(s.initial), tuple(m(c) for c in s.children),
                 transitions, s.tags, s.entry, s.exit, s.requires, s.limit)
 
@@ -309,8 +313,9 @@ class _Differ:
 
     def match_events(self) -> None:
         # The run's own events (`done.state.X`) are named after their state: they follow it.
-        old_internal = {t.event: t for t in self.old.transitions() if t.internal}
-        new_internal = {t.event for t in self.new.transitions() if t.internal}
+        # Timers (`after.KEY.X`) are compared by their key in `compare_timers`.
+        old_internal = {t.event: t for t in self.old.transitions() if t.trigger == "done"}
+        new_internal = {t.event for t in self.new.transitions() if t.trigger == "done"}
         for event, t in old_internal.items():
             prefix = event[:len(event) - len(t.source)]
             mapped = prefix + self.smap.get(t.source, t.source)
@@ -324,8 +329,7 @@ class _Differ:
             n = _first(self.new, event)
             self.add("transition-added", f"`{n.source}` now has a `{n.trigger}` transition "
                      f"to `{n.target}`", n.span)
-        old_events = [e for e in self.old.events() if e not in old_internal]
-        new_events = [e for e in self.new.events() if e not in new_internal]
+        old_events, new_events = _sent(self.old), _sent(self.new)
         removed = [e for e in old_events if e not in self.emap]
         added = [e for e in new_events if e not in old_events]
         new_alts = {a: self.alts(self.new, a, False) for a in added}
@@ -359,6 +363,45 @@ class _Differ:
                 new_groups.setdefault((t.source, t.event), []).append(t)
         for key in dict.fromkeys([*old_groups, *new_groups]):
             self.compare_alternatives(key, old_groups.get(key, []), new_groups.get(key, []))
+
+    def compare_timers(self) -> None:
+        """Timers per state, by their `after:` key. A stored run's record holds its armed
+        timers with their due times, which follow from the key (the delay, or the deadline
+        field): adding, removing or re-keying a timer changes them, and the upgrade of a
+        record of an older `version` recomputes them from its history (so a raised `version`
+        is needed, and suffices). Where a timer leads, and its guard, are not stored: safe."""
+        def by_key(state: State, old: bool) -> dict[str, list[tuple[str | None, str | None]]]:
+            out: dict[str, list[tuple[str | None, str | None]]] = {}
+            for t in state.transitions:
+                if t.trigger == "after":
+                    target = self.smap.get(t.target, t.target) if old else t.target
+                    out.setdefault(t.key[6:], []).append((target, t.guard))
+            return out
+
+        for o, n in self.smap.items():
+            if o in self.merged:
+                continue
+            state = self.new.states[n]
+            olds, news = by_key(self.old.states[o], True), by_key(state, False)
+            span = next((t.span for t in state.transitions if t.trigger == "after"), state.span)
+            for key in [k for k in olds if k in news]:
+                if olds.pop(key) != news.pop(key):
+                    self.add("timer-changed", f"`{n}` after `{key}` now leads elsewhere "
+                             "(target or guard)", span)
+            for key, alts in list(olds.items()):
+                match = next((k for k, a in news.items() if a == alts), None)
+                if match is not None:
+                    del olds[key], news[match]
+                    self.add("timer-changed", f"`{n}`: timer `{key}` is now `{match}`", span,
+                             migrated=True, help="stored runs in it get the new due time, "
+                             "counted from when they entered the state; it may be due at once")
+            for key in olds:
+                self.add("timer-removed", f"`{n}` no longer has timer `{key}`", state.span,
+                         migrated=True, help="stored runs in it lose the armed timer")
+            for key in news:
+                self.add("timer-added", f"`{n}` has a new timer `{key}`", span, migrated=True,
+                         help="stored runs in it get it armed from when they entered the "
+                              "state; it may be due at once")
 
     def compare_alternatives(self, key: tuple[str, str], olds: list[Transition],
                              news: list[Transition]) -> None:
@@ -485,6 +528,11 @@ class _Differ:
         for k, r in new.items():
             if k not in old:
                 self.add("rule-added", f"new rule {_rule_name(r)}", r.span)
+
+
+def _sent(spec: Spec) -> list[str]:
+    """The events callers send (not those the run raises itself), in first-use order."""
+    return list(dict.fromkeys(t.event for t in spec.transitions() if t.trigger == "event"))
 
 
 def _entering(history: str | None) -> str:

@@ -145,6 +145,6 @@ def format_path(start: str, steps: list[Step]) -> str:
         if t is not None:
             if current != t.source:
                 parts.append(f"({t.source})")
-            parts.append(f"-{t.event}-> {t.target}")
+            parts.append(f"-{t.shown}-> {t.target}")
         current = step.target
     return " ".join(parts)

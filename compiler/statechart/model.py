@@ -43,11 +43,28 @@ class Transition:
     # `history: shallow|deep`: enter the target where it was when last left (its default
     # entry the first time).
     history: HistoryKind | None = None
+    # A timer (`after:`): its fixed delay in milliseconds, or the datetime field it reads.
+    delay_ms: int | None = None
+    deadline: str | None = None
 
     @property
     def internal(self) -> bool:
         """Whether the run raises this transition's event itself (completion, timers)."""
         return self.trigger != "event"
+
+    @property
+    def shown(self) -> str:
+        """The event as messages and pictures name it: `after 15m` for a timer, `done` for a
+        completion, else the event's name."""
+        if self.trigger == "after":
+            return "after " + self.event.split(".")[1]
+        return "done" if self.trigger == "done" else self.event
+
+    @property
+    def key(self) -> str:
+        """The transition's key under its state in `remove: {transitions: [STATE.KEY]}`:
+        the event, or `after.15m` for a timer."""
+        return "after." + self.event.split(".")[1] if self.trigger == "after" else self.event
 
 
 @dataclass(frozen=True)
@@ -190,6 +207,10 @@ class Spec:
 
     def transitions(self) -> list[Transition]:
         return [t for s in self.states.values() for t in s.transitions]
+
+    def timers(self) -> list[Transition]:
+        """The `after:` transitions, in document order of their states."""
+        return [t for t in self.transitions() if t.trigger == "after"]
 
     def events(self) -> list[str]:
         """Every event name, in first-use order (internal ones, `done.state.X`, included)."""

@@ -23,7 +23,7 @@ SPEC_KEYS = {
     "migrations": "how records of earlier versions map onto this one: `[{from_version: 1, "
                   "states: {old: new}, fields: {old: new}}]`",
     "remove": "what an overlay removes from its base: `{states: [...], transitions: "
-              "[STATE.EVENT], fields: [...], rules: [ID]}`",
+              "[STATE.EVENT, STATE.after.15m], fields: [...], rules: [ID]}`",
     "add": "the new states of an overlay: `{states: {NAME: {...}}}`; `states:` only changes "
            "states the base has",
 }
@@ -36,6 +36,9 @@ STATE_KEYS = {
     "parallel": "`true`: every nested state is a region, all active at once",
     "final": "`true`: the run (or region) ends here",
     "on": "transitions by event: `on: {start: running}`",
+    "after": "timers: `after: {15m: expired}`; a key is a delay (`30s`, `15m`, `2h`, `1d`, "
+             "`PT15M`) counted from entering the state, or a `datetime` record field (a "
+             "deadline); leaving the state disarms them",
     "done": "where a compound or parallel state goes once it completes (a final child "
             "reached; every region final): `done: next` or `{target: next, guard: ok}`",
     "tags": "labels that rules and diagrams select states by",
@@ -54,8 +57,9 @@ TRANSITION_KEYS = {
                "when last left, or by default the first time",
 }
 HISTORY_KINDS = ("shallow", "deep")
-# Completion transitions: a transition without values (nothing sends the event).
+# Completion transitions and timers: transitions without values (nothing sends the event).
 DONE_KEYS = {k: v for k, v in TRANSITION_KEYS.items() if k != "set"}
+
 
 FIELD_KEYS = {
     "type": "string, integer, number, boolean or datetime",
@@ -91,6 +95,14 @@ WHERE_KEY_BELONGS = {
 }
 
 _NAME = {"type": "string", "pattern": "^[A-Za-z][A-Za-z0-9_]*$"}
+# An `after:` key: a delay (checked further by the builder: > 0, no ISO years or months) or
+# the name of a datetime record field.
+_AFTER_KEY = {"type": "string", "anyOf": [
+    {"pattern": "^[0-9]+(ms|s|m|h|d)$"},
+    {"pattern": "^P(?:[0-9]+W|(?:[0-9]+D)?"
+                "(?:T(?:[0-9]+H)?(?:[0-9]+M)?(?:[0-9]+(?:[.][0-9]+)?S)?)?)$"},
+    _NAME,
+]}
 
 
 def _names() -> dict[str, Any]:
@@ -135,6 +147,8 @@ def json_schema() -> dict[str, Any]:
             "on": {"type": "object", "propertyNames": _NAME, "additionalProperties": {
                 "oneOf": [one_transition, {"type": "array", "items": one_transition,
                                            "minItems": 1}]}},
+            "after": {"type": "object", "propertyNames": _AFTER_KEY, "additionalProperties": {
+                "oneOf": [one_done, {"type": "array", "items": one_done, "minItems": 1}]}},
             "done": {"oneOf": [one_done, {"type": "array", "items": one_done, "minItems": 1}]},
             "tags": _names(), "entry": _names(), "exit": _names(), "requires": _names(),
             "limit": {"type": "integer", "minimum": 1},

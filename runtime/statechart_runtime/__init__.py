@@ -8,7 +8,7 @@ from __future__ import annotations
 
 # The generated-code contract. A generated module states the API version it was built for;
 # importing it against a runtime with another major version fails at once (see `check_api`).
-API_VERSION = (1, 1)
+API_VERSION = (1, 1)  # 1.1: timers (`SpecTables(timers=...)`, `api.Timer`)
 __version__ = "0.2.0"
 
 

@@ -13,7 +13,8 @@ from statechart_runtime.machine import Machine
 from statechart_runtime.record import Record, Step, check_record, record_checker
 from statechart_runtime.run import EventNotAccepted, Run
 from statechart_runtime.spec import SpecTables
+from statechart_runtime.timers import Timer
 from statechart_runtime.values import utcnow
 
 __all__ = ["EventNotAccepted", "HistoryState", "Machine", "Record", "Run", "SpecTables",
-           "State", "Step", "check_record", "errors", "record_checker", "utcnow"]
+           "State", "Step", "Timer", "check_record", "errors", "record_checker", "utcnow"]

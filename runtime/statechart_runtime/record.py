@@ -8,14 +8,17 @@ A record is refused (the spec's `InvalidRecord`, naming the JSON key at fault) u
 its history from the initial state gives exactly its configuration, status and entry counts,
 with every step a transition of the spec whose source was active, setting exactly the fields
 that transition sets, no limit exceeded, every field the active states require set, every
-field holding the last value the history set (unset when no step set it), and
-`lastTransitionAt` the last step's time.
+field holding the last value the history set (unset when no step set it),
+`lastTransitionAt` the last step's time, and, for a spec with timers, `createdAt` no later
+than the first step and every armed timer in `timers` one the history arms, due when it
+says (statechart_runtime.timers.check).
 
 What this proves: the record is one the spec's graph could have produced, and its fields
 agree with its own history. What it cannot prove: that the history is what really happened
 (a record can be forged consistently), that the guards allowed each step (they are not
 replayed), that an event was handled by the state a step names rather than by an active
-descendant that would have taken precedence, or that the times are true.
+descendant that would have taken precedence, that the times are true, or that no armed
+timer is missing (a timer whose guards failed is dropped without a trace in the history).
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, Generic, Self, TypeVar
 
+from statechart_runtime import timers
 from statechart_runtime.spec import SpecTables
 from statechart_runtime.values import JsonValue, is_aware, parse_time, time_text
 
@@ -49,11 +53,15 @@ class Step(Generic[E, S]):
     target: S
     at: dt.datetime
     values: dict[str, JsonValue] = dataclasses.field(default_factory=dict)
+    history: str | None = None  # `shallow`/`deep`: the step entered `target` by history
 
     def to_dict(self) -> JsonObject:
-        return {"event": self.event.value, "source": self.source.value,
-                "target": self.target.value, "at": time_text(self.at),
-                "values": dict(self.values)}
+        data: JsonObject = {"event": self.event.value, "source": self.source.value,
+                            "target": self.target.value, "at": time_text(self.at),
+                            "values": dict(self.values)}
+        if self.history:
+            data["history"] = self.history
+        return data
 
 
 class Record:
@@ -62,16 +70,24 @@ class Record:
     _sc_spec: ClassVar[SpecTables]
     _sc_step: ClassVar[type[Step[Any, Any]]]
 
-    def to_dict(self) -> JsonObject:
+    def to_dict(self, *, history: bool = True) -> JsonObject:
+        """The record as JSON data; with `history=False`, without its "history" key (a run
+        store keeps the steps in a table of their own and the rest here, so that saving a
+        long run does not serialize its whole history again)."""
         spec = self._sc_spec
         record: Any = self
         data: JsonObject = {"runId": record.runId, "specVersion": record.specVersion,
                             "status": record.status.value}
+        if spec.timers:
+            data["createdAt"] = time_text(record.createdAt)
         if not spec.flat:
             data["configuration"] = [state.value for state in record.configuration]
         data["lastTransitionAt"] = time_text(record.lastTransitionAt)
-        data["history"] = [step.to_dict() for step in record.history]
+        if history:
+            data["history"] = [step.to_dict() for step in record.history]
         data["counts"] = dict(record.counts)
+        if spec.timers:
+            data["timers"] = [timer.to_dict() for timer in record.timers]
         if spec.chart.remembers:
             data["remembered"] = {name: list(states)
                                   for name, states in sorted(record.remembered.items())}
@@ -100,18 +116,24 @@ class Record:
         return cls.from_dict(data)
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Self:
+    def from_dict(cls, data: Mapping[str, Any], *, check: bool = True) -> Self:
         """Parse and check a record: types, status, configuration, counts and history.
 
         A record of an earlier spec version is first upgraded with that version's migration.
+        `check=False` parses the types only and does not replay the history: for a run store
+        restoring a run it wrote itself, whose every step was checked when it was taken.
         """
         spec = cls._sc_spec
         invalid = spec.invalid
         if not isinstance(data, Mapping):
             raise invalid("(record)", "expected a JSON object")
         _refuse_deep(data, invalid)
+        stored_version = data.get("specVersion")
         data = upgrade(spec, data)
+        upgraded = stored_version != data.get("specVersion")
         known = {*_FIXED_KEYS, *spec.codec.types}
+        if spec.timers:
+            known.update(("createdAt", "timers"))
         for key in data:
             if key not in known or (spec.flat and key == "configuration") or (
                     key == "remembered" and not spec.chart.remembers):
@@ -146,8 +168,27 @@ class Record:
         for field in spec.codec.types:
             if field in data:
                 values[spec.attrs[field]] = spec.codec.from_json(field, data[field])
-        record = cls(**values)
-        check_record(record, cls)
+        if spec.timers and upgraded:
+            # An older version's timers may differ (or it had none): the history decides, as
+            # for the configuration. A record without `createdAt` was created no later than
+            # its first step (or its last transition, with no history).
+            history_steps = values["history"]
+            values["createdAt"] = parse_time("createdAt", data["createdAt"], invalid) \
+                if "createdAt" in data else (history_steps[0].at if history_steps
+                                             else values["lastTransitionAt"])
+            record = cls(**values)
+            entered_at = dict.fromkeys(spec.chart.initial_configuration(),
+                                       values["createdAt"])
+            configuration = replay(spec, record, entered_at)[0]
+            rec: Any = record
+            rec.timers = timers.expected(spec, record, configuration, entered_at)
+        else:
+            if spec.timers:
+                values["createdAt"] = parse_time("createdAt", data.get("createdAt"), invalid)
+                values["timers"] = timers.from_json(spec, data.get("timers"))
+            record = cls(**values)
+        if check:
+            check_record(record, cls)
         return record
 
 
@@ -203,8 +244,12 @@ def _step_from_dict(cls: type[Record], index: int, raw: object) -> Step[Any, Any
     spec = cls._sc_spec
     where = f"history[{index}]"
     keys = {"event", "source", "target", "at", "values"}
-    if not isinstance(raw, dict) or set(raw) != keys:
-        raise spec.invalid(where, f"expected an object with keys {sorted(keys)}")
+    if not isinstance(raw, dict) or not keys <= set(raw) <= keys | {"history"}:
+        raise spec.invalid(where, f"expected an object with keys {sorted(keys)} (and "
+                           "`history` for a step that entered its target by history)")
+    kind = raw.get("history")
+    if kind not in (None, "shallow", "deep"):
+        raise spec.invalid(where + ".history", f"expected `shallow` or `deep`, got {kind!r}")
     event = raw["event"]
     if not isinstance(event, str) or event not in spec.events_by_name:
         raise spec.invalid(where + ".event", f"unknown event {event!r}")
@@ -218,7 +263,7 @@ def _step_from_dict(cls: type[Record], index: int, raw: object) -> Step[Any, Any
     return cls._sc_step(spec.events_by_name[event],
                         _state_of(spec, where + ".source", raw["source"]),
                         _state_of(spec, where + ".target", raw["target"]),
-                        parse_time(where + ".at", raw["at"], spec.invalid), dict(values))
+                        parse_time(where + ".at", raw["at"], spec.invalid), dict(values), kind)
 
 
 def check_record(record: Record, record_class: type[Record] | None = None) -> None:
@@ -256,7 +301,10 @@ def check_record(record: Record, record_class: type[Record] | None = None) -> No
                 spec.codec.to_json(field, value)
             except TypeError:
                 raise invalid(field, f"expected a {kind} value, got {value!r}") from None
-    configuration, counts, last, remembered = replay(spec, record)
+    # Delay timers count from each state's last entry; the initial states' is `createdAt`.
+    entered_at = dict.fromkeys(spec.chart.initial_configuration(), rec.createdAt) \
+        if spec.timers else None
+    configuration, counts, last, remembered = replay(spec, record, entered_at)
     recorded = spec.configuration_names(record)
     if not spec.flat and recorded != configuration:
         raise invalid("configuration", f"the history ends in {list(configuration)}, "
@@ -284,14 +332,26 @@ def check_record(record: Record, record_class: type[Record] | None = None) -> No
     if rec.history and rec.lastTransitionAt != rec.history[-1].at:
         raise invalid("lastTransitionAt", f"expected the last step's time "
                       f"{time_text(rec.history[-1].at)}, got {time_text(rec.lastTransitionAt)}")
+    if spec.timers:
+        if not is_aware(rec.createdAt):
+            raise invalid("createdAt", "expected a datetime with a time zone, got "
+                          f"{rec.createdAt!r}")
+        if rec.history and rec.history[0].at < rec.createdAt:
+            raise invalid("createdAt", "expected a time no later than the first step's "
+                          f"{time_text(rec.history[0].at)}, got {time_text(rec.createdAt)}")
+        timers.check(spec, record, timers.expected(spec, record, configuration,
+                                                   entered_at or {}))
 
 
-def replay(spec: SpecTables, record: Record
+def replay(spec: SpecTables, record: Record,
+           entered_at: dict[str, dt.datetime] | None = None
            ) -> tuple[tuple[str, ...], dict[str, int], dict[str, tuple[Any, Any, int]],
                       dict[str, tuple[str, ...]]]:
     """(configuration, counts, last values, remembered) at the end of a record's checked
     history; the last values map each field a step set to (its JSON value, its typed value,
-    the step); remembered, each history target's states at its last exit."""
+    the step); remembered, each history target's states at its last exit. `entered_at`, when
+    given, gets the time each state entered by a step was last entered (what delay timers
+    count from)."""
     invalid = spec.invalid
     chart = spec.chart
     configuration = chart.initial_configuration()
@@ -318,13 +378,18 @@ def replay(spec: SpecTables, record: Record
                 raise invalid(f"{where}.values.{field}", f"`{key[1]}` does not set it")
             if field not in step.values:
                 raise invalid(f"{where}.values.{field}", f"`{key[1]}` sets it; missing")
-        kind = spec.history.get(key)
+        kind = step.history
+        if kind not in spec.history.get(key, (None,)):
+            raise invalid(where + ".history", f"`{key[1]}` from `{key[0]}` does not enter "
+                          f"`{key[2]}` " + (f"by {kind} history" if kind else "by default"))
         if chart.remembers:
             after, entered, remembered = chart.step(
                 configuration, [(key[0], key[2]) if kind is None else (key[0], key[2], kind)],
                 remembered)
         else:
             after, entered = None, chart.entry_set(key[0], key[2])
+        if entered_at is not None:
+            entered_at.update(dict.fromkeys(entered, step.at))
         for name in entered:
             if name in counts:
                 counts[name] += 1
@@ -384,13 +449,23 @@ def upgrade(spec: SpecTables, data: Mapping[str, Any]) -> Mapping[str, Any]:
         renamed = ((fields.get(key, key), value) for key, value in raw.items())
         return {key: value for key, value in renamed if key is not None}
 
+    def event(name: Any) -> Any:
+        # A timer's event names its state (`after.15m.waiting`): renamed with the state.
+        if isinstance(name, str) and name.startswith("after."):
+            head, _, owner = name.rpartition(".")
+            return f"{head}.{states.get(owner, owner)}"
+        return name
+
     upgraded: dict[str, Any] = values(dict(data))
     upgraded["specVersion"] = spec.version
+    if not spec.timers:  # the old version had timers, this one has none
+        upgraded.pop("createdAt", None)
+        upgraded.pop("timers", None)
     history = upgraded.get("history")
     if isinstance(history, list):
         upgraded["history"] = history = [
-            {**step, "source": _declaring(spec, state(step.get("source")), step.get("event"),
-                                          state(step.get("target"))),
+            {**step, "source": _declaring(spec, state(step.get("source")), event(step.get(
+                "event")), state(step.get("target"))), "event": event(step.get("event")),
              "target": state(step.get("target")), "values": values(step.get("values"))}
             if isinstance(step, dict) else step
             for step in history
@@ -476,7 +551,9 @@ def _replay_raw(spec: SpecTables, history: list[Any]) -> tuple[Any, ...] | None:
             return None
         if (source, event, target) not in spec.effects or source not in configuration:
             return None
-        kind = spec.history.get((source, event, target))
+        kind = step.get("history")
+        if kind not in spec.history.get((source, event, target), (None,)):
+            return None
         configuration, entered, remembered = chart.step(
             configuration, [(source, target) if kind is None else (source, target, kind)],
             remembered)

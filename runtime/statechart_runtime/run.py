@@ -9,17 +9,20 @@ guards are combined with the facade's by `and` and whose actions run too.
 
 from __future__ import annotations
 
+import datetime as dt
 import uuid
 from typing import Any, ClassVar, Generic, Self, TypeVar
 
 from statemachine.exceptions import TransitionNotAllowed
 from statemachine.orderedset import OrderedSet
 
+from statechart_runtime import timers
+from statechart_runtime import values as _values
 from statechart_runtime.errors import RunError
 from statechart_runtime.machine import Machine, number_states
 from statechart_runtime.record import Record, check_record
 from statechart_runtime.spec import SpecTables
-from statechart_runtime.values import Clock, JsonValue, now, utcnow
+from statechart_runtime.values import Clock, JsonValue, is_aware, now, utcnow
 
 R = TypeVar("R", bound=Record)
 S = TypeVar("S")
@@ -49,16 +52,17 @@ class EventNotAccepted(RunError, TransitionNotAllowed):
         self.configuration = configuration  # type: ignore[assignment]
         self.ended = ended
         self.known = known
+        self.internal = internal
 
     def __reduce__(self) -> tuple[object, ...]:  # picklable: it crosses process boundaries
         return (_event_not_accepted, (type(self), self.event, self.configuration, self.ended,
-                                      self.known))
+                                      self.known, self.internal))
 
 
 def _event_not_accepted(cls: type[EventNotAccepted], event: str,
                         configuration: tuple[str, ...], ended: bool,
-                        known: bool) -> EventNotAccepted:
-    return cls(event, configuration, ended=ended, known=known)
+                        known: bool, internal: bool = False) -> EventNotAccepted:
+    return cls(event, configuration, ended=ended, known=known, internal=internal)
 
 
 class Run(Generic[R, S, E]):
@@ -73,9 +77,12 @@ class Run(Generic[R, S, E]):
             number_states(machine, cls._sc_spec.chart)
 
     def __init__(self, record: R | None = None, *, run_id: str | None = None,
-                 model: object = None, clock: Clock | None = None) -> None:
+                 model: object = None, clock: Clock | None = None, check: bool = True
+                 ) -> None:
         """A new run (entry actions of the initial states run), or, given a record, the run
-        it describes, restored where it stopped (no entry action runs again)."""
+        it describes, restored where it stopped (no entry action runs again). The record is
+        checked (`check_record`) unless `check=False`: for a record already checked, or one
+        a run store wrote itself, whose history may hold only the steps taken since."""
         spec = self._sc_spec
         self.clock: Clock = clock if clock is not None else utcnow
         self._pending: tuple[str, dict[str, tuple[Any, JsonValue]]] | None = None
@@ -87,13 +94,22 @@ class Run(Generic[R, S, E]):
                 for field in spec.requires.get(name, ()):
                     raise spec.missing(field, f"the initial state `{name}` requires it; "
                                        "start from a record that sets it")
-            record = self._sc_record(runId=run_id or uuid.uuid4().hex,
-                                     lastTransitionAt=now(self.clock))
+            at = now(self.clock)
+            if spec.timers:
+                record = self._sc_record(runId=run_id or uuid.uuid4().hex,
+                                         lastTransitionAt=at, createdAt=at)
+                timers.arm(spec, record, initial, initial, at, ())
+            else:
+                record = self._sc_record(runId=run_id or uuid.uuid4().hex,
+                                         lastTransitionAt=at)
             active = initial
         else:
             if run_id is not None:
                 raise TypeError("run_id comes from the record when one is given")
-            check_record(record, self._sc_record)
+            if check:
+                check_record(record, self._sc_record)
+            elif not isinstance(record, self._sc_record):
+                check_record(record, self._sc_record)  # refuses another spec's record
             active = spec.configuration_names(record)
             # Document order, as the engine selects transitions in (see machine.py).
             self._sc_state = active[0] if len(active) == 1 else OrderedSet(active)
@@ -126,7 +142,7 @@ class Run(Generic[R, S, E]):
     @classmethod
     def restore(cls, record: R, **kwargs: Any) -> Self:
         """The run `record` describes (checked first: the spec's InvalidRecord names the
-        field)."""
+        field; `check=False` skips the check, see `__init__`)."""
         return cls(record, **kwargs)
 
     @property
@@ -197,6 +213,7 @@ class Run(Generic[R, S, E]):
         flat = spec.flat
         saved = (record.status, None if flat else record.configuration, record.counts,
                  record.lastTransitionAt, len(record.history), self._active)
+        armed = record.timers if spec.timers else None  # `timers.arm` replaces the list
         remembered = record.remembered if spec.chart.remembers else None
         history_values = dict(self.machine.history_values) if remembered is not None else None
         attrs = spec.attrs
@@ -220,6 +237,8 @@ class Run(Generic[R, S, E]):
             if not flat:
                 record.configuration = configuration
             del record.history[length:]
+            if armed is not None:
+                record.timers = armed
             for field, value in fields:
                 setattr(record, field, value)
             if remembered is not None:
@@ -238,6 +257,50 @@ class Run(Generic[R, S, E]):
             # The event is applied by now: an exception from these actions reaches the caller
             # with the record in its final state.
             self.machine.run_exit_actions(list(reversed(self._active)), event)
+
+    # -- timers ------------------------------------------------------------------------------
+
+    @property
+    def timers(self) -> tuple[timers.Timer[S, E], ...]:
+        """The armed timers (state, event, due time in UTC), in due order: the record's."""
+        record: Any = self.record
+        return tuple(record.timers) if self._sc_spec.timers else ()
+
+    @property
+    def next_deadline(self) -> dt.datetime | None:
+        """When the earliest armed timer is due (aware, UTC), or None when none is armed:
+        call `fire_due` then (a store schedules its runs by this)."""
+        record: Any = self.record
+        armed = record.timers if self._sc_spec.timers else None
+        return armed[0].due if armed else None
+
+    def fire_due(self, now: dt.datetime | None = None) -> list[str]:
+        """Fire every armed timer due at `now` (default: the run's clock), in due order, each
+        as its own step whose time is the clock's; returns the events taken. A timer whose
+        guards all fail is dropped (it fires again only when its state is re-entered, or for
+        a deadline, when its field changes). Timers armed by the steps this call takes wait
+        for the next call, so a zero-delay loop cannot spin here."""
+        if not self._sc_spec.timers:
+            return []
+        when = _values.now(self.clock) if now is None else now
+        if not is_aware(when):
+            raise TypeError(f"now must be a datetime with a time zone, got {when!r}")
+        record: Any = self.record
+        fired: list[str] = []
+        for timer in [t for t in record.timers if t.due <= when]:
+            if timer not in record.timers or self._sc_spec.chart.ended(self._active):
+                continue  # disarmed by a timer fired before it
+            event = timer.event.value
+            try:
+                # One atomic step, as `send` takes one: a completion it causes is part of it.
+                self._fire(event, None)
+            except EventNotAccepted:  # no transition of it enabled: its guards all failed
+                record.timers = [t for t in record.timers if t != timer]
+            else:
+                fired.append(event)
+        return fired
+
+    # -- internal events ---------------------------------------------------------------------
 
     def _complete(self) -> None:
         """Take the `done.state` events the last microsteps raised, one microstep each, in
@@ -279,9 +342,11 @@ class Run(Generic[R, S, E]):
         chart = spec.chart
         record: Any = self.record
         moves = [(t.source.value, t.target.value) for t in transitions]  # spec names
+        kinds: list[str | None] = []  # each move's history kind (None: not a history one)
         if spec.history_targets:  # a history pseudo-state stands for its parent
             targets = spec.history_targets
-            moves = [(s, targets.get(t, t)) for s, t in moves]
+            kinds = [targets[t][1] if t in targets else None for _, t in moves]
+            moves = [(s, targets[t][0] if t in targets else t) for s, t in moves]
         entered: list[str] = []
         all_sets: list[tuple[str, ...]] = []
         for source, target in moves:
@@ -297,10 +362,11 @@ class Run(Generic[R, S, E]):
             configuration: tuple[str, ...] = (moves[0][1],)
             entered.append(moves[0][1])
         elif chart.remembers:
-            history = spec.history
             configuration, entering, remembered = chart.step(
-                self._active, [(s, t, history[(s, event, t)]) if (s, event, t) in history
-                               else (s, t) for s, t in moves], record.remembered)
+                self._active, [(s, t, kind) if kind else (s, t)
+                               for (s, t), kind in zip(moves, kinds or [None] * len(moves),
+                                                       strict=True)],
+                record.remembered)
             entered.extend(entering)
         else:
             configuration = chart.next_configuration(self._active, moves)
@@ -330,18 +396,21 @@ class Run(Generic[R, S, E]):
         attrs = spec.attrs
         step_class = self._sc_record._sc_step
         event_member = spec.events_by_name[event]
-        for (source, target), sets in zip(moves, all_sets, strict=True):
+        for i, ((source, target), sets) in enumerate(zip(moves, all_sets, strict=True)):
             step_values: dict[str, JsonValue] = {}
             for field in sets:
                 typed, as_json = values[field]
                 setattr(record, attrs[field], typed)
                 step_values[field] = as_json
             record.history.append(step_class(event_member, states[source], states[target], at,
-                                             step_values))
+                                             step_values, kinds[i] if kinds else None))
         record.status = states[configuration[0]]
         if not spec.flat:
             record.configuration = [states[name] for name in configuration]
         record.lastTransitionAt = at
+        if spec.timers:
+            timers.arm(spec, record, configuration, entered, at,
+                       [f for sets in all_sets for f in sets])
         if remembered is not None:
             record.remembered = remembered
         if chart.completes:

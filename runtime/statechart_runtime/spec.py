@@ -13,6 +13,7 @@ from typing import Any
 
 from statechart_runtime.errors import InvalidRecord, LimitExceeded, MissingField
 from statechart_runtime.semantics import Chart, StateRow
+from statechart_runtime.timers import TimerRow, TimerTable
 from statechart_runtime.values import FieldCodec
 
 # (source, event, target, fields it sets), one row per distinct (source, event, target).
@@ -50,6 +51,7 @@ class SpecTables:
         "state_enum",
         "states_by_name",
         "tags",
+        "timers",
         "version",
     )
 
@@ -75,7 +77,8 @@ class SpecTables:
         event_ids: Mapping[str, str] | None = None,
         attrs: Mapping[str, str] | None = None,
         internal: Mapping[str, str] | None = None,
-        history: Sequence[tuple[str, str, str, str]] = (),
+        timers: Sequence[TimerRow] | None = None,
+        history: Sequence[tuple[str, str, str, str | None]] = (),
         history_ids: Mapping[str, str] | None = None,
     ) -> None:
         """`event_ids` and `attrs` hold the spec's names that the generated module maps to
@@ -84,23 +87,31 @@ class SpecTables:
 
         `internal`: the events the run raises itself (`done.state.X`, timers) -> the state
         that declares them. `history`: (source, event, target, `shallow`|`deep`) for every
-        history transition; `history_ids`: `TARGET.KIND` -> the id of the machine's
-        HistoryState for it."""
+        history transition (and None for a plain alternative with the same key);
+        `history_ids`: `TARGET.KIND` -> the id of the machine's HistoryState for it.
+        `timers`: the `after:` timers (statechart_runtime.timers), whose events are internal
+        too (they need not be listed in `internal`)."""
         self.name = name
         self.version = version
         self.sha256 = sha256
         self.compiler = compiler
         self.internal: dict[str, str] = dict(internal or {})
-        self.history: dict[tuple[str, str, str], str] = {
-            (source, event, target): kind for source, event, target, kind in history}
+        self.internal.update((row[1], row[0]) for row in timers or ())
+        # (source, event, target) -> how its alternatives enter the target: a history kind,
+        # or None for a plain alternative (a key may have both, told apart by their guards).
+        self.history: dict[tuple[str, str, str], frozenset[str | None]] = {}
+        for source, event, target, kind in history:
+            key = (source, event, target)
+            self.history[key] = self.history.get(key, frozenset()) | {kind}
         self.history_ids: dict[str, str] = dict(history_ids or {})
         # The machine's HistoryState id -> the state it stands for (a step's target).
-        self.history_targets: dict[str, str] = {
-            hid: key.rsplit(".", 1)[0] for key, hid in self.history_ids.items()}
+        self.history_targets: dict[str, tuple[str, str]] = {
+            hid: tuple(key.rsplit(".", 1)) for key, hid in self.history_ids.items()}  # type: ignore[misc]
         self.chart = Chart(states, initial,
                            completes={state for event, state in self.internal.items()
                                       if event.startswith("done.state.")},
-                           remembers={target for _, _, target in self.history})
+                           remembers={key[2] for key, kinds in self.history.items()
+                                      if kinds - {None}})
         self.flat = all(row[1] is None for row in states)
         self.state_enum: Any = state_enum
         self.event_enum: Any = event_enum
@@ -108,6 +119,8 @@ class SpecTables:
         self.states_by_name: dict[str, Any] = {m.value: m for m in state_enum}
         self.events_by_name: dict[str, Any] = {m.value: m for m in event_enum}
         self.event_ids: dict[str, str] = dict(event_ids or {})
+        for row in timers or ():  # a timer's machine event: `_sc_` + its enum member's name
+            self.event_ids.setdefault(row[1], "_sc_" + self.events_by_name[row[1]].name)
         self.effects: dict[tuple[str, str, str], tuple[str, ...]] = {
             (source, event, target): sets for source, event, target, sets in transitions}
         # event -> state -> targets in document order: what `select` looks at.
@@ -130,6 +143,7 @@ class SpecTables:
         self.limits = dict(limits or {})
         self.requires = dict(requires or {})
         self.migrations = dict(migrations or {})
+        self.timers = TimerTable(timers or ())
         self.tags = {tag: frozenset(states) for tag, states in (tags or {}).items()}
         self.initial_counts: dict[str, int] = dict.fromkeys(self.limits, 0)
         for state in self.chart.initial_configuration():

@@ -1,10 +1,13 @@
 // Runs the conformance specs' machines through XState and prints what happened, for
 // make_traces.py (which writes the golden traces). Input on stdin, a JSON list of
-//   {name, machine, guards: {name: bool}, actions: [name], sequences: [[event]]}
+//   {name, machine, guards: {name: bool}, actions: [name], sequences: [[event]], internal: bool}
 // Output on stdout, a JSON list of
 //   {name, initial: STEP, sequences: [[STEP]]}, STEP = [accepted 0|1, [state id], [action], done 0|1]
 // where the states are every active state (ancestors included) in document order, the actions
 // are the entry/exit actions run, in order, and a sequence stops at the step that ends the run.
+// With `internal`, a STEP has a fifth field: the internal events (`done.state.ID`) the
+// macrostep took after the event's own microstep, in order (a raised event no transition
+// took is not listed). The state ids are those of the spec: history states are never active.
 import { readFileSync } from 'node:fs';
 import { createActor, createMachine } from 'xstate';
 
@@ -25,6 +28,16 @@ function exitsOf(config) {
 
 function run(spec) {
   let log = [];
+  // The internal events taken by microsteps of the current macrostep (XState's inspection
+  // API reports every microstep with the event and the transitions it took).
+  let internal = [];
+  const inspect = (ev) => {
+    if (ev.type !== '@xstate.microstep' || !ev.event.type.startsWith('xstate.done.state.')) return;
+    // A targetless transition is the runner's own marker (DONE_MARKER), not a spec's `done:`.
+    if (ev._transitions.some((t) => t.target && t.target.length > 0)) {
+      internal.push(ev.event.type.slice('xstate.'.length));
+    }
+  };
   const actions = {};
   for (const name of [...spec.actions, DONE_MARKER]) {
     actions[name] = () => { log.push(name); };
@@ -52,14 +65,17 @@ function run(spec) {
       done = true;
       for (const node of [...active(snapshot)].reverse()) ran.push(...exits.get(node.id));
     }
-    return [accepted ? 1 : 0, active(snapshot).map((node) => node.id), ran, done ? 1 : 0];
+    const step = [accepted ? 1 : 0, active(snapshot).map((node) => node.id), ran, done ? 1 : 0];
+    if (spec.internal) step.push(internal);
+    return step;
   };
 
   let initial = null;
   const sequences = [];
   for (const events of spec.sequences) {
     log = [];
-    const actor = createActor(machine);
+    internal = [];
+    const actor = createActor(machine, spec.internal ? { inspect } : {});
     actor.start();
     const first = observe(actor.getSnapshot(), true);
     initial ??= first;
@@ -71,6 +87,7 @@ function run(spec) {
       const before = actor.getSnapshot();
       const accepted = before.can({ type });
       log = [];
+      internal = [];
       actor.send({ type });
       const step = observe(actor.getSnapshot(), accepted);
       if (!accepted && (log.length > 0 || actor.getSnapshot() !== before)) {

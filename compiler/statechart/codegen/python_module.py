@@ -1,4 +1,5 @@
-"""`generated/NAME.py`: a typed python-statemachine module for one spec.
+"""`generated/NAME.py` (the `code` folder of the project configuration): a typed
+python-statemachine module for one spec.
 
 What the module holds (docs/generated-code.md is the user's guide): the spec as data and a
 typed API over the `statechart_runtime` package, which holds the behaviour (as protobuf's
@@ -28,7 +29,7 @@ from statechart import __version__, names, semantics
 from statechart.codegen import CodegenError
 from statechart.codegen._jinja import Ident, Lit, entry, environment, py
 from statechart.model import Spec, State, Transition
-from statechart.outputs import header_lines
+from statechart.outputs import folder, header_lines
 
 
 def camel(snake: str) -> str:
@@ -190,6 +191,15 @@ def _histories(spec: Spec) -> dict[str, list[str]]:
     return out
 
 
+def _history_rows(spec: Spec) -> list[object]:
+    """(source, event, target, kind) of each history alternative, and (..., None) of a plain
+    alternative with the same source, event and target (a step says which one it took)."""
+    keys = {(t.source, t.event, t.target) for t in spec.transitions() if t.history}
+    rows = dict.fromkeys((t.source, t.event, t.target, t.history) for t in spec.transitions()
+                         if (t.source, t.event, t.target) in keys)
+    return [py(row) for row in rows]
+
+
 def _history_defaults(spec: Spec, pn: PythonNames) -> list[tuple[Ident, Ident]]:
     """(history state, default target): a history state never left enters its parent's
     default: the initial child, or every region."""
@@ -271,12 +281,16 @@ def _tables(spec: Spec, pn: PythonNames) -> dict[str, object]:
         "tags": tags,
         "initial_configuration": [pn.state_member(n)
                                   for n in semantics.initial_configuration(spec)],
-        "event_ids": [(py(k), py(v)) for k, v in pn.events.items()],
+        # A timer's machine event id is derived by the runtime (`_sc_` + its member's name).
+        "event_ids": [(py(k), py(v)) for k, v in pn.events.items()
+                      if not k.startswith("after.")],
         "attrs": [(py(k), py(v)) for k, v in pn.fields.items()],
+        "timers": [py((t.source, t.event, t.delay_ms, t.deadline))
+                   for t in dict((t.event, t) for t in spec.timers()).values()],
         "internal": [(py(t.event), py(t.source)) for t in dict.fromkeys(
-            t for t in spec.transitions() if t.internal and t.order == 0)],
-        "history": [py((t.source, t.event, t.target, t.history))
-                    for t in spec.transitions() if t.history],
+            t for t in spec.transitions()  # timers: in `timers`
+            if t.internal and t.order == 0 and t.trigger != "after")],
+        "history": _history_rows(spec),
         "history_ids": [(py(f"{target}.{kind}"), py(str(pn.history_state(target, kind))))
                         for target, kinds in _histories(spec).items() for kind in kinds],
         "remembers": sorted(_histories(spec)),
@@ -329,4 +343,4 @@ def outputs(spec: Spec) -> dict[str, bytes]:
     # The tests parse, import and type-check what the templates produce; parsing here
     # again would be most of the build's time.
     text = render(spec)
-    return {f"generated/{spec.name}.py": text.encode("ascii")}
+    return {f"{folder('code')}/{spec.name}.py": text.encode("ascii")}

@@ -1,4 +1,5 @@
-"""`generated/NAME.schema.json`: the JSON Schema (draft 2020-12) of a spec's run record.
+"""`generated/NAME.schema.json` (the `schema` folder of the project configuration): the JSON
+Schema (draft 2020-12) of a spec's run record.
 
 It describes exactly what the generated module's `to_json()` writes: `status` is one of the
 top-level states, fields a state requires are required while that state is active (`if`/
@@ -6,8 +7,9 @@ top-level states, fields a state requires are required while that state is activ
 list their values, datetimes carry `format: date-time` (assert it with a format checker; the
 `rfc3339-validator` package makes jsonschema check it), and each count is bounded by its
 state's limit. History entries allow only the spec's events (the run's own `done.state.X`
-included) and states; `remembered` (specs with history transitions) lists what each history
-target remembers.
+and timers' `after.KEY.X` included) and states; `remembered` (specs with history
+transitions) lists what each history target remembers. A spec with timers (`after:`) adds
+`createdAt` and `timers`, the armed timers in due order.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from typing import Any
 
 from statechart import semantics
 from statechart.model import RecordField, Spec
-from statechart.outputs import header_lines
+from statechart.outputs import folder, header_lines
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
 ID_BASE = "https://statechart-compiler.dev/schema/run-record"
@@ -53,6 +55,11 @@ def schema(spec: Spec) -> dict[str, Any]:
             "type": "array", "items": {"enum": states}, "minItems": 1, "uniqueItems": True,
             "description": "every active state, ancestors included, in document order",
         }
+    timers = spec.timers()
+    if timers:
+        required.insert(2, "createdAt")
+        properties["createdAt"] = {"type": "string", "format": "date-time",
+                                   "description": "when the run was created"}
     properties["lastTransitionAt"] = {"type": "string", "format": "date-time"}
     properties["history"] = {"type": "array", "items": {"$ref": "#/$defs/step"}}
     properties["counts"] = {
@@ -63,6 +70,20 @@ def schema(spec: Spec) -> dict[str, Any]:
         "required": list(limits),
         "additionalProperties": False,
     }
+    if timers:
+        required.append("timers")
+        properties["timers"] = {
+            "type": "array", "description": "the armed timers, in due order",
+            "items": {
+                "type": "object", "required": ["state", "event", "due"],
+                "additionalProperties": False,
+                "properties": {
+                    "state": {"enum": list(dict.fromkeys(t.source for t in timers))},
+                    "event": {"enum": list(dict.fromkeys(t.event for t in timers))},
+                    "due": {"type": "string", "format": "date-time"},
+                },
+            },
+        }
     remembers = sorted(semantics.chart(spec).remembers)
     if remembers:
         required.append("remembered")
@@ -116,9 +137,13 @@ def schema(spec: Spec) -> dict[str, Any]:
                        "properties": {f.name: field_schema(f) for f in spec.record}},
         },
     }}
+    if remembers:
+        out["$defs"]["step"]["properties"]["history"] = {
+            "enum": ["shallow", "deep"],
+            "description": "present when the step entered its target by history"}
     return out
 
 
 def outputs(spec: Spec) -> dict[str, bytes]:
     text = json.dumps(schema(spec), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
-    return {f"generated/{spec.name}.schema.json": text.encode("utf-8")}
+    return {f"{folder('schema')}/{spec.name}.schema.json": text.encode("utf-8")}

@@ -75,7 +75,7 @@ def dot_source(spec: Spec, active: frozenset[str] = frozenset(), header: bool = 
         _add_state(graph, spec, state, ids, fills, active, added=marks.added_states,
                    changed=marks.changed_states)
     for t in spec.transitions():
-        _add_edge(graph, spec, t, ids, marks.edge_mark(t.source, t.event), fast)
+        _add_edge(graph, spec, t, ids, marks.edge_mark(t.source, t.key), fast)
     graph.attr(label=_legend(spec, fills, active))
     text = str(graph.source)  # already a str; graphviz is untyped
     return (labels.header(header_lines(spec), "dot") if header else "") + text
@@ -203,7 +203,7 @@ def _add_edge(graph: graphviz.Digraph, spec: Spec, t: Transition, ids: _Ids,
     # but each one is a node of the layout's helper graph: the fast settings use `xlabel`.
     attrs["xlabel" if fast else "label"] = labels.dot_lines(lines)
     attrs["tooltip"] = labels.dot_text(t.description or f"{t.source} -> {t.target} on "
-                                                          f"{t.event}")
+                                                          f"{event_label(t)}")
     if overlay is not None:
         attrs.update(color=OVERLAY, fontcolor=OVERLAY, penwidth="1.8")
         if overlay == "changed":

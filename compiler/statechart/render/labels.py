@@ -96,3 +96,4 @@ def markdown_paragraph(text: str | None) -> str:
                                                 or re.match(r"\d+[.)]", cell)):
         cell = f"&#{ord(cell[0])};{cell[1:]}"
     return cell
+

@@ -116,7 +116,7 @@ def _edge(t: Transition, spec: Spec, ids: dict[str, str], marks: OverlayMarks) -
     text = event_label(t) + (f" [{t.guard}]" if t.guard else "")
     if t.sets:
         text += f" / set: {', '.join(t.sets)}"
-    mark = marks.edge_mark(t.source, t.event)  # an overlay's: "added" or "changed"
+    mark = marks.edge_mark(t.source, t.key)  # an overlay's: "added" or "changed"
     if mark:
         text += f" ({mark})"
     return f"{ids[t.source]} --> {ids[_entry(spec, t.target)]} : {labels.mermaid_text(text)}"

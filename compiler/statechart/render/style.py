@@ -89,9 +89,10 @@ def look(state: State, fills: dict[str, str]) -> Look:
 
 def event_label(t: Transition) -> str:
     """How a transition's trigger reads in pictures and pages: its event, `done` for a
-    completion (`done.state.X` is the run's internal name), and `(H)` / `(H*)` after a
-    shallow / deep history transition's (the notation of Harel's statecharts and UML)."""
-    text = "done" if t.trigger == "done" else t.event
+    completion (`done.state.X` is the run's internal name), `after 15m` for a timer, and
+    `(H)` / `(H*)` after a shallow / deep history transition's (the notation of Harel's
+    statecharts and UML)."""
+    text = t.shown
     if t.history:
         text += " (H*)" if t.history == "deep" else " (H)"
     return text

@@ -32,9 +32,10 @@ def check(spec: Spec, graph: Graph) -> Check:
         by_event: dict[str, list[Transition]] = {}
         for t in state.transitions:
             by_event.setdefault(t.event, []).append(t)
-        for event, alternatives in by_event.items():
+        for alternatives in by_event.values():
             if len(alternatives) < 2:
                 continue
+            event = alternatives[0].shown
             guards_seen: dict[str, int] = {}
             for i, t in enumerate(alternatives):
                 later = alternatives[i + 1:]

@@ -129,7 +129,7 @@ def check(spec: Spec, graph: Graph) -> Check:
                 fix = f"target one of {_describe(rule.targets)} instead"
             else:
                 continue
-            message = (f"{_label(rule)} is broken by `{t.source}` -{t.event}-> `{t.target}`: "
+            message = (f"{_label(rule)} is broken by `{t.source}` -{t.shown}-> `{t.target}`: "
                        f"{_through(spec, graph, t)}")
             own = spec.overlay.chain[0] if spec.overlay is not None else None
             if own is not None and rule.span.file == own and t.target_span.file != own:
@@ -139,8 +139,8 @@ def check(spec: Spec, graph: Graph) -> Check:
                               f"{message} (the transition is at {_at(t.target_span)})",
                               "this overlay's rule does not hold for its base: change the rule, "
                               f"or in this overlay redirect the transition (`states: "
-                              f"{{{t.source}: {{on: {{{t.event}: ...}}}}}}`) or remove it "
-                              f"(`remove: {{transitions: [{t.source}.{t.event}]}}`)")
+                              f"{{{t.source}: {{{_redirect(t)}: ...}}}}}}`) or remove it "
+                              f"(`remove: {{transitions: [{t.source}.{t.key}]}}`)")
                 continue
             where = f"line {rule.span.line}" if rule.span.file == t.target_span.file \
                 else _at(rule.span)
@@ -150,3 +150,10 @@ def check(spec: Spec, graph: Graph) -> Check:
 def _at(span: Span) -> str:
     """`file.yaml:LINE`, for a position in another file than the one reported."""
     return f"{os.path.basename(span.file)}:{span.line}"
+
+
+def _redirect(t: Transition) -> str:
+    """Where an overlay redirects `t`: `on: {EVENT` or, for a timer, `after: {15m`."""
+    if t.trigger == "after":
+        return "after: {" + t.event.split(".")[1]
+    return "on: {" + t.event

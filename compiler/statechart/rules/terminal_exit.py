@@ -33,7 +33,7 @@ def check(spec: Spec, graph: Graph) -> Check:
             continue
         for t in state.transitions:
             yield problem(ID, SEVERITY, t.span,
-                          f"final state `{state.name}` has a transition on `{t.event}` "
+                          f"final state `{state.name}` has a transition on `{t.shown}` "
                           f"to `{t.target}`",
                           "a final state has no transitions of its own; remove the transition or "
                           "`final: true` (to go on after a nested final state, use `done:` "

@@ -1,6 +1,7 @@
 """A transition or state names a record field the spec does not declare.
 
-What: a name in a transition's `set:` or a state's `requires:` is not a field of `record:`.
+What: a name in a transition's `set:` or a state's `requires:`, or a deadline timer's key
+(`after: {approvalDeadline: expired}`), is not a field of `record:`.
 
 Why: the generated event method takes `set` fields as keyword arguments and the run record
 stores them; an undeclared field has no type and no place in the persisted record.
@@ -40,6 +41,12 @@ def check(spec: Spec, graph: Graph) -> Check:
                               "field",
                               hint(name))
         for t in state.transitions:
+            if t.deadline is not None and t.order == 0 and t.deadline not in declared:
+                yield problem(ID, SEVERITY, t.span,
+                              f"`after` key `{t.deadline}` of state `{state.name}` is neither a "
+                              "delay nor a record field",
+                              did_you_mean(t.deadline, declared) or "write a delay such as "
+                              f"`15m`, or declare `{t.deadline}: {{type: datetime}}`")
             for name, span in zip(t.sets, t.set_spans, strict=True):
                 if name not in declared:
                     yield problem(ID, SEVERITY, span,

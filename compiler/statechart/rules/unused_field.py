@@ -1,7 +1,7 @@
 """A record field that nothing sets or requires.
 
-What: a field declared under `record:` appears in no transition's `set:` and no state's
-`requires:`.
+What: a field declared under `record:` appears in no transition's `set:`, no state's
+`requires:` and no timer's deadline key.
 
 Why: the generated record carries it, but no event can ever give it a value through the
 machine; it is usually left over from an earlier version or misspelled where it is used. A
@@ -26,6 +26,7 @@ PHASE = "model"
 def check(spec: Spec, graph: Graph) -> Check:
     used = {name for s in spec.states.values() for name in s.requires}
     used.update(name for t in spec.transitions() for name in t.sets)
+    used.update(t.deadline for t in spec.transitions() if t.deadline)  # a timer reads it
     for field in spec.record:
         if field.name not in used:
             yield problem(ID, SEVERITY, field.span,

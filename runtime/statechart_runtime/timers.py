@@ -1,0 +1,169 @@
+"""Timers (`after:`): which are armed, when they are due, and how a record stores them.
+
+A timer belongs to a state. Entering the state arms it: a delay timer is due at the entering
+step's time plus its delay, a deadline timer at its datetime field's value (re-read whenever
+the field changes; unset: not armed). Leaving the state disarms it. The armed timers are data
+in the record (`timers`, in due order), so they survive a save and a restore in another
+process: nothing runs in the background. `Run.fire_due` fires the due ones.
+
+Due order: the due time, then the document order of the state, then the order the timers are
+declared in (the order of the spec's timer table).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable, Mapping
+from typing import Any, Generic, NamedTuple, TypeVar
+
+from statechart_runtime.values import parse_time, time_text
+
+S = TypeVar("S")
+E = TypeVar("E")
+# (state, internal event, delay in milliseconds or None, datetime field or None)
+TimerRow = tuple[str, str, int | None, str | None]
+
+
+class Timer(NamedTuple, Generic[S, E]):
+    """An armed timer: the state that armed it, the event it raises, and when (aware UTC).
+    A named tuple: one is made on every step that arms a timer."""
+
+    state: S
+    event: E
+    due: dt.datetime
+
+    def to_dict(self) -> dict[str, str]:
+        state: Any = self.state
+        event: Any = self.event
+        return {"state": state.value, "event": event.value, "due": time_text(self.due)}
+
+
+class TimerTable:
+    """The spec's timers, by state and by event, with each one's position in due order ties."""
+
+    __slots__ = ("by_event", "by_field", "by_state", "delays", "rank")
+
+    def __init__(self, rows: Iterable[TimerRow]) -> None:
+        self.by_state: dict[str, list[TimerRow]] = {}
+        self.by_event: dict[str, TimerRow] = {}
+        self.by_field: dict[str, list[TimerRow]] = {}  # deadline field -> its timers
+        self.rank: dict[str, int] = {}
+        self.delays: dict[str, dt.timedelta] = {}  # event -> delay, made once
+        for index, row in enumerate(rows):
+            if row[2] is not None:
+                self.delays[row[1]] = dt.timedelta(milliseconds=row[2])
+            self.by_state.setdefault(row[0], []).append(row)
+            self.by_event[row[1]] = row
+            self.rank[row[1]] = index
+            if row[3] is not None:
+                self.by_field.setdefault(row[3], []).append(row)
+
+    def __bool__(self) -> bool:
+        return bool(self.by_event)
+
+    def order(self, timers: list[Timer[Any, Any]]) -> list[Timer[Any, Any]]:
+        rank = self.rank
+        return sorted(timers, key=lambda t: (t.due, rank[t.event.value]))
+
+
+def utc(value: dt.datetime) -> dt.datetime:
+    return value if value.tzinfo is dt.UTC else value.astimezone(dt.UTC)
+
+
+def arm(spec: Any, record: Any, configuration: Iterable[str], entered: Iterable[str],
+        at: dt.datetime, changed: Iterable[str]) -> None:
+    """Update `record.timers` after a step that entered `entered` (exits and re-entries
+    included: a re-entered state's timers start again) at `at`, leaving `configuration`
+    active, and changed the fields `changed`. Only the timers touched are recomputed: this
+    runs on every step of a spec with timers."""
+    table: TimerTable = spec.timers
+    by_state = table.by_state
+    entered = set(entered)
+    touched = [row for name in entered if name in by_state for row in by_state[name]]
+    armed = record.timers
+    if not armed and not touched and table.by_field.keys().isdisjoint(changed):
+        return  # nothing was armed and nothing arms: the common step of most states
+    active = set(configuration)
+    if spec.chart.ended(active):
+        record.timers = []  # the run has ended: every state was exited
+        return
+    kept = [t for t in armed if t.state.value in active and t.state.value not in entered]
+    for name in changed:
+        for row in table.by_field.get(name, ()):
+            if row[0] in active and row[0] not in entered:
+                kept = [t for t in kept if t.event.value != row[1]]
+                touched.append(row)
+    states, events, attrs = spec.states_by_name, spec.events_by_name, spec.attrs
+    start = utc(at)
+    delays = table.delays
+    for state, event, delay, deadline in touched:
+        if delay is not None:
+            due: dt.datetime | None = start + delays[event]
+        else:
+            due = getattr(record, attrs[deadline]) if deadline is not None else None
+        if due is not None:
+            kept.append(Timer(states[state], events[event], utc(due)))
+    # Due order with ties by the table's order (document order of states, then declaration).
+    record.timers = table.order(kept) if len(kept) > 1 else kept
+
+
+def expected(spec: Any, record: Any, configuration: tuple[str, ...],
+             entered_at: Mapping[str, dt.datetime]) -> list[Timer[Any, Any]]:
+    """The timers a record whose history ends in `configuration` has armed, given when each
+    active state was last entered (`replay` computes both)."""
+    table: TimerTable = spec.timers
+    if spec.chart.ended(configuration):
+        return []
+    states, events, attrs = spec.states_by_name, spec.events_by_name, spec.attrs
+    out = []
+    for name in configuration:
+        for state, event, delay, field in table.by_state.get(name, ()):
+            if delay is not None:
+                due: dt.datetime | None = entered_at[state] + dt.timedelta(milliseconds=delay)
+            else:
+                due = getattr(record, attrs[field]) if field is not None else None
+            if due is not None:
+                out.append(Timer(states[state], events[event], utc(due)))
+    return table.order(out)
+
+
+def check(spec: Any, record: Any, armed: list[Timer[Any, Any]]) -> None:
+    """Refuse a record whose `timers` are not the ones its history arms, in due order. A timer
+    may be missing: `fire_due` drops a timer whose guards all failed, which the history does
+    not show."""
+    invalid = spec.invalid
+    timers = record.timers
+    if not isinstance(timers, list) or not all(isinstance(t, Timer) for t in timers):
+        raise invalid("timers", f"expected a list of Timer, got {timers!r}")
+    by_event = {t.event: t for t in armed}
+    for index, timer in enumerate(timers):
+        where = f"timers[{index}]"
+        found = by_event.get(timer.event)
+        if found is None or found.state != timer.state:
+            raise invalid(where, f"the history arms no timer `{getattr(timer.event, 'value', '?')}`"
+                          f" of `{getattr(timer.state, 'value', '?')}` now")
+        if not isinstance(timer.due, dt.datetime) or timer.due.utcoffset() is None \
+                or utc(timer.due) != found.due:
+            raise invalid(where + ".due", f"the history gives {time_text(found.due)}, not "
+                          f"{timer.due!r}")
+    if timers != spec.timers.order(list(timers)) or len({t.event for t in timers}) != len(timers):
+        raise invalid("timers", "expected each armed timer once, in due order")
+
+
+def from_json(spec: Any, raw: object) -> list[Timer[Any, Any]]:
+    invalid = spec.invalid
+    if not isinstance(raw, list):
+        raise invalid("timers", "expected a list")
+    out = []
+    for index, item in enumerate(raw):
+        where = f"timers[{index}]"
+        if not isinstance(item, dict) or set(item) != {"state", "event", "due"}:
+            raise invalid(where, "expected an object with keys ['due', 'event', 'state']")
+        state, event = item["state"], item["event"]
+        if not isinstance(state, str) or state not in spec.states_by_name:
+            raise invalid(where + ".state", f"unknown state {state!r}")
+        if not isinstance(event, str) or event not in spec.timers.by_event:
+            raise invalid(where + ".event", f"not a timer of the spec: {event!r}")
+        due = utc(parse_time(where + ".due", item["due"], invalid))
+        out.append(Timer(spec.states_by_name[state], spec.events_by_name[event], due))
+    return out

@@ -1,0 +1,263 @@
+# Generated from spec.yaml by statechart-compiler 0.2.0. DO NOT EDIT.
+# Source sha256: 1842893ffb5fccd242c028016d5fe1e3dddf6428111276593023723445e801f9
+# Regenerate with: statechart build
+"""The `approval` statechart, version 1: a typed python-statemachine class and its run record.
+Generated; see DESCRIPTION for the spec's own words."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as _dt
+import enum
+from collections.abc import Mapping as _Mapping
+from dataclasses import field as _field
+from typing import Final as _Final
+from typing import TypeAlias as _TypeAlias
+
+try:
+    import statechart_runtime as _rt
+except ImportError as _error:  # an application that runs this module needs only the runtime
+    raise ImportError(f"{__name__} needs the statechart-runtime package: "
+                      "pip install statechart-runtime") from _error
+_rt.check_api((1, 1), __name__, 'statechart-compiler 0.2.0')
+
+from statechart_runtime import api as _api  # noqa: E402
+
+SPEC_NAME: _Final = 'approval'
+SPEC_VERSION: _Final = 1
+SPEC_SHA256: _Final = '1842893ffb5fccd242c028016d5fe1e3dddf6428111276593023723445e801f9'
+DESCRIPTION: _Final = (
+    'Timers on nested and parallel states, with a delay, an ISO'
+    ' 8601 delay and a deadline.'
+)
+
+
+class ApprovalState(enum.Enum):
+    """Every state, nested ones included, in document order."""
+
+    open = 'open'
+    asking = 'asking'
+    reminding = 'reminding'
+    waiting = 'waiting'
+    checks = 'checks'
+    budget = 'budget'
+    pending_budget = 'pending_budget'
+    budget_ok = 'budget_ok'
+    legal = 'legal'
+    pending_legal = 'pending_legal'
+    legal_ok = 'legal_ok'
+    approved = 'approved'
+    closed = 'closed'
+    expired = 'expired'
+
+
+class ApprovalEvent(enum.Enum):
+    """Every event, in order of first use."""
+
+    after_1d_open = 'after.1d.open'
+    ask = 'ask'
+    after_30s_asking = 'after.30s.asking'
+    after_500ms_reminding = 'after.500ms.reminding'
+    approve = 'approve'
+    after_approvalDeadline_waiting = 'after.approvalDeadline.waiting'
+    after_PT1H_waiting = 'after.PT1H.waiting'
+    finish = 'finish'
+    after_2h_pending_budget = 'after.2h.pending_budget'
+    after_15m_pending_legal = 'after.15m.pending_legal'
+    recheck = 'recheck'
+    close = 'close'
+
+
+STATE_DESCRIPTIONS: _Final[_Mapping[ApprovalState, str]] = {
+}
+
+
+EVENT_DESCRIPTIONS: _Final[_Mapping[ApprovalEvent, str]] = {
+}
+
+
+class ApprovalInvalidRecord(_api.errors.InvalidRecord):
+    """A run record this module refuses; `field` is the JSON key at fault."""
+
+
+class ApprovalLimitExceeded(_api.errors.LimitExceeded):
+    """A state with `limit: N` would be entered for the (N+1)th time in one run."""
+
+
+class ApprovalMissingField(_api.errors.MissingField):
+    """A value a transition sets, or a state requires, was not given."""
+
+
+# Type names as the class bodies below refer to them: a record field may be named `str` or
+# like a class of this module, and inside a class body that name would hide the type.
+_str: _TypeAlias = str
+_int: _TypeAlias = int
+_bool: _TypeAlias = bool
+_datetime: _TypeAlias = _dt.datetime
+_ApprovalState: _TypeAlias = ApprovalState
+
+# The spec as data; statechart_runtime derives the rest (entry and exit sets, selection).
+_SPEC: _Final = _api.SpecTables(
+    name=SPEC_NAME,
+    version=SPEC_VERSION,
+    sha256=SPEC_SHA256,
+    compiler='statechart-compiler 0.2.0',
+    # (state, parent, kind, initial child), in document order
+    states=(
+        ('open', None, 'compound', 'asking'),
+        ('asking', 'open', 'atomic', None),
+        ('reminding', 'open', 'atomic', None),
+        ('waiting', 'open', 'atomic', None),
+        ('checks', None, 'parallel', None),
+        ('budget', 'checks', 'compound', 'pending_budget'),
+        ('pending_budget', 'budget', 'atomic', None),
+        ('budget_ok', 'budget', 'atomic', None),
+        ('legal', 'checks', 'compound', 'pending_legal'),
+        ('pending_legal', 'legal', 'atomic', None),
+        ('legal_ok', 'legal', 'atomic', None),
+        ('approved', None, 'atomic', None),
+        ('closed', None, 'final', None),
+        ('expired', None, 'final', None),
+    ),
+    initial='open',
+    # (source, event, target, fields it sets)
+    transitions=(
+        ('open', 'after.1d.open', 'expired', ()),
+        ('asking', 'ask', 'waiting', ('approvalDeadline',)),
+        ('asking', 'after.30s.asking', 'reminding', ()),
+        ('reminding', 'after.500ms.reminding', 'asking', ()),
+        ('waiting', 'approve', 'approved', ('approver',)),
+        ('waiting', 'after.approvalDeadline.waiting', 'expired', ()),
+        ('waiting', 'after.PT1H.waiting', 'expired', ()),
+        ('waiting', 'after.PT1H.waiting', 'asking', ()),
+        ('checks', 'finish', 'approved', ()),
+        ('pending_budget', 'after.2h.pending_budget', 'budget_ok', ()),
+        ('pending_legal', 'after.15m.pending_legal', 'legal_ok', ()),
+        ('approved', 'recheck', 'checks', ()),
+        ('approved', 'close', 'closed', ()),
+    ),
+    state_enum=ApprovalState,
+    event_enum=ApprovalEvent,
+    fields={
+        'approvalDeadline': 'datetime',
+        'approver': 'string',
+    },
+    errors=(ApprovalInvalidRecord, ApprovalLimitExceeded, ApprovalMissingField),
+    # (state, event, delay in ms, or the datetime field of a deadline)
+    timers=(
+        ('open', 'after.1d.open', 86400000, None),
+        ('asking', 'after.30s.asking', 30000, None),
+        ('reminding', 'after.500ms.reminding', 500, None),
+        ('waiting', 'after.approvalDeadline.waiting', None, 'approvalDeadline'),
+        ('waiting', 'after.PT1H.waiting', 3600000, None),
+        ('pending_budget', 'after.2h.pending_budget', 7200000, None),
+        ('pending_legal', 'after.15m.pending_legal', 900000, None),
+    ),
+)
+
+
+class ApprovalStep(_api.Step[ApprovalEvent, ApprovalState]):
+    """One transition of a run: the transition's own source and target, and what it set."""
+
+    __slots__ = ()
+
+
+@dataclasses.dataclass
+class ApprovalRecord(_api.Record):
+    """The persisted state of one run. JSON keys are the spec's field names.
+
+    Unset fields are None in Python and absent from JSON. `from_dict`/`from_json` refuse a
+    record that this spec could not have produced, naming the field at fault.
+    """
+
+    _sc_spec = _SPEC
+    _sc_step = ApprovalStep
+
+    runId: _str
+    specVersion: _int = SPEC_VERSION
+    status: _ApprovalState = _ApprovalState.open
+    configuration: list[_ApprovalState] = _field(
+        default_factory=lambda: [ApprovalState.open, ApprovalState.asking])
+    lastTransitionAt: _datetime = _field(default_factory=_api.utcnow)
+    history: list[ApprovalStep] = _field(default_factory=list)
+    counts: dict[_str, _int] = _field(default_factory=lambda: dict(_SPEC.initial_counts))
+    createdAt: _datetime = _field(default_factory=_api.utcnow)
+    timers: list[_api.Timer[_ApprovalState, ApprovalEvent]] = _field(default_factory=list)
+    # The spec's fields. Annotations use the `_` aliases: see the note above them.
+    approvalDeadline: _datetime | None = _field(default=None, metadata={
+        "description": 'When the approval request expires.'})
+    approver: _str | None = None
+
+
+check_record: _Final = _api.record_checker(ApprovalRecord)
+
+
+class ApprovalMachine(_api.Machine):
+    """The states and transitions for python-statemachine. Use `Approval`: it keeps the
+    run record, and refuses events sent to its `machine` directly."""
+
+    class open(_api.State.Compound, initial=True):
+        asking = _api.State(initial=True)
+        reminding = _api.State()
+        waiting = _api.State()
+
+    class checks(_api.State.Parallel):
+
+        class budget(_api.State.Compound):
+            pending_budget = _api.State(initial=True)
+            budget_ok = _api.State()
+
+        class legal(_api.State.Compound):
+            pending_legal = _api.State(initial=True)
+            legal_ok = _api.State()
+    approved = _api.State()
+    closed = _api.State(final=True)
+    expired = _api.State(final=True)
+
+    open.to(expired, event='_sc_after_1d_open')
+    open.asking.to(open.waiting, event='ask')
+    open.asking.to(open.reminding, event='_sc_after_30s_asking')
+    open.reminding.to(open.asking, event='_sc_after_500ms_reminding')
+    open.waiting.to(approved, event='approve')
+    open.waiting.to(expired, event='_sc_after_approvalDeadline_waiting')
+    open.waiting.to(expired, event='_sc_after_PT1H_waiting', cond='is_urgent')
+    open.waiting.to(open.asking, event='_sc_after_PT1H_waiting')
+    checks.to(approved, event='finish')
+    checks.budget.pending_budget.to(checks.budget.budget_ok, event='_sc_after_2h_pending_budget')
+    checks.legal.pending_legal.to(checks.legal.legal_ok, event='_sc_after_15m_pending_legal')
+    approved.to(checks, event='recheck')
+    approved.to(closed, event='close')
+
+
+class Approval(_api.Run[ApprovalRecord, ApprovalState, ApprovalEvent]):
+    """One run of `approval`: a method per event, the record in `record`, guards and actions to
+    override."""
+
+    _sc_spec = _SPEC
+    _sc_record = ApprovalRecord
+    _sc_machine = ApprovalMachine
+
+    def ask(self, *, approvalDeadline: _datetime) -> None:
+        """Moves: asking -> waiting."""
+        self._fire('ask', {'approvalDeadline': approvalDeadline})
+
+    def approve(self, *, approver: _str) -> None:
+        """Moves: waiting -> approved."""
+        self._fire('approve', {'approver': approver})
+
+    def finish(self) -> None:
+        """Moves: checks -> approved."""
+        self._fire('finish', None)
+
+    def recheck(self) -> None:
+        """Moves: approved -> checks."""
+        self._fire('recheck', None)
+
+    def close(self) -> None:
+        """Moves: approved -> closed."""
+        self._fire('close', None)
+
+    def is_urgent(self) -> _bool:
+        """Guard. This default lets the transition through: override it in a subclass (a
+        `model=` object's answer is combined with this one by `and`)."""
+        return True
