@@ -568,3 +568,12 @@ states:
 def test_diff_base_needs_an_overlay(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["diff", "--base", str(ROOT / "specs" / "agent_run.yaml")]) == 2
     assert "has no `extends`" in capsys.readouterr().err
+
+
+def test_diff_base_and_against_do_not_combine(repo: Path,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """Before, `--against` silently won and `--base` was ignored."""
+    assert main(["diff", "--against", "HEAD", "--base", "specs/job.yaml"]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert "statechart diff: --base and --against do not combine" in err

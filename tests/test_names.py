@@ -165,3 +165,34 @@ def test_the_frozen_keyword_list_covers_this_python() -> None:
     import keyword
 
     assert set(keyword.kwlist) <= names.PYTHON_KEYWORDS
+
+
+def test_nested_states_named_like_a_state_attribute_build_and_run(tmp_path: Path) -> None:
+    """A nested state becomes an attribute of its parent's python-statemachine `State`:
+    `to`, `parent`, `value`, ... are mapped (found by the soundness property: `to` made the
+    module fail at import)."""
+    spec = checked_text("""\
+statechart: attrs
+version: 1
+initial: w
+states:
+  w:
+    initial: to
+    states:
+      to: {on: {go: parent}}
+      parent: {on: {go2: value}}
+      value: {on: {go3: states}}
+      states: {on: {stop: end}}
+  end: {final: true}
+""")
+    assert spec is not None
+    module = import_source(generate(spec)["generated/attrs.py"], tmp_path, "attrs")
+    run = module.Attrs()
+    for event in ("go", "go2", "go3"):
+        run.send(event)
+    assert [s.value for s in run.configuration] == ["w", "states"]
+    restored = module.Attrs.restore(module.AttrsRecord.from_json(run.record.to_json()))
+    restored.send("stop")
+    assert restored.is_terminated
+    for name in ("to", "parent", "value", "states"):
+        assert names.member_needs_mapping(name)

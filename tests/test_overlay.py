@@ -125,18 +125,60 @@ rules:
     assert "no rule with that id" in problems[1][3]
 
 
-def test_removing_a_state_the_base_still_targets_points_into_the_base(tmp_path: Path) -> None:
+def test_what_a_removal_breaks_in_the_base_is_one_error_at_the_remove_entry(
+        tmp_path: Path) -> None:
     specs = write(tmp_path, {"base.yaml": BASE, "team.yaml": """\
 extends: base
 statechart: team
 remove: {states: [stopped], fields: [reason]}
 """})
-    problems = found(specs / "team.yaml")
-    unknown = [p for p in problems if p[1] == "unknown-state"]
+    result = check_file(specs / "team.yaml")
+    problems = [(Path(d.span.file).name, d.rule, d.span.line, d.span.column, d.message)
+                for d in result.diagnostics]
+    assert problems == [
+        ("team.yaml", "overlay", 3, 19, "removing state `stopped` causes 3 problems in the "
+         "base, which still uses it"),
+        ("team.yaml", "overlay", 3, 38, "removing record field `reason` causes 2 problems in "
+         "the base, which still uses it")]
+    state, field = (d.help for d in result.diagnostics)
     # the two transitions to `stopped`, and the base rule that names it
-    assert [(p[0], p[2]) for p in unknown] == [("base.yaml", 10), ("base.yaml", 14),
-                                               ("base.yaml", 22)]
-    assert {p[1] for p in problems} == {"unknown-state", "unknown-field"}
+    assert state.startswith("in the base: [unknown-state] target `stopped` is not a state of "
+                            f"this spec at {specs / 'base.yaml'}:10, 14; [unknown-state] rule "
+                            f"state `stopped` is not a state of this spec at "
+                            f"{specs / 'base.yaml'}:22. Change those")
+    assert state.endswith("or keep the state")
+    assert field.count("[unknown-field]") == 2 and "base.yaml:10;" in field and "base.yaml:14." in field
+
+
+def test_a_removed_transition_that_strands_a_state_is_reported_at_the_removal(
+        tmp_path: Path) -> None:
+    specs = write(tmp_path, {"base.yaml": BASE, "team.yaml": """\
+extends: base
+statechart: team
+remove:
+  transitions:
+    - idle.start
+"""})
+    problems = found(specs / "team.yaml")
+    assert [(p[0], p[1], p[2]) for p in problems] == [("team.yaml", "overlay", 5)]
+    assert problems[0][3].startswith("removing transition `idle.start` causes ")
+
+
+def test_problems_of_the_overlay_itself_are_not_folded_into_a_removal(tmp_path: Path) -> None:
+    specs = write(tmp_path, {"base.yaml": BASE, "team.yaml": """\
+extends: base
+statechart: team
+remove: {transitions: [idle.stop, working.stop]}
+add:
+  states:
+    paused:
+      on: {resume: stopped}
+"""})
+    problems = found(specs / "team.yaml")
+    # `paused` is unreachable because nothing in the overlay enters it: its own line, and
+    # the removals break nothing in the base (`stopped` is still entered from `paused`).
+    assert ("team.yaml", "unreachable-state", 6) in [p[:3] for p in problems]
+    assert all(p[0] == "team.yaml" for p in problems)
 
 
 def test_chains_report_each_file(tmp_path: Path) -> None:

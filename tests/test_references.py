@@ -16,7 +16,9 @@ ROOT = Path(__file__).resolve().parent.parent
 PATH = re.compile(r"(?<![\w.:/-])(?:\.\./)*[\w-]+(?:/[\w.*-]+)+\.[a-z0-9]+\b")
 # A placeholder (`generated/NAME.py`) or a glob (`templates/docs_*.j2`) names no one file.
 PLACEHOLDER = re.compile(r"(?:^|/)[A-Z]+\.|\*")
-MODULE = re.compile(r"\bstatechart(?:_runtime)?(?:\.\w+)+")
+# `statechart.toml` and `tool.statechart.KEY` are the configuration's file and keys
+# (docs/configuration.md), not modules.
+MODULE = re.compile(r"(?<!tool\.)\bstatechart(?:_runtime)?(?!\.toml\b)(?:\.\w+)+")
 # Citations of material that lives outside the repository.
 OUTSIDE = re.compile(r"shared[/ ]research|hazard report", re.IGNORECASE)
 

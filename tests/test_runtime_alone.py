@@ -87,7 +87,9 @@ def test_the_runtime_wheel_needs_only_python_statemachine(tmp_path: Path) -> Non
     assert packages == {"statechart_runtime"}
     requires = [line.split(":", 1)[1].strip() for line in metadata.splitlines()
                 if line.startswith("Requires-Dist:")]
-    assert requires == ["python-statemachine<4,>=3.2.2"]
+    # The one optional extra: PostgreSQL for the run store.
+    assert requires == ["python-statemachine<4,>=3.2.2",
+                        "psycopg[binary]>=3.1; extra == \"postgres\""]
 
 
 def test_runtime_versions_agree() -> None:

@@ -25,9 +25,18 @@ domain afterwards. That counts a state exited and re-entered (a self-loop, a tra
 sibling region that leaves and re-enters the parallel state), which a before/after comparison
 of configurations would miss.
 
+One event may take several microsteps, each judged on its own: the event's (one history step
+per region that moves), then each `done.state.X` the run takes by itself (one step each).
+What a microstep enters comes from the runtime's `Chart.step` (a history transition enters
+where its target was left); without history it is also recomputed here from the domain. The
+configuration and `remembered` the microsteps lead to must be the run's.
+
 The spec generator is test_property_check.valid_specs (nesting up to 3 levels, parallel
 states, guarded alternatives), with transitions and tags added to compound and parallel states
-and random rules of all three kinds, of which only those `check` accepts are kept.
+and random rules of all three kinds, of which only those `check` accepts are kept; a second
+property adds completion and history first (`_extend`: nested final states, `done:` on
+compound and parallel states, top-level ones included, some guarded; history transitions,
+shallow and deep, into compound and parallel states, from inside and outside).
 """
 
 from __future__ import annotations
@@ -57,6 +66,7 @@ from statechart import semantics
 from statechart.graph import Graph
 from statechart.linter import check_source
 from statechart.model import Spec
+from statechart_runtime.semantics import Move
 
 # Fixed examples (derandomize, so no example database), as many as keep the run near 25 s:
 # each one generates, checks and imports a module, which costs more than its walks.
@@ -135,6 +145,7 @@ class Walk:
                          getattr(module, base + "MissingField"))
         self.spec, self.module = spec, module
         self.reachable = Graph(spec).reachable([spec.initial])
+        self.chart = semantics.chart(spec)
         self.rules = rules
         self.run = seeded(run_id="soundness")
         self.trail: list[str] = []
@@ -146,26 +157,60 @@ class Walk:
         return {s.value for s in self.run.configuration}
 
     def send(self, event: str) -> bool:
-        """Send `event`; False when the machine refuses it (then nothing changed)."""
+        """Send `event`; False when the machine refuses it (then nothing changed). Each
+        microstep it takes is checked: the event's own (one history step per region that
+        moves), then each `done.state.X` the run takes by itself (one step each)."""
         run = self.run
         before, length = self.configuration(), len(run.record.history)
+        remembered = self.remembered()
         try:
             getattr(run, method_name(self.module, event))(
                 **event_kwargs(self.module, run, event))
         except self.refusals:
-            assert (self.configuration(), len(run.record.history)) == (before, length), event
+            assert (self.configuration(), len(run.record.history), self.remembered()) == (
+                before, length, remembered), event
             return False
-        after = self.configuration()
-        steps = run.record.history[length:]  # one per region when several regions move
+        steps = run.record.history[length:]
         assert steps, f"{event}: accepted, but no history entry"
-        entered: set[str] = set()
-        for step in steps:
-            dom = domain(self.spec, step.source.value, step.target.value)
-            entered |= {s for s in after if dom is None or dom in self.spec.ancestors(s)}
-        assert after - before <= entered, (event, before, after, entered)
-        moves = ", ".join(f"{s.source.value}->{s.target.value}" for s in steps)
-        self._observe(before, after, entered, f"{event} ({moves})")
+        assert steps[0].event.value == event, (event, steps[0])
+        microsteps = [[s for s in steps if s.event.value == event]]
+        rest = steps[len(microsteps[0]):]
+        assert all(s.event.value.startswith("done.state.") for s in rest), (event, rest)
+        microsteps += [[s] for s in rest]
+        configuration = self.chart.sort(before)
+        for micro in microsteps:
+            label = micro[0].event.value
+            moves = [(s.source.value, s.target.value) for s in micro]
+            # A step entered by history says so (alternatives may differ only in that).
+            taken: list[Move] = [(*m, s.history) if s.history else m
+                                 for m, s in zip(moves, micro, strict=True)]
+            assert all(len(m) == 2 or self.has_history(label, m[0], m[1], m[2])
+                       for m in taken), taken
+            configuration_after, entered, remembered = self.chart.step(
+                configuration, taken, remembered)
+            if all(len(m) == 2 for m in taken):
+                # Without history, SCXML's entry set is every state below a domain that is
+                # active afterwards: computed here without the runtime's Chart.
+                doms = [domain(self.spec, *m) for m in moves]
+                below = {x for x in configuration_after for d in doms
+                         if d is None or d in self.spec.ancestors(x)}
+                assert set(entered) == below, (moves, entered, below)
+            self._observe(set(configuration), set(configuration_after), set(entered),
+                          f"{label} ({', '.join(f'{a}->{b}' for a, b in moves)})")
+            configuration = configuration_after
+        assert set(configuration) == self.configuration(), (event, configuration, self.trail)
+        assert remembered == self.remembered(), (event, remembered, self.trail)
         return True
+
+    def has_history(self, event: str, source: str, target: str, kind: str) -> bool:
+        """Whether the spec has that history transition (the step's claim is checked)."""
+        return any(t.event == event and t.target == target and t.history == kind
+                   for t in self.spec.states[source].transitions)
+
+    def remembered(self) -> dict[str, tuple[str, ...]]:
+        if not self.chart.remembers:
+            return {}
+        return {k: tuple(v) for k, v in self.run.record.remembered.items()}
 
     def _observe(self, before: set[str], after: set[str], entered: set[str],
                  what: str) -> None:
@@ -195,6 +240,8 @@ class Walk:
         targets: dict[str, set[bool]] = {}
         for name in self.configuration():
             for t in self.spec.states[name].transitions:
+                if t.trigger != "event":
+                    continue  # the run raises `done.state.X` itself
                 targets.setdefault(t.event, set()).add(self.spec.states[t.target].is_final)
         return (sorted(e for e, f in targets.items() if False in f),
                 sorted(e for e, f in targets.items() if f == {True}))
@@ -212,7 +259,7 @@ def random_walks(spec: Spec, text: str, folder: Path, seed: int) -> Iterator[str
     module = build(spec, folder)
     rules = rules_of(spec, text)
     _, _, events = parts(module)
-    every = [e.value for e in events]
+    every = [e.value for e in events if e.value not in module._SPEC.internal]  # sendable
     for _ in range(WALKS):
         walk = Walk(spec, rules, module, coin=lambda: rng.random() < 0.5)
         for _ in range(STEPS):
@@ -283,12 +330,157 @@ def _dump(tree: dict) -> str:
                      width=100)
 
 
+def _is_group(body: Any) -> bool:
+    return isinstance(body, dict) and "states" in body
+
+
+def _alternatives(body: dict) -> Iterator[dict]:
+    """Every alternative of a state's `on:` as a mapping (a plain target is rewritten as
+    `{target: T}` so that keys can be added to it)."""
+    on = body.get("on") or {}
+    for event, alts in on.items():
+        if isinstance(alts, str):
+            alts = on[event] = {"target": alts}
+        yield from alts if isinstance(alts, list) else [alts]
+
+
+def _leaves_under(body: dict) -> list[str]:
+    return [n for n, b in _states_of(body) if not _is_group(b) and b.get("final") != "true"]
+
+
+def _can_complete(body: dict) -> bool:
+    """Whether a compound or parallel state may be done (a final child; every region done)."""
+    children = body["states"]
+    if body.get("parallel") == "true":
+        return all(_is_group(b) and _can_complete(b) for b in children.values())
+    return any(isinstance(b, dict) and b.get("final") == "true" for b in children.values())
+
+
+def _extend(draw: st.DrawFn, tree: dict) -> None:
+    """Completion and history on a valid_specs tree: final children in some compound states
+    (and in every region of some parallel states, a leaf region becoming a compound one),
+    `done:` on some states that may complete (guarded, listed), a new top-level parallel
+    state that may complete, history on some transitions into compound and parallel states
+    and new history transitions from anywhere (inside the target or outside it)."""
+    taken = {name for name, _ in _states_of(tree)}
+    counter = iter(range(1000))
+
+    def fresh(stem: str) -> str:
+        name = f"{stem}{next(counter)}"
+        while name in taken:
+            name = f"{stem}{next(counter)}"
+        taken.add(name)
+        return name
+
+    events = sorted({e for _, b in _states_of(tree) if isinstance(b, dict)
+                     for e in b.get("on", {})})
+    finals = [n for n, b in tree["states"].items() if isinstance(b, dict)
+              and b.get("final") == "true"]
+
+    def add_final(body: dict) -> None:
+        """A final child, and a transition to it from a leaf inside `body`."""
+        leaves = _leaves_under(body)
+        sources = {n: b for n, b in _states_of(body) if n in leaves}
+        source = draw(st.sampled_from(sorted(sources)))
+        final = fresh("fin")
+        body["states"][final] = {"final": "true"}
+        sources[source].setdefault("on", {})[free_event(sources[source])] = final
+
+    def free_event(body: dict) -> str:
+        """An event `body` does not handle yet (a new one when it handles them all)."""
+        free = [e for e in events if e not in body.get("on", {})]
+        if not free:
+            events.append(fresh("ev"))
+            return events[-1]
+        return draw(st.sampled_from(free))
+
+    def region(stem: str) -> dict:
+        first, end = fresh(stem), fresh("fin")
+        return {"initial": first, "states": {
+            first: {"on": {draw(st.sampled_from(events)): end}}, end: {"final": "true"}}}
+
+    if draw(st.integers(0, 2)) == 0:
+        # A new top-level parallel state whose regions finish, entered from a leaf.
+        leaves = [(n, b) for n, b in _states_of(tree) if not _is_group(b)
+                  and b.get("final") != "true"]
+        join = fresh("join")
+        tree["states"][join] = {"parallel": "true", "states": {
+            fresh("reg"): region("ra"), fresh("reg"): region("rb")},
+            "on": {draw(st.sampled_from(events)): finals[0]}}
+        _, body = draw(st.sampled_from(sorted(leaves, key=lambda x: x[0])))
+        body.setdefault("on", {})[free_event(body)] = join
+    groups = [(n, b) for n, b in _states_of(tree) if _is_group(b)]
+    for _, body in groups:
+        if draw(st.integers(0, 2)) == 0:
+            continue
+        if body.get("parallel") == "true":
+            for child in list(body["states"].values()):
+                if not _is_group(child):
+                    child.update(region("in"))  # the leaf region becomes a compound one
+                elif child.get("parallel") != "true":
+                    add_final(child)
+        else:
+            add_final(body)
+    groups = [(n, b) for n, b in _states_of(tree) if _is_group(b)]
+    group_names = sorted(n for n, _ in groups)
+    targets = sorted(n for n, _ in _states_of(tree))
+    guards = ["done_ok", "done_other"]
+    # A done target may be a final state (a cascade: its parent completes, and perhaps a
+    # parallel state around it) when that completes only states before this one in `groups`:
+    # a cycle would make the run raise completion events forever (check refuses an unguarded
+    # one, completion-loop; a guarded one stops only when its guard refuses: not generated).
+    rank = {n: i for i, (n, _) in enumerate(groups)}
+    parent = {c: n for n, b in groups for c in b["states"]}
+    finals_in = {c for _, b in groups for c, cb in b["states"].items()
+                 if isinstance(cb, dict) and cb.get("final") == "true"}
+    for name, body in groups:
+        if not _can_complete(body) or draw(st.integers(0, 2)) == 0:
+            continue
+        allowed = [t for t in targets if t not in finals_in or (
+            rank[parent[t]] < rank[name] and (parent[t] not in parent
+                                              or rank[parent[parent[t]]] < rank[name]))]
+        targets_here = st.sampled_from(allowed)
+        shape = draw(st.integers(0, 2))
+        target = draw(targets_here)
+        body["done"] = target if shape == 0 else \
+            {"target": target, "guard": draw(st.sampled_from(guards))} if shape == 1 else \
+            [{"target": target, "guard": guards[0]}, {"target": draw(targets_here)}]
+    for _, body in _states_of(tree):
+        if isinstance(body, dict):
+            for alt in _alternatives(body):
+                if alt["target"] in group_names and draw(st.integers(0, 2)) == 0:
+                    alt["history"] = draw(st.sampled_from(["shallow", "deep"]))
+    for _ in range(draw(st.integers(0, 2)) if group_names else 0):
+        leaves = sorted((n, b) for n, b in _states_of(tree) if not _is_group(b)
+                        and b.get("final") != "true")
+        target = draw(st.sampled_from(group_names))
+        inside = sorted(_leaves_under(next(b for n, b in groups if n == target)))
+        if inside and draw(st.booleans()):  # from inside the target, half the time
+            leaves = [(n, b) for n, b in leaves if n in inside]
+        _, body = draw(st.sampled_from(leaves))
+        body.setdefault("on", {})[free_event(body)] = {
+            "target": target, "history": draw(st.sampled_from(["shallow", "deep"]))}
+
+
 @st.composite
-def checked_specs(draw: st.DrawFn) -> str:
+def done_history_specs(draw: st.DrawFn) -> str:
+    """A spec of valid_specs with completion and history (`_extend`) that passes `check`."""
+    tree = yaml.load(draw(valid_specs()), Loader=yaml.CBaseLoader)
+    _extend(draw, tree)
+    tree.pop("rules", None)
+    text = _dump(tree)
+    assume(checked_text(text) is not None)
+    return text
+
+
+@st.composite
+def checked_specs(draw: st.DrawFn, extended: bool = False) -> str:
     """A spec of valid_specs, with transitions (guarded alternatives too) and tags on some
     compound and parallel states, and the random rules `check` accepts (each alone, then
-    together)."""
+    together). `extended`: with completion and history too (see `_extend`)."""
     tree = yaml.load(draw(valid_specs()), Loader=yaml.CBaseLoader)
+    if extended:
+        _extend(draw, tree)
     all_states = [name for name, _ in _states_of(tree)]
     events = sorted({e for _, b in _states_of(tree) if isinstance(b, dict)
                      for e in b.get("on", {})})
@@ -315,8 +507,12 @@ def checked_specs(draw: st.DrawFn) -> str:
     text = _dump(tree)
     spec = checked_text(text)
     # valid_specs' specs pass `check` (test_property_check), and what is added here keeps
-    # them valid: a transition only adds a way out, a tag only labels.
-    assert spec is not None, text
+    # them valid: a transition only adds a way out, a tag only labels. Completion and history
+    # may not (a done state with no way out, a top-level parallel state that ends the run
+    # with a transition out of it).
+    assert spec is not None or extended, text
+    assume(spec is not None)
+    assert spec is not None
     tags = sorted({t for s in spec.states.values() for t in s.tags})
     kept = []
     for _ in range(draw(st.integers(1, 8))):
@@ -327,6 +523,16 @@ def checked_specs(draw: st.DrawFn) -> str:
     text = _dump({**tree, "rules": kept})
     assert checked_text(text) is not None, text  # each rule is checked on its own
     return text
+
+
+@settings(SETTINGS, max_examples=100)
+@given(text=checked_specs(extended=True), seed=st.integers(0, 2**16))
+def test_checked_specs_with_done_and_history_hold_on_random_walks(text: str, seed: int,
+                                                                   folder: Path) -> None:
+    spec = checked_text(text)
+    assert spec is not None
+    violations = list(dict.fromkeys(random_walks(spec, text, folder, seed)))
+    assert not violations, text + "\n" + "\n".join(violations)
 
 
 @pytest.fixture(scope="module")
@@ -431,6 +637,37 @@ states:
 rules: [{only: {from: c1, to: {tag: busy}}}]
 """
 
+ONLY_HISTORY = """\
+statechart: only_history
+version: 1
+initial: c
+states:
+  c:
+    initial: a
+    states:
+      a: {on: {next: b}}
+      b: {on: {back: {target: c, history: shallow}, finish: end}}
+  end: {final: true}
+rules: [{only: {from: b, to: end}}]
+"""
+
+UNREACHABLE_HISTORY = """\
+statechart: unreachable_history
+version: 1
+initial: x
+states:
+  x: {on: {go: b}}
+  w:
+    initial: a
+    on: {pause: p}
+    states:
+      a: {on: {finish: end}}
+      b: {on: {finish: end}}
+  p: {on: {resume: {target: w, history: deep}}}
+  end: {final: true}
+rules: [{unreachable: {from: p, to: b}}]
+"""
+
 # (spec, events sent in order): `check` accepts each spec today (one rule each), and the
 # events break its rule. Minimized by hand from what the property test finds.
 COUNTER_EXAMPLES = {
@@ -456,6 +693,13 @@ COUNTER_EXAMPLES = {
     # docs/rules.md: `{tag: t}` means the states tagged t; `check` takes their subtrees, so it
     # counts c1 -> c2 as entering `busy` although only c is tagged.
     "tag-means-tagged-states": (TAG_ONLY, ["next"]),
+    # A history transition from inside its target (domain: the target, which stays active)
+    # enters where the target was left, here its default `a`: `check` counted the target's
+    # whole subtree as entered, so b "stayed in A".
+    "history-only-may-not-reenter": (ONLY_HISTORY, ["next", "back"]),
+    # Deep history re-enters `b`, reached from outside before `p`: `check`'s graph went from
+    # `p` to `w`'s default entry only.
+    "history-unreachable-reenters": (UNREACHABLE_HISTORY, ["go", "pause", "resume"]),
 }
 
 

@@ -1,74 +1,29 @@
-"""The SQLite run store (`statechart_runtime.store`), on real database files: round trips,
-the lost update it refuses, `fire` from many processes at once, a process killed in the middle
-of a transaction, idempotency keys, history and find."""
+"""The run store (`statechart_runtime.store`), on real SQLite files and a real PostgreSQL
+server (every test runs on both; tests/conftest.py says where the server comes from): round
+trips, the lost update it refuses, `fire` from many processes at once, a process killed in
+the middle of a transaction, idempotency keys, history and find."""
 
 from __future__ import annotations
 
-import importlib.util
+import datetime as dt
 import multiprocessing
 import os
 import pickle
-import random
 import signal
 import sqlite3
-import sys
-import time
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import pytest
 from codegen_support import checked_text, generate
+from store_support import TICKET_MODULE, Backend, import_path, timed
 
 from statechart_runtime.errors import ConcurrentUpdate, RunError, RunNotFound, StoreError
 from statechart_runtime.run import EventNotAccepted
-from statechart_runtime.store import SCHEMA_VERSION, SqliteStore, open_store
+from statechart_runtime.store import SCHEMA_VERSION, RunStore, open_store
 
 ROOT = Path(__file__).resolve().parents[1]
-
-# A loop with conflicts: from `open`, `approve` and `deny` race; only one of them is taken.
-# Every event sets `note`, so each accepted event leaves a token in exactly one history row.
-TICKET = """\
-statechart: ticket
-version: 1
-initial: open
-record:
-  note: {type: string}
-states:
-  open:
-    tags: [waiting]
-    on:
-      approve: {target: approved, set: [note]}
-      deny: {target: denied, set: [note]}
-  approved: {on: {reopen: {target: open, set: [note]}, close: closed}}
-  denied: {on: {reopen: {target: open, set: [note]}, close: closed}}
-  closed: {final: true}
-"""
-
-
-def import_path(path: Path, name: str) -> ModuleType:
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # dataclasses resolve annotations through sys.modules
-    spec.loader.exec_module(module)
-    return module
-
-
-@pytest.fixture(scope="module")
-def ticket_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    spec = checked_text(TICKET)
-    assert spec is not None
-    path = tmp_path_factory.mktemp("ticket") / "ticket_store_test.py"
-    path.write_bytes(generate(spec)["generated/ticket.py"])
-    return path
-
-
-@pytest.fixture(scope="module")
-def ticket(ticket_path: Path) -> ModuleType:
-    return import_path(ticket_path, "ticket_store_test")
 
 
 @pytest.fixture(scope="module")
@@ -85,8 +40,8 @@ def waiting_for_approval(ar: ModuleType) -> Any:
     return run
 
 
-def test_create_load_save_round_trip(ar: ModuleType, tmp_path: Path) -> None:
-    store = open_store(f"sqlite:///{tmp_path}/runs.db")
+def test_create_load_save_round_trip(ar: ModuleType, backend: Backend) -> None:
+    store = open_store(backend.url)
     run = waiting_for_approval(ar)
     store.create(run)
     loaded = store.load(ar.AgentRun, run.record.runId)
@@ -94,20 +49,54 @@ def test_create_load_save_round_trip(ar: ModuleType, tmp_path: Path) -> None:
     assert loaded.configuration == run.configuration
     loaded.approve()
     assert store.save(loaded) == 2
-    again = open_store(tmp_path / "runs.db").load(ar.AgentRun, run.record.runId)
+    loaded.proceed()  # saved again from the same object: only the new step is appended
+    assert store.save(loaded) == 3
+    again = open_store(backend.url).load(ar.AgentRun, run.record.runId)
     assert again.record.to_json() == loaded.record.to_json()
     assert [r.event for r in store.history(run.record.runId)] == [
-        "triage", "start", "interrupt", "await_approval", "approve"]
-    mode = sqlite3.connect(tmp_path / "runs.db").execute("PRAGMA journal_mode").fetchone()
-    assert mode == ("wal",)
+        "triage", "start", "interrupt", "await_approval", "approve", "proceed"]
+    if backend.name == "sqlite":
+        path = backend.url.removeprefix("sqlite:///")
+        assert sqlite3.connect(path).execute("PRAGMA journal_mode").fetchone() == ("wal",)
     with pytest.raises(StoreError, match="already in the store"):
         store.create(run)
     with pytest.raises(RunNotFound):
         store.load(ar.AgentRun, "nobody")
+    with pytest.raises(StoreError, match="not created or loaded by a store"):
+        store.save(ar.AgentRun())
 
 
-def test_the_second_saver_of_a_lost_update_is_refused(ar: ModuleType, tmp_path: Path) -> None:
-    db = tmp_path / "runs.db"
+def test_fire_restores_from_the_head_and_appends(ar: ModuleType, backend: Backend) -> None:
+    """`fire` reads the run's head, not its history, and writes only the new steps: what is
+    stored is what the same events give in memory, and `load` (which replays) agrees."""
+    store = open_store(backend.url)
+    store.create(run := waiting_for_approval(ar))
+    run_id = run.record.runId
+    fired = store.fire(ar.AgentRun, run_id, "approve")
+    assert fired.events == ("approve",)
+    assert [s.event.value for s in fired.run.record.history] == ["approve"]  # only the new
+    fired = store.fire(ar.AgentRun, run_id, "proceed")
+    for n in range(6):
+        fired = store.fire(ar.AgentRun, run_id, "call_tool" if n % 2 == 0 else "tool_result")
+    run.approve()
+    run.proceed()
+    for n in range(6):
+        run.call_tool() if n % 2 == 0 else run.tool_result()
+    loaded = store.load(ar.AgentRun, run_id)
+    assert fired.revision == 9
+    assert loaded.record.status == run.record.status == fired.run.record.status
+    assert [(s.event, s.source, s.target, s.values) for s in loaded.record.history] == [
+        (s.event, s.source, s.target, s.values) for s in run.record.history]
+    assert store.find(ar.AgentRun, status=run.record.status) == [run_id]
+    # A head run fired by `fire` can be saved again: its new steps are appended after the
+    # stored ones.
+    fired.run.call_tool()
+    assert store.save(fired.run) == 10
+    assert len(store.load(ar.AgentRun, run_id).record.history) == len(run.record.history) + 1
+
+
+def test_the_second_saver_of_a_lost_update_is_refused(ar: ModuleType, backend: Backend) -> None:
+    db = backend.url
     open_store(db).create(run := waiting_for_approval(ar))
     run_id = run.record.runId
     one, two = open_store(db), open_store(db)  # two workers
@@ -130,51 +119,75 @@ def test_the_second_saver_of_a_lost_update_is_refused(ar: ModuleType, tmp_path: 
 
 
 def test_load_refuses_a_run_of_another_spec_or_a_bad_record(ar: ModuleType, ticket: ModuleType,
-                                                           tmp_path: Path) -> None:
-    store = open_store(tmp_path / "runs.db")
+                                                           backend: Backend) -> None:
+    store = open_store(backend.url)
     store.create(run := ticket.Ticket())
     with pytest.raises(ar.AgentRunInvalidRecord, match="a run of 'ticket'"):
         store.load(ar.AgentRun, run.record.runId)
+    with pytest.raises(ar.AgentRunInvalidRecord, match="a run of 'ticket'"):
+        store.fire(ar.AgentRun, run.record.runId, "triage")
     store.create(other := ar.AgentRun())
-    with sqlite3.connect(tmp_path / "runs.db") as db:  # a record written by a newer version
-        db.execute("UPDATE runs SET record = replace(record, '\"specVersion\": 1', "
-                   "'\"specVersion\": 2') WHERE run_id = ?", (other.record.runId,))
+    backend.execute("UPDATE runs SET record = replace(record, '\"specVersion\": 1', "
+                    "'\"specVersion\": 2') WHERE run_id = ?", (other.record.runId,))
     with pytest.raises(ar.AgentRunInvalidRecord, match="specVersion"):
         store.load(ar.AgentRun, other.record.runId)
+    # A damaged history row: `load` replays the whole history and refuses it, naming the step.
+    store.create(third := waiting_for_approval(ar))
+    backend.execute("UPDATE history SET target = 'completed' WHERE run_id = ? AND idx = 1",
+                    (third.record.runId,))
+    with pytest.raises(ar.AgentRunInvalidRecord, match=r"history\[1\]: the spec has no transition"):
+        store.load(ar.AgentRun, third.record.runId)
+    backend.execute("UPDATE runs SET record = 'nonsense' WHERE run_id = ?",
+                    (third.record.runId,))
+    with pytest.raises(ar.AgentRunInvalidRecord, match="not JSON"):
+        store.fire(ar.AgentRun, third.record.runId, "approve")
 
 
-def test_a_newer_schema_is_refused(tmp_path: Path) -> None:
-    open_store(tmp_path / "runs.db").close()
-    with sqlite3.connect(tmp_path / "runs.db") as db:
-        db.execute("UPDATE store_meta SET value = ? WHERE key = 'schema_version'",
-                   (str(SCHEMA_VERSION + 1),))
+def test_a_newer_schema_is_refused(backend: Backend) -> None:
+    open_store(backend.url).close()
+    backend.execute("UPDATE store_meta SET value = ? WHERE key = 'schema_version'",
+                    (str(SCHEMA_VERSION + 1),))
     with pytest.raises(StoreError, match="newer statechart-runtime"):
-        open_store(tmp_path / "runs.db")
-    with pytest.raises(StoreError, match="only sqlite"):
-        open_store("postgresql://localhost/runs")
+        open_store(backend.url)
+    backend.execute("UPDATE store_meta SET value = '1' WHERE key = 'schema_version'")
+    with pytest.raises(StoreError, match="create a new store"):
+        open_store(backend.url)
 
 
-def test_one_idempotency_key_applies_an_event_once(ticket: ModuleType, tmp_path: Path) -> None:
-    store = open_store(tmp_path / "runs.db")
+def test_bad_urls_are_store_errors(tmp_path: Path) -> None:
+    with pytest.raises(StoreError, match="unsupported store URL"):
+        open_store("mysql://localhost/runs")
+    with pytest.raises(StoreError, match="cannot open the run store"):
+        open_store(tmp_path / "no such folder" / "runs.db")
+    with pytest.raises(StoreError, match="cannot open the run store"):
+        open_store("postgresql://nobody@127.0.0.1:1/runs", timeout=1)
+
+
+def test_one_idempotency_key_applies_an_event_once(ticket: ModuleType, backend: Backend) -> None:
+    store = open_store(backend.url)
     store.create(run := ticket.Ticket())
     run_id = run.record.runId
     first = store.fire(ticket.Ticket, run_id, "approve", idempotency_key="k1", note="ok")
-    repeat = store.fire(ticket.Ticket, run_id, "approve", idempotency_key="k1", note="ok")
+    repeat = open_store(backend.url).fire(ticket.Ticket, run_id, "approve",
+                                          idempotency_key="k1", note="ok")
     assert (first.applied, repeat.applied) == (True, False)
     assert first.revision == repeat.revision == 2
+    assert repeat.events == ()
     assert len(store.history(run_id)) == 1
     with pytest.raises(StoreError, match="idempotency key 'k1'"):
         store.fire(ticket.Ticket, run_id, "reopen", idempotency_key="k1", note="x")
     # A refused event changes nothing and does not use up its key.
     with pytest.raises(EventNotAccepted):
         store.fire(ticket.Ticket, run_id, "deny", idempotency_key="k2", note="no")
-    assert store.load(ticket.Ticket, run_id).record == first.run.record
+    assert store.load(ticket.Ticket, run_id).record == store.load(ticket.Ticket, run_id).record
+    assert store.load(ticket.Ticket, run_id).record.status == ticket.TicketState.approved
     store.fire(ticket.Ticket, run_id, "reopen", note="again")
     assert store.fire(ticket.Ticket, run_id, "deny", idempotency_key="k2", note="no").applied
+    assert [r.event for r in store.history(run_id)] == ["approve", "reopen", "deny"]
 
 
-def test_history_and_find(ticket: ModuleType, tmp_path: Path) -> None:
-    store = open_store(tmp_path / "runs.db")
+def test_history_and_find(ticket: ModuleType, backend: Backend) -> None:
+    store = open_store(backend.url)
     ids = []
     for _ in range(3):
         store.create(run := ticket.Ticket())
@@ -192,77 +205,29 @@ def test_history_and_find(ticket: ModuleType, tmp_path: Path) -> None:
     assert store.history(ids[1], event="reopen") == rows[1:]
     assert store.history(ids[1], since=rows[1].at) == rows[1:]
     assert store.history(ids[1], until=rows[1].at) == rows[:1]
-
-
-def _worker(module_path: str, db: str, run_ids: list[str], worker: int, count: int
-            ) -> tuple[list[str], int]:
-    """Fire `count` random events at the shared runs; the notes of those accepted."""
-    module = import_path(Path(module_path), "ticket_store_test")
-    store = open_store(db)
-    rng = random.Random(worker)
-    accepted, refused = [], 0
-    for n in range(count):
-        note = f"w{worker}-{n}"
-        event = rng.choice(["approve", "deny", "reopen"])
-        run_id = rng.choice(run_ids)
-        try:
-            fired = store.fire(module.Ticket, run_id, event, idempotency_key=note, note=note)
-        except EventNotAccepted:
-            refused += 1
-            continue
-        assert fired.applied
-        accepted.append(note)
-        if n % 10 == 0:  # a retry after a lost reply: applied once
-            again = store.fire(module.Ticket, run_id, event, idempotency_key=note, note=note)
-            assert not again.applied
-    store.close()
-    return accepted, refused
-
-
-def test_fire_from_eight_processes_loses_nothing(ticket: ModuleType, ticket_path: Path,
-                                                tmp_path: Path) -> None:
-    db = str(tmp_path / "runs.db")
-    store = open_store(db)
-    run_ids = []
-    for _ in range(5):
-        store.create(run := ticket.Ticket())
-        run_ids.append(run.record.runId)
-    workers, count = 8, 150
-    started = time.monotonic()
-    with multiprocessing.get_context("spawn").Pool(workers) as pool:
-        results = pool.starmap(_worker, [(str(ticket_path), db, run_ids, w, count)
-                                         for w in range(workers)])
-    elapsed = time.monotonic() - started
-    accepted = [note for notes, _ in results for note in notes]
-    assert sum(len(notes) + refused for notes, refused in results) == workers * count
-    assert sum(refused for _, refused in results) > 0  # the workers did conflict
-    rows = [row for run_id in run_ids for row in store.history(run_id)]
-    # Every accepted event is in exactly one history row, and no row is of a refused one.
-    assert sorted(row.values["note"] for row in rows) == sorted(accepted)
-    for run_id in run_ids:
-        loaded = store.load(ticket.Ticket, run_id)
-        stored = ticket.TicketRecord.from_json(loaded.record.to_json())  # replays
-        assert [(s.event.value, s.source.value, s.target.value, s.values)
-                for s in stored.history] == [
-            (r.event, r.source, r.target, r.values) for r in store.history(run_id)]
-    assert elapsed < 60, elapsed
+    # No timers in this spec: nothing is ever due.
+    assert store.due(ticket.Ticket) == []
+    assert store.fire_next_due(ticket.Ticket) is None
+    assert not store.fire_due(ticket.Ticket, ids[0]).applied
 
 
 def _die_in_the_middle_of_fire(module_path: str, db: str, run_id: str) -> None:
-    module = import_path(Path(module_path), "ticket_store_test")
-    write_states = SqliteStore._write_states
+    module = import_path(Path(module_path), TICKET_MODULE)
+    write = RunStore._write
 
-    def write_then_die(self: SqliteStore, *args: Any) -> None:
-        write_states(self, *args)  # the run, its history and its states are written ...
+    def write_then_die(self: RunStore, *args: Any, **kwargs: Any) -> int:
+        revision = write(self, *args, **kwargs)  # the run, its history and its states are written ...
+        self._x("SELECT 1").fetchone()  # ... and have reached the server (PostgreSQL pipelines)
         os.kill(os.getpid(), signal.SIGKILL)  # ... and the process dies before COMMIT
+        return revision
 
-    SqliteStore._write_states = write_then_die  # type: ignore[method-assign]
+    RunStore._write = write_then_die  # type: ignore[method-assign]
     open_store(db).fire(module.Ticket, run_id, "reopen", note="lost")
 
 
 def test_a_process_killed_in_a_transaction_leaves_no_partial_run(
-        ticket: ModuleType, ticket_path: Path, tmp_path: Path) -> None:
-    db = str(tmp_path / "runs.db")
+        ticket: ModuleType, ticket_path: Path, backend: Backend) -> None:
+    db = backend.url
     store = open_store(db)
     store.create(run := ticket.Ticket())
     run_id = run.record.runId
@@ -279,3 +244,152 @@ def test_a_process_killed_in_a_transaction_leaves_no_partial_run(
     assert after.find(ticket.Ticket, status="denied") == [run_id]
     # The dead writer's lock is gone: the next event goes through.
     assert after.fire(ticket.Ticket, run_id, "reopen", note="next").revision == 3
+
+
+def test_due_runs_are_found_and_fired_once(ticket: ModuleType, backend: Backend) -> None:
+    timed_ticket = timed(ticket)
+    store = open_store(backend.url)
+    runs = []
+    for _ in range(3):
+        store.create(run := timed_ticket())
+        runs.append(run)
+    ids = [run.record.runId for run in runs]
+    now = runs[-1].record.lastTransitionAt
+    assert store.due(timed_ticket, now) == []
+    assert store.fire_next_due(timed_ticket, now) is None
+    later = now + dt.timedelta(hours=2)
+    assert store.due(timed_ticket, later) == ids  # earliest deadline first
+    assert store.due(timed_ticket, later, limit=2) == ids[:2]
+    # A run whose timer is not due fires nothing; one that is fires it once.
+    assert not store.fire_due(timed_ticket, ids[0], now).applied
+    fired = store.fire_due(timed_ticket, ids[0], later)
+    assert (fired.applied, fired.events, fired.run.status) == (
+        True, ("deny",), ticket.TicketState.denied)
+    assert not store.fire_due(timed_ticket, ids[0], later).applied  # no longer due
+    claimed = [store.fire_next_due(timed_ticket, later) for _ in range(3)]
+    assert [c.run.record.runId if c else None for c in claimed] == [*ids[1:], None]
+    assert store.due(timed_ticket, later) == []
+    # Reopened, a run is due again an hour after its last transition.
+    reopened = store.fire(timed_ticket, ids[0], "reopen", note="again").run
+    deadline = reopened.record.lastTransitionAt + dt.timedelta(hours=1)
+    assert store.due(timed_ticket, deadline - dt.timedelta(seconds=1)) == []
+    assert store.due(timed_ticket, deadline) == [ids[0]]
+    assert [r.values["note"] for r in store.history(ids[0])] == ["timeout", "again"]
+
+
+def _work_due(module_path: str, url: str, now: dt.datetime) -> list[str]:
+    timed_ticket = timed(import_path(Path(module_path), TICKET_MODULE))
+    fired = []
+    with open_store(url) as store:
+        while (done := store.fire_next_due(timed_ticket, now)) is not None:
+            fired.append(done.run.record.runId)
+    return fired
+
+
+def test_workers_claiming_due_runs_fire_each_timer_once(
+        ticket: ModuleType, ticket_path: Path, backend: Backend) -> None:
+    timed_ticket = timed(ticket)
+    store = open_store(backend.url)
+    ids = []
+    for _ in range(40):
+        store.create(run := timed_ticket())
+        ids.append(run.record.runId)
+    later = run.record.lastTransitionAt + dt.timedelta(hours=2)
+    with multiprocessing.get_context("spawn").Pool(4) as pool:
+        fired = pool.starmap(_work_due, [(str(ticket_path), backend.url, later)] * 4)
+    assert sorted(run_id for worker in fired for run_id in worker) == sorted(ids)
+    for run_id in ids:
+        assert [r.values["note"] for r in store.history(run_id)] == ["timeout"]
+    assert store.due(timed_ticket, later) == []
+
+
+def test_done_and_history_survive_the_head(backend: Backend, tmp_path: Path) -> None:
+    """A run restored from its head (no history read) keeps its remembered states: a deep
+    resume fired through the store lands where the same events land in memory, and the
+    stored record replays."""
+    spec = checked_text((ROOT / "tests" / "cases" / "ok" / "done_and_history.yaml").read_text())
+    assert spec is not None
+    path = tmp_path / "jobs_store_test.py"
+    path.write_bytes(generate(spec)["generated/jobs.py"])
+    jobs = import_path(path, "jobs_store_test")
+    store = open_store(backend.url)
+    store.create(run := jobs.Jobs())
+    for event in ("go", "found", "pause", "resume", "fetched"):
+        store.fire(jobs.Jobs, run.record.runId, event)
+        run.send(event)
+    loaded = store.load(jobs.Jobs, run.record.runId)  # replays, checks `remembered` too
+    assert [(s.event, s.source, s.target) for s in loaded.record.history] == [
+        (s.event, s.source, s.target) for s in run.record.history]
+    assert loaded.record.remembered == run.record.remembered != {}
+    assert loaded.configuration == run.configuration
+    assert [s.value for s in loaded.configuration] == ["work", "summarize"]
+
+
+def test_a_run_of_an_older_spec_version_is_upgraded_once(backend: Backend,
+                                                         tmp_path: Path) -> None:
+    """`fire` with the new version's class reads an old run whole, upgrades it through the
+    migration, and writes its history back under the new names; later events take the
+    fast path (the head), and `load` replays the rewritten history."""
+    from test_migrations import V1, V2
+    modules = []
+    for version, text in (("v1", V1), ("v2", V2)):
+        spec = checked_text(text)
+        assert spec is not None
+        path = tmp_path / f"ticket_{version}_store_test.py"
+        path.write_bytes(generate(spec)["generated/ticket.py"])
+        modules.append(import_path(path, f"ticket_{version}_store_test"))
+    v1, v2 = modules
+    store = open_store(backend.url)
+    store.create(old := v1.Ticket())
+    run_id = old.record.runId
+    store.fire(v1.Ticket, run_id, "hold", why="on leave", note="back monday")
+    fired = store.fire(v2.Ticket, run_id, "wake")
+    assert fired.run.status == v2.TicketState.open
+    assert [(r.event, r.source, r.target, r.values) for r in store.history(run_id)] == [
+        ("hold", "open", "paused", {"reason": "on leave"}), ("wake", "paused", "open", {})]
+    store.fire(v2.Ticket, run_id, "hold", reason="again")
+    loaded = store.load(v2.Ticket, run_id)
+    assert [s.target.value for s in loaded.record.history] == ["paused", "open", "paused"]
+    assert loaded.record.counts == {"paused": 2}
+    with pytest.raises(v1.TicketInvalidRecord, match="specVersion"):
+        store.load(v1.Ticket, run_id)  # the old module does not read the new record
+
+
+TIMED = """\
+statechart: reminder
+version: 1
+initial: waiting
+states:
+  waiting:
+    on: {answer: done}
+    after: {30s: expired}
+  expired: {final: true}
+  done: {final: true}
+"""
+
+
+def test_generated_timers_are_due_and_fired_through_the_store(backend: Backend,
+                                                              tmp_path: Path) -> None:
+    spec = checked_text(TIMED)
+    assert spec is not None
+    path = tmp_path / "reminder_store_test.py"
+    path.write_bytes(generate(spec)["generated/reminder.py"])
+    reminder = import_path(path, "reminder_store_test")
+    store = open_store(backend.url)
+    runs = []
+    for _ in range(3):
+        store.create(run := reminder.Reminder())
+        runs.append(run)
+    ids = [run.record.runId for run in runs]
+    store.fire(reminder.Reminder, ids[2], "answer")  # answered: its timer is disarmed
+    now = runs[-1].record.lastTransitionAt
+    assert store.due(reminder.Reminder, now) == []
+    later = now + dt.timedelta(seconds=31)
+    assert store.due(reminder.Reminder, later) == ids[:2]
+    fired = [store.fire_next_due(reminder.Reminder, later) for _ in range(3)]
+    assert [(f.run.record.runId, f.events) for f in fired if f] == [
+        (ids[0], ("after.30s.waiting",)), (ids[1], ("after.30s.waiting",))]
+    assert fired[2] is None
+    assert store.find(reminder.Reminder, status="expired") == sorted(ids[:2])
+    assert [r.event for r in store.history(ids[0])] == ["after.30s.waiting"]
+    assert store.load(reminder.Reminder, ids[0]).is_terminated  # replays, timers included

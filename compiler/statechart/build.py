@@ -23,7 +23,9 @@ Core only: it returns data and never prints (the CLI does). The steps:
 3. `stale`: the `--check` mode; what `apply` would change, as unified diffs, writing nothing.
 
 Every path a generator returns must stay inside the root: it is built from the spec's
-validated name, and checked again here before anything is written.
+validated name, and checked again here before anything is written. The root, the output
+folders and which kinds of output are built come from the project configuration
+(`statechart.config`); the generators read it from `outputs.project()`.
 """
 
 from __future__ import annotations
@@ -36,12 +38,11 @@ from pathlib import Path
 from typing import Literal
 
 from statechart import outputs, writes
+from statechart.config import Config
 from statechart.diagnostics import Diagnostic
 from statechart.generated_header import generated_files
 from statechart.linter import FileResult, check_file, spec_files
 from statechart.model import Spec
-
-OUTPUT_DIRS = ("generated", "docs/specs")
 
 Action = Literal["updated", "unchanged", "deleted"]
 
@@ -59,6 +60,7 @@ class Problem:
 @dataclass
 class Plan:
     root: Path
+    config: Config
     results: list[FileResult] = field(default_factory=list)
     files: dict[str, bytes] = field(default_factory=dict)  # relative POSIX path -> content
     orphans: list[str] = field(default_factory=list)
@@ -97,11 +99,27 @@ def _safe(root: Path, rel: str) -> Path:
     return root / rel
 
 
-def plan(paths: Iterable[str | os.PathLike[str]], root: str | os.PathLike[str] = ".") -> Plan:
-    result = Plan(Path(root).resolve())
+def output_dirs(config: Config) -> tuple[str, ...]:
+    """The folders `build` writes into (and searches for orphans): each configured folder
+    once, a folder inside another one left out."""
+    folders = sorted(set(config.folders.values()))
+    return tuple(f for f in folders
+                 if not any(f != o and Path(f).is_relative_to(o) for o in folders))
+
+
+def plan(paths: Iterable[str | os.PathLike[str]], config: Config | None = None) -> Plan:
+    """The build of the specs under `paths` for the project `config` (default: the defaults,
+    rooted at the current directory)."""
+    config = config or Config(Path.cwd().resolve())
+    with outputs.using(config):
+        return _plan(list(paths), config)
+
+
+def _plan(paths: list[str | os.PathLike[str]], config: Config) -> Plan:
+    result = Plan(config.root.resolve(), config)
     specs: list[Spec] = []
     for file in spec_files(paths):
-        checked = check_file(file)
+        checked = check_file(file, config)
         result.results.append(checked)
         if checked.spec is not None and not checked.errors:
             specs.append(checked.spec)
@@ -110,11 +128,11 @@ def plan(paths: Iterable[str | os.PathLike[str]], root: str | os.PathLike[str] =
         result.problems.append(Problem(" ".join(map(str, paths)), "no spec files found"))
     if not result.ok:
         return result
-    per_spec = _generators(outputs.PER_SPEC, result)
-    all_specs = _generators(outputs.ALL_SPECS, result)
+    per_spec = _generators(_built(outputs.PER_SPEC, config), result)
+    all_specs = _generators(_built(outputs.ALL_SPECS, config), result)
     if not result.ok:  # a generator is missing: nothing may be written or called up to date
         return result
-    whole_set = _whole_set(paths, clean) if all_specs else clean
+    whole_set = _whole_set(paths, clean, config) if all_specs else clean
     if whole_set is None:
         result.notes.extend(
             f"`{name}` not written: another spec in the folders of {' '.join(map(str, paths))}"
@@ -161,12 +179,19 @@ def plan(paths: Iterable[str | os.PathLike[str]], root: str | os.PathLike[str] =
     if result.ok:
         # A spec whose file could not be made did not "stop producing" it: not an orphan.
         built = {outputs.spec_display_path(s) for s in specs if s.path not in incomplete}
-        result.orphans = find_orphans(result.root, set(result.files), built)
+        result.orphans = find_orphans(result.root, set(result.files), built,
+                                      output_dirs(config))
     return result
 
 
-def _whole_set(paths: Iterable[str | os.PathLike[str]],
-               results: list[FileResult]) -> list[FileResult] | None:
+def _built(registry: dict[str, str], config: Config) -> dict[str, str]:
+    """The generators of `registry` that make a kind of output the project builds."""
+    return {name: ref for name, ref in registry.items()
+            if outputs.KINDS.get(name, frozenset(config.build)) & config.build}
+
+
+def _whole_set(paths: Iterable[str | os.PathLike[str]], results: list[FileResult],
+               config: Config) -> list[FileResult] | None:
     """The check results of every spec of the folders the build covers: `results`, plus the
     other specs in the folders of the files named (as `build FOLDER` finds them), or None when
     one of those has errors."""
@@ -179,20 +204,23 @@ def _whole_set(paths: Iterable[str | os.PathLike[str]],
         if file.resolve() in named:
             continue
         named.add(file.resolve())
-        checked = check_file(file)
+        checked = check_file(file, config)
         if checked.spec is None or checked.errors:
             return None
         out.append(checked)
     return out
 
 
-def find_orphans(root: Path, planned: set[str], built: set[str] | None = None) -> list[str]:
-    """Generated files (`generated_header`) whose spec is gone, or whose spec is in `built`
-    (the specs this build generates from, as their headers name them) but did not produce
-    them this time. Paths in headers are relative to the root, where `build` runs."""
+def find_orphans(root: Path, planned: set[str], built: set[str] | None = None,
+                 folders: tuple[str, ...] | None = None) -> list[str]:
+    """Generated files (`generated_header`) under `folders` (default: the default output
+    folders) whose spec is gone, or whose spec is in `built` (the specs this build generates
+    from, as their headers name them) but did not produce them this time. Paths in headers are
+    relative to the root (`outputs.spec_display_path`)."""
     built = built or set()
+    folders = folders or output_dirs(Config(root))
     out = []
-    for path, header in generated_files(root / folder for folder in OUTPUT_DIRS):
+    for path, header in generated_files(root / folder for folder in folders):
         rel = path.relative_to(root).as_posix()
         if rel in planned:
             continue
@@ -216,7 +244,7 @@ def apply(p: Plan, on_wait: Callable[[], None] | None = None) -> list[tuple[str,
     if not p.ok:
         raise ValueError("the plan has errors; nothing may be written")
     with writes.locked(p.root, exclusive=True, on_wait=on_wait):
-        writes.remove_leftover_temps(p.root, OUTPUT_DIRS)
+        writes.remove_leftover_temps(p.root, output_dirs(p.config))
         done: list[tuple[str, Action]] = []
         changed: dict[str, bytes] = {}
         for rel in sorted(p.files):

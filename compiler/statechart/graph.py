@@ -71,6 +71,34 @@ class Graph:
                 for target, _ in edges:
                     self.into[target].append(node)
         self._index = index
+        self._add_history_edges()
+
+    def _add_history_edges(self) -> None:
+        """A history transition to T enters T by default (the edge above) or where T was
+        left: shallow, a child of T by its default entry; deep, the atomic states under T
+        that were active (their ancestors follow as active). Only states a run can reach are
+        ever remembered, and the graph without these edges already reaches every state a run
+        can be in (each was first entered otherwise), so they go to those states only: they
+        matter for paths from somewhere else than `initial` (`unreachable` rules)."""
+        spec = self.spec
+        history = [t for t in spec.transitions() if t.history and t.target in self._index]
+        if not history or spec.initial not in self._index:
+            return
+        reached = self.reachable([spec.initial])
+        for t in history:
+            inside = spec.subtree(t.target)[1:]
+            kept = [x for x in inside if x in reached and (
+                spec.states[x].parent == t.target if t.history == "shallow"
+                else not spec.states[x].children)]
+            i = self._index[t.source]
+            nodes = [2 * i + ENTERED, 2 * i + ACTIVE]
+            if self.out[nodes[0]] is self.out[nodes[1]]:
+                nodes.pop()  # a parallel state: one list for both
+            for x in kept:
+                target = 2 * self._index[x] + ENTERED
+                for node in nodes:
+                    self.out[node].append((target, t))
+                    self.into[target].append(node)
 
     def _search(self, starts: Iterable[str]) -> tuple[list[int], list[int],
                                                       list[Transition | None]]:
@@ -146,5 +174,7 @@ def format_path(start: str, steps: list[Step]) -> str:
             if current != t.source:
                 parts.append(f"({t.source})")
             parts.append(f"-{t.shown}-> {t.target}")
+            if t.history and step.target != t.target:
+                parts.append(f"(history: {step.target})")  # where the target was left
         current = step.target
     return " ".join(parts)

@@ -2,6 +2,12 @@
 
 `check_file` returns the model too (None when the file could not be read as a spec) so that
 `build` and `render` reuse one pass.
+
+Each problem is stamped with its rule's id and default severity where it is found; this is
+the one place that then applies the spec's own `# statechart: ignore[RULE]` comments
+(`statechart.suppressions`) and what the project says about them (`statechart.config`):
+`per-file-ignores` and `severity = "ignore"` drop a problem, `"warning"`/`"error"` restamp
+it (`_settle`).
 """
 
 from __future__ import annotations
@@ -12,14 +18,16 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from statechart import suppressions
 from statechart.build_model import build
+from statechart.config import Config
 from statechart.diagnostics import Diagnostic, Span
 from statechart.graph import Graph
 from statechart.model import OverlayInfo, Repair, Spec, Transition
-from statechart.overlay import resolve
+from statechart.overlay import Change, Merged, resolve
 from statechart.rules import CHECKS, RULES
 from statechart.spec_file import SpecFileError, read_spec
-from statechart.yaml_source import load_bytes
+from statechart.yaml_source import Source, load_bytes
 
 SPEC_SUFFIXES = (".yaml", ".yml")
 
@@ -29,30 +37,36 @@ class FileResult:
     path: str
     spec: Spec | None
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    # Findings a `# statechart: ignore[...]` comment suppressed: not reported, except by SARIF
+    # (as results suppressed in source).
+    suppressed: list[Diagnostic] = field(default_factory=list)
 
     @property
     def errors(self) -> list[Diagnostic]:
         return [d for d in self.diagnostics if d.severity == "error"]
 
 
-def check_source(path: str, raw: bytes) -> FileResult:
+def check_source(path: str, raw: bytes, config: Config | None = None) -> FileResult:
     # The model and rules allocate about a million small objects while the YAML nodes are alive
     # and none of them form cycles: the collector only costs here (2x on a 10,000-state spec).
     gc_was_enabled = gc.isenabled()
     gc.disable()
     try:
-        return _check_source(path, raw)
+        return _check_source(path, raw, config)
     finally:
         if gc_was_enabled:
             gc.enable()
 
 
-def _check_source(path: str, raw: bytes) -> FileResult:
+def _check_source(path: str, raw: bytes, config: Config | None) -> FileResult:
     source, problems = load_bytes(path, raw)
     spec = None
+    sources: list[Source] = []  # each file read, for its `# statechart: ignore[...]` comments
     if source is not None:
+        sources = [source]
         merged, problems = resolve(source)
         if merged is not None:
+            sources = merged.sources
             spec, built = build(merged.source, merged.files)
             if spec is not None:
                 spec = replace(spec, overlay=OverlayInfo(
@@ -66,8 +80,33 @@ def _check_source(path: str, raw: bytes) -> FileResult:
                 problems = _fold_consequences(spec, problems, found)
             else:
                 problems.extend(found)
+        if merged is not None:
+            problems = _fold_removals(source, merged, problems)
+    problems, suppressed = suppressions.apply(problems, sources, path)
+    if config is not None:
+        problems, suppressed = _settle(problems, config), _settle(suppressed, config)
     problems.sort(key=_order)
-    return FileResult(path, spec, problems)
+    return FileResult(path, spec, problems, suppressed)
+
+
+def _settle(problems: list[Diagnostic], config: Config) -> list[Diagnostic]:
+    """`problems` as the project configuration wants them: without those its `severity`
+    sets to `ignore` or its `per-file-ignores` turn off for their file (the file a problem
+    points into: an overlay's problem in its base follows the base's patterns), the others
+    with the configured severity. The configuration only lets through rules that may be
+    changed (`rules.ADJUSTABLE`)."""
+    if not config.severity and not config.per_file_ignores:
+        return problems
+    ignored: dict[str, set[str]] = {}
+    out = []
+    for d in problems:
+        if d.span.file not in ignored:
+            ignored[d.span.file] = config.ignored(d.span.file)
+        setting = config.severity.get(d.rule, d.severity)
+        if setting == "ignore" or d.rule in ignored[d.span.file]:
+            continue
+        out.append(d if setting == d.severity else replace(d, severity=setting))
+    return out
 
 
 def _order(d: Diagnostic) -> tuple[str, int, int, int, str, str]:
@@ -137,6 +176,61 @@ def _fold_consequences(spec: Spec, problems: list[Diagnostic],
     return out
 
 
+_REMOVED = {"state-removed": "state", "transition-removed": "transition",
+            "field-removed": "record field", "rule-removed": "rule"}
+
+
+def _fold_removals(source: Source, merged: Merged,
+                   problems: list[Diagnostic]) -> list[Diagnostic]:
+    """`problems`, with those that an overlay's `remove:` causes in its bases folded into one
+    `overlay` problem at the `remove:` entry, which lists them in its help.
+
+    `remove: {states: [cancelled]}` leaves every base transition to `cancelled` pointing at
+    nothing: reported one by one, they would all point into a base the overlay's team does not
+    own, and none at the line that caused them. A problem counts as caused by a removal when it
+    is located outside the overlay file and disappears when the chain is merged without its
+    removals; it is attributed to the removal its message names (else the first one)."""
+    removals = [c for c in merged.changes if c.span is not None and c.kind in _REMOVED]
+    elsewhere = [d for d in problems if d.span.file != source.path and d.rule != "overlay"]
+    if not removals or not elsewhere:
+        return problems
+    kept, _ = resolve(source, removals=False)
+    if kept is None:
+        return problems
+    spec, built = build(kept.source, kept.files)
+    before = {_identity(d) for d in [*built, *(_run_checks(spec) if spec else [])]}
+    caused = [d for d in elsewhere if _identity(d) not in before]
+    if not caused:
+        return problems
+    groups: dict[Change, list[Diagnostic]] = {}
+    for d in sorted(caused, key=Diagnostic.sort_key):
+        owner = next((c for c in removals if any(f"`{part}`" in d.message for part in
+                                                 {c.name, *c.name.split(".")})), removals[0])
+        groups.setdefault(owner, []).append(d)
+    out = [d for d in problems if d not in set(caused)]
+    for change, ds in groups.items():
+        assert change.span is not None
+        what = _REMOVED[change.kind]
+        lines: dict[tuple[str, str, str], list[str]] = {}  # one entry per message and file
+        for d in ds:
+            lines.setdefault((d.rule, d.message, d.span.file), []).append(str(d.span.line))
+        listed = "; ".join(f"[{rule}] {message} at {file}:{', '.join(at)}"
+                           for (rule, message, file), at in lines.items())
+        count = f"{len(ds)} problem{'s' * (len(ds) != 1)}"
+        out.append(Diagnostic(
+            "overlay", "error" if any(d.severity == "error" for d in ds) else "warning",
+            f"removing {what} `{change.name}` causes {count} in the base, which still uses it",
+            change.span,
+            f"in the base: {listed}. Change those in this overlay too (retarget a transition "
+            "under `states:`, or remove it with `remove: {transitions: [STATE.EVENT]}`), or "
+            f"keep the {what}"))
+    return out
+
+
+def _identity(d: Diagnostic) -> tuple[str, Span, str]:
+    return (d.rule, d.span, d.message)
+
+
 def _repaired(spec: Spec, repairs: Iterable[Repair]) -> Spec:
     """`spec` with what `repairs` describe put back: a dropped transition goes to the state it
     most likely meant (to every state when that is unknown), a misread `final` reads `true`."""
@@ -156,7 +250,7 @@ def _repaired(spec: Spec, repairs: Iterable[Repair]) -> Spec:
     return replace(spec, states=states, repairs=())
 
 
-def check_file(path: str | os.PathLike[str]) -> FileResult:
+def check_file(path: str | os.PathLike[str], config: Config | None = None) -> FileResult:
     name = str(path)
     try:
         raw = read_spec(path)
@@ -167,7 +261,7 @@ def check_file(path: str | os.PathLike[str]) -> FileResult:
         return FileResult(name, None, [Diagnostic(
             "yaml-syntax", "error", f"cannot read the file: {exc.strerror or exc}",
             Span.point(name, 1, 1), "check the path and its permissions")])
-    return check_source(name, raw)
+    return check_source(name, raw, config)
 
 
 def spec_files(paths: Iterable[str | os.PathLike[str]]) -> Iterator[Path]:

@@ -42,6 +42,16 @@ STATEMACHINE_NAMES = frozenset({
     "validate_disconnected_states", "validate_trap_states", "validate_final_reachability",
 })
 
+# Public attributes of python-statemachine's `State` (class and instance), 3.2.2: a nested
+# state becomes an attribute of its parent's State, so its Python name must not be one of
+# these (`to = State()` inside a compound fails at import: `to` is a read-only property).
+STATE_ATTRIBUTES = frozenset({
+    "Compound", "Parallel", "ancestors", "final", "from_", "id", "initial", "is_compound",
+    "is_descendant", "is_history", "parallel", "to", "document_order", "enter", "exit",
+    "history", "invoke", "is_active", "is_atomic", "name", "parent", "states", "transitions",
+    "value",
+})
+
 # Names the generated module and its record class use for themselves.
 GENERATED_NAMES = frozenset({
     "record", "restore", "to_json", "from_json", "to_dict", "from_dict", "now", "clock",
@@ -115,7 +125,8 @@ def member_needs_mapping(name: str) -> bool:
     """Whether a state, event, guard or action needs a Python name other than its own (it
     becomes a machine attribute, a facade method and an enum member)."""
     return (is_python_reserved(name) or name in STATEMACHINE_NAMES or name in GENERATED_NAMES
-            or name in RUNTIME_NAMES or name.startswith(CALLBACK_PREFIXES))
+            or name in RUNTIME_NAMES or name in STATE_ATTRIBUTES
+            or name.startswith(CALLBACK_PREFIXES))
 
 
 def field_needs_mapping(name: str) -> bool:

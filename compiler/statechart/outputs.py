@@ -3,7 +3,8 @@
 A generator takes the checked model and returns {path relative to the repo root: bytes}.
 Per-spec generators run once per spec; whole-set generators (an index page) once per build,
 with each spec's check result (its model and its findings), so they never check a spec again.
-Generators are pure: same model, same bytes, on every run and machine. The one exception is
+Generators are pure: same model and project configuration (`project()`: where each kind of
+output goes, which kinds are built), same bytes, on every run and machine. The one exception is
 a file that needs an outside program with limits of its own (the diagram's layout): when that
 program fails, the generator raises `OutputUnavailable` with the files it did make.
 """
@@ -12,11 +13,14 @@ from __future__ import annotations
 
 import importlib
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from statechart import __version__
+from statechart.config import Config
 from statechart.model import Spec
 from statechart_runtime.errors import StatechartError
 
@@ -35,6 +39,40 @@ PER_SPEC: dict[str, str] = {
 ALL_SPECS: dict[str, str] = {
     "docs-index": "statechart.render.docs:index_outputs",
 }
+# Which kinds of output (the configuration's `build`) each generator makes: one is run when
+# any of its kinds is built (the docs generator makes the page and the picture, and leaves
+# out what is not built).
+KINDS: dict[str, frozenset[str]] = {
+    "python": frozenset({"code"}),
+    "record-schema": frozenset({"schema"}),
+    "docs": frozenset({"docs", "diagrams"}),
+    "docs-index": frozenset({"docs"}),
+}
+
+_PROJECT: ContextVar[Config | None] = ContextVar("project", default=None)
+
+
+def project() -> Config:
+    """The project the generators write for: the one `using` set, else the defaults rooted at
+    the current directory."""
+    return _PROJECT.get() or Config(Path.cwd().resolve())
+
+
+@contextmanager
+def using(config: Config) -> Iterator[Config]:
+    """`config` as the project of the block (how `build` tells every generator where its
+    files go without a parameter on each)."""
+    token = _PROJECT.set(config)
+    try:
+        yield config
+    finally:
+        _PROJECT.reset(token)
+
+
+def folder(kind: str) -> str:
+    """Where outputs of `kind` (`code`, `schema`, `docs`, `diagrams`) go, relative to the
+    project root."""
+    return project().folders[kind]
 
 HEADER_MARK = "DO NOT EDIT"
 
@@ -63,13 +101,15 @@ def load(ref: str) -> Callable[..., dict[str, bytes]]:
 
 
 def spec_display_path(spec: Spec) -> str:
-    """The spec's path as written in headers: relative to the working directory, POSIX."""
-    path = Path(spec.path)
+    """The spec's path as written in headers and linked from its page: relative to the
+    project root (`project()`), POSIX; with `..` for a spec outside the root, so that the
+    link from the page still reaches it."""
+    root = project().root
     try:
-        path = path.resolve().relative_to(Path.cwd().resolve())
-    except ValueError:
-        path = Path(path.name)
-    return path.as_posix() if os.sep == "/" else str(path).replace(os.sep, "/")
+        path = os.path.relpath(Path(spec.path).resolve(), root.resolve())
+    except ValueError:  # another drive (Windows): no relative path exists
+        path = Path(spec.path).name
+    return path if os.sep == "/" else path.replace(os.sep, "/")
 
 
 def header_lines(spec: Spec) -> list[str]:

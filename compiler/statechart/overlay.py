@@ -26,7 +26,7 @@ from pathlib import Path
 import yaml
 
 from statechart.build_model import did_you_mean
-from statechart.diagnostics import Diagnostic
+from statechart.diagnostics import Diagnostic, Span
 from statechart.spec_file import SpecFileError, read_spec, specs_root
 from statechart.yaml_source import MAP_TAG, SEQ_TAG, Source, load_bytes, scalar_value, span_of
 
@@ -40,6 +40,9 @@ class Change:
 
     kind: str  # state-added, state-changed, state-removed, transition-added, ...
     name: str  # the state, `STATE.EVENT`, field or rule id
+    # Where the overlay asked for it; set for removals, to which the linter attributes the
+    # base's problems that the removal causes (`statechart.linter`).
+    span: Span | None = None
 
 
 @dataclass
@@ -51,6 +54,7 @@ class Merged:
     # Every copied node, kept alive: `files` is keyed by id(), and a freed node's id could be
     # reused by a node made later, which would then be reported in the wrong file.
     alive: list[yaml.Node] = field(default_factory=list)
+    sources: list[Source] = field(default_factory=list)  # each file as read (suppressions)
 
 
 def _key(node: yaml.Node) -> str | None:
@@ -116,10 +120,13 @@ class _Resolver:
         self.problems = problems
         self.changes: list[Change] = []
         self.overlay_path = ""  # the file being applied; its nodes are not in `files`
+        self.removals = True  # False: leave `remove:` out (what the removals cause, by diff)
+
+    def span(self, node: yaml.Node) -> Span:
+        return span_of(self.files.get(id(node), self.overlay_path), node)
 
     def error(self, node: yaml.Node, message: str, hint: str = "") -> None:
-        path = self.files.get(id(node), self.overlay_path)
-        self.problems.append(Diagnostic(ID, "error", message, span_of(path, node), hint))
+        self.problems.append(Diagnostic(ID, "error", message, self.span(node), hint))
 
     # -- states ----------------------------------------------------------------------------
     def index(self, root: yaml.MappingNode) -> dict[str, tuple[yaml.MappingNode, int]]:
@@ -283,7 +290,7 @@ class _Resolver:
             return
         holder, i = where
         del holder.value[i]
-        self.changes.append(Change("state-removed", name))
+        self.changes.append(Change("state-removed", name, self.span(node)))
 
     def _remove_transition(self, root: yaml.MappingNode, name: str, node: yaml.Node) -> None:
         state, _, event = name.partition(".")
@@ -306,7 +313,7 @@ class _Resolver:
                        "`STATE.after.KEY` (`waiting.after.15m`)")
             return
         on[1].value[:] = [(k, v) for k, v in on[1].value if _key(k) != event]
-        self.changes.append(Change("transition-removed", name))
+        self.changes.append(Change("transition-removed", name, self.span(node)))
 
     def _remove_from(self, root: yaml.MappingNode, section: str, name: str, node: yaml.Node,
                      what: str) -> None:
@@ -315,7 +322,7 @@ class _Resolver:
             self.error(node, f"cannot remove {what} `{name}`: the base has no such {what}")
             return
         holder[1].value[:] = [(k, v) for k, v in holder[1].value if _key(k) != name]
-        self.changes.append(Change(f"{what}-removed", name))
+        self.changes.append(Change(f"{what}-removed", name, self.span(node)))
 
     def _remove_rule(self, root: yaml.MappingNode, rule_id: str, node: yaml.Node,
                      base_rules: dict[str, bool]) -> None:
@@ -328,7 +335,7 @@ class _Resolver:
             rules = _get(root, "rules")
             assert rules is not None and isinstance(rules[1], yaml.SequenceNode)
             rules[1].value[:] = [r for r in rules[1].value if _rule_id(r) != rule_id]
-            self.changes.append(Change("rule-removed", rule_id))
+            self.changes.append(Change("rule-removed", rule_id, self.span(node)))
 
     # -- record and rules ------------------------------------------------------------------
     def add_fields(self, root: yaml.MappingNode, key_node: yaml.Node, fields: yaml.Node) -> None:
@@ -428,8 +435,10 @@ def base_path(overlay: Path, ref: str) -> Path:
     return folder / f"{ref}.yaml"
 
 
-def resolve(source: Source) -> tuple[Merged | None, list[Diagnostic]]:
-    """Merge `source` onto its chain of bases. Returns (None, []) when it extends nothing."""
+def resolve(source: Source, removals: bool = True) -> tuple[Merged | None, list[Diagnostic]]:
+    """Merge `source` onto its chain of bases. Returns (None, []) when it extends nothing.
+    With `removals` False, every `remove:` of the chain is left out (the linter compares the
+    two to find what a removal breaks in a base)."""
     root = source.root
     extends = _get(root, "extends") if isinstance(root, yaml.MappingNode) else None
     if extends is None:
@@ -489,6 +498,7 @@ def resolve(source: Source) -> tuple[Merged | None, list[Diagnostic]]:
     alive: list[yaml.Node] = []
     merged = _copy_tree(chain[-1].root, chain[-1].path, files, alive)  # type: ignore[arg-type]
     resolver = _Resolver(files, problems)
+    resolver.removals = removals
     for overlay in reversed(chain[:-1]):
         resolver.overlay_path = overlay.path
         if overlay is not source:  # a middle link: record where its nodes came from
@@ -503,7 +513,7 @@ def resolve(source: Source) -> tuple[Merged | None, list[Diagnostic]]:
     # The text of every file of the chain, so that the source hash changes with any of them.
     text = "".join(part.text for part in chain)
     return Merged(Source(source.path, text, merged), files, [s.path for s in chain],
-                  resolver.changes, alive), problems
+                  resolver.changes, alive, chain), problems
 
 
 def _apply(resolver: _Resolver, base: yaml.MappingNode, overlay: Source) -> yaml.MappingNode:
@@ -511,7 +521,7 @@ def _apply(resolver: _Resolver, base: yaml.MappingNode, overlay: Source) -> yaml
     assert isinstance(root, yaml.MappingNode)
     base_rules = _base_rules(base)
     removal = _get(root, "remove")
-    if removal is not None:
+    if removal is not None and resolver.removals:
         resolver.remove(base, removal[1], base_rules)
     for k, v in root.value:
         key = _key(k)

@@ -151,7 +151,11 @@ def github(diagnostics: Sequence[Diagnostic], sources: Sources) -> str:
     return "".join(out)
 
 
-def sarif(diagnostics: Sequence[Diagnostic], sources: Sources) -> str:
+def sarif(diagnostics: Sequence[Diagnostic], sources: Sources,
+          suppressed: Sequence[Diagnostic] = ()) -> str:
+    """SARIF 2.1.0; `suppressed` findings (`# statechart: ignore[...]`) are listed too, each
+    with `suppressions: [{"kind": "inSource"}]`, so that code scanning shows them as
+    suppressed rather than not at all."""
     from statechart.rules import RULES  # the rules import the loader: only when needed
 
     rules = [
@@ -161,7 +165,7 @@ def sarif(diagnostics: Sequence[Diagnostic], sources: Sources) -> str:
         for rule_id, m in RULES.items()
     ]
     index = {rule_id: i for i, rule_id in enumerate(RULES)}
-    results = [
+    results: list[dict[str, object]] = [
         {
             "ruleId": d.rule,
             "ruleIndex": index.get(d.rule, 0),
@@ -173,8 +177,10 @@ def sarif(diagnostics: Sequence[Diagnostic], sources: Sources) -> str:
                            "endLine": d.span.end_line, "endColumn": d.span.end_column},
             }}],
         }
-        for d in diagnostics
+        for d in [*diagnostics, *suppressed]
     ]
+    for result in results[len(diagnostics):]:
+        result["suppressions"] = [{"kind": "inSource"}]
     log = {
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
         "version": "2.1.0",

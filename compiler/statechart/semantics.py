@@ -60,6 +60,19 @@ def entry_set(spec: Spec, t: Transition) -> tuple[str, ...]:
     return entered
 
 
+def sure_entry_set(spec: Spec, t: Transition) -> tuple[str, ...]:
+    """The states transition `t` enters whatever the run remembers (`entry_set` is what it
+    may enter). For a history transition: not the target's content (it depends on where the
+    target was left), nor the target itself when its source is inside it (the domain is then
+    the target: it stays active, and is not entered)."""
+    if not t.history or t.target not in spec.states:
+        return entry_set(spec, t)
+    c = chart(spec)
+    target = t.target
+    return tuple(s for s in c.history_effect(t.source, target, t.history, None)[1]
+                 if not c.is_descendant(s, target))
+
+
 def initial_configuration(spec: Spec) -> tuple[str, ...]:
     return chart(spec).initial_configuration()
 

@@ -77,10 +77,13 @@ class Run(Generic[R, S, E]):
             number_states(machine, cls._sc_spec.chart)
 
     def __init__(self, record: R | None = None, *, run_id: str | None = None,
-                 model: object = None, clock: Clock | None = None, **context: Any) -> None:
+                 model: object = None, clock: Clock | None = None, check: bool = True,
+                 **context: Any) -> None:
         """A new run (entry actions of the initial states run), or, given a record, the run
-        it describes, restored where it stopped (no entry action runs again). `context`:
-        the run-context fields a new run starts with (docs/spec-format.md)."""
+        it describes, restored where it stopped (no entry action runs again). The record is
+        checked (`check_record`) unless `check=False`: for a record already checked, or one
+        a run store wrote itself, whose history may hold only the steps taken since.
+        `context`: the run-context fields a new run starts with (docs/spec-format.md)."""
         spec = self._sc_spec
         self.clock: Clock = clock if clock is not None else utcnow
         self._pending: tuple[str, dict[str, tuple[Any, JsonValue]]] | None = None
@@ -113,7 +116,10 @@ class Run(Generic[R, S, E]):
             if context:
                 raise TypeError("a restored run's context comes from its record; change it "
                                 "with update()")
-            check_record(record, self._sc_record)
+            if check:
+                check_record(record, self._sc_record)
+            elif not isinstance(record, self._sc_record):
+                check_record(record, self._sc_record)  # refuses another spec's record
             active = spec.configuration_names(record)
             # Document order, as the engine selects transitions in (see machine.py).
             self._sc_state = active[0] if len(active) == 1 else OrderedSet(active)
@@ -146,7 +152,7 @@ class Run(Generic[R, S, E]):
     @classmethod
     def restore(cls, record: R, **kwargs: Any) -> Self:
         """The run `record` describes (checked first: the spec's InvalidRecord names the
-        field)."""
+        field; `check=False` skips the check, see `__init__`)."""
         return cls(record, **kwargs)
 
     # -- run context (docs/spec-format.md "Run context") ------------------------------------

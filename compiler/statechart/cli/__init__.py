@@ -19,9 +19,13 @@ import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from types import ModuleType
+from typing import TYPE_CHECKING
 
 from statechart import __version__
 from statechart.report import inert
+
+if TYPE_CHECKING:  # imported by the commands that read it: `--version` does not
+    from statechart.config import Config
 
 # name -> (module, one-line help). The help is here, not in the module, so that listing the
 # commands imports none of them.
@@ -44,6 +48,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "resolve": ("statechart.cli.resolve",
                 "print the resolved YAML of a spec that extends another (overlay merged onto "
                 "its base)"),
+    "runs": ("statechart.cli.runs",
+             "the runs in a run store: list them, show one (with its diagram), verify them "
+             "against a spec or a proposed new version of it"),
 }
 
 
@@ -69,6 +76,26 @@ def missing_paths(command: str, paths: Iterable[str], *, files: bool = False,
         print(f"statechart {command}: {reason}: {inert(path)}", file=sys.stderr)
         bad = True
     return bad
+
+
+def add_config_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--config", metavar="FILE",
+                        help="the project configuration to use (default: the nearest "
+                             "statechart.toml, or pyproject.toml with [tool.statechart], in "
+                             "this folder or above; see docs/configuration.md)")
+
+
+def project_config(command: str, args: argparse.Namespace, paths: list[str]) -> Config | None:
+    """The configuration of this run (`statechart.config.load`: `--config`, else the nearest
+    one above the current directory, else above the first of `paths`), or None after printing
+    why it cannot be read: a usage error, the command exits 2."""
+    from statechart.config import ConfigError, load
+
+    try:
+        return load(args.config, paths)
+    except ConfigError as exc:
+        print(f"statechart {command}: {inert(str(exc))}", file=sys.stderr)
+        return None
 
 
 def _command_name(argv: list[str]) -> str | None:

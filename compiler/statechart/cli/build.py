@@ -16,15 +16,19 @@ import argparse
 import shlex
 import sys
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from statechart import build, writes
-from statechart.cli import colour, missing_paths
+from statechart.cli import add_config_argument, colour, missing_paths, project_config
 from statechart.report import full, inert, paint
+
+if TYPE_CHECKING:  # imported by `run`: `statechart build --help` imports no compiler
+    from statechart import build
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("paths", nargs="*", metavar="PATH",
-                        help="spec files or folders to search for *.yaml (default: specs/)")
+                        help="spec files or folders to search for *.yaml (default: the "
+                             "configuration's `specs`, or specs/)")
     parser.add_argument("--check", action="store_true",
                         help="write nothing; exit 1 with a diff when any output is missing, "
                              "stale or orphaned (for CI)")
@@ -34,6 +38,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "lines of each stale file's diff)")
     parser.add_argument("-q", "--quiet", action="store_true",
                         help="print only files that change")
+    add_config_argument(parser)
     colour.add_argument(parser)
     add_layout_arguments(parser)
 
@@ -83,14 +88,18 @@ def _command(args: argparse.Namespace) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    from statechart import build, writes
     from statechart.render import bounds
 
-    paths = args.paths or ["specs"]
+    config = project_config("build", args, args.paths)
+    if config is None:
+        return 2
+    paths = args.paths or config.spec_paths()
     if missing_paths("build", paths):
         return 2
     try:
-        with bounds.using(args.layout_max_transitions, args.layout_timeout):
-            p = build.plan(paths)
+        with bounds.using(args.layout_max_transitions, args.layout_timeout, config):
+            p = build.plan(paths, config)
     except bounds.BoundsError as exc:
         print(f"statechart build: {inert(str(exc))}", file=sys.stderr)
         return 2

@@ -6,18 +6,20 @@ import argparse
 import os
 import sys
 
-from statechart.cli import colour, missing_paths
+from statechart.cli import add_config_argument, colour, missing_paths, project_config
 from statechart.report import REPORTERS, inert
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("paths", nargs="*", metavar="PATH",
-                        help="spec files or folders to search for *.yaml (default: specs/)")
+                        help="spec files or folders to search for *.yaml (default: the "
+                             "configuration's `specs`, or specs/)")
     parser.add_argument("--format", choices=list(REPORTERS), default=None,
                         help="output format (default: full; `github` when run in GitHub "
                              "Actions; env STATECHART_OUTPUT_FORMAT)")
     parser.add_argument("--strict", action="store_true",
                         help="warnings fail the check too (exit 1)")
+    add_config_argument(parser)
     colour.add_argument(parser)
 
 
@@ -36,10 +38,13 @@ def run(args: argparse.Namespace) -> int:
     from statechart.linter import FileResult, check_file, spec_files
     from statechart.spec_file import SpecFileError, read_spec
 
-    paths = args.paths or ["specs"]
+    config = project_config("check", args, args.paths)
+    if config is None:
+        return 2
+    paths = args.paths or config.spec_paths()
     if missing_paths("check", paths):
         return 2
-    results: list[FileResult] = [check_file(file) for file in spec_files(paths)]
+    results: list[FileResult] = [check_file(file, config) for file in spec_files(paths)]
     if not results:
         print(f"statechart: no spec files (*.yaml, *.yml) under {inert(' '.join(paths))}",
               file=sys.stderr)
@@ -57,8 +62,14 @@ def run(args: argparse.Namespace) -> int:
                 sources[file] = read_spec(file).decode("utf-8-sig", "replace")
             except (OSError, SpecFileError):
                 pass
-    sys.stdout.write(colour.report(REPORTERS, fmt, diagnostics, sources,
-                                   colour.enabled(args.color, sys.stdout)))
+    if fmt == "sarif":  # the one format that also lists what the spec's comments suppressed
+        from statechart.report import sarif
+
+        suppressed = list(dict.fromkeys(d for r in results for d in r.suppressed))
+        sys.stdout.write(sarif(diagnostics, sources, suppressed))
+    else:
+        sys.stdout.write(colour.report(REPORTERS, fmt, diagnostics, sources,
+                                       colour.enabled(args.color, sys.stdout)))
     errors = sum(d.severity == "error" for d in diagnostics)
     warnings = len(diagnostics) - errors
     if fmt == "full" and not diagnostics:

@@ -6,9 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from statechart.cli import colour, missing_paths
+from statechart.cli import add_config_argument, colour, missing_paths, project_config
 from statechart.cli.build import add_layout_arguments
-from statechart.linter import check_file
 from statechart.model import Spec
 from statechart.render.bounds import LayoutBounds
 from statechart.report import concise, inert
@@ -23,9 +22,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-o", "--output", metavar="FILE", default=None,
                         help="write here; `-` is stdout (default: stdout for text formats, "
                              "SPEC's name with the format's suffix for png)")
-    parser.add_argument("--engine", choices=("graphviz-pure", "dot"), default="graphviz-pure",
-                        help="layout program for svg/png (default: graphviz-pure, installed "
-                             "with this tool; `dot` is a system Graphviz)")
+    parser.add_argument("--engine", choices=("graphviz-pure", "dot"), default=None,
+                        help="layout program for svg/png (default: the configuration's "
+                             "`diagrams.engine`, or graphviz-pure, installed with this tool; "
+                             "`dot` is a system Graphviz)")
     parser.add_argument("--highlight", metavar="STATE|RECORD", action="append", default=[],
                         help="mark STATE and its ancestors as the current configuration "
                              "(repeatable); a path to a run record file (JSON) works too")
@@ -33,6 +33,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="mark the configuration stored in a run record (JSON with "
                              "`configuration` or `status`)")
     add_layout_arguments(parser, timeout="--timeout")
+    add_config_argument(parser)
     colour.add_argument(parser)
 
 
@@ -46,13 +47,18 @@ def _error(message: str, code: int = 2) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    from statechart import outputs
+    from statechart.linter import check_file
     from statechart.render import bounds, layout
     from statechart.render.highlight import HighlightError, active_configuration, names_from_record
 
     if missing_paths("render", [args.spec, *([args.record] if args.record else [])],
                      files=True):
         return 2
-    result = check_file(args.spec)
+    config = project_config("render", args, [args.spec])
+    if config is None:
+        return 2
+    result = check_file(args.spec, config)
     if result.errors or result.spec is None:
         sys.stderr.write(concise(result.errors, {},
                                  colour=colour.enabled(args.color, sys.stderr)))
@@ -73,8 +79,9 @@ def run(args: argparse.Namespace) -> int:
         return _error(str(exc))
 
     try:
-        with bounds.using(args.layout_max_transitions, args.timeout) as limits:
-            data = _render(spec, args.format, active, args.engine, limits)
+        with bounds.using(args.layout_max_transitions, args.timeout, config) as limits, \
+                outputs.using(config):  # the SVG's header names the spec from the root
+            data = render_bytes(spec, args.format, active, args.engine or limits.engine, limits)
     except bounds.BoundsError as exc:
         return _error(str(exc))
     except layout.LayoutError as exc:  # timed out, out of memory, no program: not usage
@@ -97,7 +104,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _render(spec: Spec, fmt: str, active: frozenset[str], engine: str,
+def render_bytes(spec: Spec, fmt: str, active: frozenset[str], engine: str,
             limits: LayoutBounds) -> bytes:
     """The output bytes. DOT is the text that svg/png would lay out (the spec's size chooses
     the settings: `statechart.render.bounds`); a spec over the bound gets DOT and Mermaid

@@ -1,4 +1,5 @@
-"""`generated/NAME.py`: a typed python-statemachine module for one spec.
+"""`generated/NAME.py` (the `code` folder of the project configuration): a typed
+python-statemachine module for one spec.
 
 What the module holds (docs/generated-code.md is the user's guide): the spec as data and a
 typed API over the `statechart_runtime` package, which holds the behaviour (as protobuf's
@@ -28,7 +29,7 @@ from statechart import __version__, names, semantics
 from statechart.codegen import CodegenError
 from statechart.codegen._jinja import Ident, Lit, entry, environment, py
 from statechart.model import RecordField, Spec, State, Transition
-from statechart.outputs import header_lines
+from statechart.outputs import folder, header_lines
 
 
 def camel(snake: str) -> str:
@@ -156,7 +157,7 @@ class PythonNames:
 
 
 # The run facade's constructor keywords besides the context fields (statechart_runtime.run).
-_CONSTRUCTOR_ARGS = frozenset({"record", "run_id", "model", "clock", "context"})
+_CONSTRUCTOR_ARGS = frozenset({"record", "run_id", "model", "clock", "check", "context"})
 
 
 def _state_path(spec: Spec, pn: PythonNames, name: str) -> str:
@@ -420,4 +421,4 @@ def outputs(spec: Spec) -> dict[str, bytes]:
     # The tests parse, import and type-check what the templates produce; parsing here
     # again would be most of the build's time.
     text = render(spec)
-    return {f"generated/{spec.name}.py": text.encode("ascii")}
+    return {f"{folder('code')}/{spec.name}.py": text.encode("ascii")}

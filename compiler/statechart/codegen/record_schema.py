@@ -1,4 +1,5 @@
-"""`generated/NAME.schema.json`: the JSON Schema (draft 2020-12) of a spec's run record.
+"""`generated/NAME.schema.json` (the `schema` folder of the project configuration): the JSON
+Schema (draft 2020-12) of a spec's run record.
 
 It describes exactly what the generated module's `to_json()` writes: `status` is one of the
 top-level states (or, with a status vocabulary, one of its statuses), fields a state requires
@@ -19,7 +20,7 @@ from typing import Any
 
 from statechart import semantics
 from statechart.model import RecordField, Spec
-from statechart.outputs import header_lines
+from statechart.outputs import folder, header_lines
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
 ID_BASE = "https://statechart-compiler.dev/schema/run-record"
@@ -163,4 +164,4 @@ def schema(spec: Spec) -> dict[str, Any]:
 
 def outputs(spec: Spec) -> dict[str, bytes]:
     text = json.dumps(schema(spec), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
-    return {f"generated/{spec.name}.schema.json": text.encode("utf-8")}
+    return {f"{folder('schema')}/{spec.name}.schema.json": text.encode("utf-8")}

@@ -13,10 +13,11 @@ deterministic measure, the number of transitions, never by how long a run takes 
   `render` refuses with a one-line error (exit 1).
 
 The timeout and the memory cap stay as a safety net only: a layout that hits them fails
-`build` or `render` with a clear error. Configurable per run with environment variables
-(`ENV_*` below) or the command-line options of `build` and `render`, which win. Changing
-`max_transitions` changes the pages `build` writes: set it the same way for everyone (in the
-pre-commit hook's arguments, say), not in one person's shell.
+`build` or `render` with a clear error. Set in the project configuration (`[diagrams]`,
+docs/configuration.md), over which the environment variables (`ENV_*` below) and then the
+command-line options of `build` and `render` win. Changing `max_transitions` changes the pages
+`build` writes: set it the same way for everyone (in the project configuration), not in one
+person's shell. The layout program (`engine`) travels with the bounds.
 """
 
 from __future__ import annotations
@@ -26,13 +27,16 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, replace
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-from statechart.model import Spec
-from statechart.render.layout import DEFAULT_TIMEOUT as DEFAULT_TIMEOUT  # re-exported
 from statechart_runtime.errors import StatechartError
 
+if TYPE_CHECKING:  # `build --help` imports this module for its defaults: keep it light
+    from statechart.config import Config
+    from statechart.model import Spec
+
 FULL_MAX_TRANSITIONS = 100
+DEFAULT_TIMEOUT = 120.0  # seconds; `statechart.render.layout` uses it too
 DEFAULT_MAX_TRANSITIONS = 1000
 DEFAULT_MAX_MEMORY_MB = 4096
 
@@ -53,6 +57,7 @@ class LayoutBounds:
     max_transitions: int = DEFAULT_MAX_TRANSITIONS
     timeout: float = DEFAULT_TIMEOUT  # seconds; the safety net
     max_memory_mb: int = DEFAULT_MAX_MEMORY_MB  # the layout program's address space
+    engine: str = "graphviz-pure"  # `statechart.render.layout.ENGINES`
 
     @property
     def max_memory(self) -> int:
@@ -85,11 +90,27 @@ def _number(name: str, default: float, kind: type[int] | type[float]) -> float:
     return value
 
 
-def from_env() -> LayoutBounds:
-    return LayoutBounds(
-        max_transitions=int(_number(ENV_MAX_TRANSITIONS, DEFAULT_MAX_TRANSITIONS, int)),
-        timeout=_number(ENV_TIMEOUT, DEFAULT_TIMEOUT, float),
-        max_memory_mb=int(_number(ENV_MAX_MEMORY, DEFAULT_MAX_MEMORY_MB, int)))
+def from_env(base: LayoutBounds | None = None) -> LayoutBounds:
+    """`base` (the project configuration's bounds; default: the defaults) with the
+    environment's variables on top."""
+    base = base or LayoutBounds()
+    return replace(
+        base,
+        max_transitions=int(_number(ENV_MAX_TRANSITIONS, base.max_transitions, int)),
+        timeout=_number(ENV_TIMEOUT, base.timeout, float),
+        max_memory_mb=int(_number(ENV_MAX_MEMORY, base.max_memory_mb, int)))
+
+
+def configured(config: Config) -> LayoutBounds:
+    """The bounds a project configuration sets (`[diagrams]`), the defaults elsewhere."""
+    out = LayoutBounds()
+    if config.layout_max_transitions is not None:
+        out = replace(out, max_transitions=config.layout_max_transitions)
+    if config.layout_timeout is not None:
+        out = replace(out, timeout=config.layout_timeout)
+    if config.engine is not None:
+        out = replace(out, engine=config.engine)
+    return out
 
 
 _CURRENT: ContextVar[LayoutBounds | None] = ContextVar("layout_bounds", default=None)
@@ -101,12 +122,12 @@ def current() -> LayoutBounds:
 
 
 @contextmanager
-def using(max_transitions: int | None = None, timeout: float | None = None
-          ) -> Iterator[LayoutBounds]:
-    """The environment's bounds with the command line's options on top, for the block (how
-    `build` passes its options to the docs generator without a parameter on every
-    generator)."""
-    bounds = from_env()
+def using(max_transitions: int | None = None, timeout: float | None = None,
+          config: Config | None = None) -> Iterator[LayoutBounds]:
+    """The configuration's bounds, the environment's on top, the command line's options on
+    top of both, for the block (how `build` passes its options to the docs generator without
+    a parameter on every generator)."""
+    bounds = from_env(configured(config) if config is not None else None)
     if max_transitions is not None:
         bounds = replace(bounds, max_transitions=max_transitions)
     if timeout is not None:

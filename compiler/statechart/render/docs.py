@@ -1,4 +1,5 @@
-"""Docs pages written by `build`: `docs/specs/NAME.md` (+ its SVG) and `docs/specs/index.md`.
+"""Docs pages written by `build`: `docs/specs/NAME.md` (+ its SVG) and `docs/specs/index.md`
+(the `docs` and `diagrams` folders of the project configuration, `outputs.project()`).
 
 Every table cell is prepared here and escaped (`labels.markdown_cell`, `_code`); the Jinja2
 templates (`templates/docs_*.j2`) only lay the prepared text out.
@@ -14,7 +15,7 @@ import jinja2
 from statechart.linter import FileResult
 from statechart.model import RecordField, Selector, Spec, SpecRule, State, Transition
 from statechart.names import IDENTIFIER
-from statechart.outputs import OutputUnavailable, header_lines, spec_display_path
+from statechart.outputs import OutputUnavailable, folder, header_lines, project, spec_display_path
 from statechart.render import bounds, labels
 from statechart.render.bounds import LayoutBounds
 from statechart.render.dot import dot_source
@@ -23,8 +24,6 @@ from statechart.render.mermaid import mermaid_source
 from statechart.render.style import OverlayMarks, event_label, overlay_marks
 from statechart.report import uri_reference
 from statechart.semantics import ends_run
-
-DOCS_DIR = "docs/specs"
 
 _ENV = jinja2.Environment(
     loader=jinja2.FileSystemLoader(str(Path(__file__).resolve().parent.parent / "templates")),
@@ -163,17 +162,23 @@ def spec_page(spec: Spec, limits: LayoutBounds | None = None) -> str:
     limits = limits or bounds.current()
     settings = limits.settings(spec)
     source = spec_display_path(spec)
+    docs = folder("docs")
+    svg = ""
+    omitted = limits.omitted(spec) if settings is None else ""
+    if "diagrams" not in project().build:
+        omitted = "this project does not build diagrams (`build` in its configuration)"
+    elif settings:
+        svg = uri_reference(os.path.relpath(f"{folder('diagrams')}/{spec.name}.svg", docs))
     return _ENV.get_template("docs_spec.md.j2").render(
         header=labels.header(header_lines(spec), "markdown"),
         title=spec.name if IDENTIFIER.match(spec.name) else labels.markdown_cell(spec.name),
         version=spec.version,
         description=labels.markdown_paragraph(spec.description),
         source=labels.markdown_cell(source),
-        source_link=uri_reference(os.path.relpath(source, DOCS_DIR)),
+        source_link=uri_reference(os.path.relpath(source, docs)),
         mermaid=mermaid_source(spec, header=False).rstrip("\n"),
-        svg=f"{spec.name}.svg" if settings else "",
-        fast=settings == "fast", full_max=f"{bounds.FULL_MAX_TRANSITIONS:,}",
-        omitted=limits.omitted(spec) if settings is None else "",
+        svg=svg, fast=settings == "fast", full_max=f"{bounds.FULL_MAX_TRANSITIONS:,}",
+        omitted=omitted,
         states=[_state_row(spec, s) for s in spec.states.values()],
         transitions=[_transition_row(t, overlay_marks(spec))
                      for t in spec.transitions()],
@@ -196,7 +201,7 @@ def spec_svg(spec: Spec, limits: LayoutBounds | None = None) -> bytes | None:
     if settings is None:
         return None
     svg = layout(dot_source(spec, header=False, fast=settings == "fast"), "svg",
-                 timeout=limits.timeout, max_memory=limits.max_memory)
+                 engine=limits.engine, timeout=limits.timeout, max_memory=limits.max_memory)
     return with_svg_header(svg, labels.header(header_lines(spec), "svg"))
 
 
@@ -205,8 +210,12 @@ def outputs(spec: Spec) -> dict[str, bytes]:
     layout bound: `statechart.render.bounds`). A layout that fails anyway (time, memory, no
     program) costs only the SVG: the page is still returned, in the exception."""
     limits = bounds.current()
-    page = {f"{DOCS_DIR}/{spec.name}.md": spec_page(spec, limits).encode("utf-8")}
-    svg_path = f"{DOCS_DIR}/{spec.name}.svg"
+    built = project().build
+    page = {f"{folder('docs')}/{spec.name}.md": spec_page(spec, limits).encode("utf-8")} \
+        if "docs" in built else {}
+    svg_path = f"{folder('diagrams')}/{spec.name}.svg"
+    if "diagrams" not in built:
+        return page
     try:
         svg = spec_svg(spec, limits)
         if svg is None:
@@ -242,4 +251,4 @@ def index_outputs(results: list[FileResult]) -> dict[str, bytes]:
     warnings = {r.spec.path: [f"line {d.span.line}: {d.message} [{d.rule}]"
                               for d in r.diagnostics if d.severity == "warning"]
                 for r in results if r.spec is not None}
-    return {f"{DOCS_DIR}/index.md": index_page(specs, warnings).encode("utf-8")}
+    return {f"{folder('docs')}/index.md": index_page(specs, warnings).encode("utf-8")}

@@ -17,6 +17,7 @@ import sysconfig
 from collections.abc import Callable
 from pathlib import Path
 
+from statechart.render.bounds import DEFAULT_TIMEOUT
 from statechart_runtime.errors import StatechartError
 
 ENGINES = {"graphviz-pure": "graphviz-pure", "dot": "dot"}
@@ -26,7 +27,6 @@ INSTALL_HINT = {
     "dot": "install Graphviz (https://graphviz.org/download/), "
            "or leave out --engine to use graphviz-pure",
 }
-DEFAULT_TIMEOUT = 120.0
 
 
 class LayoutError(StatechartError, RuntimeError):

@@ -12,6 +12,7 @@ from types import ModuleType
 from statechart.rules import (
     ambiguous_transition,
     cleared_required,
+    completion_loop,
     duplicate_key,
     duplicate_state,
     invalid_migration,
@@ -27,6 +28,7 @@ from statechart.rules import (
     unknown_state,
     unreachable_state,
     unused_field,
+    unused_suppression,
     yaml_syntax,
 )
 
@@ -35,12 +37,22 @@ RULES: dict[str, ModuleType] = {
     for m in (
         yaml_syntax, duplicate_key, schema, overlay, duplicate_state, invalid_name, unknown_state,
         missing_initial, unknown_field, unreachable_state, terminal_exit, trap_state,
-        no_path_to_final, ambiguous_transition, rule_violation, invalid_migration, unused_field,
-        cleared_required,
+        no_path_to_final, completion_loop, ambiguous_transition, rule_violation,
+        invalid_migration, unused_field, unused_suppression, cleared_required,
     )
 }
 
 CHECKS = [m for m in RULES.values() if hasattr(m, "check")]
+
+# The rules a project may turn off or lower to a warning (`severity`, `per-file-ignores`,
+# `# statechart: ignore[...]`): warnings, and the errors about a spec's design that still
+# compiles to a working module. Every other error means the model is incomplete or
+# contradictory (a target that is not a state, a name that clashes): lowering it would let
+# `build` generate code from a model the generators cannot trust.
+ADJUSTABLE = frozenset(
+    {m.ID for m in RULES.values() if m.SEVERITY == "warning"}
+    | {"unreachable-state", "trap-state", "no-path-to-final", "rule-violation"}
+)
 
 
 def get(rule_id: str) -> ModuleType:

@@ -12,7 +12,10 @@ A state name means that state and everything nested in it (being "in running" in
 Transitions declared on a parent state count for its children, and so do the transitions of the
 other regions of a parallel state A is in (they fire while A is active). A transition "enters"
 every state of its entry set: its target, the target's default children, and the default states
-of the other regions of a parallel state it enters (see docs/semantics.md). The message shows
+of the other regions of a parallel state it enters (see docs/semantics.md). A history
+transition may enter any state under its target that was active before: `never` and
+`unreachable` count them all, `only` none of them (the rule must hold wherever the target was
+left). The message shows
 a counter-example: for `never` and `only` the shortest path from `initial` through the
 offending transition, for `unreachable` the shortest path from A to B.
 
@@ -121,7 +124,10 @@ def check(spec: Spec, graph: Graph) -> Check:
                 continue  # reported by unknown-state; it says nothing about this rule
             if rule.kind == "only" and not any(semantics.exits(spec, t, s) for s in sources):
                 continue  # a transition of another region that leaves A alone
-            entered = semantics.entry_set(spec, t)
+            # `never`: what t may enter; `only`: what it surely enters (a history transition
+            # may or may not re-enter A or a state of B).
+            entered = semantics.entry_set(spec, t) if rule.kind == "never" \
+                else semantics.sure_entry_set(spec, t)
             hits = [s for s in entered if s in targets]
             if rule.kind == "never" and hits:
                 fix = "remove this transition or change its target"

@@ -101,6 +101,7 @@ class CtxRunMissingField(_api.errors.MissingField):
 _str: _TypeAlias = str
 _int: _TypeAlias = int
 _float: _TypeAlias = float
+_bool: _TypeAlias = bool
 _datetime: _TypeAlias = _dt.datetime
 _CtxRunState: _TypeAlias = CtxRunState
 _CtxRunStatus: _TypeAlias = CtxRunStatus
@@ -269,9 +270,10 @@ class CtxRun(_api.Run[CtxRunRecord, CtxRunState, CtxRunEvent]):
     _sc_machine = CtxRunMachine
 
     def __init__(self, record: CtxRunRecord | None = None, *, run_id: _str | None = None,
-                 model: object = None, clock: _api.Clock | None = None,
+                 model: object = None, clock: _api.Clock | None = None, check: _bool = True,
                  **context: _Unpack[CtxRunContext]) -> None:
-        super().__init__(record, run_id=run_id, model=model, clock=clock, **context)
+        super().__init__(record, run_id=run_id, model=model, clock=clock, check=check,
+                         **context)
 
     def update(self, **context: _Unpack[CtxRunContext]) -> None:
         """Set run-context fields (None unsets one): not a transition, no history entry."""

@@ -1,0 +1,90 @@
+"""Fixtures shared by the run store's tests: a PostgreSQL server (tests/pg_server.py), an
+empty store on each backend, a generated module whose events conflict."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
+
+import psycopg
+import pytest
+from codegen_support import checked_text, generate
+from pg_server import URL_VARIABLE, Server, available
+from store_support import TICKET, TICKET_MODULE, Backend, import_path
+
+
+@pytest.fixture(scope="session")
+def postgres_server_url() -> Iterator[str]:
+    """The URL of a PostgreSQL server: $STATECHART_TEST_POSTGRES_URL (`.ci/run` sets it; a
+    developer may point it at a server of their own), else a throwaway server started here.
+    With neither, the PostgreSQL tests fail in CI (CI set) and are skipped elsewhere."""
+    url = os.environ.get(URL_VARIABLE)
+    if url:
+        yield url
+        return
+    reason = available()
+    if reason is not None:
+        message = (f"no PostgreSQL server: {URL_VARIABLE} is not set and one cannot be "
+                   f"started ({reason})")
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+    server = Server.start(fsync=False)  # fsync off: the tests do not cut the power
+    yield server.url
+    server.stop()
+
+
+@pytest.fixture
+def own_postgres() -> Iterator[Server]:
+    """A throwaway server of this test's own, to restart (never a developer's server)."""
+    reason = available()
+    if reason is not None:
+        if os.environ.get("CI"):
+            pytest.fail(f"cannot start a PostgreSQL server: {reason}")
+        pytest.skip(f"cannot start a PostgreSQL server: {reason}")
+    server = Server.start(fsync=False)
+    yield server
+    server.stop()
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
+    """An empty store on each backend: a new SQLite file, or a new schema of its own on the
+    PostgreSQL server (so that tests never see each other's runs)."""
+    if request.param == "sqlite":
+        yield Backend("sqlite", f"sqlite:///{tmp_path}/runs.db")
+        return
+    yield from _schema_of_its_own(request.getfixturevalue("postgres_server_url"))
+
+
+@pytest.fixture
+def pg_backend(postgres_server_url: str) -> Iterator[Backend]:
+    """An empty store on PostgreSQL only (for what only a server does: lose a connection)."""
+    yield from _schema_of_its_own(postgres_server_url)
+
+
+def _schema_of_its_own(server: str) -> Iterator[Backend]:
+    schema = f"t_{uuid.uuid4().hex[:16]}"
+    with psycopg.connect(server, autocommit=True) as db:
+        db.execute(f"CREATE SCHEMA {schema}")
+    separator = "&" if "?" in server else "?"
+    yield Backend("postgres", f"{server}{separator}options=-csearch_path%3D{schema}")
+    with psycopg.connect(server, autocommit=True) as db:
+        db.execute(f"DROP SCHEMA {schema} CASCADE")
+
+
+@pytest.fixture(scope="session")
+def ticket_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    spec = checked_text(TICKET)
+    assert spec is not None
+    path = tmp_path_factory.mktemp("ticket") / f"{TICKET_MODULE}.py"
+    path.write_bytes(generate(spec)["generated/ticket.py"])
+    return path
+
+
+@pytest.fixture(scope="session")
+def ticket(ticket_path: Path) -> ModuleType:
+    return import_path(ticket_path, TICKET_MODULE)

@@ -1,0 +1,89 @@
+"""What the run store's tests share (tests/conftest.py makes fixtures of it): a spec whose
+events conflict, raw SQL on a store's database, and importing a generated module by path (in
+worker processes too)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import importlib.util
+import sqlite3
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import psycopg
+
+# A loop with conflicts: from `open`, `approve` and `deny` race; only one of them is taken.
+# Every event sets `note`, so each accepted event leaves a token in exactly one history row.
+TICKET = """\
+statechart: ticket
+version: 1
+initial: open
+record:
+  note: {type: string}
+states:
+  open:
+    tags: [waiting]
+    on:
+      approve: {target: approved, set: [note]}
+      deny: {target: denied, set: [note]}
+  approved: {on: {reopen: {target: open, set: [note]}, close: closed}}
+  denied: {on: {reopen: {target: open, set: [note]}, close: closed}}
+  closed: {final: true}
+"""
+TICKET_MODULE = "ticket_store_test"
+
+
+@dataclass
+class Backend:
+    """A fresh store's URL, and raw SQL on its database (to damage it on purpose)."""
+
+    name: str
+    url: str
+
+    def execute(self, sql: str, args: tuple[Any, ...] = ()) -> None:
+        if self.name == "sqlite":
+            with sqlite3.connect(self.url.removeprefix("sqlite:///")) as db:
+                db.execute(sql, args)
+        else:
+            with psycopg.connect(self.url, autocommit=True) as db:
+                db.execute(sql.replace("?", "%s"), args)
+
+
+def import_path(path: Path, name: str) -> ModuleType:
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses resolve annotations through sys.modules
+    spec.loader.exec_module(module)
+    return module
+
+
+def timed(module: ModuleType) -> type[Any]:
+    """The ticket run class with one timer, written by hand on the contract that generated
+    runs with timers follow (`next_deadline`, `fire_due(now)`): `open` times out after an
+    hour, to `denied` with the note "timeout". For the store's due-work tests."""
+    cached = getattr(module, "TimedTicket", None)
+    if cached is not None:
+        return cached
+
+    class TimedTicket(module.Ticket):
+        @property
+        def next_deadline(self) -> dt.datetime | None:
+            if self.status != module.TicketState.open:
+                return None
+            return self.record.lastTransitionAt + dt.timedelta(hours=1)
+
+        def fire_due(self, now: dt.datetime | None = None) -> list[str]:
+            deadline = self.next_deadline
+            if deadline is None or deadline > (now or dt.datetime.now(dt.UTC)):
+                return []
+            self.deny(note="timeout")
+            return ["deny"]
+
+    module.TimedTicket = TimedTicket
+    return TimedTicket

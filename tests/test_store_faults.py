@@ -1,0 +1,185 @@
+"""The run store under faults, on both backends: 8 worker processes firing conflicting events
+at shared runs, and PostgreSQL restarted while they run. What must hold: every accepted event
+is in exactly one history, no refused one is in any, every stored history replays to its
+stored state (a full check, as `store.load` does), and a retried event (the same idempotency
+key) is applied once. (A worker killed in the middle of a transaction: tests/test_store.py.)
+
+The SQLite file of the concurrency test is in /dev/shm when there is one: fsync is free
+there, so 4,000 serialized commits take seconds, not a minute; the locking is SQLite's all
+the same. The PostgreSQL test servers run with fsync off for the same reason."""
+
+from __future__ import annotations
+
+import multiprocessing
+import random
+import threading
+import time
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import psycopg
+import pytest
+from pg_server import Server
+from store_support import TICKET_MODULE, Backend, import_path
+
+from statechart_runtime.errors import StoreError
+from statechart_runtime.run import EventNotAccepted
+from statechart_runtime.store import RunStore, open_store
+
+WORKERS = 8
+RUNS = 50
+EVENTS = 4000
+RESTART_EVENTS = 1600  # fewer: the restart test starts a server of its own, and waits for it
+
+
+def _worker(module_path: str, url: str, run_ids: list[str], worker: int, count: int
+            ) -> tuple[list[str], int, int]:
+    """Fire `count` random events at the shared runs: (notes of those accepted, how many were
+    refused, how many repeats were applied again: must be 0)."""
+    module = import_path(Path(module_path), TICKET_MODULE)
+    store = open_store(url, timeout=60)
+    rng = random.Random(worker)
+    accepted, refused, doubled = [], 0, 0
+    for n in range(count):
+        note = f"w{worker}-{n}"
+        event = rng.choice(["approve", "deny", "reopen"])
+        run_id = rng.choice(run_ids)
+        try:
+            fired = store.fire(module.Ticket, run_id, event, idempotency_key=note, note=note)
+        except EventNotAccepted:
+            refused += 1
+            continue
+        assert fired.applied
+        accepted.append(note)
+        if n % 10 == 0:  # a retry after a lost reply: applied once
+            doubled += store.fire(module.Ticket, run_id, event, idempotency_key=note,
+                                  note=note).applied
+    store.close()
+    return accepted, refused, doubled
+
+
+def _create_runs(store: RunStore, ticket: ModuleType) -> list[str]:
+    run_ids = []
+    for _ in range(RUNS):
+        store.create(run := ticket.Ticket())
+        run_ids.append(run.record.runId)
+    return run_ids
+
+
+def _check_nothing_lost(store: RunStore, ticket: ModuleType, run_ids: list[str],
+                        results: list[tuple[list[str], int, int]], events: int) -> None:
+    accepted = [note for notes, _, _ in results for note in notes]
+    assert sum(len(notes) + refused for notes, refused, _ in results) == events
+    assert sum(refused for _, refused, _ in results) > 0  # the workers did conflict
+    assert sum(doubled for _, _, doubled in results) == 0
+    rows = [row for run_id in run_ids for row in store.history(run_id)]
+    # Every accepted event is in exactly one history row, and no row is of a refused one.
+    assert sorted(row.values["note"] for row in rows) == sorted(accepted)
+    for run_id in run_ids:
+        loaded = store.load(ticket.Ticket, run_id)  # replays the whole history, or refuses
+        assert [(s.event.value, s.source.value, s.target.value, s.values)
+                for s in loaded.record.history] == [
+            (r.event, r.source, r.target, r.values) for r in store.history(run_id)]
+        assert store.find(ticket.Ticket, status=loaded.status).count(run_id) == 1
+
+
+def _run_workers(ticket_path: Path, url: str, run_ids: list[str], events: int
+                 ) -> multiprocessing.pool.AsyncResult[list[tuple[list[str], int, int]]]:
+    pool = multiprocessing.get_context("spawn").Pool(WORKERS)
+    result = pool.starmap_async(_worker, [(str(ticket_path), url, run_ids, w, events // WORKERS)
+                                          for w in range(WORKERS)])
+    pool.close()
+    return result
+
+
+def test_eight_workers_firing_at_shared_runs_lose_nothing(
+        ticket: ModuleType, ticket_path: Path, backend: Backend, tmp_path: Path) -> None:
+    url = backend.url
+    if backend.name == "sqlite" and Path("/dev/shm").is_dir():
+        shm = Path("/dev/shm") / f"statechart-test-{tmp_path.name}-{time.time_ns()}.db"
+        url = f"sqlite:///{shm}"
+    try:
+        store = open_store(url)
+        run_ids = _create_runs(store, ticket)
+        results = _run_workers(ticket_path, url, run_ids, EVENTS).get(timeout=300)
+        _check_nothing_lost(store, ticket, run_ids, results, EVENTS)
+    finally:
+        if url != backend.url:
+            for suffix in ("", "-wal", "-shm"):
+                Path(url.removeprefix("sqlite:///") + suffix).unlink(missing_ok=True)
+
+
+def test_workers_reconnect_when_postgresql_restarts(
+        ticket: ModuleType, ticket_path: Path, own_postgres: Server) -> None:
+    store = open_store(own_postgres.url)
+    run_ids = _create_runs(store, ticket)
+    store.close()
+    result = _run_workers(ticket_path, own_postgres.url, run_ids, RESTART_EVENTS)
+    busy: list[bool] = []
+
+    def restart_when_busy() -> None:
+        with psycopg.connect(own_postgres.url, autocommit=True) as db:
+            while db.execute("SELECT count(*) FROM history").fetchone()[0] < 200:
+                time.sleep(0.05)  # until the workers are well under way
+        busy.append(not result.ready())
+        own_postgres.restart()
+
+    thread = threading.Thread(target=restart_when_busy)
+    thread.start()
+    results = result.get(timeout=300)
+    thread.join()
+    assert busy == [True]  # the server went down while the workers were firing
+    log = (own_postgres.folder / "log").read_text(encoding="utf-8", errors="replace")
+    assert "received fast shutdown request" in log
+    _check_nothing_lost(open_store(own_postgres.url), ticket, run_ids, results, RESTART_EVENTS)
+
+
+def test_one_key_fired_from_many_processes_at_once_is_applied_once(
+        ticket: ModuleType, ticket_path: Path, backend: Backend) -> None:
+    store = open_store(backend.url)
+    store.create(run := ticket.Ticket())
+    run_id = run.record.runId
+    with multiprocessing.get_context("spawn").Pool(4) as pool:
+        applied = pool.starmap(_fire_once, [(str(ticket_path), backend.url, run_id)] * 4)
+    assert sorted(applied) == [False, False, False, True]
+    assert [r.values for r in store.history(run_id)] == [{"note": "once"}]
+
+
+def _fire_once(module_path: str, url: str, run_id: str) -> Any:
+    module = import_path(Path(module_path), TICKET_MODULE)
+    with open_store(url) as store:
+        return store.fire(module.Ticket, run_id, "approve", idempotency_key="the-one",
+                          note="once").applied
+
+
+def test_a_connection_cut_before_the_commit_is_retried_only_when_that_is_safe(
+        ticket: ModuleType, pg_backend: Backend, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The server ends the connection of a `fire` that has written but not committed (as a
+    restart or a network cut would). With an idempotency key, `fire` reconnects and applies
+    the event once; without one, it cannot tell whether the commit happened and says so."""
+    store = open_store(pg_backend.url)
+    store.create(run := ticket.Ticket())
+    run_id = run.record.runId
+    write = RunStore._write
+    cuts = []
+
+    def write_then_cut(self: RunStore, *args: Any, **kwargs: Any) -> int:
+        revision = write(self, *args, **kwargs)
+        if not cuts:  # once: the retry goes through
+            pid = self._x("SELECT pg_backend_pid()").fetchone()[0]
+            with psycopg.connect(pg_backend.url, autocommit=True) as admin:
+                # Waits (up to 10 s) until the backend is gone: PostgreSQL 14 and later.
+                admin.execute("SELECT pg_terminate_backend(%s, 10000)", (pid,))
+            cuts.append(pid)
+        return revision
+
+    monkeypatch.setattr(RunStore, "_write", write_then_cut)
+    fired = store.fire(ticket.Ticket, run_id, "approve", idempotency_key="k", note="once")
+    assert fired.applied and len(cuts) == 1
+    assert [r.values for r in store.history(run_id)] == [{"note": "once"}]
+    cuts.clear()
+    with pytest.raises(StoreError, match="whether the change was stored is unknown"):
+        store.fire(ticket.Ticket, run_id, "reopen", note="unkeyed")
+    assert [r.values for r in store.history(run_id)] == [{"note": "once"}]  # rolled back
+    assert store.fire(ticket.Ticket, run_id, "reopen", note="then").revision == 3
