@@ -1,7 +1,8 @@
 # Generated from specs/agent_run.yaml by statechart-compiler 0.2.0. DO NOT EDIT.
-# Source sha256: f22d2496fa39dd2a65f34cffe5cdacfdb76083a00b9d3994bdfa52d707aabfc5
+# Source sha256: bdb87af8fb6b9aa59938c59fa8af0a9b41945eef81aa8d4805c73a75ebc2c7ba
 # Regenerate with: statechart build
-"""The `agent_run` statechart, version 1: a typed python-statemachine class and its run record.
+# ruff: noqa: E501 (a spec's names make some lines long)
+"""The `agent_run` statechart, version 2: a typed python-statemachine class and its run record.
 Generated; see DESCRIPTION for the spec's own words."""
 
 from __future__ import annotations
@@ -13,23 +14,27 @@ from collections.abc import Mapping as _Mapping
 from dataclasses import field as _field
 from typing import Final as _Final
 from typing import TypeAlias as _TypeAlias
+from typing import TypedDict as _TypedDict
+from typing import Unpack as _Unpack
 
 try:
     import statechart_runtime as _rt
 except ImportError as _error:  # an application that runs this module needs only the runtime
     raise ImportError(f"{__name__} needs the statechart-runtime package: "
                       "pip install statechart-runtime") from _error
-_rt.check_api((1, 1), __name__, 'statechart-compiler 0.2.0')
+_rt.check_api((1, 2), __name__, 'statechart-compiler 0.2.0')
 
 from statechart_runtime import api as _api  # noqa: E402
 
 SPEC_NAME: _Final = 'agent_run'
-SPEC_VERSION: _Final = 1
-SPEC_SHA256: _Final = 'f22d2496fa39dd2a65f34cffe5cdacfdb76083a00b9d3994bdfa52d707aabfc5'
+SPEC_VERSION: _Final = 2
+SPEC_SHA256: _Final = 'bdb87af8fb6b9aa59938c59fa8af0a9b41945eef81aa8d4805c73a75ebc2c7ba'
 DESCRIPTION: _Final = (
     'The lifecycle of one AI agent run, from creation to its '
-    'end. Interrupted runs are persisted and recoverable; '
-    'failed, completed and cancelled runs are terminal.'
+    'end. Interrupted runs are persisted and recoverable; a '
+    'resumed run returns to where it was interrupted; waits for'
+    ' a human have deadlines; failed, completed, timed-out and '
+    'cancelled runs are terminal.'
 )
 
 
@@ -49,6 +54,7 @@ class AgentRunState(enum.Enum):
     retrying = 'retrying'
     completed = 'completed'
     failed = 'failed'
+    timed_out = 'timed_out'
     cancelled = 'cancelled'
 
 
@@ -65,15 +71,32 @@ class AgentRunEvent(enum.Enum):
     fail = 'fail'
     call_tool = 'call_tool'
     tool_result = 'tool_result'
-    resume = 'resume'
     await_approval = 'await_approval'
     await_input = 'await_input'
+    resume = 'resume'
     approve = 'approve'
     deny = 'deny'
+    after_approvalDeadline_waiting_for_approval = 'after.approvalDeadline.waiting_for_approval'
     provide_input = 'provide_input'
+    after_24h_waiting_for_input = 'after.24h.waiting_for_input'
     proceed = 'proceed'
-    retry = 'retry'
     give_up = 'give_up'
+    after_retryAt_retrying = 'after.retryAt.retrying'
+
+
+class AgentRunStatus(enum.Enum):
+    """The status a record reports (the spec's `status:` names, and top-level states)."""
+
+    created = 'created'
+    triaging = 'triaging'
+    running = 'running'
+    interrupted = 'interrupted'
+    waiting = 'waiting'
+    resumed = 'resumed'
+    retrying = 'retrying'
+    completed = 'completed'
+    failed = 'failed'
+    cancelled = 'cancelled'
 
 
 class AgentRunInterruptReason(enum.Enum):
@@ -85,6 +108,15 @@ class AgentRunInterruptReason(enum.Enum):
     risky_tool = 'risky_tool'
 
 
+class AgentRunRetryChange(enum.Enum):
+    'The values of the record field `retryChange`.'
+
+    model = 'model'
+    tool = 'tool'
+    parameters = 'parameters'
+    nothing = 'nothing'
+
+
 STATE_DESCRIPTIONS: _Final[_Mapping[AgentRunState, str]] = {
     AgentRunState.created: 'The run exists; nothing has been decided yet.',
     AgentRunState.triaging: 'Deciding whether and how to run the task.',
@@ -94,15 +126,22 @@ STATE_DESCRIPTIONS: _Final[_Mapping[AgentRunState, str]] = {
     AgentRunState.interrupted: (
         'Paused and persisted. Waiting for approval or input '
         'happens inside this state, so leaving it is always one '
-        'of resume, cancel or fail.'
+        'of resume (after the approval or input came back), '
+        'cancel, fail or a missed deadline.'
     ),
     AgentRunState.suspended: 'Paused; nobody has been asked for anything yet.',
-    AgentRunState.waiting_for_approval: 'A human must approve a risky step.',
-    AgentRunState.waiting_for_input: 'The run needs input from a human or an external system.',
-    AgentRunState.resumed: 'Restored from an interruption, about to continue.',
+    AgentRunState.waiting_for_approval: 'A human must approve a risky step before the deadline.',
+    AgentRunState.waiting_for_input: (
+        'The run needs input from a human or an external system '
+        'within a day.'
+    ),
+    AgentRunState.resumed: (
+        'Restored from an interruption with what came back, about'
+        ' to continue.'
+    ),
     AgentRunState.retrying: (
-        'Waiting before another attempt; the attempt count and '
-        'reason are kept.'
+        'Waiting (backoff) before another attempt; the attempt '
+        'count, the reason and what changes are kept.'
     ),
     AgentRunState.completed: 'The run finished its task.',
     AgentRunState.failed: (
@@ -110,12 +149,14 @@ STATE_DESCRIPTIONS: _Final[_Mapping[AgentRunState, str]] = {
         'never replayed in place; a replay is a new run with a '
         'new runId.'
     ),
+    AgentRunState.timed_out: 'Nobody answered a wait before its deadline; the run failed.',
     AgentRunState.cancelled: 'The run was stopped on purpose.',
 }
 
 
 EVENT_DESCRIPTIONS: _Final[_Mapping[AgentRunEvent, str]] = {
-    AgentRunEvent.interrupt: 'Pause the run; it is persisted and may be resumed later.',
+    AgentRunEvent.interrupt: 'Pause the run; it is persisted and resumes where it stopped.',
+    AgentRunEvent.proceed: 'Back to the execution point the run was interrupted at.',
 }
 
 
@@ -138,7 +179,9 @@ _int: _TypeAlias = int
 _bool: _TypeAlias = bool
 _datetime: _TypeAlias = _dt.datetime
 _AgentRunState: _TypeAlias = AgentRunState
+_AgentRunStatus: _TypeAlias = AgentRunStatus
 _AgentRunInterruptReason: _TypeAlias = AgentRunInterruptReason
+_AgentRunRetryChange: _TypeAlias = AgentRunRetryChange
 
 # The spec as data; statechart_runtime derives the rest (entry and exit sets, selection).
 _SPEC: _Final = _api.SpecTables(
@@ -161,6 +204,7 @@ _SPEC: _Final = _api.SpecTables(
         ('retrying', None, 'atomic', None),
         ('completed', None, 'final', None),
         ('failed', None, 'final', None),
+        ('timed_out', None, 'final', None),
         ('cancelled', None, 'final', None),
     ),
     initial='created',
@@ -172,49 +216,90 @@ _SPEC: _Final = _api.SpecTables(
         ('triaging', 'reject', 'failed', ('failureType',)),
         ('triaging', 'cancel', 'cancelled', ('cancelReason',)),
         ('running', 'interrupt', 'interrupted', ('interruptReason',)),
-        ('running', 'error', 'retrying', ('retryReason',)),
+        ('running', 'error', 'retrying', ('retryReason', 'retryChange', 'retryAt')),
         ('running', 'error', 'failed', ('failureType',)),
         ('running', 'complete', 'completed', ()),
         ('running', 'fail', 'failed', ('failureType',)),
         ('running', 'cancel', 'cancelled', ('cancelReason',)),
-        ('reasoning', 'call_tool', 'tool_call', ()),
+        ('reasoning', 'call_tool', 'tool_call', ('toolCallId',)),
         ('tool_call', 'tool_result', 'reasoning', ()),
-        ('interrupted', 'resume', 'resumed', ()),
         ('interrupted', 'cancel', 'cancelled', ('cancelReason',)),
         ('interrupted', 'fail', 'failed', ('failureType',)),
-        ('suspended', 'await_approval', 'waiting_for_approval', ()),
+        ('suspended', 'await_approval', 'waiting_for_approval', ('approvalId', 'approvalDeadline')),
         ('suspended', 'await_input', 'waiting_for_input', ()),
-        ('waiting_for_approval', 'approve', 'resumed', ()),
+        ('suspended', 'resume', 'resumed', ()),
+        ('waiting_for_approval', 'approve', 'resumed', ('approvedBy',)),
         ('waiting_for_approval', 'deny', 'cancelled', ('cancelReason',)),
+        ('waiting_for_approval', 'after.approvalDeadline.waiting_for_approval', 'timed_out', ()),
         ('waiting_for_input', 'provide_input', 'resumed', ('humanInput',)),
+        ('waiting_for_input', 'after.24h.waiting_for_input', 'timed_out', ()),
         ('resumed', 'proceed', 'running', ()),
         ('resumed', 'cancel', 'cancelled', ('cancelReason',)),
-        ('retrying', 'retry', 'running', ()),
         ('retrying', 'give_up', 'failed', ('failureType',)),
         ('retrying', 'cancel', 'cancelled', ('cancelReason',)),
+        ('retrying', 'after.retryAt.retrying', 'running', ()),
     ),
     state_enum=AgentRunState,
     event_enum=AgentRunEvent,
     fields={
+        'threadId': 'string',
+        'sessionId': 'string',
+        'toolCallId': 'string',
+        'approvalId': 'string',
         'interruptReason': AgentRunInterruptReason,
+        'approvalDeadline': 'datetime',
+        'approvedBy': 'string',
+        'humanInput': 'string',
         'retryReason': 'string',
+        'retryChange': AgentRunRetryChange,
+        'retryAt': 'datetime',
         'failureType': 'string',
         'cancelReason': 'string',
-        'humanInput': 'string',
     },
     limits={'retrying': 3},
     requires={
+        'tool_call': ('toolCallId',),
         'interrupted': ('interruptReason',),
-        'retrying': ('retryReason',),
+        'waiting_for_approval': ('approvalId', 'approvalDeadline'),
+        'retrying': ('retryReason', 'retryAt'),
         'failed': ('failureType',),
         'cancelled': ('cancelReason',),
     },
     tags={
         'active': ('running',),
         'paused': ('interrupted',),
-        'terminal': ('completed', 'failed', 'cancelled'),
+        'terminal': ('completed', 'failed', 'timed_out', 'cancelled'),
     },
     errors=(AgentRunInvalidRecord, AgentRunLimitExceeded, AgentRunMissingField),
+    # (state, event, delay in ms, or the datetime field of a deadline)
+    timers=(
+        ('waiting_for_approval', 'after.approvalDeadline.waiting_for_approval', None, 'approvalDeadline'),
+        ('waiting_for_input', 'after.24h.waiting_for_input', 86400000, None),
+        ('retrying', 'after.retryAt.retrying', None, 'retryAt'),
+    ),
+    # (source, event, target, kind) of every history transition
+    history=(
+        ('resumed', 'proceed', 'running', 'deep'),
+    ),
+    history_ids={
+        'running.deep': '_sc_h_deep_running',
+    },
+    context=('threadId', 'sessionId', 'toolCallId', 'approvalId', 'approvalDeadline',),
+    # (source, event, target) -> fields the transition clears
+    clears={
+        ('tool_call', 'tool_result', 'reasoning'): ('toolCallId',),
+    },
+    exit_clears={
+        'interrupted': ('interruptReason',),
+        'waiting_for_approval': ('approvalId',),
+    },
+    statuses={
+        'waiting_for_approval': 'waiting',
+        'waiting_for_input': 'waiting',
+        'timed_out': 'failed',
+    },
+    status_enum=AgentRunStatus,
+    counters={'retryCount': 'retrying'},
 )
 
 
@@ -237,23 +322,48 @@ class AgentRunRecord(_api.Record):
 
     runId: _str
     specVersion: _int = SPEC_VERSION
-    status: _AgentRunState = _AgentRunState.created
+    status: _AgentRunStatus = _AgentRunStatus.created
     configuration: list[_AgentRunState] = _field(
         default_factory=lambda: [AgentRunState.created])
     lastTransitionAt: _datetime = _field(default_factory=_api.utcnow)
     history: list[AgentRunStep] = _field(default_factory=list)
     counts: dict[_str, _int] = _field(default_factory=lambda: dict(_SPEC.initial_counts))
+    createdAt: _datetime = _field(default_factory=_api.utcnow)
+    timers: list[_api.Timer[_AgentRunState, AgentRunEvent]] = _field(default_factory=list)
+    # History targets -> the states active under them when last left.
+    remembered: dict[_str, tuple[_str, ...]] = _field(default_factory=dict)
     # The spec's fields. Annotations use the `_` aliases: see the note above them.
+    threadId: _str | None = _field(default=None, metadata={
+        "description": 'The conversation thread the run belongs to.'})
+    sessionId: _str | None = _field(default=None, metadata={
+        "description": 'The session the run belongs to.'})
+    toolCallId: _str | None = _field(default=None, metadata={
+        "description": (
+            'The tool call in flight: set by call_tool, cleared '
+            'when its result comes back (an interrupted call keeps'
+            ' it, and a resumed run returns to it).'
+        )})
+    approvalId: _str | None = _field(default=None, metadata={
+        "description": 'The approval request a human must answer; cleared when the wait ends.'})
     interruptReason: _AgentRunInterruptReason | None = _field(default=None, metadata={
         "description": 'Why the run was interrupted.'})
+    approvalDeadline: _datetime | None = _field(default=None, metadata={
+        "description": 'When an unanswered approval request expires (set with the approval id).'})
+    approvedBy: _str | None = _field(default=None, metadata={
+        "description": 'Who approved the risky step (what came back from the approval).'})
+    humanInput: _str | None = _field(default=None, metadata={
+        "description": 'The input a human provided while the run waited for it.'})
     retryReason: _str | None = _field(default=None, metadata={
         "description": 'Why the last retry was started (kept across the retry).'})
+    retryChange: _AgentRunRetryChange | None = _field(default=None, metadata={
+        "description": 'What the retry changes compared with the failed attempt.'})
+    retryAt: _datetime | None = _field(default=None, metadata={
+        "description": 'When the next attempt starts (the backoff chosen by the application).'})
     failureType: _str | None = _field(default=None, metadata={
         "description": 'The kind of failure that ended the run.'})
     cancelReason: _str | None = _field(default=None, metadata={
         "description": 'Who or what cancelled the run.'})
-    humanInput: _str | None = _field(default=None, metadata={
-        "description": 'The input a human provided while the run waited for it.'})
+    retryCount = _api.Counter('retrying')  # how many times it was entered (read-only)
 
 
 check_record: _Final = _api.record_checker(AgentRunRecord)
@@ -269,6 +379,7 @@ class AgentRunMachine(_api.Machine):
     class running(_api.State.Compound):
         reasoning = _api.State(initial=True)
         tool_call = _api.State()
+        _sc_h_deep_running = _api.HistoryState(type='deep')
 
     class interrupted(_api.State.Compound):
         suspended = _api.State(initial=True)
@@ -278,6 +389,7 @@ class AgentRunMachine(_api.Machine):
     retrying = _api.State()
     completed = _api.State(final=True)
     failed = _api.State(final=True)
+    timed_out = _api.State(final=True)
     cancelled = _api.State(final=True)
 
     created.to(triaging, event='triage')
@@ -293,19 +405,32 @@ class AgentRunMachine(_api.Machine):
     running.to(cancelled, event='cancel')
     running.reasoning.to(running.tool_call, event='call_tool')
     running.tool_call.to(running.reasoning, event='tool_result')
-    interrupted.to(resumed, event='resume')
     interrupted.to(cancelled, event='cancel')
     interrupted.to(failed, event='fail')
     interrupted.suspended.to(interrupted.waiting_for_approval, event='await_approval')
     interrupted.suspended.to(interrupted.waiting_for_input, event='await_input')
+    interrupted.suspended.to(resumed, event='resume')
     interrupted.waiting_for_approval.to(resumed, event='approve')
     interrupted.waiting_for_approval.to(cancelled, event='deny')
+    interrupted.waiting_for_approval.to(timed_out, event='_sc_after_approvalDeadline_waiting_for_approval')
     interrupted.waiting_for_input.to(resumed, event='provide_input')
-    resumed.to(running, event='proceed')
+    interrupted.waiting_for_input.to(timed_out, event='_sc_after_24h_waiting_for_input')
+    resumed.to(running._sc_h_deep_running, event='proceed')
     resumed.to(cancelled, event='cancel')
-    retrying.to(running, event='retry')
     retrying.to(failed, event='give_up')
     retrying.to(cancelled, event='cancel')
+    retrying.to(running, event='_sc_after_retryAt_retrying')
+    running._sc_h_deep_running.to(running.reasoning)  # entered when there is nothing to remember yet
+
+
+class AgentRunContext(_TypedDict, total=False):
+    """The run context: keywords of `AgentRun(...)` and `update(...)`; None unsets."""
+
+    threadId: _str | None
+    sessionId: _str | None
+    toolCallId: _str | None
+    approvalId: _str | None
+    approvalDeadline: _datetime | None
 
 
 class AgentRun(_api.Run[AgentRunRecord, AgentRunState, AgentRunEvent]):
@@ -315,6 +440,21 @@ class AgentRun(_api.Run[AgentRunRecord, AgentRunState, AgentRunEvent]):
     _sc_spec = _SPEC
     _sc_record = AgentRunRecord
     _sc_machine = AgentRunMachine
+
+    def __init__(self, record: AgentRunRecord | None = None, *, run_id: _str | None = None,
+                 model: object = None, clock: _api.Clock | None = None, check: _bool = True,
+                 **context: _Unpack[AgentRunContext]) -> None:
+        super().__init__(record, run_id=run_id, model=model, clock=clock, check=check,
+                         **context)
+
+    def update(self, **context: _Unpack[AgentRunContext]) -> None:
+        """Set run-context fields (None unsets one): not a transition, no history entry."""
+        self._update(dict(context))
+
+    @property
+    def status(self) -> AgentRunStatus:  # type: ignore[override]
+        """The status the record reports (the spec's `status:` vocabulary)."""
+        return self.record.status
 
     def triage(self) -> None:
         """Moves: created -> triaging."""
@@ -337,9 +477,9 @@ class AgentRun(_api.Run[AgentRunRecord, AgentRunState, AgentRunEvent]):
         """Moves: running -> interrupted."""
         self._fire('interrupt', {'interruptReason': interruptReason})
 
-    def error(self, *, retryReason: _str | None = None, failureType: _str | None = None) -> None:
+    def error(self, *, retryReason: _str | None = None, retryChange: _AgentRunRetryChange | None = None, retryAt: _datetime | None = None, failureType: _str | None = None) -> None:
         """Moves: running -> failed, running -> retrying."""
-        self._fire('error', {'retryReason': retryReason, 'failureType': failureType})
+        self._fire('error', {'retryReason': retryReason, 'retryChange': retryChange, 'retryAt': retryAt, 'failureType': failureType})
 
     def complete(self) -> None:
         """Moves: running -> completed."""
@@ -349,29 +489,29 @@ class AgentRun(_api.Run[AgentRunRecord, AgentRunState, AgentRunEvent]):
         """Moves: interrupted -> failed, running -> failed."""
         self._fire('fail', {'failureType': failureType})
 
-    def call_tool(self) -> None:
+    def call_tool(self, *, toolCallId: _str) -> None:
         """Moves: reasoning -> tool_call."""
-        self._fire('call_tool', None)
+        self._fire('call_tool', {'toolCallId': toolCallId})
 
     def tool_result(self) -> None:
         """Moves: tool_call -> reasoning."""
         self._fire('tool_result', None)
 
-    def resume(self) -> None:
-        """Moves: interrupted -> resumed."""
-        self._fire('resume', None)
-
-    def await_approval(self) -> None:
+    def await_approval(self, *, approvalId: _str, approvalDeadline: _datetime) -> None:
         """Moves: suspended -> waiting_for_approval."""
-        self._fire('await_approval', None)
+        self._fire('await_approval', {'approvalId': approvalId, 'approvalDeadline': approvalDeadline})
 
     def await_input(self) -> None:
         """Moves: suspended -> waiting_for_input."""
         self._fire('await_input', None)
 
-    def approve(self) -> None:
+    def resume(self) -> None:
+        """Moves: suspended -> resumed."""
+        self._fire('resume', None)
+
+    def approve(self, *, approvedBy: _str) -> None:
         """Moves: waiting_for_approval -> resumed."""
-        self._fire('approve', None)
+        self._fire('approve', {'approvedBy': approvedBy})
 
     def deny(self, *, cancelReason: _str) -> None:
         """Moves: waiting_for_approval -> cancelled."""
@@ -384,10 +524,6 @@ class AgentRun(_api.Run[AgentRunRecord, AgentRunState, AgentRunEvent]):
     def proceed(self) -> None:
         """Moves: resumed -> running."""
         self._fire('proceed', None)
-
-    def retry(self) -> None:
-        """Moves: retrying -> running."""
-        self._fire('retry', None)
 
     def give_up(self, *, failureType: _str) -> None:
         """Moves: retrying -> failed."""

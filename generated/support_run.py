@@ -1,6 +1,7 @@
 # Generated from specs/support_run.yaml by statechart-compiler 0.2.0. DO NOT EDIT.
-# Source sha256: fc50825e6ea2be5c12865a10d09471264aac53997c9067ffa8472fe707715047
+# Source sha256: 189fad896274bab6be13efdd031cdfdabadfdfa19d81cbe43d224fe6d200a17c
 # Regenerate with: statechart build
+# ruff: noqa: E501 (a spec's names make some lines long)
 """The `support_run` statechart, version 1: a typed python-statemachine class and its run record.
 Generated; see DESCRIPTION for the spec's own words."""
 
@@ -13,19 +14,21 @@ from collections.abc import Mapping as _Mapping
 from dataclasses import field as _field
 from typing import Final as _Final
 from typing import TypeAlias as _TypeAlias
+from typing import TypedDict as _TypedDict
+from typing import Unpack as _Unpack
 
 try:
     import statechart_runtime as _rt
 except ImportError as _error:  # an application that runs this module needs only the runtime
     raise ImportError(f"{__name__} needs the statechart-runtime package: "
                       "pip install statechart-runtime") from _error
-_rt.check_api((1, 1), __name__, 'statechart-compiler 0.2.0')
+_rt.check_api((1, 2), __name__, 'statechart-compiler 0.2.0')
 
 from statechart_runtime import api as _api  # noqa: E402
 
 SPEC_NAME: _Final = 'support_run'
 SPEC_VERSION: _Final = 1
-SPEC_SHA256: _Final = 'fc50825e6ea2be5c12865a10d09471264aac53997c9067ffa8472fe707715047'
+SPEC_SHA256: _Final = '189fad896274bab6be13efdd031cdfdabadfdfa19d81cbe43d224fe6d200a17c'
 DESCRIPTION: _Final = (
     'The agent run lifecycle of the support team: a running '
     'agent may escalate a ticket to a human, who hands it back '
@@ -49,6 +52,7 @@ class SupportRunState(enum.Enum):
     retrying = 'retrying'
     completed = 'completed'
     failed = 'failed'
+    timed_out = 'timed_out'
     cancelled = 'cancelled'
     escalated = 'escalated'
 
@@ -67,17 +71,35 @@ class SupportRunEvent(enum.Enum):
     escalate = 'escalate'
     call_tool = 'call_tool'
     tool_result = 'tool_result'
-    resume = 'resume'
     await_approval = 'await_approval'
     await_input = 'await_input'
+    resume = 'resume'
     approve = 'approve'
     deny = 'deny'
+    after_approvalDeadline_waiting_for_approval = 'after.approvalDeadline.waiting_for_approval'
     provide_input = 'provide_input'
+    after_24h_waiting_for_input = 'after.24h.waiting_for_input'
     proceed = 'proceed'
-    retry = 'retry'
     give_up = 'give_up'
+    after_retryAt_retrying = 'after.retryAt.retrying'
     hand_back = 'hand_back'
     close = 'close'
+
+
+class SupportRunStatus(enum.Enum):
+    """The status a record reports (the spec's `status:` names, and top-level states)."""
+
+    created = 'created'
+    triaging = 'triaging'
+    running = 'running'
+    interrupted = 'interrupted'
+    waiting = 'waiting'
+    resumed = 'resumed'
+    retrying = 'retrying'
+    completed = 'completed'
+    failed = 'failed'
+    cancelled = 'cancelled'
+    escalated = 'escalated'
 
 
 class SupportRunInterruptReason(enum.Enum):
@@ -89,6 +111,15 @@ class SupportRunInterruptReason(enum.Enum):
     risky_tool = 'risky_tool'
 
 
+class SupportRunRetryChange(enum.Enum):
+    'The values of the record field `retryChange`.'
+
+    model = 'model'
+    tool = 'tool'
+    parameters = 'parameters'
+    nothing = 'nothing'
+
+
 STATE_DESCRIPTIONS: _Final[_Mapping[SupportRunState, str]] = {
     SupportRunState.created: 'The run exists; nothing has been decided yet.',
     SupportRunState.triaging: 'Deciding whether and how to run the task.',
@@ -98,15 +129,24 @@ STATE_DESCRIPTIONS: _Final[_Mapping[SupportRunState, str]] = {
     SupportRunState.interrupted: (
         'Paused and persisted. Waiting for approval or input '
         'happens inside this state, so leaving it is always one '
-        'of resume, cancel or fail.'
+        'of resume (after the approval or input came back), '
+        'cancel, fail or a missed deadline.'
     ),
     SupportRunState.suspended: 'Paused; nobody has been asked for anything yet.',
-    SupportRunState.waiting_for_approval: 'A human must approve a risky step.',
-    SupportRunState.waiting_for_input: 'The run needs input from a human or an external system.',
-    SupportRunState.resumed: 'Restored from an interruption, about to continue.',
+    SupportRunState.waiting_for_approval: (
+        'A human must approve a risky step before the deadline.'
+    ),
+    SupportRunState.waiting_for_input: (
+        'The run needs input from a human or an external system '
+        'within a day.'
+    ),
+    SupportRunState.resumed: (
+        'Restored from an interruption with what came back, about'
+        ' to continue.'
+    ),
     SupportRunState.retrying: (
-        'Waiting before another attempt; the attempt count and '
-        'reason are kept.'
+        'Waiting (backoff) before another attempt; the attempt '
+        'count, the reason and what changes are kept.'
     ),
     SupportRunState.completed: 'The run finished its task.',
     SupportRunState.failed: (
@@ -114,13 +154,15 @@ STATE_DESCRIPTIONS: _Final[_Mapping[SupportRunState, str]] = {
         'never replayed in place; a replay is a new run with a '
         'new runId.'
     ),
+    SupportRunState.timed_out: 'Nobody answered a wait before its deadline; the run failed.',
     SupportRunState.cancelled: 'The run was stopped on purpose.',
     SupportRunState.escalated: 'A human owns the ticket; the agent waits.',
 }
 
 
 EVENT_DESCRIPTIONS: _Final[_Mapping[SupportRunEvent, str]] = {
-    SupportRunEvent.interrupt: 'Pause the run; it is persisted and may be resumed later.',
+    SupportRunEvent.interrupt: 'Pause the run; it is persisted and resumes where it stopped.',
+    SupportRunEvent.proceed: 'Back to the execution point the run was interrupted at.',
 }
 
 
@@ -143,7 +185,9 @@ _int: _TypeAlias = int
 _bool: _TypeAlias = bool
 _datetime: _TypeAlias = _dt.datetime
 _SupportRunState: _TypeAlias = SupportRunState
+_SupportRunStatus: _TypeAlias = SupportRunStatus
 _SupportRunInterruptReason: _TypeAlias = SupportRunInterruptReason
+_SupportRunRetryChange: _TypeAlias = SupportRunRetryChange
 
 # The spec as data; statechart_runtime derives the rest (entry and exit sets, selection).
 _SPEC: _Final = _api.SpecTables(
@@ -166,6 +210,7 @@ _SPEC: _Final = _api.SpecTables(
         ('retrying', None, 'atomic', None),
         ('completed', None, 'final', None),
         ('failed', None, 'final', None),
+        ('timed_out', None, 'final', None),
         ('cancelled', None, 'final', None),
         ('escalated', None, 'atomic', None),
     ),
@@ -178,27 +223,29 @@ _SPEC: _Final = _api.SpecTables(
         ('triaging', 'reject', 'failed', ('failureType',)),
         ('triaging', 'cancel', 'cancelled', ('cancelReason',)),
         ('running', 'interrupt', 'interrupted', ('interruptReason',)),
-        ('running', 'error', 'retrying', ('retryReason',)),
+        ('running', 'error', 'retrying', ('retryReason', 'retryChange', 'retryAt')),
         ('running', 'error', 'failed', ('failureType',)),
         ('running', 'complete', 'completed', ()),
         ('running', 'fail', 'failed', ('failureType',)),
         ('running', 'cancel', 'cancelled', ('cancelReason',)),
         ('running', 'escalate', 'escalated', ('escalationTicket',)),
-        ('reasoning', 'call_tool', 'tool_call', ()),
+        ('reasoning', 'call_tool', 'tool_call', ('toolCallId',)),
         ('tool_call', 'tool_result', 'reasoning', ()),
-        ('interrupted', 'resume', 'resumed', ()),
         ('interrupted', 'cancel', 'cancelled', ('cancelReason',)),
         ('interrupted', 'fail', 'failed', ('failureType',)),
-        ('suspended', 'await_approval', 'waiting_for_approval', ()),
+        ('suspended', 'await_approval', 'waiting_for_approval', ('approvalId', 'approvalDeadline')),
         ('suspended', 'await_input', 'waiting_for_input', ()),
-        ('waiting_for_approval', 'approve', 'resumed', ()),
+        ('suspended', 'resume', 'resumed', ()),
+        ('waiting_for_approval', 'approve', 'resumed', ('approvedBy',)),
         ('waiting_for_approval', 'deny', 'cancelled', ('cancelReason',)),
+        ('waiting_for_approval', 'after.approvalDeadline.waiting_for_approval', 'timed_out', ()),
         ('waiting_for_input', 'provide_input', 'resumed', ('humanInput',)),
+        ('waiting_for_input', 'after.24h.waiting_for_input', 'timed_out', ()),
         ('resumed', 'proceed', 'running', ()),
         ('resumed', 'cancel', 'cancelled', ('cancelReason',)),
-        ('retrying', 'retry', 'running', ()),
         ('retrying', 'give_up', 'failed', ('failureType',)),
         ('retrying', 'cancel', 'cancelled', ('cancelReason',)),
+        ('retrying', 'after.retryAt.retrying', 'running', ()),
         ('escalated', 'hand_back', 'resumed', ()),
         ('escalated', 'close', 'completed', ()),
         ('escalated', 'cancel', 'cancelled', ('cancelReason',)),
@@ -206,17 +253,27 @@ _SPEC: _Final = _api.SpecTables(
     state_enum=SupportRunState,
     event_enum=SupportRunEvent,
     fields={
+        'threadId': 'string',
+        'sessionId': 'string',
+        'toolCallId': 'string',
+        'approvalId': 'string',
         'interruptReason': SupportRunInterruptReason,
+        'approvalDeadline': 'datetime',
+        'approvedBy': 'string',
+        'humanInput': 'string',
         'retryReason': 'string',
+        'retryChange': SupportRunRetryChange,
+        'retryAt': 'datetime',
         'failureType': 'string',
         'cancelReason': 'string',
-        'humanInput': 'string',
         'escalationTicket': 'string',
     },
     limits={'retrying': 3},
     requires={
+        'tool_call': ('toolCallId',),
         'interrupted': ('interruptReason',),
-        'retrying': ('retryReason',),
+        'waiting_for_approval': ('approvalId', 'approvalDeadline'),
+        'retrying': ('retryReason', 'retryAt'),
         'failed': ('failureType',),
         'cancelled': ('cancelReason',),
         'escalated': ('escalationTicket',),
@@ -224,9 +281,38 @@ _SPEC: _Final = _api.SpecTables(
     tags={
         'active': ('running',),
         'paused': ('interrupted', 'escalated'),
-        'terminal': ('completed', 'failed', 'cancelled'),
+        'terminal': ('completed', 'failed', 'timed_out', 'cancelled'),
     },
     errors=(SupportRunInvalidRecord, SupportRunLimitExceeded, SupportRunMissingField),
+    # (state, event, delay in ms, or the datetime field of a deadline)
+    timers=(
+        ('waiting_for_approval', 'after.approvalDeadline.waiting_for_approval', None, 'approvalDeadline'),
+        ('waiting_for_input', 'after.24h.waiting_for_input', 86400000, None),
+        ('retrying', 'after.retryAt.retrying', None, 'retryAt'),
+    ),
+    # (source, event, target, kind) of every history transition
+    history=(
+        ('resumed', 'proceed', 'running', 'deep'),
+    ),
+    history_ids={
+        'running.deep': '_sc_h_deep_running',
+    },
+    context=('threadId', 'sessionId', 'toolCallId', 'approvalId', 'approvalDeadline',),
+    # (source, event, target) -> fields the transition clears
+    clears={
+        ('tool_call', 'tool_result', 'reasoning'): ('toolCallId',),
+    },
+    exit_clears={
+        'interrupted': ('interruptReason',),
+        'waiting_for_approval': ('approvalId',),
+    },
+    statuses={
+        'waiting_for_approval': 'waiting',
+        'waiting_for_input': 'waiting',
+        'timed_out': 'failed',
+    },
+    status_enum=SupportRunStatus,
+    counters={'retryCount': 'retrying'},
 )
 
 
@@ -249,25 +335,50 @@ class SupportRunRecord(_api.Record):
 
     runId: _str
     specVersion: _int = SPEC_VERSION
-    status: _SupportRunState = _SupportRunState.created
+    status: _SupportRunStatus = _SupportRunStatus.created
     configuration: list[_SupportRunState] = _field(
         default_factory=lambda: [SupportRunState.created])
     lastTransitionAt: _datetime = _field(default_factory=_api.utcnow)
     history: list[SupportRunStep] = _field(default_factory=list)
     counts: dict[_str, _int] = _field(default_factory=lambda: dict(_SPEC.initial_counts))
+    createdAt: _datetime = _field(default_factory=_api.utcnow)
+    timers: list[_api.Timer[_SupportRunState, SupportRunEvent]] = _field(default_factory=list)
+    # History targets -> the states active under them when last left.
+    remembered: dict[_str, tuple[_str, ...]] = _field(default_factory=dict)
     # The spec's fields. Annotations use the `_` aliases: see the note above them.
+    threadId: _str | None = _field(default=None, metadata={
+        "description": 'The conversation thread the run belongs to.'})
+    sessionId: _str | None = _field(default=None, metadata={
+        "description": 'The session the run belongs to.'})
+    toolCallId: _str | None = _field(default=None, metadata={
+        "description": (
+            'The tool call in flight: set by call_tool, cleared '
+            'when its result comes back (an interrupted call keeps'
+            ' it, and a resumed run returns to it).'
+        )})
+    approvalId: _str | None = _field(default=None, metadata={
+        "description": 'The approval request a human must answer; cleared when the wait ends.'})
     interruptReason: _SupportRunInterruptReason | None = _field(default=None, metadata={
         "description": 'Why the run was interrupted.'})
+    approvalDeadline: _datetime | None = _field(default=None, metadata={
+        "description": 'When an unanswered approval request expires (set with the approval id).'})
+    approvedBy: _str | None = _field(default=None, metadata={
+        "description": 'Who approved the risky step (what came back from the approval).'})
+    humanInput: _str | None = _field(default=None, metadata={
+        "description": 'The input a human provided while the run waited for it.'})
     retryReason: _str | None = _field(default=None, metadata={
         "description": 'Why the last retry was started (kept across the retry).'})
+    retryChange: _SupportRunRetryChange | None = _field(default=None, metadata={
+        "description": 'What the retry changes compared with the failed attempt.'})
+    retryAt: _datetime | None = _field(default=None, metadata={
+        "description": 'When the next attempt starts (the backoff chosen by the application).'})
     failureType: _str | None = _field(default=None, metadata={
         "description": 'The kind of failure that ended the run.'})
     cancelReason: _str | None = _field(default=None, metadata={
         "description": 'Who or what cancelled the run.'})
-    humanInput: _str | None = _field(default=None, metadata={
-        "description": 'The input a human provided while the run waited for it.'})
     escalationTicket: _str | None = _field(default=None, metadata={
         "description": 'The ticket a human works on while the run is escalated.'})
+    retryCount = _api.Counter('retrying')  # how many times it was entered (read-only)
 
 
 check_record: _Final = _api.record_checker(SupportRunRecord)
@@ -283,6 +394,7 @@ class SupportRunMachine(_api.Machine):
     class running(_api.State.Compound):
         reasoning = _api.State(initial=True)
         tool_call = _api.State()
+        _sc_h_deep_running = _api.HistoryState(type='deep')
 
     class interrupted(_api.State.Compound):
         suspended = _api.State(initial=True)
@@ -292,6 +404,7 @@ class SupportRunMachine(_api.Machine):
     retrying = _api.State()
     completed = _api.State(final=True)
     failed = _api.State(final=True)
+    timed_out = _api.State(final=True)
     cancelled = _api.State(final=True)
     escalated = _api.State()
 
@@ -309,22 +422,35 @@ class SupportRunMachine(_api.Machine):
     running.to(escalated, event='escalate')
     running.reasoning.to(running.tool_call, event='call_tool')
     running.tool_call.to(running.reasoning, event='tool_result')
-    interrupted.to(resumed, event='resume')
     interrupted.to(cancelled, event='cancel')
     interrupted.to(failed, event='fail')
     interrupted.suspended.to(interrupted.waiting_for_approval, event='await_approval')
     interrupted.suspended.to(interrupted.waiting_for_input, event='await_input')
+    interrupted.suspended.to(resumed, event='resume')
     interrupted.waiting_for_approval.to(resumed, event='approve')
     interrupted.waiting_for_approval.to(cancelled, event='deny')
+    interrupted.waiting_for_approval.to(timed_out, event='_sc_after_approvalDeadline_waiting_for_approval')
     interrupted.waiting_for_input.to(resumed, event='provide_input')
-    resumed.to(running, event='proceed')
+    interrupted.waiting_for_input.to(timed_out, event='_sc_after_24h_waiting_for_input')
+    resumed.to(running._sc_h_deep_running, event='proceed')
     resumed.to(cancelled, event='cancel')
-    retrying.to(running, event='retry')
     retrying.to(failed, event='give_up')
     retrying.to(cancelled, event='cancel')
+    retrying.to(running, event='_sc_after_retryAt_retrying')
     escalated.to(resumed, event='hand_back')
     escalated.to(completed, event='close')
     escalated.to(cancelled, event='cancel')
+    running._sc_h_deep_running.to(running.reasoning)  # entered when there is nothing to remember yet
+
+
+class SupportRunContext(_TypedDict, total=False):
+    """The run context: keywords of `SupportRun(...)` and `update(...)`; None unsets."""
+
+    threadId: _str | None
+    sessionId: _str | None
+    toolCallId: _str | None
+    approvalId: _str | None
+    approvalDeadline: _datetime | None
 
 
 class SupportRun(_api.Run[SupportRunRecord, SupportRunState, SupportRunEvent]):
@@ -334,6 +460,21 @@ class SupportRun(_api.Run[SupportRunRecord, SupportRunState, SupportRunEvent]):
     _sc_spec = _SPEC
     _sc_record = SupportRunRecord
     _sc_machine = SupportRunMachine
+
+    def __init__(self, record: SupportRunRecord | None = None, *, run_id: _str | None = None,
+                 model: object = None, clock: _api.Clock | None = None, check: _bool = True,
+                 **context: _Unpack[SupportRunContext]) -> None:
+        super().__init__(record, run_id=run_id, model=model, clock=clock, check=check,
+                         **context)
+
+    def update(self, **context: _Unpack[SupportRunContext]) -> None:
+        """Set run-context fields (None unsets one): not a transition, no history entry."""
+        self._update(dict(context))
+
+    @property
+    def status(self) -> SupportRunStatus:  # type: ignore[override]
+        """The status the record reports (the spec's `status:` vocabulary)."""
+        return self.record.status
 
     def triage(self) -> None:
         """Moves: created -> triaging."""
@@ -356,9 +497,9 @@ class SupportRun(_api.Run[SupportRunRecord, SupportRunState, SupportRunEvent]):
         """Moves: running -> interrupted."""
         self._fire('interrupt', {'interruptReason': interruptReason})
 
-    def error(self, *, retryReason: _str | None = None, failureType: _str | None = None) -> None:
+    def error(self, *, retryReason: _str | None = None, retryChange: _SupportRunRetryChange | None = None, retryAt: _datetime | None = None, failureType: _str | None = None) -> None:
         """Moves: running -> failed, running -> retrying."""
-        self._fire('error', {'retryReason': retryReason, 'failureType': failureType})
+        self._fire('error', {'retryReason': retryReason, 'retryChange': retryChange, 'retryAt': retryAt, 'failureType': failureType})
 
     def complete(self) -> None:
         """Moves: running -> completed."""
@@ -372,29 +513,29 @@ class SupportRun(_api.Run[SupportRunRecord, SupportRunState, SupportRunEvent]):
         """Moves: running -> escalated."""
         self._fire('escalate', {'escalationTicket': escalationTicket})
 
-    def call_tool(self) -> None:
+    def call_tool(self, *, toolCallId: _str) -> None:
         """Moves: reasoning -> tool_call."""
-        self._fire('call_tool', None)
+        self._fire('call_tool', {'toolCallId': toolCallId})
 
     def tool_result(self) -> None:
         """Moves: tool_call -> reasoning."""
         self._fire('tool_result', None)
 
-    def resume(self) -> None:
-        """Moves: interrupted -> resumed."""
-        self._fire('resume', None)
-
-    def await_approval(self) -> None:
+    def await_approval(self, *, approvalId: _str, approvalDeadline: _datetime) -> None:
         """Moves: suspended -> waiting_for_approval."""
-        self._fire('await_approval', None)
+        self._fire('await_approval', {'approvalId': approvalId, 'approvalDeadline': approvalDeadline})
 
     def await_input(self) -> None:
         """Moves: suspended -> waiting_for_input."""
         self._fire('await_input', None)
 
-    def approve(self) -> None:
+    def resume(self) -> None:
+        """Moves: suspended -> resumed."""
+        self._fire('resume', None)
+
+    def approve(self, *, approvedBy: _str) -> None:
         """Moves: waiting_for_approval -> resumed."""
-        self._fire('approve', None)
+        self._fire('approve', {'approvedBy': approvedBy})
 
     def deny(self, *, cancelReason: _str) -> None:
         """Moves: waiting_for_approval -> cancelled."""
@@ -407,10 +548,6 @@ class SupportRun(_api.Run[SupportRunRecord, SupportRunState, SupportRunEvent]):
     def proceed(self) -> None:
         """Moves: resumed -> running."""
         self._fire('proceed', None)
-
-    def retry(self) -> None:
-        """Moves: retrying -> running."""
-        self._fire('retry', None)
 
     def give_up(self, *, failureType: _str) -> None:
         """Moves: retrying -> failed."""

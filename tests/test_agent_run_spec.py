@@ -45,8 +45,8 @@ def test_terminal_states_cannot_move(state_line: str, transition: str,
 
 
 def test_interrupted_may_only_resume_cancel_or_fail() -> None:
-    text = SPEC.read_text().replace("      resume: resumed\n",
-                                    "      resume: resumed\n      restart: running\n", 1)
+    text = SPEC.read_text().replace("          resume: resumed\n",
+                                    "          resume: resumed\n          restart: running\n", 1)
     found = _check(text)
     assert [r for r, _ in found] == ["rule-violation"]
     assert 'rule "interrupted-exits"' in found[0][1]
@@ -54,8 +54,9 @@ def test_interrupted_may_only_resume_cancel_or_fail() -> None:
 
 
 def test_waiting_inside_interrupted_must_not_skip_to_running() -> None:
-    text = SPEC.read_text().replace("          approve: resumed\n",
-                                    "          approve: running\n", 1)
+    text = SPEC.read_text().replace("          approve: {target: resumed,",
+                                    "          approve: {target: running,", 1)
     found = _check(text)
-    assert [r for r, _ in found] == ["rule-violation"]
-    assert "waiting_for_approval` -approve-> `running`" in found[0][1]
+    assert [r for r, _ in found] == ["rule-violation", "rule-violation"]
+    assert all("waiting_for_approval` -approve-> `running`" in m for _, m in found)
+

@@ -187,6 +187,10 @@ class Run(Generic[R, S, E]):
                     raise spec.missing(field, f"`{name}` requires it; it cannot be unset now")
         for attr, value in changes:
             setattr(self.record, attr, value)
+        if spec.timers:  # a deadline read from a context field follows the new value
+            record: Any = self.record
+            timers.arm(spec, record, self._active, (), record.lastTransitionAt,
+                       [spec.context_attrs[attr] for attr, _ in changes])
 
     @property
     def status(self) -> S:
@@ -466,7 +470,8 @@ class Run(Generic[R, S, E]):
         record.lastTransitionAt = at
         if spec.timers:
             timers.arm(spec, record, configuration, entered, at,
-                       [f for sets in all_sets for f in sets])
+                       [f for sets in all_sets for f in sets]
+                       + [f for fields in clears or () for f in fields])
         if remembered is not None:
             record.remembered = remembered
         if chart.completes:
