@@ -51,7 +51,7 @@ ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(ROOT / "compiler"))
 
-from benchlib import module_source, time_cold_warm  # noqa: E402
+from benchlib import agent_run_v1_module, module_source, time_cold_warm  # noqa: E402
 from genspec import generate  # noqa: E402
 from handwritten_agent_run import HandwrittenAgentRun  # noqa: E402
 
@@ -527,7 +527,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true",
                         help="a fast smoke run: small sizes, few rounds")
     parser.add_argument("--markdown", type=Path, help="write the results section to this file")
-    parser.add_argument("--module", type=Path, default=ROOT / "generated" / "agent_run.py",
+    parser.add_argument("--module", type=Path, default=None,
                         help="the generated module of the agent run")
     parser.add_argument("--sizes", type=int, nargs="+", help="import: states (10 1000 5000)")
     parser.add_argument("--codegen-sizes", type=int, nargs="+",
@@ -546,6 +546,8 @@ def main(argv: list[str] | None = None) -> int:
     for key, value in defaults.items():
         if getattr(args, key) is None:
             setattr(args, key, value)
+    if args.module is None:  # bench/agent_run_v1.yaml, the graph the handwritten one matches
+        args.module = agent_run_v1_module(Path(tempfile.mkdtemp()))
     args.module = args.module.resolve()
     try:
         args.module_label = args.module.relative_to(ROOT).as_posix()

@@ -37,7 +37,9 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "bench"))
 
+from benchlib import agent_run_v1_module  # noqa: E402
 from pg_server import URL_VARIABLE, Server  # noqa: E402
 
 from statechart_runtime.store import DUE_SQL, RunStore, open_store  # noqa: E402
@@ -49,7 +51,8 @@ LOOP = ("call_tool", "tool_result")
 def agent_run_module() -> Any:
     if "agent_run" in sys.modules:
         return sys.modules["agent_run"]
-    spec = importlib.util.spec_from_file_location("agent_run", ROOT / "generated" / "agent_run.py")
+    path = agent_run_v1_module(Path(tempfile.mkdtemp()))  # the v1 graph: comparable
+    spec = importlib.util.spec_from_file_location("agent_run", path)
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
     sys.modules["agent_run"] = module

@@ -67,3 +67,18 @@ def time_cold_warm(folder: Path, name: str, runs: int) -> dict[str, float]:
         assert list((folder / "__pycache__").glob(f"{name}.*.pyc")), "no .pyc was written"
         warm.append(import_seconds(folder, name))
     return {"cold": statistics.median(cold), "warm": statistics.median(warm)}
+
+
+# The agent run as the runtime benchmarks were first measured on (version 1: no timers,
+# history or context), so figures stay comparable across spec versions and
+# bench/handwritten_agent_run.py has one fixed graph to match.
+AGENT_RUN_V1 = Path(__file__).resolve().parent / "agent_run_v1.yaml"
+
+
+def agent_run_v1_module(folder: Path) -> Path:
+    """bench/agent_run_v1.yaml generated into `folder`; the module's path."""
+    result = check_source(str(AGENT_RUN_V1), AGENT_RUN_V1.read_bytes())
+    assert result.spec is not None and not result.errors, result.errors
+    path = folder / "agent_run.py"
+    path.write_text(python_module.render(result.spec))
+    return path

@@ -18,7 +18,7 @@ def test_agent_run_schema_is_draft_2020_12_with_id_title_and_header() -> None:
     schema = json.loads((ROOT / "generated" / "agent_run.schema.json").read_text())
     jsonschema.Draft202012Validator.check_schema(schema)
     assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
-    assert schema["$id"].endswith("/agent_run-v1.json") and schema["title"]
+    assert schema["$id"].endswith("/agent_run-v2.json") and schema["title"]
     assert "DO NOT EDIT" in schema["$comment"] and "specs/agent_run.yaml" in schema["$comment"]
     assert "date-time" in jsonschema.Draft202012Validator.FORMAT_CHECKER.checkers
 
@@ -26,17 +26,21 @@ def test_agent_run_schema_is_draft_2020_12_with_id_title_and_header() -> None:
 def test_status_enum_conditions_counts_and_history_come_from_the_spec() -> None:
     schema = record_schema.schema(checked_spec(ROOT / "specs" / "agent_run.yaml"))
     props = schema["properties"]
+    # The design's status vocabulary (`status: waiting` on the waits, `failed` on timed_out)
     assert props["status"]["enum"] == ["created", "triaging", "running", "interrupted",
-                                       "resumed", "retrying", "completed", "failed",
+                                       "waiting", "resumed", "retrying", "completed", "failed",
                                        "cancelled"]
     assert props["counts"]["properties"]["retrying"] == {"type": "integer", "minimum": 0,
                                                          "maximum": 3}
     assert props["interruptReason"]["enum"] == ["approval", "human_review", "external_input",
                                                 "risky_tool"]
-    conditions = {c["if"]["properties"]["status"]["const"]: c["then"]["required"]
-                  for c in schema["allOf"]}
-    assert conditions == {"interrupted": ["interruptReason"], "retrying": ["retryReason"],
-                          "failed": ["failureType"], "cancelled": ["cancelReason"]}
+    # With a status vocabulary, a state's requirements follow `configuration`.
+    conditions = {c["if"]["properties"]["configuration"]["contains"]["const"]:
+                  c["then"]["required"] for c in schema["allOf"]}
+    assert conditions == {"tool_call": ["toolCallId"], "interrupted": ["interruptReason"],
+                          "waiting_for_approval": ["approvalId", "approvalDeadline"],
+                          "retrying": ["retryReason", "retryAt"], "failed": ["failureType"],
+                          "cancelled": ["cancelReason"]}
     step = schema["$defs"]["step"]["properties"]
     assert "provide_input" in step["event"]["enum"] and "tool_call" in step["source"]["enum"]
 

@@ -60,7 +60,7 @@ def test_support_run_example_resolves_with_changes() -> None:
         ("state-added", "escalated"), ("rule-added", "escalation-ends-with-a-human-decision"))
     assert spec.states["created"].span.file.endswith("agent_run.yaml")
     assert spec.states["escalated"].span.file.endswith("support_run.yaml")
-    assert len(spec.rules) == 6  # the base's five stay in force
+    assert len(spec.rules) == 7  # the base's six stay in force
 
 
 def test_overlay_adds_replaces_and_removes(tmp_path: Path) -> None:

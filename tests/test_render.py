@@ -92,7 +92,8 @@ def test_dot_has_every_state_and_transition(agent_run: Spec) -> None:
 def test_dot_edge_labels_show_guard_and_set_fields(agent_run: Spec) -> None:
     g = graph_json(dot_source(agent_run))
     edge_labels = {e.get("label") for e in g["edges"]}
-    assert "error [can_retry]\\nset: retryReason" in edge_labels
+    assert "error [can_retry]\\nset: retryReason, retryChange, retryAt" in edge_labels
+    assert "after approvalDeadline" in edge_labels and "proceed (H*)" in edge_labels
     assert "cancel\\nset: cancelReason" in edge_labels
 
 
@@ -200,7 +201,8 @@ def test_mermaid_structure(agent_run: Spec) -> None:
     finals = sum(s.is_final for s in agent_run.states.values())
     assert len(edges) == len(agent_run.transitions()) + 3 + finals  # + [*] starts and ends
     ids = {label.split(" ")[0]: i for i, label in states.items()}
-    assert (ids["running"], ids["retrying"], "error [can_retry] / set: retryReason") in edges
+    assert (ids["running"], ids["retrying"],
+            "error [can_retry] / set: retryReason, retryChange, retryAt") in edges
 
 
 def test_mermaid_hostile_labels_parse_to_exact_text(hostile: Spec) -> None:

@@ -48,17 +48,17 @@ def test_agent_run_page() -> None:
     assert failed[2] == "`terminal`" and failed[3] == "`failureType`" and failed[4] == "yes"
     transitions = table(page, "Transitions")
     assert len(transitions) == len(spec.transitions())
-    assert ["`error`", "`running`", "`retrying`", "`can_retry`", "`retryReason`", ""] \
-        in transitions
+    assert ["`error`", "`running`", "`retrying`", "`can_retry`",
+            "`retryReason`, `retryChange`, `retryAt`", ""] in transitions
     assert ("- interrupted-exits: A transition leaving `interrupted` (or any state inside it) "
-            "goes only to `resumed`, `cancelled` or `failed`.") in page
+            "goes only to `resumed`, `cancelled`, `failed` or `timed_out`.") in page
     assert "No path, however long, leads from `cancelled` to `resumed`." in page
     assert "No transition goes directly from any state tagged `terminal` to any state tagged " \
            "`paused`." in page
     record = table(page, "Run record fields")
-    assert record[0][:2] == ["`interruptReason`",
-                             "one of `approval` / `human_review` / `external_input` / "
-                             "`risky_tool`"]
+    assert record[0][:2] == ["`threadId`", "string, run context (set by the application)"]
+    assert ["`interruptReason`", "one of `approval` / `human_review` / `external_input` / "
+            "`risky_tool`"] in [row[:2] for row in record]
     svg = out["docs/specs/agent_run.svg"]
     assert ET.fromstring(svg).tag.endswith("svg") and b"DO NOT EDIT" in svg
 
@@ -121,7 +121,7 @@ def test_index_counts_and_warnings() -> None:
     specs = [load("specs/agent_run.yaml"), load("tests/render_cases/nested_parallel.yaml")]
     page = docs.index_page(specs, {specs[1].path: ["line 3: something | odd [rule-x]"]})
     rows = table("## Specs\n" + page.split("# Specs\n", 1)[1], "Specs")
-    assert rows[0][0] == "[agent_run](agent_run.md)" and rows[0][2:4] == ["14", "26"]
+    assert rows[0][0] == "[agent_run](agent_run.md)" and rows[0][2:4] == ["15", "28"]
     assert rows[1][0] == "[deployment](deployment.md)"
     assert rows[1][4] == "line 3: something &#124; odd &#91;rule-x&#93;"
     assert rows[0][4] == "none"
@@ -147,7 +147,7 @@ def test_an_overlay_shows_what_it_changed() -> None:
     assert "added by this overlay of agent_run<" in dot
     assert "changed by this overlay" not in dot  # it changes no base state or transition
     mermaid = mermaid_source(spec)
-    assert 'state "escalated #60;#60;paused#62;#62; (added)" as s14' in mermaid
+    assert 'state "escalated #60;#60;paused#62;#62; (added)" as s15' in mermaid
     assert "escalate / set#58; escalationTicket (added)" in mermaid
     assert "(added)" not in mermaid_source(check_file(
         Path(__file__).parent.parent / "specs" / "agent_run.yaml").spec)  # type: ignore[arg-type]
@@ -162,7 +162,7 @@ def test_the_index_takes_warnings_from_the_check_results_it_is_given() -> None:
     # table cells escape backticks and brackets as entities
     assert "line 5: record field &#96;failureType&#96; is never set" in page
     assert "&#91;unused-field&#93;" in page
-    assert "| 14 | 26 | none |" in page  # agent_run: no warnings
+    assert "| 15 | 28 | none |" in page  # agent_run: no warnings
 
 
 def test_a_medium_spec_gets_the_fast_layout_and_the_page_says_so(tmp_path: Path) -> None:

@@ -4,6 +4,7 @@ strands or breaks stored runs, and usage errors."""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import sqlite3
 import subprocess
@@ -371,14 +372,15 @@ def test_nested_states_of_the_agent_run(capsys: pytest.CaptureFixture[str],
             s.fire(ar.AgentRun, "paused", event)
         s.fire(ar.AgentRun, "paused", "interrupt",
                interruptReason=ar.AgentRunInterruptReason.approval)
-        s.fire(ar.AgentRun, "paused", "await_approval")
+        s.fire(ar.AgentRun, "paused", "await_approval", approvalId="a-1",
+               approvalDeadline=dt.datetime(2030, 1, 1, tzinfo=dt.UTC))
         s.create(ar.AgentRun(run_id="fresh"))
     spec = str(ROOT / "specs" / "agent_run.yaml")
     code, out, _ = run_cli(capsys, "list", "--store", str(path), "--spec", spec,
                            "--state", "waiting_for_approval", "--format", "json")
     [row] = json.loads(out)
     assert (code, row["run_id"], row["status"], row["states"]) == \
-        (0, "paused", "interrupted", ["interrupted", "waiting_for_approval"])
+        (0, "paused", "waiting", ["interrupted", "waiting_for_approval"])
     code, out, _ = run_cli(capsys, "show", "paused", "--store", str(path), "--spec", spec,
                            "--format", "json", "--diagram", "-")
     data = json.loads(out)

@@ -60,10 +60,12 @@ def test_the_agent_run_runs_and_persists_without_the_compiler() -> None:
 sys.path.insert(0, "generated")
 import agent_run as m
 run = m.AgentRun(run_id="r1")
-run.triage(); run.start(); run.call_tool()
+run.triage(); run.start(); run.call_tool(toolCallId="c1")
 run.interrupt(interruptReason=m.AgentRunInterruptReason.approval)
 again = m.AgentRun.restore(m.AgentRunRecord.from_json(run.record.to_json()))
-again.await_approval(); again.approve(); again.proceed(); again.complete()
+import datetime as dt
+again.await_approval(approvalId="a1", approvalDeadline=dt.datetime(2030, 1, 1, tzinfo=dt.UTC))
+again.approve(approvedBy="alice"); again.proceed(); again.tool_result(); again.complete()
 print(again.status.value, again.is_terminated)
 """
     result = _python(code)

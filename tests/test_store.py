@@ -36,7 +36,8 @@ def waiting_for_approval(ar: ModuleType) -> Any:
     run.triage()
     run.start()
     run.interrupt(interruptReason=ar.AgentRunInterruptReason.approval)
-    run.await_approval()
+    run.await_approval(approvalId="approval-1",
+                       approvalDeadline=dt.datetime(2030, 1, 1, tzinfo=dt.UTC))
     return run
 
 
@@ -47,7 +48,7 @@ def test_create_load_save_round_trip(ar: ModuleType, backend: Backend) -> None:
     loaded = store.load(ar.AgentRun, run.record.runId)
     assert loaded.record == run.record
     assert loaded.configuration == run.configuration
-    loaded.approve()
+    loaded.approve(approvedBy="alice")
     assert store.save(loaded) == 2
     loaded.proceed()  # saved again from the same object: only the new step is appended
     assert store.save(loaded) == 3
@@ -72,16 +73,17 @@ def test_fire_restores_from_the_head_and_appends(ar: ModuleType, backend: Backen
     store = open_store(backend.url)
     store.create(run := waiting_for_approval(ar))
     run_id = run.record.runId
-    fired = store.fire(ar.AgentRun, run_id, "approve")
+    fired = store.fire(ar.AgentRun, run_id, "approve", approvedBy="alice")
     assert fired.events == ("approve",)
     assert [s.event.value for s in fired.run.record.history] == ["approve"]  # only the new
     fired = store.fire(ar.AgentRun, run_id, "proceed")
     for n in range(6):
-        fired = store.fire(ar.AgentRun, run_id, "call_tool" if n % 2 == 0 else "tool_result")
-    run.approve()
+        fired = (store.fire(ar.AgentRun, run_id, "call_tool", toolCallId=f"c{n}")
+                 if n % 2 == 0 else store.fire(ar.AgentRun, run_id, "tool_result"))
+    run.approve(approvedBy="alice")
     run.proceed()
     for n in range(6):
-        run.call_tool() if n % 2 == 0 else run.tool_result()
+        run.call_tool(toolCallId=f"c{n}") if n % 2 == 0 else run.tool_result()
     loaded = store.load(ar.AgentRun, run_id)
     assert fired.revision == 9
     assert loaded.record.status == run.record.status == fired.run.record.status
@@ -90,7 +92,7 @@ def test_fire_restores_from_the_head_and_appends(ar: ModuleType, backend: Backen
     assert store.find(ar.AgentRun, status=run.record.status) == [run_id]
     # A head run fired by `fire` can be saved again: its new steps are appended after the
     # stored ones.
-    fired.run.call_tool()
+    fired.run.call_tool(toolCallId="c9")
     assert store.save(fired.run) == 10
     assert len(store.load(ar.AgentRun, run_id).record.history) == len(run.record.history) + 1
 
@@ -101,7 +103,7 @@ def test_the_second_saver_of_a_lost_update_is_refused(ar: ModuleType, backend: B
     run_id = run.record.runId
     one, two = open_store(db), open_store(db)  # two workers
     first, second = one.load(ar.AgentRun, run_id), two.load(ar.AgentRun, run_id)
-    first.approve()
+    first.approve(approvedBy="alice")
     second.deny(cancelReason="too risky")
     one.save(first)
     with pytest.raises(ConcurrentUpdate) as caught:
@@ -110,7 +112,7 @@ def test_the_second_saver_of_a_lost_update_is_refused(ar: ModuleType, backend: B
     assert isinstance(caught.value, RunError)
     assert str(pickle.loads(pickle.dumps(caught.value))) == str(caught.value)
     stored = open_store(db).load(ar.AgentRun, run_id)
-    assert stored.status == ar.AgentRunState.resumed  # the approval, and nothing of the denial
+    assert stored.status == ar.AgentRunStatus.resumed  # the approval, and nothing of the denial
     assert [r.event for r in one.history(run_id)][-1] == "approve"
     # The loser reloads and finds the event refused: nothing is lost silently.
     with pytest.raises(EventNotAccepted):
@@ -127,8 +129,8 @@ def test_load_refuses_a_run_of_another_spec_or_a_bad_record(ar: ModuleType, tick
     with pytest.raises(ar.AgentRunInvalidRecord, match="a run of 'ticket'"):
         store.fire(ar.AgentRun, run.record.runId, "triage")
     store.create(other := ar.AgentRun())
-    backend.execute("UPDATE runs SET record = replace(record, '\"specVersion\": 1', "
-                    "'\"specVersion\": 2') WHERE run_id = ?", (other.record.runId,))
+    backend.execute("UPDATE runs SET record = replace(record, '\"specVersion\": 2', "
+                    "'\"specVersion\": 3') WHERE run_id = ?", (other.record.runId,))
     with pytest.raises(ar.AgentRunInvalidRecord, match="specVersion"):
         store.load(ar.AgentRun, other.record.runId)
     # A damaged history row: `load` replays the whole history and refuses it, naming the step.
@@ -140,7 +142,7 @@ def test_load_refuses_a_run_of_another_spec_or_a_bad_record(ar: ModuleType, tick
     backend.execute("UPDATE runs SET record = 'nonsense' WHERE run_id = ?",
                     (third.record.runId,))
     with pytest.raises(ar.AgentRunInvalidRecord, match="not JSON"):
-        store.fire(ar.AgentRun, third.record.runId, "approve")
+        store.fire(ar.AgentRun, third.record.runId, "approve", approvedBy="alice")
 
 
 def test_a_newer_schema_is_refused(backend: Backend) -> None:

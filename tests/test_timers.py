@@ -427,7 +427,7 @@ def test_the_benchmark_specs_check_clean() -> None:
         import bench_timers
     finally:
         sys.path.remove(str(root / "bench"))
-    timed = checked_text(bench_timers.with_timers((root / "specs" / "agent_run.yaml")
+    timed = checked_text(bench_timers.with_timers((root / "bench" / "agent_run_v1.yaml")
                                                   .read_text()))
     assert timed is not None and len(timed.timers()) == 2
     assert any(t.history == "deep" for t in timed.transitions())
