@@ -106,12 +106,6 @@ class Machine(StateMachine):
                 callbacks.call(key, event=event, state=state, source=state, target=None,
                                machine=self, model=self.model)
 
-    def keep_running(self) -> None:
-        """Undo the library's stop when a top-level parallel state completes: it does not know
-        the runtime's `done:` transitions (their events are the runtime's, not its
-        `done.state.*`), and the run goes on when one of them takes the state onwards."""
-        self._engine.running = True
-
     def reset_to(self, names: tuple[str, ...]) -> None:
         """Put the configuration back to `names` (after a failed event) and drop anything the
         failure left queued; nothing runs."""

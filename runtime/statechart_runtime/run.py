@@ -270,8 +270,6 @@ class Run(Generic[R, S, E]):
                                                     (attrs[f] for f in checked))]
         self._pending = (event, checked)
         self._stepped = False
-        if chart.completes:
-            self.machine.keep_running()  # a completed top-level parallel state may go on
         try:
             # The machine's event id: the spec's name unless the module maps it.
             self.machine.send(spec.event_ids.get(event, event) if spec.event_ids else event)
@@ -367,8 +365,6 @@ class Run(Generic[R, S, E]):
             return False
         self._pending = (event, _NO_VALUES)
         self._stepped = False
-        if spec.chart.parent[spec.internal[event]] is None:
-            self.machine.keep_running()  # a top-level parallel state completed
         try:
             self.machine.send(spec.event_ids[event])
         except TransitionNotAllowed:
