@@ -4,7 +4,10 @@
 sequences and what XState did at every step: whether it accepted the event, the active states
 after it, the entry/exit actions it ran in order, and whether the run ended; for the
 completion and history family (`done-history-*`), also the `done.state` events the step took
-after the event's own microstep (one macrostep per event). For every spec
+after the event's own microstep (one macrostep per event). For the timers family
+(`timers-*`), a sequence's actions are events or clock advances (ms): the run's clock is
+advanced as XState's SimulatedClock was and `run.fire_due` called, and the fifth field also
+lists the `after.KEY.STATE` events taken. For every spec
 this test generates the module and replays each sequence through the facade, with guards
 answering as recorded and actions appending to a log; then replays it again through a
 save/restore at a seeded step. No node is needed here: `tests/conformance/make_traces.py`
@@ -13,6 +16,7 @@ records the traces (see tests/conformance/README.md).
 
 from __future__ import annotations
 
+import datetime as dt
 import functools
 import gzip
 import json
@@ -36,8 +40,10 @@ from statechart_runtime.api import EventNotAccepted
 
 TRACES = Path(__file__).parent / "conformance" / "traces"
 # Trace families: file prefix -> format. Format 2 steps have a fifth field, the internal
-# events taken (tests/conformance/README.md).
-FAMILIES = {"part": 1, "done-history": 2}
+# events taken; format 3 sequences also advance the clock (tests/conformance/README.md).
+FAMILIES = {"part": 1, "done-history": 2, "timers": 3}
+# The timers family's clock starts here (XState's SimulatedClock at 0).
+EPOCH = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
 
 # Where our runs intentionally differ from XState, and how the comparison treats it. These
 # are the only ones: anything else the traces show is a divergence to fix.
@@ -82,7 +88,8 @@ def _load() -> list[dict[str, Any]]:
                 part = json.load(f)
             assert part["format"] == trace_format, path
             for spec in part["specs"]:
-                spec["internal"] = trace_format == 2
+                spec["internal"] = trace_format >= 2
+                spec["timers"] = trace_format == 3
             specs.extend(part["specs"])
     return specs
 
@@ -103,6 +110,22 @@ def test_traces_are_there() -> None:
                for step in seq["steps"]) >= 50
     assert all(any(f"history: {kind}" in t["yaml"] for t in family)
                for kind in ("shallow", "deep"))
+    # The timers family fires timers, sometimes several in one clock advance.
+    timed = [step[4] for t in SPECS if t["timers"] for seq in t["sequences"]
+             for step in seq["steps"]]
+    assert len(timed) >= 5000
+    assert sum(e.startswith("after.") for events in timed for e in events) >= 1000
+    assert sum(sum(e.startswith("after.") for e in events) > 1 for events in timed) >= 20
+
+
+class Clock:
+    """The run's clock for the timers family: `EPOCH` plus the advances so far."""
+
+    def __init__(self) -> None:
+        self.ms = 0
+
+    def __call__(self) -> dt.datetime:
+        return EPOCH + dt.timedelta(milliseconds=self.ms)
 
 
 @pytest.fixture(scope="session")
@@ -162,13 +185,22 @@ def _observe(run: Any, accepted: bool | str, since: int | None = None) -> list[A
            [s.value for s in run.configuration], list(run.log), int(run.is_terminated)]
     if since is not None:
         out.append([step.event.value for step in run.record.history[since:]
-                    if step.event.value.startswith("done.state.")])
+                    if step.event.value.startswith(("done.state.", "after."))])
     return out
 
 
-def _step(module: ModuleType, run: Any, event: str, internal: bool) -> list[Any]:
-    """Send `event` and observe the step (with its internal events when `internal`)."""
+def _step(module: ModuleType, run: Any, event: str | int, internal: bool) -> list[Any]:
+    """Send `event`, or advance the run's clock by `event` ms and fire the due timers, and
+    observe the step (with its internal events when `internal`)."""
     since = len(run.record.history) if internal else None
+    if isinstance(event, int):
+        run.clock.ms += event
+        try:
+            run.fire_due(run.clock())
+            accepted: bool | str = True
+        except Exception as exc:  # reported as a mismatch, as in `_send`
+            accepted = f"{type(exc).__name__}: {exc}"
+        return _observe(run, accepted, since)
     return _observe(run, _send(module, run, event), since)
 
 
@@ -191,7 +223,8 @@ def _replay(module: ModuleType, scripted: type, trace: dict[str, Any], index: in
     events, steps = sequence["events"], sequence["steps"]
     internal = trace["internal"]
     out: list[str] = []
-    run = scripted(run_id="conformance")
+    clock = {"clock": Clock()} if trace["timers"] else {}
+    run = scripted(run_id="conformance", **clock)
     diff, apart = _diff(trace["initial"], _observe(run, True, 0 if internal else None))
     if diff:
         out.append(f"{where} initial: {diff}")
@@ -209,10 +242,15 @@ def _replay(module: ModuleType, scripted: type, trace: dict[str, Any], index: in
                 return out  # the restore pass would start from a state XState never had
         if j == save_at:
             saved = run.record.to_json()
+            saved_ms = clock["clock"].ms if clock else 0
     if saved is None:
         return out
     record_class = parts(module)[1]
-    run = scripted.restore(record_class.from_json(saved))
+    # The restored run goes on with the same clock: its timers come back with the record
+    # (XState cannot restore a snapshot's delayed events; this part is ours only).
+    if clock:
+        clock["clock"].ms = saved_ms  # back to the time of the save
+    run = scripted.restore(record_class.from_json(saved), **clock)
     expected = steps[save_at]
     # Restoring runs no action and takes no step; `remembered` must come back with the
     # record, or a later history transition goes elsewhere than XState's.

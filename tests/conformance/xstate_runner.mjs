@@ -8,8 +8,11 @@
 // With `internal`, a STEP has a fifth field: the internal events (`done.state.ID`) the
 // macrostep took after the event's own microstep, in order (a raised event no transition
 // took is not listed). The state ids are those of the spec: history states are never active.
+// With `timers`, a sequence's actions are events (strings) or clock advances in ms (numbers):
+// the actor runs on a SimulatedClock, an advance is `clock.increment(ms)` (a STEP with
+// accepted 1), and the fifth field also lists the delayed events taken (`after.MS.ID`).
 import { readFileSync } from 'node:fs';
-import { createActor, createMachine } from 'xstate';
+import { createActor, createMachine, SimulatedClock } from 'xstate';
 
 // Must match make_traces.py: the action of the targetless `onDone` of top-level parallel states.
 const DONE_MARKER = '__top_parallel_done__';
@@ -32,7 +35,9 @@ function run(spec) {
   // API reports every microstep with the event and the transitions it took).
   let internal = [];
   const inspect = (ev) => {
-    if (ev.type !== '@xstate.microstep' || !ev.event.type.startsWith('xstate.done.state.')) return;
+    if (ev.type !== '@xstate.microstep') return;
+    if (!ev.event.type.startsWith('xstate.done.state.')
+        && !ev.event.type.startsWith('xstate.after.')) return;
     // A targetless transition is the runner's own marker (DONE_MARKER), not a spec's `done:`.
     if (ev._transitions.some((t) => t.target && t.target.length > 0)) {
       internal.push(ev.event.type.slice('xstate.'.length));
@@ -75,7 +80,8 @@ function run(spec) {
   for (const events of spec.sequences) {
     log = [];
     internal = [];
-    const actor = createActor(machine, spec.internal ? { inspect } : {});
+    const clock = spec.timers ? new SimulatedClock() : undefined;
+    const actor = createActor(machine, spec.internal ? { inspect, clock } : {});
     actor.start();
     const first = observe(actor.getSnapshot(), true);
     initial ??= first;
@@ -84,6 +90,22 @@ function run(spec) {
     }
     const steps = [];
     for (const type of events) {
+      if (typeof type === 'number') {
+        // The generator makes ties impossible (distinct delays modulo 100 ms, advances in
+        // whole 100 ms); XState would order them otherwise than our runs. Check it holds.
+        const ends = [...clock.timeouts.values()].map((t) => t.start + t.timeout)
+          .filter((end) => end <= clock.now() + type);
+        if (new Set(ends).size !== ends.length) {
+          throw new Error(`${spec.name}: two timers due at the same instant`);
+        }
+        log = [];
+        internal = [];
+        clock.increment(type);
+        const step = observe(actor.getSnapshot(), true);
+        steps.push(step);
+        if (step[3]) break;
+        continue;
+      }
       const before = actor.getSnapshot();
       const accepted = before.can({ type });
       log = [];
