@@ -93,12 +93,9 @@ class Run(Generic[R, S, E]):
             initial = spec.chart.initial_configuration()
             changes = self._context_changes(context)
             at = now(self.clock)
-            if spec.timers:
-                record = self._sc_record(runId=run_id or uuid.uuid4().hex,
-                                         lastTransitionAt=at, createdAt=at)
-            else:
-                record = self._sc_record(runId=run_id or uuid.uuid4().hex,
-                                         lastTransitionAt=at)
+            # Only the record of a spec with timers has `createdAt` (delays count from it).
+            record = self._sc_record(runId=run_id or uuid.uuid4().hex, lastTransitionAt=at,
+                                     **({"createdAt": at} if spec.timers else {}))
             for attr, value in changes:
                 setattr(record, attr, value)
             for name in initial:
@@ -352,26 +349,22 @@ class Run(Generic[R, S, E]):
 
     def _complete(self) -> None:
         """Take the `done.state` events the last microsteps raised, one microstep each, in
-        order (SCXML's internal queue; each may raise more)."""
-        while self._raised:
-            self._fire_internal("done.state." + self._raised.pop(0))
-
-    def _fire_internal(self, event: str) -> bool:
-        """Send an event the run raises itself (completion, timers) as its own microstep.
-        False, with nothing changed, when no transition of it is enabled (its state was left,
-        or its guards refuse): the event is then dropped, as SCXML drops it."""
+        order (SCXML's internal queue; each may raise more). An event whose state a previous
+        one left, or whose guards all refuse, selects nothing and is dropped, as SCXML drops
+        it."""
         spec = self._sc_spec
-        if event not in spec.internal or spec.internal[event] not in self._active:
-            return False
-        self._pending = (event, _NO_VALUES)
-        self._stepped = False
-        try:
-            self.machine.send(spec.event_ids[event])
-        except TransitionNotAllowed:
-            if self._stepped:
-                raise
-            return False
-        return True
+        while self._raised:
+            state = self._raised.pop(0)
+            if state not in self._active:
+                continue
+            event = "done.state." + state
+            self._pending = (event, _NO_VALUES)
+            self._stepped = False
+            try:
+                self.machine.send(spec.event_ids[event])
+            except TransitionNotAllowed:
+                if self._stepped:
+                    raise
 
     def _sc_microstep(self, transitions: list[Any], trigger: str) -> None:
         """Called by the engine for every microstep, before any action: checks the spec's

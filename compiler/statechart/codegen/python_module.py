@@ -288,6 +288,7 @@ def _tables(spec: Spec, pn: PythonNames) -> dict[str, object]:
         sets = by_key.setdefault((t.source, t.event, t.target), [])
         sets.extend(f for f in t.sets if f not in sets)
     requires = [entry(s.name, s.requires, 8) for s in spec.states.values() if s.requires]
+    histories = _histories(spec)
     by_tag: dict[str, list[str]] = {}
     for s in spec.states.values():
         for tag in s.tags:
@@ -314,8 +315,8 @@ def _tables(spec: Spec, pn: PythonNames) -> dict[str, object]:
             if t.internal and t.order == 0 and t.trigger != "after")],
         "history": _history_rows(spec),
         "history_ids": [(py(f"{target}.{kind}"), py(str(pn.history_state(target, kind))))
-                        for target, kinds in _histories(spec).items() for kind in kinds],
-        "remembers": sorted(_histories(spec)),
+                        for target, kinds in histories.items() for kind in kinds],
+        "remembers": sorted(histories),
         "migrations": [(py(m.from_version), py({old: new for old, new, _ in m.states}),
                         py({old: new for old, new, _ in m.fields}))
                        for m in sorted(spec.migrations, key=lambda m: m.from_version)],
