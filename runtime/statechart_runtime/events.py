@@ -1,0 +1,69 @@
+"""The names of the events a run raises itself, made and read here only.
+
+- A completion event, `done.state.STATE`: STATE (a compound or parallel state with `done:`)
+  has finished.
+- A timer's event, `after.KEY.STATE`: the timer KEY of STATE is due.
+
+Both are in a spec's event enum and in a record's history, but no caller sends them
+(`Run.send` refuses them). Everything else (the compiler, the runtime, `diff`, overlays)
+asks this module rather than slicing strings, so a change of scheme is one change here.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, NamedTuple
+
+DONE_PREFIX = "done.state."
+TIMER_PREFIX = "after."
+
+
+class Internal(NamedTuple):
+    """What an internal event name says: its kind, the state it belongs to, and for a timer
+    its key (None for a completion event)."""
+
+    kind: Literal["done", "after"]
+    state: str
+    key: str | None
+
+
+def done_event(state: str) -> str:
+    """The completion event of `state` (`done.state.running`)."""
+    return DONE_PREFIX + state
+
+
+def timer_event(key: str, state: str) -> str:
+    """The event of the timer `key` of `state` (`after.15m.waiting`)."""
+    return f"{TIMER_PREFIX}{key}.{state}"
+
+
+def parse(event: str) -> Internal | None:
+    """What an internal event name says, or None for any other name (an event the
+    application sends)."""
+    if event.startswith(DONE_PREFIX) and len(event) > len(DONE_PREFIX):
+        return Internal("done", event[len(DONE_PREFIX):], None)
+    if event.startswith(TIMER_PREFIX):
+        key, dot, state = event[len(TIMER_PREFIX):].rpartition(".")
+        if dot and key and state:
+            return Internal("after", state, key)
+    return None
+
+
+def is_done(event: str) -> bool:
+    """Whether `event` is a completion event (cheap: on every replayed step)."""
+    return event.startswith(DONE_PREFIX)
+
+
+def is_timer(event: str) -> bool:
+    """Whether `event` names a timer."""
+    found = parse(event)
+    return found is not None and found.kind == "after"
+
+
+def with_state(event: str, rename: dict[str, str]) -> str:
+    """`event` with the state it names renamed (`rename`: old state -> new), for an internal
+    event; any other event as it is."""
+    found = parse(event)
+    if found is None or found.state not in rename:
+        return event
+    new = rename[found.state]
+    return done_event(new) if found.key is None else timer_event(found.key, new)
