@@ -33,8 +33,12 @@ from statemachine.orderedset import OrderedSet
 from statechart_runtime.semantics import Chart
 
 
-class MicrostepHook(Protocol):
+class RunHook(Protocol):
+    """What the engine asks of the run facade (statechart_runtime.run.Run)."""
+
+    def _sc_select(self, engine: Any, trigger_data: Any, predicate: Any) -> Any: ...
     def _sc_microstep(self, transitions: list[Any], trigger: str) -> None: ...
+    def _machine_send(self, event_id: str, *args: Any, **kwargs: Any) -> None: ...
 
 
 class _Engine(SyncEngine):
@@ -44,6 +48,10 @@ class _Engine(SyncEngine):
         return OrderedSet()
 
     def _select_transitions(self, trigger_data: Any, predicate: Any) -> Any:
+        run: RunHook | None = getattr(self.sm, "_sc_run", None)
+        if run is not None:  # the run selects (statechart_runtime.kernel.select)
+            return run._sc_select(self, trigger_data, predicate)
+        # A machine used without its run facade: the library's selection, in document order.
         enabled: Any = OrderedSet()
         atomic = [s for s in self.sm.configuration if s.is_atomic]
         if len(atomic) > 1:
@@ -63,7 +71,7 @@ class _Engine(SyncEngine):
         return
 
     def microstep(self, transitions: list[Any], trigger_data: Any) -> Any:
-        hook: MicrostepHook | None = getattr(self.sm, "_sc_run", None)
+        hook: RunHook | None = getattr(self.sm, "_sc_run", None)
         if hook is not None:
             # Raising here cancels the step: nothing ran yet.
             hook._sc_microstep(transitions, str(trigger_data.event))
@@ -92,6 +100,14 @@ class Machine(StateMachine):
 
     def _get_engine(self) -> Any:
         return _Engine(self)
+
+    def send(self, event: str, *args: Any, **kwargs: Any) -> Any:
+        """python-statemachine's `send`; on a run's machine (`run.machine.send("approve")`),
+        the run's own `send`, so the record is kept and a refusal is EventNotAccepted."""
+        run: RunHook | None = self.__dict__.get("_sc_run")
+        if run is not None:
+            return run._machine_send(event, *args, **kwargs)
+        return super().send(event, *args, **kwargs)
 
     def run_exit_actions(self, names: list[str], event: str) -> None:
         """Run the exit actions of the named states, in this order, as the library would on

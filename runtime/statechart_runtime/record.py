@@ -34,6 +34,8 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, Generic, Self, TypeVar, overload
 
+from statechart_runtime import events as _events
+from statechart_runtime import replay as _replay
 from statechart_runtime import timers
 from statechart_runtime.spec import SpecTables
 from statechart_runtime.values import JsonValue, is_aware, parse_time, time_text
@@ -207,11 +209,8 @@ class Record:
                 if "createdAt" in data else (history_steps[0].at if history_steps
                                              else values["lastTransitionAt"])
             record = cls(**values)
-            entered_at = dict.fromkeys(spec.chart.initial_configuration(),
-                                       values["createdAt"])
-            configuration = replay(spec, record, entered_at)[0]
             rec: Any = record
-            rec.timers = timers.expected(spec, record, configuration, entered_at)
+            rec.timers = replay(spec, record).timers
         else:
             if spec.timers:
                 values["createdAt"] = parse_time("createdAt", data.get("createdAt"), invalid)
@@ -280,28 +279,9 @@ def _status_of(spec: SpecTables, raw: object) -> Any:
 
 def _step_from_dict(cls: type[Record], index: int, raw: object) -> Step[Any, Any]:
     spec = cls._sc_spec
-    where = f"history[{index}]"
-    keys = {"event", "source", "target", "at", "values"}
-    if not isinstance(raw, dict) or not keys <= set(raw) <= keys | {"history"}:
-        raise spec.invalid(where, f"expected an object with keys {sorted(keys)} (and "
-                           "`history` for a step that entered its target by history)")
-    kind = raw.get("history")
-    if kind not in (None, "shallow", "deep"):
-        raise spec.invalid(where + ".history", f"expected `shallow` or `deep`, got {kind!r}")
-    event = raw["event"]
-    if not isinstance(event, str) or event not in spec.events_by_name:
-        raise spec.invalid(where + ".event", f"unknown event {event!r}")
-    values = raw["values"]
-    if not isinstance(values, dict):
-        raise spec.invalid(where + ".values", "expected an object")
-    for field, value in values.items():
-        if field not in spec.codec.types:
-            raise spec.invalid(f"{where}.values.{field}", "not a field of the record")
-        spec.codec.from_json(field, value, f"{where}.values.{field}")
-    return cls._sc_step(spec.events_by_name[event],
-                        _state_of(spec, where + ".source", raw["source"]),
-                        _state_of(spec, where + ".target", raw["target"]),
-                        parse_time(where + ".at", raw["at"], spec.invalid), dict(values), kind)
+    event, source, target, at, values, kind = _replay.raw_step(spec, f"history[{index}]", raw)
+    return cls._sc_step(spec.events_by_name[event], spec.states_by_name[source],
+                        spec.states_by_name[target], at, dict(values), kind)
 
 
 def check_record(record: Record, record_class: type[Record] | None = None) -> None:
@@ -339,10 +319,14 @@ def check_record(record: Record, record_class: type[Record] | None = None) -> No
                 spec.codec.to_json(field, value)
             except TypeError:
                 raise invalid(field, f"expected a {kind} value, got {value!r}") from None
-    # Delay timers count from each state's last entry; the initial states' is `createdAt`.
-    entered_at = dict.fromkeys(spec.chart.initial_configuration(), rec.createdAt) \
-        if spec.timers else None
-    configuration, counts, last, remembered = replay(spec, record, entered_at)
+    if spec.timers:
+        if not is_aware(rec.createdAt):
+            raise invalid("createdAt", "expected a datetime with a time zone, got "
+                          f"{rec.createdAt!r}")
+        if rec.history and is_aware(rec.history[0].at) and rec.history[0].at < rec.createdAt:
+            raise invalid("createdAt", "expected a time no later than the first step's "
+                          f"{time_text(rec.history[0].at)}, got {time_text(rec.createdAt)}")
+    configuration, counts, last, remembered, armed = replay(spec, record)
     recorded = spec.configuration_names(record)
     if not spec.flat and recorded != configuration:
         raise invalid("configuration", f"the history ends in {list(configuration)}, "
@@ -377,127 +361,24 @@ def check_record(record: Record, record_class: type[Record] | None = None) -> No
     if rec.history and rec.lastTransitionAt != rec.history[-1].at:
         raise invalid("lastTransitionAt", f"expected the last step's time "
                       f"{time_text(rec.history[-1].at)}, got {time_text(rec.lastTransitionAt)}")
-    if spec.timers:
-        if not is_aware(rec.createdAt):
-            raise invalid("createdAt", "expected a datetime with a time zone, got "
-                          f"{rec.createdAt!r}")
-        if rec.history and rec.history[0].at < rec.createdAt:
-            raise invalid("createdAt", "expected a time no later than the first step's "
-                          f"{time_text(rec.history[0].at)}, got {time_text(rec.createdAt)}")
-        timers.check(spec, record, timers.expected(spec, record, configuration,
-                                                   entered_at or {}))
+    if armed is not None:
+        timers.check(spec, record, armed)
 
 
-def replay(spec: SpecTables, record: Record,
-           entered_at: dict[str, dt.datetime] | None = None
-           ) -> tuple[tuple[str, ...], dict[str, int], dict[str, tuple[Any, Any, int]],
-                      dict[str, tuple[str, ...]]]:
-    """(configuration, counts, last values, remembered) at the end of a record's checked
-    history; the last values map each field a step set or cleared, or that has a default, to
-    (its JSON value, its typed value, the step; -1 for the default), None values when
-    cleared; remembered, each history target's states at its last exit. `entered_at`, when
-    given, gets the time each state entered by a step was last entered (what delay timers
-    count from). Run context is the application's: only the steps' values of it are
-    checked."""
-    invalid = spec.invalid
-    chart = spec.chart
-    configuration = chart.initial_configuration()
-    counts = dict(spec.initial_counts)
-    last: dict[str, tuple[Any, Any, int]] = {
-        f: (raw, spec.codec.from_json(f, raw, f), -1) for f, raw in spec.defaults.items()
-        if f not in spec.context}
-    remembered: dict[str, tuple[str, ...]] = {}
-    raised: list[str] = []  # states whose `done.state` event is pending, in order
+def replay(spec: SpecTables, record: Record) -> _replay.Replayed:
+    """Where a record's history ends (statechart_runtime.replay, strict): InvalidRecord at
+    the first step this spec could not have taken. Delay timers of the initial states count
+    from `createdAt`; run context is read from the record as it is now."""
+    rec: Any = record
+    attrs = spec.attrs
     step_class = record._sc_step
-    history: list[Any] = record.history  # type: ignore[attr-defined]  # the generated field
-    for index, step in enumerate(history):
-        where = f"history[{index}]"
-        _check_step(spec, step_class, where, step)
-        key = (step.source.value, step.event.value, step.target.value)
-        sets = spec.effects.get(key)
-        if sets is None:
-            raise invalid(where, f"the spec has no transition {key[0]} -{key[1]}-> {key[2]}")
-        if key[0] not in configuration:
-            raise invalid(where, f"`{key[0]}` was not active (active: "
-                          f"{', '.join(configuration)})")
-        if key[1].startswith("done.state."):
-            # The run takes the completion events its event raised, in order (those it
-            # skips had no enabled transition). SCXML takes a raised event even when an
-            # earlier one left its state and re-entered it unfinished: `raised`, not
-            # `is_done`, is the test. (From the history alone, two sends of one event in a
-            # row look like one event moving two regions: what the first raised and did not
-            # take stays pending here.)
-            if key[0] not in raised:
-                raise invalid(where, f"`{key[0]}` had not completed (active: "
-                              f"{', '.join(configuration)})")
-            del raised[:raised.index(key[0]) + 1]
-        elif index and (history[index - 1].event != step.event
-                        or history[index - 1].event.value.startswith("done.state.")):
-            raised = []  # a new event: the last one's pending completions were dropped
-        for field in set(step.values) | set(sets):
-            if field not in sets:
-                raise invalid(f"{where}.values.{field}", f"`{key[1]}` does not set it")
-            if field not in step.values:
-                raise invalid(f"{where}.values.{field}", f"`{key[1]}` sets it; missing")
-        kind = step.history
-        if kind not in spec.history.get(key, (None,)):
-            raise invalid(where + ".history", f"`{key[1]}` from `{key[0]}` does not enter "
-                          f"`{key[2]}` " + (f"by {kind} history" if kind else "by default"))
-        if chart.remembers:
-            after, entered, remembered = chart.step(
-                configuration, [(key[0], key[2]) if kind is None else (key[0], key[2], kind)],
-                remembered)
-        else:
-            after, entered = None, chart.entry_set(key[0], key[2])
-        if entered_at is not None:
-            entered_at.update(dict.fromkeys(entered, step.at))
-        for name in entered:
-            if name in counts:
-                counts[name] += 1
-                if counts[name] > spec.limits.get(name, counts[name]):
-                    raise invalid(where, f"enters `{name}` more than {spec.limits[name]} "
-                                  "times (its limit)")
-        if spec.clearing:
-            for name in chart.exit_set(configuration, key[0], key[2]):
-                for field in spec.exit_clears.get(name, ()):
-                    last[field] = (None, None, index)
-            for field in spec.clears.get(key, ()):
-                last[field] = (None, None, index)
-        for field, raw in step.values.items():
-            last[field] = (raw, spec.codec.from_json(field, raw, f"{where}.values.{field}"),
-                           index)
-        configuration = after or chart.next_configuration(configuration, [(key[0], key[2])])
-        if chart.completes:
-            raised.extend(chart.raised(entered, configuration))
-        for name in configuration:  # as the run itself refuses it, at the step that breaks
-            for field in spec.requires.get(name, ()):
-                if field not in spec.context and last.get(field, (None, None))[1] is None:
-                    raise invalid(where, f"enters `{name}`, which requires `{field}`, and "
-                                  + ("no step so far set it" if field not in last else
-                                     f"history[{last[field][2]}] cleared it"))
-    return configuration, counts, last, remembered
 
+    def read(spec: Any, where: str, step: object) -> _replay.Raw:
+        return _replay.typed_step(spec, step_class, where, step)
 
-def _check_step(spec: SpecTables, step_class: type[Step[Any, Any]], where: str,
-                step: object) -> None:
-    invalid = spec.invalid
-    if not isinstance(step, step_class):
-        raise invalid(where, f"expected a {step_class.__name__}, got {step!r}")
-    if not isinstance(step.event, spec.event_enum):
-        raise invalid(where + ".event", f"expected a {spec.event_enum.__name__}, got "
-                      f"{step.event!r}")
-    for end, state in (("source", step.source), ("target", step.target)):
-        if not isinstance(state, spec.state_enum):
-            raise invalid(f"{where}.{end}", f"expected a {spec.state_enum.__name__}, got "
-                          f"{state!r}")
-    if not is_aware(step.at):
-        raise invalid(where + ".at", f"expected a datetime with a time zone, got {step.at!r}")
-    if not isinstance(step.values, dict):
-        raise invalid(where + ".values", f"expected a dict, got {step.values!r}")
-    for field, value in step.values.items():
-        if field not in spec.codec.types:
-            raise invalid(f"{where}.values.{field}", "not a field of the record")
-        spec.codec.from_json(field, value, f"{where}.values.{field}")
+    return _replay.replay(  # type: ignore[return-value]  # strict: never None
+        spec, rec.history, read, created_at=rec.createdAt if spec.timers else None,
+        context_of=lambda name: getattr(record, attrs[name]))
 
 
 def upgrade(spec: SpecTables, data: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -521,9 +402,8 @@ def upgrade(spec: SpecTables, data: Mapping[str, Any]) -> Mapping[str, Any]:
 
     def event(name: Any) -> Any:
         # A timer's event names its state (`after.15m.waiting`): renamed with the state.
-        if isinstance(name, str) and name.startswith("after."):
-            head, _, owner = name.rpartition(".")
-            return f"{head}.{states.get(owner, owner)}"
+        if isinstance(name, str) and _events.is_timer(name):
+            return _events.with_state(name, dict(states))
         return name
 
     upgraded: dict[str, Any] = values(dict(data))
@@ -547,12 +427,14 @@ def upgrade(spec: SpecTables, data: Mapping[str, Any]) -> Mapping[str, Any]:
     # With no history, they follow from the renamed status; a history that does not replay
     # is refused by `check_record`, at the entry that breaks.
     status = state(upgraded.get("status"))
-    replayed = _replay_raw(spec, history) if isinstance(history, list) and history else None
+    replayed = _replay.replay(spec, history, _replay.raw_step, created_at=None,
+                              context_of=lambda name: None, strict=False) \
+        if isinstance(history, list) and history else None
     if replayed is not None:
         _agrees_with_replay(spec, upgraded, state, status, replayed[:2])
-        configuration, upgraded["counts"] = replayed[:2]
-        if len(replayed) == 3:
-            upgraded["remembered"] = {k: list(v) for k, v in replayed[2].items()}
+        configuration, upgraded["counts"] = replayed.configuration, replayed.counts
+        if spec.chart.remembers:
+            upgraded["remembered"] = {k: list(v) for k, v in replayed.remembered.items()}
     elif isinstance(status, str) and status in spec.chart.order:
         configuration = spec.chart.configuration_of(status)
         upgraded["counts"] = (dict(spec.initial_counts) if history == []
@@ -613,36 +495,6 @@ def _agrees_with_replay(spec: SpecTables, upgraded: Mapping[str, Any],
             if new in counts and count != counts[new]:
                 raise spec.invalid("counts", f"the stored count of `{name}` is {count!r}, the "
                                    f"history gives {counts[new]}")
-
-
-def _replay_raw(spec: SpecTables, history: list[Any]) -> tuple[Any, ...] | None:
-    """(configuration, counts[, remembered when the spec has history]) after replaying a
-    JSON history, or None where it breaks."""
-    chart = spec.chart
-    configuration = chart.initial_configuration()
-    counts = dict(spec.initial_counts)
-    remembered: dict[str, tuple[str, ...]] = {}
-    for step in history:
-        if not isinstance(step, dict):
-            return None
-        source, event, target = step.get("source"), step.get("event"), step.get("target")
-        if not (isinstance(source, str) and isinstance(event, str)
-                and isinstance(target, str)):
-            return None
-        if (source, event, target) not in spec.effects or source not in configuration:
-            return None
-        kind = step.get("history")
-        if kind not in spec.history.get((source, event, target), (None,)):
-            return None
-        configuration, entered, remembered = chart.step(
-            configuration, [(source, target) if kind is None else (source, target, kind)],
-            remembered)
-        for name in entered:
-            if name in counts:
-                counts[name] += 1
-    if spec.chart.remembers:
-        return configuration, counts, remembered
-    return configuration, counts
 
 
 def record_checker(record_class: type[R]) -> Callable[[R], None]:

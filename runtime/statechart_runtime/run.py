@@ -10,15 +10,17 @@ guards are combined with the facade's by `and` and whose actions run too.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import uuid
+from collections.abc import Callable, Iterator
 from typing import Any, ClassVar, Generic, Self, TypeVar
 
+from statemachine import StateMachine
 from statemachine.exceptions import TransitionNotAllowed
 from statemachine.orderedset import OrderedSet
 
-from statechart_runtime import timers
-from statechart_runtime import values as _values
-from statechart_runtime.errors import RunError
+from statechart_runtime import events, kernel, timers
+from statechart_runtime.errors import LimitExceeded, MissingField, RunError
 from statechart_runtime.machine import Machine, number_states
 from statechart_runtime.record import Record, check_record
 from statechart_runtime.spec import SpecTables
@@ -31,21 +33,29 @@ _NO_VALUES: dict[str, tuple[Any, JsonValue]] = {}
 
 
 class EventNotAccepted(RunError, TransitionNotAllowed):
-    """The run cannot take this event now: no transition for it is enabled in the active
-    states, the run has ended, or the spec has no such event. A `TransitionNotAllowed`
-    too, so code written against python-statemachine keeps catching it."""
+    """The run cannot take this event now, and says why (`cause`): the spec has no such event
+    ("unknown"), the run raises it itself ("internal"), the run has ended ("ended"), no active
+    state (nor an ancestor) handles it ("unhandled"), or every alternative's guard said no
+    ("guard": `guards` names them). A `TransitionNotAllowed` too, so code written against
+    python-statemachine keeps catching it. (A limit reached raises LimitExceeded, a missing
+    value MissingField.)"""
 
     def __init__(self, event: str, configuration: tuple[str, ...], *, ended: bool,
-                 known: bool = True, internal: bool = False) -> None:
+                 known: bool = True, internal: bool = False,
+                 guards: tuple[str, ...] = ()) -> None:
         where = ", ".join(configuration)
         if not known:
-            reason = "the spec has no such event"
+            cause, reason = "unknown", "the spec has no such event"
         elif internal:
-            reason = "the run raises it itself (completion or timer); it cannot be sent"
+            cause, reason = "internal", ("the run raises it itself (completion or timer); it "
+                                         "cannot be sent")
         elif ended:
-            reason = f"the run has ended (in {where})"
+            cause, reason = "ended", f"the run has ended (in {where})"
+        elif guards:
+            cause, reason = "guard", (f"its guard{'s' if len(guards) > 1 else ''} said no: "
+                                      + ", ".join(f"`{g}`" for g in guards) + f" (in {where})")
         else:
-            reason = f"no transition for it is enabled in {where}"
+            cause, reason = "unhandled", f"no active state handles it (active: {where})"
         Exception.__init__(self, f"event `{event}`: {reason}")
         # Names, where the library's exception keeps its Event and State objects.
         self.event = event  # type: ignore[assignment]
@@ -53,28 +63,36 @@ class EventNotAccepted(RunError, TransitionNotAllowed):
         self.ended = ended
         self.known = known
         self.internal = internal
+        self.guards = guards
+        self.cause = cause
 
     def __reduce__(self) -> tuple[object, ...]:  # picklable: it crosses process boundaries
         return (_event_not_accepted, (type(self), self.event, self.configuration, self.ended,
-                                      self.known, self.internal))
+                                      self.known, self.internal, self.guards))
 
 
 def _event_not_accepted(cls: type[EventNotAccepted], event: str,
                         configuration: tuple[str, ...], ended: bool,
-                        known: bool, internal: bool = False) -> EventNotAccepted:
-    return cls(event, configuration, ended=ended, known=known, internal=internal)
+                        known: bool, internal: bool = False,
+                        guards: tuple[str, ...] = ()) -> EventNotAccepted:
+    return cls(event, configuration, ended=ended, known=known, internal=internal,
+               guards=guards)
 
 
 class Run(Generic[R, S, E]):
     _sc_spec: ClassVar[SpecTables]
     _sc_record: ClassVar[type[Any]]
     _sc_machine: ClassVar[type[Machine]]
+    # The machine's event ids -> the spec's event names (ids differ only where mapped).
+    _sc_names: ClassVar[dict[str, str]]
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         machine = cls.__dict__.get("_sc_machine")
         if machine is not None:
             number_states(machine, cls._sc_spec.chart)
+            ids = cls._sc_spec.event_ids
+            cls._sc_names = {ids.get(name, name): name for name in cls._sc_spec.events_by_name}
 
     def __init__(self, record: R | None = None, *, run_id: str | None = None,
                  model: object = None, clock: Clock | None = None, check: bool = True,
@@ -86,8 +104,12 @@ class Run(Generic[R, S, E]):
         `context`: the run-context fields a new run starts with (docs/spec-format.md)."""
         spec = self._sc_spec
         self.clock: Clock = clock if clock is not None else utcnow
-        self._pending: tuple[str, dict[str, tuple[Any, JsonValue]]] | None = None
+        # The event being handled: (name, its values, its time), while `_take` runs.
+        self._pending: tuple[str, dict[str, tuple[Any, JsonValue]], dt.datetime] | None = None
         self._stepped = False  # whether the pending event has taken its one microstep
+        self._effect: kernel.Effect | None = None  # computed by `_sc_select`, committed next
+        self._selection: kernel.Selection | None = None  # the last selection that took none
+        self._undo: list[Callable[[], None]] = []  # what puts the record back, per step
         self._sc_state: object = None  # where python-statemachine keeps the configuration
         if record is None:
             initial = spec.chart.initial_configuration()
@@ -98,14 +120,18 @@ class Run(Generic[R, S, E]):
                                      **({"createdAt": at} if spec.timers else {}))
             for attr, value in changes:
                 setattr(record, attr, value)
-            for name in initial:
-                for field in spec.requires.get(name, ()):
-                    if getattr(record, spec.attrs[field]) is None:
-                        raise spec.missing(field, f"the initial state `{name}` requires it; "
-                                           + ("pass it" if field in spec.context else
-                                              "start from a record that sets it"))
+
+            def value_of(field: str) -> Any:
+                return getattr(record, spec.attrs[field])
+
+            found = kernel.unmet(spec, initial, value_of)
+            if found is not None:
+                raise spec.missing(found[1], f"the initial state `{found[0]}` requires it; "
+                                   + ("pass it" if found[1] in spec.context else
+                                      "start from a record that sets it"))
             if spec.timers:
-                timers.arm(spec, record, initial, initial, at, ())
+                rec: Any = record
+                rec.timers = timers.rearm(spec, [], initial, initial, at, (), value_of)
             active = initial
         else:
             if run_id is not None:
@@ -129,6 +155,18 @@ class Run(Generic[R, S, E]):
         if record is not None and spec.history_ids:
             self._restore_history()
         self._raised: list[str] = []  # states whose `done.state` event awaits its microstep
+
+    def _value_of(self, field: str) -> Any:
+        return getattr(self.record, self._sc_spec.attrs[field])
+
+    def _state(self) -> kernel.RunState:
+        """What the next step reads of this run (statechart_runtime.kernel)."""
+        spec = self._sc_spec
+        record: Any = self.record
+        return kernel.RunState(self._active,
+                               record.remembered if spec.chart.remembers else {},
+                               record.counts, record.timers if spec.timers else [],
+                               self._value_of)
 
     def _restore_history(self) -> None:
         """Give python-statemachine the remembered configurations of the record (the library
@@ -177,17 +215,20 @@ class Run(Generic[R, S, E]):
                                "after the action returns")
         spec = self._sc_spec
         changes = self._context_changes(values)
-        unset = {spec.context_attrs[attr] for attr, value in changes if value is None}
-        for name in self._active:
-            for field in spec.requires.get(name, ()):
-                if field in unset:
-                    raise spec.missing(field, f"`{name}` requires it; it cannot be unset now")
+        new = {spec.context_attrs[attr]: value for attr, value in changes}
+
+        def value_after(field: str) -> Any:
+            return new[field] if field in new else self._value_of(field)
+
+        found = kernel.unmet(spec, self._active, value_after)
+        if found is not None:
+            raise spec.missing(found[1], f"`{found[0]}` requires it; it cannot be unset now")
         for attr, value in changes:
             setattr(self.record, attr, value)
         if spec.timers:  # a deadline read from a context field follows the new value
             record: Any = self.record
-            timers.arm(spec, record, self._active, (), record.lastTransitionAt,
-                       [spec.context_attrs[attr] for attr, _ in changes])
+            record.timers = timers.rearm(spec, record.timers, self._active, (),
+                                         record.lastTransitionAt, new, self._value_of)
 
     @property
     def status(self) -> S:
@@ -227,9 +268,18 @@ class Run(Generic[R, S, E]):
 
     def send(self, event: str | E, **values: Any) -> None:
         """Send `event` (its name or its enum member), with the values it sets as keyword
-        arguments (the typed methods of a generated facade call this). A value the transition
-        taken does not set is not recorded; a value no transition of the event sets is a
-        TypeError."""
+        arguments (the typed methods of a generated facade call this), at the run's clock's
+        time. A value the transition taken does not set is not recorded; a value no
+        transition of the event sets is a TypeError. Timers due by then fire first."""
+        self._send(event, values, None)
+
+    def send_at(self, at: dt.datetime, event: str | E, **values: Any) -> None:
+        """`send`, at the time `at` (aware) instead of the clock's: every timer due at or
+        before `at` fires first, then the event is taken at `at` (or at the run's last
+        transition time, if that is later: a run's time never goes back)."""
+        self._send(event, values, at)
+
+    def _send(self, event: str | E, values: dict[str, Any], at: dt.datetime | None) -> None:
         spec = self._sc_spec
         name = event.value if isinstance(event, spec.event_enum) else event
         if not isinstance(name, str) or name not in spec.events_by_name:
@@ -241,242 +291,254 @@ class Run(Generic[R, S, E]):
             if field not in settable:
                 raise TypeError(f"`{name}` takes no value `{field}` (it sets "
                                 f"{', '.join(settable) or 'nothing'})")
-        self._fire(name, values)
+        self._fire(name, values, at)
 
-    def _fire(self, event: str, values: dict[str, Any] | None) -> None:
+    def _machine_send(self, event_id: str, *args: Any, **kwargs: Any) -> None:
+        """`run.machine.send(...)`: the run's own `send` (the record is kept), by the
+        machine's event id; refused while an event is being handled."""
+        if self._pending is not None:
+            raise RuntimeError(f"`{event_id}` was sent to the machine directly while "
+                               f"`{self._pending[0]}` is being handled: send events through "
+                               f"{type(self).__name__}'s methods, after the action returns")
+        if args or kwargs:
+            raise TypeError(f"`machine.send({event_id!r}, ...)`: send values with "
+                            f"{type(self).__name__}.send({event_id!r}, FIELD=...)")
+        self.send(self._sc_names.get(event_id, event_id))
+
+    def _when(self, at: dt.datetime | None) -> dt.datetime:
+        """The time of the next step: `at`, or the clock's; never before the last step."""
+        when = now(self.clock) if at is None else at
+        if not is_aware(when):
+            raise TypeError(f"a step's time must be a datetime with a time zone, got {when!r}")
+        last: dt.datetime = self.record.lastTransitionAt  # type: ignore[attr-defined]
+        return last if when < last else when
+
+    def _fire(self, event: str, values: dict[str, Any] | None,
+              at: dt.datetime | None = None) -> None:
         if self._pending is not None:
             raise RuntimeError(f"event `{event}` sent while `{self._pending[0]}` is being "
                                "handled; send it after the action returns")
         spec = self._sc_spec
-        chart = spec.chart
-        if chart.ended(self._active):
+        when = self._when(at)
+        if spec.timers:
+            self._fire_timers(when)  # the past first: a deadline holds without a worker
+        if spec.chart.ended(self._active):
             raise EventNotAccepted(event, self._active, ended=True)
         codec = spec.codec
         checked = {f: (v, codec.to_json(f, v)) for f, v in values.items()
                    if v is not None} if values else _NO_VALUES
-        record: Any = self.record
-        flat = spec.flat
-        saved = (record.status, None if flat else record.configuration, record.counts,
-                 record.lastTransitionAt, len(record.history), self._active)
-        armed = record.timers if spec.timers else None  # `timers.arm` replaces the list
-        remembered = record.remembered if spec.chart.remembers else None
-        history_values = dict(self.machine.history_values) if remembered is not None else None
-        attrs = spec.attrs
-        # A transition may clear any field: then all are saved.
-        fields = [(a, getattr(record, a)) for a in (attrs.values() if spec.clearing else
-                                                    (attrs[f] for f in checked))]
-        self._pending = (event, checked)
+        self._take(event, checked, when)
+
+    def _take(self, event: str, checked: dict[str, tuple[Any, JsonValue]],
+              at: dt.datetime) -> None:
+        """Take `event` and the completion events it raises, as one atomic step: computed by
+        the kernel (`_sc_select`), committed before the actions run (`_sc_microstep`), and
+        taken back whole if anything raises."""
+        spec = self._sc_spec
+        chart = spec.chart
+        active = self._active
+        history_values = dict(self.machine.history_values) if chart.remembers else None
+        self._undo = []
+        self._selection = None
+        self._pending = (event, checked, at)
         self._stepped = False
         try:
             # The machine's event id: the spec's name unless the module maps it.
-            self.machine.send(spec.event_ids.get(event, event) if spec.event_ids else event)
+            StateMachine.send(self.machine,
+                              spec.event_ids.get(event, event) if spec.event_ids else event)
             if self._raised:
                 self._complete()
         except BaseException as exc:
-            # All or nothing: the record goes back to what it was, and so does the machine
-            # (python-statemachine rolls back only what failed inside a step's actions, not an
-            # `after_` hook or a BaseException such as KeyboardInterrupt). A completion
-            # cascade is part of the event that caused it.
-            (record.status, configuration, record.counts, record.lastTransitionAt, length,
-             self._active) = saved
-            if not flat:
-                record.configuration = configuration
-            del record.history[length:]
-            if armed is not None:
-                record.timers = armed
-            for field, value in fields:
-                setattr(record, field, value)
-            if remembered is not None:
-                record.remembered = remembered
+            # All or nothing: every step this event committed is undone, and the machine goes
+            # back too (python-statemachine rolls back only what failed inside a step's
+            # actions, not an `after_` hook or a BaseException such as KeyboardInterrupt).
+            for undo in reversed(self._undo):
+                undo()
+            self._active = active
+            if history_values is not None:
                 self.machine.history_values.clear()
-                self.machine.history_values.update(history_values or {})
+                self.machine.history_values.update(history_values)
             self._raised.clear()
-            self.machine.reset_to(self._active)
+            self.machine.reset_to(active)
             if isinstance(exc, TransitionNotAllowed) and not isinstance(exc, EventNotAccepted):
-                raise EventNotAccepted(event, self._active, ended=False) from None
+                raise self._refusal(event) from None
             raise
         finally:
             self._pending = None
+            self._effect = None
+            self._undo = []
         if chart.ended(self._active):
             # SCXML exits every active state when the run ends; python-statemachine does not.
             # The event is applied by now: an exception from these actions reaches the caller
             # with the record in its final state.
             self.machine.run_exit_actions(list(reversed(self._active)), event)
 
+    def _refusal(self, event: str) -> Exception:
+        """Why the event took no transition (the last selection says)."""
+        spec = self._sc_spec
+        selection = self._selection
+        refused = selection.refused if selection is not None else []
+        limited = [detail for _, _, cause, detail in refused if cause == "limit"]
+        if limited:
+            state = str(limited[0])
+            return spec.limit(state, spec.limits[state])
+        guards = tuple(dict.fromkeys(
+            name for _, _, cause, transition in refused if cause == "guard"
+            for name in _guard_names(transition)))
+        return EventNotAccepted(event, self._active, ended=False, guards=guards)
+
     # -- timers ------------------------------------------------------------------------------
 
     @property
     def timers(self) -> tuple[timers.Timer[S, E], ...]:
-        """The armed timers (state, event, due time in UTC), in due order: the record's."""
+        """The armed timers (state, event, due time in UTC, declined), in due order: the
+        record's."""
         record: Any = self.record
         return tuple(record.timers) if self._sc_spec.timers else ()
 
     @property
     def next_deadline(self) -> dt.datetime | None:
-        """When the earliest armed timer is due (aware, UTC), or None when none is armed:
-        call `fire_due` then (a store schedules its runs by this)."""
+        """When the earliest armed timer that has not been declined is due (aware, UTC), or
+        None when there is none: call `fire_due` then (a store schedules its runs by this)."""
         record: Any = self.record
-        armed = record.timers if self._sc_spec.timers else None
-        return armed[0].due if armed else None
+        if not self._sc_spec.timers:
+            return None
+        for timer in record.timers:
+            if not timer.declined:
+                return timer.due  # type: ignore[no-any-return]
+        return None
 
     def fire_due(self, now: dt.datetime | None = None) -> list[str]:
         """Fire every armed timer due at `now` (default: the run's clock), in due order, each
-        as its own step whose time is the clock's; returns the events taken. A timer whose
-        guards all fail is dropped (it fires again only when its state is re-entered, or for
+        as its own step stamped with its due time (or the last step's time, if that is
+        later); returns the events taken. A timer with no enabled transition (its guards all
+        said no) is marked declined (it fires again only when its state is re-entered, or for
         a deadline, when its field changes). Timers armed by the steps this call takes wait
         for the next call, so a zero-delay loop cannot spin here."""
         if not self._sc_spec.timers:
             return []
-        when = _values.now(self.clock) if now is None else now
-        if not is_aware(when):
-            raise TypeError(f"now must be a datetime with a time zone, got {when!r}")
+        if self._pending is not None:
+            raise RuntimeError("fire_due() called while an event is being handled; call it "
+                               "after the action returns")
+        return self._fire_timers(self._when(now))
+
+    def _fire_timers(self, when: dt.datetime) -> list[str]:
         record: Any = self.record
         fired: list[str] = []
-        for timer in [t for t in record.timers if t.due <= when]:
+        for timer in timers.pending(record.timers, when):
             if timer not in record.timers or self._sc_spec.chart.ended(self._active):
                 continue  # disarmed by a timer fired before it
             event = timer.event.value
+            last: dt.datetime = record.lastTransitionAt
             try:
                 # One atomic step, as `send` takes one: a completion it causes is part of it.
-                self._fire(event, None)
-            except EventNotAccepted:  # no transition of it enabled: its guards all failed
-                record.timers = [t for t in record.timers if t != timer]
+                self._take(event, _NO_VALUES, last if timer.due < last else timer.due)
+            except (EventNotAccepted, LimitExceeded, MissingField):
+                # No transition of it is enabled (guards, a limit, a value a state needs):
+                # it stays armed, declined, so the record shows it.
+                record.timers = timers.declined(record.timers, timer)
             else:
                 fired.append(event)
         return fired
 
-    # -- internal events ---------------------------------------------------------------------
+    # -- the steps (called by the engine, statechart_runtime.machine) ------------------------
 
     def _complete(self) -> None:
         """Take the `done.state` events the last microsteps raised, one microstep each, in
         order (SCXML's internal queue; each may raise more). An event whose state a previous
-        one left, or whose guards all refuse, selects nothing and is dropped, as SCXML drops
-        it."""
+        one left, or whose transitions are all refused, selects nothing and is dropped, as
+        SCXML drops it."""
         spec = self._sc_spec
+        assert self._pending is not None
+        at = self._pending[2]
         while self._raised:
             state = self._raised.pop(0)
             if state not in self._active:
                 continue
-            event = "done.state." + state
-            self._pending = (event, _NO_VALUES)
+            event = events.done_event(state)
+            self._pending = (event, _NO_VALUES, at)
             self._stepped = False
             try:
-                self.machine.send(spec.event_ids[event])
+                StateMachine.send(self.machine, spec.event_ids[event])
             except TransitionNotAllowed:
                 if self._stepped:
                     raise
 
-    def _sc_microstep(self, transitions: list[Any], trigger: str) -> None:
-        """Called by the engine for every microstep, before any action: checks the spec's
-        contract (raising cancels the step), then updates the record. One function: it runs
-        on every event."""
+    def _sc_select(self, engine: Any, trigger_data: Any, predicate: Any) -> Any:
+        """The engine's selection, by the runtime (`kernel.select`: SCXML order, limits and
+        guards, the guards asked through python-statemachine), and the step's effect, computed
+        here before anything runs (`kernel.step`; a step the spec refuses raises)."""
         pending = self._pending
         spec = self._sc_spec
+        trigger = str(trigger_data.event)
         if pending is None or self._stepped or trigger != (
                 spec.event_ids.get(pending[0], pending[0]) if spec.event_ids else pending[0]):
+            if trigger not in self._sc_names:
+                return OrderedSet()  # the library's own (`done.state.x`): the run raises its own
             raise RuntimeError(f"`{trigger}` was sent to the machine directly: send events "
                                f"through {type(self).__name__}'s methods (after the action "
                                "that is running returns): they keep the run record")
-        event, values = pending
-        chart = spec.chart
-        record: Any = self.record
-        moves = [(t.source.value, t.target.value) for t in transitions]  # spec names
-        kinds: list[str | None] = []  # each move's history kind (None: not a history one)
-        if spec.history_targets:  # a history pseudo-state stands for its parent
-            targets = spec.history_targets
-            kinds = [targets[t][1] if t in targets else None for _, t in moves]
-            moves = [(s, targets[t][0] if t in targets else t) for s, t in moves]
-        entered: list[str] = []
-        all_sets: list[tuple[str, ...]] = []
-        for source, target in moves:
-            sets = spec.effects[(source, event, target)]
-            for field in sets:
-                if field not in values:
-                    raise spec.missing(field, f"`{event}` from `{source}` to `{target}` sets "
-                                       f"it; pass {field}=...")
-            all_sets.append(sets)
-        # A flat spec's configuration is its one state: the common case, kept cheap.
-        remembered = None
-        if spec.flat:
-            configuration: tuple[str, ...] = (moves[0][1],)
-            entered.append(moves[0][1])
-        elif chart.remembers:
-            configuration, entering, remembered = chart.step(
-                self._active, [(s, t, kind) if kind else (s, t)
-                               for (s, t), kind in zip(moves, kinds or [None] * len(moves),
-                                                       strict=True)],
-                record.remembered)
-            entered.extend(entering)
+        event, values, at = pending
+        states = self.machine.states_map
+        targets = spec.history_targets
+        event_data = trigger_data.event
+
+        def alternatives(name: str) -> Iterator[kernel.Alternative]:
+            for transition in states[name].transitions:
+                if transition.initial or not predicate(transition, event_data):
+                    continue
+                target = transition.target.value
+                kind = None
+                if target in targets:  # a history pseudo-state stands for its parent
+                    target, kind = targets[target]
+                guard = None
+                if transition.cond or transition.validators:
+                    guard = functools.partial(engine._conditions_match, transition,
+                                              trigger_data)
+                yield target, kind, guard, transition
+
+        state = self._state()
+        selection = kernel.select(spec, state, alternatives)
+        if not selection.moves:
+            self._selection = selection
+            return OrderedSet()
+        try:
+            self._effect = kernel.step(spec, state, event, selection.moves, values, at)
+        except kernel.Refused as refused:
+            raise self._refused(refused, event) from None
+        return OrderedSet(selection.taken)
+
+    def _refused(self, refused: kernel.Refused, event: str) -> Exception:
+        spec = self._sc_spec
+        error: Exception
+        if refused.cause == "limit":
+            error = spec.limit(str(refused.state), int(refused.limit or 0))
+            return error
+        name = refused.field or "?"
+        if refused.cause == "missing":
+            source, target = refused.move or ("?", "?")
+            error = spec.missing(name, f"`{event}` from `{source}` to `{target}` sets it; "
+                                 f"pass {name}=...")
         else:
-            configuration = chart.next_configuration(self._active, moves)
-            for source, target in moves:
-                entered.extend(chart.effect(source, target)[1])
-        # Fields each move clears (its exit set's `clear:`, then its own), before it sets.
-        clears = self._clears(event, moves) if spec.clearing else None
-        counts = record.counts
-        if spec.limits:
-            for name in entered:
-                if name in spec.limits and counts[name] >= spec.limits[name]:
-                    raise spec.limit(name, spec.limits[name])
-        if spec.requires:
-            # field -> whether this step leaves it set (True) or cleared (False)
-            after: dict[str, bool] = {}
-            for i, sets in enumerate(all_sets):
-                after.update(dict.fromkeys(clears[i] if clears else (), False))
-                after.update(dict.fromkeys(sets, True))
-            for name in configuration:
-                for field in spec.requires.get(name, ()):
-                    if not after.get(field, getattr(record, spec.attrs[field]) is not None):
-                        raise spec.missing(field, f"`{name}` requires it, and `{event}` "
-                                           + ("clears it" if field in after else
-                                              "does not set it"))
-        at = now(self.clock)
-        # Checked: from here on nothing raises, and `_fire` undoes it if the library does.
-        if spec.counted:
-            counts = dict(counts)  # a new dict: `_fire`'s snapshot keeps the old one
-            for name in entered:
-                if name in counts:
-                    counts[name] += 1
-            record.counts = counts
-        states = spec.states_by_name
-        attrs = spec.attrs
-        step_class = self._sc_record._sc_step
-        event_member = spec.events_by_name[event]
-        for i, ((source, target), sets) in enumerate(zip(moves, all_sets, strict=True)):
-            step_values: dict[str, JsonValue] = {}
-            for field in clears[i] if clears else ():
-                setattr(record, attrs[field], None)
-            for field in sets:
-                typed, as_json = values[field]
-                setattr(record, attrs[field], typed)
-                step_values[field] = as_json
-            record.history.append(step_class(event_member, states[source], states[target], at,
-                                             step_values, kinds[i] if kinds else None))
-        record.status = spec.reported(configuration) if spec.status_of \
-            else states[configuration[0]]
-        if not spec.flat:
-            record.configuration = [states[name] for name in configuration]
-        record.lastTransitionAt = at
-        if spec.timers:
-            timers.arm(spec, record, configuration, entered, at,
-                       [f for sets in all_sets for f in sets]
-                       + [f for fields in clears or () for f in fields])
-        if remembered is not None:
-            record.remembered = remembered
-        if chart.completes:
-            self._raised.extend(chart.raised(chart.sort(entered), configuration))
-        self._active = configuration
+            error = spec.missing(name, f"`{refused.state}` requires it, and `{event}` "
+                                 + ("clears it" if refused.cleared else "does not set it"))
+        return error
+
+    def _sc_microstep(self, transitions: list[Any], trigger: str) -> None:
+        """Called by the engine for every microstep, before any action: commits the effect
+        `_sc_select` computed (the actions then see the record as the step leaves it)."""
+        effect = self._effect
+        if effect is None or self._stepped:
+            raise RuntimeError(f"`{trigger}` was sent to the machine directly: send events "
+                               f"through {type(self).__name__}'s methods")
+        self._effect = None
+        self._undo.append(kernel.commit(self._sc_spec, self.record, effect))
+        self._active = effect.configuration
+        if effect.raised:
+            self._raised.extend(effect.raised)
         self._stepped = True
 
-    def _clears(self, event: str, moves: list[tuple[str, str]]) -> list[tuple[str, ...]]:
-        """Per move, the fields it clears: the `clear:` of each state it exits, then its own
-        (the integrity check replays the same, record.replay)."""
-        spec = self._sc_spec
-        out = []
-        for source, target in moves:
-            fields: list[str] = []
-            for name in spec.chart.exit_set(self._active, source, target):
-                fields.extend(spec.exit_clears.get(name, ()))
-            fields.extend(spec.clears.get((source, event, target), ()))
-            out.append(tuple(fields))
-        return out
+
+def _guard_names(transition: Any) -> list[str]:
+    """The guards of a python-statemachine transition, by the names the facade has them."""
+    return [str(getattr(spec, "attr_name", None) or spec) for spec in transition.cond]

@@ -13,7 +13,7 @@ declared in (the order of the spec's timer table).
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable
 from typing import Any, Generic, NamedTuple, TypeVar
 
 from statechart_runtime.values import parse_time, time_text
@@ -31,11 +31,16 @@ class Timer(NamedTuple, Generic[S, E]):
     state: S
     event: E
     due: dt.datetime
+    declined: bool = False  # it came due and its guards all said no (see `declined`)
 
-    def to_dict(self) -> dict[str, str]:
+    def to_dict(self) -> dict[str, Any]:
         state: Any = self.state
         event: Any = self.event
-        return {"state": state.value, "event": event.value, "due": time_text(self.due)}
+        data: dict[str, Any] = {"state": state.value, "event": event.value,
+                                "due": time_text(self.due)}
+        if self.declined:
+            data["declined"] = True
+        return data
 
 
 class TimerTable:
@@ -70,67 +75,60 @@ def utc(value: dt.datetime) -> dt.datetime:
     return value if value.tzinfo is dt.UTC else value.astimezone(dt.UTC)
 
 
-def arm(spec: Any, record: Any, configuration: Iterable[str], entered: Iterable[str],
-        at: dt.datetime, changed: Iterable[str]) -> None:
-    """Update `record.timers` after a step that entered `entered` (exits and re-entries
-    included: a re-entered state's timers start again) at `at`, leaving `configuration`
-    active, and changed the fields `changed`. Only the timers touched are recomputed: this
-    runs on every step of a spec with timers."""
+def rearm(spec: Any, armed: list[Timer[Any, Any]], configuration: Iterable[str],
+          entered: Iterable[str], at: dt.datetime, changed: Iterable[str],
+          value_of: Callable[[str], Any]) -> list[Timer[Any, Any]]:
+    """The armed timers after a step (pure: `armed` is not changed) that entered `entered`
+    (exits and re-entries included: a re-entered state's timers start again) at `at`,
+    leaving `configuration` active, and changed the fields `changed` (`value_of(field)`: a
+    deadline field's value after the step). The one place a timer's due time is computed:
+    a new run, every step of a live run, `update`, and the integrity check's replay call it.
+    Only the timers touched are recomputed: this runs on every step of a spec with timers."""
     table: TimerTable = spec.timers
     by_state = table.by_state
     entered = set(entered)
     touched = [row for name in entered if name in by_state for row in by_state[name]]
-    armed = record.timers
     if not armed and not touched and table.by_field.keys().isdisjoint(changed):
-        return  # nothing was armed and nothing arms: the common step of most states
+        return armed  # nothing was armed and nothing arms: the common step of most states
     active = set(configuration)
     if spec.chart.ended(active):
-        record.timers = []  # the run has ended: every state was exited
-        return
+        return []  # the run has ended: every state was exited
     kept = [t for t in armed if t.state.value in active and t.state.value not in entered]
     for name in changed:
         for row in table.by_field.get(name, ()):
             if row[0] in active and row[0] not in entered:
                 kept = [t for t in kept if t.event.value != row[1]]
                 touched.append(row)
-    states, events, attrs = spec.states_by_name, spec.events_by_name, spec.attrs
+    states, events = spec.states_by_name, spec.events_by_name
     start = utc(at)
     delays = table.delays
     for state, event, delay, deadline in touched:
         if delay is not None:
             due: dt.datetime | None = start + delays[event]
         else:
-            due = getattr(record, attrs[deadline]) if deadline is not None else None
+            due = value_of(deadline) if deadline is not None else None
         if due is not None:
             kept.append(Timer(states[state], events[event], utc(due)))
     # Due order with ties by the table's order (document order of states, then declaration).
-    record.timers = table.order(kept) if len(kept) > 1 else kept
+    return table.order(kept) if len(kept) > 1 else kept
 
 
-def expected(spec: Any, record: Any, configuration: tuple[str, ...],
-             entered_at: Mapping[str, dt.datetime]) -> list[Timer[Any, Any]]:
-    """The timers a record whose history ends in `configuration` has armed, given when each
-    active state was last entered (`replay` computes both)."""
-    table: TimerTable = spec.timers
-    if spec.chart.ended(configuration):
-        return []
-    states, events, attrs = spec.states_by_name, spec.events_by_name, spec.attrs
-    out = []
-    for name in configuration:
-        for state, event, delay, field in table.by_state.get(name, ()):
-            if delay is not None:
-                due: dt.datetime | None = entered_at[state] + dt.timedelta(milliseconds=delay)
-            else:
-                due = getattr(record, attrs[field]) if field is not None else None
-            if due is not None:
-                out.append(Timer(states[state], events[event], utc(due)))
-    return table.order(out)
+def declined(armed: list[Timer[Any, Any]], timer: Timer[Any, Any]) -> list[Timer[Any, Any]]:
+    """`armed` with `timer` marked declined: it came due and no transition of it was
+    enabled (its guards all said no). It stays armed, so the record still shows it and the
+    integrity check can prove it, but it does not fire again until it is re-armed."""
+    return [t._replace(declined=True) if t == timer else t for t in armed]
+
+
+def pending(armed: list[Timer[Any, Any]], when: dt.datetime) -> list[Timer[Any, Any]]:
+    """The armed timers that are due at `when` and not declined, in due order."""
+    return [t for t in armed if t.due <= when and not t.declined]
 
 
 def check(spec: Any, record: Any, armed: list[Timer[Any, Any]]) -> None:
-    """Refuse a record whose `timers` are not the ones its history arms, in due order. A timer
-    may be missing: `fire_due` drops a timer whose guards all failed, which the history does
-    not show."""
+    """Refuse a record whose `timers` are not exactly the ones its history arms (none
+    missing, none extra, each due when the history says), in due order. Whether a timer was
+    declined (its guards said no) is the record's to say: guards are not replayed."""
     invalid = spec.invalid
     timers = record.timers
     if not isinstance(timers, list) or not all(isinstance(t, Timer) for t in timers):
@@ -146,8 +144,15 @@ def check(spec: Any, record: Any, armed: list[Timer[Any, Any]]) -> None:
                 or utc(timer.due) != found.due:
             raise invalid(where + ".due", f"the history gives {time_text(found.due)}, not "
                           f"{timer.due!r}")
+        if not isinstance(timer.declined, bool):
+            raise invalid(where + ".declined", f"expected a boolean, got {timer.declined!r}")
     if timers != spec.timers.order(list(timers)) or len({t.event for t in timers}) != len(timers):
         raise invalid("timers", "expected each armed timer once, in due order")
+    present = {t.event for t in timers}
+    for timer in armed:
+        if timer.event not in present:
+            raise invalid("timers", f"the timer `{timer.event.value}` of `{timer.state.value}` "
+                          f"is armed by the history (due {time_text(timer.due)}) but missing")
 
 
 def from_json(spec: Any, raw: object) -> list[Timer[Any, Any]]:
@@ -157,13 +162,18 @@ def from_json(spec: Any, raw: object) -> list[Timer[Any, Any]]:
     out = []
     for index, item in enumerate(raw):
         where = f"timers[{index}]"
-        if not isinstance(item, dict) or set(item) != {"state", "event", "due"}:
-            raise invalid(where, "expected an object with keys ['due', 'event', 'state']")
+        if not isinstance(item, dict) or not {"state", "event", "due"} <= set(item) <= {
+                "state", "event", "due", "declined"}:
+            raise invalid(where, "expected an object with keys ['due', 'event', 'state'] "
+                          "(and `declined`)")
+        flag = item.get("declined", False)
+        if not isinstance(flag, bool):
+            raise invalid(where + ".declined", f"expected a boolean, got {flag!r}")
         state, event = item["state"], item["event"]
         if not isinstance(state, str) or state not in spec.states_by_name:
             raise invalid(where + ".state", f"unknown state {state!r}")
         if not isinstance(event, str) or event not in spec.timers.by_event:
             raise invalid(where + ".event", f"not a timer of the spec: {event!r}")
         due = utc(parse_time(where + ".due", item["due"], invalid))
-        out.append(Timer(spec.states_by_name[state], spec.events_by_name[event], due))
+        out.append(Timer(spec.states_by_name[state], spec.events_by_name[event], due, flag))
     return out

@@ -1,0 +1,281 @@
+"""The step kernel: what one step does to a run, computed once, then committed.
+
+Everything that changes a run goes through here: a live run's events, completion events and
+timers (`statechart_runtime.run`), and the replay that checks and upgrades stored records
+(`statechart_runtime.replay`). Two pure functions and one commit:
+
+- `select`: which transitions an event takes from a run's state (SCXML selection,
+  `Chart.select`), with each alternative's limit and guard asked in turn: an alternative whose
+  target would be entered beyond its `limit`, or whose guard says no, is not enabled, and
+  selection goes on to the next one. What was refused, and why, comes back with the result,
+  so a refusal can name its cause.
+- `step`: from a run's state (`RunState`) and one set of transitions, the whole effect
+  (`Effect`): states exited and entered, the next configuration, remembered history, entry
+  counts, the values set and cleared, the armed timers, the completion events raised, and
+  the history steps. It mutates nothing; a step the spec does not allow raises `Refused`,
+  naming why, which each caller turns into its own error (a live run's `MissingField` or
+  `LimitExceeded`, the integrity check's `InvalidRecord` at `history[i]`).
+- `commit`: writes an effect into a record and returns what undoes it, so an event whose
+  action fails is taken back whole, whatever fields a spec has.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from statechart_runtime import timers as _timers
+from statechart_runtime.semantics import Move, Remembered
+from statechart_runtime.values import JsonValue
+
+# What a step needs of one value it sets: the typed value, and its JSON form for the history.
+Given = Mapping[str, tuple[Any, JsonValue]]
+# One alternative of an event on a state, as `select` asks it: its target, its history kind
+# (None: not a history transition), its guard (None: none; else called, it says yes or no),
+# and whatever the caller wants back for it (python-statemachine's transition object).
+Alternative = tuple[str, str | None, Callable[[], bool] | None, object]
+
+
+class Refused(Exception):
+    """A step the spec does not allow. `cause`: "missing" (a transition sets `field` and no
+    value was given), "limit" (`state` would be entered beyond its `limit`), "requires"
+    (`state` requires `field`, and the step leaves it unset: `cleared` says whether the step
+    cleared it)."""
+
+    def __init__(self, cause: str, *, state: str | None = None, field: str | None = None,
+                 limit: int | None = None, move: tuple[str, str] | None = None,
+                 cleared: bool = False) -> None:
+        super().__init__(cause)
+        self.cause = cause
+        self.state = state
+        self.field = field
+        self.limit = limit
+        self.move = move
+        self.cleared = cleared
+
+
+@dataclass(slots=True)
+class RunState:
+    """What a step reads of a run: its configuration (document order), remembered history,
+    entry counts, armed timers, and a field's current typed value (`value_of`: None when
+    unset). `context_known` is False for a replay: run context is set by the application
+    outside the history, so what it held at a past step is not known (its `requires` are
+    checked on the record itself instead)."""
+
+    configuration: tuple[str, ...]
+    remembered: Remembered
+    counts: dict[str, int]
+    timers: list[_timers.Timer[Any, Any]]
+    value_of: Callable[[str], Any]
+    context_known: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class Effect:
+    """What one step does to a run (`step` computes it; `commit` writes it)."""
+
+    event: str
+    at: dt.datetime
+    configuration: tuple[str, ...]
+    entered: tuple[str, ...]
+    remembered: Remembered
+    counts: dict[str, int]
+    # field -> its typed value after the step (None: cleared), in the order they change
+    changes: dict[str, Any]
+    # per transition: (source, target, history kind, {field: JSON value it set})
+    steps: tuple[tuple[str, str, str | None, dict[str, JsonValue]], ...]
+    timers: list[_timers.Timer[Any, Any]] | None  # None: the spec has no timers
+    raised: tuple[str, ...]  # states whose `done.state` event this step raised, in order
+
+
+@dataclass(slots=True)
+class Selection:
+    """What `select` found: the transitions to take (`moves`, with the caller's objects in
+    `taken`), and the alternatives it passed over (`refused`: (state, target, cause, detail):
+    cause "limit" with the state that is at its limit, or "guard" with the caller's object).
+    `handled` is False when no active state (nor an ancestor) has a transition for the event
+    at all."""
+
+    moves: list[Move] = field(default_factory=list)
+    taken: list[object] = field(default_factory=list)
+    refused: list[tuple[str, str, str, object]] = field(default_factory=list)
+    handled: bool = False
+
+
+def over_limit(spec: Any, counts: Mapping[str, int], entered: Iterable[str]) -> str | None:
+    """The first of `entered` that would be entered beyond its `limit`, or None."""
+    limits = spec.limits
+    for name in entered:
+        if name in limits and counts[name] >= limits[name]:
+            return name
+    return None
+
+
+def unmet(spec: Any, configuration: Iterable[str], value_of: Callable[[str], Any],
+          skip: Iterable[str] = ()) -> tuple[str, str] | None:
+    """The first (state, field) of `configuration` whose required field is unset, or None;
+    fields in `skip` are not looked at."""
+    requires = spec.requires
+    skipped = frozenset(skip)
+    for name in configuration:
+        for required in requires.get(name, ()):
+            if required not in skipped and value_of(required) is None:
+                return name, required
+    return None
+
+
+def select(spec: Any, state: RunState,
+           alternatives: Callable[[str], Iterable[Alternative]]) -> Selection:
+    """The transitions an event takes from `state` (`Chart.select`: for each active atomic
+    state in document order, the first enabled alternative on it or on an ancestor; then
+    SCXML conflict resolution). `alternatives(name)` gives the event's alternatives declared
+    on state `name`, in document order; each is enabled unless its target would be entered
+    beyond a limit (asked first, so a guard is not called for it) or its guard says no."""
+    chart = spec.chart
+    found = Selection()
+    by_move: dict[Move, object] = {}
+    limits = spec.limits
+
+    def enabled(name: str) -> Iterator[str | tuple[str, str]]:
+        for target, kind, guard, payload in alternatives(name):
+            found.handled = True
+            move: Move = (name, target) if kind is None else (name, target, kind)
+            if limits:
+                entered = chart.move(state.configuration, move, state.remembered)[1]
+                beyond = over_limit(spec, state.counts, entered)
+                if beyond is not None:
+                    found.refused.append((name, target, "limit", beyond))
+                    continue
+            if guard is not None and not guard():
+                found.refused.append((name, target, "guard", payload))
+                continue
+            by_move[move] = payload
+            yield target if kind is None else (target, kind)
+
+    found.moves = chart.select(state.configuration, enabled)
+    found.taken = [by_move[m] for m in found.moves]
+    return found
+
+
+def step(spec: Any, state: RunState, event: str, moves: Sequence[Move], given: Given,
+         at: dt.datetime) -> Effect:
+    """The effect of taking `moves` (a conflict-free set, as `select` returns) on `event` at
+    `at`, with the values `given` (field -> (typed, JSON)); raises `Refused` for a step the
+    spec does not allow. Pure: `state` is not changed."""
+    chart = spec.chart
+    configuration = state.configuration
+    effects = spec.effects
+    all_sets: list[tuple[str, ...]] = []
+    for move in moves:
+        sets = effects[(move[0], event, move[1])]
+        for name in sets:
+            if name not in given:
+                raise Refused("missing", field=name, move=(move[0], move[1]))
+        all_sets.append(sets)
+    remembered = state.remembered
+    # A flat spec's configuration is its one state: the common case, kept cheap.
+    if spec.flat:
+        after: tuple[str, ...] = (moves[0][1],)
+        entered: tuple[str, ...] = after
+    elif chart.remembers:
+        after, entered, remembered = chart.step(configuration, moves, remembered)
+    else:
+        plain = [(m[0], m[1]) for m in moves]
+        after = chart.next_configuration(configuration, plain)
+        entered = chart.sort(name for s, t in plain for name in chart.entry_set(s, t)) \
+            if len(plain) > 1 else chart.entry_set(*plain[0])
+    counts = state.counts
+    if spec.limits:
+        beyond = over_limit(spec, counts, entered)
+        if beyond is not None:
+            raise Refused("limit", state=beyond, limit=spec.limits[beyond])
+    # Per transition, the fields it clears (the `clear:` of each state it exits, then its
+    # own), then those it sets: a transition can replace a value.
+    changes: dict[str, Any] = {}
+    steps = []
+    for move, sets in zip(moves, all_sets, strict=True):
+        if spec.clearing:
+            source, target = move[0], move[1]
+            for name in chart.exit_set(configuration, source, target):
+                for cleared in spec.exit_clears.get(name, ()):
+                    changes[cleared] = None
+            for cleared in spec.clears.get((source, event, target), ()):
+                changes[cleared] = None
+        values: dict[str, JsonValue] = {}
+        for name in sets:
+            typed, as_json = given[name]
+            changes.pop(name, None)  # set after cleared: the order the record sees them
+            changes[name] = typed
+            values[name] = as_json
+        steps.append((move[0], move[1], move[2] if len(move) == 3 else None, values))
+    if spec.requires:
+        def value_after(name: str) -> Any:
+            return changes[name] if name in changes else state.value_of(name)
+        # Run context a replay cannot know (see RunState) is not looked at, unless the
+        # step itself sets or clears it.
+        unknown = () if state.context_known else spec.context - changes.keys()
+        found = unmet(spec, after, value_after, unknown)
+        if found is not None:
+            raise Refused("requires", state=found[0], field=found[1],
+                          cleared=found[1] in changes)
+    if spec.counted:
+        counts = dict(counts)
+        for name in entered:
+            if name in counts:
+                counts[name] += 1
+    armed = None
+    if spec.timers:
+        # A replay reads a run-context deadline as the record holds it now: the application
+        # may have moved it since the step set it (`update` re-arms the timer).
+        settled = spec.context if not state.context_known else ()
+
+        def deadline(name: str) -> Any:
+            if name in changes and name not in settled:
+                return changes[name]
+            return state.value_of(name)
+        armed = _timers.rearm(spec, state.timers, after, entered, at, changes, deadline)
+    raised = tuple(chart.raised(chart.sort(entered), after)) if chart.completes else ()
+    return Effect(event, at, after, entered, remembered, counts, changes, tuple(steps), armed,
+                  raised)
+
+
+def commit(spec: Any, record: Any, effect: Effect) -> Callable[[], None]:
+    """Write `effect` into `record` (its status, configuration, counts, remembered history,
+    timers, last transition time, fields, and the new history steps); returns the function
+    that puts the record back as it was."""
+    states = spec.states_by_name
+    attrs = spec.attrs
+    writes: dict[str, Any] = {
+        "status": spec.reported(effect.configuration) if spec.status_of
+        else states[effect.configuration[0]],
+        "lastTransitionAt": effect.at,
+    }
+    if not spec.flat:
+        writes["configuration"] = [states[name] for name in effect.configuration]
+    if spec.counted:
+        writes["counts"] = effect.counts
+    if effect.timers is not None:
+        writes["timers"] = effect.timers
+    if spec.chart.remembers:
+        writes["remembered"] = effect.remembered
+    for name, value in effect.changes.items():
+        writes[attrs[name]] = value
+    before = {attr: getattr(record, attr) for attr in writes}
+    history = record.history
+    length = len(history)
+    for attr, value in writes.items():
+        setattr(record, attr, value)
+    step_class = record._sc_step
+    event = spec.events_by_name[effect.event]
+    at = effect.at
+    history.extend(step_class(event, states[source], states[target], at, values, kind)
+                   for source, target, kind, values in effect.steps)
+
+    def undo() -> None:
+        for attr, value in before.items():
+            setattr(record, attr, value)
+        del history[length:]
+
+    return undo
