@@ -209,22 +209,31 @@ def test_a_retry_waits_for_its_backoff_and_keeps_its_context() -> None:
     assert names(run) == ["running", "reasoning"] and run.record.retryCount == 1
 
 
-def test_retry_up_to_the_limit_and_beyond() -> None:
+def test_retry_up_to_the_limit_then_the_error_fails_the_run() -> None:
     run = running()
     for attempt in range(1, 4):
         at = retry(run, attempt)
         assert run.status is Status.retrying
         assert run.record.counts == {"retrying": attempt} and run.record.retryCount == attempt
         run.fire_due(at)
+    # The fourth error: `retrying` is at its limit, so that alternative is not enabled and
+    # the next one (failed) is taken, with the values the caller gave for it.
+    run.error(retryReason="timeout 4", retryChange=Change.model, retryAt=DEADLINE,
+              failureType="crash")
+    assert run.status is Status.failed and run.record.failureType == "crash"
+    assert run.record.retryReason == "timeout 3" and run.record.retryCount == 3
+    assert valid(run.record)["history"][-1]["values"] == {"failureType": "crash"}
+
+
+def test_a_limit_raises_only_when_no_alternative_is_left() -> None:
+    run = running()
+    for attempt in range(1, 4):
+        run.fire_due(retry(run, attempt))
     before = valid(run.record)
-    with pytest.raises(ar.AgentRunLimitExceeded, match=r"retrying.*at most 3"):
-        run.error(retryReason="timeout 4", retryChange=Change.model,
-                  retryAt=DEADLINE, failureType="crash")
-    # refused as a whole: machine, record and history unchanged
+    with pytest.raises(ar.AgentRunMissingField, match="failureType"):
+        run.error(retryReason="timeout 4")  # the fallback needs its value: nothing changes
     assert valid(run.record) == before and names(run) == ["running", "reasoning"]
     assert run.machine.configuration_values == {"running", "reasoning"}
-    run.fail(failureType="too many retries")
-    assert run.status is Status.failed and run.record.retryReason == "timeout 3"
 
 
 def test_a_guard_that_says_no_takes_the_next_alternative() -> None:
@@ -337,11 +346,16 @@ def test_every_forbidden_move_of_the_rules_raises(state: str) -> None:
         valid(run.record)
 
 
-def test_sending_to_the_machine_directly_is_refused() -> None:
+def test_sending_to_the_machine_directly_goes_through_the_run() -> None:
     run = new_run()
-    with pytest.raises(RuntimeError, match="methods"):
-        run.machine.send("triage")
-    assert names(run) == ["created"]
+    with pytest.raises(ar._api.EventNotAccepted, match="no active state handles it"):
+        run.machine.send("start")  # refused as the run refuses it
+    assert names(run) == ["created"] and run.record.history == []
+    run.machine.send("triage")  # taken as `run.triage()`: the record keeps it
+    assert names(run) == ["triaging"]
+    assert [s.event.value for s in run.record.history] == ["triage"]
+    with pytest.raises(TypeError, match="send values with"):
+        run.machine.send("reject", failureType="x")
 
 
 def test_saved_to_json_and_continued_in_a_new_process(tmp_path: Path) -> None:
@@ -354,7 +368,9 @@ def test_saved_to_json_and_continued_in_a_new_process(tmp_path: Path) -> None:
 import importlib.util, sys
 spec = importlib.util.spec_from_file_location("agent_run", {str(MODULE)!r})
 m = importlib.util.module_from_spec(spec); sys.modules["agent_run"] = m; spec.loader.exec_module(m)
-run = m.AgentRun.restore(m.AgentRunRecord.from_json(open({str(saved)!r}).read()))
+record = m.AgentRunRecord.from_json(open({str(saved)!r}).read())
+later = record.lastTransitionAt + __import__("datetime").timedelta(minutes=5)
+run = m.AgentRun.restore(record, clock=lambda: later)  # within the input wait's day
 assert [s.value for s in run.configuration] == ["interrupted", "waiting_for_input"]
 run.provide_input(humanInput="done")
 run.proceed()
@@ -438,7 +454,8 @@ def test_a_retry_count_beyond_the_limit_is_refused_by_both() -> None:
         run.fire_due(retry(run, attempt))
     data = json.loads(run.record.to_json())
     step = dict(data["history"][-2])
-    data["history"] += [step, dict(data["history"][-1])]
+    last = data["history"][-1]["at"]  # time only moves forward: the forged steps come last
+    data["history"] += [{**step, "at": last}, dict(data["history"][-1])]
     data["counts"]["retrying"] = 4
     data["retryCount"] = 4
     with pytest.raises(ar.AgentRunInvalidRecord, match="more than 3"):
@@ -478,8 +495,9 @@ def test_refusals_name_the_spec_event_and_states_and_type_errors_the_enum() -> N
     run = running()
     with pytest.raises(TransitionNotAllowed) as info:
         run.approve(approvedBy="alice")
-    assert str(info.value) == ("event `approve`: no transition for it is enabled in running, "
-                               "reasoning")
+    assert str(info.value) == ("event `approve`: no active state handles it (active: running, "
+                               "reasoning)")
+    assert info.value.cause == "unhandled"  # type: ignore[attr-defined]
     with pytest.raises(TypeError) as type_info:
         run.interrupt(interruptReason="approval")  # type: ignore[arg-type]
     assert str(type_info.value) == (

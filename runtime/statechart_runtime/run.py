@@ -30,6 +30,8 @@ R = TypeVar("R", bound=Record)
 S = TypeVar("S")
 E = TypeVar("E")
 _NO_VALUES: dict[str, tuple[Any, JsonValue]] = {}
+# The most timer steps one `fire_due` (or one event's catching up) takes.
+MAX_TIMER_STEPS = 1000
 
 
 class EventNotAccepted(RunError, TransitionNotAllowed):
@@ -409,12 +411,14 @@ class Run(Generic[R, S, E]):
         return None
 
     def fire_due(self, now: dt.datetime | None = None) -> list[str]:
-        """Fire every armed timer due at `now` (default: the run's clock), in due order, each
-        as its own step stamped with its due time (or the last step's time, if that is
-        later); returns the events taken. A timer with no enabled transition (its guards all
-        said no) is marked declined (it fires again only when its state is re-entered, or for
-        a deadline, when its field changes). Timers armed by the steps this call takes wait
-        for the next call, so a zero-delay loop cannot spin here."""
+        """Fire every timer due at `now` (default: the run's clock), earliest first, each as
+        its own step stamped with its due time (or the last step's time, if that is later);
+        returns the events taken. A timer armed by one of these steps that is due by `now`
+        fires too: the run ends as it would had a worker fired each timer on time. A timer
+        with no enabled transition (its guards all said no) is marked declined: it fires
+        again only when its state is re-entered or, for a deadline, when its field changes.
+        At most MAX_TIMER_STEPS steps are taken per call (a spec whose deadlines in the past
+        send the run round a loop would not end otherwise); the rest wait for the next."""
         if not self._sc_spec.timers:
             return []
         if self._pending is not None:
@@ -424,10 +428,13 @@ class Run(Generic[R, S, E]):
 
     def _fire_timers(self, when: dt.datetime) -> list[str]:
         record: Any = self.record
+        chart = self._sc_spec.chart
         fired: list[str] = []
-        for timer in timers.pending(record.timers, when):
-            if timer not in record.timers or self._sc_spec.chart.ended(self._active):
-                continue  # disarmed by a timer fired before it
+        for _ in range(MAX_TIMER_STEPS):
+            due = timers.pending(record.timers, when)
+            if not due or chart.ended(self._active):
+                break
+            timer = due[0]
             event = timer.event.value
             last: dt.datetime = record.lastTransitionAt
             try:
