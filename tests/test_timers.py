@@ -139,15 +139,18 @@ def test_fire_due_fires_in_due_order_across_nested_and_parallel_states(
     run.ask(approvalDeadline=T0 + dt.timedelta(days=5))
     run.approve(approver="ann")
     run.recheck()  # both regions of `checks` arm: legal 15m, budget 2h
+    entered = run.record.lastTransitionAt
     clock.advance(3 * dt.timedelta(hours=1))
     assert run.fire_due() == ["after.15m.pending_legal", "after.2h.pending_budget"]
+    # Each step happened when its timer was due, not when a worker got to it.
     steps = [(s.event.value, s.at) for s in run.record.history[-2:]]
-    assert steps == [("after.15m.pending_legal", clock.at), ("after.2h.pending_budget", clock.at)]
+    assert steps == [("after.15m.pending_legal", entered + 15 * MINUTE),
+                     ("after.2h.pending_budget", entered + 120 * MINUTE)]
     assert {s.value for s in run.configuration} >= {"budget_ok", "legal_ok"}
 
     # Ties: the same due time fires in document order of the states (the parallel state
     # before its regions, region a before b), then in declaration order; a timer whose
-    # guards all fail is dropped.
+    # guards all fail stays armed, declined (the record shows it; it does not fire again).
     ties = module_of(TIES, tmp_path, "ties")
     never = type("Never", (ties.Ties,), {"never": lambda self: False})
     clock = Clock()
@@ -156,11 +159,16 @@ def test_fire_due_fires_in_due_order_across_nested_and_parallel_states(
                                              "after.60000ms.b1"]
     assert run.fire_due(T0 + MINUTE) == ["after.1m.a1", "after.60s.b1"]
     assert {s.value for s in run.configuration} == {"both", "a", "a2", "b", "b2"}
-    assert run.timers == ()  # `both`'s was dropped (guard failed); b1's second left with b1
-    ties.TiesRecord.from_json(run.record.to_json())  # a dropped timer is not a forgery
+    # `both`'s was declined (its guard said no); b1's second left with b1.
+    assert [(e, t.declined) for (_, e, _), t in zip(armed(run), run.timers, strict=True)] == [
+        ("after.PT1M.both", True)]
+    assert run.next_deadline is None and run.fire_due(T0 + 2 * MINUTE) == []
+    again = ties.TiesRecord.from_json(run.record.to_json())  # a declined timer checks
+    assert again.timers == run.record.timers
 
 
-def test_timers_armed_by_fire_due_wait_for_the_next_call(tmp_path: Path) -> None:
+def test_timers_armed_by_fired_timers_fire_when_due(tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     spec = """\
 statechart: loop
 version: 1
@@ -177,9 +185,18 @@ states:
     loop = module_of(spec, tmp_path, "loop")
     clock = Clock()
     run = loop.Loop(clock=clock)
-    clock.advance(dt.timedelta(hours=1))
-    assert run.fire_due() == ["after.1s.a"]  # b's timer is due at clock + 1s: not yet
+    clock.advance(dt.timedelta(minutes=1))
+    # Each step is taken at its due time and arms the next one a second later: by now the
+    # run went round 60 times, as it would had a worker fired every timer on time.
+    assert run.fire_due() == ["after.1s.a", "after.1s.b"] * 30
+    assert [s.at for s in run.record.history] == [
+        T0 + dt.timedelta(seconds=n) for n in range(1, 61)]
     assert run.next_deadline == clock.at + dt.timedelta(seconds=1)
+    # A spec that never stops: one call takes at most MAX_TIMER_STEPS steps.
+    import statechart_runtime.run as run_module
+    monkeypatch.setattr(run_module, "MAX_TIMER_STEPS", 5)
+    clock.advance(dt.timedelta(minutes=1))
+    assert len(run.fire_due()) == 5 and run.next_deadline == T0 + dt.timedelta(seconds=66)
 
 
 def test_internal_events_cannot_be_sent(approval: ModuleType) -> None:
@@ -220,10 +237,12 @@ def test_the_record_holds_timers_and_refuses_forged_ones(approval: ModuleType) -
     refused(lambda d: d.update(createdAt="2026-03-01T09:05:00+00:00"), "createdAt")
     refused(lambda d: d.pop("timers"), "timers")
     refused(lambda d: d.update(timers=[{"state": "waiting"}]), "timers[0]")
-    # A missing timer is accepted: fire_due drops one whose guards fail, unseen in history.
-    dropped = json.loads(json.dumps(data))
-    del dropped["timers"][0]
-    record_class.from_json(json.dumps(dropped))
+    # A missing timer is refused (a declined one stays in the record, marked).
+    refused(lambda d: d["timers"].pop(0), "timers")
+    declined = json.loads(json.dumps(data))
+    declined["timers"][0]["declined"] = True
+    assert record_class.from_json(json.dumps(declined)).timers[0].declined
+    refused(lambda d: d["timers"][0].update(declined="yes"), "timers[0].declined")
 
 
 def test_an_older_record_gets_its_timers_from_its_history(tmp_path: Path) -> None:
@@ -351,12 +370,14 @@ def test_a_stored_run_keeps_its_timers_and_fires_after_loading(approval: ModuleT
     with open_store(tmp_path / "runs.db") as store:
         loaded = store.load(approval.Approval, run_id, clock=lambda: later)
         assert loaded.next_deadline == T0 + dt.timedelta(seconds=30)
-        assert loaded.fire_due(later) == ["after.30s.asking"]
+        # Five minutes of asking (30s) and reminding (500ms), each on time: 18 steps.
+        fired = loaded.fire_due(later)
+        assert fired == ["after.30s.asking", "after.500ms.reminding"] * 9
         store.save(loaded)
         again = store.load(approval.Approval, run_id, clock=lambda: later)
         assert armed(again) == armed(loaded)
-        assert again.next_deadline == later + dt.timedelta(milliseconds=500)
-        assert [row.event for row in store.history(run_id)] == ["after.30s.asking"]
+        assert again.next_deadline == T0 + dt.timedelta(milliseconds=9 * 30_500 + 30_000)
+        assert [row.event for row in store.history(run_id)] == fired
 
 
 MIXED = """\
@@ -392,13 +413,15 @@ def test_timers_with_history_and_completion(tmp_path: Path) -> None:
     clock.advance(10 * dt.timedelta(seconds=1))
     run.pause()
     assert armed(run) == [("paused", "after.1h.paused", clock.at + dt.timedelta(hours=1))]
-    clock.advance(dt.timedelta(hours=2))
-    assert run.fire_due() == ["after.1h.paused"]  # back into step2 through deep history
+    paused = clock.at
+    clock.advance(dt.timedelta(minutes=61))
+    assert run.fire_due(paused + dt.timedelta(hours=1)) == ["after.1h.paused"]  # deep history
     assert "step2" in {s.value for s in run.configuration}
-    assert armed(run) == [("step2", "after.1m.step2", clock.at + MINUTE)]
+    back = paused + dt.timedelta(hours=1)  # the step's time: the timer's due time
+    assert run.record.lastTransitionAt == back
+    assert armed(run) == [("step2", "after.1m.step2", back + MINUTE)]
     record = mixed.MixedRecord.from_json(run.record.to_json())  # replay gives the re-entry
     run = mixed.Mixed.restore(record, clock=clock)
-    clock.advance(MINUTE)
     assert run.fire_due() == ["after.1m.step2"]
     assert run.record.history[-1].event.value == "done.state.working"  # one atomic step
     assert run.is_terminated and run.timers == ()
@@ -457,5 +480,6 @@ states:
     upgraded = new.RenRecord.from_json(run.record.to_json())
     assert [s.event.value for s in upgraded.history] == ["after.2h.waiting"]
     assert upgraded.createdAt == T0
+    # Re-armed by the step, at its due time (T0 + 2h), for 2h more.
     assert [(t.event.value, t.due) for t in upgraded.timers] == [
-        ("after.2h.waiting", clock.at + dt.timedelta(hours=2))]
+        ("after.2h.waiting", T0 + dt.timedelta(hours=4))]

@@ -31,7 +31,7 @@ S = TypeVar("S")
 E = TypeVar("E")
 _NO_VALUES: dict[str, tuple[Any, JsonValue]] = {}
 # The most timer steps one `fire_due` (or one event's catching up) takes.
-MAX_TIMER_STEPS = 1000
+MAX_TIMER_STEPS = 10_000
 
 
 class EventNotAccepted(RunError, TransitionNotAllowed):
