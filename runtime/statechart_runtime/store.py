@@ -33,7 +33,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, TypeVar
 
-from statechart_runtime.errors import ConcurrentUpdate, RunNotFound, StoreError
+from statechart_runtime.errors import ConcurrentUpdate, RunError, RunNotFound, StoreError
 from statechart_runtime.run import Run
 from statechart_runtime.values import parse_time, utcnow
 
@@ -475,10 +475,14 @@ class RunStore:
     # -- events --------------------------------------------------------------------------
 
     def fire(self, run_class: type[RunT], run_id: str, event: Any, *,
-             idempotency_key: str | None = None, **values: Any) -> Fired:
-        """Load the run, send it `event` with `values`, save it: one transaction, holding
-        the run's row from load to save. An event the run refuses raises (EventNotAccepted,
-        MissingField, ...) and changes nothing. With `idempotency_key`, an event already
+             idempotency_key: str | None = None, at: dt.datetime | None = None,
+             **values: Any) -> Fired:
+        """Load the run, send it `event` with `values` at `at` (default: now), save it: one
+        transaction, holding the run's row from load to save. Timers due by then fire first,
+        each at its due time (`Run.send_at`). An event the run refuses raises
+        (EventNotAccepted, MissingField, ...) and changes nothing, except that the timers
+        that fired before it are saved (they happened: an approval sent after its deadline
+        finds, and leaves, the run timed out). With `idempotency_key`, an event already
         applied with that key for this run is not fired again (`applied` is False); the key
         reused for another event is a StoreError. A busy database is retried up to
         `max_attempts` times, a lost connection for up to `timeout` seconds."""
@@ -488,7 +492,7 @@ class RunStore:
             {f: _json_value(spec, f, v) for f, v in values.items()}, sort_keys=True)
         call = uuid.uuid4().hex  # tells this call's own commit from an earlier call's
 
-        def work() -> Fired:
+        def work() -> Fired | RunError:
             row = self._head_row(run_id, self.lock_run)
             if idempotency_key is not None:
                 seen = self._x('SELECT event, "values", call FROM idempotency WHERE '
@@ -504,7 +508,15 @@ class RunStore:
                                  (name,) if mine else ())
             run = self._head_run(run_class, run_id, row)
             mark = _mark_of(run)
-            run.send(event, **values)
+            try:
+                run.send_at(at if at is not None else utcnow(), event, **values)
+            except RunError as refusal:
+                if not run.record.history:  # nothing happened: nothing to save
+                    raise
+                # Timers fired before the event was refused: they are kept.
+                revision = self._write(run, mark, _utc_text(utcnow()), locked=True)
+                _saved(run, mark, revision)
+                return refusal
             revision = self._write(run, mark, _utc_text(utcnow()), locked=True)
             if idempotency_key is not None:
                 self._x("INSERT INTO idempotency VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -513,14 +525,18 @@ class RunStore:
             _saved(run, mark, revision)
             return Fired(run, True, revision, (name,))
 
-        return self._with_retries(work, repeatable=idempotency_key is not None)
+        done = self._with_retries(work, repeatable=idempotency_key is not None)
+        if isinstance(done, RunError):
+            raise done  # refused, after the timers that fired were committed
+        return done
 
     def fire_due(self, run_class: type[RunT], run_id: str, now: dt.datetime | None = None
                  ) -> Fired:
         """Load the run, fire every timer due at `now` (default: the current time) with
-        `run.fire_due(now)`, save it: one transaction, holding the run's row. A run with no
-        timer due fires nothing (`applied` False): two workers firing the same due run fire
-        its timers once."""
+        `run.fire_due(now)` (each step at its timer's due time), save it: one transaction,
+        holding the run's row. A run with no timer due fires nothing (`applied` False): two
+        workers firing the same due run fire its timers once. A timer whose guards said no
+        is saved as declined, so `next_due` moves on to the run's next timer."""
         return self._with_retries(lambda: self._fire_due(run_class, run_id, now),
                                   repeatable=False)
 
@@ -528,12 +544,15 @@ class RunStore:
         row = self._head_row(run_id, self.lock_run)
         run = self._head_run(run_class, run_id, row)
         mark = _mark_of(run)
-        events = tuple(run.fire_due(now))  # a spec without timers has none due
-        if not events:
+        armed = list(run.timers)
+        events = tuple(run.fire_due(now if now is not None else utcnow()))
+        if not events and list(run.timers) == armed:  # nothing due (or no timers at all)
             return Fired(run, False, row[2])
+        # A declined timer (its guards said no) is saved even when nothing fired: it no
+        # longer counts for `next_due`, so it cannot keep other runs' timers waiting.
         revision = self._write(run, mark, _utc_text(utcnow()), locked=True)
         _saved(run, mark, revision)
-        return Fired(run, True, revision, events)
+        return Fired(run, bool(events), revision, events)
 
     def fire_next_due(self, run_class: type[Run[Any, Any, Any]],
                       now: dt.datetime | None = None) -> Fired | None:
