@@ -30,6 +30,7 @@ from statechart.codegen import CodegenError
 from statechart.codegen._jinja import Ident, Lit, entry, environment, py
 from statechart.model import RecordField, Spec, State, Transition
 from statechart.outputs import folder, header_lines
+from statechart_runtime import events
 
 
 def camel(snake: str) -> str:
@@ -306,10 +307,9 @@ def _tables(spec: Spec, pn: PythonNames) -> dict[str, object]:
                                   for n in semantics.initial_configuration(spec)],
         # A timer's machine event id is derived by the runtime (`_sc_` + its member's name).
         "event_ids": [(py(k), py(v)) for k, v in pn.events.items()
-                      if not k.startswith("after.")],
+                      if not events.is_timer(k)],
         "attrs": [(py(k), py(v)) for k, v in pn.fields.items()],
-        "timers": [py((t.source, t.event, t.delay_ms, t.deadline))
-                   for t in dict((t.event, t) for t in spec.timers()).values()],
+        "timers": [py(row) for row in spec.timer_rows()],
         "internal": [(py(t.event), py(t.source)) for t in dict.fromkeys(
             t for t in spec.transitions()  # timers: in `timers`
             if t.internal and t.order == 0 and t.trigger != "after")],
