@@ -24,7 +24,6 @@ from __future__ import annotations
 import string
 import textwrap
 
-import statechart_runtime
 from statechart import __version__, names, semantics
 from statechart.codegen import CodegenError
 from statechart.codegen._jinja import Ident, Lit, entry, environment, py
@@ -371,11 +370,14 @@ def _context_tables(spec: Spec, pn: PythonNames, classes: dict[str, Ident]
 
 
 def _api_version(spec: Spec, data: dict[str, object]) -> tuple[int, int]:
-    """The runtime API the module needs: 1.2 only when it uses run context or statuses, so
-    that modules which do not still import on a 1.1 runtime."""
+    """The runtime API the module needs, the oldest that has what it uses (so that a module
+    imports on every runtime that can run it): 1.3 for timers (their rows end with the
+    `after:` key as written), 1.2 for run context or statuses, else 1.1."""
+    if spec.timers():
+        return (1, 3)
     used = any(data[k] for k in ("context", "defaults", "clears", "exit_clears", "fills",
                                  "status_names", "counters"))
-    return statechart_runtime.API_VERSION if used else (1, 1)
+    return (1, 2) if used else (1, 1)
 
 
 def render(spec: Spec) -> str:

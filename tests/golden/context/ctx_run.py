@@ -21,7 +21,7 @@ try:
 except ImportError as _error:  # an application that runs this module needs only the runtime
     raise ImportError(f"{__name__} needs the statechart-runtime package: "
                       "pip install statechart-runtime") from _error
-_rt.check_api((1, 3), __name__, 'statechart-compiler 0.2.0')
+_rt.check_api((1, 2), __name__, 'statechart-compiler 0.2.0')
 
 from statechart_runtime import api as _api  # noqa: E402
 
