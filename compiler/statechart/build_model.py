@@ -463,8 +463,8 @@ class _Builder:
                             "a name is a letter, then letters, digits or `_`: `reminder`")
             elif events.looks_like_delay(name):
                 self.schema(node, f"`name` of {where} is `{name}`, which reads as a delay",
-                            "records written before timers had names name a delay timer by "
-                            "its delay: a name must not start with `P` and a digit or `T`")
+                            "a name must not start with `P` and a digit or `T`: records "
+                            "written before timers had ids call a delay timer by its delay")
             elif found is not None and name != found:
                 self.schema(node, f"{where} is named both `{found}` and `{name}`",
                             "write `name:` on one alternative, or the same on each")
