@@ -22,7 +22,7 @@ try:
 except ImportError as _error:  # an application that runs this module needs only the runtime
     raise ImportError(f"{__name__} needs the statechart-runtime package: "
                       "pip install statechart-runtime") from _error
-_rt.check_api((1, 2), __name__, 'statechart-compiler 0.2.0')
+_rt.check_api((1, 3), __name__, 'statechart-compiler 0.2.0')
 
 from statechart_runtime import api as _api  # noqa: E402
 
@@ -78,7 +78,7 @@ class SupportRunEvent(enum.Enum):
     deny = 'deny'
     after_approvalDeadline_waiting_for_approval = 'after.approvalDeadline.waiting_for_approval'
     provide_input = 'provide_input'
-    after_24h_waiting_for_input = 'after.24h.waiting_for_input'
+    after_delay1_waiting_for_input = 'after.delay1.waiting_for_input'
     proceed = 'proceed'
     give_up = 'give_up'
     after_retryAt_retrying = 'after.retryAt.retrying'
@@ -240,7 +240,7 @@ _SPEC: _Final = _api.SpecTables(
         ('waiting_for_approval', 'deny', 'cancelled', ('cancelReason',)),
         ('waiting_for_approval', 'after.approvalDeadline.waiting_for_approval', 'timed_out', ()),
         ('waiting_for_input', 'provide_input', 'resumed', ('humanInput',)),
-        ('waiting_for_input', 'after.24h.waiting_for_input', 'timed_out', ()),
+        ('waiting_for_input', 'after.delay1.waiting_for_input', 'timed_out', ()),
         ('resumed', 'proceed', 'running', ()),
         ('resumed', 'cancel', 'cancelled', ('cancelReason',)),
         ('retrying', 'give_up', 'failed', ('failureType',)),
@@ -284,11 +284,11 @@ _SPEC: _Final = _api.SpecTables(
         'terminal': ('completed', 'failed', 'timed_out', 'cancelled'),
     },
     errors=(SupportRunInvalidRecord, SupportRunLimitExceeded, SupportRunMissingField),
-    # (state, event, delay in ms, or the datetime field of a deadline)
+    # (state, event, delay in ms, or the datetime field of a deadline, `after:` key as written)
     timers=(
-        ('waiting_for_approval', 'after.approvalDeadline.waiting_for_approval', None, 'approvalDeadline'),
-        ('waiting_for_input', 'after.24h.waiting_for_input', 86400000, None),
-        ('retrying', 'after.retryAt.retrying', None, 'retryAt'),
+        ('waiting_for_approval', 'after.approvalDeadline.waiting_for_approval', None, 'approvalDeadline', 'approvalDeadline'),
+        ('waiting_for_input', 'after.delay1.waiting_for_input', 86400000, None, '24h'),
+        ('retrying', 'after.retryAt.retrying', None, 'retryAt', 'retryAt'),
     ),
     # (source, event, target, kind) of every history transition
     history=(
@@ -431,7 +431,7 @@ class SupportRunMachine(_api.Machine):
     interrupted.waiting_for_approval.to(cancelled, event='deny')
     interrupted.waiting_for_approval.to(timed_out, event='_sc_after_approvalDeadline_waiting_for_approval')
     interrupted.waiting_for_input.to(resumed, event='provide_input')
-    interrupted.waiting_for_input.to(timed_out, event='_sc_after_24h_waiting_for_input')
+    interrupted.waiting_for_input.to(timed_out, event='_sc_after_delay1_waiting_for_input')
     resumed.to(running._sc_h_deep_running, event='proceed')
     resumed.to(cancelled, event='cancel')
     retrying.to(failed, event='give_up')

@@ -7,7 +7,8 @@ completion and history family (`done-history-*`), also the `done.state` events t
 after the event's own microstep (one macrostep per event). For the timers family
 (`timers-*`), a sequence's actions are events or clock advances (ms): the run's clock is
 advanced as XState's SimulatedClock was and `run.fire_due` called, and the fifth field also
-lists the `after.KEY.STATE` events taken. For every spec
+lists the timers' events taken, as `after.KEY.STATE` with KEY the `after:` key as written (the
+run's own events name a timer by its id, `after.delay1.STATE`: `_traced`). For every spec
 this test generates the module and replays each sequence through the facade, with guards
 answering as recorded and actions appending to a log; then replays it again through a
 save/restore at a seeded step. No node is needed here: `tests/conformance/make_traces.py`
@@ -36,6 +37,7 @@ from codegen_support import (
 )
 from statemachine.exceptions import TransitionNotAllowed
 
+from statechart_runtime import events
 from statechart_runtime.api import EventNotAccepted
 
 TRACES = Path(__file__).parent / "conformance" / "traces"
@@ -184,9 +186,19 @@ def _observe(run: Any, accepted: bool | str, since: int | None = None) -> list[A
     out = [accepted if isinstance(accepted, str) else int(accepted),
            [s.value for s in run.configuration], list(run.log), int(run.is_terminated)]
     if since is not None:
-        out.append([step.event.value for step in run.record.history[since:]
-                    if step.event.value.startswith(("done.state.", "after."))])
+        out.append([_traced(run, step.event.value) for step in run.record.history[since:]
+                    if events.parse(step.event.value) is not None])
     return out
+
+
+def _traced(run: Any, event: str) -> str:
+    """An internal event as the traces name it: a timer by its `after:` key as written
+    (`after.1500ms.a`), as XState's delays are converted (make_traces.after_event), not by
+    its id (`after.delay1.a`)."""
+    found = events.parse(event)
+    if found is None or found.kind != "after":
+        return event
+    return events.timer_event(run._sc_spec.timers.written[event], found.state)
 
 
 def _step(module: ModuleType, run: Any, event: str | int, internal: bool) -> list[Any]:

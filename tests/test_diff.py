@@ -86,6 +86,11 @@ FINISH_GUARDED = ("finish: done", "finish: {target: done, guard: can_finish}")
 # NEW always raises `version`, so `version-not-raised` shows only in its own cases.
 # Retrying waits 30s before it runs again (a timer).
 RETRY_TIMER = ("    limit: 3\n", "    limit: 3\n    after: {30s: running}\n")
+TWO_TIMERS = ("    limit: 3\n", "    limit: 3\n    after: {30s: running, 1h: failed}\n")
+NAMED_TIMERS = ("    limit: 3\n", "    limit: 3\n    after: {30s: {target: running, name: backoff}, "
+                "1h: {target: failed, name: deadline}}\n")
+UNTIL = ("  count: {type: integer}\n", "  count: {type: integer}\n  until: {type: datetime}\n")
+DEADLINE = ("    limit: 3\n", "    limit: 3\n    after: {until: running}\n")
 
 CASES: list[tuple[str, Edits, Edits, list[tuple[str, bool]]]] = [
     ("nothing", [], [], []),
@@ -189,11 +194,41 @@ CASES: list[tuple[str, Edits, Edits, list[tuple[str, bool]]]] = [
     ("counter-added", [], [("limit: 3", "limit: 3\n    counter: retryCount")],
      [("counter-changed", B)]),
     ("timer-added", [], [RETRY_TIMER], [("timer-added", S)]),
-    ("timer-removed", [RETRY_TIMER], [], [("timer-removed", S)]),
+    # Stored runs that fired it name its event, which is gone.
+    ("timer-removed", [RETRY_TIMER], [], [("timer-removed", B)]),
+    # The event is the timer's id (`after.delay1.retrying`), not its delay: it is kept.
     ("timer-delay-changed", [RETRY_TIMER], [(RETRY_TIMER[0], RETRY_TIMER[1].replace("30s", "PT1M"))],
      [("timer-changed", S)]),
+    # A stored step `retrying -after.delay1.retrying-> running` no longer exists.
     ("timer-retargeted", [RETRY_TIMER], [(RETRY_TIMER[0], RETRY_TIMER[1].replace("running", "failed"))],
+     [("timer-changed", B)]),
+    ("timer-target-added", [RETRY_TIMER],
+     [(RETRY_TIMER[0], RETRY_TIMER[1].replace(
+         "running", "[{target: failed, guard: too_late}, {target: running}]"))],
      [("timer-changed", S)]),
+    # Writing order numbers unnamed delay timers: swapping two changes both events' meaning.
+    ("timers-reordered", [TWO_TIMERS], [(TWO_TIMERS[0], TWO_TIMERS[1].replace(
+        "{30s: running, 1h: failed}", "{1h: failed, 30s: running}"))],
+     [("timer-changed", S), ("timer-changed", S), ("timer-changed", B), ("timer-changed", B)]),
+    # Named, they keep their events in any order; a new delay is a new due time only.
+    ("named-timers-reordered", [NAMED_TIMERS], [(NAMED_TIMERS[0], NAMED_TIMERS[1].replace(
+        "{30s: {target: running, name: backoff}, 1h: {target: failed, name: deadline}}",
+        "{2h: {target: failed, name: deadline}, 30s: {target: running, name: backoff}}"))],
+     [("timer-changed", S)]),
+    # Naming a timer changes its event (`delay1` -> `backoff`) ...
+    ("timer-named", [RETRY_TIMER], [(RETRY_TIMER[0], RETRY_TIMER[1].replace(
+        "30s: running", "30s: {target: running, name: backoff}"))],
+     [("timer-changed", B)]),
+    # ... unless it is named after its event.
+    ("timer-named-as-before", [RETRY_TIMER], [(RETRY_TIMER[0], RETRY_TIMER[1].replace(
+        "30s: running", "30s: {target: running, name: delay1}"))], []),
+    # A deadline timer's event was its field: records name it so, and still load.
+    ("deadline-named", [UNTIL, DEADLINE], [UNTIL, (DEADLINE[0], DEADLINE[1].replace(
+        "until: running", "until: {target: running, name: backoff}"))],
+     [("timer-changed", S)]),
+    ("timer-removed-of-two", [TWO_TIMERS], [(TWO_TIMERS[0], TWO_TIMERS[1].replace(
+        "{30s: running, 1h: failed}", "{1h: failed}"))],
+     [("timer-removed", B), ("timer-changed", S), ("timer-changed", B)]),
 ]
 
 

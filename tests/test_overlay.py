@@ -438,6 +438,26 @@ states:
         ("approvalId", "note"), "waiting", "waits")
 
 
+def test_an_overlay_removes_a_timer_by_its_name(tmp_path: Path) -> None:
+    """`STATE.after.NAME` removes the timer with `name: NAME`; the change names it by its key
+    as written, as a patch of it would."""
+    timed = BASE.replace("  done: {final: true}\n",
+                         "    after:\n      15m: {target: stopped, name: nudge}\n"
+                         "      PT1H: done\n  done: {final: true}\n")
+    specs = write(tmp_path, {"base.yaml": timed, "over.yaml": (
+        "statechart: over\nextends: base\nremove: {transitions: [working.after.nudge]}\n")})
+    base = check_file(specs / "base.yaml").spec
+    assert base is not None
+    assert [t.event for t in base.timers()] == ["after.nudge.working", "after.delay2.working"]
+    result = check_file(specs / "over.yaml")
+    assert result.diagnostics == []
+    spec = result.spec
+    assert spec is not None and spec.overlay is not None
+    # The overlay is a spec of its own: its one delay timer is its first.
+    assert [(t.key, t.event) for t in spec.timers()] == [("after.PT1H", "after.delay1.working")]
+    assert ("transition-removed", "working.after.15m") in spec.overlay.changes
+
+
 def test_an_overlay_patches_and_removes_timers_by_key(tmp_path: Path) -> None:
     """`after:` entries are patched one by one like `on:` events; `STATE.after.KEY` removes
     one; a timer the base does not have cannot be removed."""

@@ -390,8 +390,8 @@ def test_generated_timers_are_due_and_fired_through_the_store(backend: Backend,
     assert store.due(reminder.Reminder, later) == ids[:2]
     fired = [store.fire_next_due(reminder.Reminder, later) for _ in range(3)]
     assert [(f.run.record.runId, f.events) for f in fired if f] == [
-        (ids[0], ("after.30s.waiting",)), (ids[1], ("after.30s.waiting",))]
+        (ids[0], ("after.delay1.waiting",)), (ids[1], ("after.delay1.waiting",))]
     assert fired[2] is None
     assert store.find(reminder.Reminder, status="expired") == sorted(ids[:2])
-    assert [r.event for r in store.history(ids[0])] == ["after.30s.waiting"]
+    assert [r.event for r in store.history(ids[0])] == ["after.delay1.waiting"]
     assert store.load(reminder.Reminder, ids[0]).is_terminated  # replays, timers included

@@ -61,16 +61,16 @@ def test_entering_arms_and_leaving_disarms(approval: ModuleType) -> None:
     clock = Clock()
     run = approval.Approval(clock=clock)
     assert run.record.createdAt == T0
-    assert armed(run) == [("asking", "after.30s.asking", T0 + dt.timedelta(seconds=30)),
-                          ("open", "after.1d.open", T0 + dt.timedelta(days=1))]
+    assert armed(run) == [("asking", "after.delay1.asking", T0 + dt.timedelta(seconds=30)),
+                          ("open", "after.delay1.open", T0 + dt.timedelta(days=1))]
     assert run.next_deadline == T0 + dt.timedelta(seconds=30)
     clock.advance(10 * MINUTE)
     deadline = T0 + 45 * MINUTE
     run.ask(approvalDeadline=deadline)  # asking -> waiting: the 30s timer is disarmed
     assert armed(run) == [
         ("waiting", "after.approvalDeadline.waiting", deadline),
-        ("waiting", "after.PT1H.waiting", T0 + 70 * MINUTE),
-        ("open", "after.1d.open", T0 + dt.timedelta(days=1))]
+        ("waiting", "after.escalation.waiting", T0 + 70 * MINUTE),
+        ("open", "after.delay1.open", T0 + dt.timedelta(days=1))]
     run.approve(approver="ann")  # leaves `open`: all its timers go
     assert armed(run) == []
     assert run.next_deadline is None
@@ -141,11 +141,11 @@ def test_fire_due_fires_in_due_order_across_nested_and_parallel_states(
     run.recheck()  # both regions of `checks` arm: legal 15m, budget 2h
     entered = run.record.lastTransitionAt
     clock.advance(3 * dt.timedelta(hours=1))
-    assert run.fire_due() == ["after.15m.pending_legal", "after.2h.pending_budget"]
+    assert run.fire_due() == ["after.delay1.pending_legal", "after.delay1.pending_budget"]
     # Each step happened when its timer was due, not when a worker got to it.
     steps = [(s.event.value, s.at) for s in run.record.history[-2:]]
-    assert steps == [("after.15m.pending_legal", entered + 15 * MINUTE),
-                     ("after.2h.pending_budget", entered + 120 * MINUTE)]
+    assert steps == [("after.delay1.pending_legal", entered + 15 * MINUTE),
+                     ("after.delay1.pending_budget", entered + 120 * MINUTE)]
     assert {s.value for s in run.configuration} >= {"budget_ok", "legal_ok"}
 
     # Ties: the same due time fires in document order of the states (the parallel state
@@ -155,13 +155,13 @@ def test_fire_due_fires_in_due_order_across_nested_and_parallel_states(
     never = type("Never", (ties.Ties,), {"never": lambda self: False})
     clock = Clock()
     run = never(clock=clock)
-    assert [e for _, e, _ in armed(run)] == ["after.PT1M.both", "after.1m.a1", "after.60s.b1",
-                                             "after.60000ms.b1"]
-    assert run.fire_due(T0 + MINUTE) == ["after.1m.a1", "after.60s.b1"]
+    assert [e for _, e, _ in armed(run)] == ["after.delay1.both", "after.delay1.a1", "after.delay1.b1",
+                                             "after.delay2.b1"]
+    assert run.fire_due(T0 + MINUTE) == ["after.delay1.a1", "after.delay1.b1"]
     assert {s.value for s in run.configuration} == {"both", "a", "a2", "b", "b2"}
     # `both`'s was declined (its guard said no); b1's second left with b1.
     assert [(e, t.declined) for (_, e, _), t in zip(armed(run), run.timers, strict=True)] == [
-        ("after.PT1M.both", True)]
+        ("after.delay1.both", True)]
     assert run.next_deadline is None and run.fire_due(T0 + 2 * MINUTE) == []
     again = ties.TiesRecord.from_json(run.record.to_json())  # a declined timer checks
     assert again.timers == run.record.timers
@@ -188,7 +188,7 @@ states:
     clock.advance(dt.timedelta(minutes=1))
     # Each step is taken at its due time and arms the next one a second later: by now the
     # run went round 60 times, as it would had a worker fired every timer on time.
-    assert run.fire_due() == ["after.1s.a", "after.1s.b"] * 30
+    assert run.fire_due() == ["after.delay1.a", "after.delay1.b"] * 30
     assert [s.at for s in run.record.history] == [
         T0 + dt.timedelta(seconds=n) for n in range(1, 61)]
     assert run.next_deadline == clock.at + dt.timedelta(seconds=1)
@@ -202,11 +202,11 @@ states:
 def test_internal_events_cannot_be_sent(approval: ModuleType) -> None:
     run = approval.Approval(clock=Clock())
     with pytest.raises(EventNotAccepted) as info:
-        run.send("after.30s.asking")
+        run.send("after.delay1.asking")
     assert "the run raises it itself" in str(info.value)
     assert pickle.loads(pickle.dumps(info.value)).internal
     assert all(not e.value.startswith("after.") for e in run.allowed_events)
-    assert not hasattr(run, "after_30s_asking")
+    assert not hasattr(run, "after_delay1_asking")
 
 
 def test_the_record_holds_timers_and_refuses_forged_ones(approval: ModuleType) -> None:
@@ -216,7 +216,7 @@ def test_the_record_holds_timers_and_refuses_forged_ones(approval: ModuleType) -
     run.ask(approvalDeadline=T0 + dt.timedelta(hours=3))
     data = json.loads(run.record.to_json())
     assert data["createdAt"] == "2026-03-01T09:00:00+00:00"
-    assert data["timers"][0] == {"state": "waiting", "event": "after.PT1H.waiting",
+    assert data["timers"][0] == {"state": "waiting", "event": "after.escalation.waiting",
                                  "due": "2026-03-01T10:01:00+00:00"}
     record_class = approval.ApprovalRecord
     assert record_class.from_json(json.dumps(data)) == run.record
@@ -231,7 +231,7 @@ def test_the_record_holds_timers_and_refuses_forged_ones(approval: ModuleType) -
     refused(lambda d: d["timers"][0].update(due="2026-03-01T11:01:00+00:00"), "timers[0].due")
     refused(lambda d: d["timers"].reverse(), "timers")
     refused(lambda d: d["timers"].append(dict(d["timers"][0])), "timers")
-    refused(lambda d: d["timers"][0].update(event="after.30s.asking", state="asking"),
+    refused(lambda d: d["timers"][0].update(event="after.delay1.asking", state="asking"),
             "timers[0]")
     refused(lambda d: d["timers"][0].update(event="approve"), "timers[0].event")
     refused(lambda d: d.update(createdAt="2026-03-01T09:05:00+00:00"), "createdAt")
@@ -372,7 +372,7 @@ def test_a_stored_run_keeps_its_timers_and_fires_after_loading(approval: ModuleT
         assert loaded.next_deadline == T0 + dt.timedelta(seconds=30)
         # Five minutes of asking (30s) and reminding (500ms), each on time: 18 steps.
         fired = loaded.fire_due(later)
-        assert fired == ["after.30s.asking", "after.500ms.reminding"] * 9
+        assert fired == ["after.delay1.asking", "after.delay1.reminding"] * 9
         store.save(loaded)
         again = store.load(approval.Approval, run_id, clock=lambda: later)
         assert armed(again) == armed(loaded)
@@ -412,17 +412,17 @@ def test_timers_with_history_and_completion(tmp_path: Path) -> None:
     run.next()
     clock.advance(10 * dt.timedelta(seconds=1))
     run.pause()
-    assert armed(run) == [("paused", "after.1h.paused", clock.at + dt.timedelta(hours=1))]
+    assert armed(run) == [("paused", "after.delay1.paused", clock.at + dt.timedelta(hours=1))]
     paused = clock.at
     clock.advance(dt.timedelta(minutes=61))
-    assert run.fire_due(paused + dt.timedelta(hours=1)) == ["after.1h.paused"]  # deep history
+    assert run.fire_due(paused + dt.timedelta(hours=1)) == ["after.delay1.paused"]  # deep history
     assert "step2" in {s.value for s in run.configuration}
     back = paused + dt.timedelta(hours=1)  # the step's time: the timer's due time
     assert run.record.lastTransitionAt == back
-    assert armed(run) == [("step2", "after.1m.step2", back + MINUTE)]
+    assert armed(run) == [("step2", "after.delay1.step2", back + MINUTE)]
     record = mixed.MixedRecord.from_json(run.record.to_json())  # replay gives the re-entry
     run = mixed.Mixed.restore(record, clock=clock)
-    assert run.fire_due() == ["after.1m.step2"]
+    assert run.fire_due() == ["after.delay1.step2"]
     assert run.record.history[-1].event.value == "done.state.working"  # one atomic step
     assert run.is_terminated and run.timers == ()
     mixed.MixedRecord.from_json(run.record.to_json())
@@ -476,10 +476,10 @@ states:
     clock = Clock()
     run = old.Ren(clock=clock)
     clock.advance(dt.timedelta(hours=3))
-    assert run.fire_due() == ["after.2h.asked"]
+    assert run.fire_due() == ["after.delay1.asked"]
     upgraded = new.RenRecord.from_json(run.record.to_json())
-    assert [s.event.value for s in upgraded.history] == ["after.2h.waiting"]
+    assert [s.event.value for s in upgraded.history] == ["after.delay1.waiting"]
     assert upgraded.createdAt == T0
     # Re-armed by the step, at its due time (T0 + 2h), for 2h more.
     assert [(t.event.value, t.due) for t in upgraded.timers] == [
-        ("after.2h.waiting", T0 + dt.timedelta(hours=4))]
+        ("after.delay1.waiting", T0 + dt.timedelta(hours=4))]

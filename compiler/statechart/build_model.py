@@ -11,6 +11,7 @@ from __future__ import annotations
 import difflib
 import hashlib
 import math
+import re
 from collections.abc import Iterable
 from dataclasses import replace
 from typing import Any
@@ -34,10 +35,12 @@ from statechart.model import (
     Trigger,
 )
 from statechart.yaml_source import MAX_DEPTH, STR_TAG, Source, scalar_value, span_of
+from statechart_runtime import events
 from statechart_runtime.errors import InvalidRecord
 from statechart_runtime.values import parse_time
 
 Items = list[tuple[str, yaml.Node, yaml.Node]]
+_IDENTIFIER = re.compile(r"[A-Za-z][A-Za-z0-9_]*\Z")
 
 
 def did_you_mean(word: str, choices: Iterable[str]) -> str:
@@ -398,9 +401,14 @@ class _Builder:
         return tuple(out)
 
     def timers(self, source: str, node: yaml.Node) -> tuple[Transition, ...]:
-        """`after: {KEY: TARGET | {target, guard, description} | [...]}`: a KEY is a delay
-        (statechart.durations) or a datetime field's name, checked in `deadlines`."""
+        """`after: {KEY: TARGET | {target, guard, description, history, name} | [...]}`: a KEY
+        is a delay (statechart.durations) or a datetime field's name, checked in `deadlines`.
+        A timer's event is `after.ID.SOURCE`, its id its `name:`, else its deadline field,
+        else `delayN` for the Nth delay timer of the state (in writing order, named ones
+        counted): a new delay keeps the event (docs/spec-format.md, "Timers")."""
         out: list[Transition] = []
+        ids: dict[str, str] = {}  # timer id -> the `after:` key of the timer that has it
+        position = 0  # of the delay timers
         for key, key_node, value in self.mapping(node, f"`after` of state `{source}`", {}) or ():
             delay: int | None = None
             deadline: str | None = None
@@ -412,18 +420,57 @@ class _Builder:
                                 "ISO 8601 `PT15M`, `P1DT2H`")
                     continue
                 delay = parsed
+                position += 1
             else:
                 deadline = key
             alternatives = value.value if isinstance(value, yaml.SequenceNode) else [value]
             if isinstance(value, yaml.SequenceNode) and not alternatives:
                 self.schema(value, f"timer `{key}` of `{source}` lists no targets")
-            event = f"after.{key}.{source}"
-            timer = {"delay_ms": delay, "deadline": deadline}
+            name = self._timer_name(source, key, alternatives)
+            timer_id = name or deadline or events.delay_key(position)
+            event = events.timer_event(timer_id, source)
+            if timer_id in ids:
+                self.schema(key_node, f"timers `{ids[timer_id]}` and `{key}` of `{source}` "
+                            f"have the same id `{timer_id}`",
+                            "give one of them another `name:` (a timer's id is its `name:`, "
+                            "else its deadline field, else `delayN` for the Nth delay timer)")
+                self.dropped("transition", source, event)
+                continue
+            ids[timer_id] = key
+            timer = {"delay_ms": delay, "deadline": deadline, "after_key": key}
             for order, alt in enumerate(alternatives):
                 t = self.transition(source, event, key_node, alt, order, "after", timer)
                 if t is not None:
                     out.append(t)
         return tuple(out)
+
+    def _timer_name(self, source: str, key: str, alternatives: list[yaml.Node]) -> str | None:
+        """The `name:` of the timer `key` of `source`: written on any of its alternatives,
+        the same wherever it is written."""
+        where = f"timer `{key}` of `{source}`"
+        found: str | None = None
+        for alt in alternatives:
+            node = next((v for k, v in alt.value if isinstance(k, yaml.ScalarNode)
+                         and k.value == "name"), None) if isinstance(alt, yaml.MappingNode) \
+                else None
+            if node is None:
+                continue
+            name = self.string(node, f"`name` of {where}")
+            if name is None:
+                continue
+            if not _IDENTIFIER.match(name):
+                self.schema(node, f"`name` of {where} is `{name}`, not a name",
+                            "a name is a letter, then letters, digits or `_`: `reminder`")
+            elif events.looks_like_delay(name):
+                self.schema(node, f"`name` of {where} is `{name}`, which reads as a delay",
+                            "a name must not start with `P` and a digit or `T`: records "
+                            "written before timers had ids call a delay timer by its delay")
+            elif found is not None and name != found:
+                self.schema(node, f"{where} is named both `{found}` and `{name}`",
+                            "write `name:` on one alternative, or the same on each")
+            elif found is None:
+                found = name
+        return found
 
     def deadlines(self, states: dict[str, State], record: tuple[RecordField, ...]) -> None:
         """A deadline key names a `datetime` field (an undeclared one is `unknown-field`)."""
@@ -460,7 +507,7 @@ class _Builder:
         if trigger == "event":
             where = f"transition `{source}` on `{event}`"
         elif trigger == "after":
-            where = f"timer `{event.split('.')[1]}` of `{source}`"
+            where = f"timer `{extra['after_key']}` of `{source}`"
         else:
             where = f"the `{trigger}` transition of `{source}`"
         if isinstance(node, yaml.ScalarNode):
@@ -471,8 +518,8 @@ class _Builder:
             return Transition(source, event, target, None, (), None, order,
                               self.span(event_node), self.span(node), trigger=trigger, **extra)
         before = len(self.problems)
-        items = self.mapping(node, where,
-                             fmt.TRANSITION_KEYS if trigger == "event" else fmt.DONE_KEYS)
+        items = self.mapping(node, where, fmt.TRANSITION_KEYS if trigger == "event" else
+                             fmt.TIMER_KEYS if trigger == "after" else fmt.DONE_KEYS)
         if items is None:
             self.dropped("transition", source, event)
             return None

@@ -11,10 +11,12 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from statechart.diagnostics import Span
+from statechart_runtime import events
 
 StateKind = Literal["atomic", "compound", "parallel", "final"]
 # What raises a transition's event: a caller (`on:`), the completion of its source (`done:`,
-# event `done.state.SOURCE`) or a timer of its source (`after:`, event `after.KEY.SOURCE`).
+# event `done.state.SOURCE`) or a timer of its source (`after:`, event `after.ID.SOURCE`, ID
+# the timer's id: docs/spec-format.md "Timers").
 Trigger = Literal["event", "done", "after"]
 HistoryKind = Literal["shallow", "deep"]
 FieldType = Literal["string", "integer", "number", "boolean", "datetime", "enum"]
@@ -43,9 +45,11 @@ class Transition:
     # `history: shallow|deep`: enter the target where it was when last left (its default
     # entry the first time).
     history: HistoryKind | None = None
-    # A timer (`after:`): its fixed delay in milliseconds, or the datetime field it reads.
+    # A timer (`after:`): its fixed delay in milliseconds, or the datetime field it reads, and
+    # its `after:` key as written (`15m`, `PT1H`, the field); its id is in `event`.
     delay_ms: int | None = None
     deadline: str | None = None
+    after_key: str | None = None
     # Run context (docs/spec-format.md "Run context"): fields unset when taken, before `sets`.
     clears: tuple[str, ...] = ()
     clear_spans: tuple[Span, ...] = ()
@@ -60,14 +64,21 @@ class Transition:
         """The event as messages and pictures name it: `after 15m` for a timer, `done` for a
         completion, else the event's name."""
         if self.trigger == "after":
-            return "after " + self.event.split(".")[1]
+            return f"after {self.after_key}"
         return "done" if self.trigger == "done" else self.event
 
     @property
     def key(self) -> str:
         """The transition's key under its state in `remove: {transitions: [STATE.KEY]}`:
-        the event, or `after.15m` for a timer."""
-        return "after." + self.event.split(".")[1] if self.trigger == "after" else self.event
+        the event, or `after.15m` for a timer (its `after:` key as written)."""
+        return f"after.{self.after_key}" if self.trigger == "after" else self.event
+
+    @property
+    def timer_id(self) -> str | None:
+        """A timer's id (`delay1`, a `name:`, a deadline field): the KEY of its event
+        `after.KEY.STATE`; None for any other transition."""
+        found = events.parse(self.event) if self.trigger == "after" else None
+        return found.key if found is not None else None
 
 
 @dataclass(frozen=True)
@@ -225,6 +236,14 @@ class Spec:
     def timers(self) -> list[Transition]:
         """The `after:` transitions, in document order of their states."""
         return [t for t in self.transitions() if t.trigger == "after"]
+
+    def timer_rows(self) -> list[tuple[str, str, int | None, str | None, str]]:
+        """One row per timer (not per alternative), as the generated module gives them to the
+        runtime (`statechart_runtime.timers.TimerTable`): (state, event, delay in ms or None,
+        deadline field or None, `after:` key as written)."""
+        rows = {t.event: (t.source, t.event, t.delay_ms, t.deadline, t.after_key or "")
+                for t in self.timers()}
+        return list(rows.values())
 
     def events(self) -> list[str]:
         """Every event name, in first-use order (internal ones, `done.state.X`, included)."""

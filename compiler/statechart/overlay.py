@@ -13,7 +13,8 @@ What an overlay can do, and nothing else (nothing disappears by omission):
   base does not have is an error (a typo must not silently become a new state);
 - add record fields and rules; replace a base rule by its `id` only where the base marks it
   `overridable: true` (the base's other rules stay in force: an overlay cannot weaken them);
-- remove states, transitions (`STATE.EVENT`; a timer: `STATE.after.15m`), record fields and
+- remove states, transitions (`STATE.EVENT`; a timer: `STATE.after.15m`, or
+  `STATE.after.NAME` for a timer with a `name:`), record fields and
   overridable rules, explicitly, under `remove:`. Removals apply before additions, so
   remove-then-add replaces.
 """
@@ -70,6 +71,13 @@ def _get(mapping: yaml.Node, key: str) -> tuple[yaml.Node, yaml.Node] | None:
             if _key(k) == key:
                 return k, v
     return None
+
+
+def _timer_names(value: yaml.Node) -> set[str]:
+    """The `name:`s written on the alternatives of one `after:` entry."""
+    alternatives = value.value if isinstance(value, yaml.SequenceNode) else [value]
+    return {name for alt in alternatives if (found := _get(alt, "name")) is not None
+            and (name := _key(found[1])) is not None}
 
 
 def _set(mapping: yaml.MappingNode, key_node: yaml.Node, value: yaml.Node) -> None:
@@ -305,12 +313,19 @@ class _Resolver:
         if event.startswith("after.") and len(event) > 6:  # a timer: `STATE.after.15m`
             section, event = "after", event[6:]
         on = _get(where[0].value[where[1]][1], section) if where else None
+        if event and on is not None and section == "after" and _get(on[1], event) is None:
+            # A timer named `name: reminder` is also `STATE.after.reminder`; its change is
+            # named by its key as written, as a patch of it is.
+            event = next((_key(k) for k, v in on[1].value if event in _timer_names(v)),
+                         None) or event
+            name = f"{state}.after.{event}"
         if not event or on is None or _get(on[1], event) is None:
             what = f"timer `{event}`" if section == "after" else f"event `{event}`"
             self.error(node, f"cannot remove transition `{name}`: the base has no {what} "
                              f"on state `{state}`",
                        "write transitions to remove as `STATE.EVENT`, timers as "
-                       "`STATE.after.KEY` (`waiting.after.15m`)")
+                       "`STATE.after.KEY` (`waiting.after.15m`) or `STATE.after.NAME` for a "
+                       "timer with a `name:`")
             return
         on[1].value[:] = [(k, v) for k, v in on[1].value if _key(k) != event]
         self.changes.append(Change("transition-removed", name, self.span(node)))

@@ -38,7 +38,8 @@ STATE_KEYS = {
     "on": "transitions by event: `on: {start: running}`",
     "after": "timers: `after: {15m: expired}`; a key is a delay (`30s`, `15m`, `2h`, `1d`, "
              "`PT15M`) counted from entering the state, or a `datetime` record field (a "
-             "deadline); leaving the state disarms them",
+             "deadline); leaving the state disarms them; `name:` (on an alternative) names a "
+             "timer, whose id is else its field or `delayN`",
     "done": "where a compound or parallel state goes once it completes (a final child "
             "reached; every region final): `done: next` or `{target: next, guard: ok}`",
     "tags": "labels that rules and diagrams select states by",
@@ -66,6 +67,11 @@ TRANSITION_KEYS = {
 HISTORY_KINDS = ("shallow", "deep")
 # Completion transitions and timers: transitions without values (nothing sends the event).
 DONE_KEYS = {k: v for k, v in TRANSITION_KEYS.items() if k != "set"}
+# A timer's alternatives may also name it (the id in its event `after.ID.STATE`).
+TIMER_KEYS = {**DONE_KEYS,
+              "name": "the timer's id, in its event `after.NAME.STATE` (default: its deadline "
+                      "field, or `delayN` for the state's Nth delay timer); a new delay keeps "
+                      "it. One name per timer: alternatives that give one give the same"}
 
 
 FIELD_KEYS = {
@@ -115,6 +121,9 @@ _AFTER_KEY = {"type": "string", "anyOf": [
                 "(?:T(?:[0-9]+H)?(?:[0-9]+M)?(?:[0-9]+(?:[.][0-9]+)?S)?)?)$"},
     _NAME,
 ]}
+# A timer's `name:` is a name that does not start like a delay (`P1`, `PT2`: see
+# statechart_runtime.events.looks_like_delay).
+_TIMER_NAME = {"type": "string", "pattern": "^(?!P[0-9T])[A-Za-z][A-Za-z0-9_]*$"}
 
 
 def _names() -> dict[str, Any]:
@@ -143,11 +152,16 @@ def json_schema() -> dict[str, Any]:
         "additionalProperties": False,
     }
     one_transition = {"oneOf": [_NAME, {"$ref": "#/$defs/transition"}]}
-    done_transition = {"type": "object", "properties": _described({
-        "target": _NAME, "guard": _NAME, "description": {"type": "string"},
-        "history": {"enum": list(HISTORY_KINDS)}}, DONE_KEYS),
-        "required": ["target"], "additionalProperties": False}
+    done_keys = {"target": _NAME, "guard": _NAME, "description": {"type": "string"},
+                 "history": {"enum": list(HISTORY_KINDS)}}
+    done_transition = {"type": "object", "properties": _described(done_keys, DONE_KEYS),
+                       "required": ["target"], "additionalProperties": False}
     one_done = {"oneOf": [_NAME, done_transition]}
+    timer_transition = {
+        "type": "object", "properties": _described({**done_keys, "name": _TIMER_NAME},
+                                                   TIMER_KEYS),
+        "required": ["target"], "additionalProperties": False}
+    one_timer = {"oneOf": [_NAME, timer_transition]}
     state = {
         "type": ["object", "null"],
         "properties": _described({
@@ -160,7 +174,7 @@ def json_schema() -> dict[str, Any]:
                 "oneOf": [one_transition, {"type": "array", "items": one_transition,
                                            "minItems": 1}]}},
             "after": {"type": "object", "propertyNames": _AFTER_KEY, "additionalProperties": {
-                "oneOf": [one_done, {"type": "array", "items": one_done, "minItems": 1}]}},
+                "oneOf": [one_timer, {"type": "array", "items": one_timer, "minItems": 1}]}},
             "done": {"oneOf": [one_done, {"type": "array", "items": one_done, "minItems": 1}]},
             "tags": _names(), "entry": _names(), "exit": _names(), "requires": _names(),
             "limit": {"type": "integer", "minimum": 1},

@@ -11,7 +11,9 @@ from __future__ import annotations
 # 1.1: timers (`SpecTables(timers=...)`, `api.Timer`).
 # 1.2: run context, `clear:`, defaults and migration fills, the status vocabulary and counters
 # (SpecTables' keyword arguments `context` ... `counters`, `Run._update`).
-API_VERSION = (1, 2)
+# 1.3: a timer's event is its id (`after.delay1.waiting`), and its `SpecTables(timers=...)` row
+# ends with its `after:` key as written (`24h`), which records written before name it by.
+API_VERSION = (1, 3)
 __version__ = "0.2.0"
 
 

@@ -2,7 +2,11 @@
 
 - A completion event, `done.state.STATE`: STATE (a compound or parallel state with `done:`)
   has finished.
-- A timer's event, `after.KEY.STATE`: the timer KEY of STATE is due.
+- A timer's event, `after.KEY.STATE`: the timer KEY of STATE is due. KEY is the timer's id
+  (docs/spec-format.md, "Timers"): its `name:`, else a deadline timer's datetime field, else
+  `delayN` for the Nth delay timer of STATE (`delay_key`). Records written before timers had
+  ids name a delay timer by its delay as written (`after.15m.waiting`): `looks_like_delay`
+  tells such a KEY apart, and `statechart_runtime.timers.current_event` maps it.
 
 Both are in a spec's event enum and in a record's history, but no caller sends them
 (`Run.send` refuses them). Everything else (the compiler, the runtime, `diff`, overlays)
@@ -11,10 +15,16 @@ asks this module rather than slicing strings, so a change of scheme is one chang
 
 from __future__ import annotations
 
+import re
+from collections.abc import Mapping
 from typing import Literal, NamedTuple
 
 DONE_PREFIX = "done.state."
 TIMER_PREFIX = "after."
+DELAY_KEY_PREFIX = "delay"
+# A delay as an `after:` key is written: a digit first, or `P` followed by a digit or `T`
+# (ISO 8601). No timer id starts so: a field or a name that does is refused.
+_DELAY_LIKE = re.compile(r"\d|P[\dT]")
 
 
 class Internal(NamedTuple):
@@ -32,8 +42,19 @@ def done_event(state: str) -> str:
 
 
 def timer_event(key: str, state: str) -> str:
-    """The event of the timer `key` of `state` (`after.15m.waiting`)."""
+    """The event of the timer `key` of `state` (`after.delay1.waiting`)."""
     return f"{TIMER_PREFIX}{key}.{state}"
+
+
+def delay_key(position: int) -> str:
+    """The id of the `position`th (from 1) delay timer of a state that has no `name:`."""
+    return f"{DELAY_KEY_PREFIX}{position}"
+
+
+def looks_like_delay(key: str) -> bool:
+    """Whether an `after:` key (or the KEY of a stored timer event) is written as a delay
+    (`15m`, `PT1H`) rather than as a name (a datetime field, a timer's `name:`, `delay1`)."""
+    return bool(_DELAY_LIKE.match(key))
 
 
 def parse(event: str) -> Internal | None:
@@ -59,7 +80,7 @@ def is_timer(event: str) -> bool:
     return found is not None and found.kind == "after"
 
 
-def with_state(event: str, rename: dict[str, str]) -> str:
+def with_state(event: str, rename: Mapping[str, str]) -> str:
     """`event` with the state it names renamed (`rename`: old state -> new), for an internal
     event; any other event as it is."""
     found = parse(event)

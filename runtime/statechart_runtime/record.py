@@ -34,7 +34,7 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, Generic, Self, TypeVar, overload
 
-from statechart_runtime import events as _events
+from statechart_runtime import events as internal_events
 from statechart_runtime import replay as _replay
 from statechart_runtime import timers
 from statechart_runtime.spec import SpecTables
@@ -383,12 +383,14 @@ def replay(spec: SpecTables, record: Record) -> _replay.Replayed:
 
 def upgrade(spec: SpecTables, data: Mapping[str, Any]) -> Mapping[str, Any]:
     """A record stored by an earlier version of the spec, renamed into this version's names
-    (states, fields, counts, history). Records of this version are returned as they are; a
-    version with no migration keeps its names and is checked like any record."""
+    (states, fields, counts, history). Records of this version are returned as they are, but
+    for timer events that name no timer now (`timers.current_event`: records written before
+    timers had ids); a version with no migration keeps its names and is checked like any
+    record."""
     version = data.get("specVersion")
     if not isinstance(version, int) or isinstance(version, bool) \
             or not 1 <= version < spec.version:
-        return data
+        return _timer_events(spec, data) if spec.timers else data
     states, fields = spec.migrations.get(version, ({}, {}))
 
     def state(name: Any) -> Any:
@@ -400,11 +402,12 @@ def upgrade(spec: SpecTables, data: Mapping[str, Any]) -> Mapping[str, Any]:
         renamed = ((fields.get(key, key), value) for key, value in raw.items())
         return {key: value for key, value in renamed if key is not None}
 
-    def event(name: Any) -> Any:
-        # A timer's event names its state (`after.15m.waiting`): renamed with the state.
-        if isinstance(name, str) and _events.is_timer(name):
-            return _events.with_state(name, dict(states))
-        return name
+    def event(name: Any, where: str) -> Any:
+        # An internal event names its state (`after.delay1.waiting`): renamed with the
+        # state; a timer's, then mapped to the timer it stands for now.
+        if isinstance(name, str):
+            name = internal_events.with_state(name, states)
+        return timers.current_event(spec, name, where) if spec.timers else name
 
     upgraded: dict[str, Any] = values(dict(data))
     upgraded["specVersion"] = spec.version
@@ -415,13 +418,16 @@ def upgrade(spec: SpecTables, data: Mapping[str, Any]) -> Mapping[str, Any]:
         upgraded.setdefault(field, spec.defaults[field])
     history = upgraded.get("history")
     if isinstance(history, list):
-        upgraded["history"] = history = [
-            {**step, "source": _declaring(spec, state(step.get("source")), event(step.get(
-                "event")), state(step.get("target"))), "event": event(step.get("event")),
-             "target": state(step.get("target")), "values": values(step.get("values"))}
-            if isinstance(step, dict) else step
-            for step in history
-        ]
+        steps = []
+        for index, step in enumerate(history):
+            if isinstance(step, dict):
+                name = event(step.get("event"), f"history[{index}].event")
+                target = state(step.get("target"))
+                step = {**step, "source": _declaring(spec, state(step.get("source")), name,
+                                                     target),
+                        "event": name, "target": target, "values": values(step.get("values"))}
+            steps.append(step)
+        upgraded["history"] = history = steps
     # The renamed history is the source of truth: status, configuration and counts are
     # what replaying it gives (states may have moved into compound states or gained limits).
     # With no history, they follow from the renamed status; a history that does not replay
@@ -453,6 +459,27 @@ def upgrade(spec: SpecTables, data: Mapping[str, Any]) -> Mapping[str, Any]:
         upgraded.pop("configuration", None)
     else:
         upgraded["configuration"] = list(configuration)
+    return upgraded
+
+
+def _timer_events(spec: SpecTables, data: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A record of this version with the timer events of its history and `timers` that name no
+    timer of the spec now mapped to the ones they stand for (`timers.current_event`: a record
+    written before timers had ids names them by their delay). Returned as it is when there
+    are none (the common case: one look-up per step)."""
+    known = spec.events_by_name
+    history, armed = data.get("history"), data.get("timers")
+    steps = history if isinstance(history, list) else []
+    entries = armed if isinstance(armed, list) else []
+    if all(not isinstance(x, dict) or not isinstance(x.get("event"), str)
+           or x["event"] in known for x in (*steps, *entries)):
+        return data
+    upgraded = dict(data)
+    for key, items in (("history", steps), ("timers", entries)):
+        if items:
+            upgraded[key] = [
+                {**x, "event": timers.current_event(spec, x.get("event"), f"{key}[{i}].event")}
+                if isinstance(x, dict) else x for i, x in enumerate(items)]
     return upgraded
 
 

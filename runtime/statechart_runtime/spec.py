@@ -13,7 +13,7 @@ from typing import Any
 
 from statechart_runtime.errors import InvalidRecord, LimitExceeded, MissingField
 from statechart_runtime.semantics import Chart, StateRow
-from statechart_runtime.timers import TimerRow, TimerTable
+from statechart_runtime.timers import GeneratedTimerRow, TimerTable
 from statechart_runtime.values import FieldCodec, JsonValue
 
 # (source, event, target, fields it sets), one row per distinct (source, event, target).
@@ -89,7 +89,7 @@ class SpecTables:
         event_ids: Mapping[str, str] | None = None,
         attrs: Mapping[str, str] | None = None,
         internal: Mapping[str, str] | None = None,
-        timers: Sequence[TimerRow] | None = None,
+        timers: Sequence[GeneratedTimerRow] | None = None,
         history: Sequence[tuple[str, str, str, str | None]] = (),
         history_ids: Mapping[str, str] | None = None,
         context: Sequence[str] = (),

@@ -8,6 +8,11 @@ process: nothing runs in the background. `Run.fire_due` fires the due ones.
 
 Due order: the due time, then the document order of the state, then the order the timers are
 declared in (the order of the spec's timer table).
+
+A timer's event is `after.ID.STATE` (statechart_runtime.events), its id not its delay, so a
+new delay keeps the event. A record written before timers had ids names a delay timer by its
+delay as written (`after.24h.waiting`): `current_event` says which timer of this spec such an
+event, or the event of a timer that was renamed, stands for.
 """
 
 from __future__ import annotations
@@ -16,12 +21,17 @@ import datetime as dt
 from collections.abc import Callable, Iterable
 from typing import Any, Generic, NamedTuple, TypeVar
 
+from statechart_runtime import events as internal_events
 from statechart_runtime.values import parse_time, time_text
 
 S = TypeVar("S")
 E = TypeVar("E")
 # (state, internal event, delay in milliseconds or None, datetime field or None)
 TimerRow = tuple[str, str, int | None, str | None]
+# What a generated module passes (`SpecTables(timers=...)`): since API 1.3, a TimerRow and the
+# timer's `after:` key as written (`24h`, `PT1H`, a deadline field); a module of API 1.2 passes
+# TimerRows, whose events carry that key.
+GeneratedTimerRow = TimerRow | tuple[str, str, int | None, str | None, str]
 
 
 class Timer(NamedTuple, Generic[S, E]):
@@ -46,15 +56,21 @@ class Timer(NamedTuple, Generic[S, E]):
 class TimerTable:
     """The spec's timers, by state and by event, with each one's position in due order ties."""
 
-    __slots__ = ("by_event", "by_field", "by_state", "delays", "rank")
+    __slots__ = ("by_event", "by_field", "by_state", "delays", "rank", "written")
 
-    def __init__(self, rows: Iterable[TimerRow]) -> None:
+    def __init__(self, rows: Iterable[GeneratedTimerRow]) -> None:
         self.by_state: dict[str, list[TimerRow]] = {}
         self.by_event: dict[str, TimerRow] = {}
         self.by_field: dict[str, list[TimerRow]] = {}  # deadline field -> its timers
         self.rank: dict[str, int] = {}
         self.delays: dict[str, dt.timedelta] = {}  # event -> delay, made once
-        for index, row in enumerate(rows):
+        self.written: dict[str, str] = {}  # event -> the `after:` key as written
+        for index, generated in enumerate(rows):
+            row: TimerRow = generated[:4]
+            # API 1.2 rows end at the field: their events carry the key as written.
+            found = internal_events.parse(row[1])
+            self.written[row[1]] = generated[4] if len(generated) > 4 \
+                else found.key if found and found.key else row[1]
             if row[2] is not None:
                 self.delays[row[1]] = dt.timedelta(milliseconds=row[2])
             self.by_state.setdefault(row[0], []).append(row)
@@ -69,6 +85,26 @@ class TimerTable:
     def order(self, timers: list[Timer[Any, Any]]) -> list[Timer[Any, Any]]:
         rank = self.rank
         return sorted(timers, key=lambda t: (t.due, rank[t.event.value]))
+
+    def stands_for(self, event: str) -> str | None:
+        """The event of this table's timer that a stored timer event of a state with timers
+        stands for: itself when it is one; else the one timer of its state whose `after:` key
+        as written is the event's KEY (a record written before timers had ids, or a deadline
+        timer that got a `name:`); else, for a KEY written as a delay (a record written
+        before timers had ids) when its state has exactly one timer, that timer (its delay
+        changed). None otherwise: the timer is gone, or which one it became is ambiguous."""
+        if event in self.by_event:
+            return event
+        found = internal_events.parse(event)
+        if found is None or found.key is None or found.state not in self.by_state:
+            return None
+        rows = self.by_state[found.state]
+        same = [row[1] for row in rows if self.written[row[1]] == found.key]
+        if len(same) == 1:
+            return same[0]
+        if not same and len(rows) == 1 and internal_events.looks_like_delay(found.key):
+            return rows[0][1]
+        return None
 
 
 def utc(value: dt.datetime) -> dt.datetime:
@@ -177,3 +213,34 @@ def from_json(spec: Any, raw: object) -> list[Timer[Any, Any]]:
         due = utc(parse_time(where + ".due", item["due"], invalid))
         out.append(Timer(spec.states_by_name[state], spec.events_by_name[event], due, flag))
     return out
+
+
+def _id(event: str) -> str | None:
+    found = internal_events.parse(event)
+    return found.key if found is not None else None
+
+
+def current_event(spec: Any, event: object, where: str) -> object:
+    """The event that a stored record's `event` (at `where`) is in this spec: a timer event
+    that names no timer of the spec is mapped to the timer it stands for
+    (`TimerTable.stands_for`), and refused when its state has no timer it can stand for. Any
+    other value is returned as it is (and checked later)."""
+    if not isinstance(event, str) or event in spec.events_by_name:
+        return event
+    found = internal_events.parse(event)
+    if found is None or found.key is None or found.state not in spec.states_by_name:
+        return event
+    table: TimerTable = spec.timers
+    current = table.stands_for(event)
+    if current is not None:
+        return current
+    rows = table.by_state.get(found.state, [])
+    timers = ", ".join(f"`{_id(row[1])}` (after {table.written[row[1]]})" for row in rows) \
+        or "none"
+    delay = internal_events.looks_like_delay(found.key)
+    why = "which one it became is ambiguous" if delay and rows else "it is gone"
+    keep = f"keep a timer written `{found.key}`" if delay \
+        else f"keep it, or give the timer that replaces it `name: {found.key}`"
+    raise spec.invalid(where, f"unknown event {event!r}: `{found.state}` has no timer "
+                       f"`{found.key}` now (its timers: {timers}) and {why}, so a record "
+                       f"that fired it cannot be migrated to version {spec.version}: {keep}")

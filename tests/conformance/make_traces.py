@@ -66,6 +66,8 @@ class State:
     done: list[Alt] = field(default_factory=list)  # its `done:` alternatives
     # delay key -> alternatives (timers family: `after:`, delays only, never `history`)
     after: dict[str, list[Alt]] = field(default_factory=dict)
+    # delay key -> the timer's `name:` (none here; tests/test_timer_ids.py edits specs so)
+    names: dict[str, str] = field(default_factory=dict)
     closed: bool = False  # neither it nor an ancestor has transitions: may hold a final child
 
     def walk(self) -> Iterator[State]:
@@ -116,15 +118,16 @@ def to_yaml(spec: Spec) -> str:
     """Block YAML in the spec format; every name is an identifier, so nothing needs quoting."""
     lines = [f"statechart: {spec.name}", "version: 1", f"initial: {spec.initial}", "states:"]
 
-    def alternatives(key: str, alts: list[Alt]) -> None:
-        if len(alts) == 1 and alts[0][1] is None and alts[0][2] is None:
+    def alternatives(key: str, alts: list[Alt], name: str | None = None) -> None:
+        if len(alts) == 1 and alts[0][1] is None and alts[0][2] is None and name is None:
             lines.append(f"{key}: {alts[0][0]}")
             return
         lines.append(f"{key}:")
-        for target, guard, history in alts:
+        for i, (target, guard, history) in enumerate(alts):
             g = f", guard: {guard}" if guard else ""
             h = f", history: {history}" if history else ""
-            lines.append(f"{key[:len(key) - len(key.lstrip())]}  - {{target: {target}{g}{h}}}")
+            n = f", name: {name}" if name and i == 0 else ""
+            lines.append(f"{key[:len(key) - len(key.lstrip())]}  - {{target: {target}{g}{h}{n}}}")
 
     def state(s: State, indent: int) -> None:
         pad = " " * indent
@@ -149,7 +152,7 @@ def to_yaml(spec: Spec) -> str:
         if s.after:
             lines.append(f"{body}after:")
             for key, alts in s.after.items():
-                alternatives(f"{body}  {key}", alts)
+                alternatives(f"{body}  {key}", alts, s.names.get(key))
         if s.children:
             lines.append(f"{body}states:")
             for c in s.children:
@@ -418,14 +421,21 @@ def rename(spec: Spec, rng: random.Random) -> None:
     states = spec.states()
     numbers = list(range(1, len(states) + 1))
     rng.shuffle(numbers)
-    mapping = {s.name: f"s{n}" for s, n in zip(states, numbers, strict=True)}
-    for s in states:
-        s.name = mapping[s.name]
-        s.initial = mapping[s.initial] if s.initial else None
-        s.on = {e: [(mapping[t], g, h) for t, g, h in alts] for e, alts in s.on.items()}
-        s.done = [(mapping[t], g, h) for t, g, h in s.done]
-        s.after = {k: [(mapping[t], g, h) for t, g, h in alts] for k, alts in s.after.items()}
-    spec.initial = mapping[spec.initial]
+    rename_states(spec, {s.name: f"s{n}" for s, n in zip(states, numbers, strict=True)})
+
+
+def rename_states(spec: Spec, mapping: dict[str, str]) -> None:
+    """Rename the states `mapping` names (old -> new) wherever they are named."""
+    def m(name: str) -> str:
+        return mapping.get(name, name)
+
+    for s in spec.states():
+        s.name = m(s.name)
+        s.initial = m(s.initial) if s.initial else None
+        s.on = {e: [(m(t), g, h) for t, g, h in alts] for e, alts in s.on.items()}
+        s.done = [(m(t), g, h) for t, g, h in s.done]
+        s.after = {k: [(m(t), g, h) for t, g, h in alts] for k, alts in s.after.items()}
+    spec.initial = m(spec.initial)
 
 
 def add_actions(spec: Spec, rng: random.Random) -> None:

@@ -24,12 +24,12 @@ from __future__ import annotations
 import string
 import textwrap
 
-import statechart_runtime
 from statechart import __version__, names, semantics
 from statechart.codegen import CodegenError
 from statechart.codegen._jinja import Ident, Lit, entry, environment, py
 from statechart.model import RecordField, Spec, State, Transition
 from statechart.outputs import folder, header_lines
+from statechart_runtime import events
 
 
 def camel(snake: str) -> str:
@@ -306,10 +306,9 @@ def _tables(spec: Spec, pn: PythonNames) -> dict[str, object]:
                                   for n in semantics.initial_configuration(spec)],
         # A timer's machine event id is derived by the runtime (`_sc_` + its member's name).
         "event_ids": [(py(k), py(v)) for k, v in pn.events.items()
-                      if not k.startswith("after.")],
+                      if not events.is_timer(k)],
         "attrs": [(py(k), py(v)) for k, v in pn.fields.items()],
-        "timers": [py((t.source, t.event, t.delay_ms, t.deadline))
-                   for t in dict((t.event, t) for t in spec.timers()).values()],
+        "timers": [py(row) for row in spec.timer_rows()],
         "internal": [(py(t.event), py(t.source)) for t in dict.fromkeys(
             t for t in spec.transitions()  # timers: in `timers`
             if t.internal and t.order == 0 and t.trigger != "after")],
@@ -371,11 +370,14 @@ def _context_tables(spec: Spec, pn: PythonNames, classes: dict[str, Ident]
 
 
 def _api_version(spec: Spec, data: dict[str, object]) -> tuple[int, int]:
-    """The runtime API the module needs: 1.2 only when it uses run context or statuses, so
-    that modules which do not still import on a 1.1 runtime."""
+    """The runtime API the module needs, the oldest that has what it uses (so that a module
+    imports on every runtime that can run it): 1.3 for timers (their rows end with the
+    `after:` key as written), 1.2 for run context or statuses, else 1.1."""
+    if spec.timers():
+        return (1, 3)
     used = any(data[k] for k in ("context", "defaults", "clears", "exit_clears", "fills",
                                  "status_names", "counters"))
-    return statechart_runtime.API_VERSION if used else (1, 1)
+    return (1, 2) if used else (1, 1)
 
 
 def render(spec: Spec) -> str:

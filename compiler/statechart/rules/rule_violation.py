@@ -161,5 +161,5 @@ def _at(span: Span) -> str:
 def _redirect(t: Transition) -> str:
     """Where an overlay redirects `t`: `on: {EVENT` or, for a timer, `after: {15m`."""
     if t.trigger == "after":
-        return "after: {" + t.event.split(".")[1]
+        return "after: {" + str(t.after_key)
     return "on: {" + t.event

@@ -1,6 +1,7 @@
 # Generated from spec.yaml by statechart-compiler 0.2.0. DO NOT EDIT.
-# Source sha256: 1842893ffb5fccd242c028016d5fe1e3dddf6428111276593023723445e801f9
+# Source sha256: 9f2c779fefa5576ad70cf2317a6b5cdd1c49c98f547e21afc6a288242778aa98
 # Regenerate with: statechart build
+# ruff: noqa: E501 (a spec's names make some lines long)
 """The `approval` statechart, version 1: a typed python-statemachine class and its run record.
 Generated; see DESCRIPTION for the spec's own words."""
 
@@ -19,16 +20,16 @@ try:
 except ImportError as _error:  # an application that runs this module needs only the runtime
     raise ImportError(f"{__name__} needs the statechart-runtime package: "
                       "pip install statechart-runtime") from _error
-_rt.check_api((1, 1), __name__, 'statechart-compiler 0.2.0')
+_rt.check_api((1, 3), __name__, 'statechart-compiler 0.2.0')
 
 from statechart_runtime import api as _api  # noqa: E402
 
 SPEC_NAME: _Final = 'approval'
 SPEC_VERSION: _Final = 1
-SPEC_SHA256: _Final = '1842893ffb5fccd242c028016d5fe1e3dddf6428111276593023723445e801f9'
+SPEC_SHA256: _Final = '9f2c779fefa5576ad70cf2317a6b5cdd1c49c98f547e21afc6a288242778aa98'
 DESCRIPTION: _Final = (
     'Timers on nested and parallel states, with a delay, an ISO'
-    ' 8601 delay and a deadline.'
+    ' 8601 delay (named) and a deadline.'
 )
 
 
@@ -54,16 +55,16 @@ class ApprovalState(enum.Enum):
 class ApprovalEvent(enum.Enum):
     """Every event, in order of first use."""
 
-    after_1d_open = 'after.1d.open'
+    after_delay1_open = 'after.delay1.open'
     ask = 'ask'
-    after_30s_asking = 'after.30s.asking'
-    after_500ms_reminding = 'after.500ms.reminding'
+    after_delay1_asking = 'after.delay1.asking'
+    after_delay1_reminding = 'after.delay1.reminding'
     approve = 'approve'
     after_approvalDeadline_waiting = 'after.approvalDeadline.waiting'
-    after_PT1H_waiting = 'after.PT1H.waiting'
+    after_escalation_waiting = 'after.escalation.waiting'
     finish = 'finish'
-    after_2h_pending_budget = 'after.2h.pending_budget'
-    after_15m_pending_legal = 'after.15m.pending_legal'
+    after_delay1_pending_budget = 'after.delay1.pending_budget'
+    after_delay1_pending_legal = 'after.delay1.pending_legal'
     recheck = 'recheck'
     close = 'close'
 
@@ -122,17 +123,17 @@ _SPEC: _Final = _api.SpecTables(
     initial='open',
     # (source, event, target, fields it sets)
     transitions=(
-        ('open', 'after.1d.open', 'expired', ()),
+        ('open', 'after.delay1.open', 'expired', ()),
         ('asking', 'ask', 'waiting', ('approvalDeadline',)),
-        ('asking', 'after.30s.asking', 'reminding', ()),
-        ('reminding', 'after.500ms.reminding', 'asking', ()),
+        ('asking', 'after.delay1.asking', 'reminding', ()),
+        ('reminding', 'after.delay1.reminding', 'asking', ()),
         ('waiting', 'approve', 'approved', ('approver',)),
         ('waiting', 'after.approvalDeadline.waiting', 'expired', ()),
-        ('waiting', 'after.PT1H.waiting', 'expired', ()),
-        ('waiting', 'after.PT1H.waiting', 'asking', ()),
+        ('waiting', 'after.escalation.waiting', 'expired', ()),
+        ('waiting', 'after.escalation.waiting', 'asking', ()),
         ('checks', 'finish', 'approved', ()),
-        ('pending_budget', 'after.2h.pending_budget', 'budget_ok', ()),
-        ('pending_legal', 'after.15m.pending_legal', 'legal_ok', ()),
+        ('pending_budget', 'after.delay1.pending_budget', 'budget_ok', ()),
+        ('pending_legal', 'after.delay1.pending_legal', 'legal_ok', ()),
         ('approved', 'recheck', 'checks', ()),
         ('approved', 'close', 'closed', ()),
     ),
@@ -143,15 +144,15 @@ _SPEC: _Final = _api.SpecTables(
         'approver': 'string',
     },
     errors=(ApprovalInvalidRecord, ApprovalLimitExceeded, ApprovalMissingField),
-    # (state, event, delay in ms, or the datetime field of a deadline)
+    # (state, event, delay in ms, or the datetime field of a deadline, `after:` key as written)
     timers=(
-        ('open', 'after.1d.open', 86400000, None),
-        ('asking', 'after.30s.asking', 30000, None),
-        ('reminding', 'after.500ms.reminding', 500, None),
-        ('waiting', 'after.approvalDeadline.waiting', None, 'approvalDeadline'),
-        ('waiting', 'after.PT1H.waiting', 3600000, None),
-        ('pending_budget', 'after.2h.pending_budget', 7200000, None),
-        ('pending_legal', 'after.15m.pending_legal', 900000, None),
+        ('open', 'after.delay1.open', 86400000, None, '1d'),
+        ('asking', 'after.delay1.asking', 30000, None, '30s'),
+        ('reminding', 'after.delay1.reminding', 500, None, '500ms'),
+        ('waiting', 'after.approvalDeadline.waiting', None, 'approvalDeadline', 'approvalDeadline'),
+        ('waiting', 'after.escalation.waiting', 3600000, None, 'PT1H'),
+        ('pending_budget', 'after.delay1.pending_budget', 7200000, None, '2h'),
+        ('pending_legal', 'after.delay1.pending_legal', 900000, None, '15m'),
     ),
 )
 
@@ -214,17 +215,17 @@ class ApprovalMachine(_api.Machine):
     closed = _api.State(final=True)
     expired = _api.State(final=True)
 
-    open.to(expired, event='_sc_after_1d_open')
+    open.to(expired, event='_sc_after_delay1_open')
     open.asking.to(open.waiting, event='ask')
-    open.asking.to(open.reminding, event='_sc_after_30s_asking')
-    open.reminding.to(open.asking, event='_sc_after_500ms_reminding')
+    open.asking.to(open.reminding, event='_sc_after_delay1_asking')
+    open.reminding.to(open.asking, event='_sc_after_delay1_reminding')
     open.waiting.to(approved, event='approve')
     open.waiting.to(expired, event='_sc_after_approvalDeadline_waiting')
-    open.waiting.to(expired, event='_sc_after_PT1H_waiting', cond='is_urgent')
-    open.waiting.to(open.asking, event='_sc_after_PT1H_waiting')
+    open.waiting.to(expired, event='_sc_after_escalation_waiting', cond='is_urgent')
+    open.waiting.to(open.asking, event='_sc_after_escalation_waiting')
     checks.to(approved, event='finish')
-    checks.budget.pending_budget.to(checks.budget.budget_ok, event='_sc_after_2h_pending_budget')
-    checks.legal.pending_legal.to(checks.legal.legal_ok, event='_sc_after_15m_pending_legal')
+    checks.budget.pending_budget.to(checks.budget.budget_ok, event='_sc_after_delay1_pending_budget')
+    checks.legal.pending_legal.to(checks.legal.legal_ok, event='_sc_after_delay1_pending_legal')
     approved.to(checks, event='recheck')
     approved.to(closed, event='close')
 
