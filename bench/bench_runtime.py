@@ -2,7 +2,8 @@
 
     python bench/bench_runtime.py [--quick] [--markdown FILE] [--sizes 10 1000 5000]
                                   [--codegen-sizes 1000 5000] [--rounds 41] [--runs 3]
-                                  [--live 2000] [--module generated/agent_run.py]
+                                  [--live 2000] [--restore-calls 50] [--sections 1 ... 6]
+                                  [--module generated/agent_run.py]
 
 Side by side in one run (the machine is noisy: every speed is a ratio against a baseline
 measured in the same run, in interleaved rounds, and the medians are reported):
@@ -18,7 +19,15 @@ measured in the same run, in interleaved rounds, and the medians are reported):
    python-statemachine already imported, median of `--runs`;
 4. code generation (`python_module.render` + the record schema) against `check_source` on
    the same spec text, flat and nested, at `--codegen-sizes`;
-5. line counts of every module in generated/ and of the module generated at 10 states.
+5. line counts of every module in generated/ and of the module generated at 10 states;
+6. restoring a run from its head and firing one event: the CPU time of `RunStore.fire` per
+   call without its SQL (the head's JSON parsed, `from_dict(check=False)`,
+   `Run.restore(check=False)`, `run.send`, the new head and step encoded), split into
+   building the run, the send and the codec out, against the hand-written class constructed
+   on the same configuration and sent the same event (`--restore-calls` calls a round); and
+   the Python function calls per in-memory event and per part, generated and hand-written.
+
+`--sections 6` runs section 6 alone (with `--quick`: in seconds).
 
 The generated classes are found by the naming convention (CamelCase spec name for the
 facade, + `Machine`, + `Record`), and events go through the facade's methods, so the script
@@ -33,6 +42,7 @@ import enum
 import gc
 import importlib.util
 import inspect
+import json
 import os
 import platform
 import shutil
@@ -42,6 +52,7 @@ import tempfile
 import time
 import tracemalloc
 import typing
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -54,10 +65,22 @@ sys.path.insert(0, str(ROOT / "compiler"))
 from benchlib import agent_run_v1_module, module_source, time_cold_warm  # noqa: E402
 from genspec import generate  # noqa: E402
 from handwritten_agent_run import HandwrittenAgentRun  # noqa: E402
+from statemachine.orderedset import OrderedSet  # noqa: E402
 
 from statechart.codegen import python_module, record_schema  # noqa: E402
 from statechart.linter import check_source  # noqa: E402
+from statechart_runtime.store import (  # noqa: E402
+    MARK_ATTR,
+    RunStore,
+    SqliteStore,
+    _Mark,
+    _mark_of,
+    _saved,
+    _utc_text,
+)
+from statechart_runtime.values import utcnow  # noqa: E402
 
+ALL_SECTIONS = [1, 2, 3, 4, 5, 6]
 Step = tuple[str, dict[str, str]]  # (event, {record field: value as JSON writes it})
 
 
@@ -386,6 +409,310 @@ def bench_lines(generated_dir: Path) -> list[tuple[str, int, int]]:
 
 
 # ---------------------------------------------------------------------------------------
+# 6. restoring a run from its head and firing one event (RunStore.fire without the SQL)
+
+
+class SqlFreeStore(RunStore):
+    """The run store's own `_write` with every statement dropped: what `fire` computes for
+    its UPDATE and INSERTs (the head's JSON, the new step's row), and no database."""
+
+    def __init__(self) -> None:  # no connection, no schema
+        self.where = "(no SQL)"
+
+    def _x(self, sql: str, args: Any = ()) -> None:
+        return None
+
+    def _many(self, sql: str, rows: list[tuple[Any, ...]]) -> None:
+        return None
+
+
+class StoredConfiguration:
+    """The hand-written class's model: the active states, as python-statemachine keeps a
+    machine's state on its model (the baseline's whole "record")."""
+
+    def __init__(self, state: Any) -> None:
+        self.state = state
+
+
+# Generated, per call: (a) build = parse + restore, (b) send, (c) codec. `machine` is not in
+# the total: python-statemachine's constructor alone, timed in rounds of its own (its garbage
+# would otherwise be collected during the parts). Hand-written: build, send.
+GENERATED_PARTS = ("parse", "restore", "build", "send", "codec", "total")
+HAND_PARTS = ("build", "send", "total")
+
+
+class HeadFire:
+    """`RunStore.fire` of one event on a stored run, minus the SQL, and its baseline.
+
+    The head row is read from a real SqliteStore (in a temporary folder) holding the run:
+    its record as `to_dict(history=False)` JSON. Per call, the generated side does what
+    `fire` does between its SELECT and its COMMIT, in the same lines as RunStore.fire and
+    RunStore._head_run: fire's preamble (event name, call id), RunStore._head_data (the
+    JSON parse) and `from_dict(check=False)` (`parse`); `Run.restore(check=False)` and the
+    store's mark (`restore`); `run.send` (`send`); RunStore._write with its statements
+    dropped, and `_saved` (`codec`: the head's to_dict(history=False) and json.dumps, the new
+    step's row). The result is checked once against a real `store.fire`. The hand-written
+    side: HandwrittenAgentRun constructed on a model holding the same configuration
+    (`build`), sent the same event (`send`)."""
+
+    def __init__(self, gen: Generated, path: list[Step], event: str, folder: Path) -> None:
+        self.gen, self.event = gen, event
+        self.facade: Any = typing.cast(Any, gen.facade)  # a Run subclass
+        self.spec = self.facade._sc_spec
+        self.nosql = SqlFreeStore()
+        run = drive(gen.new_run(0), gen.prepare(path))
+        self.run_id = run.record.runId
+        self.active: tuple[str, ...] = tuple(run._active)
+        self.steps = len(run.record.history)
+        self.parts: dict[str, list[float]] = {p: [] for p in GENERATED_PARTS}
+        self.hand_parts: dict[str, list[float]] = {p: [] for p in HAND_PARTS}
+        store = SqliteStore(folder / "runs.db")
+        try:
+            store.create(run)
+            self.row = tuple(store._query(
+                "SELECT spec, spec_version, revision, steps, record FROM runs "
+                "WHERE run_id = ?", [self.run_id])[0])
+            head = json.dumps(run.record.to_dict(history=False), ensure_ascii=False,
+                              allow_nan=False)
+            assert self.row[4] == head, (self.row[4], head)
+            mine, mark = self.restore(self.parse())
+            self.send(mine)
+            self.codec(mine, mark)
+            fired = store.fire(gen.facade, self.run_id, event)
+            after = json.loads(store._query("SELECT record FROM runs WHERE run_id = ?",
+                                            [self.run_id])[0][0])
+        finally:
+            store.close()
+        ours = mine.record.to_dict(history=False)
+        for data in (ours, after):
+            data.pop("lastTransitionAt")
+        assert ours == after, (ours, after)
+        assert mine._active == fired.run._active, (mine._active, fired.run._active)
+        sm = self.hand_build()
+        self.hand_send(sm)
+        assert set(sm.configuration_values) == set(mine._active), (sm.configuration_values,
+                                                                   mine._active)
+
+    def _state_value(self) -> Any:
+        """The configuration as python-statemachine's state field holds it (Run.__init__)."""
+        return OrderedSet(self.active) if len(self.active) > 1 else self.active[0]
+
+    # -- the generated run: RunStore.fire's steps ----------------------------------------
+
+    def parse(self) -> Any:
+        event, spec, facade, run_id, row = (self.event, self.spec, self.facade, self.run_id,
+                                            self.row)
+        # RunStore.fire, before its transaction
+        name = event.value if isinstance(event, spec.event_enum) else event
+        self.name, self.call = name, uuid.uuid4().hex
+        # RunStore._head_run
+        data = RunStore._head_data(facade, run_id, row)
+        data["history"] = []
+        record = facade._sc_record.from_dict(data, check=False)
+        if record.runId != run_id:
+            raise AssertionError(f"{record.runId!r} != {run_id!r}")
+        return record
+
+    def restore(self, record: Any) -> tuple[Any, Any]:
+        row = self.row
+        run = self.facade.restore(record, check=False)
+        setattr(run, MARK_ATTR, _Mark(row[2], row[3], 0, run._active))
+        return run, _mark_of(run)
+
+    def send(self, run: Any) -> None:
+        run.send(self.name)
+
+    def codec(self, run: Any, mark: Any) -> None:
+        revision = self.nosql._write(run, mark, _utc_text(utcnow()), locked=True)
+        _saved(run, mark, revision)
+
+    def machine_alone(self, model: Any) -> Any:
+        """python-statemachine's part of `restore`: the machine as Run.__init__ makes it."""
+        return self.gen.machine(model=model, state_field="_sc_state", listeners=None)
+
+    def bare_model(self) -> Any:
+        model = self.facade.__new__(self.facade)
+        model._sc_state = self._state_value()
+        return model
+
+    # -- the hand-written class ------------------------------------------------------------
+
+    def hand_build(self) -> Any:
+        return HandwrittenAgentRun(model=StoredConfiguration(self._state_value()))
+
+    def hand_send(self, sm: Any) -> None:
+        sm.send(self.event)
+
+    # -- timed rounds ----------------------------------------------------------------------
+
+    def time_generated(self, calls: int) -> float:
+        """Seconds per call (the total); every part's mean is appended to `parts`."""
+        parse, restore, send, codec = self.parse, self.restore, self.send, self.codec
+        clock = time.perf_counter
+        sums = [0.0] * len(GENERATED_PARTS)
+        for _ in range(calls):
+            t0 = clock()
+            record = parse()
+            t1 = clock()
+            run, mark = restore(record)
+            t2 = clock()
+            send(run)
+            t3 = clock()
+            codec(run, mark)
+            t4 = clock()
+            for i, seconds in enumerate((t1 - t0, t2 - t1, t2 - t0, t3 - t2, t4 - t3,
+                                         t4 - t0)):
+                sums[i] += seconds
+        for part, total in zip(GENERATED_PARTS, sums, strict=True):
+            self.parts[part].append(total / calls)
+        return sums[GENERATED_PARTS.index("total")] / calls
+
+    def time_machine(self, calls: int) -> float:
+        """Seconds per python-statemachine constructor alone, as `restore` calls it."""
+        machine_alone, bare_model = self.machine_alone, self.bare_model
+        clock = time.perf_counter
+        seconds = 0.0
+        for _ in range(calls):
+            model = bare_model()
+            t0 = clock()
+            machine_alone(model)
+            seconds += clock() - t0
+        return seconds / calls
+
+    def time_hand(self, calls: int) -> float:
+        build, send = self.hand_build, self.hand_send
+        clock = time.perf_counter
+        built = sent = 0.0
+        for _ in range(calls):
+            t0 = clock()
+            sm = build()
+            t1 = clock()
+            send(sm)
+            t2 = clock()
+            built += t1 - t0
+            sent += t2 - t1
+        for part, seconds in zip(HAND_PARTS, (built, sent, built + sent), strict=True):
+            self.hand_parts[part].append(seconds / calls)
+        return (built + sent) / calls
+
+    # -- function calls ----------------------------------------------------------------------
+
+    def calls_per_part(self, repeats: int) -> dict[str, dict[str, dict[str, float]]]:
+        """Function calls per call of each part (the first repeat outside the count)."""
+        gen = {p: [0, 0] for p in (*GENERATED_PARTS, "machine")}
+        hand = {p: [0, 0] for p in HAND_PARTS}
+
+        def add(into: list[int], counted: tuple[Any, int, int]) -> Any:
+            into[0] += counted[1]
+            into[1] += counted[2]
+            return counted[0]
+
+        for i in range(repeats + 1):
+            g = {p: [0, 0] for p in gen} if i == 0 else gen
+            h = {p: [0, 0] for p in HAND_PARTS} if i == 0 else hand
+            record = add(g["parse"], profiled(self.parse))
+            run, mark = add(g["restore"], profiled(self.restore, record))
+            add(g["send"], profiled(run.send, self.name))
+            add(g["codec"], profiled(self.codec, run, mark))
+            add(g["machine"], profiled(self.machine_alone, self.bare_model()))
+            sm = add(h["build"], profiled(self.hand_build))
+            add(h["send"], profiled(sm.send, self.event))
+        for k in (0, 1):
+            gen["build"][k] = gen["parse"][k] + gen["restore"][k]
+            gen["total"][k] = gen["build"][k] + gen["send"][k] + gen["codec"][k]
+            hand["total"][k] = hand["build"][k] + hand["send"][k]
+        return {"generated": per_call(gen, repeats), "hand": per_call(hand, repeats)}
+
+
+def per_call(counts: dict[str, list[int]], n: int) -> dict[str, dict[str, float]]:
+    return {p: {"python": c[0] / n, "c": c[1] / n} for p, c in counts.items()}
+
+
+def profiled(fn: Callable[..., Any], *args: Any) -> tuple[Any, int, int]:
+    """fn(*args)'s result, and the Python and C function calls made while it ran, `fn`
+    itself included (sys.setprofile: each call made, and each generator resumed, counts
+    once)."""
+    counts = [0, 0]
+
+    def count(frame: Any, what: str, arg: Any) -> None:
+        if what == "call":
+            counts[0] += 1
+        elif what == "c_call":
+            counts[1] += 1
+
+    sys.setprofile(count)
+    try:
+        result = fn(*args)
+    finally:
+        sys.setprofile(None)
+    return result, counts[0], counts[1] - 1  # the call that turns the profile off
+
+
+def bench_restore_fire(gen: Generated, path: list[Step], tool_calls: int, rounds: int,
+                       calls: int) -> dict[str, Any]:
+    # triage, start and `tool_calls` tool calls: in `running.reasoning`, call_tool is next
+    to_reasoning = path[:2] + [("call_tool", {}), ("tool_result", {})] * tool_calls
+    tmp = Path(tempfile.mkdtemp(prefix="bench_restore_"))
+    try:
+        hf = HeadFire(gen, to_reasoning, "call_tool", tmp)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    for _ in range(3):  # warm-up: first-call caches on both sides
+        hf.time_generated(calls)
+        hf.time_hand(calls)
+    for parts in (*hf.parts.values(), *hf.hand_parts.values()):
+        parts.clear()
+    gc.collect()
+    gen_total, hand_total = paired_rounds(lambda: hf.time_generated(calls),
+                                          lambda: hf.time_hand(calls), rounds)
+    hand_parts = {p: list(v) for p, v in hf.hand_parts.items()}  # of these rounds only
+    gc.collect()
+    machine, machine_hand = paired_rounds(lambda: hf.time_machine(calls),
+                                          lambda: hf.time_hand(calls), rounds)
+    ratios = sorted(g / h for g, h in zip(gen_total, hand_total, strict=True))
+    quartiles = statistics.quantiles(ratios, n=4) if len(ratios) > 1 else ratios * 3
+    out: dict[str, Any] = {
+        "rounds": rounds, "calls": calls, "event": hf.event, "steps": hf.steps,
+        "tool_calls": tool_calls,
+        "head_bytes": len(hf.row[4].encode()), "active": hf.active,
+        "generated": {**{p: statistics.median(v) for p, v in hf.parts.items()},
+                      "machine": statistics.median(machine)},
+        "hand": {p: statistics.median(v) for p, v in hand_parts.items()},
+        # generated time / hand-written time: how many times the baseline's cost
+        "ratio": statistics.median(ratios), "q1": quartiles[0], "q3": quartiles[2],
+        # each part of either side against the hand-written total of the same round
+        "of_hand": {
+            **{f"generated {p}": statistics.median(
+                g / h for g, h in zip(v, hand_total, strict=True))
+               for p, v in hf.parts.items()},
+            # against the hand-written totals of its own rounds
+            "generated machine": statistics.median(
+                g / h for g, h in zip(machine, machine_hand, strict=True)),
+            **{f"hand {p}": statistics.median(
+                g / h for g, h in zip(v, hand_total, strict=True))
+               for p, v in hand_parts.items()}},
+    }
+    print(f"restore+fire: {out}", flush=True)
+
+    # Function calls per in-memory event (a live run, call_tool / tool_result), and per
+    # part of one restore + fire.
+    loop = gen.prepare([("call_tool", {}), ("tool_result", {})] * 50)
+    loop_events = [e for e, _ in loop]
+    live = drive(gen.new_run(0), gen.prepare(path[:2]))
+    sm = send_all(HandwrittenAgentRun(), [e for e, _ in path[:2]])
+    drive(live, loop)  # first-use caches: not per event
+    send_all(sm, loop_events)
+    _, gen_py, gen_c = profiled(drive, live, loop)
+    _, hand_py, hand_c = profiled(send_all, sm, loop_events)
+    out["event_calls"] = {"generated": {"python": gen_py / len(loop), "c": gen_c / len(loop)},
+                          "hand": {"python": hand_py / len(loop), "c": hand_c / len(loop)}}
+    out["part_calls"] = hf.calls_per_part(10)
+    print(f"function calls per event: {out['event_calls']}; per restore+fire: "
+          f"{out['part_calls']}", flush=True)
+    return out
+
+
+# ---------------------------------------------------------------------------------------
 # Report
 
 
@@ -400,39 +727,144 @@ def verdict(ok: bool) -> str:
 def markdown(res: dict[str, Any], args: argparse.Namespace) -> str:
     import statemachine
 
-    ev, mem, imp, cg, lines = (res[k] for k in ("events", "memory", "imports", "codegen",
-                                                "lines"))
+    ev, mem, imp, cg, lines, rf = (res.get(k) for k in ("events", "memory", "imports",
+                                                        "codegen", "lines", "restore"))
     gen = res["generated"]
+    only = "" if args.sections == ALL_SECTIONS else " --sections " + " ".join(
+        str(n) for n in args.sections)
     out = [
         "## Runtime: generated code against hand-written python-statemachine",
         "",
-        f"Measured by `python bench/bench_runtime.py{' --quick' if args.quick else ''}` on "
-        f"{time.strftime('%Y-%m-%d')}: {platform.python_implementation()} "
+        f"Measured by `python bench/bench_runtime.py{' --quick' if args.quick else ''}{only}` "
+        f"on {time.strftime('%Y-%m-%d')}: {platform.python_implementation()} "
         f"{platform.python_version()}, python-statemachine {statemachine.__version__}, "
         f"{os.cpu_count()} CPUs (shared, noisy). Generated module: `{args.module}` "
         f"(`{gen.base}`, `{gen.base}Machine`, `{gen.base}Record`); baseline: "
         "`bench/handwritten_agent_run.py`, the same states and transitions as a plain "
         "`StateMachine` subclass, no record.",
         "",
-        "### Targets",
-        "",
-        "| target | measured | |",
-        "| --- | --- | --- |",
     ]
-    for name in ("created", "steady"):
-        r = ev[name]
-        out.append(f"| events/s, {name}: generated ≥ 0.9× hand-written | {r['ratio']:.2f}× "
-                   f"| {verdict(r['ratio'] >= 0.9)} |")
-    for name, r in mem.items():
-        out.append(f"| memory per live run, {name}: ≤ 2× hand-written | {r['ratio']:.2f}× "
-                   f"| {verdict(r['ratio'] <= 2)} |")
+    targets = []
+    events_rows = [(name, ev[name]) for name in ("created", "steady")] if ev else []
+    for name, r in events_rows:
+        targets.append(f"| events/s, {name}: generated ≥ 0.9× hand-written | "
+                       f"{r['ratio']:.2f}× | {verdict(r['ratio'] >= 0.9)} |")
+    for name, r in (mem or {}).items():
+        targets.append(f"| memory per live run, {name}: ≤ 2× hand-written | {r['ratio']:.2f}× "
+                       f"| {verdict(r['ratio'] <= 2)} |")
     biggest = max(r["n"] for r in cg) if cg else None
-    for r in cg:
+    for r in cg or ():
         if r["n"] == biggest:
-            out.append(f"| codegen within 3× of check at {r['n']:,} states "
-                       f"({'nested' if r['nested'] else 'flat'}) | {r['ratio']:.1f}× "
-                       f"| {verdict(r['ratio'] <= 3)} |")
+            targets.append(f"| codegen within 3× of check at {r['n']:,} states "
+                           f"({'nested' if r['nested'] else 'flat'}) | {r['ratio']:.1f}× "
+                           f"| {verdict(r['ratio'] <= 3)} |")
+    if targets:
+        out += ["### Targets", "", "| target | measured | |", "| --- | --- | --- |", *targets]
+    if ev:
+        out += events_markdown(ev, args)
+    if mem:
+        out += memory_markdown(mem, args)
+    if imp:
+        out += imports_markdown(imp, args)
+    if cg:
+        out += codegen_markdown(cg, args)
+    if lines:
+        out += lines_markdown(lines)
+    if rf:
+        out += restore_markdown(rf)
+    out.append("")
+    return "\n".join(out)
+
+
+def usec(seconds: float) -> str:
+    """A time per call in ms, to the microsecond."""
+    return f"{seconds * 1000:,.3f} ms"
+
+
+def restore_markdown(rf: dict[str, Any]) -> list[str]:
+    g, h, of = rf["generated"], rf["hand"], rf["of_hand"]
+    active = ", ".join(rf["active"])
+    out = [
+        "",
+        "### 6. Restoring a run from its head and firing one event (`RunStore.fire`, no SQL)",
+        "",
+        f"Per call, what `store.fire` computes between its SELECT and its COMMIT, on the "
+        f"agent run stored after {rf['steps']} steps (triage, start, {rf['tool_calls']} tool "
+        f"calls; active: {active}), firing `{rf['event']}`: its head as the store keeps it "
+        f"(`to_dict(history=False)` JSON, {rf['head_bytes']} bytes, read from a SQLite store) "
+        "parsed and restored, the event sent, the new head and step encoded (the run "
+        "store's own `_head_data` and `_write` with the statements dropped; checked once "
+        "against a real `store.fire`). Baseline: the hand-written class constructed on a "
+        "model that holds the same configuration (how python-statemachine keeps a "
+        "machine's state on a model), sent the same event: no record, no JSON. Medians of "
+        f"{rf['rounds']} interleaved rounds (ABBA) of {rf['calls']} calls each; each part's "
+        "median is its own, so the parts need not add up to the total exactly. "
+        "**× hand-written total**: the part's time over the baseline's whole call, per "
+        "round, median (the total's interquartile range in brackets). python-statemachine's "
+        "constructor alone (the generated machine class, the facade as its model, as "
+        "`Run.__init__` makes it) is timed in another "
+        f"{rf['rounds']} rounds against the baseline, and is not in the total.",
+        "",
+        "| per call | generated | % of generated total | hand-written | "
+        "× hand-written total |",
+        "| --- | ---: | ---: | ---: | ---: |",
+        f"| **total** | {usec(g['total'])} | 100% | {usec(h['total'])} | "
+        f"**{rf['ratio']:.2f}×** ({rf['q1']:.2f}–{rf['q3']:.2f}) |",
+    ]
+    rows = [
+        ("(a) build the run: record parse + restore", "build", "build"),
+        ("&nbsp;&nbsp;record parse: json.loads + `from_dict(check=False)`", "parse", None),
+        ("&nbsp;&nbsp;`Run.restore(check=False)` (with the machine's constructor)", "restore",
+         None),
+        ("&nbsp;&nbsp;&nbsp;&nbsp;of which python-statemachine's constructor (timed apart)",
+         "machine", None),
+        (f"(b) `send('{rf['event']}')`", "send", "send"),
+        ("(c) codec out: head `to_dict(history=False)` + json.dumps, the step's row",
+         "codec", None),
+    ]
+    for label, part, hand_part in rows:
+        hand = "" if hand_part is None else (
+            f"{usec(h[hand_part])} ({of['hand ' + hand_part]:.2f}×)")
+        out.append(f"| {label} | {usec(g[part])} | {100 * g[part] / g['total']:.0f}% | "
+                   f"{hand or '–'} | {of['generated ' + part]:.2f}× |")
+    ec, pc = rf["event_calls"], rf["part_calls"]
+    gc_, hc = pc["generated"], pc["hand"]
     out += [
+        "",
+        "Function calls (sys.setprofile; a Python call is a frame entered, a generator "
+        "resumed counts too; C calls are built-ins and methods of C types). **In-memory "
+        "event**: per event of 100 call_tool / tool_result on a live run (the generated "
+        "facade's event methods against `sm.send`); then per restore + fire and its parts, "
+        "over 10 calls.",
+        "",
+        "| per | generated: Python calls | C calls | hand-written: Python calls | C calls | "
+        "Python calls, generated / hand-written |",
+        "| --- | ---: | ---: | ---: | ---: | ---: |",
+        f"| in-memory event | {ec['generated']['python']:,.0f} | {ec['generated']['c']:,.0f} | "
+        f"{ec['hand']['python']:,.0f} | {ec['hand']['c']:,.0f} | "
+        f"**{ec['generated']['python'] / ec['hand']['python']:.2f}×** |",
+    ]
+    rows_c = [("restore + fire, total", "total", "total"),
+              ("(a) build the run", "build", "build"),
+              ("&nbsp;&nbsp;record parse", "parse", None),
+              ("&nbsp;&nbsp;`Run.restore`", "restore", None),
+              ("&nbsp;&nbsp;&nbsp;&nbsp;of which python-statemachine's constructor", "machine",
+               None),
+              ("(b) send", "send", "send"),
+              ("(c) codec out", "codec", None)]
+    for label, part, hand_part in rows_c:
+        if hand_part is None:
+            hand, ratio = "– | –", "–"
+        else:
+            hand = f"{hc[hand_part]['python']:,.0f} | {hc[hand_part]['c']:,.0f}"
+            ratio = f"{gc_[part]['python'] / hc[hand_part]['python']:.2f}×"
+        out.append(f"| {label} | {gc_[part]['python']:,.0f} | {gc_[part]['c']:,.0f} | "
+                   f"{hand} | {ratio} |")
+    return out
+
+
+def events_markdown(ev: dict[str, Any], args: argparse.Namespace) -> list[str]:
+    out = [
         "",
         "### 1. Events per second (agent run)",
         "",
@@ -454,7 +886,11 @@ def markdown(res: dict[str, Any], args: argparse.Namespace) -> str:
         r = ev[name]
         out.append(f"| {name} | {r['generated']:,.0f} | {r['hand']:,.0f} | "
                    f"**{r['ratio']:.2f}×** | {r['q1']:.2f}–{r['q3']:.2f} |")
-    out += [
+    return out
+
+
+def memory_markdown(mem: dict[str, Any], args: argparse.Namespace) -> list[str]:
+    out = [
         "",
         "### 2. Memory per live run",
         "",
@@ -469,7 +905,11 @@ def markdown(res: dict[str, Any], args: argparse.Namespace) -> str:
     for name, r in mem.items():
         out.append(f"| {name} | {r['generated'] / 1024:,.1f} KiB | {r['hand'] / 1024:,.1f} KiB "
                    f"| **{r['ratio']:.2f}×** |")
-    out += [
+    return out
+
+
+def imports_markdown(imp: list[dict[str, Any]], args: argparse.Namespace) -> list[str]:
+    out = [
         "",
         "### 3. Import time of a generated module",
         "",
@@ -483,7 +923,11 @@ def markdown(res: dict[str, Any], args: argparse.Namespace) -> str:
     ]
     for r in imp:
         out.append(f"| {r['label']} | {r['lines']:,} | {ms(r['cold'])} | {ms(r['warm'])} |")
-    out += [
+    return out
+
+
+def codegen_markdown(cg: list[dict[str, Any]], args: argparse.Namespace) -> list[str]:
+    out = [
         "",
         "### 4. Code generation against check",
         "",
@@ -509,7 +953,11 @@ def markdown(res: dict[str, Any], args: argparse.Namespace) -> str:
                   for nested in (False, True)]
         out += ["", f"From {small:,} to {big:,} states ({big / small:g}× the states): "
                 + "; ".join(growth) + "."]
-    out += [
+    return out
+
+
+def lines_markdown(lines: list[tuple[str, int, int]]) -> list[str]:
+    out = [
         "",
         "### 5. Line counts",
         "",
@@ -518,8 +966,7 @@ def markdown(res: dict[str, Any], args: argparse.Namespace) -> str:
     ]
     for label, nonblank, total in lines:
         out.append(f"| {label} | {nonblank:,} | {total:,} |")
-    out.append("")
-    return "\n".join(out)
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -538,11 +985,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--steady-events", type=int, help="events, steady: per round (400)")
     parser.add_argument("--tool-calls", type=int, default=3, help="tool calls in the path")
     parser.add_argument("--live", type=int, help="memory: live instances (2000)")
+    parser.add_argument("--restore-calls", type=int,
+                        help="restore + fire: calls per round (50)")
+    parser.add_argument("--sections", type=int, nargs="+", choices=ALL_SECTIONS,
+                        default=ALL_SECTIONS, help="the sections to run (all: 1 2 3 4 5 6)")
     args = parser.parse_args(argv)
     defaults = ({"sizes": [10, 200], "codegen_sizes": [200], "runs": 1, "rounds": 5,
-                 "runs_per_round": 5, "steady_events": 100, "live": 200} if args.quick else
+                 "runs_per_round": 5, "steady_events": 100, "live": 200, "restore_calls": 10}
+                if args.quick else
                 {"sizes": [10, 1000, 5000], "codegen_sizes": [1000, 5000], "runs": 3,
-                 "rounds": 41, "runs_per_round": 20, "steady_events": 400, "live": 2000})
+                 "rounds": 41, "runs_per_round": 20, "steady_events": 400, "live": 2000,
+                 "restore_calls": 50})
     for key, value in defaults.items():
         if getattr(args, key) is None:
             setattr(args, key, value)
@@ -558,16 +1011,25 @@ def main(argv: list[str] | None = None) -> int:
     path = agent_path(args.tool_calls)
     check_same_machine(gen, path)
     res: dict[str, Any] = {"generated": gen}
-    res["events"] = bench_events(gen, path, args.rounds, args.runs_per_round,
-                                 args.steady_events)
-    res["memory"] = bench_memory(gen, args.live, args.runs)
-    tmp = Path(tempfile.mkdtemp(prefix="bench_runtime_"))
-    try:
-        res["imports"] = bench_imports(args.sizes, args.module, args.runs, tmp)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    res["codegen"] = bench_codegen_time(args.codegen_sizes, args.runs)
-    res["lines"] = bench_lines(args.module.parent)
+    sections = set(args.sections)
+    if 1 in sections:
+        res["events"] = bench_events(gen, path, args.rounds, args.runs_per_round,
+                                     args.steady_events)
+    if 2 in sections:
+        res["memory"] = bench_memory(gen, args.live, args.runs)
+    if 3 in sections:
+        tmp = Path(tempfile.mkdtemp(prefix="bench_runtime_"))
+        try:
+            res["imports"] = bench_imports(args.sizes, args.module, args.runs, tmp)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+    if 4 in sections:
+        res["codegen"] = bench_codegen_time(args.codegen_sizes, args.runs)
+    if 5 in sections:
+        res["lines"] = bench_lines(args.module.parent)
+    if 6 in sections:
+        res["restore"] = bench_restore_fire(gen, path, args.tool_calls, args.rounds,
+                                            args.restore_calls)
     args.module = args.module_label
     text = markdown(res, args)
     print()
