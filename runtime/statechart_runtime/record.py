@@ -11,18 +11,19 @@ that transition sets, no limit exceeded, every field the active states require s
 field other than run context holding what the history gives it (its default until a step sets
 it, the last value set, unset after a step's `clear:` or the `clear:` of a state it exited),
 `status` what the configuration reports, counters their states' counts,
-`lastTransitionAt` the last step's time, and, for a spec with timers, `createdAt` no later
-than the first step and every armed timer in `timers` one the history arms, due when it
-says (statechart_runtime.timers.check). Run context (`context: true`) is set by the
-application outside the history: only its type and the active states' `requires` are checked.
+`lastTransitionAt` the last step's time, no step earlier than the one before it, and, for a
+spec with timers, `createdAt` no later than the first step and `timers` exactly the timers
+the history arms, due when it says (statechart_runtime.timers.check). The replay is
+statechart_runtime.replay, which takes each step with the run's own step function
+(statechart_runtime.kernel.step). Run context (`context: true`) is set by the application
+outside the history: only its type and the active states' `requires` are checked.
 
 What this proves: the record is one the spec's graph could have produced, and its fields
 other than run context agree with its own history. What it cannot prove: that the history is
 what really happened (a record can be forged consistently), that the guards allowed each step
 (they are not replayed), that an event was handled by the state a step names rather than by an
 active descendant that would have taken precedence, what run context the application set,
-that the times are true, or that no armed timer is missing (a timer whose guards failed is
-dropped without a trace in the history).
+that the times are true, or that a timer marked `declined` was refused by its guards.
 """
 
 from __future__ import annotations
