@@ -6,7 +6,7 @@ after it, the entry/exit actions it ran in order, and whether the run ended; for
 completion and history family (`done-history-*`), also the `done.state` events the step took
 after the event's own microstep (one macrostep per event). For the timers family
 (`timers-*`), a sequence's actions are events or clock advances (ms): the run's clock is
-advanced as XState's SimulatedClock was and `run.fire_due` called, and the fifth field also
+advanced as the runner's logical clock was and `run.fire_due` called, and the fifth field also
 lists the timers' events taken, as `after.KEY.STATE` with KEY the `after:` key as written (the
 run's own events name a timer by its id, `after.delay1.STATE`: `_traced`). For every spec
 this test generates the module and replays each sequence through the facade, with guards
@@ -44,7 +44,7 @@ TRACES = Path(__file__).parent / "conformance" / "traces"
 # Trace families: file prefix -> format. Format 2 steps have a fifth field, the internal
 # events taken; format 3 sequences also advance the clock (tests/conformance/README.md).
 FAMILIES = {"part": 1, "done-history": 2, "timers": 3}
-# The timers family's clock starts here (XState's SimulatedClock at 0).
+# The timers family's clock starts here (the runner's LogicalClock at 0).
 EPOCH = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
 
 # Where our runs intentionally differ from XState, and how the comparison treats it. These

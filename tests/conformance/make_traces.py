@@ -702,9 +702,11 @@ class TimerBuilder(CompletionBuilder):
     """The `timers` family: the done_history family's specs plus delay timers (`after:`) on
     atomic and compound states, some as guarded alternatives. Delays are distinct per spec
     and no two are equal modulo 100 ms, while every clock advance is a whole number of
-    100 ms: a timer is armed at a multiple of 100 ms (at the start, at an event, or when a
-    timer fires), so no two timers are ever due at the same instant. Ties are avoided on
-    purpose: XState's `SimulatedClock` orders them its own way, ours by document order."""
+    100 ms: a timer armed at the start or at an event is armed at a multiple of 100 ms, so no
+    two such timers are due at the same instant. One armed by a timer step counts from that
+    step's due time (logical time), so a tie is rare rather than impossible; the runner's
+    clock refuses one. Ties are avoided on purpose: XState orders them its own way, ours by
+    document order."""
 
     def build(self) -> Spec:
         spec = super().build()
