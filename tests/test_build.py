@@ -448,11 +448,14 @@ BUILD_SCRIPT = ("import sys; from statechart import outputs; from statechart.cli
 BUILD_ENV = {**os.environ, "PYTHONPATH": str(ROOT / "compiler")}
 
 
-def test_concurrent_builds_take_turns_and_all_succeed(project: Path) -> None:
+# Six rounds are `slow` (`pytest -m slow`, a CI step of its own); the default run takes one.
+@pytest.mark.parametrize("rounds", [pytest.param(6, marks=pytest.mark.slow, id="full"),
+                                    pytest.param(1, id="smoke")])
+def test_concurrent_builds_take_turns_and_all_succeed(project: Path, rounds: int) -> None:
     for i in range(12):
         (project / "specs" / f"run_{i}.yaml").write_text(
             AGENT_RUN.read_text().replace("statechart: agent_run", f"statechart: run_{i}"))
-    for _ in range(6):
+    for _ in range(rounds):
         shutil.rmtree(project / "generated", ignore_errors=True)  # every build writes
         procs = [subprocess.Popen([sys.executable, "-c", BUILD_SCRIPT], cwd=project,
                                   env=BUILD_ENV, stdout=subprocess.DEVNULL,

@@ -13,6 +13,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from codegen_support import checked_text, generate, import_source, validator, walk
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -110,11 +111,27 @@ def specs(draw: Any) -> str:
     return "\n".join(lines) + "\n"
 
 
-@settings(max_examples=40, deadline=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+SETTINGS = settings(max_examples=40, deadline=None,
+                    suppress_health_check=[HealthCheck.too_slow,
+                                           HealthCheck.function_scoped_fixture])
+
+
+@pytest.mark.slow  # `pytest -m slow`; the default run keeps a few examples (`_smoke`)
+@SETTINGS
 @given(text=specs())
 def test_any_checked_spec_generates_a_module_that_imports_and_runs(
         text: str, tmp_path: Path) -> None:
+    _generates_a_module_that_imports_and_runs(text, tmp_path)
+
+
+@settings(SETTINGS, max_examples=8)
+@given(text=specs())
+def test_any_checked_spec_generates_a_module_that_imports_and_runs_smoke(
+        text: str, tmp_path: Path) -> None:
+    _generates_a_module_that_imports_and_runs(text, tmp_path)
+
+
+def _generates_a_module_that_imports_and_runs(text: str, tmp_path: Path) -> None:
     spec = checked_text(text)
     assert spec is not None, text  # the strategy only builds valid specs
     produced = generate(spec)

@@ -79,9 +79,20 @@ def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("done_history_property")
 
 
+@pytest.mark.slow  # `pytest -m slow`; the default run keeps a few examples (`_smoke`)
 @SETTINGS
 @given(text=done_history_specs(), seed=st.integers(0, 2**16))
 def test_save_and_restore_are_invisible(text: str, seed: int, folder: Path) -> None:
+    _save_and_restore_are_invisible(text, seed, folder)
+
+
+@settings(SETTINGS, max_examples=4)
+@given(text=done_history_specs(), seed=st.integers(0, 2**16))
+def test_save_and_restore_are_invisible_smoke(text: str, seed: int, folder: Path) -> None:
+    _save_and_restore_are_invisible(text, seed, folder)
+
+
+def _save_and_restore_are_invisible(text: str, seed: int, folder: Path) -> None:
     spec = checked_text(text)
     assert spec is not None
     module = build(spec, folder)

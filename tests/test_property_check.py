@@ -30,6 +30,7 @@ SEEDS = [
 SETTINGS = settings(max_examples=150, deadline=None,
                     phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink],
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+SMOKE = 15  # examples of a `slow` property in the default run
 # Characters whose positions are known to be wrong (libyaml counts them as line breaks; the
 # bug is reported and covered by tests/hostile/*_positions.yaml): left out here so that this
 # test finds other problems.
@@ -152,15 +153,31 @@ def mutated_text(draw: st.DrawFn) -> bytes:
     return raw
 
 
+# The full runs are `slow` (`pytest -m slow`, a CI step of its own); the default run keeps a
+# few examples of each (`_smoke`).
+@pytest.mark.slow
 @SETTINGS
 @given(mutated_text())
 def test_mutated_specs_never_crash(raw: bytes) -> None:
     _check(raw)
 
 
+@settings(SETTINGS, max_examples=SMOKE)
+@given(mutated_text())
+def test_mutated_specs_never_crash_smoke(raw: bytes) -> None:
+    _check(raw)
+
+
+@pytest.mark.slow
 @SETTINGS
 @given(mutated_tree_text())
 def test_structurally_mutated_specs_never_crash(text: str) -> None:
+    _check(text.encode("utf-8"))
+
+
+@settings(SETTINGS, max_examples=SMOKE)
+@given(mutated_tree_text())
+def test_structurally_mutated_specs_never_crash_smoke(text: str) -> None:
     _check(text.encode("utf-8"))
 
 
@@ -331,13 +348,27 @@ def valid_specs(draw: st.DrawFn) -> str:
     return "\n".join(lines) + "\n"
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow,
-                                                                   HealthCheck.filter_too_much])
-@given(valid_specs())
-def test_random_valid_specs_have_no_errors(text: str) -> None:
+VALID = settings(max_examples=100, deadline=None,
+                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+
+
+def _no_errors(text: str) -> None:
     result = _check(text.encode("utf-8"))
     errors = [f"{d.rule}@{d.span.line}:{d.span.column}: {d.message}" for d in result.errors]
     assert not errors, text + "\n" + "\n".join(errors)
+
+
+@pytest.mark.slow
+@VALID
+@given(valid_specs())
+def test_random_valid_specs_have_no_errors(text: str) -> None:
+    _no_errors(text)
+
+
+@settings(VALID, max_examples=SMOKE)
+@given(valid_specs())
+def test_random_valid_specs_have_no_errors_smoke(text: str) -> None:
+    _no_errors(text)
 
 
 @pytest.mark.parametrize("seed", range(5))

@@ -90,7 +90,7 @@ def test_the_runtime_wheel_needs_only_python_statemachine(tmp_path: Path) -> Non
     requires = [line.split(":", 1)[1].strip() for line in metadata.splitlines()
                 if line.startswith("Requires-Dist:")]
     # The one optional extra: PostgreSQL for the run store.
-    assert requires == ["python-statemachine<4,>=3.2.2",
+    assert requires == ["python-statemachine<3.3,>=3.2.2",
                         "psycopg[binary]>=3.1; extra == \"postgres\""]
 
 

@@ -68,8 +68,8 @@ from statechart.linter import check_source
 from statechart.model import Spec
 from statechart_runtime.semantics import Move
 
-# Fixed examples (derandomize, so no example database), as many as keep the run near 25 s:
-# each one generates, checks and imports a module, which costs more than its walks.
+# Fixed examples (derandomize, so no example database); each one generates, checks and
+# imports a module, which costs more than its walks.
 SETTINGS = settings(max_examples=250, deadline=None, derandomize=True,
                     # No shrinking: every step re-imports a module, and a shrink ran past
                     # Hypothesis's 5-minute cap. COUNTER_EXAMPLES holds hand-minimized ones.
@@ -77,6 +77,7 @@ SETTINGS = settings(max_examples=250, deadline=None, derandomize=True,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much,
                                            HealthCheck.data_too_large])
 WALKS, STEPS = 4, 40
+SMOKE = 8  # examples of each property in the default run (the full runs are `slow`)
 
 
 class PlainDumper(yaml.CSafeDumper):
@@ -525,14 +526,28 @@ def checked_specs(draw: st.DrawFn, extended: bool = False) -> str:
     return text
 
 
-@settings(SETTINGS, max_examples=100)
-@given(text=checked_specs(extended=True), seed=st.integers(0, 2**16))
-def test_checked_specs_with_done_and_history_hold_on_random_walks(text: str, seed: int,
-                                                                   folder: Path) -> None:
+def _walks_hold(text: str, seed: int, folder: Path) -> None:
     spec = checked_text(text)
     assert spec is not None
     violations = list(dict.fromkeys(random_walks(spec, text, folder, seed)))
     assert not violations, text + "\n" + "\n".join(violations)
+
+
+# The full runs are `slow` (`pytest -m slow`, a CI step of its own); the default run keeps a
+# few examples of each (`_smoke`).
+@pytest.mark.slow
+@settings(SETTINGS, max_examples=100)
+@given(text=checked_specs(extended=True), seed=st.integers(0, 2**16))
+def test_checked_specs_with_done_and_history_hold_on_random_walks(text: str, seed: int,
+                                                                   folder: Path) -> None:
+    _walks_hold(text, seed, folder)
+
+
+@settings(SETTINGS, max_examples=SMOKE)
+@given(text=checked_specs(extended=True), seed=st.integers(0, 2**16))
+def test_checked_specs_with_done_and_history_hold_on_random_walks_smoke(
+        text: str, seed: int, folder: Path) -> None:
+    _walks_hold(text, seed, folder)
 
 
 @pytest.fixture(scope="module")
@@ -540,13 +555,17 @@ def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("soundness")
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(text=checked_specs(), seed=st.integers(0, 2**16))
 def test_checked_specs_hold_on_random_walks(text: str, seed: int, folder: Path) -> None:
-    spec = checked_text(text)
-    assert spec is not None
-    violations = list(dict.fromkeys(random_walks(spec, text, folder, seed)))
-    assert not violations, text + "\n" + "\n".join(violations)
+    _walks_hold(text, seed, folder)
+
+
+@settings(SETTINGS, max_examples=SMOKE)
+@given(text=checked_specs(), seed=st.integers(0, 2**16))
+def test_checked_specs_hold_on_random_walks_smoke(text: str, seed: int, folder: Path) -> None:
+    _walks_hold(text, seed, folder)
 
 
 # -- known counter-examples ------------------------------------------------------------------

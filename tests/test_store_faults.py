@@ -93,6 +93,9 @@ def _run_workers(ticket_path: Path, url: str, run_ids: list[str], events: int
     return result
 
 
+# The two long fault runs are `slow` (`pytest -m slow`, a CI step of its own); the default run
+# keeps the tests below them (many processes at once, a connection cut).
+@pytest.mark.slow
 def test_eight_workers_firing_at_shared_runs_lose_nothing(
         ticket: ModuleType, ticket_path: Path, backend: Backend, tmp_path: Path) -> None:
     url = backend.url
@@ -110,6 +113,7 @@ def test_eight_workers_firing_at_shared_runs_lose_nothing(
                 Path(url.removeprefix("sqlite:///") + suffix).unlink(missing_ok=True)
 
 
+@pytest.mark.slow
 def test_workers_reconnect_when_postgresql_restarts(
         ticket: ModuleType, ticket_path: Path, own_postgres: Server) -> None:
     store = open_store(own_postgres.url)
