@@ -143,7 +143,10 @@ def select(spec: Any, state: RunState,
             found.handled = True
             move: Move = (name, target) if kind is None else (name, target, kind)
             if limits:
-                entered = chart.move(state.configuration, move, state.remembered)[1]
+                # What the alternative enters (an exit set is not needed here: cheap, cached
+                # for a plain transition).
+                entered = chart.entry_set(name, target) if kind is None else \
+                    chart.move(state.configuration, move, state.remembered)[1]
                 beyond = over_limit(spec, state.counts, entered)
                 if beyond is not None:
                     found.refused.append((name, target, "limit", beyond))

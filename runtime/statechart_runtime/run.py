@@ -87,6 +87,9 @@ class Run(Generic[R, S, E]):
     _sc_machine: ClassVar[type[Machine]]
     # The machine's event ids -> the spec's event names (ids differ only where mapped).
     _sc_names: ClassVar[dict[str, str]]
+    # (state, machine event id) -> its alternatives: (target, history kind, transition,
+    # whether it has guards), in declaration order; made once per class.
+    _sc_alternatives: ClassVar[dict[tuple[str, str], list[tuple[str, str | None, Any, bool]]]]
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -95,6 +98,7 @@ class Run(Generic[R, S, E]):
             number_states(machine, cls._sc_spec.chart)
             ids = cls._sc_spec.event_ids
             cls._sc_names = {ids.get(name, name): name for name in cls._sc_spec.events_by_name}
+            cls._sc_alternatives = _alternatives(cls._sc_spec, machine)
 
     def __init__(self, record: R | None = None, *, run_id: str | None = None,
                  model: object = None, clock: Clock | None = None, check: bool = True,
@@ -486,22 +490,12 @@ class Run(Generic[R, S, E]):
                                f"through {type(self).__name__}'s methods (after the action "
                                "that is running returns): they keep the run record")
         event, values, at = pending
-        states = self.machine.states_map
-        targets = spec.history_targets
-        event_data = trigger_data.event
+        table = self._sc_alternatives
 
         def alternatives(name: str) -> Iterator[kernel.Alternative]:
-            for transition in states[name].transitions:
-                if transition.initial or not predicate(transition, event_data):
-                    continue
-                target = transition.target.value
-                kind = None
-                if target in targets:  # a history pseudo-state stands for its parent
-                    target, kind = targets[target]
-                guard = None
-                if transition.cond or transition.validators:
-                    guard = functools.partial(engine._conditions_match, transition,
-                                              trigger_data)
+            for target, kind, transition, guarded in table.get((name, trigger), ()):
+                guard = functools.partial(engine._conditions_match, transition,
+                                          trigger_data) if guarded else None
                 yield target, kind, guard, transition
 
         state = self._state()
@@ -544,6 +538,27 @@ class Run(Generic[R, S, E]):
         if effect.raised:
             self._raised.extend(effect.raised)
         self._stepped = True
+
+
+def _alternatives(spec: SpecTables, machine: type[Machine]
+                  ) -> dict[tuple[str, str], list[tuple[str, str | None, Any, bool]]]:
+    """Every state's transitions by event, as `Run._sc_select` asks them (the machine
+    class's transition objects are shared by its instances)."""
+    table: dict[tuple[str, str], list[tuple[str, str | None, Any, bool]]] = {}
+    targets = spec.history_targets
+    for state in machine.states_map.values():
+        for transition in state.transitions:
+            if transition.initial:
+                continue
+            target, kind = transition.target.value, None
+            if target in targets:  # a history pseudo-state stands for its parent
+                target, kind = targets[target]
+            guarded = any(True for _ in transition.cond) or any(
+                True for _ in transition.validators)
+            for event in transition.events:
+                table.setdefault((state.value, str(event)), []).append(
+                    (target, kind, transition, guarded))
+    return table
 
 
 def _guard_names(transition: Any) -> list[str]:

@@ -341,6 +341,8 @@ class Chart:
         intersect, the one whose source is a descendant of the other's source wins, otherwise
         the one selected first. A history transition's exit set is that of its own domain
         (from a child of its target: the target's children only)."""
+        if len(selected) < 2:  # nothing to conflict with: the common case, on every event
+            return selected
         kept: list[Move] = []
         for t1 in selected:
             exits1 = set(self._exits(configuration, t1))
