@@ -1,5 +1,5 @@
 # Generated from specs/agent_run.yaml by statechart-compiler 0.2.0. DO NOT EDIT.
-# Source sha256: bdb87af8fb6b9aa59938c59fa8af0a9b41945eef81aa8d4805c73a75ebc2c7ba
+# Source sha256: a104882bb7e52442e2a8fa325c1003807095390539bd47aa5074df363bbaba8c
 # Regenerate with: statechart build
 # ruff: noqa: E501 (a spec's names make some lines long)
 """The `agent_run` statechart, version 2: a typed python-statemachine class and its run record.
@@ -22,13 +22,13 @@ try:
 except ImportError as _error:  # an application that runs this module needs only the runtime
     raise ImportError(f"{__name__} needs the statechart-runtime package: "
                       "pip install statechart-runtime") from _error
-_rt.check_api((1, 3), __name__, 'statechart-compiler 0.2.0')
+_rt.check_api((1, 4), __name__, 'statechart-compiler 0.2.0')
 
 from statechart_runtime import api as _api  # noqa: E402
 
 SPEC_NAME: _Final = 'agent_run'
 SPEC_VERSION: _Final = 2
-SPEC_SHA256: _Final = 'bdb87af8fb6b9aa59938c59fa8af0a9b41945eef81aa8d4805c73a75ebc2c7ba'
+SPEC_SHA256: _Final = 'a104882bb7e52442e2a8fa325c1003807095390539bd47aa5074df363bbaba8c'
 DESCRIPTION: _Final = (
     'The lifecycle of one AI agent run, from creation to its '
     'end. Interrupted runs are persisted and recoverable; a '
@@ -217,7 +217,7 @@ _SPEC: _Final = _api.SpecTables(
         ('triaging', 'cancel', 'cancelled', ('cancelReason',)),
         ('running', 'interrupt', 'interrupted', ('interruptReason',)),
         ('running', 'error', 'retrying', ('retryReason', 'retryChange', 'retryAt')),
-        ('running', 'error', 'failed', ('failureType',)),
+        ('running', 'error', 'failed', ('failureType',), ((1, {'failureType': 'retries_exhausted'}), (2, {}))),
         ('running', 'complete', 'completed', ()),
         ('running', 'fail', 'failed', ('failureType',)),
         ('running', 'cancel', 'cancelled', ('cancelReason',)),
@@ -399,6 +399,7 @@ class AgentRunMachine(_api.Machine):
     triaging.to(cancelled, event='cancel')
     running.to(interrupted, event='interrupt')
     running.to(retrying, event='error', cond='can_retry')
+    running.to(failed, event='error', cond='can_retry')
     running.to(failed, event='error')
     running.to(completed, event='complete')
     running.to(failed, event='fail')

@@ -1,5 +1,5 @@
 # Generated from specs/support_run.yaml by statechart-compiler 0.2.0. DO NOT EDIT.
-# Source sha256: 189fad896274bab6be13efdd031cdfdabadfdfa19d81cbe43d224fe6d200a17c
+# Source sha256: d5de59bafdd45931146b3048981185109f408508b255c91d305941d3a55b5af3
 # Regenerate with: statechart build
 # ruff: noqa: E501 (a spec's names make some lines long)
 """The `support_run` statechart, version 1: a typed python-statemachine class and its run record.
@@ -22,13 +22,13 @@ try:
 except ImportError as _error:  # an application that runs this module needs only the runtime
     raise ImportError(f"{__name__} needs the statechart-runtime package: "
                       "pip install statechart-runtime") from _error
-_rt.check_api((1, 3), __name__, 'statechart-compiler 0.2.0')
+_rt.check_api((1, 4), __name__, 'statechart-compiler 0.2.0')
 
 from statechart_runtime import api as _api  # noqa: E402
 
 SPEC_NAME: _Final = 'support_run'
 SPEC_VERSION: _Final = 1
-SPEC_SHA256: _Final = '189fad896274bab6be13efdd031cdfdabadfdfa19d81cbe43d224fe6d200a17c'
+SPEC_SHA256: _Final = 'd5de59bafdd45931146b3048981185109f408508b255c91d305941d3a55b5af3'
 DESCRIPTION: _Final = (
     'The agent run lifecycle of the support team: a running '
     'agent may escalate a ticket to a human, who hands it back '
@@ -224,7 +224,7 @@ _SPEC: _Final = _api.SpecTables(
         ('triaging', 'cancel', 'cancelled', ('cancelReason',)),
         ('running', 'interrupt', 'interrupted', ('interruptReason',)),
         ('running', 'error', 'retrying', ('retryReason', 'retryChange', 'retryAt')),
-        ('running', 'error', 'failed', ('failureType',)),
+        ('running', 'error', 'failed', ('failureType',), ((1, {'failureType': 'retries_exhausted'}), (2, {}))),
         ('running', 'complete', 'completed', ()),
         ('running', 'fail', 'failed', ('failureType',)),
         ('running', 'cancel', 'cancelled', ('cancelReason',)),
@@ -415,6 +415,7 @@ class SupportRunMachine(_api.Machine):
     triaging.to(cancelled, event='cancel')
     running.to(interrupted, event='interrupt')
     running.to(retrying, event='error', cond='can_retry')
+    running.to(failed, event='error', cond='can_retry')
     running.to(failed, event='error')
     running.to(completed, event='complete')
     running.to(failed, event='fail')

@@ -217,23 +217,24 @@ def test_retry_up_to_the_limit_then_the_error_fails_the_run() -> None:
         assert run.record.counts == {"retrying": attempt} and run.record.retryCount == attempt
         run.fire_due(at)
     # The fourth error: `retrying` is at its limit, so that alternative is not enabled and
-    # the next one (failed) is taken, with the values the caller gave for it.
+    # the next one is taken: the error could be retried, so the spec says why the run failed
+    # (`assign:`), whatever failureType the caller passed for a non-retryable error.
     run.error(retryReason="timeout 4", retryChange=Change.model, retryAt=DEADLINE,
               failureType="crash")
-    assert run.status is Status.failed and run.record.failureType == "crash"
+    assert run.status is Status.failed and run.record.failureType == "retries_exhausted"
     assert run.record.retryReason == "timeout 3" and run.record.retryCount == 3
-    assert valid(run.record)["history"][-1]["values"] == {"failureType": "crash"}
+    stored = valid(run.record)
+    assert stored["history"][-1]["values"] == {"failureType": "retries_exhausted"}
+    assert ar.AgentRunRecord.from_dict(stored).failureType == "retries_exhausted"
 
 
-def test_a_limit_raises_only_when_no_alternative_is_left() -> None:
+def test_the_fourth_error_needs_no_failure_type() -> None:
     run = running()
     for attempt in range(1, 4):
         run.fire_due(retry(run, attempt))
-    before = valid(run.record)
-    with pytest.raises(ar.AgentRunMissingField, match="failureType"):
-        run.error(retryReason="timeout 4")  # the fallback needs its value: nothing changes
-    assert valid(run.record) == before and names(run) == ["running", "reasoning"]
-    assert run.machine.configuration_values == {"running", "reasoning"}
+    run.error(retryReason="timeout 4")  # the spec gives failureType: nothing is missing
+    assert run.status is Status.failed and run.record.failureType == "retries_exhausted"
+    assert run.machine.configuration_values == {"failed"}
 
 
 def test_a_guard_that_says_no_takes_the_next_alternative() -> None:

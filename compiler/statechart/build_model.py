@@ -198,6 +198,7 @@ class _Builder:
             self.states(got["states"][1], None, states)
         record = self.record(got["record"][1]) if "record" in got else ()
         self.deadlines(states, record)
+        self.assigned_types(states, record)
         rules = self.rules(got["rules"][1]) if "rules" in got else ()
         migrations = self.migrations(got["migrations"][1]) if "migrations" in got else ()
         return Spec(
@@ -551,6 +552,8 @@ class _Builder:
         clears = self.names(got["clear"][1], f"`clear` of {where}") if "clear" in got else []
         description = self.text(got["description"][1], f"`description` of {where}") \
             if "description" in got else None
+        assigns = self.assigns(got["assign"][1], f"`assign` of {where}",
+                               {n for n, _ in sets}) if "assign" in got else []
         history: HistoryKind | None = None
         if "history" in got:
             kind = self.string(got["history"][1], f"`history` of {where}")
@@ -560,13 +563,52 @@ class _Builder:
                 self.schema(got["history"][1], f"`history` of {where} is `{kind}`",
                             "use `shallow` (the child it was in) or `deep` (every nested "
                             "state it was in)" + _then(did_you_mean(kind, fmt.HISTORY_KINDS)))
+        sets += [(n, k) for n, _, k, _ in assigns]  # `sets`: every field it writes
         return Transition(
             source, event, target, guard, tuple(n for n, _ in sets), description, order,
             self.span(event_node), self.span(got["target"][1]), guard_span,
             set_spans=tuple(self.span(n) for _, n in sets), trigger=trigger, history=history,
             clears=tuple(n for n, _ in clears), clear_spans=tuple(self.span(n) for _, n in clears),
+            assigns=tuple((n, v) for n, v, _, _ in assigns),
+            assign_spans=tuple(self.span(v) for _, _, _, v in assigns),
             **extra,
         )
+
+    def assigns(self, node: yaml.Node, where: str, sets: set[str]
+                ) -> list[tuple[str, Any, yaml.Node, yaml.Node]]:
+        """`assign: {field: constant}`: (field, value, key node, value node) per entry; the
+        value's type is checked against the field's once the record is known
+        (`assigned_types`)."""
+        out = []
+        for name, key_node, value_node in self.mapping(node, where, {}) or ():
+            value = scalar_value(value_node) if isinstance(value_node, yaml.ScalarNode) else None
+            if value is None:
+                self.schema(value_node, f"`{name}` in {where} must be a constant (a string, "
+                            f"number or boolean), not {_kind(value_node)}",
+                            "write `field: value`; to unset a field, use `clear:`")
+            elif name in sets:
+                self.schema(key_node, f"{where} gives `{name}`, which the transition's `set` "
+                            "also lists (the caller's value)",
+                            "keep one: `set` for the caller's value, `assign` for the spec's")
+            else:
+                out.append((name, value, key_node, value_node))
+        if isinstance(node, yaml.MappingNode) and not node.value:
+            self.schema(node, f"{where} is empty", "write `assign: {field: value}`, or drop it")
+        return out
+
+    def assigned_types(self, states: dict[str, State], record: tuple[RecordField, ...]) -> None:
+        """An `assign:` value has its field's type (an undeclared field is `unknown-field`)."""
+        fields = {f.name: f for f in record}
+        for state in states.values():
+            for t in state.transitions:
+                for (name, value), span in zip(t.assigns, t.assign_spans, strict=True):
+                    field = fields.get(name)
+                    problem = _default_problem(field, value) if field is not None else ""
+                    if field is not None and problem:
+                        self.problems.append(Diagnostic(
+                            "schema", "error", f"`assign` of `{state.name}` on `{t.shown}`: "
+                            f"`{name}` must be {problem}, not {_value_text(value)}", span,
+                            f"write a value of the field's type: {_default_example(field)}"))
 
     # -- record fields ---------------------------------------------------------------------
     def record(self, node: yaml.Node) -> tuple[RecordField, ...]:
@@ -753,6 +795,15 @@ def _default_problem(field: RecordField, value: object) -> str:
         ok = False
     article = "an" if field.type == "integer" else "a"
     return "" if ok else f"{article} {field.type}"
+
+
+def _value_text(value: object) -> str:
+    """A constant as `_kind` shows a node (what YAML made of it)."""
+    if isinstance(value, bool):
+        return f"the boolean `{str(value).lower()}`"
+    if isinstance(value, int | float):
+        return f"the number `{value}`"
+    return f"the string {value!r}"
 
 
 def _default_example(field: RecordField) -> str:

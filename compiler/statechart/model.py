@@ -53,6 +53,27 @@ class Transition:
     # Run context (docs/spec-format.md "Run context"): fields unset when taken, before `sets`.
     clears: tuple[str, ...] = ()
     clear_spans: tuple[Span, ...] = ()
+    # `assign: {field: constant}`: the values the spec itself gives when this alternative is
+    # taken, and the span of each value. Their fields are in `sets` too (what the transition
+    # writes); `given` is what the caller passes.
+    assigns: tuple[tuple[str, str | int | float | bool], ...] = ()
+    assign_spans: tuple[Span, ...] = ()
+
+    @property
+    def given(self) -> tuple[str, ...]:
+        """The fields the caller passes (keyword arguments of the event): `set:`, not the
+        constants of `assign:`."""
+        if not self.assigns:
+            return self.sets
+        assigned = {name for name, _ in self.assigns}
+        return tuple(name for name in self.sets if name not in assigned)
+
+    @property
+    def set_text(self) -> str:
+        """What the transition writes, as diagrams label it: `set: a, b=CONSTANT`."""
+        constants = dict(self.assigns)
+        return "set: " + ", ".join(f"{n}={constants[n]}" if n in constants else n
+                                   for n in self.sets)
 
     @property
     def internal(self) -> bool:

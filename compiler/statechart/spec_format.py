@@ -60,6 +60,8 @@ TRANSITION_KEYS = {
     "guard": "a method name; the transition is taken only when it returns true",
     "set": "record fields the event must provide (keyword arguments of the event)",
     "clear": "record fields unset when the transition is taken (before its `set`)",
+    "assign": "record fields this alternative sets to a value the spec gives (not the "
+              "caller): `assign: {failureType: retries_exhausted}`",
     "description": "why this transition exists",
     "history": "`shallow` or `deep`: enter the (compound or parallel) target where it was "
                "when last left, or by default the first time",
@@ -106,7 +108,8 @@ RULE_BODY_KEYS = {"from": "states the rule starts from", "to": "states the rule 
 # Where a key is allowed, for the "`initial` belongs in ..." hint on a misplaced key.
 WHERE_KEY_BELONGS = {
     **{k: "a state" for k in STATE_KEYS},
-    **{k: "a transition (`on: {event: {target: ...}}`)" for k in ("target", "guard", "set")},
+    **{k: "a transition (`on: {event: {target: ...}}`)"
+       for k in ("target", "guard", "set", "assign")},
     **{k: "a record field (`record: {NAME: {type: ...}}`)" for k in ("context", "default")},
     **{k: "the top level of the spec" for k in ("statechart", "version", "record", "rules")},
     **{k: "a rule (`- never: {from: a, to: b}`)" for k in RULE_KINDS},
@@ -124,6 +127,11 @@ _AFTER_KEY = {"type": "string", "anyOf": [
 # A timer's `name:` is a name that does not start like a delay (`P1`, `PT2`: see
 # statechart_runtime.events.looks_like_delay).
 _TIMER_NAME = {"type": "string", "pattern": "^(?!P[0-9T])[A-Za-z][A-Za-z0-9_]*$"}
+
+
+# `assign:`: field -> a constant of the field's type (checked further by the builder).
+_ASSIGN = {"type": "object", "propertyNames": _NAME, "minProperties": 1,
+           "additionalProperties": {"type": ["string", "number", "boolean"]}}
 
 
 def _names() -> dict[str, Any]:
@@ -147,13 +155,14 @@ def json_schema() -> dict[str, Any]:
         "properties": _described({
             "target": _NAME, "guard": _NAME, "set": _names(), "clear": _names(),
             "description": {"type": "string"}, "history": {"enum": list(HISTORY_KINDS)},
+            "assign": _ASSIGN,
         }, TRANSITION_KEYS),
         "required": ["target"],
         "additionalProperties": False,
     }
     one_transition = {"oneOf": [_NAME, {"$ref": "#/$defs/transition"}]}
     done_keys = {"target": _NAME, "guard": _NAME, "description": {"type": "string"},
-                 "history": {"enum": list(HISTORY_KINDS)}}
+                 "history": {"enum": list(HISTORY_KINDS)}, "assign": _ASSIGN}
     done_transition = {"type": "object", "properties": _described(done_keys, DONE_KEYS),
                        "required": ["target"], "additionalProperties": False}
     one_done = {"oneOf": [_NAME, done_transition]}

@@ -13,7 +13,8 @@ from __future__ import annotations
 # (SpecTables' keyword arguments `context` ... `counters`, `Run._update`).
 # 1.3: a timer's event is its id (`after.delay1.waiting`), and its `SpecTables(timers=...)` row
 # ends with its `after:` key as written (`24h`), which records written before name it by.
-API_VERSION = (1, 3)
+# 1.4: `assign:` constants, a fifth element of a `SpecTables(transitions=...)` row.
+API_VERSION = (1, 4)
 __version__ = "0.2.0"
 
 

@@ -11,10 +11,11 @@ timers (`statechart_runtime.run`), and the replay that checks and upgrades store
   so a refusal can name its cause.
 - `step`: from a run's state (`RunState`) and one set of transitions, the whole effect
   (`Effect`): states exited and entered, the next configuration, remembered history, entry
-  counts, the values set and cleared, the armed timers, the completion events raised, and
-  the history steps. It mutates nothing; a step the spec does not allow raises `Refused`,
-  naming why, which each caller turns into its own error (a live run's `MissingField` or
-  `LimitExceeded`, the integrity check's `InvalidRecord` at `history[i]`).
+  counts, the values set and cleared (the caller's, and the constants of an `assign:`
+  alternative: this is the one place values enter a step), the armed timers, the completion
+  events raised, and the history steps. It mutates nothing; a step the spec does not allow
+  raises `Refused`, naming why, which each caller turns into its own error (a live run's
+  `MissingField` or `LimitExceeded`, the integrity check's `InvalidRecord` at `history[i]`).
 - `commit`: writes an effect into a record and returns what undoes it, so an event whose
   action fails is taken back whole, whatever fields a spec has.
 """
@@ -93,13 +94,15 @@ class Effect:
 @dataclass(slots=True)
 class Selection:
     """What `select` found: the transitions to take (`moves`, with the caller's objects in
-    `taken`), and the alternatives it passed over (`refused`: (state, target, cause, detail):
+    `taken`, each one's position among the event's alternatives on its source in
+    `positions`), and the alternatives it passed over (`refused`: (state, target, cause, detail):
     cause "limit" with the state that is at its limit, or "guard" with the caller's object).
     `handled` is False when no active state (nor an ancestor) has a transition for the event
     at all."""
 
     moves: list[Move] = field(default_factory=list)
     taken: list[object] = field(default_factory=list)
+    positions: list[int] = field(default_factory=list)
     refused: list[tuple[str, str, str, object]] = field(default_factory=list)
     handled: bool = False
 
@@ -135,11 +138,11 @@ def select(spec: Any, state: RunState,
     beyond a limit (asked first, so a guard is not called for it) or its guard says no."""
     chart = spec.chart
     found = Selection()
-    by_move: dict[Move, object] = {}
+    by_move: dict[Move, tuple[object, int]] = {}
     limits = spec.limits
 
     def enabled(name: str) -> Iterator[str | tuple[str, str]]:
-        for target, kind, guard, payload in alternatives(name):
+        for position, (target, kind, guard, payload) in enumerate(alternatives(name)):
             found.handled = True
             move: Move = (name, target) if kind is None else (name, target, kind)
             if limits:
@@ -154,29 +157,37 @@ def select(spec: Any, state: RunState,
             if guard is not None and not guard():
                 found.refused.append((name, target, "guard", payload))
                 continue
-            by_move[move] = payload
+            by_move[move] = (payload, position)
             yield target if kind is None else (target, kind)
 
     found.moves = chart.select(state.configuration, enabled)
-    found.taken = [by_move[m] for m in found.moves]
+    found.taken = [by_move[m][0] for m in found.moves]
+    found.positions = [by_move[m][1] for m in found.moves]
     return found
 
 
 def step(spec: Any, state: RunState, event: str, moves: Sequence[Move], given: Given,
-         at: dt.datetime) -> Effect:
+         at: dt.datetime, positions: Sequence[int] = ()) -> Effect:
     """The effect of taking `moves` (a conflict-free set, as `select` returns) on `event` at
     `at`, with the values `given` (field -> (typed, JSON)); raises `Refused` for a step the
-    spec does not allow. Pure: `state` is not changed."""
+    spec does not allow. `positions`: each move's alternative (`Selection.positions`), which
+    says whether it is one with `assign:` constants (they replace a value given for the same
+    field); may be empty for a spec without them. Pure: `state` is not changed."""
     chart = spec.chart
     configuration = state.configuration
     effects = spec.effects
-    all_sets: list[tuple[str, ...]] = []
-    for move in moves:
-        sets = effects[(move[0], event, move[1])]
+    assigns = spec.assigns
+    all_sets: list[tuple[tuple[str, ...], Given]] = []
+    for index, move in enumerate(moves):
+        key = (move[0], event, move[1])
+        sets = effects[key]
+        constants = assigns.get((*key, positions[index])) if assigns and positions else None
+        if constants:
+            sets = tuple(name for name in sets if name not in constants)
         for name in sets:
             if name not in given:
                 raise Refused("missing", field=name, move=(move[0], move[1]))
-        all_sets.append(sets)
+        all_sets.append((sets, constants or {}))
     remembered = state.remembered
     # A flat spec's configuration is its one state: the common case, kept cheap.
     if spec.flat:
@@ -198,7 +209,7 @@ def step(spec: Any, state: RunState, event: str, moves: Sequence[Move], given: G
     # own), then those it sets: a transition can replace a value.
     changes: dict[str, Any] = {}
     steps = []
-    for move, sets in zip(moves, all_sets, strict=True):
+    for move, (sets, constants) in zip(moves, all_sets, strict=True):
         if spec.clearing:
             source, target = move[0], move[1]
             for name in chart.exit_set(configuration, source, target):
@@ -210,6 +221,10 @@ def step(spec: Any, state: RunState, event: str, moves: Sequence[Move], given: G
         for name in sets:
             typed, as_json = given[name]
             changes.pop(name, None)  # set after cleared: the order the record sees them
+            changes[name] = typed
+            values[name] = as_json
+        for name, (typed, as_json) in constants.items():
+            changes.pop(name, None)
             changes[name] = typed
             values[name] = as_json
         steps.append((move[0], move[1], move[2] if len(move) == 3 else None, values))

@@ -164,11 +164,27 @@ def _replay(spec: Any, steps: Sequence[object], read: Callable[[Any, str, object
             del raised[:raised.index(source) + 1]
         elif previous is not None and (previous[0] != event or _events.is_done(previous[0])):
             raised = []  # a new event: the last one's pending completions were dropped
+        positions: tuple[int, ...] = ()
+        constants: Mapping[str, tuple[Any, JsonValue]] = {}
+        if spec.alternatives and key in spec.alternatives:
+            # Which alternative the step took: the first whose `assign:` constants the step's
+            # values hold (one that assigns nothing takes the caller's values); a value that
+            # is none of them is refused below, naming the constant.
+            found = spec.alternatives[key]
+            position, constants = next(
+                ((p, c) for p, c in found if all(values.get(f) == v[1] for f, v in c.items())),
+                next((p, c) for p, c in found if c))
+            positions = (position,)
+            sets = tuple(dict.fromkeys((*sets, *constants)))
         for name in set(values) | set(sets):
             if name not in sets:
                 raise invalid(f"{where}.values.{name}", f"`{event}` does not set it")
             if name not in values:
                 raise invalid(f"{where}.values.{name}", f"`{event}` sets it; missing")
+            if name in constants and values[name] != constants[name][1]:
+                raise invalid(f"{where}.values.{name}", f"`{event}` from `{source}` to "
+                              f"`{target}` assigns {constants[name][1]!r} (`assign:`), not "
+                              f"{values[name]!r}")
         if kind not in spec.history.get(key, (None,)):
             raise invalid(where + ".history", f"`{event}` from `{source}` does not enter "
                           f"`{target}` " + (f"by {kind} history" if kind else "by default"))
@@ -176,7 +192,7 @@ def _replay(spec: Any, steps: Sequence[object], read: Callable[[Any, str, object
                  for name, raw in values.items()}
         move: Move = (source, target) if kind is None else (source, target, kind)
         try:
-            effect = kernel.step(spec, state, event, [move], given, at)
+            effect = kernel.step(spec, state, event, [move], given, at, positions)
         except kernel.Refused as refused:
             raise invalid(where, _refusal_text(refused, last)) from None
         for name, value in effect.changes.items():

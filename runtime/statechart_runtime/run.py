@@ -504,7 +504,8 @@ class Run(Generic[R, S, E]):
             self._selection = selection
             return OrderedSet()
         try:
-            self._effect = kernel.step(spec, state, event, selection.moves, values, at)
+            self._effect = kernel.step(spec, state, event, selection.moves, values, at,
+                                       selection.positions)
         except kernel.Refused as refused:
             raise self._refused(refused, event) from None
         return OrderedSet(selection.taken)

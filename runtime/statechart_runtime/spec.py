@@ -16,14 +16,18 @@ from statechart_runtime.semantics import Chart, StateRow
 from statechart_runtime.timers import GeneratedTimerRow, TimerTable
 from statechart_runtime.values import FieldCodec, JsonValue
 
-# (source, event, target, fields it sets), one row per distinct (source, event, target).
-TransitionRow = tuple[str, str, str, tuple[str, ...]]
+# (source, event, target, fields the caller gives), one row per distinct (source, event,
+# target); API 1.4: a key with an `assign:` alternative adds ((position among the event's
+# alternatives on the source, {field: JSON constant}), ...) for each of its alternatives.
+TransitionRow = tuple[Any, ...]
 # {from version: ({old state: new state}, {old field: new field, or None when dropped})}
 Migrations = Mapping[int, tuple[Mapping[str, str], Mapping[str, str | None]]]
 
 
 class SpecTables:
     __slots__ = (
+        "alternatives",
+        "assigns",
         "attrs",
         "by_event",
         "chart",
@@ -149,12 +153,12 @@ class SpecTables:
         for row in timers or ():  # a timer's machine event: `_sc_` + its enum member's name
             self.event_ids.setdefault(row[1], "_sc_" + self.events_by_name[row[1]].name)
         self.effects: dict[tuple[str, str, str], tuple[str, ...]] = {
-            (source, event, target): sets for source, event, target, sets in transitions}
+            (row[0], row[1], row[2]): row[3] for row in transitions}
         # event -> state -> targets in document order: what `select` looks at.
         self.by_event: dict[str, dict[str, list[str]]] = {}
         # event -> every field one of its transitions sets (what `send` accepts).
         self.event_fields: dict[str, tuple[str, ...]] = {}
-        for source, event, target, sets in transitions:
+        for source, event, target, sets, *_ in transitions:
             self.by_event.setdefault(event, {}).setdefault(source, []).append(target)
             known = self.event_fields.get(event, ())
             self.event_fields[event] = known + tuple(f for f in sets if f not in known)
@@ -165,6 +169,18 @@ class SpecTables:
             {f: t if isinstance(t, str) else "enum" for f, t in fields.items()},
             {f: t for f, t in fields.items() if not isinstance(t, str)}, self.invalid)
         # Record field -> attribute of the record class (its JSON key is the field's name).
+        # `assign:` (docs/spec-format.md): (source, event, target, position) -> {field: (typed,
+        # JSON)} for an alternative with constants; `alternatives`: (source, event, target) ->
+        # every alternative of such a key, (position, constants), for the replay to tell
+        # which one a stored step took.
+        self.alternatives: dict[tuple[str, str, str], tuple[tuple[int, dict[str, Any]], ...]] = {
+            (row[0], row[1], row[2]): tuple(
+                (position, {f: (self.codec.from_json(f, v, f), v) for f, v in constants.items()})
+                for position, constants in row[4])
+            for row in transitions if len(row) > 4}
+        self.assigns: dict[tuple[str, str, str, int], dict[str, Any]] = {
+            (*key, position): constants for key, found in self.alternatives.items()
+            for position, constants in found if constants}
         self.attrs: dict[str, str] = {f: f for f in fields}
         self.attrs.update(attrs or {})
         self.limits = dict(limits or {})

@@ -248,8 +248,8 @@ def _events(spec: Spec, pn: PythonNames, classes: dict[str, Ident]) -> list[dict
             continue  # the run raises it: no method
         fields: dict[str, None] = {}
         for t in ts:
-            fields.update(dict.fromkeys(t.sets))
-        required = {f for f in fields if all(f in t.sets for t in ts)}
+            fields.update(dict.fromkeys(t.given))
+        required = {f for f in fields if all(f in t.given for t in ts)}
         docs = [t.description for t in ts if t.description]
         moves = sorted({f"{t.source} -> {t.target}" for t in ts})
         text = "Moves: " + ", ".join(moves) + "."
@@ -282,11 +282,17 @@ def docstring(text: str, indent: int, width: int = 100) -> Lit:
 
 def _tables(spec: Spec, pn: PythonNames) -> dict[str, object]:
     """The spec's data for `_SPEC`: one literal row per state and per distinct transition
-    (same-key alternatives merged: the fields set are their union)."""
+    (same-key alternatives merged: the fields the caller gives are their union). A key with
+    an `assign:` alternative gets a fifth element: (position among the event's alternatives
+    on the source, {field: constant}) for each of its alternatives, `{}` where one assigns
+    nothing."""
     by_key: dict[tuple[str, str, str], list[str]] = {}
+    alternatives: dict[tuple[str, str, str], list[tuple[int, dict[str, object]]]] = {}
     for t in spec.transitions():
-        sets = by_key.setdefault((t.source, t.event, t.target), [])
-        sets.extend(f for f in t.sets if f not in sets)
+        key = (t.source, t.event, t.target)
+        sets = by_key.setdefault(key, [])
+        sets.extend(f for f in t.given if f not in sets)
+        alternatives.setdefault(key, []).append((t.order, dict(t.assigns)))
     requires = [entry(s.name, s.requires, 8) for s in spec.states.values() if s.requires]
     histories = _histories(spec)
     by_tag: dict[str, list[str]] = {}
@@ -297,7 +303,9 @@ def _tables(spec: Spec, pn: PythonNames) -> dict[str, object]:
     return {
         "flat": semantics.is_flat(spec) and not spec.statuses(),  # statuses keep configuration
         "state_rows": [py(row) for row in semantics.rows(spec)],
-        "transition_rows": [py((*key, tuple(sets))) for key, sets in by_key.items()],
+        "transition_rows": [py((*key, tuple(sets), *(
+            [tuple(alternatives[key])] if any(a for _, a in alternatives[key]) else [])))
+            for key, sets in by_key.items()],
         "limits": py(limits) if (limits := {s.name: s.limit for s in spec.states.values()
                                              if s.limit}) else None,
         "requires": requires,
@@ -371,8 +379,11 @@ def _context_tables(spec: Spec, pn: PythonNames, classes: dict[str, Ident]
 
 def _api_version(spec: Spec, data: dict[str, object]) -> tuple[int, int]:
     """The runtime API the module needs, the oldest that has what it uses (so that a module
-    imports on every runtime that can run it): 1.3 for timers (their rows end with the
-    `after:` key as written), 1.2 for run context or statuses, else 1.1."""
+    imports on every runtime that can run it): 1.4 for `assign:` (transition rows with
+    constants), 1.3 for timers (their rows end with the `after:` key as written), 1.2 for run
+    context or statuses, else 1.1."""
+    if any(t.assigns for t in spec.transitions()):
+        return (1, 4)
     if spec.timers():
         return (1, 3)
     used = any(data[k] for k in ("context", "defaults", "clears", "exit_clears", "fills",

@@ -99,7 +99,10 @@ def _transition_row(t: Transition, marks: OverlayMarks) -> dict[str, str]:
     change = f" **{mark}**" if mark else ""
     return {"event": _code(event_label(t)) + change, "source": _code(t.source),
             "target": _code(t.target),
-            "guard": _code(t.guard) if t.guard else "", "sets": _names(t.sets),
+            "guard": _code(t.guard) if t.guard else "",
+            # an `assign:` field with its constant: `failureType` = `retries_exhausted`
+            "sets": ", ".join(f"{_code(n)} = {_code(str(dict(t.assigns)[n]))}"
+                              if n in dict(t.assigns) else _code(n) for n in t.sets),
             "description": " ".join(filter(None, [
                 labels.markdown_cell(t.description),
                 f"Clears {_names(t.clears)} (before it sets)." if t.clears else ""]))}

@@ -115,7 +115,7 @@ def _place_transitions(spec: Spec) -> dict[str, list[Transition]]:
 def _edge(t: Transition, spec: Spec, ids: dict[str, str], marks: OverlayMarks) -> str:
     text = event_label(t) + (f" [{t.guard}]" if t.guard else "")
     if t.sets:
-        text += f" / set: {', '.join(t.sets)}"
+        text += f" / {t.set_text}"
     mark = marks.edge_mark(t.source, t.key)  # an overlay's: "added" or "changed"
     if mark:
         text += f" ({mark})"

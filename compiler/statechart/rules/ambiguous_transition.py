@@ -2,7 +2,9 @@
 
 What: an event lists alternatives (`event: [{target: a, guard: g}, {target: b}]`) and either an
 alternative without a guard comes before the last one, so the alternatives after it are never
-tried, or two alternatives have the same guard.
+tried, or two alternatives have the same guard. An alternative that enters a state with a
+`limit:` is not enabled once the limit is reached, so the ones after it are tried then: it may
+be unguarded, or share its guard with a later one ("retry while it may, then fail").
 
 Why: alternatives are tried in order and the first whose guard passes wins. An unguarded
 alternative always passes, so anything after it is dead; two equal guards pick the first one
@@ -18,6 +20,7 @@ Fix: put the guarded alternatives first and the unguarded fallback last, and giv
 alternative its own guard.
 """
 
+from statechart import semantics
 from statechart.diagnostics import Severity
 from statechart.model import Transition
 from statechart.rules._base import Check, Graph, Spec, problem
@@ -28,6 +31,11 @@ PHASE = "model"
 
 
 def check(spec: Spec, graph: Graph) -> Check:
+    limited = {s.name for s in spec.states.values() if s.limit}
+
+    def may_be_limited(t: Transition) -> bool:
+        return bool(limited) and any(n in limited for n in semantics.entry_set(spec, t))
+
     for state in spec.states.values():
         by_event: dict[str, list[Transition]] = {}
         for t in state.transitions:
@@ -39,7 +47,7 @@ def check(spec: Spec, graph: Graph) -> Check:
             guards_seen: dict[str, int] = {}
             for i, t in enumerate(alternatives):
                 later = alternatives[i + 1:]
-                if t.guard is None and later:
+                if t.guard is None and later and not may_be_limited(t):
                     targets = ", ".join(f"`{x.target}`" for x in later)
                     yield problem(ID, SEVERITY, t.target_span,
                                   f"`{state.name}` on `{event}`: this alternative has no guard, "
@@ -47,10 +55,11 @@ def check(spec: Spec, graph: Graph) -> Check:
                                   "give it a guard, or move it last as the fallback")
                     break
                 if t.guard is not None:
-                    if t.guard in guards_seen:
+                    if t.guard in guards_seen and not may_be_limited(
+                            alternatives[guards_seen[t.guard]]):
                         yield problem(ID, SEVERITY, t.guard_span or t.target_span,
                                       f"`{state.name}` on `{event}`: guard `{t.guard}` is already "
                                       f"used by alternative {guards_seen[t.guard] + 1}, so this "
                                       "one is never taken",
                                       "use a different guard for each alternative")
-                    guards_seen.setdefault(t.guard, i)
+                    guards_seen[t.guard] = i
