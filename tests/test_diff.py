@@ -226,6 +226,14 @@ CASES: list[tuple[str, Edits, Edits, list[tuple[str, bool]]]] = [
     ("deadline-named", [UNTIL, DEADLINE], [UNTIL, (DEADLINE[0], DEADLINE[1].replace(
         "until: running", "until: {target: running, name: backoff}"))],
      [("timer-changed", S)]),
+    # A stored step holds the constants its alternative gave; the check refuses others.
+    ("assign-added", [], [("        - {target: failed}", "        - {target: failed, assign: {note: "
+                                                       "gave up}}")],
+     [("assign-changed", B)]),
+    ("assign-value-changed", [("        - {target: failed}", "        - {target: failed, assign: "
+                               "{count: 3}}")],
+     [("        - {target: failed}", "        - {target: failed, assign: {count: 4}}")],
+     [("assign-changed", B)]),
     ("timer-removed-of-two", [TWO_TIMERS], [(TWO_TIMERS[0], TWO_TIMERS[1].replace(
         "{30s: running, 1h: failed}", "{1h: failed}"))],
      [("timer-removed", B), ("timer-changed", S), ("timer-changed", B)]),

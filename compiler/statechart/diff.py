@@ -71,6 +71,7 @@ KINDS: dict[str, str] = {
     "context-removed": "A record field is no longer run context.",
     "default-changed": "A record field's `default` was added, changed or removed.",
     "clear-changed": "A transition or a state clears other record fields (`clear:`).",
+    "assign-changed": "A transition sets other constants (`assign:`), or none any more.",
     "status-changed": "A state reports another status (`status:`).",
     "counter-changed": "A state's `counter:` record key was added, renamed or removed.",
     "rule-added": "A new rule in `rules:`.",
@@ -353,10 +354,11 @@ class _Differ:
         return frozenset(out)
 
     def alt(self, t: Transition, old: bool) -> Alt:
+        # What the caller gives identifies an alternative; its `assign:` is compared per pair.
         if not old:
-            return (t.target, t.guard, frozenset(t.sets))
+            return (t.target, t.guard, frozenset(t.given))
         return (self.smap.get(t.target, t.target), t.guard,
-                frozenset(self.fmap.get(f, f) for f in t.sets))
+                frozenset(self.fmap.get(f, f) for f in t.given))
 
     def match_events(self) -> None:
         # The run's own events (`done.state.X`) are named after their state: they follow it.
@@ -574,17 +576,26 @@ class _Differ:
                 self.add("guard-changed", f"{where} is now guarded by `{n.guard}` "
                          f"(was `{o.guard}`)", n.guard_span or n.span, callers=not n.internal,
                          help="a different condition decides; callers may now be refused")
-        old_sets = {self.fmap.get(f, f) for f in o.sets}
+        old_sets = {self.fmap.get(f, f) for f in o.given}
         for i, f in enumerate(n.sets):
-            if f not in old_sets:
+            if f not in old_sets and f in n.given:
                 span = n.set_spans[i] if i < len(n.set_spans) else n.span
                 self.add("set-added", f"{where} now needs `{f}`", span, callers=not n.internal,
                          help=f"`{f}` is a required keyword argument of the event method")
-        for f in sorted(old_sets - set(n.sets)):
+        for f in sorted(old_sets - set(n.given)):
             self.add("set-removed", f"{where} no longer takes `{f}`", n.span,
                      callers=not n.internal,
                      help=f"callers that pass `{f}` fail, and the record no longer gets it")
         self.compare_clears(where, o.clears, n.clears, n.span)
+        old_assigns = {self.fmap.get(f, f): v for f, v in o.assigns}
+        if old_assigns != dict(n.assigns):
+            # A stored step holds the constant its alternative gave, and the check refuses
+            # another: runs that took it no longer load (no migration rewrites a history).
+            self.add("assign-changed", f"{where} now assigns {_constants(n.assigns)} (was "
+                     f"{_constants(tuple(old_assigns.items()))})", n.span,
+                     runs=True,
+                     help="stored runs that took this transition hold the old values, which "
+                          "the integrity check refuses: keep the old alternative and add one")
 
     def old_effective(self, t: Transition) -> list[Transition]:
         return [x for x in self.old.states[t.source].transitions if x.event == t.event]
@@ -749,3 +760,7 @@ def reporters() -> dict[str, Reporter]:
 
 
 __all__ = ["KINDS", "Change", "changes_to_diagnostics", "diff_specs", "reporters"]
+
+
+def _constants(assigns: tuple[tuple[str, object], ...]) -> str:
+    return ", ".join(f"`{f}: {v}`" for f, v in assigns) or "nothing"

@@ -175,7 +175,7 @@ class SpecTables:
         # which one a stored step took.
         self.alternatives: dict[tuple[str, str, str], tuple[tuple[int, dict[str, Any]], ...]] = {
             (row[0], row[1], row[2]): tuple(
-                (position, {f: (self.codec.from_json(f, v, f), v) for f, v in constants.items()})
+                (position, {f: self._constant(f, v) for f, v in constants.items()})
                 for position, constants in row[4])
             for row in transitions if len(row) > 4}
         self.assigns: dict[tuple[str, str, str, int], dict[str, Any]] = {
@@ -194,6 +194,12 @@ class SpecTables:
         for state in self.chart.initial_configuration():
             if state in self.initial_counts:
                 self.initial_counts[state] += 1
+
+    def _constant(self, name: str, raw: JsonValue) -> tuple[Any, JsonValue]:
+        """An `assign:` constant as a step holds it: typed, and in the JSON a caller's value
+        of the field takes (a time as `time_text` writes it)."""
+        typed = self.codec.from_json(name, raw, name)
+        return typed, self.codec.to_json(name, typed)
 
     # -- run context and status (docs/spec-format.md "Run context", "Status") ----------------
     def _context_tables(self, context: Sequence[str],

@@ -10,7 +10,8 @@ package makes jsonschema check it), and each count is bounded by its state's lim
 counter (`counter:`). Field defaults are given as `default`. History entries allow only the
 spec's events (the run's own `done.state.X` and timers' `after.KEY.X` included) and states;
 `remembered` (specs with history transitions) lists what each history target remembers. A
-spec with timers (`after:`) adds `createdAt` and `timers`, the armed timers in due order.
+spec with timers (`after:`) adds `createdAt` and `timers`, the armed timers in due order. A
+step of a transition whose alternatives all `assign:` a field holds that constant.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from typing import Any
 from statechart import semantics
 from statechart.model import RecordField, Spec
 from statechart.outputs import folder, header_lines
+from statechart_runtime.values import parse_time, time_text
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
 ID_BASE = "https://statechart-compiler.dev/schema/run-record"
@@ -155,10 +157,37 @@ def schema(spec: Spec) -> dict[str, Any]:
                        "properties": {f.name: field_schema(f) for f in spec.record}},
         },
     }}
+    constants = _step_constants(spec)
+    if constants:
+        out["$defs"]["step"]["allOf"] = constants
     if remembers:
         out["$defs"]["step"]["properties"]["history"] = {
             "enum": ["shallow", "deep"],
             "description": "present when the step entered its target by history"}
+    return out
+
+
+def _step_constants(spec: Spec) -> list[dict[str, Any]]:
+    """A step of (source, event, target) holds the `assign:` constants that every alternative
+    of that key gives (where one alternative takes the caller's value instead, any value of
+    the field's type is one the spec allows)."""
+    times = {f.name for f in spec.record if f.type == "datetime"}
+    by_key: dict[tuple[str, str, str], list[dict[str, object]]] = {}
+    for t in spec.transitions():
+        by_key.setdefault((t.source, t.event, t.target), []).append({
+            f: time_text(parse_time(f, v)) if f in times and isinstance(v, str) else v
+            for f, v in t.assigns})
+    out: list[dict[str, Any]] = []
+    for (source, event, target), alternatives in by_key.items():
+        fixed = {f: v for f, v in alternatives[0].items()
+                 if all(f in a and a[f] == v for a in alternatives)}
+        if fixed:
+            out.append({
+                "if": {"properties": {"source": {"const": source}, "event": {"const": event},
+                                      "target": {"const": target}}},
+                "then": {"properties": {"values": {
+                    "properties": {f: {"const": v} for f, v in fixed.items()},
+                    "required": list(fixed)}}}})
     return out
 
 
