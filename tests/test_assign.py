@@ -5,11 +5,14 @@ tells a stored step's alternative by them and refuses a step that claims another
 from __future__ import annotations
 
 import datetime as dt
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import pytest
 from codegen_support import checked_text, generate, import_source, validator
+
+from statechart.linter import check_file
 
 T0 = dt.datetime(2030, 1, 1, tzinfo=dt.UTC)
 
@@ -113,3 +116,18 @@ def test_the_check_refuses_a_step_that_claims_another_value(
     assert refused.value.field == f"history[0].values.{field}"
     # The record's JSON Schema says the same of `drop`, whose only alternative assigns.
     assert built[1].is_valid(data) is (event == "close")
+
+
+def test_an_overlay_replaces_an_assign_and_its_fields_are_checked(tmp_path: Path) -> None:
+    (tmp_path / "dispatch.yaml").write_text(DISPATCH)
+    overlay = tmp_path / "team.yaml"
+    overlay.write_text("statechart: team\nextends: dispatch\n"
+                       "remove: {fields: [attempts]}\n"
+                       "states:\n  open:\n    on:\n"
+                       "      drop: {target: closed, set: [reason], assign: {outcome: binned}}\n")
+    result = check_file(overlay)
+    assert not result.errors and result.spec is not None
+    (drop,) = [t for t in result.spec.transitions() if t.event == "drop"]
+    assert drop.assigns == (("outcome", "binned"),) and drop.given == ("reason",)
+    overlay.write_text(overlay.read_text().replace("outcome: binned", "attempts: 1"))
+    assert [(d.rule, d.span.line) for d in check_file(overlay).errors] == [("unknown-field", 7)]
