@@ -3,9 +3,10 @@ calls safe for stored runs loads: ids as the compiler gives them; records writte
 had ids (agent_run version 2, `after.24h.waiting_for_input`) load under the module of today; a
 changed delay (with a new version and a migration) keeps stored runs loading, `runs verify
 --spec-new` over a real SQLite store agrees; a removed timer is breaking in `diff` and its
-runs are indeed refused; and a property over random spec pairs with random timer edits: when
+runs are indeed refused; and a property over random spec pairs with random timer and
+transition edits (a transition retargeted, removed, given another alternative or guard): when
 `diff` reports nothing that breaks stored runs, every stored run of the old version loads
-under the new module."""
+under the new module. The default run takes a few pairs; `pytest -m slow` the full run."""
 
 from __future__ import annotations
 
@@ -263,7 +264,11 @@ def test_a_legacy_timer_event_that_fits_no_timer_is_refused(tmp_path: Path) -> N
 
 # -- property: what `diff` calls safe for stored runs loads -----------------------------------
 
-EDITS = ("delay", "rename", "add", "remove", "retarget", "reorder", "name")
+TIMER_EDITS = ("delay", "rename", "add", "remove", "retarget", "reorder", "name")
+# Edits of `on:` transitions: retarget an alternative, remove one, add a guarded alternative
+# before the others, guard an alternative or drop its guard.
+TRANSITION_EDITS = ("on-retarget", "on-remove", "on-add", "on-guard")
+EDITS = TIMER_EDITS + TRANSITION_EDITS
 STATS: collections.Counter[str] = collections.Counter()
 
 
@@ -274,8 +279,35 @@ def _delay(rng: random.Random, taken: set[str]) -> str:
             return key
 
 
+def _edit_transition(spec: mt.Spec, rng: random.Random, op: str) -> None:
+    """One random edit of an `on:` transition of `spec` (edited in place)."""
+    states = spec.states()
+    handling = [s for s in states if s.on]
+    if not handling:
+        return
+    s = rng.choice(handling)
+    event = rng.choice(list(s.on))
+    alts = s.on[event]
+    i = rng.randrange(len(alts))
+    target, guard, history = alts[i]
+    if op == "on-retarget":
+        alts[i] = (rng.choice(states).name, guard, history if rng.random() < 0.5 else None)
+    elif op == "on-remove":
+        del alts[i]
+        if not alts:
+            del s.on[event]
+    elif op == "on-add":
+        alts.insert(0, (rng.choice(states).name, f"gx{rng.randint(1, 9)}", None))
+    elif op == "on-guard":
+        alts[i] = (target, None if guard else f"gx{rng.randint(1, 9)}", history)
+
+
 def _edit(spec: mt.Spec, rng: random.Random, op: str, renames: dict[str, str]) -> None:
-    """One random timer edit of `spec` (a make_traces spec, edited in place)."""
+    """One random timer or transition edit of `spec` (a make_traces spec, edited in
+    place)."""
+    if op in TRANSITION_EDITS:
+        _edit_transition(spec, rng, op)
+        return
     states = spec.states()
     timed = [s for s in states if s.after]
     holders = [s for s in states if s.kind in ("atomic", "compound")]
@@ -320,8 +352,8 @@ def _edit(spec: mt.Spec, rng: random.Random, op: str, renames: dict[str, str]) -
 
 
 @st.composite
-def spec_pairs(draw: st.DrawFn) -> tuple[str, str, int]:
-    """(OLD, NEW, seed): OLD a random spec of the conformance timers family, NEW it after
+def spec_pairs(draw: st.DrawFn) -> tuple[str, str, int, bool]:
+    """(OLD, NEW, seed, whether an `on:` transition was edited): OLD a random spec of the conformance timers family, NEW it after
     random timer edits, usually as version 2 with a migration for the renamed states."""
     seed = draw(st.integers(0, 2**32 - 1))
     old = next(mt.random_specs(1, seed, "timers"))
@@ -330,7 +362,8 @@ def spec_pairs(draw: st.DrawFn) -> tuple[str, str, int]:
     new = copy.deepcopy(old)
     rng = random.Random(seed)
     renames: dict[str, str] = {}
-    for op in draw(st.lists(st.sampled_from(EDITS), min_size=1, max_size=3)):
+    ops = draw(st.lists(st.sampled_from(EDITS), min_size=1, max_size=3))
+    for op in ops:
         _edit(new, rng, op, renames)
     text = mt.to_yaml(new)
     if draw(st.integers(0, 9)) < 8:
@@ -340,7 +373,7 @@ def spec_pairs(draw: st.DrawFn) -> tuple[str, str, int]:
                      + ", ".join(f"{o}: {n}" for o, n in renames.items()) + "}\n")
     if checked_text(text) is None:
         reject()  # an edit `check` refuses (a timer into a final's sibling region, ...)
-    return mt.to_yaml(old), text, seed
+    return mt.to_yaml(old), text, seed, any(op in TRANSITION_EDITS for op in ops)
 
 
 def stored_runs(text: str, folder: Path, seed: int, walks: int = 5, steps: int = 25
@@ -381,14 +414,31 @@ def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("pairs")
 
 
-@settings(max_examples=36, deadline=None, derandomize=True, database=None,
-          phases=[Phase.explicit, Phase.generate],  # no shrinking: each step builds modules
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much,
-                                 HealthCheck.function_scoped_fixture])
+def _settings(examples: int) -> Any:
+    return settings(max_examples=examples, deadline=None, derandomize=True, database=None,
+                    phases=[Phase.explicit, Phase.generate],  # no shrinking: each builds modules
+                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much,
+                                           HealthCheck.function_scoped_fixture])
+
+
+@_settings(6)
 @given(pair=spec_pairs())
-def test_what_diff_calls_safe_for_stored_runs_loads(pair: tuple[str, str, int],
+def test_what_diff_calls_safe_for_stored_runs_loads(pair: tuple[str, str, int, bool],
                                                     folder: Path) -> None:
-    old_text, new_text, seed = pair
+    """The smoke run (a few seconds); the full one is `slow`."""
+    _what_diff_calls_safe_loads(pair, folder)
+
+
+@pytest.mark.slow
+@_settings(150)
+@given(pair=spec_pairs())
+def test_what_diff_calls_safe_for_stored_runs_loads_full(pair: tuple[str, str, int, bool],
+                                                         folder: Path) -> None:
+    _what_diff_calls_safe_loads(pair, folder)
+
+
+def _what_diff_calls_safe_loads(pair: tuple[str, str, int, bool], folder: Path) -> None:
+    old_text, new_text, seed, edited = pair
     changes = diff_specs(model(old_text), model(new_text))
     breaking = [c for c in changes if c.for_runs]
     records = stored_runs(old_text, folder, seed)
@@ -398,6 +448,7 @@ def test_what_diff_calls_safe_for_stored_runs_loads(pair: tuple[str, str, int],
     STATS["stored runs"] += len(records)
     STATS["timer steps"] += sum(s["event"].startswith("after.") for r in records
                                 for s in r["history"])
+    STATS["pairs with transition edits"] += edited
     refused = []
     for data in records:
         try:
@@ -408,6 +459,9 @@ def test_what_diff_calls_safe_for_stored_runs_loads(pair: tuple[str, str, int],
     STATS["refused runs of breaking pairs" if breaking else "refused runs of safe pairs"] += \
         len(refused)
     STATS["breaking pairs whose runs all load"] += bool(breaking and not refused)
+    STATS["safe pairs with transition edits"] += edited and not breaking
+    STATS["refused runs of breaking pairs with transition edits"] += len(refused) * (
+        edited and bool(breaking))
     if not breaking:
         assert not refused, (
             f"diff calls every change safe for stored runs, yet {refused[0][0]} is refused: "
@@ -415,11 +469,15 @@ def test_what_diff_calls_safe_for_stored_runs_loads(pair: tuple[str, str, int],
             f"OLD:\n{old_text}\nNEW:\n{new_text}")
 
 
+@pytest.mark.slow
 def test_the_property_saw_both_kinds_of_pair() -> None:
-    """Not vacuous: run after the property (same module, file order), it saw safe pairs
-    whose stored runs fired timers, and breaking pairs some of whose runs were refused."""
-    if not STATS:
-        pytest.skip("the property did not run in this session")
+    """Not vacuous: run after the full property (same module, file order), it saw safe
+    pairs whose stored runs fired timers, and breaking pairs some of whose runs were refused,
+    among them pairs with transition edits."""
+    if STATS["pairs"] < 100:
+        pytest.skip("the full property did not run in this session")
     assert STATS["safe pairs"] >= 5 and STATS["breaking pairs"] >= 5, STATS
     assert STATS["timer steps"] >= 100, STATS
     assert STATS["refused runs of breaking pairs"] >= 1, STATS
+    assert STATS["safe pairs with transition edits"] >= 3, STATS
+    assert STATS["refused runs of breaking pairs with transition edits"] >= 1, STATS

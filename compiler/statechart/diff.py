@@ -79,6 +79,9 @@ KINDS: dict[str, str] = {
     "rule-changed": "A rule with the same `id` selects different states.",
 }
 
+_LOST = ("stored runs that took it cannot be loaded: their history has that step, which no "
+         "transition of the new version takes")
+
 # Type changes every stored value survives: an enum value is a string, an integer is a number.
 _WIDENINGS = {("enum", "string"), ("integer", "number")}
 
@@ -189,6 +192,18 @@ class _Differ:
         # fields NEW's migration from OLD's version fills with their default (`fill:`)
         self.fills = {name for m in new.migrations if m.from_version == old.version
                       for name, _ in m.fill}
+
+    def lost(self, o: Transition) -> bool:
+        """Whether a stored step of OLD's transition `o` no longer replays under NEW: NEW has
+        no transition with its source, event and target (states through renames and
+        migrations; a `done` event follows its state, a sent event keeps its name in a
+        stored history), entered the same way. The replay refuses such a record."""
+        if not hasattr(self, "_steps"):
+            self._steps = {(t.source, t.event, t.target, t.history)
+                           for t in self.new.transitions()}
+        source, target = self.smap.get(o.source), self.smap.get(o.target)
+        event = events.done_event(source or "") if o.trigger == "done" else o.event
+        return (source, event, target, o.history) not in self._steps
 
     def add(self, kind: str, message: str, span: Span, *, runs: bool = False,
             callers: bool = False, help: str = "", migrated: bool = False) -> None:
@@ -373,7 +388,8 @@ class _Differ:
         for event, t in old_internal.items():
             if event not in self.emap:
                 self.add("transition-removed", f"`{t.source}` no longer has its "
-                         f"`{t.trigger}` transition to `{t.target}`", t.span)
+                         f"`{t.trigger}` transition to `{t.target}`", t.span,
+                         runs=self.lost(t), help=_LOST if self.lost(t) else "")
         for event in new_internal - set(self.emap.values()):
             n = _first(self.new, event)
             self.add("transition-added", f"`{n.source}` now has a `{n.trigger}` transition "
@@ -390,11 +406,14 @@ class _Differ:
                 self.emap[r] = a
                 added.remove(a)
                 self.add("event-renamed", f"event `{r}` looks renamed to `{a}`",
-                         _first(self.new, a).span, callers=True,
-                         help=f"callers still send `{r}`")
+                         _first(self.new, a).span, callers=True, runs=True,
+                         help=f"callers still send `{r}`, and stored runs that took it name "
+                              f"`{r}` in their history, which the check refuses")
             else:
                 self.add("event-removed", f"event `{r}` was removed", _first(self.old, r).span,
-                         callers=True, help=f"callers that send `{r}` fail")
+                         callers=True, runs=True,
+                         help=f"callers that send `{r}` fail, and stored runs that took it "
+                              "cannot be loaded (their history has that step)")
         for a in added:
             self.add("event-added", f"new event `{a}`", _first(self.new, a).span)
 
@@ -546,19 +565,30 @@ class _Differ:
             self.compare_pair(where, o, n)
         if olds and self.effective(self.new, source, event) == \
                 frozenset(self.alt(t, True) for t in self.old_effective(olds[0])):
-            olds = []  # moved to an ancestor that now handles the event the same way
+            # Moved to an ancestor that now handles the event the same way: callers see no
+            # change, but a stored step names the old source.
+            for o in olds:
+                if self.lost(o):
+                    self.add("transition-removed", f"{where} now goes to `{o.target}` from an "
+                             f"ancestor of `{source}`", o.span, runs=True, help=_LOST)
+            olds = []
         for o in olds:
+            lost = self.lost(o)
             self.add("transition-removed", f"{where} no longer goes to `{o.target}`"
                      + (f" (guard `{o.guard}`)" if o.guard else ""), o.span, callers=True,
-                     help=f"callers that send `{event}` in `{source}` fail")
+                     runs=lost, help=f"callers that send `{event}` in `{source}` fail"
+                     + ("; " + _LOST if lost else ""))
         for n in news:
             self.add("transition-added", f"{where} now goes to `{n.target}`", n.span)
 
     def compare_pair(self, where: str, o: Transition, n: Transition) -> None:
         # Nobody sends the run's own events: their changes break no caller.
         if self.smap.get(o.target) != n.target:
+            lost = self.lost(o)
             self.add("transition-retargeted", f"{where} now goes to `{n.target}` "
-                     f"(was `{o.target}`)", n.target_span)
+                     f"(was `{o.target}`)", n.target_span, runs=lost,
+                     help=_LOST + f"; keep an alternative (guarded, if need be) to `{o.target}`"
+                     if lost else "")
         if o.history != n.history:
             self.add("history-changed", f"{where} now enters `{n.target}` "
                      f"{_entering(n.history)} (was {_entering(o.history)})", n.span, runs=True,
