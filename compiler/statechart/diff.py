@@ -611,11 +611,16 @@ class _Differ:
             if f not in old_sets and f in n.given:
                 span = n.set_spans[i] if i < len(n.set_spans) else n.span
                 self.add("set-added", f"{where} now needs `{f}`", span, callers=not n.internal,
-                         help=f"`{f}` is a required keyword argument of the event method")
+                         runs=True,
+                         help=f"`{f}` is a required keyword argument of the event method; "
+                              "stored runs that took the transition have no value for it in "
+                              "that step, which the check refuses")
         for f in sorted(old_sets - set(n.given)):
             self.add("set-removed", f"{where} no longer takes `{f}`", n.span,
-                     callers=not n.internal,
-                     help=f"callers that pass `{f}` fail, and the record no longer gets it")
+                     callers=not n.internal, runs=f not in self.dropped,
+                     help=f"callers that pass `{f}` fail, and the record no longer gets it"
+                     + ("" if f in self.dropped else "; stored runs that took the transition "
+                        "have its value in that step, which the check refuses"))
         self.compare_clears(where, o.clears, n.clears, n.span)
         old_assigns = {self.fmap.get(f, f): v for f, v in o.assigns}
         if old_assigns != dict(n.assigns):
