@@ -13,6 +13,9 @@ import pytest
 from codegen_support import checked_text, generate, import_source, validator
 
 from statechart.linter import check_file
+from statechart.render import docs
+from statechart.render.dot import dot_source
+from statechart.render.mermaid import mermaid_source
 
 T0 = dt.datetime(2030, 1, 1, tzinfo=dt.UTC)
 
@@ -131,3 +134,12 @@ def test_an_overlay_replaces_an_assign_and_its_fields_are_checked(tmp_path: Path
     assert drop.assigns == (("outcome", "binned"),) and drop.given == ("reason",)
     overlay.write_text(overlay.read_text().replace("outcome: binned", "attempts: 1"))
     assert [(d.rule, d.span.line) for d in check_file(overlay).errors] == [("unknown-field", 7)]
+
+
+def test_diagrams_and_docs_show_the_constants() -> None:
+    spec = checked_text(DISPATCH)
+    assert spec is not None
+    assert "set: reason, outcome=dropped, attempts=0" in dot_source(spec)
+    assert "set#58; outcome#61;escalated, severity#61;high" in mermaid_source(spec)
+    page = docs.outputs(spec)["docs/specs/dispatch.md"].decode()
+    assert "| `reason`, `outcome` = `dropped`, `attempts` = `0` |" in page

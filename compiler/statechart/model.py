@@ -71,7 +71,8 @@ class Transition:
     @property
     def set_text(self) -> str:
         """What the transition writes, as diagrams label it: `set: a, b=CONSTANT`."""
-        constants = dict(self.assigns)
+        constants = {n: str(v).lower() if isinstance(v, bool) else str(v)
+                     for n, v in self.assigns}  # as YAML writes them: `true`, not `True`
         return "set: " + ", ".join(f"{n}={constants[n]}" if n in constants else n
                                    for n in self.sets)
 

@@ -39,6 +39,12 @@ def _code(name: str) -> str:
     return f"`{name}`" if IDENTIFIER.match(name) else labels.markdown_cell(name)
 
 
+def _constant(value: object) -> str:
+    """An `assign:` constant as inline code (escaped as text when it cannot be one)."""
+    text = str(value).lower() if isinstance(value, bool) else str(value)
+    return f"`{text}`" if not set(text) & set("`|\n\r") else labels.markdown_cell(text)
+
+
 def _names(names: tuple[str, ...] | list[str], joiner: str = ", ") -> str:
     return joiner.join(_code(n) for n in names)
 
@@ -101,7 +107,7 @@ def _transition_row(t: Transition, marks: OverlayMarks) -> dict[str, str]:
             "target": _code(t.target),
             "guard": _code(t.guard) if t.guard else "",
             # an `assign:` field with its constant: `failureType` = `retries_exhausted`
-            "sets": ", ".join(f"{_code(n)} = {_code(str(dict(t.assigns)[n]))}"
+            "sets": ", ".join(f"{_code(n)} = {_constant(dict(t.assigns)[n])}"
                               if n in dict(t.assigns) else _code(n) for n in t.sets),
             "description": " ".join(filter(None, [
                 labels.markdown_cell(t.description),
