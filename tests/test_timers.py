@@ -313,19 +313,45 @@ def test_timers_survive_a_restore_in_another_process(approval: ModuleType,
 
 # -- random event and time sequences ---------------------------------------------------------
 
-ACTIONS = st.lists(st.one_of(
-    st.sampled_from(["ask", "approve", "recheck", "finish", "close"]),
-    st.integers(min_value=0, max_value=26 * 3600)),  # seconds to let pass, then fire_due
-    max_size=25)
+def events_and_waits(longest_wait: int, max_size: int) -> st.SearchStrategy[list[str | int]]:
+    """Events and waits (seconds to let pass, then fire_due)."""
+    return st.lists(st.one_of(
+        st.sampled_from(["ask", "approve", "recheck", "finish", "close"]),
+        st.integers(min_value=0, max_value=longest_wait)), max_size=max_size)
 
 
-@settings(max_examples=60, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(actions=ACTIONS, deadline_minutes=st.integers(min_value=-30, max_value=3000),
-       urgent=st.booleans())
+ACTIONS = events_and_waits(26 * 3600, 25)
+# The default run's: waits of up to 3 h (past most deadlines drawn below), shorter sequences.
+SHORT_ACTIONS = events_and_waits(3 * 3600, 12)
+
+
+SEQUENCES = settings(deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+DEADLINES = st.integers(min_value=-30, max_value=3000)
+
+
+# The full run is `slow` (`pytest -m slow`, a CI step of its own): an advance of up to 26 h
+# fires every 500 ms reminder of a chain at its own time, so a sequence can hold thousands of
+# steps, each checked by replaying the whole history. The default run keeps a few examples.
+@pytest.mark.slow
+@settings(SEQUENCES, max_examples=60)
+@given(actions=ACTIONS, deadline_minutes=DEADLINES, urgent=st.booleans())
 def test_any_sequence_keeps_a_record_that_checks_and_round_trips(
         approval: ModuleType, actions: list[str | int], deadline_minutes: int,
         urgent: bool) -> None:
+    _sequence_keeps_a_record(approval, actions, deadline_minutes, urgent)
+
+
+@settings(SEQUENCES, max_examples=10)
+@given(actions=SHORT_ACTIONS, deadline_minutes=st.integers(min_value=-30, max_value=150),
+       urgent=st.booleans())
+def test_any_sequence_keeps_a_record_that_checks_and_round_trips_smoke(
+        approval: ModuleType, actions: list[str | int], deadline_minutes: int,
+        urgent: bool) -> None:
+    _sequence_keeps_a_record(approval, actions, deadline_minutes, urgent)
+
+
+def _sequence_keeps_a_record(approval: ModuleType, actions: list[str | int],
+                             deadline_minutes: int, urgent: bool) -> None:
     clock = Clock()
     facade = type("Run", (approval.Approval,), {"is_urgent": lambda self: urgent})
     run = facade(clock=clock)
