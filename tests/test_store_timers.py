@@ -5,6 +5,7 @@ or the `now`/`at` given), with steps that never go back in time within a run."""
 from __future__ import annotations
 
 import datetime as dt
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -12,6 +13,7 @@ import pytest
 from codegen_support import checked_text, generate
 from store_support import Backend, import_path
 
+from statechart.cli import main
 from statechart_runtime.store import open_store
 
 # `waiting` expires after 30 s, unless its guard says no.
@@ -26,6 +28,7 @@ states:
   expired: {final: true}
   done: {final: true}
 """
+ROOT = Path(__file__).resolve().parents[1]
 T0 = dt.datetime(2030, 1, 1, tzinfo=dt.UTC)
 SECOND = dt.timedelta(seconds=1)
 
@@ -64,3 +67,84 @@ def test_a_refused_timer_does_not_starve_later_ones(gate: type[Any], backend: Ba
     stubborn = store.load(gate, "stubborn")  # the declined timer is in the stored record
     assert [t.declined for t in stubborn.timers] == [True]
     assert store.fire(gate, "stubborn", "answer").run.status.value == "done"
+
+
+class Clock:
+    """A clock a test sets: `at`, moved by `advance`."""
+
+    def __init__(self, at: dt.datetime = T0) -> None:
+        self.at = at
+
+    def __call__(self) -> dt.datetime:
+        return self.at
+
+    def advance(self, delta: dt.timedelta) -> None:
+        self.at += delta
+
+
+def test_the_store_clock_is_the_one_time_source(gate: type[Any], backend: Backend) -> None:
+    """Every call not given a time takes the store's clock for its steps, its row times and
+    its due query; a time given (`at`, `now`) is used for all three."""
+    clock = Clock()
+    store = open_store(backend.url, clock=clock)
+    store.create(gate(run_id="a", clock=clock))
+    store.create(gate(run_id="b", clock=clock))
+    [row] = [r for r in store.stored_runs() if r.run_id == "a"]
+    assert row.created_at == row.updated_at == T0
+    assert store.due(gate) == []  # the store's now, not the wall clock's (2030 is later)
+    clock.advance(10 * SECOND)
+    fired = store.fire(gate, "a", "answer")
+    assert fired.run.record.lastTransitionAt == T0 + 10 * SECOND
+    assert [r.at for r in store.history("a")] == [T0 + 10 * SECOND]
+    clock.advance(30 * SECOND)
+    assert store.due(gate) == ["b"]
+    assert store.fire_next_due(gate).events == ("after.delay1.waiting",)
+    assert [r.at for r in store.history("b")] == [T0 + 30 * SECOND]  # its due time
+    assert {r.run_id: r.updated_at for r in store.stored_runs()} == {
+        "a": T0 + 10 * SECOND, "b": T0 + 40 * SECOND}
+    # A time given is the call's time, for the row too.
+    store.create(gate(run_id="c", clock=clock))
+    given = T0 + 3600 * SECOND
+    assert store.fire_next_due(gate, given).run.record.runId == "c"
+    assert {r.run_id: r.updated_at for r in store.stored_runs()}["c"] == given
+    store.create(gate(run_id="d", clock=clock))
+    answered = T0 + 50 * SECOND  # before its timer is due (T0 + 70 s)
+    store.fire(gate, "d", "answer", at=answered)
+    assert [r.at for r in store.history("d")] == [answered]
+    assert {r.run_id: r.updated_at for r in store.stored_runs()}["d"] == answered
+    # A run the store restores takes the store's clock.
+    assert store.load(gate, "d").clock is clock
+
+
+def test_a_run_made_on_a_fast_clock_and_answered_by_a_slow_one_stays_readable(
+        backend: Backend, capsys: pytest.CaptureFixture[str]) -> None:
+    """Created on a machine 10 minutes ahead, answered by one that is right: each step is
+    stamped no earlier than the run's last one, so the run loads and `runs verify` passes."""
+    agent = import_path(ROOT / "generated" / "agent_run.py", "agent_run")
+    ahead, right = Clock(T0 + 600 * SECOND), Clock(T0)
+    fast = open_store(backend.url, clock=ahead)
+    fast.create(run := agent.AgentRun(clock=ahead))
+    run_id = run.record.runId
+    fast.fire(agent.AgentRun, run_id, "triage")
+    slow = open_store(backend.url, clock=right)
+    right.advance(SECOND)
+    slow.fire(agent.AgentRun, run_id, "start")
+    right.advance(SECOND)
+    slow.fire(agent.AgentRun, run_id, "interrupt",
+              interruptReason=agent.AgentRunInterruptReason.approval)
+    times = [r.at for r in slow.history(run_id)]
+    assert times == [T0 + 600 * SECOND] * 3  # never back in time within the run
+    loaded = slow.load(agent.AgentRun, run_id)
+    assert loaded.record.createdAt == T0 + 600 * SECOND
+    assert loaded.status.value == "interrupted"
+    # Later, when the slow clock passes the fast one's, steps take its time again.
+    right.advance(3600 * SECOND)
+    slow.fire(agent.AgentRun, run_id, "resume")
+    assert slow.history(run_id)[-1].at == T0 + 3602 * SECOND
+    fast.close()
+    slow.close()
+    code = main(["runs", "verify", "--store", backend.url, "--spec",
+                 str(ROOT / "specs" / "agent_run.yaml")])
+    out, err = capsys.readouterr()
+    assert code == 0, out + err
+    assert "no problems" in out

@@ -35,7 +35,7 @@ from typing import Any, TypeVar
 
 from statechart_runtime.errors import ConcurrentUpdate, RunError, RunNotFound, StoreError
 from statechart_runtime.run import Run
-from statechart_runtime.values import parse_time, utcnow
+from statechart_runtime.values import Clock, now, parse_time, utcnow
 
 __all__ = ["SCHEMA_VERSION", "ConcurrentUpdate", "Fired", "HistoryRow", "RunNotFound",
            "RunStore", "SqliteStore", "StoreError", "StoredRun", "open_store"]
@@ -139,13 +139,16 @@ class _Mark:
     rewrite: bool = False
 
 
-def open_store(url: str | Path, *, timeout: float = 30.0) -> RunStore:
+def open_store(url: str | Path, *, timeout: float = 30.0, clock: Clock | None = None
+               ) -> RunStore:
     """The store at `url`: a file path, `sqlite:///relative/runs.db`, `sqlite:////abs/runs.db`,
     or `postgresql://user:password@host:port/database` (any libpq URL; psycopg 3 must be
     installed: the `postgres` extra). The tables are created if the database has none; a
     database of a newer store schema is refused (StoreError). `timeout` is how long a writer
     waits for another one, and the budget for reconnecting to a server that went away, in
-    seconds."""
+    seconds. `clock` (a `Clock`, as runs take; default: the system's UTC time) is the store's
+    one time source: steps, row times and due queries of every call that is not given a time
+    (docs/runs.md, Clocks)."""
     text = str(url)
     if "://" in text:
         scheme, _, rest = text.partition("://")
@@ -155,7 +158,7 @@ def open_store(url: str | Path, *, timeout: float = 30.0) -> RunStore:
             except ImportError as exc:
                 raise StoreError(f"a PostgreSQL store needs psycopg 3 ({exc}): pip install "
                                  "'statechart-runtime[postgres]'") from None
-            return PostgresStore(text, timeout=timeout)
+            return PostgresStore(text, timeout=timeout, clock=clock)
         if scheme != "sqlite":
             raise StoreError(f"unsupported store URL {text!r}: expected sqlite:///PATH or "
                              "postgresql://...")
@@ -165,7 +168,7 @@ def open_store(url: str | Path, *, timeout: float = 30.0) -> RunStore:
     if not text or text == ":memory:":
         raise StoreError("a store needs a database file (an in-memory database is private "
                          "to one connection)")
-    return SqliteStore(text, timeout=timeout)
+    return SqliteStore(text, timeout=timeout, clock=clock)
 
 
 class RunStore:
@@ -180,8 +183,11 @@ class RunStore:
     # Errors of the database module: a unique key violated.
     integrity_error: type[Exception] = Exception
 
-    def __init__(self, where: str, *, timeout: float, max_attempts: int = 5) -> None:
+    def __init__(self, where: str, *, timeout: float, max_attempts: int = 5,
+                 clock: Clock | None = None) -> None:
         self.where = where
+        # The one time source of every call not given a time; restored runs get it too.
+        self.clock: Clock = clock if clock is not None else utcnow
         self.timeout = timeout
         self.max_attempts = max_attempts
         self._committing = False
@@ -216,6 +222,10 @@ class RunStore:
 
     def close(self) -> None:
         self._db.close()
+
+    def now(self) -> dt.datetime:
+        """The store's clock's time (aware; TypeError for a clock that is not)."""
+        return now(self.clock)
 
     def __enter__(self) -> RunStore:
         return self
@@ -331,7 +341,7 @@ class RunStore:
         def work() -> None:
             if self._x("SELECT 1 FROM runs WHERE run_id = ?", (record.runId,)).fetchone():
                 raise StoreError(f"run {record.runId!r} is already in the store")
-            at = _utc_text(utcnow())
+            at = _utc_text(self.now())
             try:
                 self._x("INSERT INTO runs VALUES (?, ?, ?, 0, ?, 0, '', NULL, ?, ?)",
                         (record.runId, spec.name, spec.version, record.status.value, at, at))
@@ -377,7 +387,7 @@ class RunStore:
         if record.runId != run_id:
             raise spec.invalid("runId", f"the run stored as {run_id!r} has the record of "
                                f"{record.runId!r}")
-        run = run_class.restore(record, check=False, **kwargs)
+        run = run_class.restore(record, check=False, **{"clock": self.clock, **kwargs})
         setattr(run, MARK_ATTR, _Mark(revision, steps, steps, run._active,
                                       rewrite=version != spec.version))
         return run
@@ -395,7 +405,7 @@ class RunStore:
         if record.runId != run_id:
             raise spec.invalid("runId", f"the run stored as {run_id!r} has the record of "
                                f"{record.runId!r}")
-        run = run_class.restore(record, check=False)
+        run = run_class.restore(record, check=False, clock=self.clock)
         setattr(run, MARK_ATTR, _Mark(row[2], row[3], 0, run._active))
         return run
 
@@ -420,7 +430,7 @@ class RunStore:
         """Save a run this store created or loaded; its new revision. ConcurrentUpdate if
         the stored run was saved since (by this process or another): nothing is written."""
         mark = _mark_of(run)
-        at = _utc_text(utcnow())
+        at = _utc_text(self.now())
         revision = self._with_retries(lambda: self._write(run, mark, at, locked=False),
                                        repeatable=False)
         _saved(run, mark, revision)
@@ -508,20 +518,22 @@ class RunStore:
                                  (name,) if mine else ())
             run = self._head_run(run_class, run_id, row)
             mark = _mark_of(run)
+            when = at if at is not None else self.now()  # the one time of this call
+            stamp = _utc_text(when)
             try:
-                run.send_at(at if at is not None else utcnow(), event, **values)
+                run.send_at(when, event, **values)
             except RunError as refusal:
                 if not run.record.history:  # nothing happened: nothing to save
                     raise
                 # Timers fired before the event was refused: they are kept.
-                revision = self._write(run, mark, _utc_text(utcnow()), locked=True)
+                revision = self._write(run, mark, stamp, locked=True)
                 _saved(run, mark, revision)
                 return refusal
-            revision = self._write(run, mark, _utc_text(utcnow()), locked=True)
+            revision = self._write(run, mark, stamp, locked=True)
             if idempotency_key is not None:
                 self._x("INSERT INTO idempotency VALUES (?, ?, ?, ?, ?, ?, ?)",
                         (run_id, idempotency_key, name, key_values, revision, call,
-                         _utc_text(utcnow())))
+                         stamp))
             _saved(run, mark, revision)
             return Fired(run, True, revision, (name,))
 
@@ -545,12 +557,13 @@ class RunStore:
         run = self._head_run(run_class, run_id, row)
         mark = _mark_of(run)
         armed = list(run.timers)
-        events = tuple(run.fire_due(now if now is not None else utcnow()))
+        when = now if now is not None else self.now()  # the one time of this call
+        events = tuple(run.fire_due(when))
         if not events and list(run.timers) == armed:  # nothing due (or no timers at all)
             return Fired(run, False, row[2])
         # A declined timer (its guards said no) is saved even when nothing fired: it no
         # longer counts for `next_due`, so it cannot keep other runs' timers waiting.
-        revision = self._write(run, mark, _utc_text(utcnow()), locked=True)
+        revision = self._write(run, mark, _utc_text(when), locked=True)
         _saved(run, mark, revision)
         return Fired(run, bool(events), revision, events)
 
@@ -560,14 +573,15 @@ class RunStore:
         due timers and save it, in one transaction; None when no run is due. On PostgreSQL
         the claim skips runs other workers hold (FOR UPDATE SKIP LOCKED), so any number of
         workers can call this in a loop and never fire one timer twice."""
-        when = _utc_text(now if now is not None else utcnow())
+        at = now if now is not None else self.now()  # claimed and fired at one time
+        when = _utc_text(at)
         spec = run_class._sc_spec
 
         def work() -> Fired | None:
             row = self._x("SELECT run_id FROM runs WHERE spec = ? AND next_due IS NOT NULL "
                           "AND next_due <= ? ORDER BY next_due LIMIT 1" + self.claim,
                           (spec.name, when)).fetchone()
-            return None if row is None else self._fire_due(run_class, row[0], now)
+            return None if row is None else self._fire_due(run_class, row[0], at)
 
         return self._with_retries(work, repeatable=False)
 
@@ -642,7 +656,7 @@ class RunStore:
         """The ids of the runs of `run_class`'s spec with a timer due at `now` (default: the
         current time), earliest first, at most `limit`. Only a list: `fire_next_due` claims
         and fires them."""
-        when = _utc_text(now if now is not None else utcnow())
+        when = _utc_text(now if now is not None else self.now())
         return [row[0] for row in self._read(lambda: self._x(
             DUE_SQL, (run_class._sc_spec.name, when, limit)).fetchall())]
 
@@ -710,10 +724,10 @@ class SqliteStore(RunStore):
     begin_write = "BEGIN IMMEDIATE"  # the write lock at once: no deadlock upgrading a read
     integrity_error = sqlite3.IntegrityError
 
-    def __init__(self, path: str | Path, *, timeout: float = 30.0, max_attempts: int = 5
-                 ) -> None:
+    def __init__(self, path: str | Path, *, timeout: float = 30.0, max_attempts: int = 5,
+                 clock: Clock | None = None) -> None:
         self.path = str(path)
-        super().__init__(self.path, timeout=timeout, max_attempts=max_attempts)
+        super().__init__(self.path, timeout=timeout, max_attempts=max_attempts, clock=clock)
 
     def _connect(self) -> None:
         # Autocommit mode: every transaction is begun and ended here, explicitly.

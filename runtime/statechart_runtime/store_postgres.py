@@ -21,6 +21,7 @@ import psycopg
 import psycopg.errors
 
 from statechart_runtime.store import RunStore
+from statechart_runtime.values import Clock
 
 # The server is shutting down, starting up or crashed: the connection is lost or unusable.
 _SERVER_GONE = (psycopg.errors.AdminShutdown, psycopg.errors.CrashShutdown,
@@ -35,9 +36,11 @@ class PostgresStore(RunStore):
     begin_read = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
     integrity_error = psycopg.errors.UniqueViolation
 
-    def __init__(self, url: str, *, timeout: float = 30.0, max_attempts: int = 5) -> None:
+    def __init__(self, url: str, *, timeout: float = 30.0, max_attempts: int = 5,
+                 clock: Clock | None = None) -> None:
         self.url = url
-        super().__init__(_redacted(url), timeout=timeout, max_attempts=max_attempts)
+        super().__init__(_redacted(url), timeout=timeout, max_attempts=max_attempts,
+                         clock=clock)
 
     def _connect(self) -> None:
         # Autocommit: every transaction is begun and ended by the store, explicitly.
