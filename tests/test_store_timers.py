@@ -6,28 +6,14 @@ from __future__ import annotations
 
 import datetime as dt
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
-from codegen_support import checked_text, generate
-from store_support import Backend, import_path
+from store_support import Backend, Clock, gate_class, import_path
 
 from statechart.cli import main
 from statechart_runtime.store import open_store
 
-# `waiting` expires after 30 s, unless its guard says no.
-GATE = """\
-statechart: gate
-version: 1
-initial: waiting
-states:
-  waiting:
-    on: {answer: done}
-    after: {30s: {target: expired, guard: may_expire}}
-  expired: {final: true}
-  done: {final: true}
-"""
 ROOT = Path(__file__).resolve().parents[1]
 T0 = dt.datetime(2030, 1, 1, tzinfo=dt.UTC)
 SECOND = dt.timedelta(seconds=1)
@@ -35,18 +21,7 @@ SECOND = dt.timedelta(seconds=1)
 
 @pytest.fixture(scope="module")
 def gate(tmp_path_factory: pytest.TempPathFactory) -> type[Any]:
-    """The gate run class whose guard refuses for the run called `stubborn`."""
-    spec = checked_text(GATE)
-    assert spec is not None
-    path = tmp_path_factory.mktemp("gate") / "gate_store_test.py"
-    path.write_bytes(generate(spec)["generated/gate.py"])
-    module: ModuleType = import_path(path, "gate_store_test")
-
-    class Gate(module.Gate):  # type: ignore[misc, name-defined]
-        def may_expire(self) -> bool:
-            return bool(self.record.runId != "stubborn")
-
-    return Gate
+    return gate_class(tmp_path_factory.mktemp("gate"))
 
 
 def test_a_refused_timer_does_not_starve_later_ones(gate: type[Any], backend: Backend) -> None:
@@ -69,23 +44,10 @@ def test_a_refused_timer_does_not_starve_later_ones(gate: type[Any], backend: Ba
     assert store.fire(gate, "stubborn", "answer").run.status.value == "done"
 
 
-class Clock:
-    """A clock a test sets: `at`, moved by `advance`."""
-
-    def __init__(self, at: dt.datetime = T0) -> None:
-        self.at = at
-
-    def __call__(self) -> dt.datetime:
-        return self.at
-
-    def advance(self, delta: dt.timedelta) -> None:
-        self.at += delta
-
-
 def test_the_store_clock_is_the_one_time_source(gate: type[Any], backend: Backend) -> None:
     """Every call not given a time takes the store's clock for its steps, its row times and
     its due query; a time given (`at`, `now`) is used for all three."""
-    clock = Clock()
+    clock = Clock(T0)
     store = open_store(backend.url, clock=clock)
     store.create(gate(run_id="a", clock=clock))
     store.create(gate(run_id="b", clock=clock))

@@ -85,5 +85,22 @@ class RunNotFound(StoreError, LookupError):
         return (type(self), (self.run_id,))
 
 
+class TimerFailed(StoreError):
+    """`fire_next_due` claimed the run `run_id` but could not fire its due timers: a timer's
+    action raised, the stored run cannot be read, or its write was refused (the original
+    exception is `__cause__`). The transaction was rolled back and the run stays due; pass
+    its id in `skip=` to go on with the other runs (the worker does), and fix the cause."""
+
+    def __init__(self, run_id: str, cause: str) -> None:
+        super().__init__(f"run {run_id!r}: its due timers could not be fired ({cause}); "
+                         "nothing was saved and the run stays due: fix the cause, and skip "
+                         "the run meanwhile (fire_next_due(..., skip=[run_id]))")
+        self.run_id = run_id
+        self.cause = cause
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (type(self), (self.run_id, self.cause))
+
+
 class RuntimeVersionError(StatechartError, ImportError):
     """A generated module was built for a runtime this installation does not provide."""

@@ -33,12 +33,18 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, TypeVar
 
-from statechart_runtime.errors import ConcurrentUpdate, RunError, RunNotFound, StoreError
+from statechart_runtime.errors import (
+    ConcurrentUpdate,
+    RunError,
+    RunNotFound,
+    StoreError,
+    TimerFailed,
+)
 from statechart_runtime.run import Run
 from statechart_runtime.values import Clock, now, parse_time, utcnow
 
 __all__ = ["SCHEMA_VERSION", "ConcurrentUpdate", "Fired", "HistoryRow", "RunNotFound",
-           "RunStore", "SqliteStore", "StoreError", "StoredRun", "open_store"]
+           "RunStore", "SqliteStore", "StoreError", "StoredRun", "TimerFailed", "open_store"]
 
 # The version of the tables below. A database written by another version is refused.
 SCHEMA_VERSION = 2
@@ -217,6 +223,10 @@ class RunStore:
 
     def _schema_statements(self) -> list[str]:
         return [s for s in SCHEMA.split(";") if s.strip()]
+
+    def _announce_due(self, spec: str) -> None:
+        """Inside a write of a run with an armed timer: tell sleeping workers (PostgreSQL:
+        NOTIFY, sent at commit; SQLite has no way to, its workers sleep at most max_sleep)."""
 
     # -- plumbing ------------------------------------------------------------------------
 
@@ -458,6 +468,8 @@ class RunStore:
                 raise ConcurrentUpdate(run_id, mark.revision, found[0])
         steps = len(history) if mark.rewrite else mark.steps + len(history) - mark.known
         deadline = getattr(run, "next_deadline", None)  # a spec with timers has one
+        if deadline is not None:
+            self._announce_due(spec.name)
         self._x("UPDATE runs SET revision = ?, spec_version = ?, status = ?, steps = ?, "
                 "record = ?, next_due = ?, updated_at = ? WHERE run_id = ?",
                 (mark.revision + 1, spec.version, record.status.value, steps,
@@ -568,22 +580,42 @@ class RunStore:
         return Fired(run, bool(events), revision, events)
 
     def fire_next_due(self, run_class: type[Run[Any, Any, Any]],
-                      now: dt.datetime | None = None) -> Fired | None:
+                      now: dt.datetime | None = None, *, skip: Sequence[str] = ()
+                      ) -> Fired | None:
         """Claim the run of `run_class`'s spec whose timer is due first (at `now`), fire its
         due timers and save it, in one transaction; None when no run is due. On PostgreSQL
         the claim skips runs other workers hold (FOR UPDATE SKIP LOCKED), so any number of
-        workers can call this in a loop and never fire one timer twice."""
+        workers can call this in a loop and never fire one timer twice. Runs in `skip` are
+        passed over; a claimed run that cannot be fired raises TimerFailed (naming it:
+        skip it to go on), with nothing saved."""
         at = now if now is not None else self.now()  # claimed and fired at one time
         when = _utc_text(at)
         spec = run_class._sc_spec
+        skipped = f" AND run_id NOT IN ({', '.join('?' * len(skip))})" if skip else ""
 
         def work() -> Fired | None:
             row = self._x("SELECT run_id FROM runs WHERE spec = ? AND next_due IS NOT NULL "
-                          "AND next_due <= ? ORDER BY next_due LIMIT 1" + self.claim,
-                          (spec.name, when)).fetchone()
-            return None if row is None else self._fire_due(run_class, row[0], at)
+                          f"AND next_due <= ?{skipped} ORDER BY next_due LIMIT 1" + self.claim,
+                          (spec.name, when, *skip)).fetchone()
+            if row is None:
+                return None
+            try:
+                return self._fire_due(run_class, row[0], at)
+            except Exception as exc:  # the run's own failure, unless a retry can cure it
+                if isinstance(exc, StoreError) or self._failure(exc) is not None:
+                    raise
+                raise TimerFailed(row[0], f"{type(exc).__name__}: {exc}") from exc
 
         return self._with_retries(work, repeatable=False)
+
+    def next_due(self, run_class: type[Run[Any, Any, Any]], *, skip: Sequence[str] = ()
+                 ) -> dt.datetime | None:
+        """When the earliest armed timer of `run_class`'s spec is due (runs in `skip` left
+        out), or None: how long a worker may sleep."""
+        skipped = f" AND run_id NOT IN ({', '.join('?' * len(skip))})" if skip else ""
+        found = self._query("SELECT MIN(next_due) FROM runs WHERE spec = ? AND next_due IS "
+                            f"NOT NULL{skipped}", [run_class._sc_spec.name, *skip])
+        return parse_time("next_due", found[0][0]) if found and found[0][0] else None
 
     # -- queries -------------------------------------------------------------------------
 
@@ -699,7 +731,7 @@ class RunStore:
         # `where` is a condition on `spec` or `run_id`, columns of `runs` and `run_states`.
         runs = self._query(
             "SELECT run_id, spec, spec_version, revision, status, steps, created_at, "
-            f"updated_at FROM runs WHERE {where} ORDER BY run_id", args)
+            f"updated_at, next_due FROM runs WHERE {where} ORDER BY run_id", args)
         states: dict[str, list[str]] = {}
         for run_id, state in self._query(
                 f"SELECT run_id, state FROM run_states WHERE {where} ORDER BY run_id, state",
@@ -710,7 +742,8 @@ class RunStore:
             f"(SELECT run_id FROM runs WHERE {where}) GROUP BY run_id", args))
         return [StoredRun(r[0], r[1], r[2], r[3], r[4], tuple(states.get(r[0], ())), r[5],
                           parse_time("created_at", r[6]), parse_time("updated_at", r[7]),
-                          parse_time("at", last.get(r[0]) or r[6])) for r in runs]
+                          parse_time("at", last.get(r[0]) or r[6]),
+                          parse_time("next_due", r[8]) if r[8] else None) for r in runs]
 
     def _query(self, sql: str, args: list[Any]) -> list[Any]:
         """The rows of one read-only query (the views above read through here only)."""
@@ -807,7 +840,8 @@ def _utc_text(value: dt.datetime) -> str:
 class StoredRun:
     """A stored run as the store's columns describe it (`stored_runs`): `states` are the
     active states (ancestors included, sorted by name), `last_transition_at` the last
-    step's time (when the run was stored, for a run with no step)."""
+    step's time (when the run was stored, for a run with no step), `next_due` when its
+    earliest armed timer is due (None: none is armed)."""
 
     run_id: str
     spec: str
@@ -819,3 +853,4 @@ class StoredRun:
     created_at: dt.datetime
     updated_at: dt.datetime
     last_transition_at: dt.datetime
+    next_due: dt.datetime | None = None

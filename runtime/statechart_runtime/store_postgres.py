@@ -26,6 +26,8 @@ from statechart_runtime.values import Clock
 # The server is shutting down, starting up or crashed: the connection is lost or unusable.
 _SERVER_GONE = (psycopg.errors.AdminShutdown, psycopg.errors.CrashShutdown,
                 psycopg.errors.CannotConnectNow)
+# The channel `_announce_due` notifies, with the spec's name (statechart_runtime.worker).
+DUE_CHANNEL = "statechart_due"
 # The key of the advisory lock that makes two stores creating the tables take turns.
 _SCHEMA_LOCK = 0x5C_5708E
 
@@ -71,6 +73,11 @@ class PostgresStore(RunStore):
 
     def _lock_schema(self) -> None:
         self._x("SELECT pg_advisory_xact_lock(?)", (_SCHEMA_LOCK,))
+
+    def _announce_due(self, spec: str) -> None:
+        # Delivered at commit, once per transaction and payload; `statechart_runtime.worker`
+        # listens, so a worker asleep until a later deadline wakes for an earlier one.
+        self._x("SELECT pg_notify(?, ?)", (DUE_CHANNEL, spec))
 
     def _schema_statements(self) -> list[str]:
         return [s.replace(") WITHOUT ROWID", ")") for s in super()._schema_statements()]
