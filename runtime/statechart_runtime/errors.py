@@ -147,5 +147,11 @@ class TimerFailed(StoreError):
         return (type(self), (self.run_id, self.cause))
 
 
+class UnknownName(StoreError, ValueError):
+    """`find` was given a state or status its run class's spec version does not have (an
+    older version's name, a typo). The message says what it is called now, if a migration
+    renamed it. Also a ValueError, as it was before it had a type of its own."""
+
+
 class RuntimeVersionError(StatechartError, ImportError):
     """A generated module was built for a runtime this installation does not provide."""

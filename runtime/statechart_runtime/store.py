@@ -34,6 +34,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, TypeVar
 
+from statechart_runtime import store_versions as versions
 from statechart_runtime.errors import (
     ConcurrentUpdate,
     OutcomeUnknown,
@@ -46,6 +47,7 @@ from statechart_runtime.errors import (
     StoreFull,
     StoreUnavailable,
     TimerFailed,
+    UnknownName,
     UnstorableValue,
 )
 from statechart_runtime.run import Run
@@ -54,7 +56,7 @@ from statechart_runtime.values import Clock, now, parse_time, utcnow
 __all__ = ["BACKENDS", "SCHEMA_VERSION", "ConcurrentUpdate", "Fired", "HistoryRow",
            "OutcomeUnknown", "ReadOnlyStore", "RunIdTaken", "RunNotFound", "RunStore",
            "SchemaProblem", "Statements", "StoreError", "StoreFull", "StoreUnavailable",
-           "StoredRun", "TimerFailed", "UnstorableValue", "open_store"]
+           "StoredRun", "TimerFailed", "UnknownName", "UnstorableValue", "open_store"]
 
 # The version of the store's own tables this runtime writes: every backend's MIGRATIONS has
 # one step per version (MIGRATIONS[v] turns version v-1 into v), so it is their length - 1.
@@ -103,8 +105,9 @@ class Statements:
     insert_state: str  # (run_id, spec, state)
     key_seen: str  # (run_id, key) -> event, values, call
     insert_key: str  # (run_id, key, event, values, revision, call, at)
-    claim_due: str  # (spec, now) -> the run due first, claimed for this transaction
-    due: str  # (spec, now, limit) -> run ids, earliest due first
+    # Due runs of a spec stored at `version` or older (a newer one is not the caller's to fire):
+    claim_due: str  # (spec, version, now) -> the run due first, claimed for the transaction
+    due: str  # (spec, version, now, limit) -> run ids, earliest due first
     record: str  # (run_id) -> record
     # The locking clause that ends a claim composed at run time (`fire_next_due`'s `skip=`):
     # PostgreSQL's FOR UPDATE SKIP LOCKED; "" where the write transaction holds the database.
@@ -622,12 +625,14 @@ class RunStore:
         passed over; a claimed run that cannot be fired raises TimerFailed (naming it:
         skip it to go on), with nothing saved."""
         at = now if now is not None else self.now()  # claimed and fired at one time
-        args = (run_class._sc_spec.name, _utc_text(at), *skip)
+        spec = run_class._sc_spec  # runs of a newer version are passed over: not ours to fire
+        args = (spec.name, spec.version, _utc_text(at), *skip)
         claim = self.sql.claim_due
         if skip:
             p = self.sql.param
-            claim = (f"SELECT run_id FROM runs WHERE spec = {p} AND next_due IS NOT NULL AND "
-                     f"next_due <= {p} AND run_id NOT IN ({', '.join([p] * len(skip))}) "
+            claim = (f"SELECT run_id FROM runs WHERE spec = {p} AND spec_version <= {p} AND "
+                     f"next_due IS NOT NULL AND next_due <= {p} AND "
+                     f"run_id NOT IN ({', '.join([p] * len(skip))}) "
                      f"ORDER BY next_due LIMIT 1{self.sql.claim_clause}")
 
         def work() -> Fired | None:
@@ -645,12 +650,15 @@ class RunStore:
 
     def next_due(self, run_class: type[Run[Any, Any, Any]], *, skip: Sequence[str] = ()
                  ) -> dt.datetime | None:
-        """When the earliest armed timer of `run_class`'s spec is due (runs in `skip` left
-        out), or None: how long a worker may sleep."""
+        """When the earliest armed timer of the runs `run_class` may fire is due (runs in
+        `skip` and runs of a newer spec version left out), or None: how long a worker may
+        sleep."""
         p = self.sql.param
         skipped = f" AND run_id NOT IN ({', '.join([p] * len(skip))})" if skip else ""
-        found = self._query(f"SELECT MIN(next_due) FROM runs WHERE spec = {p} AND next_due IS "
-                            f"NOT NULL{skipped}", [run_class._sc_spec.name, *skip])
+        spec = run_class._sc_spec
+        found = self._query(f"SELECT MIN(next_due) FROM runs WHERE spec = {p} AND spec_version "
+                            f"<= {p} AND next_due IS NOT NULL{skipped}",
+                            [spec.name, spec.version, *skip])
         return parse_time("next_due", found[0][0]) if found and found[0][0] else None
 
     # -- queries -------------------------------------------------------------------------
@@ -685,11 +693,37 @@ class RunStore:
         """The ids (sorted) of the stored runs of `run_class`'s spec whose record reports
         `status` (its top-level state, or a name of its status vocabulary), of which `state`
         is active (at any depth), and of which a state carrying
-        `tag` is active: every condition given must hold."""
+        `tag` is active: every condition given must hold. Names are those of the class's spec
+        version (UnknownName otherwise); runs stored at an older version are answered as
+        their migration renames them, runs of a newer version are not answered."""
         query = self.find_sql(run_class, status=status, state=state, tag=tag)
         if query is None:
             return []
-        return [row[0] for row in self._read(lambda: self._x(*query).fetchall())]
+        spec = run_class._sc_spec
+        p = self.sql.param
+
+        def work() -> tuple[list[Any], list[Any]]:  # one snapshot
+            return self._x(*query).fetchall(), self._x(
+                f"SELECT r.run_id, r.spec_version, s.state FROM runs r LEFT JOIN run_states s "
+                f"ON s.run_id = r.run_id WHERE r.spec = {p} AND r.spec_version <> {p}",
+                (spec.name, spec.version)).fetchall()
+
+        found, others = self._read(work)
+        if not others:  # every run of the spec is at the caller's version: the usual case
+            return [row[0] for row in found]
+        # Runs of other versions: not in this version's names. Older ones are answered as
+        # their migration renames them; newer ones not at all (docs/runs.md, Mixed versions).
+        stored: dict[str, tuple[int, list[str]]] = {}
+        for run_id, version, name in others:
+            stored.setdefault(run_id, (version, []))[1].extend([name] if name else [])
+        tagged = None if tag is None else frozenset(spec.tags.get(tag, ()))
+        wanted = (None if status is None else versions.status_name(spec, status),
+                  None if state is None else versions.state_name(spec, state), tagged)
+        ids = {row[0] for row in found if row[0] not in stored}
+        ids.update(run_id for run_id, (version, names) in stored.items()
+                   if version < spec.version and versions.matches(
+                       spec, versions.current_states(spec, version, names), *wanted))
+        return sorted(ids)
 
     def find_sql(self, run_class: type[Run[Any, Any, Any]], *, status: Any = None,
                  state: Any = None, tag: str | None = None
@@ -703,10 +737,10 @@ class RunStore:
         args: list[Any] = []
         if status is not None:
             parts.append(f"SELECT run_id FROM runs WHERE spec = {p} AND status = {p}")
-            args += [spec.name, _status_name(spec, status)]
+            args += [spec.name, versions.status_name(spec, status)]
         if state is not None:
             parts.append(f"SELECT run_id FROM run_states WHERE spec = {p} AND state = {p}")
-            args += [spec.name, _state_name(spec, state)]
+            args += [spec.name, versions.state_name(spec, state)]
         if tag is not None:
             tagged = sorted(spec.tags.get(tag, ()))
             if not tagged:
@@ -727,8 +761,9 @@ class RunStore:
         current time), earliest first, at most `limit`. Only a list: `fire_next_due` claims
         and fires them."""
         when = _utc_text(now if now is not None else self.now())
+        spec = run_class._sc_spec
         return [row[0] for row in self._read(lambda: self._x(
-            self.sql.due, (run_class._sc_spec.name, when, limit)).fetchall())]
+            self.sql.due, (spec.name, spec.version, when, limit)).fetchall())]
 
     # -- read-only views for tools (`statechart runs`): no Run class needed ------------
 
@@ -799,21 +834,6 @@ def _saved(run: Run[Any, Any, Any], mark: _Mark, revision: int) -> None:
     history = run.record.history
     steps = len(history) if mark.rewrite else mark.steps + len(history) - mark.known
     setattr(run, MARK_ATTR, _Mark(revision, steps, len(history), run._active))
-
-
-def _state_name(spec: Any, state: Any) -> str:
-    name = state.value if isinstance(state, spec.state_enum) else state
-    if name not in spec.states_by_name:
-        raise ValueError(f"{spec.name!r} has no state {name!r}")
-    return name  # type: ignore[no-any-return]
-
-
-def _status_name(spec: Any, status: Any) -> str:
-    """A status as the `status` column keeps it: the record's `status` value."""
-    name = status.value if isinstance(status, spec.status_enum) else status
-    if name not in spec.statuses_by_name:
-        raise ValueError(f"{spec.name!r} has no status {name!r}")
-    return name  # type: ignore[no-any-return]
 
 
 def _json_value(spec: Any, field: str, value: Any) -> Any:

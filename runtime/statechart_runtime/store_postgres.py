@@ -58,10 +58,11 @@ SQL = Statements(
     key_seen='SELECT event, "values", call FROM idempotency WHERE run_id = %s AND key = %s',
     insert_key="INSERT INTO idempotency VALUES (%s, %s, %s, %s, %s, %s, %s)",
     # Runs other workers hold are skipped, not waited for: workers share the due runs.
-    claim_due="SELECT run_id FROM runs WHERE spec = %s AND next_due IS NOT NULL "
-              "AND next_due <= %s ORDER BY next_due LIMIT 1 FOR UPDATE OF runs SKIP LOCKED",
-    due="SELECT run_id FROM runs WHERE spec = %s AND next_due IS NOT NULL "
-        "AND next_due <= %s ORDER BY next_due LIMIT %s",
+    claim_due="SELECT run_id FROM runs WHERE spec = %s AND spec_version <= %s "
+              "AND next_due IS NOT NULL AND next_due <= %s ORDER BY next_due LIMIT 1"
+              " FOR UPDATE OF runs SKIP LOCKED",
+    due="SELECT run_id FROM runs WHERE spec = %s AND spec_version <= %s "
+        "AND next_due IS NOT NULL AND next_due <= %s ORDER BY next_due LIMIT %s",
     record="SELECT record FROM runs WHERE run_id = %s",
     claim_clause=" FOR UPDATE OF runs SKIP LOCKED",
 )
