@@ -331,7 +331,7 @@ class RunStore:
                 f"{self.where}: a value of this call cannot be stored ({reason}): nothing was "
                 "stored; change the value (strings must be valid Unicode, without lone "
                 "surrogates; PostgreSQL also refuses NUL characters, and keys such as a run "
-                "id longer than about 2,000 characters)")
+                "id over about 2,700 bytes)")
         return StoreError(f"{self.where}: the database refused the call ({reason}); the "
                           f"transaction was rolled back{unknown}")
 
