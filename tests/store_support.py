@@ -139,3 +139,14 @@ class Clock:
 
     def advance(self, delta: dt.timedelta) -> None:
         self.at += delta
+
+
+def assert_usable(store: Any, module: ModuleType) -> None:
+    """After a refused call, the same store object still does the ordinary things: create a
+    run, fire an event at it, load it back (its whole history replayed)."""
+    run = module.Ticket()
+    store.create(run)
+    fired = store.fire(module.Ticket, run.record.runId, "approve", note="still usable")
+    assert fired.applied and fired.revision == 2
+    loaded = store.load(module.Ticket, run.record.runId)
+    assert [s.values for s in loaded.record.history] == [{"note": "still usable"}]

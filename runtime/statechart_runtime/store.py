@@ -208,18 +208,35 @@ class RunStore:
             raise
         except Exception as exc:  # a file that cannot be opened, a server that is not there
             raise StoreError(f"{where}: cannot open the run store: {exc}") from None
-        if read_only:
-            self._read(self._check_schema)
-        else:
-            self._with_retries(self._upgrade_schema, repeatable=True)
+        self._found_version = SCHEMA_VERSION
+        try:
+            if read_only:
+                self._read(self._check_schema)
+            else:
+                self._with_retries(self._upgrade_schema, repeatable=True)
+        except BaseException as exc:
+            with suppress(Exception):
+                self.close()
+            if type(exc) is StoreError:  # a driver error: a step of a migration failed
+                raise SchemaProblem(
+                    f"{where}: upgrading the store's schema from version "
+                    f"{self._found_version} to {SCHEMA_VERSION} failed, and was rolled back "
+                    f"(the store is unchanged): {exc}") from exc
+            raise
 
     # -- what a backend provides ---------------------------------------------------------
 
     def _connect(self) -> None:
         raise NotImplementedError
 
+    # The driver's exception classes: any of them that a call meets becomes a StoreError.
+    driver_errors: tuple[type[BaseException], ...] = ()
+
     def _failure(self, exc: BaseException) -> str | None:
-        """"busy" (retry the transaction), "disconnected" (reconnect, then retry) or None."""
+        """What a driver error means: "busy" (retry the transaction), "disconnected"
+        (reconnect, then retry), "duplicate" (a unique key taken), "full" (no room left),
+        "unstorable" (a value the database cannot hold), "damaged" (not a database, or a
+        corrupt one), or None (anything else)."""
         return None
 
     # -- plumbing ------------------------------------------------------------------------
@@ -266,11 +283,14 @@ class RunStore:
             raise
 
     def _with_retries(self, work: Callable[[], T], *, repeatable: bool,
-                      begin: str | None = None) -> T:
+                      begin: str | None = None,
+                      duplicate: Callable[[], StoreError] | None = None) -> T:
         """`work()` in a transaction, retried when the database was busy (`max_attempts`
         times in all) or the connection was lost (reconnecting for up to `timeout` seconds).
         A connection lost while committing leaves the outcome unknown: the work is retried
-        only when it is `repeatable` (a read, or a fire with an idempotency key)."""
+        only when it is `repeatable` (a read, or a fire with an idempotency key). Any other
+        driver error becomes a StoreError (`duplicate` makes the one of a unique key taken),
+        after the transaction was rolled back: the store stays usable."""
         attempt = 0
         deadline: float | None = None
         while True:
@@ -281,23 +301,60 @@ class RunStore:
                     return work()
             except Exception as exc:
                 kind = self._failure(exc)
-                if kind is None:
-                    raise
-                if kind == "busy":
-                    if attempt >= self.max_attempts:
-                        raise
+                if kind == "busy" and attempt < self.max_attempts:
                     continue
+                if kind != "disconnected":
+                    error = self._store_error(exc, kind, duplicate)
+                    if error is exc:
+                        raise
+                    raise error from exc
                 if self._committing and not repeatable:
                     raise OutcomeUnknown(
                         f"{self.where}: the connection was lost while committing, so whether "
-                        "the change was stored is unknown; fire with an idempotency_key to "
-                        f"make retries safe ({exc})") from exc
+                        "the change was stored is unknown: load the run to see, and fire with "
+                        f"an idempotency_key to make retries safe ({_first_line(exc)})"
+                    ) from exc
                 if deadline is None:
                     deadline = time.monotonic() + self.timeout
                 elif time.monotonic() > deadline:  # reconnected, and lost again, and again
-                    raise StoreUnavailable(f"{self.where}: the connection kept failing for "
-                                           f"{self.timeout:g} s: {exc}") from exc
+                    raise StoreUnavailable(
+                        f"{self.where}: the connection kept failing for {self.timeout:g} s "
+                        f"({_first_line(exc)}); repeat the call when the database is back"
+                    ) from exc
                 self._reconnect(deadline, exc)
+
+    def _store_error(self, exc: Exception, kind: str | None,
+                     duplicate: Callable[[], StoreError] | None) -> Exception:
+        """The error a caller sees for `exc`: ours (a StoreError, a spec's RunError) as it
+        is, a driver's as the StoreError that says what to do."""
+        unknown = " (the connection was lost while committing: load the run to see " \
+                  "whether it was stored)" if self._committing else ""
+        if isinstance(exc, UnicodeEncodeError):  # the driver encodes strings as UTF-8
+            kind = "unstorable"
+        elif not isinstance(exc, self.driver_errors):
+            return exc
+        reason = _first_line(exc)
+        if kind == "duplicate" and duplicate is not None:
+            return duplicate()
+        if kind == "busy":
+            return StoreError(f"{self.where}: the database stayed busy through "
+                              f"{self.max_attempts} attempts ({reason}): nothing was "
+                              "stored; repeat the call later, or raise `timeout`")
+        if kind == "damaged":
+            return StoreError(f"{self.where} is not a run store, or is damaged ({reason}): "
+                              "restore it from a backup")
+        if kind == "full":
+            return StoreFull(f"{self.where}: the database is full ({reason}): nothing of "
+                             "this call was stored; free space (or raise the database's size "
+                             "limit), then repeat the call")
+        if kind == "unstorable":
+            return UnstorableValue(
+                f"{self.where}: a value of this call cannot be stored ({reason}): nothing was "
+                "stored; change the value (strings must be valid Unicode, without lone "
+                "surrogates; PostgreSQL also refuses NUL characters, and keys such as a run "
+                "id over about 2,700 bytes)")
+        return StoreError(f"{self.where}: the database refused the call ({reason}); the "
+                          f"transaction was rolled back{unknown}")
 
     def _reconnect(self, deadline: float, cause: Exception) -> None:
         delay = 0.05
@@ -311,8 +368,8 @@ class RunStore:
                 if self._failure(exc) != "disconnected" or time.monotonic() > deadline:
                     raise StoreUnavailable(
                         f"{self.where}: lost the connection and could not reconnect within "
-                        f"{self.timeout:g} s: {exc}; repeat the call when the database is "
-                        "back") from cause
+                        f"{self.timeout:g} s ({_first_line(exc)}); repeat the call when the "
+                        "database is back: the store reconnects by itself") from cause
             time.sleep(delay)
             delay = min(delay * 2, 1.0)
 
@@ -360,7 +417,7 @@ class RunStore:
         (another store opening at the same time waits, then finds it done)."""
         if self.sql.lock_schema:
             self._x(self.sql.lock_schema).fetchone()
-        version = self._checked_version()
+        version = self._found_version = self._checked_version()
         if version == SCHEMA_VERSION:
             return
         for step in self.migrations[version + 1:]:
@@ -373,8 +430,8 @@ class RunStore:
         nor upgraded)."""
         version = self._checked_version()
         if version < 0:
-            raise StoreError(f"{self.where} holds no run store (no store tables); open it "
-                             "writable to create one")
+            raise StoreError(f"{self.where} is not a run store (it has no store tables): "
+                             "opened writable, a store creates its tables")
         if version < SCHEMA_VERSION:
             raise ReadOnlyStore(
                 f"{self.where}: the store's schema is version {version} and must be upgraded "
@@ -391,6 +448,7 @@ class RunStore:
     def create(self, run: Run[Any, Any, Any]) -> None:
         """Store a run that is not stored yet (a new one, or one restored from a record):
         its record, state and history. StoreError if its run id is taken."""
+        self._writable()
         record: Any = run.record
         spec = run._sc_spec
 
@@ -402,7 +460,10 @@ class RunStore:
                     (record.runId, spec.name, spec.version, record.status.value, at, at))
             self._write(run, _Mark(0, 0, 0, (), rewrite=True), at, locked=True)
 
-        self._with_retries(work, repeatable=False)
+        # Two processes creating the same id at once: the loser's INSERT meets the winner's
+        # key (on PostgreSQL, at a later statement of the pipeline): the same RunIdTaken.
+        self._with_retries(work, repeatable=False,
+                           duplicate=lambda: RunIdTaken(record.runId))
         setattr(run, MARK_ATTR, _Mark(1, len(record.history), len(record.history),
                                       run._active))
 
@@ -479,6 +540,7 @@ class RunStore:
     def save(self, run: Run[Any, Any, Any]) -> int:
         """Save a run this store created or loaded; its new revision. ConcurrentUpdate if
         the stored run was saved since (by this process or another): nothing is written."""
+        self._writable()
         mark = _mark_of(run)
         at = _utc_text(self.now())
         revision = self._with_retries(lambda: self._write(run, mark, at, locked=False),
@@ -545,6 +607,7 @@ class RunStore:
         applied with that key for this run is not fired again (`applied` is False); the key
         reused for another event is a StoreError. A busy database is retried up to
         `max_attempts` times, a lost connection for up to `timeout` seconds."""
+        self._writable()
         spec = run_class._sc_spec
         name = event.value if isinstance(event, spec.event_enum) else event
         key_values = "" if idempotency_key is None else json.dumps(
@@ -597,6 +660,7 @@ class RunStore:
         holding the run's row. A run with no timer due fires nothing (`applied` False): two
         workers firing the same due run fire its timers once. A timer whose guards said no
         is saved as declined, so `next_due` moves on to the run's next timer."""
+        self._writable()
         return self._with_retries(lambda: self._fire_due(run_class, run_id, now),
                                   repeatable=False)
 
@@ -624,6 +688,7 @@ class RunStore:
         workers can call this in a loop and never fire one timer twice. Runs in `skip` are
         passed over; a claimed run that cannot be fired raises TimerFailed (naming it:
         skip it to go on), with nothing saved."""
+        self._writable()
         at = now if now is not None else self.now()  # claimed and fired at one time
         spec = run_class._sc_spec  # runs of a newer version are passed over: not ours to fire
         args = (spec.name, spec.version, _utc_text(at), *skip)
@@ -820,6 +885,12 @@ class RunStore:
     def _query(self, sql: str, args: list[Any]) -> list[Any]:
         """The rows of one read-only query (the views above read through here only)."""
         return self._read(lambda: self._x(sql, args).fetchall())
+
+
+def _first_line(exc: BaseException) -> str:
+    """A driver's message without its DETAIL and HINT lines (they may quote a whole value)."""
+    text = str(exc).strip().splitlines()
+    return text[0][:300] if text else type(exc).__name__
 
 
 def _mark_of(run: Run[Any, Any, Any]) -> _Mark:

@@ -15,7 +15,7 @@ their own (`postgresql://host/db?options=-csearch_path%3Dmy_schema`).
 from __future__ import annotations
 
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 
 import psycopg
 import psycopg.errors
@@ -129,6 +129,7 @@ def open_url(url: str, *, timeout: float, read_only: bool) -> PostgresStore:
 class PostgresStore(RunStore):
     sql = SQL
     migrations = MIGRATIONS
+    driver_errors = (psycopg.Error,)
 
     def __init__(self, url: str, *, timeout: float = 30.0, max_attempts: int = 5,
                  read_only: bool = False) -> None:
@@ -148,8 +149,33 @@ class PostgresStore(RunStore):
         # Pipeline mode: statements are sent without waiting for their results until one is
         # read, so BEGIN travels with the first SELECT, and the writes with the COMMIT: a
         # `fire` takes three round trips, not ten, and holds the run's row that much less.
-        with self._db.pipeline(), super()._transaction(begin):
-            yield
+        # An error of a pipelined statement surfaces at a later one (a create's duplicate
+        # key at the UPDATE after its INSERT), in an aborted pipeline: `_abandon` gets the
+        # connection out of it whatever was sent.
+        with self._db.pipeline() as pipeline:
+            try:
+                self._db.execute(begin)
+                yield
+                self._committing = True  # a failure from here on may come after the commit
+                self._db.execute("COMMIT")
+                pipeline.sync()  # the COMMIT's outcome, here rather than at the block's end
+                self._committing = False
+            except BaseException:
+                self._abandon()
+                raise
+
+    def _abandon(self) -> None:
+        """End a failed transaction so that the next call starts clean: psycopg's rollback
+        leaves an aborted pipeline, rolls back, and forgets the statements it meant to
+        prepare (an aborted pipeline never prepared them). A connection that cannot even do
+        that is closed: the next call reconnects."""
+        if self._db.closed or self._db.broken:
+            return
+        try:
+            self._db.rollback()
+        except Exception:
+            with suppress(Exception):
+                self._db.close()
 
     def _announce_due(self, spec: str) -> None:
         # Delivered at commit, once per transaction and payload; `statechart_runtime.worker`
@@ -165,6 +191,14 @@ class PostgresStore(RunStore):
                 self._db is None or self._db.closed or self._db.broken
                 or isinstance(exc, _SERVER_GONE)):
             return "disconnected"  # the server went away or is restarting
+        if isinstance(exc, psycopg.errors.UniqueViolation):
+            return "duplicate"
+        if isinstance(exc, psycopg.errors.DiskFull | psycopg.errors.OutOfMemory):
+            return "full"
+        # A NUL character (refused by psycopg itself), a character the server's encoding
+        # has not, an index row over its size limit (a very long run id).
+        if isinstance(exc, psycopg.DataError | psycopg.errors.ProgramLimitExceeded):
+            return "unstorable"
         return None
 
 

@@ -12,11 +12,16 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import stat
 from pathlib import Path
 from urllib.parse import quote
 
 from statechart_runtime.errors import StoreError
 from statechart_runtime.store import RunStore, Statements
+
+# SQLite result codes (https://sqlite.org/rescode.html): sqlite3 gives them on its errors.
+_BUSY, _LOCKED, _CORRUPT, _FULL, _TOOBIG, _NOTADB = 5, 6, 11, 13, 18, 26
+_CONSTRAINT_PRIMARYKEY, _CONSTRAINT_UNIQUE = 1555, 2067
 
 SQL = Statements(
     param="?",
@@ -127,10 +132,12 @@ class SqliteStore(RunStore):
 
     sql = SQL
     migrations = MIGRATIONS
+    driver_errors = (sqlite3.Error,)
 
     def __init__(self, path: str | Path, *, timeout: float = 30.0, max_attempts: int = 5,
                  read_only: bool = False) -> None:
         self.path = str(path)
+        self._uri = self.path  # a read-only store opens a URI: file:PATH?mode=ro...
         super().__init__(self.path, timeout=timeout, max_attempts=max_attempts,
                          read_only=read_only)
 
@@ -153,16 +160,33 @@ class SqliteStore(RunStore):
         path = Path(self.path)
         if not path.is_file():
             raise StoreError(f"{self.path}: no such store file")
-        # A file that nobody here can change (a backup, a read-only mount) is opened
+        # A file that cannot change (a backup, a read-only mount or folder) is opened
         # `immutable`: SQLite then takes no lock and needs no -shm file beside it, which a
-        # read-only folder could not hold. A writable one may change under us: plain `mode=ro`.
-        fixed = not os.access(path, os.W_OK) or not os.access(path.parent, os.W_OK)
-        uri = f"file:{quote(str(path.resolve()))}?mode=ro" + ("&immutable=1" if fixed else "")
-        self._db = sqlite3.connect(uri, uri=True, timeout=self.timeout, isolation_level=None)
+        # read-only folder could not hold. One that may change under us: plain `mode=ro`.
+        # "Cannot change": not writable by us, or by anyone by its mode bits (root may write
+        # anything, but a file chmod-ed read-only is meant to stay as it is).
+        fixed = any(not os.access(p, os.W_OK) or not stat.S_IMODE(p.stat().st_mode) & 0o222
+                    for p in (path, path.parent))
+        self._uri = (f"file:{quote(str(path.resolve()))}?mode=ro"
+                     + ("&immutable=1" if fixed else ""))
+        self._db = sqlite3.connect(self._uri, uri=True, timeout=self.timeout,
+                                   isolation_level=None)
         self._db.execute(f"PRAGMA busy_timeout = {int(self.timeout * 1000)}")
 
     def _failure(self, exc: BaseException) -> str | None:
-        if isinstance(exc, sqlite3.OperationalError) and (
-                "locked" in str(exc) or "busy" in str(exc)):
+        if not isinstance(exc, sqlite3.Error):
+            return None
+        code = getattr(exc, "sqlite_errorcode", None)
+        primary = None if code is None else code & 0xFF  # extended codes keep it low
+        if primary in (_BUSY, _LOCKED) or (
+                code is None and ("locked" in str(exc) or "busy" in str(exc))):
             return "busy"
+        if primary == _FULL:
+            return "full"
+        if primary == _TOOBIG:
+            return "unstorable"
+        if primary in (_CORRUPT, _NOTADB):
+            return "damaged"
+        if code in (_CONSTRAINT_PRIMARYKEY, _CONSTRAINT_UNIQUE):
+            return "duplicate"
         return None

@@ -20,7 +20,7 @@ import sqlite3
 import sys
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote, urlsplit, urlunsplit
+from urllib.parse import urlsplit, urlunsplit
 
 from statechart.cli import colour, missing_paths, runs_work
 from statechart.report import REPORTERS, concise, inert
@@ -156,9 +156,11 @@ def location(url: str) -> str:
     return urlunsplit(parts)
 
 
-def open_existing(url: str) -> Any:
-    """The store at `url`, which must exist: a SQLite file is first looked at read-only, since
-    `open_store` turns any file (even a missing one) into a new, empty store."""
+def open_existing(url: str, *, read_only: bool = True) -> Any:
+    """The store at `url`, which must exist, opened read-only unless said otherwise (a
+    replica, a backup, a read-only mount; no wait for a writer's lock): a SQLite file is
+    first looked at read-only, since a writable `open_store` turns any file (even a missing
+    one) into a new, empty store."""
     from statechart_runtime.store import open_store
 
     path = sqlite_path(url)
@@ -167,19 +169,14 @@ def open_existing(url: str) -> Any:
             raise Usage(f"no such store: {url}")
         if Path(path).is_dir():
             raise Usage(f"a folder, not a store: {url}")
-        try:
-            db = sqlite3.connect(f"file:{quote(path)}?mode=ro", uri=True)
+        if not read_only:  # a writable open_store would make any file a store: look first
             try:
-                found = db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND "
-                                   "name = 'store_meta'").fetchone()
-            finally:
-                db.close()
-        except sqlite3.DatabaseError as exc:
-            raise Usage(f"{url} is not a run store ({exc})") from None
-        if found is None:
-            raise Usage(f"{url} is not a run store (it has no store tables)")
+                with open_store(url, read_only=True):
+                    pass
+            except StatechartError as exc:
+                raise Usage(str(exc)) from None
     try:
-        return open_store(url)
+        return open_store(url, read_only=read_only)
     except sqlite3.Error as exc:
         raise Failure(f"cannot open the store {location(url)}: {exc}") from None
     except StatechartError as exc:  # an unsupported or malformed URL, a newer schema

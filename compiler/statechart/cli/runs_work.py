@@ -52,7 +52,7 @@ def work(args: argparse.Namespace) -> int:
     from statechart_runtime.worker import Worker
 
     run_class = compiled(checked_spec(args.spec, args))
-    with open_existing(args.store) as store, _logging():
+    with open_existing(args.store, read_only=False) as store, _logging():
         worker = Worker(store, run_class, max_sleep=args.max_sleep,
                         retry_after=args.retry_after)
         with _stopped_by_signals(worker):
