@@ -144,14 +144,16 @@ class Fired:
 class _Mark:
     """What a store knows of a run it created or loaded: the revision it was loaded at, the
     steps the store holds, how many of those the run's record holds (the last ones; a run
-    restored from its head holds none), its active states then, and whether the stored steps
-    must be rewritten (the record was upgraded from an older spec version: names changed)."""
+    restored from its head holds none), its active states then, whether the stored steps
+    must be rewritten (the record was upgraded from an older spec version: names changed),
+    and its earliest timer's due time as stored (None: none armed, or not known)."""
 
     revision: int
     steps: int
     known: int
     active: tuple[str, ...]
     rewrite: bool = False
+    due: dt.datetime | None = None
 
 
 def open_store(url: str | Path, *, timeout: float = 30.0, read_only: bool = False,
@@ -465,7 +467,7 @@ class RunStore:
         self._with_retries(work, repeatable=False,
                            duplicate=lambda: RunIdTaken(record.runId))
         setattr(run, MARK_ATTR, _Mark(1, len(record.history), len(record.history),
-                                      run._active))
+                                      run._active, due=_deadline(run)))
 
     def load(self, run_class: type[RunT], run_id: str, **kwargs: Any) -> RunT:
         """The stored run `run_id`, restored as a `run_class` (keyword arguments go to
@@ -500,7 +502,7 @@ class RunStore:
                                f"{record.runId!r}")
         run = run_class.restore(record, check=False, **{"clock": self.clock, **kwargs})
         setattr(run, MARK_ATTR, _Mark(revision, steps, steps, run._active,
-                                      rewrite=version != spec.version))
+                                      rewrite=version != spec.version, due=_deadline(run)))
         return run
 
     def _head_run(self, run_class: type[RunT], run_id: str, row: tuple[Any, ...]) -> RunT:
@@ -517,7 +519,7 @@ class RunStore:
             raise spec.invalid("runId", f"the run stored as {run_id!r} has the record of "
                                f"{record.runId!r}")
         run = run_class.restore(record, check=False, clock=self.clock)
-        setattr(run, MARK_ATTR, _Mark(row[2], row[3], 0, run._active))
+        setattr(run, MARK_ATTR, _Mark(row[2], row[3], 0, run._active, due=_deadline(run)))
         return run
 
     @staticmethod
@@ -568,9 +570,9 @@ class RunStore:
             if found[0] != mark.revision:
                 raise ConcurrentUpdate(run_id, mark.revision, found[0])
         steps = len(history) if mark.rewrite else mark.steps + len(history) - mark.known
-        deadline = getattr(run, "next_deadline", None)  # a spec with timers has one
-        if deadline is not None:
-            self._announce_due(spec.name)
+        deadline = _deadline(run)
+        if deadline is not None and (mark.due is None or deadline < mark.due):
+            self._announce_due(spec.name)  # an earlier deadline: wake the sleeping workers
         self._x(self.sql.update_head,
                 (mark.revision + 1, spec.version, record.status.value, steps,
                  json.dumps(record.to_dict(history=False), ensure_ascii=False,
@@ -904,7 +906,13 @@ def _mark_of(run: Run[Any, Any, Any]) -> _Mark:
 def _saved(run: Run[Any, Any, Any], mark: _Mark, revision: int) -> None:
     history = run.record.history
     steps = len(history) if mark.rewrite else mark.steps + len(history) - mark.known
-    setattr(run, MARK_ATTR, _Mark(revision, steps, len(history), run._active))
+    setattr(run, MARK_ATTR, _Mark(revision, steps, len(history), run._active,
+                                  due=_deadline(run)))
+
+
+def _deadline(run: Run[Any, Any, Any]) -> dt.datetime | None:
+    """The run's earliest armed timer's due time (the `next_due` column), or None."""
+    return getattr(run, "next_deadline", None)  # a run of a spec with timers has one
 
 
 def _json_value(spec: Any, field: str, value: Any) -> Any:
