@@ -12,7 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, ClassVar, Generic, Self, TypeVar
 
 from statemachine import StateMachine
@@ -90,6 +90,9 @@ class Run(Generic[R, S, E]):
     # (state, machine event id) -> its alternatives: (target, history kind, transition,
     # whether it has guards), in declaration order; made once per class.
     _sc_alternatives: ClassVar[dict[tuple[str, str], list[tuple[str, str | None, Any, bool]]]]
+    # Where the spec writes each state and transition (the module's `_SOURCE`; None in a module
+    # generated before it had one): what spec coverage reports (statechart_runtime.coverage).
+    _sc_source: ClassVar[Mapping[str, Any] | None] = None
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
