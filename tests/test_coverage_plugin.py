@@ -286,7 +286,7 @@ def test_runs_restored_from_a_store_count_only_what_they_do_after(
         assert text not in missing
 
 
-XDIST_ARGS = ("--statechart-cov", "-p", "xdist", "-n", "2", "--dist", "loadfile")
+XDIST_ARGS = ("--statechart-cov", "-p", "xdist", "-n", "2", "--dist", "loadfile", "-v")
 
 
 @pytest.mark.slow
@@ -295,8 +295,10 @@ def test_xdist_workers_merge(project: pytest.Pytester) -> None:
     result = project.runpytest_subprocess(*XDIST_ARGS)
     result.assert_outcomes(passed=5)
     out = result.stdout.str()
-    assert re.search(r"created: 2/2 workers", out) or "2 workers" in out
-    # The controller runs no test: every count comes from the workers, added up.
+    # Each worker ran one of the two files (neither covers everything alone), and the
+    # controller runs no test: the full counts are the workers' merged.
+    workers = {m.group(2): m.group(1) for m in re.finditer(r"\[(gw\d)\].*PASSED (\w+)\.py", out)}
+    assert sorted(workers) == ["test_rest", "test_suite"] and len(set(workers.values())) == 2
     assert row(out, "order") == ["order", "11/11 100%", "14/14 100%", "2/2 100%",
                                  "27/27 100%"]
 
@@ -323,3 +325,29 @@ def test_merge_adds_up_processes(project: pytest.Pytester) -> None:
     assert (first.counts("transition"), merged.counts("transition")) == ((6, 11), (11, 11))
     assert merged.hits["state placed"] == 2 + 3
     assert merged.hits["guard paying paid 0 no"] == 1 + 1
+
+
+def test_a_module_without_positions_still_counts(tmp_path: Path) -> None:
+    """A Run class of a module generated before `_SOURCE`: its items count, without lines,
+    and lcov leaves them out."""
+    from codegen_support import checked_spec, generate, import_source, parts
+
+    from statechart_runtime import coverage_report
+
+    module = import_source(generate(checked_spec(SPEC))["generated/order.py"], tmp_path,
+                           "order")
+    facade = parts(module)[0]
+
+    class Old(facade):  # type: ignore[misc, valid-type]
+        _sc_source = None
+
+    recorder, previous = coverage.start()
+    try:
+        Old().cancel()
+    finally:
+        coverage.stop(previous)
+    [spec] = coverage.merge([recorder.data()])
+    assert {kind: spec.counts(kind) for kind in coverage.KINDS} == {
+        "transition": (1, 11), "state": (2, 14), "guard": (0, 2)}
+    assert "(no position): order: state `on_hold`" in coverage_report.table([spec])
+    assert coverage_report.lcov([spec]) == "\n"
