@@ -155,3 +155,8 @@ class UnknownName(StoreError, ValueError):
 
 class RuntimeVersionError(StatechartError, ImportError):
     """A generated module was built for a runtime this installation does not provide."""
+
+
+class CoverageError(StatechartError):
+    """Spec coverage (`pytest --statechart-cov`) cannot do what was asked: a report option
+    that is not `FORMAT:PATH` with a known format, or a report that cannot be written."""
