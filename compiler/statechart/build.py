@@ -176,6 +176,10 @@ def _plan(paths: list[str | os.PathLike[str]], config: Config) -> Plan:
             unavailable("(all specs)", name, exc)
         except ValueError as exc:
             result.problems.append(Problem("(all specs)", f"{name}: {exc}"))
+    if config.editor_schema is not None:  # the spec format's schema, kept with the outputs
+        from statechart.spec_format import editor_schema_text
+
+        add("(editor schema)", {config.editor_schema: editor_schema_text().encode()})
     if result.ok:
         # A spec whose file could not be made did not "stop producing" it: not an orphan.
         built = {outputs.spec_display_path(s) for s in specs if s.path not in incomplete}

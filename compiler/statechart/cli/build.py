@@ -95,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
     if config is None:
         return 2
     paths = args.paths or config.spec_paths()
-    if missing_paths("build", paths):
+    if missing_paths("build", paths, config=None if args.paths else config):
         return 2
     try:
         with bounds.using(args.layout_max_transitions, args.layout_timeout, config):
