@@ -21,7 +21,7 @@ import os
 import tomllib
 from pathlib import Path
 
-from statechart import names
+from statechart import REPOSITORY, names
 from statechart.config import PYPROJECT, STATECHART_TOML, Config, find
 from statechart.spec_format import editor_schema_text
 from statechart_runtime.errors import StatechartError
@@ -30,7 +30,7 @@ SPECS = "specs"
 SCHEMA = f"{SPECS}/spec.schema.json"
 EXAMPLE = "order"
 PRE_COMMIT = ".pre-commit-config.yaml"
-DOCS = "https://github.com/statechart-compiler/statechart-compiler/blob/main/docs"
+DOCS = f"{REPOSITORY}/blob/main/docs"
 
 
 class ScaffoldError(StatechartError):

@@ -154,7 +154,8 @@ def open_store(url: str | Path, *, timeout: float = 30.0) -> RunStore:
                 from statechart_runtime.store_postgres import PostgresStore
             except ImportError as exc:
                 raise StoreError(f"a PostgreSQL store needs psycopg 3 ({exc}): pip install "
-                                 "'statechart-runtime[postgres]'") from None
+                                 "'psycopg[binary]>=3.1' (the `postgres` extra of "
+                                 "statechart-runtime and statechart-compiler)") from None
             return PostgresStore(text, timeout=timeout)
         if scheme != "sqlite":
             raise StoreError(f"unsupported store URL {text!r}: expected sqlite:///PATH or "
