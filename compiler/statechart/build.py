@@ -307,6 +307,17 @@ def stale(p: Plan, on_wait: Callable[[], None] | None = None) -> list[tuple[str,
     return out
 
 
+def change_summary(p: Plan, rel: str) -> list[str] | None:
+    """For a stale output: which states, transitions and fields its old and new versions
+    describe differently (`output_summary`), or None when its type is not read so."""
+    from statechart.output_summary import summary
+
+    current = _current(p.root, rel)
+    if current is None or rel not in p.files:
+        return None
+    return summary(rel, current, p.files[rel])
+
+
 def _diff(rel: str, old: bytes | None, new: bytes | None) -> str:
     def lines(data: bytes | None) -> list[str]:
         if data is None:
