@@ -41,7 +41,7 @@ from statechart import outputs, writes
 from statechart.config import Config
 from statechart.diagnostics import Diagnostic
 from statechart.generated_header import generated_files
-from statechart.linter import FileResult, check_file, spec_files
+from statechart.linter import FileResult, check_file, spec_files, unique
 from statechart.model import Spec
 
 Action = Literal["updated", "unchanged", "deleted"]
@@ -71,7 +71,7 @@ class Plan:
 
     @property
     def diagnostics(self) -> list[Diagnostic]:
-        return [d for r in self.results for d in r.diagnostics]
+        return unique(self.results)
 
     @property
     def ok(self) -> bool:

@@ -1,0 +1,174 @@
+"""What a new team meets using check, build, diff and render on a project of its own: the order
+project of tests/projects/order (a base spec, an overlay of another team extending it, the
+`[tool.statechart]` section), copied into a temporary folder and changed as a user would."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from statechart.cli import main
+
+PROJECT = Path(__file__).parent / "projects" / "order"
+
+Run = Callable[..., tuple[int, str, str]]
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    root = tmp_path / "order"
+    shutil.copytree(PROJECT, root)
+    monkeypatch.chdir(root)
+    for name in ("STATECHART_OUTPUT_FORMAT", "GITHUB_ACTIONS", "NO_COLOR", "FORCE_COLOR"):
+        monkeypatch.delenv(name, raising=False)
+    return root
+
+
+@pytest.fixture
+def run(capsys: pytest.CaptureFixture[str]) -> Run:
+    def go(*argv: str) -> tuple[int, str, str]:
+        capsys.readouterr()
+        code = main(list(argv))
+        out, err = capsys.readouterr()
+        return code, out, err
+    return go
+
+
+def edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text(encoding="utf-8")
+    assert old in text, old
+    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+
+
+def line_of(path: Path, text: str) -> int:
+    return next(i for i, line in enumerate(path.read_text().splitlines(), 1) if text in line)
+
+
+def test_the_project_is_clean(project: Path, run: Run) -> None:
+    assert run("check") == (0, "2 specs checked: no problems.\n", "")
+
+
+# -- 1: checking a base checks the overlays that extend it ---------------------------------
+
+def test_check_of_a_base_also_checks_the_overlay_it_breaks(project: Path, run: Run) -> None:
+    base = project / "specs" / "order.yaml"
+    edit(base, "  awaiting_payment:\n", "  payment_pending:\n")
+    base.write_text(base.read_text().replace("target: awaiting_payment", "target: "
+                                             "payment_pending"))
+    code, out, err = run("check", "specs/order.yaml")
+    assert (code, err) == (1, "")
+    assert out.startswith("statechart check: also checked specs/b2b_order.yaml: it extends "
+                          "specs/order.yaml\n")
+    assert "error[unknown-state]: target `awaiting_payment` is not a state of this spec\n" \
+           "  --> specs/b2b_order.yaml:" in out
+    assert out.endswith("Found 1 error and 0 warnings.\n")
+
+
+def test_check_of_a_clean_base_counts_the_overlay(project: Path, run: Run) -> None:
+    assert run("check", "specs/order.yaml") == (0, (
+        "statechart check: also checked specs/b2b_order.yaml: it extends specs/order.yaml\n"
+        "2 specs checked: no problems.\n"), "")
+    # A machine format carries findings only; an overlay named on its own checks no base.
+    assert run("check", "--format", "json", "specs/order.yaml") == (0, "[]\n", "")
+    assert run("check", "specs/b2b_order.yaml") == (0, "1 spec checked: no problems.\n", "")
+
+
+# -- 2, 3: each finding once, the consequences of a typo folded into it -----------------------
+
+def test_build_prints_a_base_problem_once_and_counts_it_once(project: Path, run: Run) -> None:
+    base = project / "specs" / "order.yaml"
+    edit(base, "deliver: delivered", "deliver: deliverd")
+    for argv in (["build"], ["build", "--check"]):
+        code, out, _ = run(*argv)
+        assert code == 1
+        assert out.count("error[unknown-state]") == 1
+        assert "unreachable" not in out.split("= help:")[0]
+        assert out.endswith("statechart build: 1 error(s) in 1 file(s); nothing written\n")
+
+
+def test_a_typo_in_a_target_folds_the_states_it_makes_unreachable(project: Path,
+                                                                 run: Run) -> None:
+    base = project / "specs" / "order.yaml"
+    edit(base, "    done: shipped", "    done: {target: shiped}")
+    code, out, _ = run("check", "--format", "concise", "specs/order.yaml")
+    assert code == 1
+    lines = out.splitlines()
+    at = line_of(base, "target: shiped")
+    assert lines[1:] == [
+        f"specs/order.yaml:{at}:20: error[unknown-state]: target `shiped` is not a state of "
+        "this spec", "Found 1 error and 0 warnings."]
+    code, out, _ = run("check", "specs/order.yaml")
+    shipped, delivered = line_of(base, "  shipped:"), line_of(base, "  delivered:")
+    assert "= help: did you mean `shipped`? Fixing this also clears what it causes: " \
+           f"[unreachable-state] state `shipped` is unreachable from `cart` (line {shipped}); " \
+           f"[unreachable-state] state `delivered` is unreachable from `cart` (line " \
+           f"{delivered}); " in out
+
+
+def test_an_overlays_typo_names_what_it_breaks_in_the_base(project: Path, run: Run) -> None:
+    overlay = project / "specs" / "b2b_order.yaml"
+    edit(overlay, "target: awaiting_payment", "target: awaiting_paymnt")
+    code, out, _ = run("check", "specs/b2b_order.yaml")
+    assert code == 1
+    assert out.count("error[") == 1
+    assert "= help: did you mean `awaiting_payment`? Fixing this also clears what it causes: " \
+           "[unreachable-state] state `awaiting_payment` is unreachable from `cart` " \
+           f"(specs/order.yaml:{line_of(project / 'specs' / 'order.yaml', '  awaiting_payment:')})" \
+           in out
+
+
+# -- 13: hints ------------------------------------------------------------------------------
+
+def test_an_unknown_state_in_a_rule_suggests_by_word(project: Path, run: Run) -> None:
+    base = project / "specs" / "order.yaml"
+    edit(base, "only: {from: on_hold,", "only: {from: held,")
+    code, out, _ = run("check", "specs/order.yaml")
+    assert code == 1
+    assert "error[unknown-state]: rule state `held` is not a state of this spec" in out
+    assert "= help: did you mean `on_hold`?" in out
+
+
+def test_an_unknown_state_with_nothing_close_lists_states_with_an_ellipsis(
+        project: Path, run: Run) -> None:
+    base = project / "specs" / "order.yaml"
+    edit(base, "only: {from: on_hold,", "only: {from: xyzzy,")
+    code, out, _ = run("check", "specs/order.yaml")
+    assert code == 1
+    assert "= help: states: cart, awaiting_payment, fulfilment, packing, picking, packed, " \
+           "invoicing, drafting, invoiced, on_hold, shipped, delivered, ... (2 more)\n" in out
+
+
+def test_an_overlay_patching_a_misspelt_state_suggests_its_own_new_state(
+        project: Path, run: Run) -> None:
+    overlay = project / "specs" / "b2b_order.yaml"
+    text = overlay.read_text()
+    overlay.write_text(text.replace("\nadd:\n", "\n  waiting_for_aproval:\n"
+                                    "    on: {skip: shipped}\n\nadd:\n"), encoding="utf-8")
+    code, out, _ = run("check", "specs/b2b_order.yaml")
+    assert code == 1
+    assert "error[overlay]: the base has no state `waiting_for_aproval` to change" in out
+    assert "= help: did you mean `waiting_for_approval`? To add a new state, declare it under " \
+           "`add: {states: {waiting_for_aproval: ...}}`\n" in out
+
+
+# -- 14: concise lists by file and line, with a summary ------------------------------------
+
+def test_concise_is_sorted_by_file_and_line_and_counts(project: Path, run: Run) -> None:
+    edit(project / "specs" / "order.yaml", "lose: {target: lost, set: [trackingNumber]}",
+         "lose: lost")  # `trackingNumber` is now never set: a warning, in both specs
+    edit(project / "specs" / "b2b_order.yaml", "reject: {target: cancelled",
+         "reject: {target: canceled")
+    code, out, _ = run("check", "--format", "concise", "specs/order.yaml",
+                       "specs/b2b_order.yaml")
+    assert code == 1
+    tracking = line_of(project / "specs" / "order.yaml", "trackingNumber:")
+    reject = line_of(project / "specs" / "b2b_order.yaml", "reject:")
+    assert out == (
+        f"specs/b2b_order.yaml:{reject}:26: error[unknown-state]: target `canceled` is not a "
+        "state of this spec\n"
+        f"specs/order.yaml:{tracking}:3: warning[unused-field]: record field `trackingNumber` is "
+        "never set by an event or required by a state\n"
+        "Found 1 error and 1 warning.\n")
