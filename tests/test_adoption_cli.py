@@ -172,3 +172,37 @@ def test_concise_is_sorted_by_file_and_line_and_counts(project: Path, run: Run) 
         f"specs/order.yaml:{tracking}:3: warning[unused-field]: record field `trackingNumber` is "
         "never set by an event or required by a state\n"
         "Found 1 error and 1 warning.\n")
+
+
+# -- 7: diff --base of an overlay, a new spec --------------------------------------------------
+
+def test_diff_base_of_a_valid_overlay_breaks_no_stored_runs(project: Path, run: Run) -> None:
+    overlay = project / "specs" / "b2b_order.yaml"
+    overlay.write_text(overlay.read_text() + "remove:\n  transitions: "
+                       "[awaiting_payment.after.paymentDeadline]\n", encoding="utf-8")
+    assert run("check", "specs/b2b_order.yaml")[0] == 0
+    code, out, err = run("diff", "--base", "specs/b2b_order.yaml", "--format", "concise")
+    assert (code, err) == (0, "")
+    assert "breaks" not in out and "migrated" not in out and "error[" not in out
+    timer = line_of(project / "specs" / "order.yaml", "  awaiting_payment:")
+    assert f"specs/order.yaml:{timer}:3: warning[timer-removed]: `awaiting_payment` no longer " \
+           "has timer `paymentDeadline` (after paymentDeadline) (safe: the overlay is a new " \
+           "spec, with no stored runs of the base)\n" in out
+    assert "warning[set-added]: `cart` on `checkout` now needs `purchaseOrder` (callers " \
+           "written for the base must change)\n" in out
+    assert out.endswith("Found 0 errors and 8 warnings.\n")
+
+
+def test_a_new_timer_is_not_called_migrated_without_a_migration(project: Path, tmp_path: Path,
+                                                                run: Run) -> None:
+    old = tmp_path / "old" / "order.yaml"
+    old.parent.mkdir()
+    shutil.copy(project / "specs" / "order.yaml", old)
+    edit(project / "specs" / "order.yaml", "  on_hold:\n", "  on_hold:\n    after:\n"
+         "      7d: {target: cancelled, assign: {cancelReason: customer}}\n")
+    edit(project / "specs" / "order.yaml", "version: 1", "version: 2")
+    code, out, _ = run("diff", str(old), "specs/order.yaml", "--format", "concise")
+    assert code == 0
+    assert "warning[timer-added]: `on_hold` has a new timer `delay1` (after 7d) (safe once " \
+           "`version` is raised: stored runs are upgraded)\n" in out
+    assert "migrated" not in out

@@ -588,7 +588,8 @@ states:
 
 def test_an_overlay_is_compared_with_its_base(tmp_path: Path,
                                                capsys: pytest.CaptureFixture[str]) -> None:
-    # NEW extends OLD: its own name and version are not changes; what it changes is classified.
+    # NEW extends OLD: its own name and version are not changes; what it changes is listed,
+    # and nothing breaks: the overlay is a new spec, no stored run of the base is its run.
     specs = tmp_path / "specs"
     specs.mkdir()
     (specs / "base.yaml").write_text(OVERLAY_BASE)
@@ -605,8 +606,14 @@ states:
 """)
     for argv in (["diff", str(specs / "base.yaml"), str(specs / "team.yaml")],
                  ["diff", "--base", str(specs / "team.yaml")]):
-        assert main([*argv, "--format", "concise"]) == 1
+        assert main([*argv, "--format", "concise"]) == 0
         out = capsys.readouterr().out
+        assert "breaks" not in out and "error[" not in out
+        assert "warning[transition-removed]: `working` on `stop` no longer goes to `stopped` " \
+               "(callers written for the base must change)\n" in out
+        assert "warning[transition-retargeted]: `working` on `finish` now goes to `review` " \
+               "(was `done`) (safe: the overlay is a new spec, with no stored runs of the " \
+               "base)\n" in out
         kinds = re.findall(r"\[([a-z-]+)\]", out)
         assert "spec-renamed" not in kinds and "version-not-raised" not in kinds
         assert "version-lowered" not in kinds
