@@ -206,3 +206,23 @@ def test_a_new_timer_is_not_called_migrated_without_a_migration(project: Path, t
     assert "warning[timer-added]: `on_hold` has a new timer `delay1` (after 7d) (safe once " \
            "`version` is raised: stored runs are upgraded)\n" in out
     assert "migrated" not in out
+
+
+# -- 10: a configuration error points at the key's own line ----------------------------------
+
+@pytest.mark.parametrize(("old", "new", "message"), [
+    ("[tool.statechart.severity]", "[tool.statechart.sevrity]",
+     "unknown key `tool.statechart.sevrity`; did you mean `severity`?"),
+    ('unused-field = "warning"', 'unused-feild = "warning"',
+     "`tool.statechart.severity.unused-feild`: no rule `unused-feild`; did you mean "
+     "`unused-field`?"),
+    ('code = "src/orders/generated"', 'cod = "src/orders/generated"',
+     "unknown key `tool.statechart.output.cod`; did you mean `code`?"),
+])
+def test_a_configuration_error_points_at_the_keys_line(project: Path, run: Run, old: str,
+                                                      new: str, message: str) -> None:
+    edit(project / "pyproject.toml", old, new)
+    line = line_of(project / "pyproject.toml", new)
+    code, out, err = run("check")
+    assert (code, out) == (2, "")
+    assert err == f"statechart check: {project / 'pyproject.toml'}:{line}: {message}\n"
