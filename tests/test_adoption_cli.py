@@ -226,3 +226,63 @@ def test_a_configuration_error_points_at_the_keys_line(project: Path, run: Run, 
     code, out, err = run("check")
     assert (code, out) == (2, "")
     assert err == f"statechart check: {project / 'pyproject.toml'}:{line}: {message}\n"
+
+
+# -- 8: render draws a work in progress ------------------------------------------------------
+
+def test_render_draws_a_spec_with_errors_as_a_work_in_progress(project: Path,
+                                                              run: Run) -> None:
+    base = project / "specs" / "order.yaml"
+    edit(base, "    done: shipped", "    done: {target: shiped}")
+    at = line_of(base, "target: shiped")
+    warning = (f"specs/order.yaml:{at}:20: error[unknown-state]: target `shiped` is not a "
+               "state of this spec\nstatechart render: specs/order.yaml has 1 error; drawn as "
+               "a work in progress (`statechart check` explains each)\n")
+    code, out, err = run("render", "specs/order.yaml", "--format", "mermaid")
+    assert (code, err) == (0, warning)
+    assert out.startswith('---\ntitle: "order: work in progress (1 error; `statechart check` '
+                          'explains each)"\n---\nstateDiagram-v2\n')
+    assert '"shipped"' in out  # the state the typo meant is drawn, unreachable
+    code, out, err = run("render", "specs/order.yaml", "-o", "order.svg")
+    assert (code, err) == (0, warning + "wrote order.svg\n")
+    svg = (project / "order.svg").read_text()
+    assert ">work in progress</text>" in svg and "1 error; `statechart check` explains" in svg
+
+
+def test_render_of_a_clean_spec_says_nothing_of_progress(project: Path, run: Run) -> None:
+    code, out, err = run("render", "specs/order.yaml", "--format", "dot")
+    assert (code, err) == (0, "")
+    assert "work in progress" not in out
+
+
+@pytest.mark.parametrize(("text", "count"), [
+    ("statechart: order\nversion: [\n", "1 error"),       # not YAML: no model
+    ("statechart: order\nversion: 1\n", "2 errors"),       # no states: nothing to draw
+])
+def test_render_refuses_what_has_no_model_to_draw(project: Path, run: Run, text: str,
+                                                  count: str) -> None:
+    (project / "specs" / "draft.yaml").write_text(text, encoding="utf-8")
+    code, out, err = run("render", "specs/draft.yaml", "--format", "dot")
+    assert (code, out) == (1, "")
+    assert err.endswith(f"statechart render: specs/draft.yaml has {count} and cannot be drawn; "
+                        "fix them first (`statechart check` explains each)\n")
+
+
+TESTS = Path(__file__).parent
+BROKEN_CASES = sorted([*(TESTS / "cases").glob("*/*.yaml"), *(TESTS / "hostile").glob("*.yaml"),
+                       *(TESTS / "render_cases").glob("*.yaml")])
+
+
+@pytest.mark.parametrize("case", BROKEN_CASES, ids=lambda c: f"{c.parent.name}/{c.name}")
+def test_every_broken_case_with_a_model_can_be_drawn(case: Path) -> None:
+    """What `render` draws as a work in progress: every spec of the tests with a model."""
+    from statechart.linter import check_file
+    from statechart.render.dot import dot_source
+    from statechart.render.mermaid import mermaid_source
+
+    result = check_file(case)
+    if result.spec is None or not result.spec.states:
+        return
+    draft = "1 error" if result.errors else None
+    assert dot_source(result.spec, draft=draft).startswith("//")
+    assert "stateDiagram-v2" in mermaid_source(result.spec, draft=draft)
