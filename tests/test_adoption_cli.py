@@ -286,3 +286,30 @@ def test_every_broken_case_with_a_model_can_be_drawn(case: Path) -> None:
     draft = "1 error" if result.errors else None
     assert dot_source(result.spec, draft=draft).startswith("//")
     assert "stateDiagram-v2" in mermaid_source(result.spec, draft=draft)
+
+
+# -- 17: what build says it did --------------------------------------------------------------
+
+def test_a_first_build_says_created_then_updated(project: Path, run: Run) -> None:
+    code, out, err = run("build")
+    assert (code, err) == (0, "")
+    assert out.splitlines() == [f"created   {rel}" for rel in (
+        "docs/specs/b2b_order.md", "docs/specs/b2b_order.svg", "docs/specs/index.md",
+        "docs/specs/order.md", "docs/specs/order.svg", "src/orders/generated/b2b_order.py",
+        "src/orders/generated/b2b_order.schema.json", "src/orders/generated/order.py",
+        "src/orders/generated/order.schema.json")]
+    edit(project / "specs" / "order.yaml", "version: 1", "version: 2")
+    code, out, _ = run("build", "-q")
+    assert code == 0
+    assert "updated   src/orders/generated/order.py\n" in out and "created" not in out
+
+
+def test_a_skipped_diagram_is_said_on_stdout(project: Path, run: Run) -> None:
+    code, out, err = run("build", "--layout-max-transitions", "15")
+    assert (code, err) == (0, "")
+    assert out.startswith("statechart build: no diagram for specs/b2b_order.yaml: 17 "
+                          "transitions exceed the layout bound of 15 (its page says so; "
+                          "`layout-max-transitions` raises the bound)\n")
+    assert "no diagram for specs/order.yaml" not in out
+    assert "created   docs/specs/order.svg\n" in out
+    assert "docs/specs/b2b_order.svg" not in out

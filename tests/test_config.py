@@ -103,7 +103,7 @@ def test_an_error_lowered_to_a_warning_lets_build_write(
     assert _run(capsys, "check")[0] == 0
     assert _run(capsys, "check", "--strict")[0] == 1
     code, out, _ = _run(capsys, "build")
-    assert code == 0 and out == "updated   generated/demo.py\n"
+    assert code == 0 and out == "created   generated/demo.py\n"
 
 
 def test_per_file_ignores_match_the_root_relative_path_or_the_name(
