@@ -313,3 +313,93 @@ def test_a_skipped_diagram_is_said_on_stdout(project: Path, run: Run) -> None:
     assert "no diagram for specs/order.yaml" not in out
     assert "created   docs/specs/order.svg\n" in out
     assert "docs/specs/b2b_order.svg" not in out
+
+
+# -- 15: command-line conventions --------------------------------------------------------------
+
+def test_dash_v_prints_the_version(capsys: pytest.CaptureFixture[str]) -> None:
+    from statechart import __version__
+
+    with pytest.raises(SystemExit) as exit_:
+        main(["-V"])
+    assert exit_.value.code == 0
+    assert capsys.readouterr().out == f"statechart {__version__}\n"
+
+
+def test_a_mistyped_command_gets_a_suggestion(run: Run) -> None:
+    code, out, err = run("chek", "specs/")
+    assert (code, out) == (2, "")
+    assert err.endswith("statechart: error: unknown command `chek`; did you mean `check`?\n")
+    assert err.startswith("usage: statechart ")
+    code, _, err = run("frobnicate")
+    assert code == 2 and "unknown command `frobnicate` (commands: check, build," in err
+
+
+@pytest.mark.parametrize(("argv", "usage"), [
+    (["check", "--bogus"], "usage: statechart check "),
+    (["diff", "--bogus", "a", "b"], "usage: statechart diff "),
+    (["runs", "list", "--store", "x.db", "--bogus"], "usage: statechart runs list "),
+])
+def test_an_unknown_option_shows_its_commands_usage(project: Path, run: Run,
+                                                    capsys: pytest.CaptureFixture[str],
+                                                    argv: list[str], usage: str) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        main(argv)
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2
+    assert err.startswith(usage)
+    assert err.endswith(f"{usage.split('usage: ')[1].strip()}: error: unrecognized arguments: "
+                        "--bogus\n")
+
+
+def test_output_file_and_exit_zero(project: Path, run: Run) -> None:
+    edit(project / "specs" / "order.yaml", "deliver: delivered", "deliver: deliverd")
+    code, out, err = run("check", "--format", "concise", "-o", "report.txt", "--exit-zero",
+                         "specs/order.yaml")
+    assert (code, out, err) == (0, "", "")
+    report = (project / "report.txt").read_text()
+    assert "error[unknown-state]: target `deliverd`" in report
+    assert report.endswith("Found 1 error and 0 warnings.\n")
+    assert run("check", "--output-file", "report.txt", "specs/order.yaml")[:2] == (1, "")
+    edit(project / "specs" / "order.yaml", "deliver: deliverd", "deliver: delivered")
+    code, out, _ = run("diff", "--base", "specs/b2b_order.yaml", "--exit-zero",
+                       "--output-file", "diff.json", "--format", "json")
+    assert (code, out) == (0, "")
+    assert '"rule": "set-added"' in (project / "diff.json").read_text()
+
+
+def test_a_bogus_output_format_in_the_environment_is_a_usage_error(
+        project: Path, run: Run, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("STATECHART_OUTPUT_FORMAT", "bogus")
+    for command in ("check", "build", "diff"):
+        argv = [command] + (["--base", "specs/b2b_order.yaml"] if command == "diff" else [])
+        code, out, err = run(*argv)
+        assert (code, out) == (2, ""), command
+        assert err == (f"statechart {command}: STATECHART_OUTPUT_FORMAT='bogus' is not an output "
+                       "format (one of: full, concise, json, github, sarif); set one, or unset "
+                       "it\n")
+    assert run("check", "--format", "concise")[0] == 0  # an explicit format wins
+
+
+def test_build_check_reports_in_a_format(project: Path, run: Run) -> None:
+    assert run("build", "-q")[0] == 0
+    edit(project / "specs" / "order.yaml", "version: 1", "version: 2")
+    code, out, err = run("build", "--check", "--format", "github")
+    assert code == 1
+    assert "::error title=build,file=src/orders/generated/order.py,line=1,col=1,endLine=1," \
+           "endColumn=2::src/orders/generated/order.py is out of date: it differs from what " \
+           "its spec generates%0Ahelp: run `statechart build` and commit the result\n" in out
+    assert "stale     src/orders/generated/order.py\n" in out  # the diffs stay in the log
+    code, out, err = run("build", "--check", "--format", "json")
+    assert code == 1
+    import json
+
+    found = json.loads(out)  # stdout is the document only; the diffs went to stderr
+    assert {(f["file"], f["rule"]) for f in found} >= {("src/orders/generated/order.py",
+                                                        "build")}
+    assert "statechart build --check: " in err
+    edit(project / "specs" / "order.yaml", "deliver: delivered", "deliver: deliverd")
+    code, out, err = run("build", "--check", "--format", "json")
+    assert code == 1
+    assert [f["rule"] for f in json.loads(out)] == ["unknown-state"]
+    assert err == "statechart build: 1 error(s) in 1 file(s); nothing written\n"

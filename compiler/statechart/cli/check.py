@@ -8,7 +8,13 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from statechart.cli import add_config_argument, colour, missing_paths, project_config
+from statechart.cli import (
+    add_config_argument,
+    add_report_arguments,
+    colour,
+    missing_paths,
+    project_config,
+)
 from statechart.report import REPORTERS, inert
 
 if TYPE_CHECKING:
@@ -24,16 +30,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "Actions; env STATECHART_OUTPUT_FORMAT)")
     parser.add_argument("--strict", action="store_true",
                         help="warnings fail the check too (exit 1)")
+    add_report_arguments(parser)
     add_config_argument(parser)
     colour.add_argument(parser)
 
 
 def output_format(requested: str | None) -> str:
+    """`--format`, else `STATECHART_OUTPUT_FORMAT` (a value that is no format is a usage
+    error, not a silent fallback), else `github` in GitHub Actions, else `full`."""
     if requested:
         return requested
     env = os.environ.get("STATECHART_OUTPUT_FORMAT")
     if env in REPORTERS:
         return env
+    if env:
+        from statechart.cli import UsageError
+        from statechart.report import inert
+
+        raise UsageError(f"STATECHART_OUTPUT_FORMAT={inert(env)!r} is not an output format "
+                         f"(one of: {', '.join(REPORTERS)}); set one, or unset it")
     if os.environ.get("GITHUB_ACTIONS") == "true" and os.environ.get("GITHUB_WORKFLOW"):
         return "github"
     return "full"
@@ -44,6 +59,7 @@ def run(args: argparse.Namespace) -> int:
     from statechart.overlay import extending
     from statechart.spec_file import SpecFileError, read_spec
 
+    fmt = output_format(args.format)  # a bad STATECHART_OUTPUT_FORMAT: before any work
     config = project_config("check", args, args.paths)
     if config is None:
         return 2
@@ -60,7 +76,6 @@ def run(args: argparse.Namespace) -> int:
     overlays = extending(files, _neighbours(paths, config))
     results: list[FileResult] = [check_file(file, config) for file in [*files, *overlays]]
     diagnostics = unique(results)
-    fmt = output_format(args.format)
     if fmt in ("full", "concise"):  # the machine formats carry findings only
         for overlay, base in overlays.items():
             print(f"statechart check: also checked {inert(str(overlay))}: it extends "
@@ -87,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
     warnings = len(diagnostics) - errors
     if fmt == "full" and not diagnostics:
         print(f"{len(results)} spec{'s' * (len(results) != 1)} checked: no problems.")
-    return 1 if errors or (args.strict and warnings) else 0
+    return 1 if (errors or (args.strict and warnings)) and not args.exit_zero else 0
 
 
 def _neighbours(paths: list[str], config: Config) -> list[Path]:
