@@ -403,3 +403,26 @@ def test_build_check_reports_in_a_format(project: Path, run: Run) -> None:
     assert code == 1
     assert [f["rule"] for f in json.loads(out)] == ["unknown-state"]
     assert err == "statechart build: 1 error(s) in 1 file(s); nothing written\n"
+
+
+def test_runs_list_and_show_take_the_same_formats(project: Path, run: Run,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    from statechart_runtime.store import open_store
+
+    open_store(str(project / "runs.db")).close()
+    for fmt, shown in (("text", "no stored runs\n"), ("json", "[]\n"),
+                       ("table", "no stored runs\n")):
+        assert run("runs", "list", "--store", "runs.db", "--format", fmt) == (0, shown, "")
+    with pytest.raises(SystemExit):
+        main(["runs", "list", "--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert "a SQLite file (a path, or sqlite:///PATH) or a PostgreSQL database " \
+           "(postgresql://USER@HOST:PORT/DB; needs the `postgres` extra)" in help_text
+
+
+def test_a_libpq_error_is_printed_on_one_readable_line(project: Path, run: Run) -> None:
+    pytest.importorskip("psycopg")
+    code, out, err = run("runs", "list", "--store", "postgresql://nobody@127.0.0.1:1/db")
+    assert code != 0 and out == ""
+    assert "<U+" not in err and err.count("\n") == 1
+    assert "Connection refused; Is the server running" in err

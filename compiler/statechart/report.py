@@ -29,6 +29,13 @@ def inert(text: str) -> str:
     )
 
 
+def one_line(text: str) -> str:
+    """A message of a driver or library, which may span lines (libpq: `Connection
+    refused\n\tIs the server running ...?`), as one readable line: its lines, stripped,
+    joined by `; `, then `inert` (so a line break is never shown as `<U+000A>`)."""
+    return inert("; ".join(line.strip() for line in text.splitlines() if line.strip()))
+
+
 # The colours of the human formats (`full`, `concise`), as SGR parameters. These constants are
 # the only escape sequences a reporter writes: spec text goes through `inert` first, so a
 # sequence in a spec is shown as `<U+001B>`, never sent, coloured or not.

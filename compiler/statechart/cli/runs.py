@@ -21,7 +21,7 @@ from typing import Any
 from urllib.parse import quote, urlsplit, urlunsplit
 
 from statechart.cli import colour, missing_paths
-from statechart.report import REPORTERS, concise, inert
+from statechart.report import REPORTERS, concise, inert, one_line
 from statechart_runtime.errors import StatechartError
 
 # --diagram PATH: the picture's format by the file's suffix.
@@ -48,8 +48,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--status", metavar="STATE", help="only runs whose top-level state is STATE")
     p.add_argument("--state", metavar="STATE", help="only runs in which STATE is active")
     p.add_argument("--tag", metavar="TAG", help="only runs in a state tagged TAG (needs --spec)")
-    p.add_argument("--format", choices=("table", "json"), default="table",
-                   help="output format (default: table)")
+    p.add_argument("--format", choices=("text", "json", "table"), default="text",
+                   help="output format, as `runs show`: text (a table) or json (default: "
+                        "text; `table` is its old name)")
 
     p = actions.add_parser("show", help="one run: state, context, history, diagram",
                            description="One stored run: its state, context (record fields) "
@@ -80,7 +81,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _store_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--store", metavar="URL", required=True,
-                        help="the run store: a SQLite file path or sqlite:///PATH")
+                        help="the run store: a SQLite file (a path, or sqlite:///PATH) or a "
+                             "PostgreSQL database (postgresql://USER@HOST:PORT/DB; needs the "
+                             "`postgres` extra)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -103,7 +106,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _say(args: argparse.Namespace, message: str) -> None:
-    print(f"statechart runs {args.action}: {inert(message)}", file=sys.stderr)
+    print(f"statechart runs {args.action}: {one_line(message)}", file=sys.stderr)
 
 
 # -- the store and the spec ------------------------------------------------------------------
