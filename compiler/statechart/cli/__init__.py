@@ -48,6 +48,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "resolve": ("statechart.cli.resolve",
                 "print the resolved YAML of a spec that extends another (overlay merged onto "
                 "its base)"),
+    "paths": ("statechart.cli.paths",
+              "event sequences from a new run that cover every reachable transition (or "
+              "state, or guard answer) of a spec, as text, JSON or a pytest module"),
     "runs": ("statechart.cli.runs",
              "the runs in a run store: list them, show one (with its diagram), verify them "
              "against a spec or a proposed new version of it"),
