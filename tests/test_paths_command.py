@@ -8,11 +8,13 @@ step), and what no path reaches listed as unreachable with its spec line.
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from codegen_support import checked_spec
+from codegen_support import checked_spec, generate
 
 from statechart.cli import main
 from statechart.codegen.in_memory import run_class
@@ -200,3 +202,63 @@ print(len(found.items) - len(found.unreachable), len(found.items))
     result = _python(code)
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == ["29", "29"]
+
+
+def _pytest(folder: Path, *test_files: Path) -> subprocess.CompletedProcess[str]:
+    """Run a written test module with pytest in its own process (the project's options off)."""
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "addopts=",
+         "--rootdir", str(folder), *map(str, test_files)],
+        capture_output=True, text=True, cwd=folder, timeout=300, check=False,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join([str(folder), str(ROOT)]),
+             "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"})
+
+
+def test_pytest_format_drives_the_generated_class(tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    written = tmp_path / "test_agent_run_paths.py"
+    assert main(["paths", str(AGENT_RUN), "--format", "pytest", "-o", str(written)]) == 0
+    assert capsys.readouterr().err == f"wrote {written}\n"
+    text = written.read_text(encoding="utf-8")
+    assert text.startswith("# Written by `statechart paths specs/agent_run.yaml --format "
+                           "pytest` (statechart-compiler ")
+    assert "DO NOT EDIT" not in text  # the user's to edit: `build` must never take it for its own
+    assert "from generated.agent_run import (" in text
+    assert "    def can_retry(self) -> bool:" in text
+    assert "    clock.now = T + dt.timedelta(hours=1)\n    assert run.fire_due() == " \
+        "['after.retryAt.retrying']" in text
+    found = testing.paths(AgentRun)
+    assert text.count("\ndef test_path_") == len(found.paths)
+    # the assertions are real: a wrong configuration fails the test that claims it
+    wrong = tmp_path / "test_wrong.py"
+    wrong.write_text(text.replace("assert configuration(run) == ['retrying']",
+                                  "assert configuration(run) == ['running']", 1))
+    result = _pytest(ROOT, written, wrong)
+    assert f"1 failed, {2 * len(found.paths) - 1} passed" in result.stdout, result.stdout
+    assert result.stdout.startswith("." * len(found.paths))  # the written module passes
+    assert "AssertionError: assert ['retrying'] == ['running']" in result.stdout
+
+
+def test_pytest_format_refused_guard_and_module_option(tmp_path: Path) -> None:
+    spec = _spec_file(tmp_path, GUARDED)
+    (tmp_path / "guarded_run.py").write_bytes(
+        generate(checked_spec(spec))["generated/guarded.py"])
+    written = tmp_path / "test_guarded.py"
+    assert main(["paths", str(spec), "--cover", "guards", "--format", "pytest", "--module",
+                 "guarded_run", "-o", str(written)]) == 0
+    text = written.read_text(encoding="utf-8")
+    assert "from guarded_run import (" in text
+    assert ("    guards.answers = {'ready': False}\n    with pytest.raises(EventNotAccepted):\n"
+            "        run.go()\n    assert configuration(run) == ['s0']") in text
+    result = _pytest(tmp_path, written)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_output_that_cannot_be_written_is_an_error(tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "a-file").write_text("")
+    target = tmp_path / "a-file" / "test_x.py"  # a file where a folder should be
+    assert main(["paths", str(AGENT_RUN), "-o", str(target)]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.startswith("statechart paths: ")
+    assert not target.exists()

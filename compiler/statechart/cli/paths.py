@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path, PurePosixPath
 
 from statechart.cli import add_config_argument, colour, missing_paths, project_config
 from statechart.report import concise, inert
 
-FORMATS = ("text", "json")
+FORMATS = ("text", "json", "pytest")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -27,7 +28,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--to", metavar="STATE",
                         help="instead: the shortest path from a new run to STATE")
     parser.add_argument("--format", choices=FORMATS, default="text",
-                        help="text (default) or json")
+                        help="text (default), json, or pytest: a test module that drives the "
+                             "generated class along each path")
+    parser.add_argument("--module", metavar="NAME",
+                        help="pytest: the generated module to import (default: from the "
+                             "project's code folder, `generated.NAME`)")
+    parser.add_argument("-o", "--output", metavar="FILE",
+                        help="write to FILE (atomically) instead of stdout")
     parser.add_argument("--max-configurations", type=int, default=None, metavar="N",
                         help="stop exploring after N configurations (default: 100000)")
     add_config_argument(parser)
@@ -38,6 +45,7 @@ def run(args: argparse.Namespace) -> int:
     from statechart import outputs, paths_output
     from statechart.codegen.in_memory import run_class
     from statechart.linter import check_file
+    from statechart.writes import WriteError, write_atomic
     from statechart_runtime import testing
 
     if missing_paths("paths", [args.spec], files=True):
@@ -65,7 +73,24 @@ def run(args: argparse.Namespace) -> int:
     found = testing.paths(run_class(spec), args.cover, to=args.to, max_configurations=limit)
     with outputs.using(config):  # file names relative to the project root
         if args.format == "json":
-            sys.stdout.write(paths_output.as_json(spec, found))
+            product = paths_output.as_json(spec, found)
+        elif args.format == "pytest":
+            module = args.module or ".".join(
+                [*PurePosixPath(outputs.folder("code")).parts, spec.name])
+            command = " ".join(["statechart paths", outputs.spec_display_path(spec),
+                                *(["--cover", args.cover] if args.cover != "transitions"
+                                  else []), *(["--to", args.to] if args.to else []),
+                                "--format pytest"])
+            product = paths_output.pytest_module(spec, found, module, command)
         else:
-            sys.stdout.write(paths_output.text(spec, found))
+            product = paths_output.text(spec, found)
+    if args.output is None:
+        sys.stdout.write(product)
+        return 0
+    try:
+        write_atomic(Path(args.output), product.encode("utf-8"))
+    except WriteError as exc:
+        print(f"statechart paths: {inert(str(exc))}", file=sys.stderr)
+        return 1
+    print(f"wrote {inert(args.output)}", file=sys.stderr)
     return 0
