@@ -53,6 +53,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
              "start a project: an example spec, the editor schema, [tool.statechart] in "
              "pyproject.toml and a pre-commit configuration"),
     "new": ("statechart.cli.new", "add a spec: specs/NAME.yaml"),
+    "paths": ("statechart.cli.paths",
+              "event sequences from a new run that cover every reachable transition (or "
+              "state, or guard answer) of a spec, as text, JSON or a pytest module"),
     "runs": ("statechart.cli.runs",
              "the runs in a run store: list them, show one (with its diagram), verify them "
              "against a spec or a proposed new version of it"),
