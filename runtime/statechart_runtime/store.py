@@ -356,17 +356,16 @@ class RunStore:
 
     def _schema_version(self) -> int:
         """The store's schema version, -1 for a database with no store tables at all."""
-        if self._x(self.sql.table_count, ("store_meta",)).fetchone()[0]:
-            row = self._x(self.sql.read_version).fetchone()
-        else:
-            row = None
+        has_meta = self._x(self.sql.table_count, ("store_meta",)).fetchone()[0]
+        row = self._x(self.sql.read_version).fetchone() if has_meta else None
         if row is None:
             if self._x(self.sql.table_count, ("runs",)).fetchone()[0]:
+                create = "" if has_meta else f"{self.migrations[0][0]}; then "
                 raise SchemaProblem(
                     f"{self.where}: the store's tables are there but its schema_version row "
-                    "is missing (deleted by hand?); put it back: INSERT INTO store_meta "
-                    f"VALUES ('schema_version', '{SCHEMA_VERSION}') if the tables are "
-                    "this runtime's")
+                    f"is missing (deleted by hand?); put it back: {create}INSERT INTO "
+                    f"store_meta VALUES ('schema_version', '{SCHEMA_VERSION}') if the tables "
+                    "are this runtime's")
             return -1
         try:
             return int(row[0])
