@@ -204,11 +204,14 @@ class RunStore:
         except BaseException as exc:
             with suppress(Exception):
                 self.close()
-            if type(exc) is StoreError:  # a driver error: a step of a migration failed
-                raise SchemaProblem(
-                    f"{where}: upgrading the store's schema from version "
-                    f"{self._found_version} to {SCHEMA_VERSION} failed, and was rolled back "
-                    f"(the store is unchanged): {exc}") from exc
+            # A driver error while steps of a migration were run (on PostgreSQL it may
+            # surface at the COMMIT): say which upgrade failed.
+            if type(exc) is StoreError and self._found_version < SCHEMA_VERSION:
+                what = ("creating the store's tables" if self._found_version < 0 else
+                        f"upgrading the store's schema from version {self._found_version} "
+                        f"to {SCHEMA_VERSION}")
+                raise SchemaProblem(f"{where}: {what} failed, and was rolled back (the store "
+                                    f"is unchanged): {exc}") from exc
             raise
 
     # -- what a backend provides ---------------------------------------------------------
