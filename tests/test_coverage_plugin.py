@@ -351,3 +351,55 @@ def test_a_module_without_positions_still_counts(tmp_path: Path) -> None:
         "transition": (1, 11), "state": (2, 14), "guard": (0, 2)}
     assert "(no position): order: state `on_hold`" in coverage_report.table([spec])
     assert coverage_report.lcov([spec]) == "\n"
+
+
+def test_several_specs_have_a_total_row(tmp_path: Path) -> None:
+    from codegen_support import checked_spec, generate, import_source, parts
+
+    from statechart_runtime import coverage_report
+
+    order = parts(import_source(generate(checked_spec(SPEC))["generated/order.py"], tmp_path,
+                                "order"))[0]
+    root = Path(__file__).parent.parent
+    agent = parts(import_source((root / "generated" / "agent_run.py").read_bytes(), tmp_path,
+                                "agent_run"))[0]
+    recorder, previous = coverage.start()
+    try:
+        order().cancel()
+        agent().triage()
+    finally:
+        coverage.stop(previous)
+    specs = coverage.merge([recorder.data()])
+    assert [s.name for s in specs] == ["agent_run", "order"]
+    lines = coverage_report.table(specs)
+    assert [re.split(r"\s{2,}", line.strip()) for line in lines[1:4]] == [
+        ["agent_run", "1/29 3%", "2/15 13%", "0/4 0%", "3/48 6%"],
+        ["order", "1/11 9%", "2/14 14%", "0/2 0%", "3/27 11%"],
+        ["TOTAL", "2/40 5%", "4/29 14%", "0/6 0%", "6/75 8%"]]
+    assert coverage_report.total(specs) == (6, 75)
+    assert "specs/agent_run.yaml:63: agent_run: transition `created` --cancel--> `cancelled`" \
+        in lines
+
+
+def test_a_transition_whose_action_raises_still_counts(tmp_path: Path) -> None:
+    """The event is taken back (the run stays where it was), but the step was committed and
+    its actions ran: it counts, as coverage.py counts a line that raised."""
+    from codegen_support import checked_spec, generate, import_source, parts
+
+    order = parts(import_source(generate(checked_spec(SPEC))["generated/order.py"], tmp_path,
+                                "order"))[0]
+
+    class Failing:
+        def on_enter_paying(self) -> None:
+            raise RuntimeError("payment provider down")
+
+    recorder, previous = coverage.start()
+    try:
+        run = order(model=Failing())
+        with pytest.raises(RuntimeError, match="payment provider down"):
+            run.pay(paymentId="p1")
+    finally:
+        coverage.stop(previous)
+    assert [s.value for s in run.configuration] == ["placed"]
+    [spec] = coverage.merge([recorder.data()])
+    assert spec.hits == {"state placed": 1, "transition placed pay 0": 1, "state paying": 1}
