@@ -410,3 +410,15 @@ def test_a_transition_whose_action_raises_still_counts(tmp_path: Path) -> None:
     assert [s.value for s in run.configuration] == ["placed"]
     [spec] = coverage.merge([recorder.data()])
     assert spec.hits == {"state placed": 1, "transition placed pay 0": 1, "state paying": 1}
+
+
+def test_two_versions_of_a_spec_are_told_apart() -> None:
+    from statechart_runtime import coverage_report
+
+    item = coverage.Item("state", "state idle", "specs/wait.yaml", 3, "state `idle`")
+    old = coverage.SpecCoverage("wait", 1, "f14f6ae3" + "0" * 56, [item], {"state idle": 1})
+    new = coverage.SpecCoverage("wait", 2, "77f1d653" + "0" * 56, [item], {})
+    lines = coverage_report.table(coverage.merge([[old.as_data(), new.as_data()]]))
+    assert [line.split("  ")[0] for line in lines[1:3]] == ["wait (v1 f14f6ae3)",
+                                                            "wait (v2 77f1d653)"]
+    assert lines[-1] == "specs/wait.yaml:3: wait (v2 77f1d653): state `idle`"
