@@ -38,6 +38,7 @@ PER_SPEC: dict[str, str] = {
 }
 ALL_SPECS: dict[str, str] = {
     "docs-index": "statechart.render.docs:index_outputs",
+    "python-package": "statechart.codegen.python_module:package_outputs",
 }
 # Which kinds of output (the configuration's `build`) each generator makes: one is run when
 # any of its kinds is built (the docs generator makes the page and the picture, and leaves
@@ -47,6 +48,7 @@ KINDS: dict[str, frozenset[str]] = {
     "record-schema": frozenset({"schema"}),
     "docs": frozenset({"docs", "diagrams"}),
     "docs-index": frozenset({"docs"}),
+    "python-package": frozenset({"code"}),
 }
 
 _PROJECT: ContextVar[Config | None] = ContextVar("project", default=None)

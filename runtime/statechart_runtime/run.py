@@ -281,9 +281,11 @@ class Run(Generic[R, S, E]):
 
     def send(self, event: str | E, **values: Any) -> None:
         """Send `event` (its name or its enum member), with the values it sets as keyword
-        arguments (the typed methods of a generated facade call this), at the run's clock's
-        time. A value the transition taken does not set is not recorded; a value no
-        transition of the event sets is a TypeError. Timers due by then fire first."""
+        arguments, at the run's clock's time. A value may be the field's Python value or its
+        JSON form (an enum's value, RFC 3339 text for a datetime: `FieldCodec.from_input`), so
+        a JSON payload can be forwarded as it is. A value the transition taken does not set is
+        not recorded; a value no transition of the event sets, or one of the wrong type, is a
+        TypeError. Timers due by then fire first."""
         self._send(event, values, None)
 
     def send_at(self, at: dt.datetime, event: str | E, **values: Any) -> None:
@@ -304,7 +306,8 @@ class Run(Generic[R, S, E]):
             if field not in settable:
                 raise TypeError(f"`{name}` takes no value `{field}` (it sets "
                                 f"{', '.join(settable) or 'nothing'})")
-        self._fire(name, values, at)
+        codec = spec.codec
+        self._fire(name, {f: codec.from_input(f, v) for f, v in values.items()}, at)
 
     def _machine_send(self, event_id: str, *args: Any, **kwargs: Any) -> None:
         """`run.machine.send(...)`: the run's own `send` (the record is kept), by the

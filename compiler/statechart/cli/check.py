@@ -42,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
     if config is None:
         return 2
     paths = args.paths or config.spec_paths()
-    if missing_paths("check", paths):
+    if missing_paths("check", paths, config=None if args.paths else config):
         return 2
     results: list[FileResult] = [check_file(file, config) for file in spec_files(paths)]
     if not results:
