@@ -443,3 +443,15 @@ def test_full_puts_a_root_cause_before_the_files_other_findings(project: Path,
         "error[unknown-state]: target `deliverd` is not a state of this spec",
         "warning[unused-field]: record field `trackingNumber` is never set by an event or "
         "required by a state"]
+
+
+def test_runs_verify_takes_the_report_options_of_check(project: Path, run: Run) -> None:
+    from statechart_runtime.store import open_store
+
+    open_store(str(project / "runs.db")).close()
+    edit(project / "specs" / "order.yaml", "deliver: delivered", "deliver: deliverd")
+    code, out, _ = run("runs", "verify", "--store", "runs.db", "--spec", "specs/order.yaml",
+                       "--format", "concise", "--exit-zero", "-o", "verify.txt")
+    assert (code, out) == (0, "")
+    assert "error[unknown-state]" in (project / "verify.txt").read_text()
+    assert run("runs", "verify", "--store", "runs.db", "--spec", "specs/order.yaml")[0] == 1
