@@ -295,7 +295,8 @@ def test_a_first_build_says_created_then_updated(project: Path, run: Run) -> Non
     assert (code, err) == (0, "")
     assert out.splitlines() == [f"created   {rel}" for rel in (
         "docs/specs/b2b_order.md", "docs/specs/b2b_order.svg", "docs/specs/index.md",
-        "docs/specs/order.md", "docs/specs/order.svg", "src/orders/generated/b2b_order.py",
+        "docs/specs/order.md", "docs/specs/order.svg", "src/orders/generated/__init__.py",
+        "src/orders/generated/b2b_order.py",
         "src/orders/generated/b2b_order.schema.json", "src/orders/generated/order.py",
         "src/orders/generated/order.schema.json")]
     edit(project / "specs" / "order.yaml", "version: 1", "version: 2")

@@ -49,6 +49,13 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "resolve": ("statechart.cli.resolve",
                 "print the resolved YAML of a spec that extends another (overlay merged onto "
                 "its base)"),
+    "init": ("statechart.cli.init",
+             "start a project: an example spec, the editor schema, [tool.statechart] in "
+             "pyproject.toml and a pre-commit configuration"),
+    "new": ("statechart.cli.new", "add a spec: specs/NAME.yaml"),
+    "paths": ("statechart.cli.paths",
+              "event sequences from a new run that cover every reachable transition (or "
+              "state, or guard answer) of a spec, as text, JSON or a pytest module"),
     "runs": ("statechart.cli.runs",
              "the runs in a run store: list them, show one (with its diagram), verify them "
              "against a spec or a proposed new version of it"),
@@ -56,14 +63,16 @@ COMMANDS: dict[str, tuple[str, str]] = {
 
 
 def missing_paths(command: str, paths: Iterable[str], *, files: bool = False,
-                  found_elsewhere: Callable[[str], bool] | None = None) -> bool:
+                  found_elsewhere: Callable[[str], bool] | None = None,
+                  config: Config | None = None) -> bool:
     """Print a usage error on stderr for each PATH that does not exist (or, with `files`, is
     a folder where a spec file is needed); True when there was one: the command then exits 2
     having done nothing. A mistyped path is a mistake on the command line, not a finding about
     a spec, so it is never a diagnostic in the output format and never exit 1.
 
     `found_elsewhere(path)` is True for a path that is missing here but not a mistake (`diff
-    --against REF`: a spec deleted since REF)."""
+    --against REF`: a spec deleted since REF). `config`: the paths are its defaults, so with
+    no configuration file there is no project here, and the message says how to start one."""
     bad = False
     for path in paths:
         if not Path(path).exists():
@@ -74,7 +83,11 @@ def missing_paths(command: str, paths: Iterable[str], *, files: bool = False,
             reason = "a folder, not a spec file"
         else:
             continue
-        print(f"statechart {command}: {reason}: {inert(path)}", file=sys.stderr)
+        hint = ""
+        if config is not None and config.file is None:
+            hint = (" (no project here: `statechart init` starts one; or name the spec files: "
+                    f"`statechart {command} PATH`)")
+        print(f"statechart {command}: {reason}: {inert(path)}{hint}", file=sys.stderr)
         bad = True
     return bad
 

@@ -118,7 +118,7 @@ def _run(args: argparse.Namespace, build: ModuleType, writes: ModuleType, bounds
     if config is None:
         return 2
     paths = args.paths or config.spec_paths()
-    if missing_paths("build", paths):
+    if missing_paths("build", paths, config=None if args.paths else config):
         return 2
     try:
         with bounds.using(args.layout_max_transitions, args.layout_timeout, config):
@@ -162,9 +162,12 @@ def _run(args: argparse.Namespace, build: ModuleType, writes: ModuleType, bounds
             # A fresh project misses every output: their whole content is no help in a CI
             # log. By default a missing or orphaned file is only named, a stale one shows the
             # start of its diff; --full-diff shows everything.
+            # A stale file says first what changed in the spec's terms; a diagram only
+            # that (its text diff is coordinates).
+            said = build.change_summary(p, rel) if kind == "stale" else None
             if args.full_diff:
                 preview = diff
-            elif kind == "stale":
+            elif kind == "stale" and not (said and rel.endswith(".svg")):
                 preview, left = _preview(diff, DIFF_PREVIEW_LINES)
                 if left:
                     preview += f"... {left} more line(s) of this diff\n"
@@ -172,6 +175,8 @@ def _run(args: argparse.Namespace, build: ModuleType, writes: ModuleType, bounds
                 preview = ""
             cut = cut or preview != diff
             print(f"{kind:<9} {rel}", file=human)
+            for line in said or ():
+                print(f"  {inert(line)}", file=human)
             human.write(colour.unified_diff(preview, painted))
         _print_problems(p.unavailable, painted, human)
         # Located as a spec's findings are: from here (the output's path is from the root).

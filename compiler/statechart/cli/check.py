@@ -64,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
     if config is None:
         return 2
     paths = args.paths or config.spec_paths()
-    if missing_paths("check", paths):
+    if missing_paths("check", paths, config=None if args.paths else config):
         return 2
     files = list(spec_files(paths))
     if not files:
