@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from statechart.cli import colour, missing_paths, runs_work
+from statechart.cli import add_report_arguments, colour, missing_paths, runs_work
 from statechart.report import REPORTERS, concise, inert, one_line
 from statechart_runtime.errors import StatechartError
 
@@ -81,6 +81,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--format", choices=list(REPORTERS), default=None,
                    help="output format, as `check` (default: full; `github` in GitHub "
                    "Actions; env STATECHART_OUTPUT_FORMAT)")
+    add_report_arguments(p)
     colour.add_argument(p)
     runs_work.add_arguments(actions, _store_argument)
 
@@ -417,7 +418,7 @@ def _verify(args: argparse.Namespace) -> int:
     if errors:
         sources = _sources(paths) if fmt == "full" else {}
         sys.stdout.write(colour.report(reporters(), fmt, errors, sources, show))
-        return 1
+        return 0 if args.exit_zero else 1
     spec = results[0].spec
     new = results[1].spec if args.spec_new else None
     assert spec is not None  # a spec without errors has a model
@@ -436,7 +437,8 @@ def _verify(args: argparse.Namespace) -> int:
             also = f" and {args.spec_new}" if args.spec_new else ""
             print(f"{found.runs} run{'s' * (found.runs != 1)} of `{spec.name}` verified "
                   f"against {args.spec}{also}: no problems.")
-    return 1 if any(d.severity == "error" for d in found.diagnostics) else 0
+    return 1 if any(d.severity == "error" for d in found.diagnostics) and not args.exit_zero \
+        else 0
 
 
 def _sources(paths: list[str]) -> dict[str, str]:
