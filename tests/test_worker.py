@@ -9,6 +9,7 @@ import datetime as dt
 import logging
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -18,6 +19,7 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+from pg_server import Server
 from store_support import Backend, Clock, gate_class, import_path
 
 from statechart.cli import main
@@ -96,6 +98,26 @@ def test_failing_and_refusing_timers_do_not_hold_up_the_others(
     worker.close()
 
 
+def started_worker(url: str, run_class: type[Any], *, timeout: float = 30.0,
+                   go: threading.Event | None = None, **options: Any
+                   ) -> tuple[Worker, threading.Thread]:
+    """A worker running in a thread of its own, on a store that thread opened (a store is
+    one connection: one per thread); with `go`, it starts working when `go` is set."""
+    made: list[Worker] = []
+    ready = threading.Event()
+
+    def work() -> None:
+        made.append(Worker(open_store(url, timeout=timeout), run_class, **options))
+        ready.set()
+        if go is None or go.wait(30):
+            made[0].run()
+
+    thread = threading.Thread(target=work)
+    thread.start()
+    assert ready.wait(30)
+    return made[0], thread
+
+
 def _work_in_thread(url: str, gate: type[Any], clock: Any, fired: list[int]) -> None:
     with open_store(url, clock=clock) as store:
         worker = Worker(store, gate, listen=False)
@@ -126,10 +148,7 @@ def test_two_workers_fire_each_timer_exactly_once(gate: type[Any], backend: Back
 
 def test_a_new_earlier_deadline_wakes_a_postgresql_worker(ar: ModuleType,
                                                           pg_backend: Backend) -> None:
-    store = open_store(pg_backend.url)
-    worker = Worker(store, ar.AgentRun, max_sleep=30)
-    thread = threading.Thread(target=worker.run)
-    thread.start()
+    worker, thread = started_worker(pg_backend.url, ar.AgentRun, max_sleep=30)
     try:
         time.sleep(0.5)  # asleep: nothing is due, for up to 30 s
         other = open_store(pg_backend.url)
@@ -147,6 +166,70 @@ def test_a_new_earlier_deadline_wakes_a_postgresql_worker(ar: ModuleType,
         worker.stop()
         thread.join(10)
     assert not thread.is_alive()
+
+
+def test_a_worker_outlives_a_store_that_stays_busy(ar: ModuleType, tmp_path: Path,
+                                                   caplog: pytest.LogCaptureFixture) -> None:
+    """Another connection holds the SQLite write lock for longer than the store waits: the
+    worker logs the failure and keeps trying; once the lock is free it fires the due run."""
+    db = tmp_path / "runs.db"
+    with open_store(db) as store:
+        past = dt.datetime(2020, 1, 1, tzinfo=dt.UTC)
+        store.create(run := awaiting_approval(ar, lambda: past, past + SECOND))
+    go = threading.Event()
+    with caplog.at_level(logging.ERROR, logger="statechart_runtime.worker"):
+        worker, thread = started_worker(str(db), ar.AgentRun, timeout=0.1, max_sleep=0.1,
+                                        go=go)
+        holder = sqlite3.connect(db, isolation_level=None)
+        holder.execute("BEGIN IMMEDIATE")  # the write lock, kept
+        go.set()
+        try:
+            started = time.monotonic()
+            while worker.errors < 2 and time.monotonic() - started < 20:
+                time.sleep(0.02)
+            assert worker.errors >= 2 and thread.is_alive() and worker.fired == 0
+            holder.execute("ROLLBACK")
+            while worker.fired == 0 and time.monotonic() - started < 20:
+                time.sleep(0.02)
+        finally:
+            worker.stop()
+            thread.join(20)
+            holder.close()
+    assert not thread.is_alive() and worker.fired == 1
+    assert "the store failed, trying again in 0.1 s" in caplog.records[0].getMessage()
+    with open_store(db) as reader:
+        loaded = reader.load(ar.AgentRun, run.record.runId)
+    assert ar.AgentRunState.timed_out in loaded.configuration
+
+
+@pytest.mark.slow
+def test_a_worker_outlives_a_database_outage(ar: ModuleType, own_postgres: Server,
+                                             caplog: pytest.LogCaptureFixture) -> None:
+    """The server stops for longer than the store's reconnect budget: the worker logs the
+    failure and keeps trying; once the server is back it fires what became due."""
+    with caplog.at_level(logging.ERROR, logger="statechart_runtime.worker"):
+        worker, thread = started_worker(own_postgres.url, ar.AgentRun, timeout=0.5,
+                                        max_sleep=0.2)
+        try:
+            own_postgres.pg_ctl("stop", "-m", "fast", "-w")
+            started = time.monotonic()
+            while worker.errors < 2 and time.monotonic() - started < 20:
+                time.sleep(0.05)
+            assert worker.errors >= 2 and thread.is_alive()
+            own_postgres.restart()  # starts the stopped server
+            with open_store(own_postgres.url) as other:
+                past = dt.datetime(2020, 1, 1, tzinfo=dt.UTC)
+                other.create(run := awaiting_approval(ar, lambda: past, past + SECOND))
+                started = time.monotonic()
+                while worker.fired == 0 and time.monotonic() - started < 20:
+                    time.sleep(0.05)
+                loaded = other.load(ar.AgentRun, run.record.runId)
+            assert ar.AgentRunState.timed_out in loaded.configuration
+        finally:
+            worker.stop()
+            thread.join(20)
+    assert not thread.is_alive()
+    assert "the store failed, trying again in 0.2 s" in caplog.records[0].getMessage()
 
 
 def test_runs_work_once_and_sigterm(ar: ModuleType, tmp_path: Path,

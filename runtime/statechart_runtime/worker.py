@@ -41,7 +41,8 @@ log = logging.getLogger("statechart_runtime.worker")
 
 class Worker:
     """Fires the due timers of `run_class`'s runs in `store` (one worker: one store, one
-    thread). `fired`, `failed` and `declined` count what it did."""
+    thread). `fired`, `failed`, `declined` and `errors` (of the store) count what it did.
+    `run` closes it when it returns; after `run_once`, call `close` (or use `with`)."""
 
     def __init__(self, store: RunStore, run_class: type[Any], *, max_sleep: float = 60.0,
                  retry_after: float = 60.0, listen: bool = True) -> None:
@@ -51,7 +52,7 @@ class Worker:
         self.run_class = run_class
         self.max_sleep = max_sleep
         self.retry_after = retry_after
-        self.fired = self.failed = self.declined = 0
+        self.fired = self.failed = self.declined = self.errors = 0
         self._stopping = threading.Event()
         self._skipped: dict[str, float] = {}  # run id -> monotonic time to try it again
         # A pipe that `stop()` writes to: it ends a sleep in select() at once, from a signal
@@ -74,18 +75,27 @@ class Worker:
 
     def run(self) -> None:
         """Fire due timers until `stop()`: after each round, sleep until the next deadline
-        (at most `max_sleep` seconds), or until a run gets an earlier one (PostgreSQL)."""
+        (at most `max_sleep` seconds), or until a run gets an earlier one (PostgreSQL). A
+        store that fails (a database away for longer than the store's `timeout`, an outcome
+        unknown) is logged, and tried again after `max_sleep`: the worker outlives it."""
         try:
             while not self.stopping:
-                self.run_once()
+                try:
+                    self.run_once()
+                    wait = self._sleep_time()
+                except StoreError as exc:
+                    self.errors += 1
+                    log.error("the store failed, trying again in %g s: %s", self.max_sleep, exc)
+                    wait = self.max_sleep
                 if not self.stopping:
-                    self._sleep(self._sleep_time())
+                    self._sleep(wait)
         finally:
             self.close()
 
     def run_once(self) -> int:
         """Fire every timer due now (the store's clock) and return how many runs fired; a
-        run that fails is logged and skipped. Returns early when `stop()` was called."""
+        run that fails is logged and skipped. Returns early when `stop()` was called. A
+        failure of the store itself (StoreError) is raised."""
         count = 0
         idle: set[str] = set()  # claimed this round with nothing to fire
         while not self.stopping:
@@ -111,6 +121,12 @@ class Worker:
             elif not fired.applied:
                 idle.add(run_id)
         return count
+
+    def __enter__(self) -> Worker:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def close(self) -> None:
         if self._listener is not None:
@@ -149,11 +165,7 @@ class Worker:
         wait = self.max_sleep
         if self._skipped:
             wait = min(wait, max(0.0, min(self._skipped.values()) - time.monotonic()))
-        try:
-            due = self.store.next_due(self.run_class, skip=self._skip_now())
-        except StoreError as exc:  # the database is away: try again after a while
-            log.warning("cannot read the next deadline: %s", exc)
-            return wait
+        due = self.store.next_due(self.run_class, skip=self._skip_now())
         if due is not None:
             wait = min(wait, max(0.0, (due - self.store.now()).total_seconds()))
         return wait
