@@ -27,6 +27,7 @@ from __future__ import annotations
 import logging
 import os
 import select
+import sys
 import threading
 import time
 from typing import Any
@@ -37,6 +38,8 @@ from statechart_runtime.store import Fired, RunStore
 __all__ = ["Worker"]
 
 log = logging.getLogger("statechart_runtime.worker")
+# Seconds between attempts to LISTEN again after the listening connection failed.
+LISTEN_RETRY = 30.0
 
 
 class Worker:
@@ -59,7 +62,13 @@ class Worker:
         # handler too (setting an Event there would wait for the select to time out).
         self._wake_r, self._wake_w = os.pipe()
         os.set_blocking(self._wake_w, False)
-        self._listener = _Listener(store) if listen and hasattr(store, "url") else None
+        # PostgreSQL: a connection of its own that LISTENs for earlier deadlines (opened at
+        # the first sleep, and again at most every LISTEN_RETRY seconds after it failed).
+        postgres = sys.modules.get("statechart_runtime.store_postgres")
+        self._listens = listen and postgres is not None \
+            and isinstance(store, postgres.PostgresStore)
+        self._listener: _Listener | None = None
+        self._listen_at = 0.0  # monotonic time of the next attempt to listen
 
     def stop(self) -> None:
         """End `run` after the current transaction (safe in a signal handler)."""
@@ -171,15 +180,21 @@ class Worker:
         return wait
 
     def _sleep(self, seconds: float) -> None:
+        """Sleep `seconds`, or less: until `stop()`, or (PostgreSQL) a notice that a run of
+        this spec got an earlier deadline."""
         if seconds <= 0:
             return
-        if self._listener is not None:
-            spec = self.run_class._sc_spec.name
-            if self._listener.wait(seconds, self._wake_r, spec):
+        if self._listens and self._listener is None and time.monotonic() >= self._listen_at:
+            self._listener = _Listener(self.store)
+        if self._listener is not None and self._listener.alive:
+            self._listener.wait(seconds, self._wake_r, self.run_class._sc_spec.name)
+            if self._listener.alive:
                 return
-            if not self._listener.alive:  # lost: sleep without it, and listen again later
-                self._listener.close()
-                self._listener = _Listener(self.store)
+            # Lost while waiting (the server went away): plain sleeps until it is back.
+        if self._listener is not None:
+            self._listener.close()
+            self._listener = None
+            self._listen_at = time.monotonic() + max(LISTEN_RETRY, self.max_sleep)
             return
         select.select([self._wake_r], [], [], seconds)
 
@@ -203,10 +218,8 @@ class _Listener:
             log.warning("cannot listen for new deadlines (waking every max_sleep): %s", exc)
 
     def wait(self, seconds: float, wake: int, spec: str) -> bool:
-        """Sleep up to `seconds`; True when woken by `wake` or by a notice for `spec`."""
-        if not self.alive:
-            select.select([wake], [], [], seconds)
-            return True
+        """Sleep up to `seconds`; True when woken by `wake` or by a notice for `spec`
+        (False, and `alive` False, when the connection was lost)."""
         end = time.monotonic() + seconds
         while (left := end - time.monotonic()) > 0:
             ready, _, _ = select.select([wake, self.conn.fileno()], [], [], left)
