@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 from pg_server import Server
-from store_support import Backend, Clock, gate_class, import_path
+from store_support import TICKET, Backend, Clock, gate_class, import_path
 
 from statechart.cli import main
 from statechart_runtime.store import open_store
@@ -256,6 +256,12 @@ def test_runs_work_once_and_sigterm(ar: ModuleType, tmp_path: Path,
     code = main(["runs", "show", later.record.runId, "--store", str(db), "--spec", spec])
     out = capsys.readouterr().out
     assert "armed timers (1):\n  2100-01-01T00:00:00Z  after.approvalDeadline" in out
+
+    ticket = tmp_path / "ticket.yaml"
+    ticket.write_text(TICKET)
+    code = main(["runs", "work", "--store", str(db), "--spec", str(ticket), "--once"])
+    assert code == 2
+    assert "has no timers (`after:`)" in capsys.readouterr().err
 
     worker = subprocess.Popen(
         [sys.executable, "-c", "from statechart.cli import main; raise SystemExit(main())",

@@ -48,10 +48,14 @@ def _seconds(text: str) -> float:
 
 
 def work(args: argparse.Namespace) -> int:
-    from statechart.cli.runs import checked_spec, compiled, location, open_existing
+    from statechart.cli.runs import Usage, checked_spec, compiled, location, open_existing
     from statechart_runtime.worker import Worker
 
-    run_class = compiled(checked_spec(args.spec, args))
+    spec = checked_spec(args.spec, args)
+    if not spec.timers():
+        raise Usage(f"{args.spec}: spec `{spec.name}` has no timers (`after:`): its runs "
+                    "are never due, there is nothing to work on")
+    run_class = compiled(spec)
     with open_existing(args.store, read_only=False) as store, _logging():
         worker = Worker(store, run_class, max_sleep=args.max_sleep,
                         retry_after=args.retry_after)
