@@ -219,11 +219,14 @@ class RunStore:
         except BaseException as exc:
             with suppress(Exception):
                 self.close()
-            if type(exc) is StoreError:  # a driver error: a step of a migration failed
-                raise SchemaProblem(
-                    f"{where}: upgrading the store's schema from version "
-                    f"{self._found_version} to {SCHEMA_VERSION} failed, and was rolled back "
-                    f"(the store is unchanged): {exc}") from exc
+            # A driver error while steps of a migration were run (on PostgreSQL it may
+            # surface at the COMMIT): say which upgrade failed.
+            if type(exc) is StoreError and self._found_version < SCHEMA_VERSION:
+                what = ("creating the store's tables" if self._found_version < 0 else
+                        f"upgrading the store's schema from version {self._found_version} "
+                        f"to {SCHEMA_VERSION}")
+                raise SchemaProblem(f"{where}: {what} failed, and was rolled back (the store "
+                                    f"is unchanged): {exc}") from exc
             raise
 
     # -- what a backend provides ---------------------------------------------------------
@@ -379,17 +382,16 @@ class RunStore:
 
     def _schema_version(self) -> int:
         """The store's schema version, -1 for a database with no store tables at all."""
-        if self._x(self.sql.table_count, ("store_meta",)).fetchone()[0]:
-            row = self._x(self.sql.read_version).fetchone()
-        else:
-            row = None
+        has_meta = self._x(self.sql.table_count, ("store_meta",)).fetchone()[0]
+        row = self._x(self.sql.read_version).fetchone() if has_meta else None
         if row is None:
             if self._x(self.sql.table_count, ("runs",)).fetchone()[0]:
+                create = "" if has_meta else f"{self.migrations[0][0]}; then "
                 raise SchemaProblem(
                     f"{self.where}: the store's tables are there but its schema_version row "
-                    "is missing (deleted by hand?); put it back: INSERT INTO store_meta "
-                    f"VALUES ('schema_version', '{SCHEMA_VERSION}') if the tables are "
-                    "this runtime's")
+                    f"is missing (deleted by hand?); put it back: {create}INSERT INTO "
+                    f"store_meta VALUES ('schema_version', '{SCHEMA_VERSION}') if the tables "
+                    "are this runtime's")
             return -1
         try:
             return int(row[0])
