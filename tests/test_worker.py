@@ -19,8 +19,9 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+from codegen_support import checked_text, generate
 from pg_server import Server
-from store_support import TICKET, Backend, Clock, gate_class, import_path
+from store_support import GATE, TICKET, Backend, Clock, gate_class, import_path
 
 from statechart.cli import main
 from statechart_runtime.store import open_store
@@ -232,10 +233,10 @@ def test_a_worker_outlives_a_database_outage(ar: ModuleType, own_postgres: Serve
     assert "the store failed, trying again in 0.2 s" in caplog.records[0].getMessage()
 
 
-def test_runs_work_once_and_sigterm(ar: ModuleType, tmp_path: Path,
-                                    capsys: pytest.CaptureFixture[str]) -> None:
-    """`statechart runs work --once` fires what is due and exits 0; a worker process that
-    is sleeping ends at once on SIGTERM and on SIGINT, with exit 0."""
+def test_runs_work_once_list_due_and_show(ar: ModuleType, tmp_path: Path,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """`statechart runs work --once` fires what is due and exits 0; `runs list --due` and
+    `runs show` tell when the other run's timer is due; a spec without timers is refused."""
     db = tmp_path / "runs.db"
     store = open_store(db)
     past = dt.datetime(2020, 1, 1, tzinfo=dt.UTC)
@@ -263,17 +264,81 @@ def test_runs_work_once_and_sigterm(ar: ModuleType, tmp_path: Path,
     assert code == 2
     assert "has no timers (`after:`)" in capsys.readouterr().err
 
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        worker = subprocess.Popen(
-            [sys.executable, "-c", "from statechart.cli import main; raise SystemExit(main())",
-             "runs", "work", "--store", str(db), "--spec", spec, "--max-sleep", "60"],
-            stderr=subprocess.PIPE, text=True, cwd=tmp_path, env={**os.environ})
-        assert worker.stderr is not None
-        assert "sleeping at most 60 s" in worker.stderr.readline()  # working: signals set
-        time.sleep(0.3)  # asleep: the run is due in 2100 (60 s at most)
-        started = time.monotonic()
-        worker.send_signal(sig)
-        _, err = worker.communicate(timeout=30)
-        assert worker.returncode == 0, (sig, err)
-        assert time.monotonic() - started < 5
-        assert "fired 0 timers" in err
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_a_sleeping_runs_work_process_exits_0_on_a_signal(ar: ModuleType, tmp_path: Path,
+                                                           sig: int) -> None:
+    db = tmp_path / "runs.db"
+    with open_store(db) as store:
+        store.create(awaiting_approval(ar, None, dt.datetime(2100, 1, 1, tzinfo=dt.UTC)))
+    worker = subprocess.Popen(
+        [sys.executable, "-c", "from statechart.cli import main; raise SystemExit(main())",
+         "runs", "work", "--store", str(db), "--spec", str(ROOT / "specs" / "agent_run.yaml"),
+         "--max-sleep", "60"],
+        stderr=subprocess.PIPE, text=True, cwd=tmp_path, env={**os.environ})
+    assert worker.stderr is not None
+    assert "sleeping at most 60 s" in worker.stderr.readline()  # working: signals set
+    time.sleep(0.3)  # asleep: the run is due in 2100 (60 s at most)
+    started = time.monotonic()
+    worker.send_signal(sig)
+    _, err = worker.communicate(timeout=30)
+    assert worker.returncode == 0, err
+    assert time.monotonic() - started < 5
+    assert "fired 0 timers" in err
+
+
+SLOW_WORKER = """
+import pathlib, sys, time
+sys.path.insert(0, {tests!r})
+from store_support import import_path
+from statechart_runtime.store import open_store
+from statechart_runtime.worker import Worker
+
+gate = import_path(pathlib.Path({module!r}), "gate_signal_test")
+marker = pathlib.Path({marker!r})
+
+
+class Slow(gate.Gate):
+    def may_expire(self):
+        if self.record.runId == "slow":  # inside the transaction that fires it
+            marker.touch()
+            time.sleep(1.5)
+        return True
+
+
+with open_store({db!r}) as store:
+    worker = Worker(store, Slow, max_sleep=60)
+    with worker.stopped_by_signals():
+        worker.run()
+print("fired", worker.fired)
+"""
+
+
+def test_sigterm_during_a_transaction_lets_it_commit(tmp_path: Path) -> None:
+    """SIGTERM arrives while a timer's guard runs, inside the transaction that fires it: the
+    transaction commits, the worker fires nothing more and the process exits 0."""
+    spec = checked_text(GATE)
+    assert spec is not None
+    module = tmp_path / "gate_signal_test.py"
+    module.write_bytes(generate(spec)["generated/gate.py"])
+    gate = import_path(module, "gate_signal_test")
+    db, marker = tmp_path / "runs.db", tmp_path / "in-transaction"
+    with open_store(db) as store:
+        for run_id, day in (("slow", 1), ("next", 2)):
+            created = dt.datetime(2020, 1, day, tzinfo=dt.UTC)
+            store.create(gate.Gate(run_id=run_id, clock=lambda at=created: at))
+    script = SLOW_WORKER.format(tests=str(ROOT / "tests"), module=str(module),
+                                marker=str(marker), db=str(db))
+    worker = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+    started = time.monotonic()
+    while not marker.exists() and time.monotonic() - started < 30 and worker.poll() is None:
+        time.sleep(0.02)
+    worker.send_signal(signal.SIGTERM)
+    out, err = worker.communicate(timeout=30)
+    assert worker.returncode == 0, err
+    assert out.strip() == "fired 1"
+    with open_store(db) as store:
+        assert [r.event for r in store.history("slow")] == ["after.delay1.waiting"]
+        assert store.history("next") == []  # stopped after the transaction under way

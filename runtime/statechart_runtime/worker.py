@@ -18,8 +18,8 @@ deadline, so a new earlier deadline wakes it at once. Several workers may share 
 each claim holds its run (PostgreSQL: FOR UPDATE SKIP LOCKED; SQLite: the write lock).
 
 `stop()` only sets a flag (and wakes the sleep): the transaction under way commits, then
-`run` returns. It is safe in a signal handler, which is how `statechart runs work` ends on
-SIGTERM and SIGINT.
+`run` returns. It is safe in a signal handler: `with worker.stopped_by_signals(): worker.run()`
+ends on SIGTERM and SIGINT that way, as `statechart runs work` does.
 """
 
 from __future__ import annotations
@@ -27,9 +27,12 @@ from __future__ import annotations
 import logging
 import os
 import select
+import signal
 import sys
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from statechart_runtime.errors import StoreError, TimerFailed
@@ -81,6 +84,22 @@ class Worker:
     @property
     def stopping(self) -> bool:
         return self._stopping.is_set()
+
+    @contextmanager
+    def stopped_by_signals(self, *signals: int) -> Iterator[Worker]:
+        """Within the block, SIGTERM and SIGINT (or `signals`) call `stop()`: the transaction
+        under way commits, then `run` returns. The handlers before are put back after.
+        Main thread only (where Python runs signal handlers)."""
+        def stop(signum: int, frame: object) -> None:
+            self.stop()
+
+        chosen = signals or (signal.SIGTERM, signal.SIGINT)
+        previous = {sig: signal.signal(sig, stop) for sig in chosen}
+        try:
+            yield self
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
 
     def run(self) -> None:
         """Fire due timers until `stop()`: after each round, sleep until the next deadline
