@@ -6,6 +6,7 @@ a PostgreSQL worker woken early by a new deadline, and SIGTERM ending a worker p
 from __future__ import annotations
 
 import datetime as dt
+import json
 import logging
 import os
 import signal
@@ -42,8 +43,9 @@ def gate(tmp_path_factory: pytest.TempPathFactory) -> type[Any]:
     return gate_class(tmp_path_factory.mktemp("gate"))
 
 
-def awaiting_approval(ar: ModuleType, clock: Any, deadline: dt.datetime) -> Any:
-    run = ar.AgentRun(clock=clock)
+def awaiting_approval(ar: ModuleType, clock: Any, deadline: dt.datetime,
+                      run_id: str | None = None) -> Any:
+    run = ar.AgentRun(clock=clock, run_id=run_id)
     run.triage()
     run.start()
     run.interrupt(interruptReason=ar.AgentRunInterruptReason.approval)
@@ -241,7 +243,9 @@ def test_runs_work_once_list_due_and_show(ar: ModuleType, tmp_path: Path,
     store = open_store(db)
     past = dt.datetime(2020, 1, 1, tzinfo=dt.UTC)
     store.create(done := awaiting_approval(ar, lambda: past, past + SECOND))
-    store.create(later := awaiting_approval(ar, None, dt.datetime(2100, 1, 1, tzinfo=dt.UTC)))
+    store.create(later := awaiting_approval(ar, None, dt.datetime(2100, 1, 1, tzinfo=dt.UTC),
+                                            "a-later"))
+    store.create(awaiting_approval(ar, None, dt.datetime(2099, 1, 1, tzinfo=dt.UTC), "z-sooner"))
     spec = str(ROOT / "specs" / "agent_run.yaml")
     code = main(["runs", "work", "--store", str(db), "--spec", spec, "--once"])
     err = capsys.readouterr().err
@@ -249,10 +253,15 @@ def test_runs_work_once_list_due_and_show(ar: ModuleType, tmp_path: Path,
     assert f"run {done.record.runId}: fired after.approvalDeadline" in err
     assert "fired 1 timer, 0 declined, 0 failed" in err
     code = main(["runs", "list", "--store", str(db), "--due", "--format", "json"])
-    out = capsys.readouterr().out
-    assert code == 0 and later.record.runId in out and done.record.runId not in out
-    assert '"next_due": "2100-01-01T00:00:00Z"' in out
+    rows = json.loads(capsys.readouterr().out)
+    assert code == 0
+    assert [(r["run_id"], r["next_due"]) for r in rows] == [  # by due time, not by id
+        ("z-sooner", "2099-01-01T00:00:00Z"), ("a-later", "2100-01-01T00:00:00Z")]
     code = main(["runs", "list", "--store", str(db), "--due", "2099-12-31T23:59:59Z"])
+    out = capsys.readouterr().out
+    assert code == 0 and "z-sooner" in out and "a-later" not in out
+    assert out.splitlines()[0].split()[-2:] == ["NEXT", "DUE"]
+    code = main(["runs", "list", "--store", str(db), "--due", "2098-01-01T00:00:00Z"])
     assert code == 0 and capsys.readouterr().out == "no stored runs match\n"
     code = main(["runs", "show", later.record.runId, "--store", str(db), "--spec", spec])
     out = capsys.readouterr().out
