@@ -53,6 +53,20 @@ class LimitExceeded(RunError, RuntimeError):
         return (type(self), (self.state, self.limit))
 
 
+class PathMismatch(RunError, AssertionError):
+    """A run driven along a path (`statechart_runtime.testing.follow`) did not do what the
+    path says: `step` is its index (0: before the first step), and the message names what
+    differs. An AssertionError too, so pytest reports it as a failed check."""
+
+    def __init__(self, step: int, message: str) -> None:
+        super().__init__(f"step {step}: {message}")
+        self.step = step
+        self.message = message
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (type(self), (self.step, self.message))
+
+
 class ConcurrentUpdate(RunError):
     """A run store refused to save a run: the stored run changed (another process saved it)
     since this copy was loaded. Load it again and redo the work (`store.fire` does)."""
@@ -155,3 +169,8 @@ class UnknownName(StoreError, ValueError):
 
 class RuntimeVersionError(StatechartError, ImportError):
     """A generated module was built for a runtime this installation does not provide."""
+
+
+class CoverageError(StatechartError):
+    """Spec coverage (`pytest --statechart-cov`) cannot do what was asked: a report option
+    that is not `FORMAT:PATH` with a known format, or a report that cannot be written."""

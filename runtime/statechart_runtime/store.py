@@ -72,10 +72,13 @@ T = TypeVar("T")
 # that psycopg is needed only for PostgreSQL) and what to install when it cannot be imported.
 # The module provides `open_url(url, *, timeout, read_only) -> RunStore`. A path with no
 # scheme is a SQLite file.
+# What to install for a backend's driver: a name every index has (the extras say the same).
+_PSYCOPG = ("'psycopg[binary]>=3.1' (the `postgres` extra of statechart-runtime and "
+            "statechart-compiler)")
 BACKENDS: dict[str, tuple[str, str]] = {
     "sqlite": ("statechart_runtime.store_sqlite", ""),
-    "postgresql": ("statechart_runtime.store_postgres", "statechart-runtime[postgres]"),
-    "postgres": ("statechart_runtime.store_postgres", "statechart-runtime[postgres]"),
+    "postgresql": ("statechart_runtime.store_postgres", _PSYCOPG),
+    "postgres": ("statechart_runtime.store_postgres", _PSYCOPG),
 }
 
 
@@ -178,7 +181,7 @@ def open_store(url: str | Path, *, timeout: float = 30.0, read_only: bool = Fals
         module = importlib.import_module(module_name)
     except ImportError as exc:
         raise StoreError(f"a {scheme}:// store needs {exc.name or 'a missing module'} ({exc})"
-                         + (f": pip install '{extra}'" if extra else "")) from None
+                         + (f": pip install {extra}" if extra else "")) from None
     store: RunStore = module.open_url(text, timeout=timeout, read_only=read_only)
     if clock is not None:
         store.clock = clock

@@ -23,7 +23,7 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from statechart.cli import colour, missing_paths, runs_work
-from statechart.report import REPORTERS, concise, inert
+from statechart.report import REPORTERS, concise, inert, one_line
 from statechart_runtime.errors import StatechartError
 
 # --diagram PATH: the picture's format by the file's suffix.
@@ -53,8 +53,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--due", metavar="BEFORE", nargs="?", const=_ANY_TIME, type=_due_before,
                    help="only runs with an armed timer, sorted by when it is due; with BEFORE "
                    "(an RFC 3339 time, or `now`) only those due by then")
-    p.add_argument("--format", choices=("table", "json"), default="table",
-                   help="output format (default: table)")
+    p.add_argument("--format", choices=("text", "json", "table"), default="text",
+                   help="output format, as `runs show`: text (a table) or json (default: "
+                        "text; `table` is its old name)")
 
     p = actions.add_parser("show", help="one run: state, context, history, diagram",
                            description="One stored run: its state, context (record fields) "
@@ -103,7 +104,9 @@ def _due_before(text: str) -> Any:
 
 def _store_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--store", metavar="URL", required=True,
-                        help="the run store: a SQLite file path or sqlite:///PATH")
+                        help="the run store: a SQLite file (a path, or sqlite:///PATH) or a "
+                             "PostgreSQL database (postgresql://USER@HOST:PORT/DB; needs the "
+                             "`postgres` extra)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -127,7 +130,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _say(args: argparse.Namespace, message: str) -> None:
-    print(f"statechart runs {args.action}: {inert(message)}", file=sys.stderr)
+    print(f"statechart runs {args.action}: {one_line(message)}", file=sys.stderr)
 
 
 # -- the store and the spec ------------------------------------------------------------------
