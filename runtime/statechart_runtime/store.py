@@ -60,7 +60,7 @@ __all__ = ["BACKENDS", "SCHEMA_VERSION", "ConcurrentUpdate", "Fired", "HistoryRo
 
 # The version of the store's own tables this runtime writes: every backend's MIGRATIONS has
 # one step per version (MIGRATIONS[v] turns version v-1 into v), so it is their length - 1.
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 # Versions below this one were development schemas no release wrote: no step leads from them.
 OLDEST_VERSION = 2
 # The attribute a store sets on a run it created or loaded (a `_Mark`).
@@ -774,11 +774,16 @@ class RunStore:
         spec = run_class._sc_spec
         p = self.sql.param
 
-        def work() -> tuple[list[Any], list[Any]]:  # one snapshot
-            return self._x(*query).fetchall(), self._x(
-                f"SELECT r.run_id, r.spec_version, s.state FROM runs r LEFT JOIN run_states s "
-                f"ON s.run_id = r.run_id WHERE r.spec = {p} AND r.spec_version <> {p}",
-                (spec.name, spec.version)).fetchall()
+        def work() -> tuple[list[Any], list[Any]]:  # one snapshot, one round trip
+            ids = self._x(*query)
+            # The runs of other versions (index runs_by_version): older ones with their
+            # states, newer ones by id alone. None, in the usual case.
+            others = self._x(
+                "SELECT r.run_id, r.spec_version, s.state FROM runs r LEFT JOIN run_states s "
+                f"ON s.run_id = r.run_id WHERE r.spec = {p} AND r.spec_version < {p} "
+                f"UNION ALL SELECT run_id, spec_version, NULL FROM runs WHERE spec = {p} AND "
+                f"spec_version > {p}", (spec.name, spec.version, spec.name, spec.version))
+            return ids.fetchall(), others.fetchall()
 
         found, others = self._read(work)
         if not others:  # every run of the spec is at the caller's version: the usual case
