@@ -175,7 +175,7 @@ def test_a_medium_spec_gets_the_fast_layout_and_the_page_says_so(tmp_path: Path)
     out = docs.outputs(load(str(spec)))
     page = out["docs/specs/medium.md"].decode()
     assert "[medium.svg](medium.svg)" in page
-    assert "With more than 100 transitions, it is laid out with the fast settings" in page
+    assert "With more than 100 transitions, the drawing below is laid out with the fast" in page
     ET.fromstring(out["docs/specs/medium.svg"])
     agent_run = docs.spec_page(load("specs/agent_run.yaml"))
     assert "fast settings" not in agent_run and "No Graphviz drawing" not in agent_run
