@@ -49,3 +49,58 @@ def test_migrations_are_said_in_words() -> None:
     assert none[0] == "This version declares no migrations: a record stored by an earlier " \
                       "version is read as it"
     assert "## Changes from earlier versions" not in _page("tests/golden/flat/spec.yaml")
+
+
+BASE = """\
+statechart: shop
+version: 1
+initial: open
+states:
+  open:
+    on:
+      pay: paid
+      park: parked
+  parked:
+    on:
+      resume: open
+  paid:
+    final: true
+"""
+
+OVERLAY = """\
+extends: shop
+statechart: shop_b2b
+version: 1
+remove:
+  states: [parked]
+  transitions: [open.park]
+states:
+  open:
+    on:
+      hold: held
+add:
+  states:
+    held:
+      on:
+        release: open
+"""
+
+
+def test_an_overlays_diagram_marks_added_patched_and_removed(tmp_path: Path) -> None:
+    from statechart.render.dot import dot_source
+
+    (tmp_path / "shop.yaml").write_text(BASE)
+    (tmp_path / "shop_b2b.yaml").write_text(OVERLAY)
+    result = check_file(tmp_path / "shop_b2b.yaml")
+    assert result.spec is not None and not result.errors, result.diagnostics
+    dot = dot_source(result.spec)
+    # the added state's own transition is green, as the state is
+    release = next(line for line in dot.splitlines() if "release" in line)
+    assert 'color="#2b8a3e"' in release
+    # the base state the overlay patched (a transition added to it) is dashed green
+    opened = next(line for line in dot.splitlines() if line.strip().startswith("open ["))
+    assert "dashed" in opened and 'color="#2b8a3e"' in opened
+    assert "removed by this overlay: state parked, park on open<" in dot
+    page = docs.spec_page(result.spec)
+    assert "| `release` **added** | `held` | `open` |" in page
+    assert "| `open` **changed** |" in page

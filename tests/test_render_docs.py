@@ -145,7 +145,8 @@ def test_an_overlay_shows_what_it_changed() -> None:
     dot = dot_source(spec)
     assert 'escalated [label="escalated\\n<<paused>>" color="#2b8a3e"' in dot
     assert "added by this overlay of agent_run<" in dot
-    assert "changed by this overlay" not in dot  # it changes no base state or transition
+    # `running` gained a transition: patched, dashed (test_docs_page_sections.py)
+    assert "changed by this overlay of agent_run (dashed)" in dot
     mermaid = mermaid_source(spec)
     assert 'state "escalated #60;#60;paused#62;#62; (added)" as s15' in mermaid
     assert "escalate / set#58; escalationTicket (added)" in mermaid
