@@ -313,6 +313,66 @@ _SPEC: _Final = _api.SpecTables(
     counters={'retryCount': 'retrying'},
 )
 
+# Where the spec writes each state and each alternative of a transition (file, line; and the
+# line of its guard): what spec coverage reports (`pytest --statechart-cov`).
+_SOURCE: _Final = {
+    'files': ('specs/agent_run.yaml', 'specs/support_run.yaml'),
+    'states': {
+        'created': (0, 59),
+        'triaging': (0, 65),
+        'running': (0, 72),
+        'reasoning': (0, 77),
+        'tool_call': (0, 81),
+        'interrupted': (0, 100),
+        'suspended': (0, 110),
+        'waiting_for_approval': (0, 116),
+        'waiting_for_input': (0, 126),
+        'resumed': (0, 137),
+        'retrying': (0, 146),
+        'completed': (0, 159),
+        'failed': (0, 164),
+        'timed_out': (0, 172),
+        'cancelled': (0, 178),
+        'escalated': (1, 23),
+    },
+    # (source, event, position among the event's alternatives on the source)
+    'transitions': {
+        ('created', 'triage', 0): (0, 62, None),
+        ('created', 'cancel', 0): (0, 63, None),
+        ('triaging', 'start', 0): (0, 68, None),
+        ('triaging', 'reject', 0): (0, 69, None),
+        ('triaging', 'cancel', 0): (0, 70, None),
+        ('running', 'interrupt', 0): (0, 88, None),
+        ('running', 'error', 0): (0, 92, 92),
+        ('running', 'error', 1): (0, 94, 94),
+        ('running', 'error', 2): (0, 95, None),
+        ('running', 'complete', 0): (0, 96, None),
+        ('running', 'fail', 0): (0, 97, None),
+        ('running', 'cancel', 0): (0, 98, None),
+        ('running', 'escalate', 0): (1, 19, None),
+        ('reasoning', 'call_tool', 0): (0, 80, None),
+        ('tool_call', 'tool_result', 0): (0, 85, None),
+        ('interrupted', 'cancel', 0): (0, 134, None),
+        ('interrupted', 'fail', 0): (0, 135, None),
+        ('suspended', 'await_approval', 0): (0, 113, None),
+        ('suspended', 'await_input', 0): (0, 114, None),
+        ('suspended', 'resume', 0): (0, 115, None),
+        ('waiting_for_approval', 'approve', 0): (0, 124, None),
+        ('waiting_for_approval', 'deny', 0): (0, 125, None),
+        ('waiting_for_approval', 'after.approvalDeadline.waiting_for_approval', 0): (0, 122, None),
+        ('waiting_for_input', 'provide_input', 0): (0, 132, None),
+        ('waiting_for_input', 'after.delay1.waiting_for_input', 0): (0, 130, None),
+        ('resumed', 'proceed', 0): (0, 141, None),
+        ('resumed', 'cancel', 0): (0, 144, None),
+        ('retrying', 'give_up', 0): (0, 156, None),
+        ('retrying', 'cancel', 0): (0, 157, None),
+        ('retrying', 'after.retryAt.retrying', 0): (0, 154, None),
+        ('escalated', 'hand_back', 0): (1, 28, None),
+        ('escalated', 'close', 0): (1, 29, None),
+        ('escalated', 'cancel', 0): (1, 30, None),
+    },
+}
+
 
 class SupportRunStep(_api.Step[SupportRunEvent, SupportRunState]):
     """One transition of a run: the transition's own source and target, and what it set."""
@@ -459,6 +519,7 @@ class SupportRun(_api.Run[SupportRunRecord, SupportRunState, SupportRunEvent]):
     _sc_spec = _SPEC
     _sc_record = SupportRunRecord
     _sc_machine = SupportRunMachine
+    _sc_source = _SOURCE
 
     def __init__(self, record: SupportRunRecord | None = None, *, run_id: _Str | None = None,
                  model: object = None, clock: _api.Clock | None = None, check: _Bool = True,

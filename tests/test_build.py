@@ -45,8 +45,8 @@ def test_build_writes_then_reports_unchanged(project: Path,
                                              capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run_cli(capsys)
     assert code == 0
-    assert out.splitlines() == ["updated   generated/agent_run.py",
-                                "updated   generated/agent_run.schema.json"]
+    assert out.splitlines() == ["created   generated/agent_run.py",
+                                "created   generated/agent_run.schema.json"]
     code, out, _ = run_cli(capsys)
     assert code == 0 and out.split() == ["unchanged", "generated/agent_run.py",
                                          "unchanged", "generated/agent_run.schema.json"]

@@ -90,8 +90,10 @@ def test_severity_of_a_rule(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
     monkeypatch.chdir(tmp_path)
     got, out, _ = _run(capsys, "check", "--format", "concise")
     assert got == code
+    summary = f"Found {int(setting == 'error')} error{'s' * (setting != 'error')} and " \
+              f"{int(setting == 'warning')} warning{'s' * (setting != 'warning')}.\n"
     assert out == (f"specs/never_set.yaml:5:3: {shown}: record field `failureType` is never set "
-                   "by an event or required by a state\n" if shown else "")
+                   f"by an event or required by a state\n{summary}" if shown else "")
 
 
 def test_an_error_lowered_to_a_warning_lets_build_write(
@@ -102,7 +104,7 @@ def test_an_error_lowered_to_a_warning_lets_build_write(
     assert _run(capsys, "check")[0] == 0
     assert _run(capsys, "check", "--strict")[0] == 1
     code, out, _ = _run(capsys, "build")
-    assert code == 0 and out == "updated   generated/__init__.py\nupdated   generated/demo.py\n"
+    assert code == 0 and out == "created   generated/__init__.py\ncreated   generated/demo.py\n"
 
 
 def test_per_file_ignores_match_the_root_relative_path_or_the_name(

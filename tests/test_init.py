@@ -38,7 +38,7 @@ def test_the_readme_quick_start_works_in_an_empty_folder(tmp_path: Path) -> None
         outputs.append(done.stdout)
     assert "created specs/order.yaml" in outputs[0]
     assert outputs[1] == "1 spec checked: no problems.\n"
-    assert "updated   generated/order.py" in outputs[2]
+    assert "created   generated/order.py" in outputs[2]
     assert outputs[3] == "OrderState.paid\n"
     assert outputs[4] == "created specs/payment.yaml\n"
     assert "missing   generated/payment.py" in outputs[5]

@@ -46,10 +46,11 @@ from statechart.generated_header import (
     project_files,
     read_header,
 )
-from statechart.linter import FileResult, check_file, spec_files
+from statechart.linter import FileResult, check_file, spec_files, unique
 from statechart.model import Spec
+from statechart.render import bounds
 
-Action = Literal["updated", "unchanged", "deleted"]
+Action = Literal["created", "updated", "unchanged", "deleted"]
 
 
 @dataclass
@@ -76,7 +77,7 @@ class Plan:
 
     @property
     def diagnostics(self) -> list[Diagnostic]:
-        return [d for r in self.results for d in r.diagnostics]
+        return unique(self.results)
 
     @property
     def ok(self) -> bool:
@@ -143,6 +144,12 @@ def _plan(paths: list[str | os.PathLike[str]], config: Config) -> Plan:
             f"`{name}` not written: another spec in the folders of {' '.join(map(str, paths))}"
             " has errors (check it, or build the whole folder)" for name, _ in all_specs)
         all_specs = []
+    if "diagrams" in config.build and any(name == "docs" for name, _ in per_spec):
+        # The page says why it has no picture; the build's output says it too.
+        limits = bounds.current()
+        result.notes.extend(f"no diagram for {spec.path}: {limits.omitted(spec)} (its page says "
+                            "so; `layout-max-transitions` raises the bound)"
+                            for spec in specs if limits.settings(spec) is None)
     owner: dict[str, str] = {}
 
     def add(source: str, produced: dict[str, bytes]) -> None:
@@ -272,11 +279,12 @@ def apply(p: Plan, on_wait: Callable[[], None] | None = None) -> list[tuple[str,
         changed: dict[str, bytes] = {}
         for rel in sorted(p.files):
             _safe(p.root, rel)
-            if _current(p.root, rel) == p.files[rel]:
+            current = _current(p.root, rel)
+            if current == p.files[rel]:
                 done.append((rel, "unchanged"))
             else:
                 changed[rel] = p.files[rel]
-                done.append((rel, "updated"))
+                done.append((rel, "created" if current is None else "updated"))
         writes.write_all(p.root, changed)
         for rel in p.orphans:
             try:

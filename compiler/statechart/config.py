@@ -185,7 +185,8 @@ class _Reader:
     def _line(self, table: tuple[str, ...], key: str | None) -> int | None:
         """The line that sets `key` in `table` (or the table's header), by scanning the text:
         a header `[a.b]` opens a table, a key is written bare, quoted or as the last part of
-        a dotted key. Good enough for a message; None when not found."""
+        a dotted key, or is itself a table with a header (`[a.b.KEY]`, `[a.b.KEY.c]`). Good
+        enough for a message; None when not found."""
         full = (*self.prefix, *table)
         current: tuple[str, ...] = ()
         header_line = None
@@ -196,6 +197,8 @@ class _Reader:
                 current = tuple(p.strip().strip("\"'") for p in header.group(1).split("."))
                 if current == full:
                     header_line = number
+                elif key is not None and current[:len(full) + 1] == (*full, key):
+                    return number  # the key is a table of its own: `[tool.statechart.KEY]`
                 continue
             if key is None:
                 continue

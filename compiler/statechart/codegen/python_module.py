@@ -28,8 +28,9 @@ from typing import TYPE_CHECKING
 from statechart import RUNTIME_REQUIREMENT, __version__, names, semantics
 from statechart.codegen import CodegenError
 from statechart.codegen._jinja import Ident, Lit, entry, environment, py
+from statechart.diagnostics import Span
 from statechart.model import RecordField, Spec, State, Transition
-from statechart.outputs import folder, header_lines, project
+from statechart.outputs import display_path, folder, header_lines, project
 from statechart_runtime import events
 
 if TYPE_CHECKING:
@@ -334,6 +335,24 @@ def _tables(spec: Spec, pn: PythonNames) -> dict[str, object]:
     }
 
 
+def _source_tables(spec: Spec) -> dict[str, object]:
+    """`_SOURCE`: the file and line of each state and each transition alternative (its
+    target's line: alternatives of one event share the event's key), and of its guard; spec
+    coverage reports them (statechart_runtime.coverage)."""
+    files: dict[str, int] = {}
+
+    def at(span: Span) -> int:
+        return files.setdefault(display_path(span.file), len(files))
+
+    states = [(py(s.name), py((at(s.span), s.span.line))) for s in spec.states.values()]
+    transitions = [(py((t.source, t.event, t.order)),
+                    py((at(t.target_span), t.target_span.line,
+                        t.guard_span.line if t.guard_span else None)))
+                   for t in spec.transitions()]
+    return {"source_files": py(tuple(files)), "source_states": states,
+            "source_transitions": transitions}
+
+
 def _context_tables(spec: Spec, pn: PythonNames, classes: dict[str, Ident]
                     ) -> dict[str, object]:
     """Run context, `clear:`, defaults, fills, statuses and counters (docs/spec-format.md):
@@ -429,6 +448,7 @@ def render(spec: Spec) -> str:
         "field_types": {f.type for f in spec.record},
         "compiler": py(f"statechart-compiler {__version__}"),
         **_tables(spec, pn),
+        **_source_tables(spec),
     }
     extra = _context_tables(spec, pn, classes)
     context.update(extra, api_version=py(_api_version(spec, extra)))

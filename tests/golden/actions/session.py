@@ -103,6 +103,27 @@ _SPEC: _Final = _api.SpecTables(
     errors=(SessionInvalidRecord, SessionLimitExceeded, SessionMissingField),
 )
 
+# Where the spec writes each state and each alternative of a transition (file, line; and the
+# line of its guard): what spec coverage reports (`pytest --statechart-cov`).
+_SOURCE: _Final = {
+    'files': ('spec.yaml',),
+    'states': {
+        'connecting': (0, 6),
+        'online': (0, 9),
+        'active': (0, 15),
+        'away': (0, 19),
+        'gone': (0, 21),
+    },
+    # (source, event, position among the event's alternatives on the source)
+    'transitions': {
+        ('connecting', 'connected', 0): (0, 8, None),
+        ('online', 'drop', 0): (0, 13, None),
+        ('online', 'logout', 0): (0, 13, None),
+        ('active', 'idle', 0): (0, 18, None),
+        ('away', 'wake', 0): (0, 20, None),
+    },
+}
+
 
 class SessionStep(_api.Step[SessionEvent, SessionState]):
     """One transition of a run: the transition's own source and target, and what it set."""
@@ -159,6 +180,7 @@ class Session(_api.Run[SessionRecord, SessionState, SessionEvent]):
     _sc_spec = _SPEC
     _sc_record = SessionRecord
     _sc_machine = SessionMachine
+    _sc_source = _SOURCE
 
     def connected(self) -> None:
         """Moves: connecting -> online."""

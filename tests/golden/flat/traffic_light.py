@@ -101,6 +101,27 @@ _SPEC: _Final = _api.SpecTables(
     errors=(TrafficLightInvalidRecord, TrafficLightLimitExceeded, TrafficLightMissingField),
 )
 
+# Where the spec writes each state and each alternative of a transition (file, line; and the
+# line of its guard): what spec coverage reports (`pytest --statechart-cov`).
+_SOURCE: _Final = {
+    'files': ('spec.yaml',),
+    'states': {
+        'red': (0, 6),
+        'green': (0, 8),
+        'yellow': (0, 10),
+        'off_duty': (0, 12),
+    },
+    # (source, event, position among the event's alternatives on the source)
+    'transitions': {
+        ('red', 'go', 0): (0, 7, None),
+        ('red', 'shut_down', 0): (0, 7, None),
+        ('green', 'slow', 0): (0, 9, None),
+        ('green', 'shut_down', 0): (0, 9, None),
+        ('yellow', 'stop', 0): (0, 11, None),
+        ('yellow', 'shut_down', 0): (0, 11, None),
+    },
+}
+
 
 class TrafficLightStep(_api.Step[TrafficLightEvent, TrafficLightState]):
     """One transition of a run: the transition's own source and target, and what it set."""
@@ -154,6 +175,7 @@ class TrafficLight(_api.Run[TrafficLightRecord, TrafficLightState, TrafficLightE
     _sc_spec = _SPEC
     _sc_record = TrafficLightRecord
     _sc_machine = TrafficLightMachine
+    _sc_source = _SOURCE
 
     def go(self) -> None:
         """Moves: red -> green."""

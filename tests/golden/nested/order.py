@@ -116,6 +116,32 @@ _SPEC: _Final = _api.SpecTables(
     errors=(OrderInvalidRecord, OrderLimitExceeded, OrderMissingField),
 )
 
+# Where the spec writes each state and each alternative of a transition (file, line; and the
+# line of its guard): what spec coverage reports (`pytest --statechart-cov`).
+_SOURCE: _Final = {
+    'files': ('spec.yaml',),
+    'states': {
+        'open': (0, 6),
+        'cart': (0, 11),
+        'paying': (0, 13),
+        'card': (0, 19),
+        'invoice': (0, 21),
+        'shipped': (0, 23),
+        'closed': (0, 25),
+    },
+    # (source, event, position among the event's alternatives on the source)
+    'transitions': {
+        ('open', 'abandon', 0): (0, 9, None),
+        ('cart', 'checkout', 0): (0, 12, None),
+        ('paying', 'paid', 0): (0, 16, None),
+        ('paying', 'back', 0): (0, 17, None),
+        ('card', 'use_invoice', 0): (0, 20, None),
+        ('invoice', 'use_card', 0): (0, 22, None),
+        ('shipped', 'deliver', 0): (0, 24, None),
+        ('shipped', 'reopen', 0): (0, 24, None),
+    },
+}
+
 
 class OrderStep(_api.Step[OrderEvent, OrderState]):
     """One transition of a run: the transition's own source and target, and what it set."""
@@ -177,6 +203,7 @@ class Order(_api.Run[OrderRecord, OrderState, OrderEvent]):
     _sc_spec = _SPEC
     _sc_record = OrderRecord
     _sc_machine = OrderMachine
+    _sc_source = _SOURCE
 
     def abandon(self) -> None:
         """Moves: open -> closed."""

@@ -159,6 +159,31 @@ _SPEC: _Final = _api.SpecTables(
     },
 )
 
+# Where the spec writes each state and each alternative of a transition (file, line; and the
+# line of its guard): what spec coverage reports (`pytest --statechart-cov`).
+_SOURCE: _Final = {
+    'files': ('spec.yaml',),
+    'states': {
+        'State': (0, 15),
+        'send': (0, 22),
+        'Enum': (0, 26),
+        'Any': (0, 32),
+        'Optional': (0, 34),
+        'Final_': (0, 36),
+    },
+    # (source, event, position among the event's alternatives on the source)
+    'transitions': {
+        ('State', 'int', 0): (0, 19, None),
+        ('State', 'json', 0): (0, 20, None),
+        ('State', 'on_hold', 0): (0, 21, 21),
+        ('send', 'error_handling', 0): (0, 25, None),
+        ('Enum', 'dataclass', 0): (0, 30, None),
+        ('Any', 'float', 0): (0, 33, None),
+        ('Optional', 'list_', 0): (0, 35, None),
+        ('Optional', 'print', 0): (0, 35, None),
+    },
+}
+
 
 class OddStep(_api.Step[OddEvent, OddState]):
     """One transition of a run: the transition's own source and target, and what it set."""
@@ -230,6 +255,7 @@ class Odd(_api.Run[OddRecord, OddState, OddEvent]):
     _sc_spec = _SPEC
     _sc_record = OddRecord
     _sc_machine = OddMachine
+    _sc_source = _SOURCE
 
     def int(self, *, str: _Str, dict: _Int) -> None:
         """Moves: State -> Enum."""

@@ -114,6 +114,36 @@ _SPEC: _Final = _api.SpecTables(
     errors=(NpInvalidRecord, NpLimitExceeded, NpMissingField),
 )
 
+# Where the spec writes each state and each alternative of a transition (file, line; and the
+# line of its guard): what spec coverage reports (`pytest --statechart-cov`).
+_SOURCE: _Final = {
+    'files': ('spec.yaml',),
+    'states': {
+        'alpha': (0, 6),
+        'beta': (0, 8),
+        'gamma_a': (0, 10),
+        'delta': (0, 12),
+        'epsilon_x': (0, 14),
+        'omega': (0, 16),
+    },
+    # (source, event, position among the event's alternatives on the source)
+    'transitions': {
+        ('alpha', 'go', 0): (0, 7, None),
+        ('alpha', 'hop', 0): (0, 7, None),
+        ('alpha', 'skip', 0): (0, 7, None),
+        ('beta', 'go', 0): (0, 9, None),
+        ('beta', 'hop', 0): (0, 9, None),
+        ('beta', 'skip', 0): (0, 9, None),
+        ('gamma_a', 'go', 0): (0, 11, None),
+        ('gamma_a', 'hop', 0): (0, 11, None),
+        ('gamma_a', 'skip', 0): (0, 11, None),
+        ('delta', 'go', 0): (0, 13, None),
+        ('delta', 'hop', 0): (0, 13, None),
+        ('delta', 'skip', 0): (0, 13, None),
+        ('epsilon_x', 'go', 0): (0, 15, None),
+    },
+}
+
 
 class NpStep(_api.Step[NpEvent, NpState]):
     """One transition of a run: the transition's own source and target, and what it set."""
@@ -176,6 +206,7 @@ class Np(_api.Run[NpRecord, NpState, NpEvent]):
     _sc_spec = _SPEC
     _sc_record = NpRecord
     _sc_machine = NpMachine
+    _sc_source = _SOURCE
 
     def go(self) -> None:
         """Moves: alpha -> omega, beta -> omega, delta -> omega, epsilon_x -> omega, gamma_a ->

@@ -154,6 +154,44 @@ _SPEC: _Final = _api.SpecTables(
     ),
 )
 
+# Where the spec writes each state and each alternative of a transition (file, line; and the
+# line of its guard): what spec coverage reports (`pytest --statechart-cov`).
+_SOURCE: _Final = {
+    'files': ('spec.yaml',),
+    'states': {
+        'open': (0, 12),
+        'asking': (0, 15),
+        'reminding': (0, 20),
+        'waiting': (0, 23),
+        'checks': (0, 31),
+        'budget': (0, 34),
+        'pending_budget': (0, 37),
+        'budget_ok': (0, 39),
+        'legal': (0, 40),
+        'pending_legal': (0, 43),
+        'legal_ok': (0, 45),
+        'approved': (0, 48),
+        'closed': (0, 52),
+        'expired': (0, 54),
+    },
+    # (source, event, position among the event's alternatives on the source)
+    'transitions': {
+        ('open', 'after.delay1.open', 0): (0, 30, None),
+        ('asking', 'ask', 0): (0, 17, None),
+        ('asking', 'after.delay1.asking', 0): (0, 19, None),
+        ('reminding', 'after.delay1.reminding', 0): (0, 22, None),
+        ('waiting', 'approve', 0): (0, 28, None),
+        ('waiting', 'after.approvalDeadline.waiting', 0): (0, 25, None),
+        ('waiting', 'after.escalation.waiting', 0): (0, 26, 26),
+        ('waiting', 'after.escalation.waiting', 1): (0, 26, None),
+        ('checks', 'finish', 0): (0, 47, None),
+        ('pending_budget', 'after.delay1.pending_budget', 0): (0, 38, None),
+        ('pending_legal', 'after.delay1.pending_legal', 0): (0, 44, None),
+        ('approved', 'recheck', 0): (0, 50, None),
+        ('approved', 'close', 0): (0, 51, None),
+    },
+}
+
 
 class ApprovalStep(_api.Step[ApprovalEvent, ApprovalState]):
     """One transition of a run: the transition's own source and target, and what it set."""
@@ -235,6 +273,7 @@ class Approval(_api.Run[ApprovalRecord, ApprovalState, ApprovalEvent]):
     _sc_spec = _SPEC
     _sc_record = ApprovalRecord
     _sc_machine = ApprovalMachine
+    _sc_source = _SOURCE
 
     def ask(self, *, approvalDeadline: _DateTime) -> None:
         """Moves: asking -> waiting."""
