@@ -122,7 +122,7 @@ def test_the_built_wheels_install_and_run_in_a_fresh_environment(tmp_path: Path)
 
     run(bin_dir / "python", "-m", "pip", "install", "-q", wheels["statechart_compiler"])
     run(bin_dir / "statechart", "init", project)
-    assert run(bin_dir / "statechart", "build", cwd=project).count("updated") >= 4
+    assert run(bin_dir / "statechart", "build", cwd=project).count("created") >= 4
     # The runtime's wheel alone runs the generated module.
     app = tmp_path / "app"
     venv.create(app, with_pip=True)
