@@ -255,11 +255,12 @@ class Space:
 
     def _microstep(self, snap: Snapshot, event: str, given: Mapping[str, Any],
                    ask: Callable[[str], bool], asked: list[Asked], micro: list[Micro],
-                   entered: list[str], at: dt.datetime
+                   entered: list[str], at: dt.datetime, strict: bool = True
                    ) -> tuple[Snapshot, list[str]] | None:
         """One microstep of `event` (kernel.select, kernel.step): the snapshot after it and
         the states whose completion event it raised; None when it selects no transition.
-        Raises kernel.Refused for a step the spec refuses."""
+        Raises kernel.Refused for a step the spec refuses, and (`strict`: an event's or a
+        timer's own microstep) when a limit kept an alternative from being taken."""
         spec = self.spec
         table = self.alternatives
 
@@ -279,6 +280,10 @@ class Space:
                                 list(snap.timers), snap.values.get)
         selection = kernel.select(spec, state, alternatives)
         if not selection.moves:
+            if strict and any(r[2] == "limit" for r in selection.refused):
+                # `Run` names the limit (LimitExceeded), not the guards: not a refusal by
+                # the guards, which is all a path may expect
+                raise kernel.Refused("limit")
             return None
         typed = {f: (v, spec.codec.to_json(f, v)) for f, v in given.items()}
         effect = kernel.step(spec, state, event, selection.moves, typed, at,
@@ -308,7 +313,7 @@ class Space:
             if state not in snap.configuration:
                 continue
             stepped = self._microstep(snap, done_event(state), {}, ask, asked, micro,
-                                      entered, at)
+                                      entered, at, strict=False)
             if stepped is not None:
                 snap = stepped[0]
                 queue.extend(stepped[1])

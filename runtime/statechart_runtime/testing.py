@@ -28,7 +28,7 @@ from statechart_runtime.explore import START, Move, Snapshot, Space
 
 Cover = Literal["transitions", "states", "guards"]
 COVERS: tuple[Cover, ...] = ("transitions", "states", "guards")
-MAX_CONFIGURATIONS = 100_000
+MAX_CONFIGURATIONS = 20_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,17 +154,23 @@ def covered_by(space: Space, move: Move, cover: Cover) -> Iterator[Item]:
 class _Graph:
     """The explored configurations (by `Space.key`) and the steps between them."""
 
-    def __init__(self, space: Space, refusals: bool, limit: int) -> None:
+    def __init__(self, space: Space, cover: Cover, wanted: set[Item], limit: int) -> None:
+        """Breadth first from a new run, until every item of `wanted` is reached (the rest
+        of the graph is not needed), every configuration is explored, or `limit`
+        configurations are known (then `complete` is False)."""
         self.space = space
         start = space.start()
         self.ids: dict[tuple[object, ...], int] = {space.key(start): 0}
         self.snaps: list[Snapshot] = [start]
         self.edges: list[list[tuple[Move, int]]] = []
         self.complete = True
+        self.reached: set[Item] = {Item("state", s) for s in start.configuration} \
+            if cover == "states" else set()
+        missing = len(wanted - self.reached)
         head = 0
-        while head < len(self.snaps):
+        while head < len(self.snaps) and missing:
             out: list[tuple[Move, int]] = []
-            for move, after in space.moves(self.snaps[head], refusals):
+            for move, after in space.moves(self.snaps[head], cover == "guards"):
                 key = space.key(after)
                 target = self.ids.get(key)
                 if target is None:
@@ -174,8 +180,13 @@ class _Graph:
                     target = self.ids[key] = len(self.snaps)
                     self.snaps.append(after)
                 out.append((move, target))
+                for item in covered_by(space, move, cover):
+                    if item not in self.reached:
+                        self.reached.add(item)
+                        missing -= item in wanted
             self.edges.append(out)
             head += 1
+        self.edges.extend([] for _ in range(len(self.snaps) - len(self.edges)))
 
     def route(self, start: int, wanted: Any) -> list[Move] | None:
         """The shortest sequence of steps from configuration `start` whose last step
@@ -211,9 +222,9 @@ def paths(run_class: Any, cover: Cover = "transitions", *, to: str | None = None
     if to is not None and to not in spec.chart.order:
         raise ValueError(f"`{to}` is not a state of `{spec.name}` (its states: "
                          f"{', '.join(spec.chart.order)})")
-    graph = _Graph(space, cover == "guards", max_configurations)
     start = space.start()
     if to is not None:
+        graph = _Graph(space, "states", {Item("state", to)}, max_configurations)
         route = graph.route(0, lambda move, target: to in graph.snaps[target].configuration)
         found = () if to in start.configuration else None if route is None else \
             (_replay(space, start, route, set(), cover)[0],)
@@ -221,13 +232,11 @@ def paths(run_class: Any, cover: Cover = "transitions", *, to: str | None = None
                      () if found is not None else (Item("state", to),), len(graph.snaps),
                      graph.complete)
     wanted = items(space, cover)
-    reachable = {i for edges in graph.edges for move, _ in edges
-                 for i in covered_by(space, move, cover)}
+    graph = _Graph(space, cover, set(wanted), max_configurations)
+    reachable = graph.reached
     left = set(reachable)
     if cover == "states":  # a new run is in its initial configuration: nothing to do
-        initial = {Item("state", s) for s in start.configuration}
-        reachable |= initial
-        left -= initial
+        left -= {Item("state", s) for s in start.configuration}
     found_paths: list[Path] = []
     while left:
         path, taken = _walk(space, graph, start, left, cover)
