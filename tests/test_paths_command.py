@@ -262,3 +262,22 @@ def test_output_that_cannot_be_written_is_an_error(tmp_path: Path,
     captured = capsys.readouterr()
     assert captured.out == "" and captured.err.startswith("statechart paths: ")
     assert not target.exists()
+
+
+def test_the_docs_show_real_output(capsys: pytest.CaptureFixture[str]) -> None:
+    """docs/testing.md quotes `statechart paths` on the agent run: every line it quotes is
+    in the command's output, in the same order (`...` stands for what it leaves out)."""
+    import re
+
+    doc = (ROOT / "docs" / "testing.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```text\n\$ statechart paths specs/agent_run\.yaml\n(.*?)```", doc,
+                        re.S)
+    assert blocks
+    assert main(["paths", str(AGENT_RUN)]) == 0
+    out = capsys.readouterr().out.replace(str(AGENT_RUN), "specs/agent_run.yaml").splitlines()
+    position = 0
+    for line in blocks[0].splitlines():
+        if line == "...":
+            continue
+        assert line in out[position:], line
+        position = out.index(line, position) + 1

@@ -49,6 +49,8 @@ class Item:
         if self.kind == "state":
             return self.state
         move = f"{self.state} -{self.event}-> {self.target}"
+        if self.alternative:  # the event's first alternative on the state is the usual one
+            move += f" (alternative {self.alternative + 1})"
         if self.kind == "guard":
             return f"{self.guard}={'yes' if self.answer else 'no'} at {move}"
         return move
