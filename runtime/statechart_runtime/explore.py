@@ -28,7 +28,7 @@ import datetime as dt
 import functools
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from statechart_runtime import kernel
 from statechart_runtime import timers as _timers
@@ -62,7 +62,7 @@ class Move:
     fires `fired`, the timer events taken in order). `refused`: the event was refused (every
     alternative's guard said no); the run did not change."""
 
-    kind: str
+    kind: Literal["event", "clock"]
     event: str | None
     values: Mapping[str, Any]
     guards: Mapping[str, bool]

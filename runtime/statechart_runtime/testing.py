@@ -326,7 +326,7 @@ def paths(run_class: Any, cover: Cover = "transitions", *, to: str | None = None
 
 
 def _step(space: Space, move: Move, after: Snapshot) -> Step:
-    return Step(move.kind, move.event, dict(move.values), dict(move.guards), move.at,  # type: ignore[arg-type]
+    return Step(move.kind, move.event, dict(move.values), dict(move.guards), move.at,
                 tuple(Transition(s, e, t, p, h) for s, e, t, h, p in move.micro),
                 after.configuration, space.spec.reported(after.configuration).value,
                 move.fired, move.refused)
