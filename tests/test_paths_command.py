@@ -281,3 +281,33 @@ def test_the_docs_show_real_output(capsys: pytest.CaptureFixture[str]) -> None:
             continue
         assert line in out[position:], line
         position = out.index(line, position) + 1
+
+
+def _golden_modules_pass(tmp_path: Path, names: list[str] | None,
+                         covers: tuple[testing.Cover, ...]) -> None:
+    written = []
+    for spec in sorted((ROOT / "tests" / "golden").glob("*/spec.yaml")):
+        if names is not None and spec.parent.name not in names:
+            continue
+        (module,) = spec.parent.glob("*.py")
+        (tmp_path / module.name).write_bytes(module.read_bytes())
+        for cover in covers:
+            out = tmp_path / f"test_{spec.parent.name}_{cover}.py"
+            assert main(["paths", str(spec), "--cover", cover, "--format", "pytest",
+                         "--module", module.stem, "-o", str(out)]) == 0
+            written.append(out)
+    assert len(written) == (10 if names is None else len(names)) * len(covers)
+    result = _pytest(tmp_path, *written)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "passed" in result.stdout and "failed" not in result.stdout
+
+
+@pytest.mark.slow
+def test_pytest_format_of_every_golden_spec_passes(tmp_path: Path) -> None:
+    """Odd names (mapped methods, guards, fields, enum members), run context, enums, timers,
+    parallel and nested states: each cover's module passes against the golden module."""
+    _golden_modules_pass(tmp_path, None, testing.COVERS)
+
+
+def test_pytest_format_of_odd_names_and_timers_passes(tmp_path: Path) -> None:
+    _golden_modules_pass(tmp_path, ["odd_names", "timers"], ("transitions", "guards"))

@@ -212,7 +212,8 @@ class Space:
                 if name not in constants and name in given:
                     needed[name] = given[name]
         if stepped is None:  # refused: every alternative's guard said no
-            return (Move("event", event, needed, _answers(asked), snap.at, (), (),
+            # every value the event can set: its method may require them all
+            return (Move("event", event, given, _answers(asked), snap.at, (), (),
                          tuple(asked), refused=True), snap)
         after = self._complete(*stepped, ask, asked, micro, entered, snap.at)
         return (Move("event", event, needed, _answers(asked), snap.at, tuple(micro),
