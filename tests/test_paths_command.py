@@ -311,3 +311,17 @@ def test_pytest_format_of_every_golden_spec_passes(tmp_path: Path) -> None:
 
 def test_pytest_format_of_odd_names_and_timers_passes(tmp_path: Path) -> None:
     _golden_modules_pass(tmp_path, ["odd_names", "timers"], ("transitions", "guards"))
+
+
+def test_a_spec_path_with_a_line_break_stays_in_the_header(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    folder = tmp_path / "odd\nfolder"
+    folder.mkdir()
+    spec = _spec_file(folder, GUARDED)
+    assert main(["paths", str(spec), "--format", "pytest", "--module", "m"]) == 0
+    text = capsys.readouterr().out
+    assert text.splitlines()[0].startswith("# Written by `statechart paths ")
+    assert "odd\\nfolder" in text.splitlines()[0]
+    compile(text, "written.py", "exec")  # still a valid module
+    assert main(["paths", str(spec)]) == 0
+    assert "odd<U+000A>folder" in capsys.readouterr().out
