@@ -262,3 +262,66 @@ def test_output_that_cannot_be_written_is_an_error(tmp_path: Path,
     captured = capsys.readouterr()
     assert captured.out == "" and captured.err.startswith("statechart paths: ")
     assert not target.exists()
+
+
+def test_the_docs_show_real_output(capsys: pytest.CaptureFixture[str]) -> None:
+    """docs/testing.md quotes `statechart paths` on the agent run: every line it quotes is
+    in the command's output, in the same order (`...` stands for what it leaves out)."""
+    import re
+
+    doc = (ROOT / "docs" / "testing.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```text\n\$ statechart paths specs/agent_run\.yaml\n(.*?)```", doc,
+                        re.S)
+    assert blocks
+    assert main(["paths", str(AGENT_RUN)]) == 0
+    out = capsys.readouterr().out.replace(str(AGENT_RUN), "specs/agent_run.yaml").splitlines()
+    position = 0
+    for line in blocks[0].splitlines():
+        if line == "...":
+            continue
+        assert line in out[position:], line
+        position = out.index(line, position) + 1
+
+
+def _golden_modules_pass(tmp_path: Path, names: list[str] | None,
+                         covers: tuple[testing.Cover, ...]) -> None:
+    written = []
+    for spec in sorted((ROOT / "tests" / "golden").glob("*/spec.yaml")):
+        if names is not None and spec.parent.name not in names:
+            continue
+        (module,) = spec.parent.glob("*.py")
+        (tmp_path / module.name).write_bytes(module.read_bytes())
+        for cover in covers:
+            out = tmp_path / f"test_{spec.parent.name}_{cover}.py"
+            assert main(["paths", str(spec), "--cover", cover, "--format", "pytest",
+                         "--module", module.stem, "-o", str(out)]) == 0
+            written.append(out)
+    assert len(written) == (10 if names is None else len(names)) * len(covers)
+    result = _pytest(tmp_path, *written)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "passed" in result.stdout and "failed" not in result.stdout
+
+
+@pytest.mark.slow
+def test_pytest_format_of_every_golden_spec_passes(tmp_path: Path) -> None:
+    """Odd names (mapped methods, guards, fields, enum members), run context, enums, timers,
+    parallel and nested states: each cover's module passes against the golden module."""
+    _golden_modules_pass(tmp_path, None, testing.COVERS)
+
+
+def test_pytest_format_of_odd_names_and_timers_passes(tmp_path: Path) -> None:
+    _golden_modules_pass(tmp_path, ["odd_names", "timers"], ("transitions", "guards"))
+
+
+def test_a_spec_path_with_a_line_break_stays_in_the_header(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    folder = tmp_path / "odd\nfolder"
+    folder.mkdir()
+    spec = _spec_file(folder, GUARDED)
+    assert main(["paths", str(spec), "--format", "pytest", "--module", "m"]) == 0
+    text = capsys.readouterr().out
+    assert text.splitlines()[0].startswith("# Written by `statechart paths ")
+    assert "odd\\nfolder" in text.splitlines()[0]
+    compile(text, "written.py", "exec")  # still a valid module
+    assert main(["paths", str(spec)]) == 0
+    assert "odd<U+000A>folder" in capsys.readouterr().out

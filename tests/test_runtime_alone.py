@@ -94,9 +94,11 @@ def test_the_runtime_wheel_needs_only_python_statemachine(tmp_path: Path) -> Non
     assert packages == {"statechart_runtime"}
     requires = [line.split(":", 1)[1].strip() for line in metadata.splitlines()
                 if line.startswith("Requires-Dist:")]
-    # The one optional extra: PostgreSQL for the run store.
+    # The optional extras: PostgreSQL for the run store, hypothesis for
+    # statechart_runtime.testing.event_sequences.
     assert requires == ["python-statemachine<3.3,>=3.2.2",
-                        "psycopg[binary]>=3.1; extra == \"postgres\""]
+                        "psycopg[binary]>=3.1; extra == \"postgres\"",
+                        "hypothesis>=6.100; extra == \"testing\""]
 
 
 def test_runtime_versions_agree() -> None:

@@ -16,6 +16,7 @@ from statechart import __version__
 from statechart.codegen.python_module import PythonNames, class_names
 from statechart.model import Spec
 from statechart.outputs import spec_display_path
+from statechart.report import inert
 from statechart_runtime.explore import START
 from statechart_runtime.testing import Item, Path, Paths, Step
 
@@ -55,7 +56,7 @@ def _json_value(value: Any) -> Any:
 # -- text ------------------------------------------------------------------------------------
 
 def text(spec: Spec, found: Paths) -> str:
-    where = spec_display_path(spec)
+    where = inert(spec_display_path(spec))  # a terminal must not act on a file's name
     what = found.cover or f"a path to `{found.items[0].state}`"
     reached = len(found.items) - len(found.unreachable)
     lines = [f"{spec.name}: {len(found.paths)} path{'s' * (len(found.paths) != 1)}, "
@@ -161,8 +162,9 @@ def pytest_module(spec: Spec, found: Paths, module: str, command: str) -> str:
              if isinstance(v, enum.Enum)}
     refused = any(s.refused for s in steps)
     lines = [
-        f"# Written by `{command}` (statechart-compiler {__version__}).",
-        f'"""Paths through `{spec.name}` ({spec_display_path(spec)}) that cover '
+        # a comment ends at a line break: the command's text (a spec path) is escaped
+        f"# Written by `{_one_line(command)}` (statechart-compiler {__version__}).",
+        f'"""Paths through `{spec.name}` that cover '
         + (f"every reachable {found.cover[:-1]}" if found.cover else
            f"the way to `{found.items[0].state}`") + ".",
         "",
@@ -214,6 +216,11 @@ def pytest_module(spec: Spec, found: Paths, module: str, command: str) -> str:
     for number, path in enumerate(found.paths, 1):
         lines += ["", "", *_pytest_path(number, path, python, enums)]
     return "\n".join(lines) + "\n"
+
+
+def _one_line(text: str) -> str:
+    """`text` with line breaks and other control characters as escapes (`\\n`)."""
+    return text.encode("unicode_escape").decode("ascii")
 
 
 def _pytest_path(number: int, path: Path, python: PythonNames,

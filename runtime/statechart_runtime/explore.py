@@ -28,7 +28,7 @@ import datetime as dt
 import functools
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from statechart_runtime import kernel
 from statechart_runtime import timers as _timers
@@ -62,7 +62,7 @@ class Move:
     fires `fired`, the timer events taken in order). `refused`: the event was refused (every
     alternative's guard said no); the run did not change."""
 
-    kind: str
+    kind: Literal["event", "clock"]
     event: str | None
     values: Mapping[str, Any]
     guards: Mapping[str, bool]
@@ -212,7 +212,8 @@ class Space:
                 if name not in constants and name in given:
                     needed[name] = given[name]
         if stepped is None:  # refused: every alternative's guard said no
-            return (Move("event", event, needed, _answers(asked), snap.at, (), (),
+            # every value the event can set: its method may require them all
+            return (Move("event", event, given, _answers(asked), snap.at, (), (),
                          tuple(asked), refused=True), snap)
         after = self._complete(*stepped, ask, asked, micro, entered, snap.at)
         return (Move("event", event, needed, _answers(asked), snap.at, tuple(micro),
@@ -255,11 +256,12 @@ class Space:
 
     def _microstep(self, snap: Snapshot, event: str, given: Mapping[str, Any],
                    ask: Callable[[str], bool], asked: list[Asked], micro: list[Micro],
-                   entered: list[str], at: dt.datetime
+                   entered: list[str], at: dt.datetime, strict: bool = True
                    ) -> tuple[Snapshot, list[str]] | None:
         """One microstep of `event` (kernel.select, kernel.step): the snapshot after it and
         the states whose completion event it raised; None when it selects no transition.
-        Raises kernel.Refused for a step the spec refuses."""
+        Raises kernel.Refused for a step the spec refuses, and (`strict`: an event's or a
+        timer's own microstep) when a limit kept an alternative from being taken."""
         spec = self.spec
         table = self.alternatives
 
@@ -279,6 +281,10 @@ class Space:
                                 list(snap.timers), snap.values.get)
         selection = kernel.select(spec, state, alternatives)
         if not selection.moves:
+            if strict and any(r[2] == "limit" for r in selection.refused):
+                # `Run` names the limit (LimitExceeded), not the guards: not a refusal by
+                # the guards, which is all a path may expect
+                raise kernel.Refused("limit")
             return None
         typed = {f: (v, spec.codec.to_json(f, v)) for f, v in given.items()}
         effect = kernel.step(spec, state, event, selection.moves, typed, at,
@@ -308,7 +314,7 @@ class Space:
             if state not in snap.configuration:
                 continue
             stepped = self._microstep(snap, done_event(state), {}, ask, asked, micro,
-                                      entered, at)
+                                      entered, at, strict=False)
             if stepped is not None:
                 snap = stepped[0]
                 queue.extend(stepped[1])

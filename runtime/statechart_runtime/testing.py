@@ -19,7 +19,7 @@ Runs are explored by `statechart_runtime.explore` with the step kernel a live ru
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -28,7 +28,7 @@ from statechart_runtime.explore import START, Move, Snapshot, Space
 
 Cover = Literal["transitions", "states", "guards"]
 COVERS: tuple[Cover, ...] = ("transitions", "states", "guards")
-MAX_CONFIGURATIONS = 100_000
+MAX_CONFIGURATIONS = 20_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +49,8 @@ class Item:
         if self.kind == "state":
             return self.state
         move = f"{self.state} -{self.event}-> {self.target}"
+        if self.alternative:  # the event's first alternative on the state is the usual one
+            move += f" (alternative {self.alternative + 1})"
         if self.kind == "guard":
             return f"{self.guard}={'yes' if self.answer else 'no'} at {move}"
         return move
@@ -152,19 +154,32 @@ def covered_by(space: Space, move: Move, cover: Cover) -> Iterator[Item]:
 
 
 class _Graph:
-    """The explored configurations (by `Space.key`) and the steps between them."""
+    """The explored configurations (by `Space.key`) and the steps between them. Items are
+    numbered as they are first reached, and each step carries the items it covers as a bit
+    mask: the walk asks "does this step cover anything left?" very often."""
 
-    def __init__(self, space: Space, refusals: bool, limit: int) -> None:
+    def __init__(self, space: Space, cover: Cover, wanted: set[Item], limit: int) -> None:
+        """Breadth first from a new run, until every item of `wanted` is reached (the rest
+        of the graph is not needed), every configuration is explored, or `limit`
+        configurations are known (then `complete` is False)."""
         self.space = space
+        self.cover = cover
         start = space.start()
         self.ids: dict[tuple[object, ...], int] = {space.key(start): 0}
         self.snaps: list[Snapshot] = [start]
-        self.edges: list[list[tuple[Move, int]]] = []
+        # per configuration: (move, configuration it leads to, item mask, the snapshot
+        # the move gives from this configuration's snapshot)
+        self.edges: list[list[tuple[Move, int, int, Snapshot]]] = []
         self.complete = True
+        self.index: dict[Item, int] = {}
+        self.items: list[Item] = []
+        if cover == "states":
+            self.mask(Item("state", s) for s in start.configuration)
+        missing = len(wanted - self.index.keys())
         head = 0
-        while head < len(self.snaps):
-            out: list[tuple[Move, int]] = []
-            for move, after in space.moves(self.snaps[head], refusals):
+        while head < len(self.snaps) and missing:
+            out: list[tuple[Move, int, int, Snapshot]] = []
+            for move, after in space.moves(self.snaps[head], cover == "guards"):
                 key = space.key(after)
                 target = self.ids.get(key)
                 if target is None:
@@ -173,31 +188,101 @@ class _Graph:
                         continue
                     target = self.ids[key] = len(self.snaps)
                     self.snaps.append(after)
-                out.append((move, target))
+                known = len(self.items)
+                mask = self.mask(covered_by(space, move, cover))
+                missing -= sum(i in wanted for i in self.items[known:])
+                out.append((move, target, mask, after))
             self.edges.append(out)
             head += 1
+        self.edges.extend([] for _ in range(len(self.snaps) - len(self.edges)))
 
-    def route(self, start: int, wanted: Any) -> list[Move] | None:
-        """The shortest sequence of steps from configuration `start` whose last step
-        satisfies `wanted(move, target)`, or None."""
-        previous: dict[int, tuple[int, Move] | None] = {start: None}
+    def mask(self, found: Iterable[Item]) -> int:
+        """The bit mask of `found` (items not seen before are numbered now)."""
+        mask = 0
+        for item in found:
+            number = self.index.get(item)
+            if number is None:
+                number = self.index[item] = len(self.items)
+                self.items.append(item)
+            mask |= 1 << number
+        return mask
+
+    def route(self, start: int, wanted: Callable[[int, int], bool]
+              ) -> list[tuple[Move, int, int, Snapshot]] | None:
+        """The shortest sequence of steps (move, configuration, mask) from configuration
+        `start` whose last step satisfies `wanted(its item mask, the configuration it leads
+        to)`, or None."""
+        previous: dict[int, tuple[int, tuple[Move, int, int, Snapshot]] | None] = {start: None}
         queue = [start]
         head = 0
         while head < len(queue):
             node = queue[head]
             head += 1
-            for move, target in self.edges[node]:
-                if wanted(move, target):
-                    steps = [move]
+            for edge in self.edges[node]:
+                if wanted(edge[2], edge[1]):
+                    steps = [edge]
                     back = previous[node]
                     while back is not None:
                         steps.append(back[1])
                         back = previous[back[0]]
                     return steps[::-1]
-                if target not in previous:
-                    previous[target] = (node, move)
-                    queue.append(target)
+                if edge[1] not in previous:
+                    previous[edge[1]] = (node, edge)
+                    queue.append(edge[1])
         return None
+
+    def follow(self, snap: Snapshot, node: int,
+               route: list[tuple[Move, int, int, Snapshot]]
+               ) -> tuple[list[Step], Snapshot, int]:
+        """The explored steps `route` from configuration `node`, taken again from `snap`,
+        as steps, the snapshot they lead to and the mask of what they cover. While `snap` is
+        the explored snapshot itself the explored step is taken as it is; once the run got
+        there another way (other times and values) each step is computed again."""
+        space = self.space
+        steps: list[Step] = []
+        covers = 0
+        for move, target, mask, after in route:
+            if snap == self.snaps[node]:
+                snap = after
+            else:
+                found = space.advance(snap, move.guards) if move.kind == "clock" else \
+                    space.send(snap, str(move.event), move.guards)
+                if found is None or found[0].refused != move.refused:
+                    break
+                move, snap = found
+                mask = self.mask(covered_by(space, move, self.cover))
+            node = target
+            steps.append(_step(space, move, snap))
+            covers |= mask
+        return steps, snap, covers
+
+    def walk(self, left: int) -> tuple[list[Step], int]:
+        """One path from a new run: again and again the nearest step that covers something
+        of `left` (a mask), until nothing of it is within reach."""
+        snap = self.snaps[0]
+        steps: list[Step] = []
+        taken = 0
+        while True:
+            node = self.ids.get(self.space.key(snap))
+            if node is None:
+                break
+            wanted = left & ~taken
+
+            def useful(mask: int, _target: int, wanted: int = wanted) -> bool:
+                return bool(mask & wanted)
+
+            route = self.route(node, useful)
+            if route is None:
+                break
+            replayed, snap, new = self.follow(snap, node, route)
+            steps.extend(replayed)
+            if not new & wanted:
+                break  # the route did not go as explored: end this path here
+            taken |= new
+        return steps, taken & left
+
+    def unmask(self, mask: int) -> list[Item]:
+        return [item for number, item in enumerate(self.items) if mask >> number & 1]
 
 
 def paths(run_class: Any, cover: Cover = "transitions", *, to: str | None = None,
@@ -211,98 +296,46 @@ def paths(run_class: Any, cover: Cover = "transitions", *, to: str | None = None
     if to is not None and to not in spec.chart.order:
         raise ValueError(f"`{to}` is not a state of `{spec.name}` (its states: "
                          f"{', '.join(spec.chart.order)})")
-    graph = _Graph(space, cover == "guards", max_configurations)
     start = space.start()
     if to is not None:
-        route = graph.route(0, lambda move, target: to in graph.snaps[target].configuration)
-        found = () if to in start.configuration else None if route is None else \
-            (_replay(space, start, route, set(), cover)[0],)
-        return Paths(spec.name, None, found or (), (Item("state", to),),
-                     () if found is not None else (Item("state", to),), len(graph.snaps),
-                     graph.complete)
+        goal = Item("state", to)
+        graph = _Graph(space, "states", {goal}, max_configurations)
+        route = graph.route(0, lambda _mask, target: to in graph.snaps[target].configuration)
+        reached = to in start.configuration or route is not None
+        found = () if to in start.configuration or route is None else \
+            (_path(space, start, graph.follow(start, 0, route)[0], []),)
+        return Paths(spec.name, None, found, (goal,), () if reached else (goal,),
+                     len(graph.snaps), graph.complete)
     wanted = items(space, cover)
-    reachable = {i for edges in graph.edges for move, _ in edges
-                 for i in covered_by(space, move, cover)}
-    left = set(reachable)
+    graph = _Graph(space, cover, set(wanted), max_configurations)
+    reachable = set(graph.items)
+    left = (1 << len(graph.items)) - 1
     if cover == "states":  # a new run is in its initial configuration: nothing to do
-        initial = {Item("state", s) for s in start.configuration}
-        reachable |= initial
-        left -= initial
+        left &= ~graph.mask(Item("state", s) for s in start.configuration)
     found_paths: list[Path] = []
     while left:
-        path, taken = _walk(space, graph, start, left, cover)
-        if not path.steps:
+        steps, taken = graph.walk(left)
+        if not taken:
             break  # cannot happen for an item the exploration reached; never loop on it
-        found_paths.append(path)
-        left -= taken
-    unreachable = tuple(i for i in wanted if i not in reachable or i in left)
+        found_paths.append(_path(space, start, steps, graph.unmask(taken)))
+        left &= ~taken
+    missed = set(graph.unmask(left))
+    unreachable = tuple(i for i in wanted if i not in reachable or i in missed)
     return Paths(spec.name, cover, tuple(found_paths), tuple(wanted), unreachable,
                  len(graph.snaps), graph.complete)
 
 
-def _walk(space: Space, graph: _Graph, start: Snapshot, left: set[Item],
-          cover: Cover) -> tuple[Path, set[Item]]:
-    """One path from a new run: again and again the nearest step that covers something not
-    yet covered, until nothing is left within reach."""
-    taken: set[Item] = set()
-    snap = start
-    steps: list[Step] = []
-    while True:
-        node = graph.ids.get(space.key(snap))
-        if node is None:
-            break
-
-        wanted = left - taken
-
-        def useful(move: Move, target: int, wanted: set[Item] = wanted) -> bool:
-            return any(i in wanted for i in covered_by(space, move, cover))
-
-        route = graph.route(node, useful)
-        if route is None:
-            break
-        replayed, snap, new = _follow_moves(space, snap, route, wanted, cover)
-        steps.extend(replayed)
-        taken |= new
-        if not new:
-            break  # the route did not go as explored: end this path here
-    return _path(space, start, steps, taken), taken
-
-
-def _replay(space: Space, start: Snapshot, route: list[Move], left: set[Item],
-            cover: Cover) -> tuple[Path, set[Item]]:
-    steps, _, new = _follow_moves(space, start, route, left, cover)
-    return _path(space, start, steps, new), new
-
-
-def _follow_moves(space: Space, snap: Snapshot, route: list[Move], left: set[Item],
-                  cover: Cover) -> tuple[list[Step], Snapshot, set[Item]]:
-    """The explored moves `route`, taken again from `snap` (the explored configuration may
-    have been reached another way: times and values differ), as steps."""
-    steps: list[Step] = []
-    new: set[Item] = set()
-    for move in route:
-        found = space.advance(snap, move.guards) if move.kind == "clock" else \
-            space.send(snap, str(move.event), move.guards)
-        if found is None or found[0].refused != move.refused:
-            break
-        move, snap = found
-        steps.append(_step(space, move, snap))
-        new |= {i for i in covered_by(space, move, cover) if i in left}
-    return steps, snap, new
-
-
 def _step(space: Space, move: Move, after: Snapshot) -> Step:
-    return Step(move.kind, move.event, dict(move.values), dict(move.guards), move.at,  # type: ignore[arg-type]
+    return Step(move.kind, move.event, dict(move.values), dict(move.guards), move.at,
                 tuple(Transition(s, e, t, p, h) for s, e, t, h, p in move.micro),
                 after.configuration, space.spec.reported(after.configuration).value,
                 move.fired, move.refused)
 
 
-def _path(space: Space, start: Snapshot, steps: list[Step], covers: set[Item]) -> Path:
-    order = {item: n for n, item in enumerate(items(space, "transitions"))}
+def _path(space: Space, start: Snapshot, steps: list[Step], covers: Iterable[Item]) -> Path:
+    """A path from `start`; `covers` in the order the exploration first reached them."""
     return Path(space.context(), start.configuration,
-                space.spec.reported(start.configuration).value, tuple(steps),
-                tuple(sorted(covers, key=lambda i: (order.get(i, -1), str(i)))))
+                space.spec.reported(start.configuration).value, tuple(steps), tuple(covers))
 
 
 # -- following a path ------------------------------------------------------------------------
@@ -421,6 +454,6 @@ def event_sequences(run_class: Any, *, max_steps: int = 20) -> Any:
                     move, after = again
             steps.append(_step(space, move, after))
             snap = after
-        return _path(space, start, steps, set())
+        return _path(space, start, steps, ())
 
     return sequences()

@@ -36,7 +36,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-o", "--output", metavar="FILE",
                         help="write to FILE (atomically) instead of stdout")
     parser.add_argument("--max-configurations", type=int, default=None, metavar="N",
-                        help="stop exploring after N configurations (default: 100000)")
+                        help="stop exploring after N configurations (default: 20000)")
     add_config_argument(parser)
     colour.add_argument(parser)
 

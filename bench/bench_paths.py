@@ -1,0 +1,260 @@
+"""Benchmark `statechart paths --cover transitions` against XState's path generators.
+
+    python bench/bench_paths.py [--sizes 50,500] [--simple-timeout 30] [--markdown FILE]
+
+For the agent run (specs/agent_run.yaml) and bench/genspec.py specs of 50 and 500 atomic
+states (flat, and nested in groups), side by side on this machine:
+
+- `paths`: `statechart_runtime.testing.paths(RunClass)` (the spec's class compiled in memory
+  first, not timed);
+- `xstate shortest`: `getShortestPaths` of `xstate/graph` (XState 5.33.3, bench/xstate/:
+  `npm ci` there first), one path to every state XState tells apart;
+- `xstate simple`: `getSimplePaths`, every simple path to every state, capped: stopped after
+  `--simple-timeout` seconds (it enumerates paths, whose number grows exponentially).
+
+The same machine is given to XState: every state with its id, `initial`, `parallel`, `final`,
+guarded alternatives (`guard: NAME`: each event is offered once per combination of its
+guards' answers, `{type, answers}`, so that the traversal tries both), `done:` as `onDone`,
+history transitions through history states, and each timer as an event of its own name
+(`after.retryAt.retrying`: XState's traversal takes events, and a clock advance is one step
+in both). Limits and record fields are not XState's: its paths may ask for a fifth retry.
+
+Every path of either tool is then replayed with the runtime's step kernel
+(`statechart_runtime.explore`, what a generated class runs) from a new run, event by event
+with the path's guard answers (a timer event as a clock advance), until one is refused: the
+transitions taken count as covered. Reported per tool: transition coverage (of the
+transitions `paths` finds reachable), paths, total events, the generator's seconds (median
+of `--rounds` runs for `paths`; XState in a node process of its own, its generator timed
+inside it, start-up excluded; wall and CPU seconds: the CPU figure is the one to compare on a
+busy machine), and for `paths` events per reachable transition (the goal: at most 3) and
+configurations explored.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(ROOT / "compiler"))
+
+from genspec import generate  # noqa: E402
+
+from statechart.codegen.in_memory import run_class  # noqa: E402
+from statechart.linter import check_file, check_source  # noqa: E402
+from statechart.model import Spec  # noqa: E402
+from statechart_runtime import testing  # noqa: E402
+from statechart_runtime.explore import Space  # noqa: E402
+
+XSTATE = HERE / "xstate"
+
+
+# -- the spec as an XState machine -----------------------------------------------------------
+
+def xstate_machine(spec: Spec) -> tuple[dict[str, Any], list[dict[str, Any]], list[str]]:
+    """(machine config, events offered to the traversal, guard names)."""
+    histories: dict[str, set[str]] = {}
+    for t in spec.transitions():
+        if t.history:
+            histories.setdefault(t.target, set()).add(t.history)
+
+    def target(t: Any) -> str:
+        return f"#{t.target}__{t.history}" if t.history else f"#{t.target}"
+
+    def alternatives(ts: list[Any]) -> list[dict[str, Any]]:
+        return [{"target": target(t), **({"guard": t.guard} if t.guard else {})} for t in ts]
+
+    def node(name: str) -> dict[str, Any]:
+        state = spec.states[name]
+        out: dict[str, Any] = {"id": name}
+        if state.kind == "parallel":
+            out["type"] = "parallel"
+        elif state.kind == "final":
+            out["type"] = "final"
+        elif state.kind == "compound":
+            out["initial"] = state.initial
+        on: dict[str, list[dict[str, Any]]] = {}
+        done: list[Any] = []
+        for t in state.transitions:
+            if t.trigger == "done":
+                done.append(t)
+            else:
+                on.setdefault(t.event, []).append(t)
+        if on:
+            out["on"] = {event: alternatives(ts) for event, ts in on.items()}
+        if done:
+            out["onDone"] = alternatives(done)
+        children = {c: node(c) for c in state.children}
+        for kind in sorted(histories.get(name, ())):
+            children[f"{name}__{kind}"] = {"id": f"{name}__{kind}", "type": "history",
+                                           "history": kind}
+        if children:
+            out["states"] = children
+        return out
+
+    machine = {"id": spec.name, "initial": spec.initial,
+               "states": {s.name: node(s.name) for s in spec.top_level}}
+    guards_of: dict[str, list[str]] = {}
+    for t in spec.transitions():
+        if t.trigger != "done":
+            found = guards_of.setdefault(t.event, [])
+            if t.guard and t.guard not in found:
+                found.append(t.guard)
+    events = [{"type": event, "answers": dict(zip(guards, answers, strict=True))}
+              for event, guards in guards_of.items()
+              for answers in itertools.product([True, False], repeat=len(guards))]
+    names = sorted({t.guard for t in spec.transitions() if t.guard})
+    return machine, events, names
+
+
+def run_xstate(spec: Spec, algorithm: str, timeout: float) -> dict[str, Any] | None:
+    """XState's paths, or None when the generator did not finish within `timeout` s."""
+    machine, events, guards = xstate_machine(spec)
+    payload = json.dumps({"algorithm": algorithm, "machine": machine, "events": events,
+                          "guards": guards})
+    try:
+        done = subprocess.run(["node", str(XSTATE / "paths.mjs")], input=payload,
+                              capture_output=True, text=True, timeout=timeout, check=True,
+                              cwd=XSTATE)
+    except subprocess.TimeoutExpired:
+        return None
+    return json.loads(done.stdout)  # type: ignore[no-any-return]
+
+
+# -- replaying a path ------------------------------------------------------------------------
+
+def covered(space: Space, path: list[dict[str, Any]]) -> tuple[set[tuple[str, str, int]], int]:
+    """The transitions a path takes from a new run, replayed with the step kernel until an
+    event is refused, and how many of its events were taken."""
+    snap = space.start()
+    taken: set[tuple[str, str, int]] = set()
+    steps = 0
+    for event in path:
+        if event["type"] in space.spec.timers.by_event:
+            found = space.advance(snap, event["answers"])
+            if found is None or found[0].fired[:1] != (event["type"],):
+                break
+        else:
+            found = space.send(snap, event["type"], event["answers"])
+            if found is None or found[0].refused:
+                break
+        move, snap = found
+        taken |= {(s, e, p) for s, e, _, _, p in move.micro}
+        steps += 1
+    return taken, steps
+
+
+def as_events(path: testing.Path) -> list[dict[str, Any]]:
+    out = []
+    for step in path.steps:
+        kind = step.fired[0] if step.kind == "clock" else str(step.event)
+        out.append({"type": kind, "answers": dict(step.guards)})
+    return out
+
+
+# -- the measurements ------------------------------------------------------------------------
+
+def measure(name: str, spec: Spec, rounds: int, simple_timeout: float) -> list[dict[str, Any]]:
+    run = run_class(spec)
+    space = Space(run)
+    seconds, cpu = [], []
+    for _ in range(rounds):
+        start, start_cpu = time.perf_counter(), time.process_time()
+        found = testing.paths(run)
+        seconds.append(time.perf_counter() - start)
+        cpu.append(time.process_time() - start_cpu)
+    reachable = {(i.state, str(i.event), int(i.alternative or 0))
+                 for i in set(found.items) - set(found.unreachable)}
+    rows = []
+
+    def row(tool: str, paths: list[list[dict[str, Any]]] | None, took: float | None,
+            took_cpu: float | None, extra: str = "") -> None:
+        if paths is None:
+            rows.append({"spec": name, "tool": tool, "coverage": None, "paths": None,
+                         "events": None, "seconds": took, "cpu": took_cpu, "note": extra})
+            return
+        taken: set[tuple[str, str, int]] = set()
+        for path in paths:
+            taken |= covered(space, path)[0]
+        rows.append({"spec": name, "tool": tool, "reachable": len(reachable),
+                     "coverage": len(taken & reachable) / max(len(reachable), 1),
+                     "paths": len(paths), "events": sum(len(p) for p in paths),
+                     "seconds": took, "cpu": took_cpu, "note": extra})
+
+    row("statechart paths", [as_events(p) for p in found.paths], statistics.median(seconds),
+        statistics.median(cpu),
+        f"{found.events / max(len(reachable), 1):.2f} events per transition, "
+        f"{found.configurations} configurations")
+    for algorithm, timeout in (("shortest", 300.0), ("simple", simple_timeout)):
+        result = run_xstate(spec, algorithm, timeout)
+        if result is None:
+            row(f"xstate {algorithm}", None, None, None, f"stopped after {timeout:g} s")
+        else:
+            row(f"xstate {algorithm}", result["paths"], result["seconds"],
+                result["cpuSeconds"])
+    return rows
+
+
+def specs(sizes: list[int]) -> list[tuple[str, Spec]]:
+    agent = check_file(ROOT / "specs" / "agent_run.yaml").spec
+    assert agent is not None
+    out = [("agent run", agent)]
+    for n in sizes:
+        for nested in (False, True):
+            kind = "nested" if nested else "flat"
+            result = check_source(f"bench_{kind}_{n}.yaml", generate(n, nested).encode())
+            assert result.spec is not None and not result.errors
+            out.append((f"{n} states, {kind}", result.spec))
+    return out
+
+
+def table(rows: list[dict[str, Any]]) -> str:
+    lines = ["| spec | tool | transitions covered | paths | events | seconds (CPU) | |",
+             "| --- | --- | ---: | ---: | ---: | ---: | --- |"]
+    for r in rows:
+        cov = "—" if r["coverage"] is None else \
+            f"{100 * r['coverage']:.0f}% of {r['reachable']}"
+        lines.append(f"| {r['spec']} | {r['tool']} | {cov} | "
+                     f"{'—' if r['paths'] is None else r['paths']} | "
+                     f"{'—' if r['events'] is None else r['events']} | "
+                     + ("—" if r["seconds"] is None else
+                        f"{r['seconds']:.3f} ({r['cpu']:.3f})") + " | "
+                     f"{r['note']} |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="50,500")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--simple-timeout", type=float, default=30.0)
+    parser.add_argument("--markdown", help="also write the table to this file")
+    args = parser.parse_args(argv)
+    if not (XSTATE / "node_modules" / "xstate").is_dir():
+        print(f"bench_paths: run `npm ci` in {XSTATE} first", file=sys.stderr)
+        return 2
+    rows: list[dict[str, Any]] = []
+    for name, spec in specs([int(n) for n in args.sizes.split(",")]):
+        rows += measure(name, spec, args.rounds, args.simple_timeout)
+        print(table([r for r in rows if r["spec"] == name]).split("\n", 2)[2], flush=True)
+    out = table(rows)
+    node = subprocess.run(["node", "--version"], capture_output=True, text=True).stdout
+    print(f"\n{platform.python_implementation()} {platform.python_version()}, node {node.strip()}")
+    print(out)
+    if args.markdown:
+        Path(args.markdown).write_text(out + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
