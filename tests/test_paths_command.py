@@ -132,6 +132,18 @@ def test_to_state_is_the_shortest_path(capsys: pytest.CaptureFixture[str]) -> No
     assert path["steps"][-1]["configuration"] == ["timed_out"]
 
 
+def test_to_a_state_of_a_new_run_is_the_empty_path(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["paths", str(AGENT_RUN), "--to", "created", "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    (path,) = data["paths"]
+    assert (path["steps"], path["configuration"], data["unreachable"]) == ([], ["created"], [])
+    # the test module written for it asserts the start, so it can fail
+    assert main(["paths", str(AGENT_RUN), "--to", "created", "--format", "pytest"]) == 0
+    module = capsys.readouterr().out
+    assert "def test_path_1() -> None:" in module
+    assert "assert configuration(run) == ['created']" in module
+
+
 def test_states_cover_counts_the_initial_configuration() -> None:
     found = testing.paths(AgentRun, "states")
     assert found.unreachable == ()

@@ -302,8 +302,9 @@ def paths(run_class: Any, cover: Cover = "transitions", *, to: str | None = None
         graph = _Graph(space, "states", {goal}, max_configurations)
         route = graph.route(0, lambda _mask, target: to in graph.snaps[target].configuration)
         reached = to in start.configuration or route is not None
-        found = () if to in start.configuration or route is None else \
-            (_path(space, start, graph.follow(start, 0, route)[0], []),)
+        # A state a new run is in is reached by the empty path (its test asserts the start).
+        found = (_path(space, start, [], [goal]),) if to in start.configuration else () \
+            if route is None else (_path(space, start, graph.follow(start, 0, route)[0], []),)
         return Paths(spec.name, None, found, (goal,), () if reached else (goal,),
                      len(graph.snaps), graph.complete)
     wanted = items(space, cover)
