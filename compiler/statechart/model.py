@@ -19,6 +19,10 @@ StateKind = Literal["atomic", "compound", "parallel", "final"]
 # the timer's id: docs/spec-format.md "Timers").
 Trigger = Literal["event", "done", "after"]
 HistoryKind = Literal["shallow", "deep"]
+# `external` (SCXML's default: the source is exited, and entered again when the target is it or
+# inside it), `internal` (`internal: true`: a target inside the source, which stays active) or
+# `targetless` (no `target`: nothing is exited or entered; `target` is then the source).
+TransitionKind = Literal["external", "internal", "targetless"]
 FieldType = Literal["string", "integer", "number", "boolean", "datetime", "enum"]
 
 
@@ -58,6 +62,23 @@ class Transition:
     # writes); `given` is what the caller passes.
     assigns: tuple[tuple[str, str | int | float | bool], ...] = ()
     assign_spans: tuple[Span, ...] = ()
+    kind: TransitionKind = "external"
+    internal_span: Span | None = None  # where `internal: true` is written
+
+    @property
+    def targetless(self) -> bool:
+        return self.kind == "targetless"
+
+    @property
+    def move_kind(self) -> str | None:
+        """How the runtime takes it (statechart_runtime.semantics.Move): its history kind,
+        `internal` or `targetless`; None for a plain external transition."""
+        return self.history or (None if self.kind == "external" else self.kind)
+
+    @property
+    def shown_target(self) -> str:
+        """The target as messages name it: `targetless` has none."""
+        return "(no target)" if self.kind == "targetless" else self.target
 
     @property
     def given(self) -> tuple[str, ...]:
@@ -247,10 +268,12 @@ class Spec:
         return out
 
     def is_trap(self, name: str) -> bool:
-        """An atomic state with no way out: no transition of its own or of an ancestor."""
+        """An atomic state with no way out: no transition of its own or of an ancestor that
+        leaves (a targetless one stays)."""
         state = self.states[name]
-        return state.kind == "atomic" and not state.transitions and not any(
-            self.states[a].transitions for a in self.ancestors(name))
+        return state.kind == "atomic" and not any(
+            not t.targetless for a in (name, *self.ancestors(name))
+            for t in self.states[a].transitions)
 
     def transitions(self) -> list[Transition]:
         return [t for s in self.states.values() for t in s.transitions]

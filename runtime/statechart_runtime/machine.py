@@ -86,6 +86,9 @@ class Machine(StateMachine):
     """Base of generated machine classes: SCXML selection order, and the class checks off
     (`statechart check` already proved what they check, and one of them is quadratic)."""
 
+    # SCXML: an internal transition to a descendant of its source enters it (the library's
+    # default skips the target's entry; it matters only for internal transitions).
+    enable_self_transition_entries = True
     validate_disconnected_states = False
     validate_trap_states = False
     validate_final_reachability = False

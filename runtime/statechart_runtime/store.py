@@ -33,6 +33,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, TypeVar
 
+from statechart_runtime import replay as _replay
 from statechart_runtime.errors import ConcurrentUpdate, RunError, RunNotFound, StoreError
 from statechart_runtime.run import Run
 from statechart_runtime.values import parse_time, utcnow
@@ -365,7 +366,7 @@ class RunStore:
         data = self._head_data(run_class, run_id, row)
         data["history"] = [
             {"event": e, "source": s, "target": t, "at": at, "values": json.loads(v),
-             **({"history": kind} if kind else {})}
+             **(_replay.kind_entry(kind) if kind else {})}
             for e, s, t, at, v, kind in self._x(
                 'SELECT event, source, target, at, "values", kind FROM history '
                 "WHERE run_id = ? ORDER BY idx", (run_id,)).fetchall()]
@@ -464,7 +465,7 @@ class RunStore:
                    [(run_id, index, step.event.value, step.source.value, step.target.value,
                      _utc_text(step.at), json.dumps(step.values, ensure_ascii=False,
                                                     allow_nan=False, sort_keys=True),
-                     step.history)
+                     step.kind)
                     for index, step in enumerate(new, start)])
         if run._active != mark.active:
             self._x("DELETE FROM run_states WHERE run_id = ?", (run_id,))
@@ -670,7 +671,7 @@ class RunStore:
         if not isinstance(record, dict):
             raise StoreError(f"run {run_id!r}: the stored record is not a JSON object")
         history = [{"event": e, "source": s, "target": t, "at": at, "values": json.loads(v),
-                    **({"history": kind} if kind else {})}
+                    **(_replay.kind_entry(kind) if kind else {})}
                    for e, s, t, at, v, kind in self._query(
                        'SELECT event, source, target, at, "values", kind FROM history '
                        "WHERE run_id = ? ORDER BY idx", [run_id])]
