@@ -72,12 +72,12 @@ from statechart.linter import check_source  # noqa: E402
 from statechart_runtime.store import (  # noqa: E402
     MARK_ATTR,
     RunStore,
-    SqliteStore,
     _Mark,
     _mark_of,
     _saved,
     _utc_text,
 )
+from statechart_runtime.store_sqlite import SQL, SqliteStore  # noqa: E402
 from statechart_runtime.values import utcnow  # noqa: E402
 
 ALL_SECTIONS = [1, 2, 3, 4, 5, 6]
@@ -415,6 +415,8 @@ def bench_lines(generated_dir: Path) -> list[tuple[str, int, int]]:
 class SqlFreeStore(RunStore):
     """The run store's own `_write` with every statement dropped: what `fire` computes for
     its UPDATE and INSERTs (the head's JSON, the new step's row), and no database."""
+
+    sql = SQL  # its statements are dropped, but `_write` names them
 
     def __init__(self) -> None:  # no connection, no schema
         self.where = "(no SQL)"

@@ -42,7 +42,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 from benchlib import agent_run_v1_module  # noqa: E402
 from pg_server import URL_VARIABLE, Server  # noqa: E402
 
-from statechart_runtime.store import DUE_SQL, RunStore, open_store  # noqa: E402
+from statechart_runtime.store import RunStore, open_store  # noqa: E402
 
 WORKERS = 8
 LOOP = ("call_tool", "tool_result")
@@ -161,10 +161,11 @@ def bulk_runs(ar: Any, store: RunStore, count: int) -> None:
                      head.replace(run.record.runId, run_id), due, "2025-01-01T00:00:00Z",
                      "2025-01-01T00:00:00Z"))
         states += [(run_id, "agent_run", name) for name in run._active]
-    with store._transaction(store.begin_write):
-        store._many("INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", runs)
-        store._many("INSERT INTO run_states VALUES (?, ?, ?)", states)
-    with store._transaction(store.begin_write):
+    marks = ", ".join([store.sql.param] * 10)
+    with store._transaction(store.sql.begin_write):
+        store._many(f"INSERT INTO runs VALUES ({marks})", runs)
+        store._many(store.sql.insert_state, states)
+    with store._transaction(store.sql.begin_write):
         store._x("ANALYZE")
 
 
@@ -193,7 +194,7 @@ def queries(url: str, count: int) -> tuple[dict[str, tuple[float, int]], dict[st
             for name, key, value in (("find(status=running)", "status", "running"),
                                      ("find(state=tool_call)", "state", "tool_call"),
                                      ("find(tag=paused)", "tag", "paused"))}
-    sqls["due(now, limit=100)"] = (DUE_SQL, ["agent_run", "2026-01-01T00:00:00.000000Z", 100])
+    sqls["due(now, limit=100)"] = (store.sql.due, ["agent_run", "2026-01-01T00:00:00.000000Z", 100])
     plans = {}
     for name, query in sqls.items():
         assert query is not None

@@ -1,7 +1,6 @@
 # Generated from specs/support_run.yaml by statechart-compiler 0.2.0. DO NOT EDIT.
 # Source sha256: d5de59bafdd45931146b3048981185109f408508b255c91d305941d3a55b5af3
 # Regenerate with: statechart build
-# ruff: noqa: E501 (a spec's names make some lines long)
 """The `support_run` statechart, version 1: a typed python-statemachine class and its run record.
 Generated; see DESCRIPTION for the spec's own words."""
 
@@ -19,12 +18,11 @@ from typing import Unpack as _Unpack
 
 try:
     import statechart_runtime as _rt
+    from statechart_runtime import api as _api
 except ImportError as _error:  # an application that runs this module needs only the runtime
     raise ImportError(f"{__name__} needs the statechart-runtime package: "
-                      "pip install statechart-runtime") from _error
+                      "pip install 'statechart-runtime @ git+https://github.com/statechart-compiler/statechart-compiler#subdirectory=runtime'") from _error
 _rt.check_api((1, 4), __name__, 'statechart-compiler 0.2.0')
-
-from statechart_runtime import api as _api  # noqa: E402
 
 SPEC_NAME: _Final = 'support_run'
 SPEC_VERSION: _Final = 1
@@ -180,10 +178,10 @@ class SupportRunMissingField(_api.errors.MissingField):
 
 # Type names as the class bodies below refer to them: a record field may be named `str` or
 # like a class of this module, and inside a class body that name would hide the type.
-_str: _TypeAlias = str
-_int: _TypeAlias = int
-_bool: _TypeAlias = bool
-_datetime: _TypeAlias = _dt.datetime
+_Str: _TypeAlias = str
+_Int: _TypeAlias = int
+_Bool: _TypeAlias = bool
+_DateTime: _TypeAlias = _dt.datetime
 _SupportRunState: _TypeAlias = SupportRunState
 _SupportRunStatus: _TypeAlias = SupportRunStatus
 _SupportRunInterruptReason: _TypeAlias = SupportRunInterruptReason
@@ -315,6 +313,66 @@ _SPEC: _Final = _api.SpecTables(
     counters={'retryCount': 'retrying'},
 )
 
+# Where the spec writes each state and each alternative of a transition (file, line; and the
+# line of its guard): what spec coverage reports (`pytest --statechart-cov`).
+_SOURCE: _Final = {
+    'files': ('specs/agent_run.yaml', 'specs/support_run.yaml'),
+    'states': {
+        'created': (0, 59),
+        'triaging': (0, 65),
+        'running': (0, 72),
+        'reasoning': (0, 77),
+        'tool_call': (0, 81),
+        'interrupted': (0, 100),
+        'suspended': (0, 110),
+        'waiting_for_approval': (0, 116),
+        'waiting_for_input': (0, 126),
+        'resumed': (0, 137),
+        'retrying': (0, 146),
+        'completed': (0, 159),
+        'failed': (0, 164),
+        'timed_out': (0, 172),
+        'cancelled': (0, 178),
+        'escalated': (1, 23),
+    },
+    # (source, event, position among the event's alternatives on the source)
+    'transitions': {
+        ('created', 'triage', 0): (0, 62, None),
+        ('created', 'cancel', 0): (0, 63, None),
+        ('triaging', 'start', 0): (0, 68, None),
+        ('triaging', 'reject', 0): (0, 69, None),
+        ('triaging', 'cancel', 0): (0, 70, None),
+        ('running', 'interrupt', 0): (0, 88, None),
+        ('running', 'error', 0): (0, 92, 92),
+        ('running', 'error', 1): (0, 94, 94),
+        ('running', 'error', 2): (0, 95, None),
+        ('running', 'complete', 0): (0, 96, None),
+        ('running', 'fail', 0): (0, 97, None),
+        ('running', 'cancel', 0): (0, 98, None),
+        ('running', 'escalate', 0): (1, 19, None),
+        ('reasoning', 'call_tool', 0): (0, 80, None),
+        ('tool_call', 'tool_result', 0): (0, 85, None),
+        ('interrupted', 'cancel', 0): (0, 134, None),
+        ('interrupted', 'fail', 0): (0, 135, None),
+        ('suspended', 'await_approval', 0): (0, 113, None),
+        ('suspended', 'await_input', 0): (0, 114, None),
+        ('suspended', 'resume', 0): (0, 115, None),
+        ('waiting_for_approval', 'approve', 0): (0, 124, None),
+        ('waiting_for_approval', 'deny', 0): (0, 125, None),
+        ('waiting_for_approval', 'after.approvalDeadline.waiting_for_approval', 0): (0, 122, None),
+        ('waiting_for_input', 'provide_input', 0): (0, 132, None),
+        ('waiting_for_input', 'after.delay1.waiting_for_input', 0): (0, 130, None),
+        ('resumed', 'proceed', 0): (0, 141, None),
+        ('resumed', 'cancel', 0): (0, 144, None),
+        ('retrying', 'give_up', 0): (0, 156, None),
+        ('retrying', 'cancel', 0): (0, 157, None),
+        ('retrying', 'after.retryAt.retrying', 0): (0, 154, None),
+        ('escalated', 'hand_back', 0): (1, 28, None),
+        ('escalated', 'close', 0): (1, 29, None),
+        ('escalated', 'cancel', 0): (1, 30, None),
+    },
+}
+
 
 class SupportRunStep(_api.Step[SupportRunEvent, SupportRunState]):
     """One transition of a run: the transition's own source and target, and what it set."""
@@ -333,50 +391,50 @@ class SupportRunRecord(_api.Record):
     _sc_spec = _SPEC
     _sc_step = SupportRunStep
 
-    runId: _str
-    specVersion: _int = SPEC_VERSION
+    runId: _Str
+    specVersion: _Int = SPEC_VERSION
     status: _SupportRunStatus = _SupportRunStatus.created
     configuration: list[_SupportRunState] = _field(
         default_factory=lambda: [SupportRunState.created])
-    lastTransitionAt: _datetime = _field(default_factory=_api.utcnow)
+    lastTransitionAt: _DateTime = _field(default_factory=_api.utcnow)
     history: list[SupportRunStep] = _field(default_factory=list)
-    counts: dict[_str, _int] = _field(default_factory=lambda: dict(_SPEC.initial_counts))
-    createdAt: _datetime = _field(default_factory=_api.utcnow)
+    counts: dict[_Str, _Int] = _field(default_factory=lambda: dict(_SPEC.initial_counts))
+    createdAt: _DateTime = _field(default_factory=_api.utcnow)
     timers: list[_api.Timer[_SupportRunState, SupportRunEvent]] = _field(default_factory=list)
     # History targets -> the states active under them when last left.
-    remembered: dict[_str, tuple[_str, ...]] = _field(default_factory=dict)
+    remembered: dict[_Str, tuple[_Str, ...]] = _field(default_factory=dict)
     # The spec's fields. Annotations use the `_` aliases: see the note above them.
-    threadId: _str | None = _field(default=None, metadata={
+    threadId: _Str | None = _field(default=None, metadata={
         "description": 'The conversation thread the run belongs to.'})
-    sessionId: _str | None = _field(default=None, metadata={
+    sessionId: _Str | None = _field(default=None, metadata={
         "description": 'The session the run belongs to.'})
-    toolCallId: _str | None = _field(default=None, metadata={
+    toolCallId: _Str | None = _field(default=None, metadata={
         "description": (
             'The tool call in flight: set by call_tool, cleared '
             'when its result comes back (an interrupted call keeps'
             ' it, and a resumed run returns to it).'
         )})
-    approvalId: _str | None = _field(default=None, metadata={
+    approvalId: _Str | None = _field(default=None, metadata={
         "description": 'The approval request a human must answer; cleared when the wait ends.'})
     interruptReason: _SupportRunInterruptReason | None = _field(default=None, metadata={
         "description": 'Why the run was interrupted.'})
-    approvalDeadline: _datetime | None = _field(default=None, metadata={
+    approvalDeadline: _DateTime | None = _field(default=None, metadata={
         "description": 'When an unanswered approval request expires (set with the approval id).'})
-    approvedBy: _str | None = _field(default=None, metadata={
+    approvedBy: _Str | None = _field(default=None, metadata={
         "description": 'Who approved the risky step (what came back from the approval).'})
-    humanInput: _str | None = _field(default=None, metadata={
+    humanInput: _Str | None = _field(default=None, metadata={
         "description": 'The input a human provided while the run waited for it.'})
-    retryReason: _str | None = _field(default=None, metadata={
+    retryReason: _Str | None = _field(default=None, metadata={
         "description": 'Why the last retry was started (kept across the retry).'})
     retryChange: _SupportRunRetryChange | None = _field(default=None, metadata={
         "description": 'What the retry changes compared with the failed attempt.'})
-    retryAt: _datetime | None = _field(default=None, metadata={
+    retryAt: _DateTime | None = _field(default=None, metadata={
         "description": 'When the next attempt starts (the backoff chosen by the application).'})
-    failureType: _str | None = _field(default=None, metadata={
+    failureType: _Str | None = _field(default=None, metadata={
         "description": 'The kind of failure that ended the run.'})
-    cancelReason: _str | None = _field(default=None, metadata={
+    cancelReason: _Str | None = _field(default=None, metadata={
         "description": 'Who or what cancelled the run.'})
-    escalationTicket: _str | None = _field(default=None, metadata={
+    escalationTicket: _Str | None = _field(default=None, metadata={
         "description": 'The ticket a human works on while the run is escalated.'})
     retryCount = _api.Counter('retrying')  # how many times it was entered (read-only)
 
@@ -447,11 +505,11 @@ class SupportRunMachine(_api.Machine):
 class SupportRunContext(_TypedDict, total=False):
     """The run context: keywords of `SupportRun(...)` and `update(...)`; None unsets."""
 
-    threadId: _str | None
-    sessionId: _str | None
-    toolCallId: _str | None
-    approvalId: _str | None
-    approvalDeadline: _datetime | None
+    threadId: _Str | None
+    sessionId: _Str | None
+    toolCallId: _Str | None
+    approvalId: _Str | None
+    approvalDeadline: _DateTime | None
 
 
 class SupportRun(_api.Run[SupportRunRecord, SupportRunState, SupportRunEvent]):
@@ -461,9 +519,10 @@ class SupportRun(_api.Run[SupportRunRecord, SupportRunState, SupportRunEvent]):
     _sc_spec = _SPEC
     _sc_record = SupportRunRecord
     _sc_machine = SupportRunMachine
+    _sc_source = _SOURCE
 
-    def __init__(self, record: SupportRunRecord | None = None, *, run_id: _str | None = None,
-                 model: object = None, clock: _api.Clock | None = None, check: _bool = True,
+    def __init__(self, record: SupportRunRecord | None = None, *, run_id: _Str | None = None,
+                 model: object = None, clock: _api.Clock | None = None, check: _Bool = True,
                  **context: _Unpack[SupportRunContext]) -> None:
         super().__init__(record, run_id=run_id, model=model, clock=clock, check=check,
                          **context)
@@ -481,7 +540,7 @@ class SupportRun(_api.Run[SupportRunRecord, SupportRunState, SupportRunEvent]):
         """Moves: created -> triaging."""
         self._fire('triage', None)
 
-    def cancel(self, *, cancelReason: _str) -> None:
+    def cancel(self, *, cancelReason: _Str) -> None:
         """Moves: created -> cancelled, escalated -> cancelled, interrupted -> cancelled, resumed
         -> cancelled, retrying -> cancelled, running -> cancelled, triaging -> cancelled."""
         self._fire('cancel', {'cancelReason': cancelReason})
@@ -490,7 +549,7 @@ class SupportRun(_api.Run[SupportRunRecord, SupportRunState, SupportRunEvent]):
         """Moves: triaging -> running."""
         self._fire('start', None)
 
-    def reject(self, *, failureType: _str) -> None:
+    def reject(self, *, failureType: _Str) -> None:
         """Moves: triaging -> failed."""
         self._fire('reject', {'failureType': failureType})
 
@@ -498,7 +557,7 @@ class SupportRun(_api.Run[SupportRunRecord, SupportRunState, SupportRunEvent]):
         """Moves: running -> interrupted."""
         self._fire('interrupt', {'interruptReason': interruptReason})
 
-    def error(self, *, retryReason: _str | None = None, retryChange: _SupportRunRetryChange | None = None, retryAt: _datetime | None = None, failureType: _str | None = None) -> None:
+    def error(self, *, retryReason: _Str | None = None, retryChange: _SupportRunRetryChange | None = None, retryAt: _DateTime | None = None, failureType: _Str | None = None) -> None:
         """Moves: running -> failed, running -> retrying."""
         self._fire('error', {'retryReason': retryReason, 'retryChange': retryChange, 'retryAt': retryAt, 'failureType': failureType})
 
@@ -506,15 +565,15 @@ class SupportRun(_api.Run[SupportRunRecord, SupportRunState, SupportRunEvent]):
         """Moves: running -> completed."""
         self._fire('complete', None)
 
-    def fail(self, *, failureType: _str) -> None:
+    def fail(self, *, failureType: _Str) -> None:
         """Moves: interrupted -> failed, running -> failed."""
         self._fire('fail', {'failureType': failureType})
 
-    def escalate(self, *, escalationTicket: _str) -> None:
+    def escalate(self, *, escalationTicket: _Str) -> None:
         """Moves: running -> escalated."""
         self._fire('escalate', {'escalationTicket': escalationTicket})
 
-    def call_tool(self, *, toolCallId: _str) -> None:
+    def call_tool(self, *, toolCallId: _Str) -> None:
         """Moves: reasoning -> tool_call."""
         self._fire('call_tool', {'toolCallId': toolCallId})
 
@@ -522,7 +581,7 @@ class SupportRun(_api.Run[SupportRunRecord, SupportRunState, SupportRunEvent]):
         """Moves: tool_call -> reasoning."""
         self._fire('tool_result', None)
 
-    def await_approval(self, *, approvalId: _str, approvalDeadline: _datetime) -> None:
+    def await_approval(self, *, approvalId: _Str, approvalDeadline: _DateTime) -> None:
         """Moves: suspended -> waiting_for_approval."""
         self._fire('await_approval', {'approvalId': approvalId, 'approvalDeadline': approvalDeadline})
 
@@ -534,15 +593,15 @@ class SupportRun(_api.Run[SupportRunRecord, SupportRunState, SupportRunEvent]):
         """Moves: suspended -> resumed."""
         self._fire('resume', None)
 
-    def approve(self, *, approvedBy: _str) -> None:
+    def approve(self, *, approvedBy: _Str) -> None:
         """Moves: waiting_for_approval -> resumed."""
         self._fire('approve', {'approvedBy': approvedBy})
 
-    def deny(self, *, cancelReason: _str) -> None:
+    def deny(self, *, cancelReason: _Str) -> None:
         """Moves: waiting_for_approval -> cancelled."""
         self._fire('deny', {'cancelReason': cancelReason})
 
-    def provide_input(self, *, humanInput: _str) -> None:
+    def provide_input(self, *, humanInput: _Str) -> None:
         """Moves: waiting_for_input -> resumed."""
         self._fire('provide_input', {'humanInput': humanInput})
 
@@ -550,7 +609,7 @@ class SupportRun(_api.Run[SupportRunRecord, SupportRunState, SupportRunEvent]):
         """Moves: resumed -> running."""
         self._fire('proceed', None)
 
-    def give_up(self, *, failureType: _str) -> None:
+    def give_up(self, *, failureType: _Str) -> None:
         """Moves: retrying -> failed."""
         self._fire('give_up', {'failureType': failureType})
 
@@ -562,7 +621,7 @@ class SupportRun(_api.Run[SupportRunRecord, SupportRunState, SupportRunEvent]):
         """Moves: escalated -> completed."""
         self._fire('close', None)
 
-    def can_retry(self) -> _bool:
+    def can_retry(self) -> _Bool:
         """Guard. This default lets the transition through: override it in a subclass (a
         `model=` object's answer is combined with this one by `and`)."""
         return True

@@ -62,8 +62,8 @@ def parts(module: ModuleType) -> tuple[type, type, type]:
 
 def sample(module: ModuleType, annotation: str) -> Any:
     kind = annotation.split(" | ")[0]
-    simple = {"_str": "text \"'\\\n é", "_int": 7, "_float": 2.5, "_bool": True,
-              "_datetime": dt.datetime(2025, 5, 1, 12, 30, tzinfo=dt.UTC)}
+    simple = {"_Str": "text \"'\\\n é", "_Int": 7, "_Float": 2.5, "_Bool": True,
+              "_DateTime": dt.datetime(2025, 5, 1, 12, 30, tzinfo=dt.UTC)}
     if kind in simple:
         return simple[kind]
     enum_class = getattr(module, kind.lstrip("_"))

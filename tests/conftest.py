@@ -15,6 +15,8 @@ from codegen_support import checked_text, generate
 from pg_server import URL_VARIABLE, Server, available
 from store_support import TICKET, TICKET_MODULE, Backend, import_path
 
+from statechart_runtime.store import BACKENDS
+
 
 @pytest.fixture(scope="session")
 def postgres_server_url() -> Iterator[str]:
@@ -50,14 +52,31 @@ def own_postgres() -> Iterator[Server]:
     server.stop()
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
-    """An empty store on each backend: a new SQLite file, or a new schema of its own on the
-    PostgreSQL server (so that tests never see each other's runs)."""
-    if request.param == "sqlite":
-        yield Backend("sqlite", f"sqlite:///{tmp_path}/runs.db")
-        return
+def _fresh_sqlite(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
+    yield Backend("sqlite", f"sqlite:///{tmp_path}/runs.db")
+
+
+def _fresh_postgres(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
     yield from _schema_of_its_own(request.getfixturevalue("postgres_server_url"))
+
+
+# How the backend-neutral suite gets an empty store of each backend module of the registry
+# (statechart_runtime.store.BACKENDS). A backend added there without an entry here fails
+# every store test until it has one: no backend goes untested.
+FRESH_STORES = {"statechart_runtime.store_sqlite": _fresh_sqlite,
+                "statechart_runtime.store_postgres": _fresh_postgres}
+
+
+@pytest.fixture(params=sorted({module for module, _ in BACKENDS.values()}),
+                ids=lambda module: module.rpartition("store_")[2])
+def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
+    """An empty store on each backend of the registry: a new SQLite file, a new schema of its
+    own on the PostgreSQL server (so that tests never see each other's runs)."""
+    fresh = FRESH_STORES.get(request.param)
+    if fresh is None:
+        pytest.fail(f"the store backend {request.param} has no entry in tests/conftest.py's "
+                    "FRESH_STORES: say how the tests get an empty store of it")
+    yield from fresh(request, tmp_path)
 
 
 @pytest.fixture

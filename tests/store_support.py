@@ -35,6 +35,19 @@ states:
 """
 TICKET_MODULE = "ticket_store_test"
 
+# `waiting` expires after 30 s, unless its guard says no (`gate_class`).
+GATE = """\
+statechart: gate
+version: 1
+initial: waiting
+states:
+  waiting:
+    on: {answer: done}
+    after: {30s: {target: expired, guard: may_expire}}
+  expired: {final: true}
+  done: {final: true}
+"""
+
 
 @dataclass
 class Backend:
@@ -87,3 +100,53 @@ def timed(module: ModuleType) -> type[Any]:
 
     module.TimedTicket = TimedTicket
     return TimedTicket
+
+
+def gate_class(folder: Path) -> type[Any]:
+    """The gate run class: the guard of `waiting`'s timer refuses for the run `stubborn`
+    and raises for the run `broken` (a failing timer)."""
+    from codegen_support import checked_text, generate
+
+    module = sys.modules.get("gate_store_test")
+    if module is None:
+        spec = checked_text(GATE)
+        assert spec is not None
+        path = folder / "gate_store_test.py"
+        path.write_bytes(generate(spec)["generated/gate.py"])
+        module = import_path(path, "gate_store_test")
+    cached = getattr(module, "GuardedGate", None)
+    if cached is not None:
+        return cached
+
+    class GuardedGate(module.Gate):  # type: ignore[name-defined, misc]
+        def may_expire(self) -> bool:
+            if self.record.runId == "broken":
+                raise RuntimeError("the guard's service is down")
+            return bool(self.record.runId != "stubborn")
+
+    module.GuardedGate = GuardedGate
+    return GuardedGate
+
+
+class Clock:
+    """A clock a test sets: `at`, moved by `advance`."""
+
+    def __init__(self, at: dt.datetime) -> None:
+        self.at = at
+
+    def __call__(self) -> dt.datetime:
+        return self.at
+
+    def advance(self, delta: dt.timedelta) -> None:
+        self.at += delta
+
+
+def assert_usable(store: Any, module: ModuleType) -> None:
+    """After a refused call, the same store object still does the ordinary things: create a
+    run, fire an event at it, load it back (its whole history replayed)."""
+    run = module.Ticket()
+    store.create(run)
+    fired = store.fire(module.Ticket, run.record.runId, "approve", note="still usable")
+    assert fired.applied and fired.revision == 2
+    loaded = store.load(module.Ticket, run.record.runId)
+    assert [s.values for s in loaded.record.history] == [{"note": "still usable"}]

@@ -45,8 +45,8 @@ def test_build_writes_then_reports_unchanged(project: Path,
                                              capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run_cli(capsys)
     assert code == 0
-    assert out.splitlines() == ["updated   generated/agent_run.py",
-                                "updated   generated/agent_run.schema.json"]
+    assert out.splitlines() == ["created   generated/agent_run.py",
+                                "created   generated/agent_run.schema.json"]
     code, out, _ = run_cli(capsys)
     assert code == 0 and out.split() == ["unchanged", "generated/agent_run.py",
                                          "unchanged", "generated/agent_run.schema.json"]
@@ -108,7 +108,10 @@ def test_check_output_is_bounded_unless_full_diff_is_asked(
     lines = out.splitlines()
     assert code == 1 and lines[0] == "stale     generated/agent_run.py"
     stale_py = lines[1:lines.index("stale     generated/agent_run.schema.json")]
-    assert len(stale_py) == 21 and stale_py[-1].startswith("... ")  # 20 lines, then the rest
+    # what changed in the spec's terms (test_build_summary.py), then 20 lines, then the rest
+    assert stale_py[0] == ("  same states, transitions and fields: only other text changed "
+                           "(descriptions, header, layout)")
+    assert len(stale_py) == 22 and stale_py[-1].startswith("... ")
     assert stale_py[-1].endswith(" more line(s) of this diff")
     assert "(2 stale)" in out and "add --full-diff" in out
     code, out, _ = run_cli(capsys, "--check", "--full-diff")

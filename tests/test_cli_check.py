@@ -110,8 +110,10 @@ def test_a_broken_file_does_not_stop_the_others(capsys: pytest.CaptureFixture[st
     (tmp_path / "b_broken.yaml").write_text(BROKEN.read_text())
     (tmp_path / "c_ok.yml").write_text(OK.read_text())
     code, out, _ = run(capsys, "check", "--format", "concise", str(tmp_path))
-    files = {line.split(":")[0] for line in out.splitlines()}
+    *lines, summary = out.splitlines()
+    files = {line.split(":")[0] for line in lines}
     assert code == 1
+    assert summary == "Found 6 errors and 0 warnings."
     assert files == {str(tmp_path / "a_garbage.yaml"), str(tmp_path / "b_broken.yaml")}
 
 

@@ -43,6 +43,7 @@ COMMANDS = [
     *[["render", MISSING, "--format", fmt] for fmt in ("svg", "png", "dot", "mermaid")],
     ["render", SPEC, "--record", MISSING],
     ["resolve", MISSING],
+    *[["paths", MISSING, "--format", fmt] for fmt in ("text", "json")],
     ["diff", MISSING, SPEC],
     ["diff", SPEC, MISSING],
     *[["diff", "--against", "HEAD", "--format", fmt, MISSING] for fmt in
@@ -61,7 +62,7 @@ def test_a_missing_path_is_a_usage_error(project: Path, capsys: pytest.CaptureFi
     assert after == before  # nothing written
 
 
-@pytest.mark.parametrize("argv", [["render", "specs"], ["resolve", "specs"],
+@pytest.mark.parametrize("argv", [["render", "specs"], ["resolve", "specs"], ["paths", "specs"],
                                   ["diff", SPEC, "specs"]], ids=" ".join)
 def test_a_folder_where_a_spec_file_is_needed_is_a_usage_error(
         project: Path, capsys: pytest.CaptureFixture[str], argv: list[str]) -> None:

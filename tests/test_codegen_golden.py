@@ -98,8 +98,10 @@ def test_expected_modules_pass_mypy_strict_and_ruff(tmp_path: Path) -> None:
     # The project's ruff settings leave tests/golden out; lint copies with those settings.
     for f in files:
         shutil.copy(f, tmp_path)
+    # As the project lints generated/ (pyproject.toml: long lines allowed there).
     ruff = subprocess.run([sys.executable, "-m", "ruff", "check", "--no-cache", "--config",
-                           str(ROOT / "pyproject.toml"), str(tmp_path)],
+                           str(ROOT / "pyproject.toml"), "--extend-ignore", "E501",
+                           str(tmp_path)],
                           capture_output=True, text=True, cwd=ROOT, check=False)
     assert ruff.returncode == 0, ruff.stdout
 

@@ -75,7 +75,8 @@ def test_check_from_a_subfolder_reads_the_roots_specs_and_severity(
 def test_the_repository_configuration_keeps_the_defaults() -> None:
     config = load(cwd=ROOT)
     assert config.file == ROOT / "pyproject.toml"
-    assert config == Config(ROOT, config.file)
+    # the defaults, plus the editor schema `build` keeps current
+    assert config == Config(ROOT, config.file, editor_schema="docs/spec.schema.json")
 
 
 # -- severity and per-file ignores -----------------------------------------------------------
@@ -89,8 +90,10 @@ def test_severity_of_a_rule(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
     monkeypatch.chdir(tmp_path)
     got, out, _ = _run(capsys, "check", "--format", "concise")
     assert got == code
+    summary = f"Found {int(setting == 'error')} error{'s' * (setting != 'error')} and " \
+              f"{int(setting == 'warning')} warning{'s' * (setting != 'warning')}.\n"
     assert out == (f"specs/never_set.yaml:5:3: {shown}: record field `failureType` is never set "
-                   "by an event or required by a state\n" if shown else "")
+                   f"by an event or required by a state\n{summary}" if shown else "")
 
 
 def test_an_error_lowered_to_a_warning_lets_build_write(
@@ -101,7 +104,7 @@ def test_an_error_lowered_to_a_warning_lets_build_write(
     assert _run(capsys, "check")[0] == 0
     assert _run(capsys, "check", "--strict")[0] == 1
     code, out, _ = _run(capsys, "build")
-    assert code == 0 and out == "updated   generated/demo.py\n"
+    assert code == 0 and out == "created   generated/__init__.py\ncreated   generated/demo.py\n"
 
 
 def test_per_file_ignores_match_the_root_relative_path_or_the_name(
@@ -129,7 +132,8 @@ def test_output_folders_and_kinds(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     code, out, err = _run(capsys, "build")
     assert (code, err) == (0, "")
     assert out.split()[1::2] == ["schemas/full_demo.schema.json", "site/machines/full_demo.md",
-                                 "site/machines/index.md", "src/gen/full_demo.py"]
+                                 "site/machines/index.md", "src/gen/__init__.py",
+                                 "src/gen/full_demo.py"]
     page = (tmp_path / "site" / "machines" / "full_demo.md").read_text(encoding="utf-8")
     assert "Source: [specs/agent_like.yaml](../../specs/agent_like.yaml)" in page
     assert ".svg" not in page and "this project does not build diagrams" in page
@@ -174,7 +178,7 @@ def test_build_of_a_spec_in_a_configured_project_writes_there(
     code, _, _ = _run(capsys, "build", "../app/specs/agent_like.yaml")
     assert code == 0
     assert sorted(p.name for p in (app / "generated").iterdir()) == [
-        "full_demo.py", "full_demo.schema.json"]
+        "__init__.py", "full_demo.py", "full_demo.schema.json"]
     assert list((tmp_path / "other").iterdir()) == []
     page = (app / "docs" / "specs" / "full_demo.md").read_text(encoding="utf-8")
     assert "](../../specs/agent_like.yaml)" in page

@@ -388,7 +388,7 @@ def test_cli_safe_changes_exit_0(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert cli_diff.run(args(old, new, "--format", "concise")) == 0
     out = capsys.readouterr().out
     assert out == (f"{new}:26:3: warning[limit-raised]: state `retrying` may now be entered 5 "
-                   "times (was 3) (safe)\n")
+                   "times (was 3) (safe)\nFound 0 errors and 1 warning.\n")
 
 
 def test_cli_breaking_exit_1_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -462,7 +462,8 @@ def test_against_git_ref(repo: Path, capsys: pytest.CaptureFixture[str]) -> None
     (repo / "specs" / "gone.yaml").unlink()
     write(repo / "specs" / "new.yaml", BASE.replace("statechart: job", "statechart: fresh"))
     assert cli_diff.run(args("--against", "HEAD", "--format", "concise")) == 1
-    lines = capsys.readouterr().out.splitlines()
+    *lines, summary = capsys.readouterr().out.splitlines()
+    assert summary == "Found 3 errors and 1 warning."
     assert [re.sub(r": .*", "", line.split(": ", 1)[1]) for line in lines] == [
         "error[spec-removed]", "error[version-not-raised]", "error[limit-lowered]",
         "warning[spec-added]"]
@@ -486,7 +487,8 @@ def test_against_git_ref_reads_an_overlays_base_as_it_was(
     write(repo / "specs" / "team.yaml", overlay.replace("[busy]", "[busy, hot]"))
     write(repo / "specs" / "job.yaml", edit(BASE, [("limit: 3", "limit: 5")]))
     assert cli_diff.run(args("--against", "HEAD", "--format", "concise")) == 0
-    lines = capsys.readouterr().out.splitlines()
+    *lines, summary = capsys.readouterr().out.splitlines()
+    assert summary == "Found 0 errors and 1 warning."
     # The base's change is seen in job.yaml and again through team.yaml: reported once; the
     # old overlay was checked against the old base (no "no spec at" error).
     assert [line.split(": ", 1)[1].split(":")[0] for line in lines] == ["warning[limit-raised]"]
@@ -586,7 +588,8 @@ states:
 
 def test_an_overlay_is_compared_with_its_base(tmp_path: Path,
                                                capsys: pytest.CaptureFixture[str]) -> None:
-    # NEW extends OLD: its own name and version are not changes; what it changes is classified.
+    # NEW extends OLD: its own name and version are not changes; what it changes is listed,
+    # and nothing breaks: the overlay is a new spec, no stored run of the base is its run.
     specs = tmp_path / "specs"
     specs.mkdir()
     (specs / "base.yaml").write_text(OVERLAY_BASE)
@@ -603,8 +606,14 @@ states:
 """)
     for argv in (["diff", str(specs / "base.yaml"), str(specs / "team.yaml")],
                  ["diff", "--base", str(specs / "team.yaml")]):
-        assert main([*argv, "--format", "concise"]) == 1
+        assert main([*argv, "--format", "concise"]) == 0
         out = capsys.readouterr().out
+        assert "breaks" not in out and "error[" not in out
+        assert "warning[transition-removed]: `working` on `stop` no longer goes to `stopped` " \
+               "(callers written for the base must change)\n" in out
+        assert "warning[transition-retargeted]: `working` on `finish` now goes to `review` " \
+               "(was `done`) (safe: the overlay is a new spec, with no stored runs of the " \
+               "base)\n" in out
         kinds = re.findall(r"\[([a-z-]+)\]", out)
         assert "spec-renamed" not in kinds and "version-not-raised" not in kinds
         assert "version-lowered" not in kinds

@@ -236,7 +236,7 @@ def test_random_runs_with_updates_always_round_trip(mod: ModuleType,
 
 
 def test_the_run_store_finds_runs_by_reported_status(mod: ModuleType, tmp_path: Path) -> None:
-    from statechart_runtime.store import SqliteStore
+    from statechart_runtime.store_sqlite import SqliteStore
 
     with SqliteStore(tmp_path / "runs.db") as store:
         waiting = mod.CtxRun(run_id="w", threadId="t", clock=clock())

@@ -99,7 +99,7 @@ def test_list_table_json_and_filters(capsys: pytest.CaptureFixture[str], store: 
     assert (code, err) == (0, "")
     lines = out.splitlines()
     assert lines[0].split() == ["RUN", "ID", "SPEC", "STATUS", "STATES", "REVISION", "STEPS",
-                                "LAST", "TRANSITION"]
+                                "LAST", "TRANSITION", "NEXT", "DUE"]
     rows = {line.split()[0]: line.split() for line in lines[1:]}
     assert sorted(rows) == sorted(r for r, _ in RUNS)
     assert rows["run-reopened"][1:7] == ["ticket", "v1", "open", "open", "3", "2"]
@@ -356,7 +356,7 @@ def test_runs_help_imports_no_heavy_dependency(argv: list[str]) -> None:
     assert heavy == []
     assert "statechart_runtime.store" not in modules
     assert {m for m in modules if m.startswith("statechart.cli.")} <= {
-        "statechart.cli.runs", "statechart.cli.colour"}
+        "statechart.cli.runs", "statechart.cli.runs_work", "statechart.cli.colour"}
 
 
 def test_nested_states_of_the_agent_run(capsys: pytest.CaptureFixture[str],

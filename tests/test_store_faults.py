@@ -1,8 +1,12 @@
-"""The run store under faults, on both backends: 8 worker processes firing conflicting events
+"""The run store under faults, on every backend: 8 worker processes firing conflicting events
 at shared runs, and PostgreSQL restarted while they run. What must hold: every accepted event
 is in exactly one history, no refused one is in any, every stored history replays to its
 stored state (a full check, as `store.load` does), and a retried event (the same idempotency
 key) is applied once. (A worker killed in the middle of a transaction: tests/test_store.py.)
+
+Then the errors a driver raises, each of which a caller must see as a documented StoreError
+with the same store object still usable afterwards: a run id created twice at once, values
+the database cannot hold, a full disk, a connection cut in the middle of a call.
 
 The SQLite file of the concurrency test is in /dev/shm when there is one: fsync is free
 there, so 4,000 serialized commits take seconds, not a minute; the locking is SQLite's all
@@ -10,6 +14,7 @@ the same. The PostgreSQL test servers run with fsync off for the same reason."""
 
 from __future__ import annotations
 
+import datetime as dt
 import multiprocessing
 import random
 import threading
@@ -21,9 +26,15 @@ from typing import Any
 import psycopg
 import pytest
 from pg_server import Server
-from store_support import TICKET_MODULE, Backend, import_path
+from store_support import TICKET_MODULE, Backend, assert_usable, import_path, timed
 
-from statechart_runtime.errors import StoreError
+from statechart_runtime.errors import (
+    OutcomeUnknown,
+    RunIdTaken,
+    RunNotFound,
+    StoreFull,
+    UnstorableValue,
+)
 from statechart_runtime.run import EventNotAccepted
 from statechart_runtime.store import RunStore, open_store
 
@@ -183,7 +194,141 @@ def test_a_connection_cut_before_the_commit_is_retried_only_when_that_is_safe(
     assert fired.applied and len(cuts) == 1
     assert [r.values for r in store.history(run_id)] == [{"note": "once"}]
     cuts.clear()
-    with pytest.raises(StoreError, match="whether the change was stored is unknown"):
+    with pytest.raises(OutcomeUnknown, match="whether the change was stored is unknown"):
         store.fire(ticket.Ticket, run_id, "reopen", note="unkeyed")
     assert [r.values for r in store.history(run_id)] == [{"note": "once"}]  # rolled back
     assert store.fire(ticket.Ticket, run_id, "reopen", note="then").revision == 3
+    # The same cut in the middle of a worker's `fire_next_due` (no key: it cannot be
+    # repeated blindly): the documented OutcomeUnknown, then the store reconnects.
+    timed_ticket = timed(ticket)
+    store.create(due := timed_ticket())
+    later = due.record.lastTransitionAt + dt.timedelta(hours=2)
+    cuts.clear()
+    with pytest.raises(OutcomeUnknown, match="load the run to see"):
+        store.fire_next_due(timed_ticket, later)
+    assert len(cuts) == 1
+    monkeypatch.setattr(RunStore, "_write", write)
+    assert store.history(due.record.runId) == []  # the cut transaction was rolled back
+    assert store.fire_next_due(timed_ticket, later).events == ("deny",)  # type: ignore[union-attr]
+    assert_usable(store, ticket)
+
+
+def test_a_run_id_created_twice_at_once_is_run_id_taken(ticket: ModuleType,
+                                                        backend: Backend) -> None:
+    """The loser of two `create`s of one id is told so (RunIdTaken), on PostgreSQL too, where
+    its INSERT waits for the winner's uncommitted key and fails once the winner commits, at a
+    later statement of its pipeline; and its store object goes on working."""
+    # SQLite connections stay in the thread that opened them: each thread opens its own.
+    inserted, go = threading.Event(), threading.Event()
+    outcome: list[BaseException | None] = []
+
+    def create_and_wait() -> None:
+        winner = open_store(backend.url)
+        write = winner._write
+
+        def write_and_wait(*args: Any, **kwargs: Any) -> int:
+            revision = write(*args, **kwargs)
+            winner._x("SELECT 1").fetchone()  # the INSERT has reached the database
+            inserted.set()
+            assert go.wait(30)
+            return revision
+
+        winner._write = write_and_wait  # type: ignore[method-assign]
+        winner.create(ticket.Ticket(run_id="same"))
+        winner.close()
+
+    loser = open_store(backend.url)
+
+    def create_too() -> None:
+        try:
+            loser.create(ticket.Ticket(run_id="same"))
+            outcome.append(None)
+        except BaseException as exc:
+            outcome.append(exc)
+
+    first = threading.Thread(target=create_and_wait)
+    first.start()
+    assert inserted.wait(30)
+    if backend.name == "postgres":  # (SQLite: the loser's thread must open its own store)
+        second = threading.Thread(target=create_too)
+    else:
+        loser.close()
+
+        def create_too_in_thread() -> None:
+            nonlocal loser
+            loser = open_store(backend.url)
+            create_too()
+            loser.close()
+
+        second = threading.Thread(target=create_too_in_thread)
+    second.start()
+    if backend.name == "postgres":  # the loser's INSERT waits for the winner's key
+        with psycopg.connect(backend.url, autocommit=True) as admin:
+            for _ in range(300):
+                if admin.execute("SELECT count(*) FROM pg_stat_activity WHERE "
+                                 "wait_event_type = 'Lock'").fetchone()[0]:
+                    break
+                time.sleep(0.01)
+    else:  # the loser waits for the write lock
+        time.sleep(0.2)
+    go.set()
+    first.join(30)
+    second.join(30)
+    assert len(outcome) == 1 and isinstance(outcome[0], RunIdTaken), outcome
+    assert "already in the store" in str(outcome[0]) and outcome[0].run_id == "same"
+    if backend.name == "sqlite":
+        loser = open_store(backend.url)
+    assert loser.load(ticket.Ticket, "same").record.runId == "same"
+    assert_usable(loser, ticket)
+    with pytest.raises(RunIdTaken):  # and sequentially, the same error
+        loser.create(ticket.Ticket(run_id="same"))
+    assert_usable(loser, ticket)
+
+
+def test_values_the_database_cannot_hold_are_refused_cleanly(ticket: ModuleType,
+                                                            backend: Backend) -> None:
+    """A string with a lone surrogate (no UTF-8 for it), and on PostgreSQL a NUL character
+    in a column or a run id too long for the index: UnstorableValue, nothing written, the
+    store usable. SQLite holds the NUL and the long id: they round-trip."""
+    store = open_store(backend.url)
+    with pytest.raises(UnstorableValue, match="change the value"):
+        store.create(ticket.Ticket(run_id="bad\ud800id"))
+    assert_usable(store, ticket)
+    store.create(run := ticket.Ticket())
+    with pytest.raises(UnstorableValue, match="lone surrogates"):
+        store.fire(ticket.Ticket, run.record.runId, "approve", note="bad\udfffnote")
+    assert store.history(run.record.runId) == []
+    assert_usable(store, ticket)
+    for run_id in ("nul\x00id", "x" * 1_000_000):
+        if backend.name == "postgres":
+            with pytest.raises(UnstorableValue):
+                store.create(ticket.Ticket(run_id=run_id))
+            # Looked up, the long id is simply not there; the NUL one cannot even be asked.
+            with pytest.raises(UnstorableValue if "\x00" in run_id else RunNotFound):
+                store.load(ticket.Ticket, run_id)
+        else:
+            store.create(ticket.Ticket(run_id=run_id))
+            assert store.fire(ticket.Ticket, run_id, "approve", note="n").revision == 2
+            assert store.load(ticket.Ticket, run_id).record.runId == run_id
+        assert_usable(store, ticket)
+    # A NUL inside a value is stored as JSON keeps it (an escape): both backends hold it.
+    store.create(nul := ticket.Ticket())
+    store.fire(ticket.Ticket, nul.record.runId, "approve", note="a\x00b")
+    assert store.load(ticket.Ticket, nul.record.runId).record.note == "a\x00b"
+
+
+def test_a_full_sqlite_database_is_store_full(ticket: ModuleType, tmp_path: Path) -> None:
+    """SQLite's "database or disk is full", from a real size limit (PRAGMA max_page_count on
+    the store's connection: a disk that has a few pages left): StoreFull, nothing of the
+    call stored, and the calls that fit go on working."""
+    store = open_store(tmp_path / "runs.db")
+    store.create(run := ticket.Ticket())
+    pages = store._db.execute("PRAGMA page_count").fetchone()[0]
+    store._db.execute(f"PRAGMA max_page_count = {pages + 40}")
+    with pytest.raises(StoreFull, match="free space"):
+        store.fire(ticket.Ticket, run.record.runId, "approve", note="x" * 1_000_000)
+    assert store.history(run.record.runId) == []
+    assert_usable(store, ticket)
+    with pytest.raises(StoreFull):
+        store.create(ticket.Ticket(run_id="y" * 1_000_000))
+    assert_usable(store, ticket)

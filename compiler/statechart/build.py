@@ -40,11 +40,17 @@ from typing import Literal
 from statechart import outputs, writes
 from statechart.config import Config
 from statechart.diagnostics import Diagnostic
-from statechart.generated_header import generated_files
-from statechart.linter import FileResult, check_file, spec_files
+from statechart.generated_header import (
+    generated_files,
+    is_whole_set,
+    project_files,
+    read_header,
+)
+from statechart.linter import FileResult, check_file, spec_files, unique
 from statechart.model import Spec
+from statechart.render import bounds
 
-Action = Literal["updated", "unchanged", "deleted"]
+Action = Literal["created", "updated", "unchanged", "deleted"]
 
 
 @dataclass
@@ -71,7 +77,7 @@ class Plan:
 
     @property
     def diagnostics(self) -> list[Diagnostic]:
-        return [d for r in self.results for d in r.diagnostics]
+        return unique(self.results)
 
     @property
     def ok(self) -> bool:
@@ -138,6 +144,12 @@ def _plan(paths: list[str | os.PathLike[str]], config: Config) -> Plan:
             f"`{name}` not written: another spec in the folders of {' '.join(map(str, paths))}"
             " has errors (check it, or build the whole folder)" for name, _ in all_specs)
         all_specs = []
+    if "diagrams" in config.build and any(name == "docs" for name, _ in per_spec):
+        # The page says why it has no picture; the build's output says it too.
+        limits = bounds.current()
+        result.notes.extend(f"no diagram for {spec.path}: {limits.omitted(spec)} (its page says "
+                            "so; `layout-max-transitions` raises the bound)"
+                            for spec in specs if limits.settings(spec) is None)
     owner: dict[str, str] = {}
 
     def add(source: str, produced: dict[str, bytes]) -> None:
@@ -176,11 +188,15 @@ def _plan(paths: list[str | os.PathLike[str]], config: Config) -> Plan:
             unavailable("(all specs)", name, exc)
         except ValueError as exc:
             result.problems.append(Problem("(all specs)", f"{name}: {exc}"))
+    if config.editor_schema is not None:  # the spec format's schema, kept with the outputs
+        from statechart.spec_format import editor_schema_text
+
+        add("(editor schema)", {config.editor_schema: editor_schema_text().encode()})
     if result.ok:
         # A spec whose file could not be made did not "stop producing" it: not an orphan.
         built = {outputs.spec_display_path(s) for s in specs if s.path not in incomplete}
         result.orphans = find_orphans(result.root, set(result.files), built,
-                                      output_dirs(config))
+                                      output_dirs(config), whole_set=bool(all_specs))
     return result
 
 
@@ -212,11 +228,15 @@ def _whole_set(paths: Iterable[str | os.PathLike[str]], results: list[FileResult
 
 
 def find_orphans(root: Path, planned: set[str], built: set[str] | None = None,
-                 folders: tuple[str, ...] | None = None) -> list[str]:
+                 folders: tuple[str, ...] | None = None, whole_set: bool = False) -> list[str]:
     """Generated files (`generated_header`) under `folders` (default: the default output
-    folders) whose spec is gone, or whose spec is in `built` (the specs this build generates
-    from, as their headers name them) but did not produce them this time. Paths in headers are
-    relative to the root (`outputs.spec_display_path`)."""
+    folders) whose spec is gone, and, anywhere in the project (`project_files`), those whose
+    spec is in `built` (the specs this build generates from, as their headers name them) but
+    did not produce them this time: a spec renamed, or an output folder of the configuration
+    changed. With `whole_set` (the whole-set generators ran), a whole-set output (the index,
+    the code folder's `__init__.py`) that this build did not produce, anywhere in the project,
+    too. Never a file without our header. Paths in headers are relative to the root
+    (`outputs.spec_display_path`)."""
     built = built or set()
     folders = folders or output_dirs(Config(root))
     out = []
@@ -226,7 +246,17 @@ def find_orphans(root: Path, planned: set[str], built: set[str] | None = None,
             continue
         if any(header.names(spec) for spec in built) or not header.spec_exists(root):
             out.append(rel)
-    return out
+    if not built:
+        return out
+    for path in project_files(root):
+        rel = path.relative_to(root).as_posix()
+        if rel in planned or rel in out:
+            continue
+        named = read_header(path)
+        if (named is not None and any(named.names(spec) for spec in built)) \
+                or (named is None and whole_set and is_whole_set(path)):
+            out.append(rel)
+    return sorted(out)
 
 
 def _current(root: Path, rel: str) -> bytes | None:
@@ -249,11 +279,12 @@ def apply(p: Plan, on_wait: Callable[[], None] | None = None) -> list[tuple[str,
         changed: dict[str, bytes] = {}
         for rel in sorted(p.files):
             _safe(p.root, rel)
-            if _current(p.root, rel) == p.files[rel]:
+            current = _current(p.root, rel)
+            if current == p.files[rel]:
                 done.append((rel, "unchanged"))
             else:
                 changed[rel] = p.files[rel]
-                done.append((rel, "updated"))
+                done.append((rel, "created" if current is None else "updated"))
         writes.write_all(p.root, changed)
         for rel in p.orphans:
             try:
@@ -282,6 +313,17 @@ def stale(p: Plan, on_wait: Callable[[], None] | None = None) -> list[tuple[str,
         for rel in p.orphans:
             out.append((rel, "orphaned", _diff(rel, _current(p.root, rel), None)))
     return out
+
+
+def change_summary(p: Plan, rel: str) -> list[str] | None:
+    """For a stale output: which states, transitions and fields its old and new versions
+    describe differently (`output_summary`), or None when its type is not read so."""
+    from statechart.output_summary import summary
+
+    current = _current(p.root, rel)
+    if current is None or rel not in p.files:
+        return None
+    return summary(rel, current, p.files[rel])
 
 
 def _diff(rel: str, old: bytes | None, new: bytes | None) -> str:

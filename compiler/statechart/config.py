@@ -63,6 +63,9 @@ class Config:
     layout_max_transitions: int | None = None
     severity: dict[str, Setting] = field(default_factory=dict)  # rule id -> setting
     per_file_ignores: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # Where `build` and `schema --write` keep the spec format's JSON Schema for editors
+    # (relative to the root); None: nowhere.
+    editor_schema: str | None = None
 
     def spec_paths(self, cwd: Path | None = None) -> list[str]:
         """The configured spec paths as the command line would name them from `cwd`."""
@@ -160,7 +163,8 @@ def read(file: Path) -> Config:
     return _Reader(file, text, () if own else ("tool", "statechart")).config(table)
 
 
-_KEYS = ("specs", "build", "output", "diagrams", "severity", "per-file-ignores")
+_KEYS = ("specs", "build", "output", "editor-schema", "diagrams", "severity",
+         "per-file-ignores")
 _DIAGRAM_KEYS = ("engine", "layout-timeout", "layout-max-transitions")
 
 
@@ -181,7 +185,8 @@ class _Reader:
     def _line(self, table: tuple[str, ...], key: str | None) -> int | None:
         """The line that sets `key` in `table` (or the table's header), by scanning the text:
         a header `[a.b]` opens a table, a key is written bare, quoted or as the last part of
-        a dotted key. Good enough for a message; None when not found."""
+        a dotted key, or is itself a table with a header (`[a.b.KEY]`, `[a.b.KEY.c]`). Good
+        enough for a message; None when not found."""
         full = (*self.prefix, *table)
         current: tuple[str, ...] = ()
         header_line = None
@@ -192,6 +197,8 @@ class _Reader:
                 current = tuple(p.strip().strip("\"'") for p in header.group(1).split("."))
                 if current == full:
                     header_line = number
+                elif key is not None and current[:len(full) + 1] == (*full, key):
+                    return number  # the key is a table of its own: `[tool.statechart.KEY]`
                 continue
             if key is None:
                 continue
@@ -229,6 +236,9 @@ class _Reader:
             for kind, value in folders.items():
                 merged[kind] = self.folder(value, ("output",), kind)
             out["folders"] = merged
+        if "editor-schema" in table:
+            out["editor_schema"] = self.folder(table["editor-schema"], (), "editor-schema",
+                                               noun="file")
         if "diagrams" in table:
             self.diagrams(self.table(table["diagrams"], (), "diagrams"), out)
         if "severity" in table:
@@ -306,10 +316,11 @@ class _Reader:
                              f"{_listed(choices)}" + (f"; {hint}" if hint else ""))
         return value
 
-    def folder(self, value: object, where: tuple[str, ...], key: str) -> str:
+    def folder(self, value: object, where: tuple[str, ...], key: str,
+               noun: str = "folder") -> str:
         """A relative path that stays inside the project root, in POSIX form."""
         if not isinstance(value, str) or not value.strip():
-            raise self.error(where, key, f"`{self._name(where, key)}` must be a folder path")
+            raise self.error(where, key, f"`{self._name(where, key)}` must be a {noun} path")
         path = PurePosixPath(value.replace("\\", "/"))
         if path.is_absolute() or re.match(r"[A-Za-z]:", value) or ".." in path.parts:
             raise self.error(where, key, f"`{self._name(where, key)}`: `{value}` must be a "

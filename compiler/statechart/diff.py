@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from statechart import report, semantics
 from statechart.diagnostics import Diagnostic, Span
@@ -84,6 +84,9 @@ KINDS: dict[str, str] = {
 _LOST = ("stored runs that took it cannot be loaded: their history has that step, which no "
          "transition of the new version takes")
 
+# What a change covered by the upgrade of a stored run (no migration needed) says.
+_UPGRADED = "safe once `version` is raised: stored runs are upgraded"
+
 # Type changes every stored value survives: an enum value is a string, an integer is a number.
 _WIDENINGS = {("enum", "string"), ("integer", "number")}
 
@@ -94,7 +97,10 @@ class Change:
 
     `for_runs` / `for_callers` say whom it breaks; a change that breaks nobody is safe.
     `span` is in NEW, or in OLD for what no longer exists there (the span names its file).
-    `migrated` marks a change that would break stored runs but is covered by a migration.
+    `migrated` marks a change that would break stored runs but is covered by a migration, or
+    by the upgrade of a stored run to the new version (a new timer is armed): `note` then says
+    which, in place of "migrated". `of_overlay`: a difference between a base and an overlay
+    that extends it, which is a new spec with runs of its own: nothing stored is at stake.
     """
 
     kind: str
@@ -104,16 +110,26 @@ class Change:
     for_callers: bool = False
     help: str = ""
     migrated: bool = False
+    note: str = ""
+    of_overlay: bool = False
 
     @property
     def breaking(self) -> bool:
-        return self.for_runs or self.for_callers
+        return not self.of_overlay and (self.for_runs or self.for_callers)
 
     def diagnostic(self) -> Diagnostic:
         """Breaking -> error, safe -> warning; the rule id is the change kind."""
         who = [w for w, hit in (("stored runs", self.for_runs), ("callers", self.for_callers))
                if hit]
-        note = f"breaks {' and '.join(who)}" if who else ("migrated" if self.migrated else "safe")
+        if self.of_overlay and self.for_callers:
+            note = "callers written for the base must change"
+        elif self.of_overlay:
+            note = "safe" + (": the overlay is a new spec, with no stored runs of the base"
+                             if self.for_runs or self.migrated else "")
+        elif who:
+            note = f"breaks {' and '.join(who)}"
+        else:
+            note = (self.note or "migrated") if self.migrated else "safe"
         return Diagnostic(self.kind, "error" if self.breaking else "warning",
                           f"{self.message} ({note})", self.span, self.help)
 
@@ -141,7 +157,10 @@ def diff_specs(old: Spec, new: Spec, *, state_renames: Mapping[str, str] | None 
     d = _Differ(old, new, states, fields)
     changes = d.run()
     if overlay:
-        changes = [c for c in changes if c.kind != "spec-renamed"]
+        # No run of the base is ever loaded as a run of the overlay (another spec name): what
+        # differs is listed, and what it means for the base's stored runs is dropped.
+        changes = [replace(c, of_overlay=True, help="" if c.for_runs else c.help)
+                   for c in changes if c.kind != "spec-renamed"]
     elif old.version > new.version:
         changes.append(Change(
             "version-lowered", f"`version` went down from {old.version} to {new.version}",
@@ -208,9 +227,10 @@ class _Differ:
         return (source, event, target, o.move_kind) not in self._steps
 
     def add(self, kind: str, message: str, span: Span, *, runs: bool = False,
-            callers: bool = False, help: str = "", migrated: bool = False) -> None:
+            callers: bool = False, help: str = "", migrated: bool = False,
+            note: str = "") -> None:
         assert kind in KINDS, kind
-        self.changes.append(Change(kind, message, span, runs, callers, help, migrated))
+        self.changes.append(Change(kind, message, span, runs, callers, help, migrated, note))
 
     def run(self) -> list[Change]:
         if self.old.name != self.new.name:
@@ -492,7 +512,7 @@ class _Differ:
                                       "order)"))
             for nid, alts in added.items():
                 self.add("timer-added", f"`{n}` has a new timer `{nid}` (after "
-                         f"{alts[0].after_key})", span, migrated=True,
+                         f"{alts[0].after_key})", span, migrated=True, note=_UPGRADED,
                          help="stored runs in it get it armed from when they entered the "
                               "state; it may be due at once")
 
@@ -530,7 +550,7 @@ class _Differ:
                           f"of the state's timers now: `statechart runs verify --spec-new` "
                           f"finds such runs")
             self.add("timer-changed", f"`{state}`: timer `{nid}` is now after {n.after_key} "
-                     f"(was after {o.after_key})", span, migrated=True,
+                     f"(was after {o.after_key})", span, migrated=True, note=_UPGRADED,
                      help="stored runs in it get the new due time, counted from when they "
                           "entered the state; it may be due at once" + legacy + hint)
         taken = {(self.smap.get(t.target, t.target), t.move_kind) for t in olds}

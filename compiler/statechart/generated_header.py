@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import glob
 import json
+import os
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -107,6 +108,49 @@ def read_header(path: Path) -> Header | None:
             return None
     named = _LINE.match(line)
     return Header(path.suffix, line, named.group("path")) if named else None
+
+
+# The first line of a whole-set output (the docs index, the code folder's `__init__.py`).
+WHOLE_SET_LINE = "Generated from the specs by statechart-compiler. " + HEADER_MARK + "."
+
+
+def is_whole_set(path: Path) -> bool:
+    """Whether `path` starts with the header of a whole-set output."""
+    start = _START.get(path.suffix)
+    if start is None or path.suffix == ".json":
+        return False
+    try:
+        with path.open("rb") as f:
+            head = f.read(_HEAD_BYTES).decode("utf-8", errors="replace")
+    except OSError:
+        return False
+    found = start.match(head)
+    return found is not None and found.group(1) == WHOLE_SET_LINE
+
+
+# Folders never searched for outputs: tools' caches, virtual environments, packages.
+_SKIPPED = frozenset({"__pycache__", "node_modules", "site-packages"})
+
+
+def project_files(root: Path) -> Iterable[Path]:
+    """Every file under `root` of a type `build` writes, in the project itself: hidden
+    folders, caches, virtual environments and installed packages are left out, and so is a
+    folder with a project configuration of its own (another project, whose outputs name its
+    specs relative to its own root)."""
+    from statechart.config import PYPROJECT, STATECHART_TOML, _has_section
+
+    for folder, dirs, files in os.walk(root):
+        here = Path(folder)
+        dirs[:] = sorted(
+            d for d in dirs
+            if not d.startswith(".") and d not in _SKIPPED
+            and not (here / d / "pyvenv.cfg").exists()
+            and not (here / d / STATECHART_TOML).is_file()
+            and not _has_section(here / d / PYPROJECT))
+        for name in sorted(files):
+            path = here / name
+            if path.suffix in _START and not path.is_symlink():
+                yield path
 
 
 def generated_files(folders: Iterable[Path]) -> Iterable[tuple[Path, Header]]:

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from statechart import suppressions
-from statechart.build_model import build
+from statechart.build_model import build, closest
 from statechart.config import Config
 from statechart.diagnostics import Diagnostic, Span
 from statechart.graph import Graph
@@ -44,6 +44,19 @@ class FileResult:
     @property
     def errors(self) -> list[Diagnostic]:
         return [d for d in self.diagnostics if d.severity == "error"]
+
+
+def unique(results: Iterable[FileResult]) -> list[Diagnostic]:
+    """The diagnostics of `results`, each once. A base's problem is found again through each
+    overlay that extends it, sometimes with another help (what it causes differs with the
+    overlay): the one found by checking the base's own file is kept, else the first."""
+    kept: dict[tuple[str, Span, str], Diagnostic] = {}
+    for r in results:
+        for d in r.diagnostics:
+            key = _identity(d)
+            if key not in kept or (d.span.file == r.path and kept[key] != d):
+                kept[key] = d
+    return list(kept.values())
 
 
 def check_source(path: str, raw: bytes, config: Config | None = None) -> FileResult:
@@ -76,8 +89,9 @@ def _check_source(path: str, raw: bytes, config: Config | None) -> FileResult:
             spec, problems = build(source)
         if spec is not None:
             found = _run_checks(spec)
-            if spec.repairs:
-                problems = _fold_consequences(spec, problems, found)
+            repairs = [*spec.repairs, *_unknown_targets(spec)]
+            if repairs:
+                problems = _fold_consequences(spec, repairs, problems, found)
             else:
                 problems.extend(found)
         if merged is not None:
@@ -110,10 +124,11 @@ def _settle(problems: list[Diagnostic], config: Config) -> list[Diagnostic]:
 
 
 def _order(d: Diagnostic) -> tuple[str, int, int, int, str, str]:
-    """Per file, what reading the file found (YAML, schema) first: it is the root cause of
-    what the checks of the model report, so it is what to fix first."""
+    """Per file, what reading the file found (YAML, schema) first, then targets that name no
+    state: they are the root causes of what the checks of the model report, so they are what
+    to fix first."""
     module = RULES.get(d.rule)
-    late = 0 if module is not None and module.PHASE == "yaml" else 1
+    late = 0 if module is not None and module.PHASE == "yaml" else 1 if d.rule in _CAUSES else 2
     file, line, column, rule, message = d.sort_key()
     return (file, late, line, column, rule, message)
 
@@ -133,47 +148,73 @@ def _run_checks(spec: Spec) -> list[Diagnostic]:
 MAX_ATTRIBUTION_RUNS = 8  # per-cause re-checks; beyond that, consequences go to the first cause
 
 
-def _fold_consequences(spec: Spec, problems: list[Diagnostic],
+def _unknown_targets(spec: Spec) -> list[Repair]:
+    """A transition whose target is not a state (`unknown-state`) as a `Repair`: it most likely
+    meant the closest state name (`deliverd`: `delivered`), else any state; its cause is the
+    unknown-state finding at the target."""
+    out = []
+    for state in spec.states.values():
+        for t in state.transitions:
+            if t.target not in spec.states:
+                out.append(Repair("transition", state.name, t.target_span, t.event,
+                                  closest(t.target, spec.states, words=True)))
+    return out
+
+
+# The findings that can be a root cause: a schema error that dropped or misread part of the
+# model, and a target that is not a state.
+_CAUSES = frozenset({"schema", "unknown-state"})
+
+
+def _fold_consequences(spec: Spec, repairs: list[Repair], problems: list[Diagnostic],
                        found: list[Diagnostic]) -> list[Diagnostic]:
     """`problems` (from reading the file) plus the model's findings `found`, without the
-    findings that only exist because a schema error dropped or misread part of the model.
+    findings that only exist because a schema error dropped or misread part of the model, or a
+    target names no state.
 
     Such a finding is one that vanishes when the model is checked again with the dropped part
-    put back (`Repair`): `traget: done` drops a transition, so `done` looks unreachable; a
-    `final: yes` reads as not final, so the state looks like a trap. Each one is named in the
-    help of the schema problem that causes it instead of being reported on its own: the root
-    cause is what to fix, and fixing it clears them.
+    put back (`Repair`): `traget: done` drops a transition, and `deliver: deliverd` leads
+    nowhere, so `done` or `delivered` looks unreachable; a `final: yes` reads as not final, so
+    the state looks like a trap. Each one is named in the help of the problem that causes it
+    instead of being reported on its own: the root cause is what to fix, and fixing it clears
+    them.
     """
     causes: dict[Span, list[Repair]] = {}
-    for r in spec.repairs:
+    for r in repairs:
         causes.setdefault(r.cause, []).append(r)
-    consequences = set(found) - set(_run_checks(_repaired(spec, spec.repairs)))
+    consequences = set(found) - set(_run_checks(_repaired(spec, repairs)))
     if not consequences:
         return problems + found
     owner: dict[Diagnostic, Span] = {}
     if len(causes) > 1:
-        for cause, repairs in list(causes.items())[:MAX_ATTRIBUTION_RUNS]:
-            for d in consequences - set(_run_checks(_repaired(spec, repairs))):
+        for cause, some in list(causes.items())[:MAX_ATTRIBUTION_RUNS]:
+            for d in consequences - set(_run_checks(_repaired(spec, some))):
                 owner.setdefault(d, cause)
     first = next(iter(causes))
     notes: dict[Span, list[Diagnostic]] = {}
     for d in sorted(consequences, key=Diagnostic.sort_key):
         notes.setdefault(owner.get(d, first), []).append(d)
     out = []
-    for p in problems:
-        caused = notes.pop(p.span, None) if p.rule == "schema" else None
+    for p in [*problems, *(d for d in found if d not in consequences)]:
+        caused = notes.pop(p.span, None) if p.rule in _CAUSES else None
         if caused:
-            listed = "; ".join(f"[{d.rule}] {d.message} (line {d.span.line})" for d in caused)
+            listed = "; ".join(f"[{d.rule}] {d.message} ({_where(d, p)})" for d in caused)
             if not p.help:
                 lead = "Fixing"
             else:
                 lead = p.help + (" Fixing" if p.help.endswith(("?", ".")) else "; fixing")
             p = replace(p, help=f"{lead} this also clears what it causes: {listed}")
         out.append(p)
-    if notes:  # no schema problem at a cause's span (should not happen): report them as found
+    if notes:  # no problem at a cause's span (should not happen): report them as found
         out.extend(d for ds in notes.values() for d in ds)
-    out.extend(d for d in found if d not in consequences)
     return out
+
+
+def _where(d: Diagnostic, cause: Diagnostic) -> str:
+    """Where a consequence is, seen from its cause: the line, and the file when another."""
+    if d.span.file == cause.span.file:
+        return f"line {d.span.line}"
+    return f"{d.span.file}:{d.span.line}"
 
 
 _REMOVED = {"state-removed": "state", "transition-removed": "transition",

@@ -38,6 +38,7 @@ PER_SPEC: dict[str, str] = {
 }
 ALL_SPECS: dict[str, str] = {
     "docs-index": "statechart.render.docs:index_outputs",
+    "python-package": "statechart.codegen.python_module:package_outputs",
 }
 # Which kinds of output (the configuration's `build`) each generator makes: one is run when
 # any of its kinds is built (the docs generator makes the page and the picture, and leaves
@@ -47,6 +48,7 @@ KINDS: dict[str, frozenset[str]] = {
     "record-schema": frozenset({"schema"}),
     "docs": frozenset({"docs", "diagrams"}),
     "docs-index": frozenset({"docs"}),
+    "python-package": frozenset({"code"}),
 }
 
 _PROJECT: ContextVar[Config | None] = ContextVar("project", default=None)
@@ -104,11 +106,17 @@ def spec_display_path(spec: Spec) -> str:
     """The spec's path as written in headers and linked from its page: relative to the
     project root (`project()`), POSIX; with `..` for a spec outside the root, so that the
     link from the page still reaches it."""
+    return display_path(spec.path)
+
+
+def display_path(file: str) -> str:
+    """A spec file's path (a spec's, or a base's it extends) as generated files name it:
+    relative to the project root, POSIX, so the same wherever the build runs."""
     root = project().root
     try:
-        path = os.path.relpath(Path(spec.path).resolve(), root.resolve())
+        path = os.path.relpath(Path(file).resolve(), root.resolve())
     except ValueError:  # another drive (Windows): no relative path exists
-        path = Path(spec.path).name
+        path = Path(file).name
     return path if os.sep == "/" else path.replace(os.sep, "/")
 
 

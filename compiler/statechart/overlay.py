@@ -21,6 +21,7 @@ What an overlay can do, and nothing else (nothing disappears by omission):
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -129,6 +130,7 @@ class _Resolver:
         self.changes: list[Change] = []
         self.overlay_path = ""  # the file being applied; its nodes are not in `files`
         self.removals = True  # False: leave `remove:` out (what the removals cause, by diff)
+        self.added: list[str] = []  # the states the overlay being applied adds (`add:`)
 
     def span(self, node: yaml.Node) -> Span:
         return span_of(self.files.get(id(node), self.overlay_path), node)
@@ -164,11 +166,12 @@ class _Resolver:
             index = self.index(root)
             where = index.get(name) if name else None
             if where is None:
-                close = did_you_mean(name or "", index)
+                # The overlay's own new states too: `add:` may come later in the file.
+                close = did_you_mean(name or "", [*index, *self.added], words=True)
                 self.error(k, f"the base has no state `{name}` to change",
-                           (close + " " if close else "")
-                           + f"to add a new state, declare it under `add: {{states: {{{name}: "
-                             "...}}}`")
+                           (close + " To" if close else "to")
+                           + f" add a new state, declare it under `add: {{states: {{{name}: "
+                             "...}}`")
                 continue
             base_value = _base_mapping(where, v)
             self.patch_state(root, name, base_value, v)  # type: ignore[arg-type]
@@ -450,6 +453,44 @@ def base_path(overlay: Path, ref: str) -> Path:
     return folder / f"{ref}.yaml"
 
 
+def bases_of(path: Path) -> list[Path]:
+    """The files the spec at `path` extends, its own base first, as real paths; as far as they
+    can be read (a chain that breaks is reported by `resolve`, when the spec is checked)."""
+    out: list[Path] = []
+    current, root = path, specs_root(path)
+    while len(out) <= MAX_CHAIN:
+        try:
+            raw = read_spec(current, root)
+        except (OSError, SpecFileError):
+            break
+        if b"extends" not in raw:  # most specs: no need to parse them
+            break
+        source, _ = load_bytes(str(current), raw)
+        found = _get(source.root, "extends") if source is not None and source.root else None
+        ref = _key(found[1]) if found is not None else None
+        if ref is None:
+            break
+        current = base_path(current, ref)
+        if current.resolve() in out:
+            break
+        out.append(current.resolve())
+    return out
+
+
+def extending(bases: Iterable[Path], candidates: Iterable[Path]) -> dict[Path, Path]:
+    """The `candidates` that extend one of `bases`, directly or through other overlays, each
+    with the base of `bases` it extends (as given)."""
+    wanted = {b.resolve(): b for b in bases}
+    out: dict[Path, Path] = {}
+    for candidate in candidates:
+        if candidate.resolve() in wanted:
+            continue
+        base = next((wanted[b] for b in bases_of(candidate) if b in wanted), None)
+        if base is not None:
+            out[candidate] = base
+    return out
+
+
 def resolve(source: Source, removals: bool = True) -> tuple[Merged | None, list[Diagnostic]]:
     """Merge `source` onto its chain of bases. Returns (None, []) when it extends nothing.
     With `removals` False, every `remove:` of the chain is left out (the linter compares the
@@ -535,6 +576,7 @@ def _apply(resolver: _Resolver, base: yaml.MappingNode, overlay: Source) -> yaml
     root = overlay.root
     assert isinstance(root, yaml.MappingNode)
     base_rules = _base_rules(base)
+    resolver.added = _added_states(root)
     removal = _get(root, "remove")
     if removal is not None and resolver.removals:
         resolver.remove(base, removal[1], base_rules)
@@ -560,6 +602,23 @@ def _apply(resolver: _Resolver, base: yaml.MappingNode, overlay: Source) -> yaml
     # Drop the base's `extends`: the merged tree is complete.
     base.value[:] = [(k, v) for k, v in base.value if _key(k) != "extends"]
     return base
+
+
+def _added_states(overlay: yaml.MappingNode) -> list[str]:
+    """The names under the overlay's `add: {states: ...}`, nested ones included."""
+    found = _get(overlay, "add")
+    stack = [found[1]] if found is not None else []
+    out: list[str] = []
+    while stack:
+        states = _get(stack.pop(), "states")
+        if states is None or not isinstance(states[1], yaml.MappingNode):
+            continue
+        for k, v in states[1].value:
+            name = _key(k)
+            if name is not None:
+                out.append(name)
+            stack.append(v)
+    return out
 
 
 def _base_mapping(where: tuple[yaml.MappingNode, int], like: yaml.Node) -> yaml.MappingNode:

@@ -29,6 +29,13 @@ def inert(text: str) -> str:
     )
 
 
+def one_line(text: str) -> str:
+    """A message of a driver or library, which may span lines (libpq: `Connection
+    refused\n\tIs the server running ...?`), as one readable line: its lines, stripped,
+    joined by `; `, then `inert` (so a line break is never shown as `<U+000A>`)."""
+    return inert("; ".join(line.strip() for line in text.splitlines() if line.strip()))
+
+
 # The colours of the human formats (`full`, `concise`), as SGR parameters. These constants are
 # the only escape sequences a reporter writes: spec text goes through `inert` first, so a
 # sequence in a spec is shown as `<U+001B>`, never sent, coloured or not.
@@ -69,13 +76,24 @@ def _header(d: Diagnostic, colour: bool) -> str:
     return f"{paint(d.severity, d.severity, colour)}[{paint(d.rule, 'rule', colour)}]: {d.message}"
 
 
-def concise(diagnostics: Sequence[Diagnostic], sources: Sources, colour: bool = False) -> str:
-    diagnostics = [_inert_all(d) for d in diagnostics]
+def concise(diagnostics: Sequence[Diagnostic], sources: Sources, colour: bool = False,
+            summary: bool = False) -> str:
+    """One line per diagnostic, by file, line and column (as a compiler lists them, for an
+    editor to step through); then the count with `summary` (the report of `check`)."""
+    ordered = sorted(diagnostics, key=lambda d: (d.span.file, d.span.line, d.span.column))
     return "".join(
         paint(f"{inert(d.span.file)}:{d.span.line}:{d.span.column}:", "location", colour)
         + f" {_header(d, colour)}\n"
-        for d in diagnostics
-    )
+        for d in map(_inert_all, ordered)
+    ) + (count_line(diagnostics) + "\n" if diagnostics and summary else "")
+
+
+def count_line(diagnostics: Sequence[Diagnostic]) -> str:
+    """`Found 2 errors and 1 warning.`"""
+    errors = sum(d.severity == "error" for d in diagnostics)
+    warnings = len(diagnostics) - errors
+    return (f"Found {errors} error{'s' * (errors != 1)} and "
+            f"{warnings} warning{'s' * (warnings != 1)}.")
 
 
 def _snippet(d: Diagnostic, sources: Sources, colour: bool = False) -> list[str]:
@@ -116,11 +134,8 @@ def full(diagnostics: Sequence[Diagnostic], sources: Sources, summary: bool = Tr
         if d.help:
             out.append(f"  = {paint('help:', 'help', colour)} {d.help}")
         out.append("")
-    errors = sum(d.severity == "error" for d in diagnostics)
-    warnings = len(diagnostics) - errors
     if diagnostics and summary:
-        out.append(f"Found {errors} error{'s' * (errors != 1)} and "
-                   f"{warnings} warning{'s' * (warnings != 1)}.")
+        out.append(count_line(diagnostics))
     return "\n".join(out) + ("\n" if out else "")
 
 

@@ -53,6 +53,20 @@ class LimitExceeded(RunError, RuntimeError):
         return (type(self), (self.state, self.limit))
 
 
+class PathMismatch(RunError, AssertionError):
+    """A run driven along a path (`statechart_runtime.testing.follow`) did not do what the
+    path says: `step` is its index (0: before the first step), and the message names what
+    differs. An AssertionError too, so pytest reports it as a failed check."""
+
+    def __init__(self, step: int, message: str) -> None:
+        super().__init__(f"step {step}: {message}")
+        self.step = step
+        self.message = message
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (type(self), (self.step, self.message))
+
+
 class ConcurrentUpdate(RunError):
     """A run store refused to save a run: the stored run changed (another process saved it)
     since this copy was loaded. Load it again and redo the work (`store.fire` does)."""
@@ -69,9 +83,54 @@ class ConcurrentUpdate(RunError):
 
 
 class StoreError(StatechartError):
-    """A run store could not do what was asked: an unknown or unsupported URL, a database of a
-    newer store schema, a run that is not there (`RunNotFound`) or is already there, an
-    idempotency key reused for another event."""
+    """A run store could not do what was asked: an unknown or unsupported URL, a run that is
+    not there (`RunNotFound`) or is already there (`RunIdTaken`), an idempotency key reused
+    for another event, and the subclasses below (docs/runs.md, "Errors"). A store object
+    stays usable after any of them."""
+
+
+class RunIdTaken(StoreError):
+    """`create` of a run whose id the store already holds (stored before, or by another
+    process at the same moment). Load that run, or create the new one with another id."""
+
+    def __init__(self, run_id: str) -> None:
+        super().__init__(f"run {run_id!r} is already in the store: load it "
+                         "(store.load / store.fire), or give the new run another id")
+        self.run_id = run_id
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (type(self), (self.run_id,))
+
+
+class UnstorableValue(StoreError, ValueError):
+    """A value the database cannot hold (a string with a lone surrogate or, on PostgreSQL, a
+    NUL character; a run id too long for the index): nothing was stored. Change the value."""
+
+
+class StoreFull(StoreError):
+    """The database has no room left (a full disk, a size limit): nothing of the call was
+    stored. Free space (or raise the limit), then repeat the call."""
+
+
+class OutcomeUnknown(StoreError):
+    """The connection was lost while a change was being committed: it may or may not have
+    been stored. Load the run to see; fire with an `idempotency_key` to make repeats safe."""
+
+
+class StoreUnavailable(StoreError):
+    """The database could not be reached (within the store's `timeout`): nothing was done.
+    Repeat the call once the server is back; the store object reconnects by itself."""
+
+
+class SchemaProblem(StoreError):
+    """The store's own schema cannot be used: written by a newer runtime (upgrade
+    statechart-runtime), by a development version, or its version row is missing or
+    damaged (the message says how to repair it)."""
+
+
+class ReadOnlyStore(StoreError):
+    """A change asked of a store opened with `read_only=True`, or a read-only store whose
+    schema would first need upgrading. Open it writable (`read_only=False`)."""
 
 
 class RunNotFound(StoreError, LookupError):
@@ -85,5 +144,33 @@ class RunNotFound(StoreError, LookupError):
         return (type(self), (self.run_id,))
 
 
+class TimerFailed(StoreError):
+    """`fire_next_due` claimed the run `run_id` but could not fire its due timers: a timer's
+    action raised, the stored run cannot be read, or its write was refused (the original
+    exception is `__cause__`). The transaction was rolled back and the run stays due; pass
+    its id in `skip=` to go on with the other runs (the worker does), and fix the cause."""
+
+    def __init__(self, run_id: str, cause: str) -> None:
+        super().__init__(f"run {run_id!r}: its due timers could not be fired ({cause}); "
+                         "nothing was saved and the run stays due: fix the cause, and skip "
+                         "the run meanwhile (fire_next_due(..., skip=[run_id]))")
+        self.run_id = run_id
+        self.cause = cause
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (type(self), (self.run_id, self.cause))
+
+
+class UnknownName(StoreError, ValueError):
+    """`find` was given a state or status its run class's spec version does not have (an
+    older version's name, a typo). The message says what it is called now, if a migration
+    renamed it. Also a ValueError, as it was before it had a type of its own."""
+
+
 class RuntimeVersionError(StatechartError, ImportError):
     """A generated module was built for a runtime this installation does not provide."""
+
+
+class CoverageError(StatechartError):
+    """Spec coverage (`pytest --statechart-cov`) cannot do what was asked: a report option
+    that is not `FORMAT:PATH` with a known format, or a report that cannot be written."""

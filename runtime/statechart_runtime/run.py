@@ -12,14 +12,14 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, ClassVar, Generic, Self, TypeVar
 
 from statemachine import StateMachine
 from statemachine.exceptions import TransitionNotAllowed
 from statemachine.orderedset import OrderedSet
 
-from statechart_runtime import events, kernel, timers
+from statechart_runtime import coverage, events, kernel, timers
 from statechart_runtime.errors import LimitExceeded, MissingField, RunError
 from statechart_runtime.machine import Machine, number_states
 from statechart_runtime.record import Record, check_record
@@ -91,6 +91,9 @@ class Run(Generic[R, S, E]):
     # (state, machine event id) -> its alternatives: (target, move kind, transition,
     # whether it has guards), in declaration order; made once per class.
     _sc_alternatives: ClassVar[dict[tuple[str, str], list[tuple[str, str | None, Any, bool]]]]
+    # Where the spec writes each state and transition (the module's `_SOURCE`; None in a module
+    # generated before it had one): what spec coverage reports (statechart_runtime.coverage).
+    _sc_source: ClassVar[Mapping[str, Any] | None] = None
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -140,6 +143,7 @@ class Run(Generic[R, S, E]):
                 rec: Any = record
                 rec.timers = timers.rearm(spec, [], initial, initial, at, (), value_of)
             active = initial
+            entered: tuple[str, ...] = initial
         else:
             if run_id is not None:
                 raise TypeError("run_id comes from the record when one is given")
@@ -153,6 +157,7 @@ class Run(Generic[R, S, E]):
             active = spec.configuration_names(record)
             # Document order, as the engine selects transitions in (see machine.py).
             self._sc_state = active[0] if len(active) == 1 else OrderedSet(active)
+            entered = ()  # a restored run enters nothing: its past is not covered again
         self.record: R = record
         self._active: tuple[str, ...] = active
         self.machine: Machine = self._sc_machine(
@@ -162,6 +167,8 @@ class Run(Generic[R, S, E]):
         if record is not None and spec.history_ids:
             self._restore_history()
         self._raised: list[str] = []  # states whose `done.state` event awaits its microstep
+        if coverage.RECORDER is not None:
+            coverage.RECORDER.started(self, entered)
 
     def _value_of(self, field: str) -> Any:
         return getattr(self.record, self._sc_spec.attrs[field])
@@ -275,9 +282,11 @@ class Run(Generic[R, S, E]):
 
     def send(self, event: str | E, **values: Any) -> None:
         """Send `event` (its name or its enum member), with the values it sets as keyword
-        arguments (the typed methods of a generated facade call this), at the run's clock's
-        time. A value the transition taken does not set is not recorded; a value no
-        transition of the event sets is a TypeError. Timers due by then fire first."""
+        arguments, at the run's clock's time. A value may be the field's Python value or its
+        JSON form (an enum's value, RFC 3339 text for a datetime: `FieldCodec.from_input`), so
+        a JSON payload can be forwarded as it is. A value the transition taken does not set is
+        not recorded; a value no transition of the event sets, or one of the wrong type, is a
+        TypeError. Timers due by then fire first."""
         self._send(event, values, None)
 
     def send_at(self, at: dt.datetime, event: str | E, **values: Any) -> None:
@@ -298,7 +307,8 @@ class Run(Generic[R, S, E]):
             if field not in settable:
                 raise TypeError(f"`{name}` takes no value `{field}` (it sets "
                                 f"{', '.join(settable) or 'nothing'})")
-        self._fire(name, values, at)
+        codec = spec.codec
+        self._fire(name, {f: codec.from_input(f, v) for f, v in values.items()}, at)
 
     def _machine_send(self, event_id: str, *args: Any, **kwargs: Any) -> None:
         """`run.machine.send(...)`: the run's own `send` (the record is kept), by the
@@ -501,14 +511,22 @@ class Run(Generic[R, S, E]):
 
         state = self._state()
         selection = kernel.select(spec, state, alternatives)
-        if not selection.moves:
+        effect = refused = None
+        if selection.moves:
+            try:
+                effect = kernel.step(spec, state, event, selection.moves, values, at,
+                                     selection.positions)
+            except kernel.Refused as error:
+                refused = error
+        # Spec coverage (statechart_runtime.coverage): the one check it costs when off.
+        if coverage.RECORDER is not None:
+            coverage.RECORDER.selected(self, selection, effect)
+        if refused is not None:
+            raise self._refused(refused, event) from None
+        if effect is None:
             self._selection = selection
             return OrderedSet()
-        try:
-            self._effect = kernel.step(spec, state, event, selection.moves, values, at,
-                                       selection.positions)
-        except kernel.Refused as refused:
-            raise self._refused(refused, event) from None
+        self._effect = effect
         return OrderedSet(selection.taken)
 
     def _refused(self, refused: kernel.Refused, event: str) -> Exception:

@@ -9,11 +9,12 @@ store.create(AgentRun())
 store.fire(AgentRun, run_id, "approve", idempotency_key="approval-17")
 ```
 
-The logic is here, once; `SqliteStore` (standard library `sqlite3`: the runtime gains no
-dependency) and `PostgresStore` (psycopg 3, `statechart_runtime.store_postgres`, the
-`postgres` extra) differ only in connecting, placeholders, locking and which errors are worth
-a retry. One store holds one connection: use one per process (or per thread); any number of
-processes may share the database.
+The logic is here, once, and speaks no SQL dialect: each backend is a module of its own
+(`BACKENDS`: `store_sqlite`, standard library `sqlite3`, so the runtime gains no dependency;
+`store_postgres`, psycopg 3, the `postgres` extra) holding its statements (`Statements`), its
+schema as a list of migrations, how it connects and which of its errors mean what. Adding a
+backend is one new module and one entry in `BACKENDS`. One store holds one connection: use
+one per process (or per thread); any number of processes may share the database.
 
 A run's row holds its record without the history (the "head"); the steps are rows of their
 own. `fire` restores the run from the head alone and appends the new steps, so its cost does
@@ -24,8 +25,8 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import importlib
 import json
-import sqlite3
 import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
@@ -34,70 +35,87 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from statechart_runtime import replay as _replay
-from statechart_runtime.errors import ConcurrentUpdate, RunError, RunNotFound, StoreError
+from statechart_runtime import store_versions as versions
+from statechart_runtime.errors import (
+    ConcurrentUpdate,
+    OutcomeUnknown,
+    ReadOnlyStore,
+    RunError,
+    RunIdTaken,
+    RunNotFound,
+    SchemaProblem,
+    StoreError,
+    StoreFull,
+    StoreUnavailable,
+    TimerFailed,
+    UnknownName,
+    UnstorableValue,
+)
 from statechart_runtime.run import Run
-from statechart_runtime.values import parse_time, utcnow
+from statechart_runtime.values import Clock, now, parse_time, utcnow
 
-__all__ = ["SCHEMA_VERSION", "ConcurrentUpdate", "Fired", "HistoryRow", "RunNotFound",
-           "RunStore", "SqliteStore", "StoreError", "StoredRun", "open_store"]
+__all__ = ["BACKENDS", "SCHEMA_VERSION", "ConcurrentUpdate", "Fired", "HistoryRow",
+           "OutcomeUnknown", "ReadOnlyStore", "RunIdTaken", "RunNotFound", "RunStore",
+           "SchemaProblem", "Statements", "StoreError", "StoreFull", "StoreUnavailable",
+           "StoredRun", "TimerFailed", "UnknownName", "UnstorableValue", "open_store"]
 
-# The version of the tables below. A database written by another version is refused.
+# The version of the store's own tables this runtime writes: every backend's MIGRATIONS has
+# one step per version (MIGRATIONS[v] turns version v-1 into v), so it is their length - 1.
 SCHEMA_VERSION = 2
+# Versions below this one were development schemas no release wrote: no step leads from them.
+OLDEST_VERSION = 2
 # The attribute a store sets on a run it created or loaded (a `_Mark`).
 MARK_ATTR = "_sc_store"
-
-# The runs of a spec whose earliest timer is due, earliest first (the index runs_by_due).
-DUE_SQL = ("SELECT run_id FROM runs WHERE spec = ? AND next_due IS NOT NULL AND next_due <= ? "
-           "ORDER BY next_due LIMIT ?")
 RunT = TypeVar("RunT", bound=Run[Any, Any, Any])
 T = TypeVar("T")
 
-SCHEMA = """
-CREATE TABLE runs (
-    run_id       TEXT PRIMARY KEY,
-    spec         TEXT NOT NULL,
-    spec_version INTEGER NOT NULL,
-    revision     INTEGER NOT NULL,
-    status       TEXT NOT NULL,
-    steps        INTEGER NOT NULL,
-    record       TEXT NOT NULL,
-    next_due     TEXT,
-    created_at   TEXT NOT NULL,
-    updated_at   TEXT NOT NULL
-);
-CREATE INDEX runs_by_status ON runs (spec, status, run_id);
-CREATE INDEX runs_by_due ON runs (spec, next_due) WHERE next_due IS NOT NULL;
-CREATE TABLE run_states (
-    run_id TEXT NOT NULL REFERENCES runs (run_id),
-    spec   TEXT NOT NULL,
-    state  TEXT NOT NULL,
-    PRIMARY KEY (run_id, state)
-) WITHOUT ROWID;
-CREATE INDEX run_states_by_state ON run_states (spec, state, run_id);
-CREATE TABLE history (
-    run_id TEXT NOT NULL REFERENCES runs (run_id),
-    idx    INTEGER NOT NULL,
-    event  TEXT NOT NULL,
-    source TEXT NOT NULL,
-    target TEXT NOT NULL,
-    at     TEXT NOT NULL,
-    "values" TEXT NOT NULL,
-    kind   TEXT,
-    PRIMARY KEY (run_id, idx)
-) WITHOUT ROWID;
-CREATE INDEX history_by_event ON history (event, at);
-CREATE INDEX history_by_time ON history (at);
-CREATE TABLE idempotency (
-    run_id   TEXT NOT NULL REFERENCES runs (run_id),
-    key      TEXT NOT NULL,
-    event    TEXT NOT NULL,
-    "values" TEXT NOT NULL,
-    revision INTEGER NOT NULL,
-    call     TEXT NOT NULL,
-    at       TEXT NOT NULL,
-    PRIMARY KEY (run_id, key)
-) WITHOUT ROWID;
-"""
+# The backends, by URL scheme: the module that holds each (imported when a URL needs it, so
+# that psycopg is needed only for PostgreSQL) and what to install when it cannot be imported.
+# The module provides `open_url(url, *, timeout, read_only) -> RunStore`. A path with no
+# scheme is a SQLite file.
+# What to install for a backend's driver: a name every index has (the extras say the same).
+_PSYCOPG = ("'psycopg[binary]>=3.1' (the `postgres` extra of statechart-runtime and "
+            "statechart-compiler)")
+BACKENDS: dict[str, tuple[str, str]] = {
+    "sqlite": ("statechart_runtime.store_sqlite", ""),
+    "postgresql": ("statechart_runtime.store_postgres", _PSYCOPG),
+    "postgres": ("statechart_runtime.store_postgres", _PSYCOPG),
+}
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Statements:
+    """The SQL a backend runs, in its own dialect (placeholders, locking clauses): every
+    statement the backend-neutral logic needs, by what it does. `param` is the placeholder,
+    for the queries composed from conditions at run time (`find`, `history`'s filters)."""
+
+    param: str
+    begin_write: str  # a transaction that will write
+    begin_read: str  # a transaction that only reads (one snapshot where the backend can)
+    lock_schema: str  # inside the schema's transaction: new stores take turns ("": none)
+    table_count: str  # (name) -> one row: how many tables of that name the store sees
+    read_version: str  # -> the schema_version row of store_meta, if any
+    write_version: str  # (version text): insert or replace it
+    run_exists: str  # (run_id)
+    insert_run: str  # (run_id, spec, spec_version, status, created_at, updated_at)
+    head: str  # (run_id) -> spec, spec_version, revision, steps, record
+    head_locked: str  # the same, holding the run's row until the transaction ends
+    revision_locked: str  # (run_id) -> revision, holding the row
+    update_head: str  # (revision, spec_version, status, steps, record, next_due, at, run_id)
+    steps: str  # (run_id) -> event, source, target, at, values, kind, in order
+    delete_steps: str  # (run_id)
+    insert_step: str  # (run_id, idx, event, source, target, at, values, kind)
+    delete_states: str  # (run_id)
+    insert_state: str  # (run_id, spec, state)
+    key_seen: str  # (run_id, key) -> event, values, call
+    insert_key: str  # (run_id, key, event, values, revision, call, at)
+    # Due runs of a spec stored at `version` or older (a newer one is not the caller's to fire):
+    claim_due: str  # (spec, version, now) -> the run due first, claimed for the transaction
+    due: str  # (spec, version, now, limit) -> run ids, earliest due first
+    record: str  # (run_id) -> record
+    # The locking clause that ends a claim composed at run time (`fire_next_due`'s `skip=`):
+    # PostgreSQL's FOR UPDATE SKIP LOCKED; "" where the write transaction holds the database.
+    claim_clause: str = ""
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -130,61 +148,64 @@ class Fired:
 class _Mark:
     """What a store knows of a run it created or loaded: the revision it was loaded at, the
     steps the store holds, how many of those the run's record holds (the last ones; a run
-    restored from its head holds none), its active states then, and whether the stored steps
-    must be rewritten (the record was upgraded from an older spec version: names changed)."""
+    restored from its head holds none), its active states then, whether the stored steps
+    must be rewritten (the record was upgraded from an older spec version: names changed),
+    and its earliest timer's due time as stored (None: none armed, or not known)."""
 
     revision: int
     steps: int
     known: int
     active: tuple[str, ...]
     rewrite: bool = False
+    due: dt.datetime | None = None
 
 
-def open_store(url: str | Path, *, timeout: float = 30.0) -> RunStore:
+def open_store(url: str | Path, *, timeout: float = 30.0, read_only: bool = False,
+               clock: Clock | None = None) -> RunStore:
     """The store at `url`: a file path, `sqlite:///relative/runs.db`, `sqlite:////abs/runs.db`,
     or `postgresql://user:password@host:port/database` (any libpq URL; psycopg 3 must be
-    installed: the `postgres` extra). The tables are created if the database has none; a
-    database of a newer store schema is refused (StoreError). `timeout` is how long a writer
-    waits for another one, and the budget for reconnecting to a server that went away, in
-    seconds."""
+    installed: the `postgres` extra). A writable store creates its tables if the database
+    has none and upgrades an older store schema (one transaction); a newer one is refused
+    (SchemaProblem). `read_only`: never writes, creates nor locks anything (docs/runs.md).
+    `timeout` is how long a writer waits for another one, and the budget for reconnecting to
+    a server that went away, in seconds. `clock` (a `Clock`, as runs take; default: the
+    system's UTC time) is the store's one time source: steps, row times and due queries of
+    every call that is not given a time (docs/runs.md, Clocks)."""
     text = str(url)
-    if "://" in text:
-        scheme, _, rest = text.partition("://")
-        if scheme in ("postgresql", "postgres"):
-            try:
-                from statechart_runtime.store_postgres import PostgresStore
-            except ImportError as exc:
-                raise StoreError(f"a PostgreSQL store needs psycopg 3 ({exc}): pip install "
-                                 "'statechart-runtime[postgres]'") from None
-            return PostgresStore(text, timeout=timeout)
-        if scheme != "sqlite":
-            raise StoreError(f"unsupported store URL {text!r}: expected sqlite:///PATH or "
-                             "postgresql://...")
-        if not rest.startswith("/") or rest == "/":
-            raise StoreError(f"bad store URL {text!r}: expected sqlite:///PATH")
-        text = rest[1:]
-    if not text or text == ":memory:":
-        raise StoreError("a store needs a database file (an in-memory database is private "
-                         "to one connection)")
-    return SqliteStore(text, timeout=timeout)
+    scheme = text.partition("://")[0] if "://" in text else "sqlite"
+    if scheme not in BACKENDS:
+        raise StoreError(f"unsupported store URL {text!r}: expected one of "
+                         + ", ".join(f"{name}://..." for name in BACKENDS)
+                         + " or a file path")
+    module_name, extra = BACKENDS[scheme]
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise StoreError(f"a {scheme}:// store needs {exc.name or 'a missing module'} ({exc})"
+                         + (f": pip install {extra}" if extra else "")) from None
+    store: RunStore = module.open_url(text, timeout=timeout, read_only=read_only)
+    if clock is not None:
+        store.clock = clock
+    return store
 
 
 class RunStore:
-    """The API and its logic; a backend subclass connects and says how its SQL differs."""
+    """The API and its logic, in no SQL dialect; a backend subclass (a module of its own)
+    gives its `sql`, its `migrations`, and says how it connects and what its errors mean."""
 
-    # Appended to the SELECT of a run's row inside `fire` (PostgreSQL: " FOR UPDATE").
-    lock_run = ""
-    # Appended to the SELECT that claims the next due run (PostgreSQL: FOR UPDATE SKIP LOCKED).
-    claim = ""
-    begin_write = "BEGIN"
-    begin_read = "BEGIN"
-    # Errors of the database module: a unique key violated.
-    integrity_error: type[Exception] = Exception
+    sql: Statements
+    # MIGRATIONS[v]: the statements that turn store schema version v-1 into v (0: the
+    # version table). Applied in one transaction when a writable store is opened.
+    migrations: Sequence[Sequence[str]]
 
-    def __init__(self, where: str, *, timeout: float, max_attempts: int = 5) -> None:
+    def __init__(self, where: str, *, timeout: float, max_attempts: int = 5,
+                 read_only: bool = False) -> None:
         self.where = where
         self.timeout = timeout
         self.max_attempts = max_attempts
+        self.read_only = read_only
+        # The one time source of every call not given a time; restored runs get it too.
+        self.clock: Clock = utcnow
         self._committing = False
         self._db: Any = None
         try:
@@ -193,30 +214,49 @@ class RunStore:
             raise
         except Exception as exc:  # a file that cannot be opened, a server that is not there
             raise StoreError(f"{where}: cannot open the run store: {exc}") from None
-        self._with_retries(self._init_schema, repeatable=True)
+        self._found_version = SCHEMA_VERSION
+        try:
+            if read_only:
+                self._read(self._check_schema)
+            else:
+                self._with_retries(self._upgrade_schema, repeatable=True)
+        except BaseException as exc:
+            with suppress(Exception):
+                self.close()
+            if type(exc) is StoreError:  # a driver error: a step of a migration failed
+                raise SchemaProblem(
+                    f"{where}: upgrading the store's schema from version "
+                    f"{self._found_version} to {SCHEMA_VERSION} failed, and was rolled back "
+                    f"(the store is unchanged): {exc}") from exc
+            raise
 
     # -- what a backend provides ---------------------------------------------------------
 
     def _connect(self) -> None:
         raise NotImplementedError
 
-    def _sql(self, sql: str) -> str:
-        return sql
+    # The driver's exception classes: any of them that a call meets becomes a StoreError.
+    driver_errors: tuple[type[BaseException], ...] = ()
 
     def _failure(self, exc: BaseException) -> str | None:
-        """"busy" (retry the transaction), "disconnected" (reconnect, then retry) or None."""
+        """What a driver error means: "busy" (retry the transaction), "disconnected"
+        (reconnect, then retry), "duplicate" (a unique key taken), "full" (no room left),
+        "unstorable" (a value the database cannot hold), "damaged" (not a database, or a
+        corrupt one), or None (anything else)."""
         return None
-
-    def _lock_schema(self) -> None:
-        """Inside the schema's transaction: keep other new stores out until it commits."""
-
-    def _schema_statements(self) -> list[str]:
-        return [s for s in SCHEMA.split(";") if s.strip()]
 
     # -- plumbing ------------------------------------------------------------------------
 
     def close(self) -> None:
         self._db.close()
+
+    def now(self) -> dt.datetime:
+        """The store's clock's time (aware; TypeError for a clock that is not)."""
+        return now(self.clock)
+
+    def _announce_due(self, spec: str) -> None:
+        """Inside a write of a run with an armed timer: tell sleeping workers (PostgreSQL:
+        NOTIFY, sent at commit; SQLite has no way to, its workers sleep at most max_sleep)."""
 
     def __enter__(self) -> RunStore:
         return self
@@ -225,13 +265,13 @@ class RunStore:
         self.close()
 
     def _x(self, sql: str, args: Sequence[Any] = ()) -> Any:
-        return self._db.execute(self._sql(sql), args)
+        return self._db.execute(sql, args)
 
     def _many(self, sql: str, rows: list[tuple[Any, ...]]) -> None:
         if len(rows) == 1:  # the common case (one step), in one round trip
             self._x(sql, rows[0])
         elif rows:
-            self._db.cursor().executemany(self._sql(sql), rows)
+            self._db.cursor().executemany(sql, rows)
 
     @contextmanager
     def _transaction(self, begin: str) -> Iterator[None]:
@@ -249,38 +289,78 @@ class RunStore:
             raise
 
     def _with_retries(self, work: Callable[[], T], *, repeatable: bool,
-                      begin: str | None = None) -> T:
+                      begin: str | None = None,
+                      duplicate: Callable[[], StoreError] | None = None) -> T:
         """`work()` in a transaction, retried when the database was busy (`max_attempts`
         times in all) or the connection was lost (reconnecting for up to `timeout` seconds).
         A connection lost while committing leaves the outcome unknown: the work is retried
-        only when it is `repeatable` (a read, or a fire with an idempotency key)."""
+        only when it is `repeatable` (a read, or a fire with an idempotency key). Any other
+        driver error becomes a StoreError (`duplicate` makes the one of a unique key taken),
+        after the transaction was rolled back: the store stays usable."""
         attempt = 0
         deadline: float | None = None
         while True:
             attempt += 1
             self._committing = False
             try:
-                with self._transaction(begin or self.begin_write):
+                with self._transaction(begin or self.sql.begin_write):
                     return work()
             except Exception as exc:
                 kind = self._failure(exc)
-                if kind is None:
-                    raise
-                if kind == "busy":
-                    if attempt >= self.max_attempts:
-                        raise
+                if kind == "busy" and attempt < self.max_attempts:
                     continue
+                if kind != "disconnected":
+                    error = self._store_error(exc, kind, duplicate)
+                    if error is exc:
+                        raise
+                    raise error from exc
                 if self._committing and not repeatable:
-                    raise StoreError(
+                    raise OutcomeUnknown(
                         f"{self.where}: the connection was lost while committing, so whether "
-                        "the change was stored is unknown; fire with an idempotency_key to "
-                        f"make retries safe ({exc})") from exc
+                        "the change was stored is unknown: load the run to see, and fire with "
+                        f"an idempotency_key to make retries safe ({_first_line(exc)})"
+                    ) from exc
                 if deadline is None:
                     deadline = time.monotonic() + self.timeout
                 elif time.monotonic() > deadline:  # reconnected, and lost again, and again
-                    raise StoreError(f"{self.where}: the connection kept failing for "
-                                     f"{self.timeout:g} s: {exc}") from exc
+                    raise StoreUnavailable(
+                        f"{self.where}: the connection kept failing for {self.timeout:g} s "
+                        f"({_first_line(exc)}); repeat the call when the database is back"
+                    ) from exc
                 self._reconnect(deadline, exc)
+
+    def _store_error(self, exc: Exception, kind: str | None,
+                     duplicate: Callable[[], StoreError] | None) -> Exception:
+        """The error a caller sees for `exc`: ours (a StoreError, a spec's RunError) as it
+        is, a driver's as the StoreError that says what to do."""
+        unknown = " (the connection was lost while committing: load the run to see " \
+                  "whether it was stored)" if self._committing else ""
+        if isinstance(exc, UnicodeEncodeError):  # the driver encodes strings as UTF-8
+            kind = "unstorable"
+        elif not isinstance(exc, self.driver_errors):
+            return exc
+        reason = _first_line(exc)
+        if kind == "duplicate" and duplicate is not None:
+            return duplicate()
+        if kind == "busy":
+            return StoreError(f"{self.where}: the database stayed busy through "
+                              f"{self.max_attempts} attempts ({reason}): nothing was "
+                              "stored; repeat the call later, or raise `timeout`")
+        if kind == "damaged":
+            return StoreError(f"{self.where} is not a run store, or is damaged ({reason}): "
+                              "restore it from a backup")
+        if kind == "full":
+            return StoreFull(f"{self.where}: the database is full ({reason}): nothing of "
+                             "this call was stored; free space (or raise the database's size "
+                             "limit), then repeat the call")
+        if kind == "unstorable":
+            return UnstorableValue(
+                f"{self.where}: a value of this call cannot be stored ({reason}): nothing was "
+                "stored; change the value (strings must be valid Unicode, without lone "
+                "surrogates; PostgreSQL also refuses NUL characters, and keys such as a run "
+                "id over about 2,700 bytes)")
+        return StoreError(f"{self.where}: the database refused the call ({reason}); the "
+                          f"transaction was rolled back{unknown}")
 
     def _reconnect(self, deadline: float, cause: Exception) -> None:
         delay = 0.05
@@ -292,57 +372,106 @@ class RunStore:
                 return
             except Exception as exc:
                 if self._failure(exc) != "disconnected" or time.monotonic() > deadline:
-                    raise StoreError(f"{self.where}: lost the connection and could not "
-                                     f"reconnect within {self.timeout:g} s: {exc}") from cause
+                    raise StoreUnavailable(
+                        f"{self.where}: lost the connection and could not reconnect within "
+                        f"{self.timeout:g} s ({_first_line(exc)}); repeat the call when the "
+                        "database is back: the store reconnects by itself") from cause
             time.sleep(delay)
             delay = min(delay * 2, 1.0)
 
     # -- schema --------------------------------------------------------------------------
 
-    def _init_schema(self) -> None:
-        self._lock_schema()
-        self._x("CREATE TABLE IF NOT EXISTS store_meta "
-                "(key TEXT PRIMARY KEY, value TEXT NOT NULL)")
-        row = self._x("SELECT value FROM store_meta WHERE key = 'schema_version'").fetchone()
+    def _schema_version(self) -> int:
+        """The store's schema version, -1 for a database with no store tables at all."""
+        if self._x(self.sql.table_count, ("store_meta",)).fetchone()[0]:
+            row = self._x(self.sql.read_version).fetchone()
+        else:
+            row = None
         if row is None:
-            for statement in self._schema_statements():
-                self._x(statement)
-            self._x("INSERT INTO store_meta VALUES ('schema_version', ?)",
-                    (str(SCHEMA_VERSION),))
-            return
-        version = int(row[0])
+            if self._x(self.sql.table_count, ("runs",)).fetchone()[0]:
+                raise SchemaProblem(
+                    f"{self.where}: the store's tables are there but its schema_version row "
+                    "is missing (deleted by hand?); put it back: INSERT INTO store_meta "
+                    f"VALUES ('schema_version', '{SCHEMA_VERSION}') if the tables are "
+                    "this runtime's")
+            return -1
+        try:
+            return int(row[0])
+        except (TypeError, ValueError):
+            raise SchemaProblem(
+                f"{self.where}: the store's schema_version row holds {row[0]!r}, not a "
+                f"version number (edited by hand?); set it back: UPDATE store_meta SET value "
+                f"= '{SCHEMA_VERSION}' WHERE key = 'schema_version' if the tables are this "
+                "runtime's") from None
+
+    def _checked_version(self) -> int:
+        version = self._schema_version()
         if version > SCHEMA_VERSION:
-            raise StoreError(
+            raise SchemaProblem(
                 f"{self.where}: the run store's schema is version {version}, written by a "
                 f"newer statechart-runtime; this one reads version {SCHEMA_VERSION}: "
                 "upgrade statechart-runtime")
-        if version != SCHEMA_VERSION:  # 1: a development version that kept whole records
-            raise StoreError(f"{self.where}: run store schema version {version} was written by "
-                             "a development version of statechart-runtime and is not read "
-                             "by this one: create a new store")
+        if 0 < version < OLDEST_VERSION:  # 1: a development version that kept whole records
+            raise SchemaProblem(
+                f"{self.where}: run store schema version {version} was written by a "
+                "development version of statechart-runtime and is not read by this one: "
+                "create a new store")
+        return version
+
+    def _upgrade_schema(self) -> None:
+        """Bring the schema to SCHEMA_VERSION, every missing step in this one transaction
+        (another store opening at the same time waits, then finds it done)."""
+        if self.sql.lock_schema:
+            self._x(self.sql.lock_schema).fetchone()
+        version = self._found_version = self._checked_version()
+        if version == SCHEMA_VERSION:
+            return
+        for step in self.migrations[version + 1:]:
+            for statement in step:
+                self._x(statement)
+        self._x(self.sql.write_version, (str(SCHEMA_VERSION),))
+
+    def _check_schema(self) -> None:
+        """A read-only store: the schema must be this runtime's already (nothing is created
+        nor upgraded)."""
+        version = self._checked_version()
+        if version < 0:
+            raise StoreError(f"{self.where} is not a run store (it has no store tables): "
+                             "opened writable, a store creates its tables")
+        if version < SCHEMA_VERSION:
+            raise ReadOnlyStore(
+                f"{self.where}: the store's schema is version {version} and must be upgraded "
+                f"to {SCHEMA_VERSION} before this runtime reads it; open it once writable "
+                "(read_only=False) to upgrade it")
+
+    def _writable(self) -> None:
+        if self.read_only:
+            raise ReadOnlyStore(f"{self.where} was opened read-only: open it with "
+                                "read_only=False to change runs")
 
     # -- runs ----------------------------------------------------------------------------
 
     def create(self, run: Run[Any, Any, Any]) -> None:
         """Store a run that is not stored yet (a new one, or one restored from a record):
         its record, state and history. StoreError if its run id is taken."""
+        self._writable()
         record: Any = run.record
         spec = run._sc_spec
 
         def work() -> None:
-            if self._x("SELECT 1 FROM runs WHERE run_id = ?", (record.runId,)).fetchone():
-                raise StoreError(f"run {record.runId!r} is already in the store")
-            at = _utc_text(utcnow())
-            try:
-                self._x("INSERT INTO runs VALUES (?, ?, ?, 0, ?, 0, '', NULL, ?, ?)",
-                        (record.runId, spec.name, spec.version, record.status.value, at, at))
-            except self.integrity_error:  # created by another process since the SELECT
-                raise StoreError(f"run {record.runId!r} is already in the store") from None
+            if self._x(self.sql.run_exists, (record.runId,)).fetchone():
+                raise RunIdTaken(record.runId)
+            at = _utc_text(self.now())
+            self._x(self.sql.insert_run,
+                    (record.runId, spec.name, spec.version, record.status.value, at, at))
             self._write(run, _Mark(0, 0, 0, (), rewrite=True), at, locked=True)
 
-        self._with_retries(work, repeatable=False)
+        # Two processes creating the same id at once: the loser's INSERT meets the winner's
+        # key (on PostgreSQL, at a later statement of the pipeline): the same RunIdTaken.
+        self._with_retries(work, repeatable=False,
+                           duplicate=lambda: RunIdTaken(record.runId))
         setattr(run, MARK_ATTR, _Mark(1, len(record.history), len(record.history),
-                                      run._active))
+                                      run._active, due=_deadline(run)))
 
     def load(self, run_class: type[RunT], run_id: str, **kwargs: Any) -> RunT:
         """The stored run `run_id`, restored as a `run_class` (keyword arguments go to
@@ -350,12 +479,11 @@ class RunStore:
         checked as `from_json` checks it, replaying the history (the spec's InvalidRecord);
         a run of another spec is refused the same way."""
         def work() -> RunT:
-            return self._full_run(run_class, run_id, self._head_row(run_id, ""), kwargs)
-        return self._with_retries(work, repeatable=True, begin=self.begin_read)
+            return self._full_run(run_class, run_id, self._head_row(run_id, self.sql.head), kwargs)
+        return self._read(work)
 
-    def _head_row(self, run_id: str, lock: str) -> tuple[Any, ...]:
-        row = self._x("SELECT spec, spec_version, revision, steps, record FROM runs "
-                      "WHERE run_id = ?" + lock, (run_id,)).fetchone()
+    def _head_row(self, run_id: str, sql: str) -> tuple[Any, ...]:
+        row = self._x(sql, (run_id,)).fetchone()
         if row is None:
             raise RunNotFound(run_id)
         return tuple(row)
@@ -367,9 +495,7 @@ class RunStore:
         data["history"] = [
             {"event": e, "source": s, "target": t, "at": at, "values": json.loads(v),
              **(_replay.kind_entry(kind) if kind else {})}
-            for e, s, t, at, v, kind in self._x(
-                'SELECT event, source, target, at, "values", kind FROM history '
-                "WHERE run_id = ? ORDER BY idx", (run_id,)).fetchall()]
+            for e, s, t, at, v, kind in self._x(self.sql.steps, (run_id,)).fetchall()]
         spec = run_class._sc_spec
         if len(data["history"]) != steps:
             raise spec.invalid("history", f"the store holds {len(data['history'])} steps of "
@@ -378,9 +504,9 @@ class RunStore:
         if record.runId != run_id:
             raise spec.invalid("runId", f"the run stored as {run_id!r} has the record of "
                                f"{record.runId!r}")
-        run = run_class.restore(record, check=False, **kwargs)
+        run = run_class.restore(record, check=False, **{"clock": self.clock, **kwargs})
         setattr(run, MARK_ATTR, _Mark(revision, steps, steps, run._active,
-                                      rewrite=version != spec.version))
+                                      rewrite=version != spec.version, due=_deadline(run)))
         return run
 
     def _head_run(self, run_class: type[RunT], run_id: str, row: tuple[Any, ...]) -> RunT:
@@ -396,8 +522,8 @@ class RunStore:
         if record.runId != run_id:
             raise spec.invalid("runId", f"the run stored as {run_id!r} has the record of "
                                f"{record.runId!r}")
-        run = run_class.restore(record, check=False)
-        setattr(run, MARK_ATTR, _Mark(row[2], row[3], 0, run._active))
+        run = run_class.restore(record, check=False, clock=self.clock)
+        setattr(run, MARK_ATTR, _Mark(row[2], row[3], 0, run._active, due=_deadline(run)))
         return run
 
     @staticmethod
@@ -420,8 +546,9 @@ class RunStore:
     def save(self, run: Run[Any, Any, Any]) -> int:
         """Save a run this store created or loaded; its new revision. ConcurrentUpdate if
         the stored run was saved since (by this process or another): nothing is written."""
+        self._writable()
         mark = _mark_of(run)
-        at = _utc_text(utcnow())
+        at = _utc_text(self.now())
         revision = self._with_retries(lambda: self._write(run, mark, at, locked=False),
                                        repeatable=False)
         _saved(run, mark, revision)
@@ -441,35 +568,34 @@ class RunStore:
             raise StoreError(f"run {run_id!r}: its history went from {mark.known} steps to "
                              f"{len(history)}; a stored history only grows")
         if not locked:
-            found = self._x("SELECT revision FROM runs WHERE run_id = ?" + self.lock_run,
-                            (run_id,)).fetchone()
+            found = self._x(self.sql.revision_locked, (run_id,)).fetchone()
             if found is None:
                 raise RunNotFound(run_id)
             if found[0] != mark.revision:
                 raise ConcurrentUpdate(run_id, mark.revision, found[0])
         steps = len(history) if mark.rewrite else mark.steps + len(history) - mark.known
-        deadline = getattr(run, "next_deadline", None)  # a spec with timers has one
-        self._x("UPDATE runs SET revision = ?, spec_version = ?, status = ?, steps = ?, "
-                "record = ?, next_due = ?, updated_at = ? WHERE run_id = ?",
+        deadline = _deadline(run)
+        if deadline is not None and (mark.due is None or deadline < mark.due):
+            self._announce_due(spec.name)  # an earlier deadline: wake the sleeping workers
+        self._x(self.sql.update_head,
                 (mark.revision + 1, spec.version, record.status.value, steps,
                  json.dumps(record.to_dict(history=False), ensure_ascii=False,
                             allow_nan=False),
                  None if deadline is None else _utc_text(deadline), at, run_id))
         if mark.rewrite:
-            self._x("DELETE FROM history WHERE run_id = ?", (run_id,))
+            self._x(self.sql.delete_steps, (run_id,))
             start, new = 0, history
         else:
             start, new = mark.steps, history[mark.known:]
-        self._many('INSERT INTO history (run_id, idx, event, source, target, at, "values", '
-                   "kind) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        self._many(self.sql.insert_step,
                    [(run_id, index, step.event.value, step.source.value, step.target.value,
                      _utc_text(step.at), json.dumps(step.values, ensure_ascii=False,
                                                     allow_nan=False, sort_keys=True),
                      step.kind)
                     for index, step in enumerate(new, start)])
         if run._active != mark.active:
-            self._x("DELETE FROM run_states WHERE run_id = ?", (run_id,))
-            self._many("INSERT INTO run_states VALUES (?, ?, ?)",
+            self._x(self.sql.delete_states, (run_id,))
+            self._many(self.sql.insert_state,
                        [(run_id, spec.name, name) for name in run._active])
         return mark.revision + 1
 
@@ -487,6 +613,7 @@ class RunStore:
         applied with that key for this run is not fired again (`applied` is False); the key
         reused for another event is a StoreError. A busy database is retried up to
         `max_attempts` times, a lost connection for up to `timeout` seconds."""
+        self._writable()
         spec = run_class._sc_spec
         name = event.value if isinstance(event, spec.event_enum) else event
         key_values = "" if idempotency_key is None else json.dumps(
@@ -494,10 +621,9 @@ class RunStore:
         call = uuid.uuid4().hex  # tells this call's own commit from an earlier call's
 
         def work() -> Fired | RunError:
-            row = self._head_row(run_id, self.lock_run)
+            row = self._head_row(run_id, self.sql.head_locked)
             if idempotency_key is not None:
-                seen = self._x('SELECT event, "values", call FROM idempotency WHERE '
-                               "run_id = ? AND key = ?", (run_id, idempotency_key)).fetchone()
+                seen = self._x(self.sql.key_seen, (run_id, idempotency_key)).fetchone()
                 if seen is not None:
                     if (seen[0], seen[1]) != (name, key_values):
                         raise StoreError(
@@ -509,20 +635,22 @@ class RunStore:
                                  (name,) if mine else ())
             run = self._head_run(run_class, run_id, row)
             mark = _mark_of(run)
+            when = at if at is not None else self.now()  # the one time of this call
+            stamp = _utc_text(when)
             try:
-                run.send_at(at if at is not None else utcnow(), event, **values)
+                run.send_at(when, event, **values)
             except RunError as refusal:
                 if not run.record.history:  # nothing happened: nothing to save
                     raise
                 # Timers fired before the event was refused: they are kept.
-                revision = self._write(run, mark, _utc_text(utcnow()), locked=True)
+                revision = self._write(run, mark, stamp, locked=True)
                 _saved(run, mark, revision)
                 return refusal
-            revision = self._write(run, mark, _utc_text(utcnow()), locked=True)
+            revision = self._write(run, mark, stamp, locked=True)
             if idempotency_key is not None:
-                self._x("INSERT INTO idempotency VALUES (?, ?, ?, ?, ?, ?, ?)",
+                self._x(self.sql.insert_key,
                         (run_id, idempotency_key, name, key_values, revision, call,
-                         _utc_text(utcnow())))
+                         stamp))
             _saved(run, mark, revision)
             return Fired(run, True, revision, (name,))
 
@@ -538,61 +666,94 @@ class RunStore:
         holding the run's row. A run with no timer due fires nothing (`applied` False): two
         workers firing the same due run fire its timers once. A timer whose guards said no
         is saved as declined, so `next_due` moves on to the run's next timer."""
+        self._writable()
         return self._with_retries(lambda: self._fire_due(run_class, run_id, now),
                                   repeatable=False)
 
     def _fire_due(self, run_class: type[RunT], run_id: str, now: dt.datetime | None) -> Fired:
-        row = self._head_row(run_id, self.lock_run)
+        row = self._head_row(run_id, self.sql.head_locked)
         run = self._head_run(run_class, run_id, row)
         mark = _mark_of(run)
         armed = list(run.timers)
-        events = tuple(run.fire_due(now if now is not None else utcnow()))
+        when = now if now is not None else self.now()  # the one time of this call
+        events = tuple(run.fire_due(when))
         if not events and list(run.timers) == armed:  # nothing due (or no timers at all)
             return Fired(run, False, row[2])
         # A declined timer (its guards said no) is saved even when nothing fired: it no
         # longer counts for `next_due`, so it cannot keep other runs' timers waiting.
-        revision = self._write(run, mark, _utc_text(utcnow()), locked=True)
+        revision = self._write(run, mark, _utc_text(when), locked=True)
         _saved(run, mark, revision)
         return Fired(run, bool(events), revision, events)
 
     def fire_next_due(self, run_class: type[Run[Any, Any, Any]],
-                      now: dt.datetime | None = None) -> Fired | None:
+                      now: dt.datetime | None = None, *, skip: Sequence[str] = ()
+                      ) -> Fired | None:
         """Claim the run of `run_class`'s spec whose timer is due first (at `now`), fire its
         due timers and save it, in one transaction; None when no run is due. On PostgreSQL
         the claim skips runs other workers hold (FOR UPDATE SKIP LOCKED), so any number of
-        workers can call this in a loop and never fire one timer twice."""
-        when = _utc_text(now if now is not None else utcnow())
-        spec = run_class._sc_spec
+        workers can call this in a loop and never fire one timer twice. Runs in `skip` are
+        passed over; a claimed run that cannot be fired raises TimerFailed (naming it:
+        skip it to go on), with nothing saved."""
+        self._writable()
+        at = now if now is not None else self.now()  # claimed and fired at one time
+        spec = run_class._sc_spec  # runs of a newer version are passed over: not ours to fire
+        args = (spec.name, spec.version, _utc_text(at), *skip)
+        claim = self.sql.claim_due
+        if skip:
+            p = self.sql.param
+            claim = (f"SELECT run_id FROM runs WHERE spec = {p} AND spec_version <= {p} AND "
+                     f"next_due IS NOT NULL AND next_due <= {p} AND "
+                     f"run_id NOT IN ({', '.join([p] * len(skip))}) "
+                     f"ORDER BY next_due LIMIT 1{self.sql.claim_clause}")
 
         def work() -> Fired | None:
-            row = self._x("SELECT run_id FROM runs WHERE spec = ? AND next_due IS NOT NULL "
-                          "AND next_due <= ? ORDER BY next_due LIMIT 1" + self.claim,
-                          (spec.name, when)).fetchone()
-            return None if row is None else self._fire_due(run_class, row[0], now)
+            row = self._x(claim, args).fetchone()
+            if row is None:
+                return None
+            try:
+                return self._fire_due(run_class, row[0], at)
+            except Exception as exc:  # the run's own failure, unless a retry can cure it
+                if isinstance(exc, StoreError) or self._failure(exc) is not None:
+                    raise
+                raise TimerFailed(row[0], f"{type(exc).__name__}: {exc}") from exc
 
         return self._with_retries(work, repeatable=False)
+
+    def next_due(self, run_class: type[Run[Any, Any, Any]], *, skip: Sequence[str] = ()
+                 ) -> dt.datetime | None:
+        """When the earliest armed timer of the runs `run_class` may fire is due (runs in
+        `skip` and runs of a newer spec version left out), or None: how long a worker may
+        sleep."""
+        p = self.sql.param
+        skipped = f" AND run_id NOT IN ({', '.join([p] * len(skip))})" if skip else ""
+        spec = run_class._sc_spec
+        found = self._query(f"SELECT MIN(next_due) FROM runs WHERE spec = {p} AND spec_version "
+                            f"<= {p} AND next_due IS NOT NULL{skipped}",
+                            [spec.name, spec.version, *skip])
+        return parse_time("next_due", found[0][0]) if found and found[0][0] else None
 
     # -- queries -------------------------------------------------------------------------
 
     def _read(self, work: Callable[[], T]) -> T:
-        return self._with_retries(work, repeatable=True, begin=self.begin_read)
+        return self._with_retries(work, repeatable=True, begin=self.sql.begin_read)
 
     def history(self, run_id: str, *, event: str | None = None,
                 since: dt.datetime | None = None, until: dt.datetime | None = None
                 ) -> list[HistoryRow]:
         """The stored transitions of `run_id` in order, optionally only those of `event`
         and those at or after `since` and before `until`."""
+        p = self.sql.param
         sql = ('SELECT run_id, idx, event, source, target, at, "values" FROM history '
-               "WHERE run_id = ?")
+               f"WHERE run_id = {p}")
         args: list[Any] = [run_id]
         if event is not None:
-            sql += " AND event = ?"
+            sql += f" AND event = {p}"
             args.append(getattr(event, "value", event))
         if since is not None:
-            sql += " AND at >= ?"
+            sql += f" AND at >= {p}"
             args.append(_utc_text(since))
         if until is not None:
-            sql += " AND at < ?"
+            sql += f" AND at < {p}"
             args.append(_utc_text(until))
         rows = self._read(lambda: self._x(sql + " ORDER BY idx", args).fetchall())
         return [HistoryRow(r[0], r[1], r[2], r[3], r[4], parse_time("at", r[5]),
@@ -603,11 +764,37 @@ class RunStore:
         """The ids (sorted) of the stored runs of `run_class`'s spec whose record reports
         `status` (its top-level state, or a name of its status vocabulary), of which `state`
         is active (at any depth), and of which a state carrying
-        `tag` is active: every condition given must hold."""
+        `tag` is active: every condition given must hold. Names are those of the class's spec
+        version (UnknownName otherwise); runs stored at an older version are answered as
+        their migration renames them, runs of a newer version are not answered."""
         query = self.find_sql(run_class, status=status, state=state, tag=tag)
         if query is None:
             return []
-        return [row[0] for row in self._read(lambda: self._x(*query).fetchall())]
+        spec = run_class._sc_spec
+        p = self.sql.param
+
+        def work() -> tuple[list[Any], list[Any]]:  # one snapshot
+            return self._x(*query).fetchall(), self._x(
+                f"SELECT r.run_id, r.spec_version, s.state FROM runs r LEFT JOIN run_states s "
+                f"ON s.run_id = r.run_id WHERE r.spec = {p} AND r.spec_version <> {p}",
+                (spec.name, spec.version)).fetchall()
+
+        found, others = self._read(work)
+        if not others:  # every run of the spec is at the caller's version: the usual case
+            return [row[0] for row in found]
+        # Runs of other versions: not in this version's names. Older ones are answered as
+        # their migration renames them; newer ones not at all (docs/runs.md, Mixed versions).
+        stored: dict[str, tuple[int, list[str]]] = {}
+        for run_id, version, name in others:
+            stored.setdefault(run_id, (version, []))[1].extend([name] if name else [])
+        tagged = None if tag is None else frozenset(spec.tags.get(tag, ()))
+        wanted = (None if status is None else versions.status_name(spec, status),
+                  None if state is None else versions.state_name(spec, state), tagged)
+        ids = {row[0] for row in found if row[0] not in stored}
+        ids.update(run_id for run_id, (version, names) in stored.items()
+                   if version < spec.version and versions.matches(
+                       spec, versions.current_states(spec, version, names), *wanted))
+        return sorted(ids)
 
     def find_sql(self, run_class: type[Run[Any, Any, Any]], *, status: Any = None,
                  state: Any = None, tag: str | None = None
@@ -616,25 +803,26 @@ class RunStore:
         One set of ids per condition, intersected; each is read from an index that gives the
         ids in order (runs_by_status, run_states_by_state)."""
         spec = run_class._sc_spec
+        p = self.sql.param
         parts: list[str] = []
         args: list[Any] = []
         if status is not None:
-            parts.append("SELECT run_id FROM runs WHERE spec = ? AND status = ?")
-            args += [spec.name, _status_name(spec, status)]
+            parts.append(f"SELECT run_id FROM runs WHERE spec = {p} AND status = {p}")
+            args += [spec.name, versions.status_name(spec, status)]
         if state is not None:
-            parts.append("SELECT run_id FROM run_states WHERE spec = ? AND state = ?")
-            args += [spec.name, _state_name(spec, state)]
+            parts.append(f"SELECT run_id FROM run_states WHERE spec = {p} AND state = {p}")
+            args += [spec.name, versions.state_name(spec, state)]
         if tag is not None:
             tagged = sorted(spec.tags.get(tag, ()))
             if not tagged:
                 return None
-            marks = ", ".join("?" * len(tagged))
+            marks = ", ".join([p] * len(tagged))
             # DISTINCT: two active states may carry the tag.
-            parts.append("SELECT DISTINCT run_id FROM run_states WHERE spec = ? AND "
+            parts.append(f"SELECT DISTINCT run_id FROM run_states WHERE spec = {p} AND "
                          f"state IN ({marks})")
             args += [spec.name, *tagged]
         if not parts:
-            parts.append("SELECT run_id FROM runs WHERE spec = ?")
+            parts.append(f"SELECT run_id FROM runs WHERE spec = {p}")
             args.append(spec.name)
         return " INTERSECT ".join(parts) + " ORDER BY run_id", args
 
@@ -643,27 +831,29 @@ class RunStore:
         """The ids of the runs of `run_class`'s spec with a timer due at `now` (default: the
         current time), earliest first, at most `limit`. Only a list: `fire_next_due` claims
         and fires them."""
-        when = _utc_text(now if now is not None else utcnow())
+        when = _utc_text(now if now is not None else self.now())
+        spec = run_class._sc_spec
         return [row[0] for row in self._read(lambda: self._x(
-            DUE_SQL, (run_class._sc_spec.name, when, limit)).fetchall())]
-
+            self.sql.due, (spec.name, spec.version, when, limit)).fetchall())]
 
     # -- read-only views for tools (`statechart runs`): no Run class needed ------------
 
     def stored_runs(self, spec: str | None = None) -> list[StoredRun]:
         """Every stored run (of the spec named `spec`), sorted by id, from the store's
         columns: no record is loaded or checked."""
-        return self._stored_runs(*(("spec = ?", [spec]) if spec is not None else ("1 = 1", [])))
+        if spec is None:
+            return self._stored_runs("1 = 1", [])
+        return self._stored_runs(f"spec = {self.sql.param}", [spec])
 
     def stored_record(self, run_id: str) -> tuple[StoredRun, dict[str, Any]]:
         """The run `run_id` as stored, whatever its spec: its columns and its whole record as
         parsed JSON, its history from the `history` table, NOT checked (a tool checks it
         against a spec it chooses). RunNotFound if there is none; StoreError if the record is
         not a JSON object, or holds a history other than the table's."""
-        found = self._stored_runs("run_id = ?", [run_id])
+        found = self._stored_runs(f"run_id = {self.sql.param}", [run_id])
         if not found:
             raise RunNotFound(run_id)
-        text = self._query("SELECT record FROM runs WHERE run_id = ?", [run_id])[0][0]
+        text = self._query(self.sql.record, [run_id])[0][0]
         try:
             record = json.loads(text)
         except ValueError as exc:
@@ -672,9 +862,7 @@ class RunStore:
             raise StoreError(f"run {run_id!r}: the stored record is not a JSON object")
         history = [{"event": e, "source": s, "target": t, "at": at, "values": json.loads(v),
                     **(_replay.kind_entry(kind) if kind else {})}
-                   for e, s, t, at, v, kind in self._query(
-                       'SELECT event, source, target, at, "values", kind FROM history '
-                       "WHERE run_id = ? ORDER BY idx", [run_id])]
+                   for e, s, t, at, v, kind in self._query(self.sql.steps, [run_id])]
         kept = record.get("history")
         if kept and [_step_json(step) for step in kept] != [_step_json(h) for h in history]:
             raise StoreError(f"run {run_id!r}: the record's history ({len(kept)} steps) is "
@@ -686,7 +874,7 @@ class RunStore:
         # `where` is a condition on `spec` or `run_id`, columns of `runs` and `run_states`.
         runs = self._query(
             "SELECT run_id, spec, spec_version, revision, status, steps, created_at, "
-            f"updated_at FROM runs WHERE {where} ORDER BY run_id", args)
+            f"updated_at, next_due FROM runs WHERE {where} ORDER BY run_id", args)
         states: dict[str, list[str]] = {}
         for run_id, state in self._query(
                 f"SELECT run_id, state FROM run_states WHERE {where} ORDER BY run_id, state",
@@ -697,42 +885,18 @@ class RunStore:
             f"(SELECT run_id FROM runs WHERE {where}) GROUP BY run_id", args))
         return [StoredRun(r[0], r[1], r[2], r[3], r[4], tuple(states.get(r[0], ())), r[5],
                           parse_time("created_at", r[6]), parse_time("updated_at", r[7]),
-                          parse_time("at", last.get(r[0]) or r[6])) for r in runs]
+                          parse_time("at", last.get(r[0]) or r[6]),
+                          parse_time("next_due", r[8]) if r[8] else None) for r in runs]
 
     def _query(self, sql: str, args: list[Any]) -> list[Any]:
         """The rows of one read-only query (the views above read through here only)."""
         return self._read(lambda: self._x(sql, args).fetchall())
 
 
-class SqliteStore(RunStore):
-    """Runs in a SQLite file (WAL, `synchronous=FULL`). Every write transaction takes the
-    database's write lock at once (BEGIN IMMEDIATE): writers take turns, readers never wait."""
-
-    begin_write = "BEGIN IMMEDIATE"  # the write lock at once: no deadlock upgrading a read
-    integrity_error = sqlite3.IntegrityError
-
-    def __init__(self, path: str | Path, *, timeout: float = 30.0, max_attempts: int = 5
-                 ) -> None:
-        self.path = str(path)
-        super().__init__(self.path, timeout=timeout, max_attempts=max_attempts)
-
-    def _connect(self) -> None:
-        # Autocommit mode: every transaction is begun and ended here, explicitly.
-        self._db = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None)
-        self._db.execute(f"PRAGMA busy_timeout = {int(self.timeout * 1000)}")
-        mode = self._db.execute("PRAGMA journal_mode = WAL").fetchone()[0]
-        if mode.lower() != "wal":
-            raise StoreError(f"{self.path}: could not switch the database to WAL mode "
-                             f"(it is in {mode} mode)")
-        # FULL: a commit that returned survives a power cut, not only a crash of the process.
-        self._db.execute("PRAGMA synchronous = FULL")
-        self._db.execute("PRAGMA foreign_keys = ON")
-
-    def _failure(self, exc: BaseException) -> str | None:
-        if isinstance(exc, sqlite3.OperationalError) and (
-                "locked" in str(exc) or "busy" in str(exc)):
-            return "busy"
-        return None
+def _first_line(exc: BaseException) -> str:
+    """A driver's message without its DETAIL and HINT lines (they may quote a whole value)."""
+    text = str(exc).strip().splitlines()
+    return text[0][:300] if text else type(exc).__name__
 
 
 def _mark_of(run: Run[Any, Any, Any]) -> _Mark:
@@ -746,22 +910,13 @@ def _mark_of(run: Run[Any, Any, Any]) -> _Mark:
 def _saved(run: Run[Any, Any, Any], mark: _Mark, revision: int) -> None:
     history = run.record.history
     steps = len(history) if mark.rewrite else mark.steps + len(history) - mark.known
-    setattr(run, MARK_ATTR, _Mark(revision, steps, len(history), run._active))
+    setattr(run, MARK_ATTR, _Mark(revision, steps, len(history), run._active,
+                                  due=_deadline(run)))
 
 
-def _state_name(spec: Any, state: Any) -> str:
-    name = state.value if isinstance(state, spec.state_enum) else state
-    if name not in spec.states_by_name:
-        raise ValueError(f"{spec.name!r} has no state {name!r}")
-    return name  # type: ignore[no-any-return]
-
-
-def _status_name(spec: Any, status: Any) -> str:
-    """A status as the `status` column keeps it: the record's `status` value."""
-    name = status.value if isinstance(status, spec.status_enum) else status
-    if name not in spec.statuses_by_name:
-        raise ValueError(f"{spec.name!r} has no status {name!r}")
-    return name  # type: ignore[no-any-return]
+def _deadline(run: Run[Any, Any, Any]) -> dt.datetime | None:
+    """The run's earliest armed timer's due time (the `next_due` column), or None."""
+    return getattr(run, "next_deadline", None)  # a run of a spec with timers has one
 
 
 def _json_value(spec: Any, field: str, value: Any) -> Any:
@@ -794,7 +949,8 @@ def _utc_text(value: dt.datetime) -> str:
 class StoredRun:
     """A stored run as the store's columns describe it (`stored_runs`): `states` are the
     active states (ancestors included, sorted by name), `last_transition_at` the last
-    step's time (when the run was stored, for a run with no step)."""
+    step's time (when the run was stored, for a run with no step), `next_due` when its
+    earliest armed timer is due (None: none is armed)."""
 
     run_id: str
     spec: str
@@ -806,3 +962,4 @@ class StoredRun:
     created_at: dt.datetime
     updated_at: dt.datetime
     last_transition_at: dt.datetime
+    next_due: dt.datetime | None = None

@@ -106,6 +106,30 @@ class FieldCodec:
                         + (" with a time zone" if kind == "datetime" else "")
                         + f", got {value!r}")
 
+    def from_input(self, field: str, value: object) -> object:
+        """`value` as `Run.send` takes it: the field's Python value, or its JSON form (an
+        enum's value, RFC 3339 text with an offset for a datetime), so that a worker
+        forwarding a JSON payload converts nothing itself. Anything else is returned as it is,
+        for `to_json` to refuse; a JSON form that is not a value of the field is a TypeError
+        naming the field and what it takes."""
+        kind = self.types[field]
+        if kind == "enum" and isinstance(value, str) and \
+                not isinstance(value, self.enums[field]):
+            cls = self.enums[field]
+            try:
+                return cls(value)
+            except ValueError:
+                raise TypeError(f"{field}: {value!r} is not one of {[m.value for m in cls]} "
+                                f"(a {cls.__name__} or its value)") from None
+        if kind == "datetime" and isinstance(value, str):
+            try:
+                return parse_time(field, value, self.error)
+            except InvalidRecord:
+                raise TypeError(f"{field}: expected a datetime with a time zone, or RFC 3339 "
+                                f"text with an offset (2026-05-01T12:30:00Z), got {value!r}"
+                                ) from None
+        return value
+
     def same(self, field: str, a: object, b: object) -> bool:
         """Whether two typed values of a field are the same value: numbers by their value as
         a float (JSON has one number type), times as instants (two aware datetimes in

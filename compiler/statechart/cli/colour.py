@@ -43,7 +43,7 @@ def report(reporters: Mapping[str, Reporter], fmt: str, diagnostics: Sequence[Di
     if fmt == "full":
         return full(diagnostics, sources, colour=colour)
     if fmt == "concise":
-        return concise(diagnostics, sources, colour=colour)
+        return concise(diagnostics, sources, colour=colour, summary=True)
     return reporters[fmt](diagnostics, sources)
 
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import argparse
 
-from statechart.cli import add_config_argument, colour
+from statechart.cli import add_config_argument, add_report_arguments, colour
 from statechart.report import REPORTERS
 
 
@@ -37,6 +37,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--format", choices=list(REPORTERS), default=None,
                         help="output format (default: full; `github` in GitHub Actions; "
                              "env STATECHART_OUTPUT_FORMAT)")
+    add_report_arguments(parser)
     add_config_argument(parser)
     colour.add_argument(parser)
 

@@ -59,13 +59,23 @@ def run(args: argparse.Namespace) -> int:
     if config is None:
         return 2
     result = check_file(args.spec, config)
-    if result.errors or result.spec is None:
+    draft = None
+    if result.errors:
+        # A spec with errors is drawn when its model could be built (to see why a state is
+        # unreachable, say), marked as a work in progress; only a file that could not be read
+        # as a spec, or has no state to draw, is refused.
         sys.stderr.write(concise(result.errors, {},
                                  colour=colour.enabled(args.color, sys.stderr)))
-        print(f"statechart render: {inert(args.spec)} has errors; fix them first "
-              "(`statechart check` explains each)", file=sys.stderr)
-        return 1
+        count = f"{len(result.errors)} error{'s' * (len(result.errors) != 1)}"
+        if result.spec is None or not result.spec.states:
+            print(f"statechart render: {inert(args.spec)} has {count} and cannot be drawn; fix "
+                  "them first (`statechart check` explains each)", file=sys.stderr)
+            return 1
+        draft = f"{count}; `statechart check` explains each"
+        print(f"statechart render: {inert(args.spec)} has {count}; drawn as a work in "
+              "progress (`statechart check` explains each)", file=sys.stderr)
     spec = result.spec
+    assert spec is not None
     try:
         names: list[str] = []
         for value in args.highlight:
@@ -81,7 +91,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         with bounds.using(args.layout_max_transitions, args.timeout, config) as limits, \
                 outputs.using(config):  # the SVG's header names the spec from the root
-            data = render_bytes(spec, args.format, active, args.engine or limits.engine, limits)
+            data = render_bytes(spec, args.format, active, args.engine or limits.engine, limits,
+                                draft)
     except bounds.BoundsError as exc:
         return _error(str(exc))
     except layout.LayoutError as exc:  # timed out, out of memory, no program: not usage
@@ -105,17 +116,17 @@ def run(args: argparse.Namespace) -> int:
 
 
 def render_bytes(spec: Spec, fmt: str, active: frozenset[str], engine: str,
-            limits: LayoutBounds) -> bytes:
+                 limits: LayoutBounds, draft: str | None = None) -> bytes:
     """The output bytes. DOT is the text that svg/png would lay out (the spec's size chooses
     the settings: `statechart.render.bounds`); a spec over the bound gets DOT and Mermaid
-    only."""
+    only. `draft`: the spec has errors, drawn as a work in progress (said in the picture)."""
     from statechart.outputs import header_lines
     from statechart.render import dot, labels, layout, mermaid
 
     if fmt == "mermaid":
-        return mermaid.mermaid_source(spec, active).encode("utf-8")
+        return mermaid.mermaid_source(spec, active, draft=draft).encode("utf-8")
     settings = limits.settings(spec)
-    source = dot.dot_source(spec, active, fast=settings != "full")
+    source = dot.dot_source(spec, active, fast=settings != "full", draft=draft)
     if fmt == "dot":
         return source.encode("utf-8")
     if settings is None:

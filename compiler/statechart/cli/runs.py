@@ -1,4 +1,5 @@
-"""`statechart runs list|show|verify --store URL`: the runs kept in a run store (docs/runs.md).
+"""`statechart runs list|show|verify|work --store URL`: the runs kept in a run store
+(docs/runs.md); `work` (statechart.cli.runs_work) fires their due timers.
 
 `list` and `show` print their product on stdout (a table or JSON); `verify` reports like
 `check` (`--format full|concise|json|github|sarif`, exit 0 ok, 1 findings that are errors).
@@ -13,15 +14,16 @@ A spec's Run class is compiled in memory (`statechart.codegen.in_memory`): nothi
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
 import sqlite3
 import sys
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote, urlsplit, urlunsplit
+from urllib.parse import urlsplit, urlunsplit
 
-from statechart.cli import colour, missing_paths
-from statechart.report import REPORTERS, concise, inert
+from statechart.cli import colour, missing_paths, runs_work
+from statechart.report import REPORTERS, concise, inert, one_line
 from statechart_runtime.errors import StatechartError
 
 # --diagram PATH: the picture's format by the file's suffix.
@@ -48,8 +50,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--status", metavar="STATE", help="only runs whose top-level state is STATE")
     p.add_argument("--state", metavar="STATE", help="only runs in which STATE is active")
     p.add_argument("--tag", metavar="TAG", help="only runs in a state tagged TAG (needs --spec)")
-    p.add_argument("--format", choices=("table", "json"), default="table",
-                   help="output format (default: table)")
+    p.add_argument("--due", metavar="BEFORE", nargs="?", const=_ANY_TIME, type=_due_before,
+                   help="only runs with an armed timer, sorted by when it is due; with BEFORE "
+                   "(an RFC 3339 time, or `now`) only those due by then")
+    p.add_argument("--format", choices=("text", "json", "table"), default="text",
+                   help="output format, as `runs show`: text (a table) or json (default: "
+                        "text; `table` is its old name)")
 
     p = actions.add_parser("show", help="one run: state, context, history, diagram",
                            description="One stored run: its state, context (record fields) "
@@ -76,17 +82,38 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                    help="output format, as `check` (default: full; `github` in GitHub "
                    "Actions; env STATECHART_OUTPUT_FORMAT)")
     colour.add_argument(p)
+    runs_work.add_arguments(actions, _store_argument)
+
+
+# `--due` without a time: every run with an armed timer.
+_ANY_TIME = datetime.datetime.max.replace(tzinfo=datetime.UTC)
+
+
+def _due_before(text: str) -> Any:
+    from statechart_runtime.values import parse_time
+
+    if text == "now":
+        return datetime.datetime.now(datetime.UTC)
+    try:
+        return parse_time("--due", text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected a time with an offset (2025-01-01T12:00:00Z) or `now`, got {text!r}"
+        ) from None
 
 
 def _store_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--store", metavar="URL", required=True,
-                        help="the run store: a SQLite file path or sqlite:///PATH")
+                        help="the run store: a SQLite file (a path, or sqlite:///PATH) or a "
+                             "PostgreSQL database (postgresql://USER@HOST:PORT/DB; needs the "
+                             "`postgres` extra)")
 
 
 def run(args: argparse.Namespace) -> int:
     from statechart_runtime.errors import StoreError
 
-    action = {"list": _list, "show": _show, "verify": _verify}[args.action]
+    action = {"list": _list, "show": _show, "verify": _verify,
+              "work": runs_work.work}[args.action]
     try:
         return action(args)
     except _Reported as exc:
@@ -103,7 +130,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _say(args: argparse.Namespace, message: str) -> None:
-    print(f"statechart runs {args.action}: {inert(message)}", file=sys.stderr)
+    print(f"statechart runs {args.action}: {one_line(message)}", file=sys.stderr)
 
 
 # -- the store and the spec ------------------------------------------------------------------
@@ -132,9 +159,11 @@ def location(url: str) -> str:
     return urlunsplit(parts)
 
 
-def open_existing(url: str) -> Any:
-    """The store at `url`, which must exist: a SQLite file is first looked at read-only, since
-    `open_store` turns any file (even a missing one) into a new, empty store."""
+def open_existing(url: str, *, read_only: bool = True) -> Any:
+    """The store at `url`, which must exist, opened read-only unless said otherwise (a
+    replica, a backup, a read-only mount; no wait for a writer's lock): a SQLite file is
+    first looked at read-only, since a writable `open_store` turns any file (even a missing
+    one) into a new, empty store."""
     from statechart_runtime.store import open_store
 
     path = sqlite_path(url)
@@ -143,19 +172,14 @@ def open_existing(url: str) -> Any:
             raise Usage(f"no such store: {url}")
         if Path(path).is_dir():
             raise Usage(f"a folder, not a store: {url}")
-        try:
-            db = sqlite3.connect(f"file:{quote(path)}?mode=ro", uri=True)
+        if not read_only:  # a writable open_store would make any file a store: look first
             try:
-                found = db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND "
-                                   "name = 'store_meta'").fetchone()
-            finally:
-                db.close()
-        except sqlite3.DatabaseError as exc:
-            raise Usage(f"{url} is not a run store ({exc})") from None
-        if found is None:
-            raise Usage(f"{url} is not a run store (it has no store tables)")
+                with open_store(url, read_only=True):
+                    pass
+            except StatechartError as exc:
+                raise Usage(str(exc)) from None
     try:
-        return open_store(url)
+        return open_store(url, read_only=read_only)
     except sqlite3.Error as exc:
         raise Failure(f"cannot open the store {location(url)}: {exc}") from None
     except StatechartError as exc:  # an unsupported or malformed URL, a newer schema
@@ -234,24 +258,30 @@ def _list(args: argparse.Namespace) -> int:
     runs = [r for r in runs
             if (args.status is None or r.status == args.status)
             and (args.state is None or args.state in r.states)
-            and (tagged is None or tagged.intersection(r.states))]
+            and (tagged is None or tagged.intersection(r.states))
+            and (args.due is None or (r.next_due is not None and r.next_due <= args.due))]
+    if args.due is not None:
+        runs.sort(key=lambda r: (r.next_due, r.run_id))
     order = {name: i for i, name in enumerate(spec.states)} if spec is not None else {}
     rows = [{"run_id": r.run_id, "spec": r.spec, "spec_version": r.spec_version,
              "status": r.status,
              "states": sorted(r.states, key=lambda s: (order.get(s, len(order)), s)),
              "revision": r.revision, "steps": r.steps,
              "last_transition_at": _time(r.last_transition_at),
-             "updated_at": _time(r.updated_at)} for r in runs]
+             "updated_at": _time(r.updated_at),
+             "next_due": _time(r.next_due) if r.next_due else None} for r in runs]
     if args.format == "json":
         print(json.dumps(rows, indent=2, ensure_ascii=False))
         return 0
     if not rows:
-        print("no stored runs" + (" match" if args.status or args.state or args.tag else ""))
+        filtered = args.status or args.state or args.tag or args.due
+        print("no stored runs" + (" match" if filtered else ""))
         return 0
-    header = ("RUN ID", "SPEC", "STATUS", "STATES", "REVISION", "STEPS", "LAST TRANSITION")
+    header = ("RUN ID", "SPEC", "STATUS", "STATES", "REVISION", "STEPS", "LAST TRANSITION",
+              "NEXT DUE")
     table = [header] + [(r["run_id"], f"{r['spec']} v{r['spec_version']}", r["status"],
                          ",".join(r["states"]), str(r["revision"]), str(r["steps"]),
-                         r["last_transition_at"]) for r in rows]
+                         r["last_transition_at"], r["next_due"] or "-") for r in rows]
     widths = [max(len(row[i]) for row in table) for i in range(len(header))]
     for row in table:
         print(inert("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True))
@@ -297,6 +327,8 @@ def _show(args: argparse.Namespace) -> int:
             "created_at": _time(stored.created_at), "updated_at": _time(stored.updated_at),
             "last_transition_at": _time(run.record.lastTransitionAt),
             "context": {f.name: record.get(f.name) for f in spec.record},
+            "timers": [{"state": t.state.value, "event": t.event.value, "due": _time(t.due),
+                        "declined": t.declined} for t in run.timers],
             "history": [{"index": h.index, "at": _time(h.at), "event": h.event,
                          "source": h.source, "target": h.target, "values": h.values}
                         for h in history]}
@@ -335,6 +367,10 @@ def _show_text(data: dict[str, Any]) -> str:
              f"  updated:         {data['updated_at']}",
              f"  last transition: {data['last_transition_at']}", "", "context:"]
     lines += [f"  {name}: {value(v)}" for name, v in data["context"].items()] or ["  (no fields)"]
+    timers = data["timers"]
+    lines += ["", f"armed timers ({len(timers)}):"]
+    lines += [f"  {t['due']}  {t['event']} (of {t['state']})"
+              + ("  declined: its guards said no" if t["declined"] else "") for t in timers]
     steps = data["history"]
     lines += ["", f"history ({len(steps)} step{'s' * (len(steps) != 1)}):"]
     lines += [f"  {h['index']:>3}  {h['at']}  {h['event']}: {h['source']} -> {h['target']}"

@@ -23,13 +23,18 @@ from __future__ import annotations
 
 import string
 import textwrap
+from typing import TYPE_CHECKING
 
-from statechart import __version__, names, semantics
+from statechart import RUNTIME_REQUIREMENT, __version__, names, semantics
 from statechart.codegen import CodegenError
 from statechart.codegen._jinja import Ident, Lit, entry, environment, py
+from statechart.diagnostics import Span
 from statechart.model import RecordField, Spec, State, Transition
-from statechart.outputs import folder, header_lines
+from statechart.outputs import display_path, folder, header_lines, project
 from statechart_runtime import events
+
+if TYPE_CHECKING:
+    from statechart.linter import FileResult
 
 
 def camel(snake: str) -> str:
@@ -42,7 +47,7 @@ def camel(snake: str) -> str:
 TEMPLATE_NAMES = frozenset({
     "SPEC_NAME", "SPEC_VERSION", "SPEC_SHA256", "DESCRIPTION", "STATE_DESCRIPTIONS",
     "EVENT_DESCRIPTIONS", "Final", "TypeAlias", "Mapping", "SPEC", "rt", "api", "error",
-    "check_record",
+    "check_record", "Str", "Int", "Float", "Bool", "DateTime",
 })
 
 
@@ -331,6 +336,24 @@ def _tables(spec: Spec, pn: PythonNames) -> dict[str, object]:
     }
 
 
+def _source_tables(spec: Spec) -> dict[str, object]:
+    """`_SOURCE`: the file and line of each state and each transition alternative (its
+    target's line: alternatives of one event share the event's key), and of its guard; spec
+    coverage reports them (statechart_runtime.coverage)."""
+    files: dict[str, int] = {}
+
+    def at(span: Span) -> int:
+        return files.setdefault(display_path(span.file), len(files))
+
+    states = [(py(s.name), py((at(s.span), s.span.line))) for s in spec.states.values()]
+    transitions = [(py((t.source, t.event, t.order)),
+                    py((at(t.target_span), t.target_span.line,
+                        t.guard_span.line if t.guard_span else None)))
+                   for t in spec.transitions()]
+    return {"source_files": py(tuple(files)), "source_states": states,
+            "source_transitions": transitions}
+
+
 def _context_tables(spec: Spec, pn: PythonNames, classes: dict[str, Ident]
                     ) -> dict[str, object]:
     """Run context, `clear:`, defaults, fills, statuses and counters (docs/spec-format.md):
@@ -427,21 +450,14 @@ def render(spec: Spec) -> str:
         "field_types": {f.type for f in spec.record},
         "compiler": py(f"statechart-compiler {__version__}"),
         **_tables(spec, pn),
+        **_source_tables(spec),
     }
     extra = _context_tables(spec, pn, classes)
     context.update(extra, api_version=py(_api_version(spec, extra)))
-    text = environment().get_template("python_module.py.j2").render(context)
-    lines = text.split("\n")
-    if any(len(line) > LINE_LENGTH for line in lines):
-        # A spec's long names make long lines of data: say so once, after the header, rather
-        # than wrap every table row (the module is not edited by hand).
-        first = next(i for i, line in enumerate(lines) if not line.startswith("#"))
-        lines.insert(first, "# ruff: noqa: E501 (a spec's names make some lines long)")
-        text = "\n".join(lines)
-    return text
-
-
-LINE_LENGTH = 100  # what ruff and the project's style allow
+    # No `noqa` comment: under ruff's default rules one is itself a finding (RUF100), and a
+    # project that enables E501 ignores it for the folder (docs/generated-code.md).
+    return environment().get_template("python_module.py.j2").render(
+        context, install_hint=f"pip install {RUNTIME_REQUIREMENT!r}")
 
 
 def outputs(spec: Spec) -> dict[str, bytes]:
@@ -449,3 +465,29 @@ def outputs(spec: Spec) -> dict[str, bytes]:
     # again would be most of the build's time.
     text = render(spec)
     return {f"{folder('code')}/{spec.name}.py": text.encode("ascii")}
+
+
+PACKAGE_HEADER = "# Generated from the specs by statechart-compiler. DO NOT EDIT.\n"
+
+
+def package_outputs(results: list[FileResult]) -> dict[str, bytes]:
+    """`__init__.py` of the code folder, so that the folder is a package: `mypy --strict .` in
+    the project then knows each module by one name (`generated.order`), not two. Not written
+    where the folder is the project root, or where the project's own `__init__.py` is."""
+    code = folder("code")
+    if code in ("", "."):
+        return {}
+    rel = f"{code}/__init__.py"
+    try:
+        with open(project().root / rel, "rb") as f:
+            theirs = not f.read(len(PACKAGE_HEADER)).decode("utf-8", "replace") \
+                .startswith(PACKAGE_HEADER)
+    except FileNotFoundError:
+        theirs = False
+    except OSError:  # a folder in the way, say: `build` fails on it with a message
+        theirs = False
+    if theirs:
+        return {}
+    text = (PACKAGE_HEADER + "# Regenerate with: statechart build\n"
+            '"""The modules generated from the specs: `NAME.py` for `NAME.yaml`."""\n')
+    return {rel: text.encode("ascii")}

@@ -24,6 +24,7 @@ from statechart.names import IDENTIFIER
 from statechart.outputs import header_lines
 from statechart.render import labels
 from statechart.render.style import (
+    DRAFT,
     HIGHLIGHT,
     OVERLAY,
     event_label,
@@ -60,15 +61,16 @@ class _Ids:
 
 
 def dot_source(spec: Spec, active: frozenset[str] = frozenset(), header: bool = True,
-               fast: bool = False) -> str:
+               fast: bool = False, draft: str | None = None) -> str:
     """The DOT text; `active` states get a highlighted border (the run's configuration).
-    `fast`: the settings for a bigger spec (FAST_GRAPH_ATTR, edge labels as `xlabel`)."""
+    `fast`: the settings for a bigger spec (FAST_GRAPH_ATTR, edge labels as `xlabel`).
+    `draft`: the spec has errors (`render` of a work in progress): said in the legend."""
     ids = _Ids(spec)
     fills = tag_fills(spec)
     graph_attr = {**GRAPH_ATTR, **FAST_GRAPH_ATTR} if fast else GRAPH_ATTR
     graph = graphviz.Digraph(name=labels.dot_text(spec.name or "statechart"),
                              graph_attr=graph_attr, node_attr=NODE_ATTR, edge_attr=EDGE_ATTR)
-    if spec.initial:
+    if spec.initial in spec.states:  # an unknown one (a draft) has nothing to point at
         _initial_marker(graph, "_init", spec, spec.initial, ids)
     marks = overlay_marks(spec)
     for state in spec.top_level:
@@ -76,7 +78,7 @@ def dot_source(spec: Spec, active: frozenset[str] = frozenset(), header: bool = 
                    changed=marks.changed_states)
     for t in spec.transitions():
         _add_edge(graph, spec, t, ids, marks.edge_mark(t.source, t.key), fast)
-    graph.attr(label=_legend(spec, fills, active))
+    graph.attr(label=_legend(spec, fills, active, draft))
     text = str(graph.source)  # already a str; graphviz is untyped
     return (labels.header(header_lines(spec), "dot") if header else "") + text
 
@@ -211,12 +213,16 @@ def _add_edge(graph: graphviz.Digraph, spec: Spec, t: Transition, ids: _Ids,
     graph.edge(tail, head, **attrs)
 
 
-def _legend(spec: Spec, fills: dict[str, str], active: frozenset[str]) -> str:
+def _legend(spec: Spec, fills: dict[str, str], active: frozenset[str],
+            draft: str | None = None) -> str:
     """The graph label: an HTML-like table (text escaped by `labels.html_text`)."""
     h = labels.html_text
     kinds = {s.kind for s in spec.states.values()}
     rows = [f'<TR><TD COLSPAN="2" ALIGN="LEFT"><B>{h(spec.name)}</B> '
             f'(version {spec.version})</TD></TR>']
+    if draft is not None:
+        rows.append(f'<TR><TD COLSPAN="2" ALIGN="LEFT"><FONT COLOR="{DRAFT}"><B>work in '
+                    f'progress</B>: {h(draft)}</FONT></TD></TR>')
 
     def row(swatch: str, text: str, fill: str = "white", style: str = "") -> None:
         rows.append(f'<TR><TD BGCOLOR="{fill}" BORDER="1"{style}>{swatch}</TD>'

@@ -28,7 +28,7 @@ def active_configuration(spec: Spec, names: list[str]) -> frozenset[str]:
     they are, with their ancestors (an ancestor of an active state is active)."""
     for name in names:
         if name not in spec.states:
-            hint = did_you_mean(name, spec.states)
+            hint = did_you_mean(name, spec.states, words=True)
             raise HighlightError(f"no state `{name}` in spec `{spec.name}`"
                                  + (f"; {hint}" if hint else ""))
     if len(names) == 1:

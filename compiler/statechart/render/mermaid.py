@@ -17,6 +17,8 @@ not by Mermaid.
 
 from __future__ import annotations
 
+import json
+
 from statechart.model import Spec, State, Transition
 from statechart.outputs import header_lines
 from statechart.render import labels
@@ -34,9 +36,13 @@ INDENT = "    "
 
 
 def mermaid_source(spec: Spec, active: frozenset[str] = frozenset(),
-                   header: bool = True) -> str:
+                   header: bool = True, draft: str | None = None) -> str:
+    """`draft`: the spec has errors (`render` of a work in progress): said in the title."""
     ids = {name: f"s{i}" for i, name in enumerate(spec.states)}
     lines = ["stateDiagram-v2"]
+    if draft is not None:  # front matter; a JSON string is a YAML double-quoted scalar
+        title = json.dumps(f"{spec.name}: work in progress ({draft})", ensure_ascii=True)
+        lines = ["---", f"title: {title}", "---", *lines]
     if header:
         lines += [INDENT + line for line in
                   labels.header(header_lines(spec), "mermaid").splitlines()]

@@ -18,6 +18,7 @@ FIXED_TAG_FILLS = {"paused": "#ffd8a8", "terminal": TERMINAL_FILL}
 PALETTE = ("#cfe2ff", "#d3f9d8", "#e5dbff", "#fff3bf", "#c5f6fa", "#ffdeeb", "#e9ecef")
 HIGHLIGHT = "#d6336c"  # border of the states in the highlighted (current) configuration
 OVERLAY = "#2b8a3e"  # what an overlay (`extends:`) added or replaced, drawn over its base
+DRAFT = "#c92a2a"  # the "work in progress" line of a spec drawn with errors (`render`)
 
 
 @dataclass(frozen=True)

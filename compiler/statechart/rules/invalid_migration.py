@@ -49,7 +49,7 @@ def check(spec: Spec, graph: Graph) -> Check:
             if new not in spec.states:
                 yield problem(ID, SEVERITY, span,
                               f"migration maps state `{old}` to `{new}`, which is not a state of "
-                              "this version", did_you_mean(new, spec.states))
+                              "this version", did_you_mean(new, spec.states, words=True))
             elif old in spec.states and old != new:
                 yield problem(ID, SEVERITY, span,
                               f"migration renames `{old}`, which is still a state of this "

@@ -7,16 +7,22 @@ state of the spec; a rule's `{tag: ...}` names a tag no state carries; a compoun
 Why: a typo in a target would make the transition fail only at run time, on the path that
 takes it, which may be rare (python-statemachine reports `KeyError: 'complted'`).
 
+These errors come first in a file, after the schema errors (`full`; `concise` lists by line).
+A finding that only exists because of one (the state the typo meant, left unreachable; a
+state that leads nowhere, so no path leaves it to a final state) is not reported on its own:
+this error's help names it ("fixing this also clears what it causes"), with its line.
+
 Example:
 
     running:
       on:
         finish: complted   # unknown-state: did you mean `completed`?
 
-Fix: correct the name; the hint suggests the closest existing state.
+Fix: correct the name; the hint suggests the closest existing state (by spelling, or by a
+word of its name: `held` for `on_hold`), else lists the states.
 """
 
-from statechart.build_model import did_you_mean
+from statechart.build_model import did_you_mean, listing
 from statechart.diagnostics import Severity
 from statechart.rules._base import Check, Graph, Span, Spec, problem
 
@@ -26,7 +32,7 @@ PHASE = "model"
 
 
 def _unknown(spec: Spec, name: str, span: Span, what: str) -> Check:
-    hint = did_you_mean(name, spec.states) or "states: " + ", ".join(list(spec.states)[:12])
+    hint = did_you_mean(name, spec.states, words=True) or listing("states", spec.states)
     yield problem(ID, SEVERITY, span, f"{what} `{name}` is not a state of this spec", hint)
 
 

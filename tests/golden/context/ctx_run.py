@@ -18,12 +18,11 @@ from typing import Unpack as _Unpack
 
 try:
     import statechart_runtime as _rt
+    from statechart_runtime import api as _api
 except ImportError as _error:  # an application that runs this module needs only the runtime
     raise ImportError(f"{__name__} needs the statechart-runtime package: "
-                      "pip install statechart-runtime") from _error
+                      "pip install 'statechart-runtime @ git+https://github.com/statechart-compiler/statechart-compiler#subdirectory=runtime'") from _error
 _rt.check_api((1, 2), __name__, 'statechart-compiler 0.2.0')
-
-from statechart_runtime import api as _api  # noqa: E402
 
 SPEC_NAME: _Final = 'ctx_run'
 SPEC_VERSION: _Final = 2
@@ -98,11 +97,11 @@ class CtxRunMissingField(_api.errors.MissingField):
 
 # Type names as the class bodies below refer to them: a record field may be named `str` or
 # like a class of this module, and inside a class body that name would hide the type.
-_str: _TypeAlias = str
-_int: _TypeAlias = int
-_float: _TypeAlias = float
-_bool: _TypeAlias = bool
-_datetime: _TypeAlias = _dt.datetime
+_Str: _TypeAlias = str
+_Int: _TypeAlias = int
+_Float: _TypeAlias = float
+_Bool: _TypeAlias = bool
+_DateTime: _TypeAlias = _dt.datetime
 _CtxRunState: _TypeAlias = CtxRunState
 _CtxRunStatus: _TypeAlias = CtxRunStatus
 _CtxRunPriority: _TypeAlias = CtxRunPriority
@@ -184,6 +183,33 @@ _SPEC: _Final = _api.SpecTables(
     counters={'retryCount': 'retrying'},
 )
 
+# Where the spec writes each state and each alternative of a transition (file, line; and the
+# line of its guard): what spec coverage reports (`pytest --statechart-cov`).
+_SOURCE: _Final = {
+    'files': ('spec.yaml',),
+    'states': {
+        'created': (0, 14),
+        'running': (0, 18),
+        'interrupted': (0, 24),
+        'suspended': (0, 28),
+        'waiting_for_approval': (0, 29),
+        'retrying': (0, 34),
+        'completed': (0, 39),
+    },
+    # (source, event, position among the event's alternatives on the source)
+    'transitions': {
+        ('created', 'start', 0): (0, 16, None),
+        ('created', 'update', 0): (0, 17, None),
+        ('running', 'interrupt', 0): (0, 20, None),
+        ('running', 'error', 0): (0, 21, None),
+        ('running', 'finish', 0): (0, 22, None),
+        ('running', 'bump', 0): (0, 23, None),
+        ('suspended', 'ask', 0): (0, 28, None),
+        ('waiting_for_approval', 'approve', 0): (0, 33, None),
+        ('retrying', 'retry', 0): (0, 38, None),
+    },
+}
+
 
 class CtxRunStep(_api.Step[CtxRunEvent, CtxRunState]):
     """One transition of a run: the transition's own source and target, and what it set."""
@@ -202,25 +228,25 @@ class CtxRunRecord(_api.Record):
     _sc_spec = _SPEC
     _sc_step = CtxRunStep
 
-    runId: _str
-    specVersion: _int = SPEC_VERSION
+    runId: _Str
+    specVersion: _Int = SPEC_VERSION
     status: _CtxRunStatus = _CtxRunStatus.created
     configuration: list[_CtxRunState] = _field(
         default_factory=lambda: [CtxRunState.created])
-    lastTransitionAt: _datetime = _field(default_factory=_api.utcnow)
+    lastTransitionAt: _DateTime = _field(default_factory=_api.utcnow)
     history: list[CtxRunStep] = _field(default_factory=list)
-    counts: dict[_str, _int] = _field(default_factory=lambda: dict(_SPEC.initial_counts))
+    counts: dict[_Str, _Int] = _field(default_factory=lambda: dict(_SPEC.initial_counts))
     # The spec's fields. Annotations use the `_` aliases: see the note above them.
-    threadId: _str | None = _field(default=None, metadata={
+    threadId: _Str | None = _field(default=None, metadata={
         "description": 'The conversation thread.'})
-    approvalId: _str | None = None
-    field_model: _str | None = None
+    approvalId: _Str | None = None
+    field_model: _Str | None = None
     priority: _CtxRunPriority | None = _CtxRunPriority.normal
-    startedAt: _datetime | None = _field(
+    startedAt: _DateTime | None = _field(
         default=_api.parse_time('startedAt', '2024-01-01T00:00:00Z'),
         metadata={"description": 'When.'})
-    budget: _float | None = 2.5
-    interruptReason: _str | None = None
+    budget: _Float | None = 2.5
+    interruptReason: _Str | None = None
     retryCount = _api.Counter('retrying')  # how many times it was entered (read-only)
 
 
@@ -254,11 +280,11 @@ class CtxRunMachine(_api.Machine):
 class CtxRunContext(_TypedDict, total=False):
     """The run context: keywords of `CtxRun(...)` and `update(...)`; None unsets."""
 
-    threadId: _str | None
-    approvalId: _str | None
-    field_model: _str | None
-    startedAt: _datetime | None
-    budget: _float | None
+    threadId: _Str | None
+    approvalId: _Str | None
+    field_model: _Str | None
+    startedAt: _DateTime | None
+    budget: _Float | None
 
 
 class CtxRun(_api.Run[CtxRunRecord, CtxRunState, CtxRunEvent]):
@@ -268,9 +294,10 @@ class CtxRun(_api.Run[CtxRunRecord, CtxRunState, CtxRunEvent]):
     _sc_spec = _SPEC
     _sc_record = CtxRunRecord
     _sc_machine = CtxRunMachine
+    _sc_source = _SOURCE
 
-    def __init__(self, record: CtxRunRecord | None = None, *, run_id: _str | None = None,
-                 model: object = None, clock: _api.Clock | None = None, check: _bool = True,
+    def __init__(self, record: CtxRunRecord | None = None, *, run_id: _Str | None = None,
+                 model: object = None, clock: _api.Clock | None = None, check: _Bool = True,
                  **context: _Unpack[CtxRunContext]) -> None:
         super().__init__(record, run_id=run_id, model=model, clock=clock, check=check,
                          **context)
@@ -292,7 +319,7 @@ class CtxRun(_api.Run[CtxRunRecord, CtxRunState, CtxRunEvent]):
         """Moves: created -> running."""
         self._fire('update', None)
 
-    def interrupt(self, *, interruptReason: _str) -> None:
+    def interrupt(self, *, interruptReason: _Str) -> None:
         """Moves: running -> interrupted."""
         self._fire('interrupt', {'interruptReason': interruptReason})
 

@@ -16,12 +16,11 @@ from typing import TypeAlias as _TypeAlias
 
 try:
     import statechart_runtime as _rt
+    from statechart_runtime import api as _api
 except ImportError as _error:  # an application that runs this module needs only the runtime
     raise ImportError(f"{__name__} needs the statechart-runtime package: "
-                      "pip install statechart-runtime") from _error
+                      "pip install 'statechart-runtime @ git+https://github.com/statechart-compiler/statechart-compiler#subdirectory=runtime'") from _error
 _rt.check_api((1, 1), __name__, 'statechart-compiler 0.2.0')
-
-from statechart_runtime import api as _api  # noqa: E402
 
 SPEC_NAME: _Final = 'traffic_light'
 SPEC_VERSION: _Final = 1
@@ -69,9 +68,9 @@ class TrafficLightMissingField(_api.errors.MissingField):
 
 # Type names as the class bodies below refer to them: a record field may be named `str` or
 # like a class of this module, and inside a class body that name would hide the type.
-_str: _TypeAlias = str
-_int: _TypeAlias = int
-_datetime: _TypeAlias = _dt.datetime
+_Str: _TypeAlias = str
+_Int: _TypeAlias = int
+_DateTime: _TypeAlias = _dt.datetime
 _TrafficLightState: _TypeAlias = TrafficLightState
 
 # The spec as data; statechart_runtime derives the rest (entry and exit sets, selection).
@@ -102,6 +101,27 @@ _SPEC: _Final = _api.SpecTables(
     errors=(TrafficLightInvalidRecord, TrafficLightLimitExceeded, TrafficLightMissingField),
 )
 
+# Where the spec writes each state and each alternative of a transition (file, line; and the
+# line of its guard): what spec coverage reports (`pytest --statechart-cov`).
+_SOURCE: _Final = {
+    'files': ('spec.yaml',),
+    'states': {
+        'red': (0, 6),
+        'green': (0, 8),
+        'yellow': (0, 10),
+        'off_duty': (0, 12),
+    },
+    # (source, event, position among the event's alternatives on the source)
+    'transitions': {
+        ('red', 'go', 0): (0, 7, None),
+        ('red', 'shut_down', 0): (0, 7, None),
+        ('green', 'slow', 0): (0, 9, None),
+        ('green', 'shut_down', 0): (0, 9, None),
+        ('yellow', 'stop', 0): (0, 11, None),
+        ('yellow', 'shut_down', 0): (0, 11, None),
+    },
+}
+
 
 class TrafficLightStep(_api.Step[TrafficLightEvent, TrafficLightState]):
     """One transition of a run: the transition's own source and target, and what it set."""
@@ -120,12 +140,12 @@ class TrafficLightRecord(_api.Record):
     _sc_spec = _SPEC
     _sc_step = TrafficLightStep
 
-    runId: _str
-    specVersion: _int = SPEC_VERSION
+    runId: _Str
+    specVersion: _Int = SPEC_VERSION
     status: _TrafficLightState = _TrafficLightState.red
-    lastTransitionAt: _datetime = _field(default_factory=_api.utcnow)
+    lastTransitionAt: _DateTime = _field(default_factory=_api.utcnow)
     history: list[TrafficLightStep] = _field(default_factory=list)
-    counts: dict[_str, _int] = _field(default_factory=lambda: dict(_SPEC.initial_counts))
+    counts: dict[_Str, _Int] = _field(default_factory=lambda: dict(_SPEC.initial_counts))
 
 
 check_record: _Final = _api.record_checker(TrafficLightRecord)
@@ -155,6 +175,7 @@ class TrafficLight(_api.Run[TrafficLightRecord, TrafficLightState, TrafficLightE
     _sc_spec = _SPEC
     _sc_record = TrafficLightRecord
     _sc_machine = TrafficLightMachine
+    _sc_source = _SOURCE
 
     def go(self) -> None:
         """Moves: red -> green."""

@@ -16,12 +16,11 @@ from typing import TypeAlias as _TypeAlias
 
 try:
     import statechart_runtime as _rt
+    from statechart_runtime import api as _api
 except ImportError as _error:  # an application that runs this module needs only the runtime
     raise ImportError(f"{__name__} needs the statechart-runtime package: "
-                      "pip install statechart-runtime") from _error
+                      "pip install 'statechart-runtime @ git+https://github.com/statechart-compiler/statechart-compiler#subdirectory=runtime'") from _error
 _rt.check_api((1, 1), __name__, 'statechart-compiler 0.2.0')
-
-from statechart_runtime import api as _api  # noqa: E402
 
 SPEC_NAME: _Final = 'odd'
 SPEC_VERSION: _Final = 1
@@ -100,10 +99,10 @@ class OddMissingField(_api.errors.MissingField):
 
 # Type names as the class bodies below refer to them: a record field may be named `str` or
 # like a class of this module, and inside a class body that name would hide the type.
-_str: _TypeAlias = str
-_int: _TypeAlias = int
-_bool: _TypeAlias = bool
-_datetime: _TypeAlias = _dt.datetime
+_Str: _TypeAlias = str
+_Int: _TypeAlias = int
+_Bool: _TypeAlias = bool
+_DateTime: _TypeAlias = _dt.datetime
 _OddState: _TypeAlias = OddState
 _OddFinal: _TypeAlias = OddFinal
 _OddClass: _TypeAlias = OddClass
@@ -160,6 +159,31 @@ _SPEC: _Final = _api.SpecTables(
     },
 )
 
+# Where the spec writes each state and each alternative of a transition (file, line; and the
+# line of its guard): what spec coverage reports (`pytest --statechart-cov`).
+_SOURCE: _Final = {
+    'files': ('spec.yaml',),
+    'states': {
+        'State': (0, 15),
+        'send': (0, 22),
+        'Enum': (0, 26),
+        'Any': (0, 32),
+        'Optional': (0, 34),
+        'Final_': (0, 36),
+    },
+    # (source, event, position among the event's alternatives on the source)
+    'transitions': {
+        ('State', 'int', 0): (0, 19, None),
+        ('State', 'json', 0): (0, 20, None),
+        ('State', 'on_hold', 0): (0, 21, 21),
+        ('send', 'error_handling', 0): (0, 25, None),
+        ('Enum', 'dataclass', 0): (0, 30, None),
+        ('Any', 'float', 0): (0, 33, None),
+        ('Optional', 'list_', 0): (0, 35, None),
+        ('Optional', 'print', 0): (0, 35, None),
+    },
+}
+
 
 class OddStep(_api.Step[OddEvent, OddState]):
     """One transition of a run: the transition's own source and target, and what it set."""
@@ -178,25 +202,25 @@ class OddRecord(_api.Record):
     _sc_spec = _SPEC
     _sc_step = OddStep
 
-    runId: _str
-    specVersion: _int = SPEC_VERSION
+    runId: _Str
+    specVersion: _Int = SPEC_VERSION
     status: _OddState = _OddState.State
     configuration: list[_OddState] = _field(
         default_factory=lambda: [OddState.State])
-    lastTransitionAt: _datetime = _field(default_factory=_api.utcnow)
+    lastTransitionAt: _DateTime = _field(default_factory=_api.utcnow)
     history: list[OddStep] = _field(default_factory=list)
-    counts: dict[_str, _int] = _field(default_factory=lambda: dict(_SPEC.initial_counts))
+    counts: dict[_Str, _Int] = _field(default_factory=lambda: dict(_SPEC.initial_counts))
     # The spec's fields. Annotations use the `_` aliases: see the note above them.
-    str: _str | None = _field(default=None, metadata={
+    str: _Str | None = _field(default=None, metadata={
         "description": 'a field named like a type "str"\n'})
-    dict: _int | None = None
-    datetime: _datetime | None = None
-    dataclasses: _bool | None = None
+    dict: _Int | None = None
+    datetime: _DateTime | None = None
+    dataclasses: _Bool | None = None
     Final: _OddFinal | None = None
-    OddState: _str | None = _field(default=None, metadata={
+    OddState: _Str | None = _field(default=None, metadata={
         "description": 'named like the generated class'})
     field_class: _OddClass | None = None
-    field_to_dict: _int | None = None
+    field_to_dict: _Int | None = None
 
 
 check_record: _Final = _api.record_checker(OddRecord)
@@ -231,16 +255,17 @@ class Odd(_api.Run[OddRecord, OddState, OddEvent]):
     _sc_spec = _SPEC
     _sc_record = OddRecord
     _sc_machine = OddMachine
+    _sc_source = _SOURCE
 
-    def int(self, *, str: _str, dict: _int) -> None:
+    def int(self, *, str: _Str, dict: _Int) -> None:
         """Moves: State -> Enum."""
         self._fire('int', {'str': str, 'dict': dict})
 
-    def json(self, *, datetime: _datetime, Final: _OddFinal) -> None:
+    def json(self, *, datetime: _DateTime, Final: _OddFinal) -> None:
         """Moves: State -> Final_."""
         self._fire('json', {'datetime': datetime, 'Final': Final})
 
-    def event_on_hold(self, *, field_class: _OddClass, field_to_dict: _int) -> None:
+    def event_on_hold(self, *, field_class: _OddClass, field_to_dict: _Int) -> None:
         """Moves: State -> send."""
         self._fire('on_hold', {'class': field_class, 'to_dict': field_to_dict})
 
@@ -248,7 +273,7 @@ class Odd(_api.Run[OddRecord, OddState, OddEvent]):
         """Moves: send -> State."""
         self._fire('error_handling', None)
 
-    def dataclass(self, *, dataclasses: _bool, OddState: _str) -> None:
+    def dataclass(self, *, dataclasses: _Bool, OddState: _Str) -> None:
         """Moves: Enum -> Final_."""
         self._fire('dataclass', {'dataclasses': dataclasses, 'OddState': OddState})
 
@@ -264,7 +289,7 @@ class Odd(_api.Run[OddRecord, OddState, OddEvent]):
         """Moves: Optional -> Final_."""
         self._fire('print', None)
 
-    def guard_after_review(self) -> _bool:
+    def guard_after_review(self) -> _Bool:
         """Guard. This default lets the transition through: override it in a subclass (a
         `model=` object's answer is combined with this one by `and`)."""
         return True

@@ -16,12 +16,11 @@ from typing import TypeAlias as _TypeAlias
 
 try:
     import statechart_runtime as _rt
+    from statechart_runtime import api as _api
 except ImportError as _error:  # an application that runs this module needs only the runtime
     raise ImportError(f"{__name__} needs the statechart-runtime package: "
-                      "pip install statechart-runtime") from _error
+                      "pip install 'statechart-runtime @ git+https://github.com/statechart-compiler/statechart-compiler#subdirectory=runtime'") from _error
 _rt.check_api((1, 1), __name__, 'statechart-compiler 0.2.0')
-
-from statechart_runtime import api as _api  # noqa: E402
 
 SPEC_NAME: _Final = 'deploy'
 SPEC_VERSION: _Final = 1
@@ -80,9 +79,9 @@ class DeployMissingField(_api.errors.MissingField):
 
 # Type names as the class bodies below refer to them: a record field may be named `str` or
 # like a class of this module, and inside a class body that name would hide the type.
-_str: _TypeAlias = str
-_int: _TypeAlias = int
-_datetime: _TypeAlias = _dt.datetime
+_Str: _TypeAlias = str
+_Int: _TypeAlias = int
+_DateTime: _TypeAlias = _dt.datetime
 _DeployState: _TypeAlias = DeployState
 
 # The spec as data; statechart_runtime derives the rest (entry and exit sets, selection).
@@ -122,6 +121,36 @@ _SPEC: _Final = _api.SpecTables(
     errors=(DeployInvalidRecord, DeployLimitExceeded, DeployMissingField),
 )
 
+# Where the spec writes each state and each alternative of a transition (file, line; and the
+# line of its guard): what spec coverage reports (`pytest --statechart-cov`).
+_SOURCE: _Final = {
+    'files': ('spec.yaml',),
+    'states': {
+        'idle': (0, 6),
+        'rollout': (0, 8),
+        'build': (0, 14),
+        'compiling': (0, 17),
+        'testing': (0, 19),
+        'built': (0, 21),
+        'approvals': (0, 22),
+        'waiting': (0, 25),
+        'approved': (0, 27),
+        'aborted': (0, 29),
+        'done': (0, 31),
+    },
+    # (source, event, position among the event's alternatives on the source)
+    'transitions': {
+        ('idle', 'begin', 0): (0, 7, None),
+        ('rollout', 'abort', 0): (0, 11, None),
+        ('rollout', 'finish', 0): (0, 12, None),
+        ('compiling', 'compiled', 0): (0, 18, None),
+        ('testing', 'tested', 0): (0, 20, None),
+        ('waiting', 'approve', 0): (0, 26, None),
+        ('waiting', 'restart', 0): (0, 26, None),
+        ('approved', 'revoke', 0): (0, 28, None),
+    },
+}
+
 
 class DeployStep(_api.Step[DeployEvent, DeployState]):
     """One transition of a run: the transition's own source and target, and what it set."""
@@ -140,14 +169,14 @@ class DeployRecord(_api.Record):
     _sc_spec = _SPEC
     _sc_step = DeployStep
 
-    runId: _str
-    specVersion: _int = SPEC_VERSION
+    runId: _Str
+    specVersion: _Int = SPEC_VERSION
     status: _DeployState = _DeployState.idle
     configuration: list[_DeployState] = _field(
         default_factory=lambda: [DeployState.idle])
-    lastTransitionAt: _datetime = _field(default_factory=_api.utcnow)
+    lastTransitionAt: _DateTime = _field(default_factory=_api.utcnow)
     history: list[DeployStep] = _field(default_factory=list)
-    counts: dict[_str, _int] = _field(default_factory=lambda: dict(_SPEC.initial_counts))
+    counts: dict[_Str, _Int] = _field(default_factory=lambda: dict(_SPEC.initial_counts))
 
 
 check_record: _Final = _api.record_checker(DeployRecord)
@@ -189,6 +218,7 @@ class Deploy(_api.Run[DeployRecord, DeployState, DeployEvent]):
     _sc_spec = _SPEC
     _sc_record = DeployRecord
     _sc_machine = DeployMachine
+    _sc_source = _SOURCE
 
     def begin(self) -> None:
         """Moves: idle -> rollout."""

@@ -16,12 +16,11 @@ from typing import TypeAlias as _TypeAlias
 
 try:
     import statechart_runtime as _rt
+    from statechart_runtime import api as _api
 except ImportError as _error:  # an application that runs this module needs only the runtime
     raise ImportError(f"{__name__} needs the statechart-runtime package: "
-                      "pip install statechart-runtime") from _error
+                      "pip install 'statechart-runtime @ git+https://github.com/statechart-compiler/statechart-compiler#subdirectory=runtime'") from _error
 _rt.check_api((1, 1), __name__, 'statechart-compiler 0.2.0')
-
-from statechart_runtime import api as _api  # noqa: E402
 
 SPEC_NAME: _Final = 'np'
 SPEC_VERSION: _Final = 1
@@ -73,9 +72,9 @@ class NpMissingField(_api.errors.MissingField):
 
 # Type names as the class bodies below refer to them: a record field may be named `str` or
 # like a class of this module, and inside a class body that name would hide the type.
-_str: _TypeAlias = str
-_int: _TypeAlias = int
-_datetime: _TypeAlias = _dt.datetime
+_Str: _TypeAlias = str
+_Int: _TypeAlias = int
+_DateTime: _TypeAlias = _dt.datetime
 _NpState: _TypeAlias = NpState
 
 # The spec as data; statechart_runtime derives the rest (entry and exit sets, selection).
@@ -115,6 +114,36 @@ _SPEC: _Final = _api.SpecTables(
     errors=(NpInvalidRecord, NpLimitExceeded, NpMissingField),
 )
 
+# Where the spec writes each state and each alternative of a transition (file, line; and the
+# line of its guard): what spec coverage reports (`pytest --statechart-cov`).
+_SOURCE: _Final = {
+    'files': ('spec.yaml',),
+    'states': {
+        'alpha': (0, 6),
+        'beta': (0, 8),
+        'gamma_a': (0, 10),
+        'delta': (0, 12),
+        'epsilon_x': (0, 14),
+        'omega': (0, 16),
+    },
+    # (source, event, position among the event's alternatives on the source)
+    'transitions': {
+        ('alpha', 'go', 0): (0, 7, None),
+        ('alpha', 'hop', 0): (0, 7, None),
+        ('alpha', 'skip', 0): (0, 7, None),
+        ('beta', 'go', 0): (0, 9, None),
+        ('beta', 'hop', 0): (0, 9, None),
+        ('beta', 'skip', 0): (0, 9, None),
+        ('gamma_a', 'go', 0): (0, 11, None),
+        ('gamma_a', 'hop', 0): (0, 11, None),
+        ('gamma_a', 'skip', 0): (0, 11, None),
+        ('delta', 'go', 0): (0, 13, None),
+        ('delta', 'hop', 0): (0, 13, None),
+        ('delta', 'skip', 0): (0, 13, None),
+        ('epsilon_x', 'go', 0): (0, 15, None),
+    },
+}
+
 
 class NpStep(_api.Step[NpEvent, NpState]):
     """One transition of a run: the transition's own source and target, and what it set."""
@@ -133,12 +162,12 @@ class NpRecord(_api.Record):
     _sc_spec = _SPEC
     _sc_step = NpStep
 
-    runId: _str
-    specVersion: _int = SPEC_VERSION
+    runId: _Str
+    specVersion: _Int = SPEC_VERSION
     status: _NpState = _NpState.alpha
-    lastTransitionAt: _datetime = _field(default_factory=_api.utcnow)
+    lastTransitionAt: _DateTime = _field(default_factory=_api.utcnow)
     history: list[NpStep] = _field(default_factory=list)
-    counts: dict[_str, _int] = _field(default_factory=lambda: dict(_SPEC.initial_counts))
+    counts: dict[_Str, _Int] = _field(default_factory=lambda: dict(_SPEC.initial_counts))
 
 
 check_record: _Final = _api.record_checker(NpRecord)
@@ -177,6 +206,7 @@ class Np(_api.Run[NpRecord, NpState, NpEvent]):
     _sc_spec = _SPEC
     _sc_record = NpRecord
     _sc_machine = NpMachine
+    _sc_source = _SOURCE
 
     def go(self) -> None:
         """Moves: alpha -> omega, beta -> omega, delta -> omega, epsilon_x -> omega, gamma_a ->

@@ -1,7 +1,6 @@
 # Generated from spec.yaml by statechart-compiler 0.2.0. DO NOT EDIT.
 # Source sha256: 9f2c779fefa5576ad70cf2317a6b5cdd1c49c98f547e21afc6a288242778aa98
 # Regenerate with: statechart build
-# ruff: noqa: E501 (a spec's names make some lines long)
 """The `approval` statechart, version 1: a typed python-statemachine class and its run record.
 Generated; see DESCRIPTION for the spec's own words."""
 
@@ -17,12 +16,11 @@ from typing import TypeAlias as _TypeAlias
 
 try:
     import statechart_runtime as _rt
+    from statechart_runtime import api as _api
 except ImportError as _error:  # an application that runs this module needs only the runtime
     raise ImportError(f"{__name__} needs the statechart-runtime package: "
-                      "pip install statechart-runtime") from _error
+                      "pip install 'statechart-runtime @ git+https://github.com/statechart-compiler/statechart-compiler#subdirectory=runtime'") from _error
 _rt.check_api((1, 3), __name__, 'statechart-compiler 0.2.0')
-
-from statechart_runtime import api as _api  # noqa: E402
 
 SPEC_NAME: _Final = 'approval'
 SPEC_VERSION: _Final = 1
@@ -91,10 +89,10 @@ class ApprovalMissingField(_api.errors.MissingField):
 
 # Type names as the class bodies below refer to them: a record field may be named `str` or
 # like a class of this module, and inside a class body that name would hide the type.
-_str: _TypeAlias = str
-_int: _TypeAlias = int
-_bool: _TypeAlias = bool
-_datetime: _TypeAlias = _dt.datetime
+_Str: _TypeAlias = str
+_Int: _TypeAlias = int
+_Bool: _TypeAlias = bool
+_DateTime: _TypeAlias = _dt.datetime
 _ApprovalState: _TypeAlias = ApprovalState
 
 # The spec as data; statechart_runtime derives the rest (entry and exit sets, selection).
@@ -156,6 +154,44 @@ _SPEC: _Final = _api.SpecTables(
     ),
 )
 
+# Where the spec writes each state and each alternative of a transition (file, line; and the
+# line of its guard): what spec coverage reports (`pytest --statechart-cov`).
+_SOURCE: _Final = {
+    'files': ('spec.yaml',),
+    'states': {
+        'open': (0, 12),
+        'asking': (0, 15),
+        'reminding': (0, 20),
+        'waiting': (0, 23),
+        'checks': (0, 31),
+        'budget': (0, 34),
+        'pending_budget': (0, 37),
+        'budget_ok': (0, 39),
+        'legal': (0, 40),
+        'pending_legal': (0, 43),
+        'legal_ok': (0, 45),
+        'approved': (0, 48),
+        'closed': (0, 52),
+        'expired': (0, 54),
+    },
+    # (source, event, position among the event's alternatives on the source)
+    'transitions': {
+        ('open', 'after.delay1.open', 0): (0, 30, None),
+        ('asking', 'ask', 0): (0, 17, None),
+        ('asking', 'after.delay1.asking', 0): (0, 19, None),
+        ('reminding', 'after.delay1.reminding', 0): (0, 22, None),
+        ('waiting', 'approve', 0): (0, 28, None),
+        ('waiting', 'after.approvalDeadline.waiting', 0): (0, 25, None),
+        ('waiting', 'after.escalation.waiting', 0): (0, 26, 26),
+        ('waiting', 'after.escalation.waiting', 1): (0, 26, None),
+        ('checks', 'finish', 0): (0, 47, None),
+        ('pending_budget', 'after.delay1.pending_budget', 0): (0, 38, None),
+        ('pending_legal', 'after.delay1.pending_legal', 0): (0, 44, None),
+        ('approved', 'recheck', 0): (0, 50, None),
+        ('approved', 'close', 0): (0, 51, None),
+    },
+}
+
 
 class ApprovalStep(_api.Step[ApprovalEvent, ApprovalState]):
     """One transition of a run: the transition's own source and target, and what it set."""
@@ -174,20 +210,20 @@ class ApprovalRecord(_api.Record):
     _sc_spec = _SPEC
     _sc_step = ApprovalStep
 
-    runId: _str
-    specVersion: _int = SPEC_VERSION
+    runId: _Str
+    specVersion: _Int = SPEC_VERSION
     status: _ApprovalState = _ApprovalState.open
     configuration: list[_ApprovalState] = _field(
         default_factory=lambda: [ApprovalState.open, ApprovalState.asking])
-    lastTransitionAt: _datetime = _field(default_factory=_api.utcnow)
+    lastTransitionAt: _DateTime = _field(default_factory=_api.utcnow)
     history: list[ApprovalStep] = _field(default_factory=list)
-    counts: dict[_str, _int] = _field(default_factory=lambda: dict(_SPEC.initial_counts))
-    createdAt: _datetime = _field(default_factory=_api.utcnow)
+    counts: dict[_Str, _Int] = _field(default_factory=lambda: dict(_SPEC.initial_counts))
+    createdAt: _DateTime = _field(default_factory=_api.utcnow)
     timers: list[_api.Timer[_ApprovalState, ApprovalEvent]] = _field(default_factory=list)
     # The spec's fields. Annotations use the `_` aliases: see the note above them.
-    approvalDeadline: _datetime | None = _field(default=None, metadata={
+    approvalDeadline: _DateTime | None = _field(default=None, metadata={
         "description": 'When the approval request expires.'})
-    approver: _str | None = None
+    approver: _Str | None = None
 
 
 check_record: _Final = _api.record_checker(ApprovalRecord)
@@ -237,12 +273,13 @@ class Approval(_api.Run[ApprovalRecord, ApprovalState, ApprovalEvent]):
     _sc_spec = _SPEC
     _sc_record = ApprovalRecord
     _sc_machine = ApprovalMachine
+    _sc_source = _SOURCE
 
-    def ask(self, *, approvalDeadline: _datetime) -> None:
+    def ask(self, *, approvalDeadline: _DateTime) -> None:
         """Moves: asking -> waiting."""
         self._fire('ask', {'approvalDeadline': approvalDeadline})
 
-    def approve(self, *, approver: _str) -> None:
+    def approve(self, *, approver: _Str) -> None:
         """Moves: waiting -> approved."""
         self._fire('approve', {'approver': approver})
 
@@ -258,7 +295,7 @@ class Approval(_api.Run[ApprovalRecord, ApprovalState, ApprovalEvent]):
         """Moves: approved -> closed."""
         self._fire('close', None)
 
-    def is_urgent(self) -> _bool:
+    def is_urgent(self) -> _Bool:
         """Guard. This default lets the transition through: override it in a subclass (a
         `model=` object's answer is combined with this one by `and`)."""
         return True

@@ -1,0 +1,426 @@
+"""Test a generated Run class against its spec: paths that cover it, and property tests.
+
+- `paths(AgentRun, cover="transitions")`: a small set of event sequences from a new run that
+  together take every reachable transition (`"states"`: enter every state; `"guards"`: get
+  each answer of every guard asked), with the values each event needs (typed placeholders),
+  the clock advances that fire timers, the guard answers each step assumes, and what the run
+  is in after each step. What no path reaches is listed as unreachable. `to="STATE"`: the
+  shortest path to a configuration with STATE active instead.
+- `follow(AgentRun, path)`: drive a new run along a path and check every step did what the
+  path says (configuration, status, the transitions taken, the timers fired); raises
+  `PathMismatch` otherwise.
+- `event_sequences(AgentRun)`: a hypothesis strategy of valid paths (hypothesis is needed by
+  this function only).
+
+Runs are explored by `statechart_runtime.explore` with the step kernel a live run uses;
+`statechart paths` prints the same paths as text, JSON or a pytest module.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from statechart_runtime.errors import PathMismatch
+from statechart_runtime.explore import START, Move, Snapshot, Space
+
+Cover = Literal["transitions", "states", "guards"]
+COVERS: tuple[Cover, ...] = ("transitions", "states", "guards")
+MAX_CONFIGURATIONS = 100_000
+
+
+@dataclass(frozen=True, slots=True)
+class Item:
+    """Something to cover: a transition (an alternative of `event` on `state`, the
+    `alternative`th from 0, to `target`), a `state` entered, or a `guard`'s `answer` when the
+    alternative asks it."""
+
+    kind: Literal["transition", "state", "guard"]
+    state: str
+    event: str | None = None
+    alternative: int | None = None
+    target: str | None = None
+    guard: str | None = None
+    answer: bool | None = None
+
+    def __str__(self) -> str:
+        if self.kind == "state":
+            return self.state
+        move = f"{self.state} -{self.event}-> {self.target}"
+        if self.kind == "guard":
+            return f"{self.guard}={'yes' if self.answer else 'no'} at {move}"
+        return move
+
+
+@dataclass(frozen=True, slots=True)
+class Transition:
+    """One transition a step takes (`alternative`: its place among the event's alternatives
+    on `source`; `history`: `shallow`/`deep` when it re-entered by history)."""
+
+    source: str
+    event: str
+    target: str
+    alternative: int
+    history: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One thing done to the run: `kind` "event" sends `event` with `values` (`run.send`);
+    "clock" sets the clock to `at` and fires the timers due (`run.fire_due()` returns
+    `fired`). `guards`: what each guard asked answers. After it, the run is in
+    `configuration` with `status`. `refused`: the event is refused (its guards said no) and
+    the run stays where it was."""
+
+    kind: Literal["event", "clock"]
+    event: str | None
+    values: Mapping[str, Any]
+    guards: Mapping[str, bool]
+    at: dt.datetime
+    transitions: tuple[Transition, ...]
+    configuration: tuple[str, ...]
+    status: str
+    fired: tuple[str, ...] = ()
+    refused: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Path:
+    """Steps from a new run (made at `START` with `context`, in `configuration`)."""
+
+    context: Mapping[str, Any]
+    configuration: tuple[str, ...]
+    status: str
+    steps: tuple[Step, ...]
+    covers: tuple[Item, ...] = ()  # the items this path was the first to cover
+
+    @property
+    def events(self) -> int:
+        return len(self.steps)
+
+
+@dataclass(frozen=True, slots=True)
+class Paths:
+    """What `paths` found: the `paths`, every item of the cover (`items`), those no path
+    reaches (`unreachable`), and how many configurations were explored. `complete` is False
+    when the exploration stopped at `max_configurations`: then an item not reached may still
+    be reachable."""
+
+    spec: str
+    cover: Cover | None
+    paths: tuple[Path, ...]
+    items: tuple[Item, ...]
+    unreachable: tuple[Item, ...]
+    configurations: int
+    complete: bool
+
+    @property
+    def events(self) -> int:
+        return sum(p.events for p in self.paths)
+
+
+def items(space: Space, cover: Cover) -> list[Item]:
+    """Every item of `cover` in the spec, in document order."""
+    spec = space.spec
+    if cover == "states":
+        return [Item("state", name) for name in spec.chart.order]
+    out: list[Item] = []
+    for (state, event), found in space.alternatives.items():
+        for position, (target, _, guards) in enumerate(found):
+            if cover == "transitions":
+                out.append(Item("transition", state, event, position, target))
+            else:
+                out.extend(Item("guard", state, event, position, target, g, a)
+                           for g in guards for a in (True, False))
+    order = spec.chart.order
+    return sorted(out, key=lambda i: (order[i.state], i.alternative or 0))
+
+
+def covered_by(space: Space, move: Move, cover: Cover) -> Iterator[Item]:
+    if cover == "states":
+        yield from (Item("state", s) for s in move.entered)
+    elif cover == "transitions":
+        for source, event, target, _, position in move.micro:
+            yield Item("transition", source, event, position, target)
+    else:
+        alternatives = space.alternatives
+        for state, event, position, guard, answer in move.asked:
+            target = alternatives[(state, event)][position][0]
+            yield Item("guard", state, event, position, target, guard, answer)
+
+
+class _Graph:
+    """The explored configurations (by `Space.key`) and the steps between them."""
+
+    def __init__(self, space: Space, refusals: bool, limit: int) -> None:
+        self.space = space
+        start = space.start()
+        self.ids: dict[tuple[object, ...], int] = {space.key(start): 0}
+        self.snaps: list[Snapshot] = [start]
+        self.edges: list[list[tuple[Move, int]]] = []
+        self.complete = True
+        head = 0
+        while head < len(self.snaps):
+            out: list[tuple[Move, int]] = []
+            for move, after in space.moves(self.snaps[head], refusals):
+                key = space.key(after)
+                target = self.ids.get(key)
+                if target is None:
+                    if len(self.snaps) >= limit:
+                        self.complete = False
+                        continue
+                    target = self.ids[key] = len(self.snaps)
+                    self.snaps.append(after)
+                out.append((move, target))
+            self.edges.append(out)
+            head += 1
+
+    def route(self, start: int, wanted: Any) -> list[Move] | None:
+        """The shortest sequence of steps from configuration `start` whose last step
+        satisfies `wanted(move, target)`, or None."""
+        previous: dict[int, tuple[int, Move] | None] = {start: None}
+        queue = [start]
+        head = 0
+        while head < len(queue):
+            node = queue[head]
+            head += 1
+            for move, target in self.edges[node]:
+                if wanted(move, target):
+                    steps = [move]
+                    back = previous[node]
+                    while back is not None:
+                        steps.append(back[1])
+                        back = previous[back[0]]
+                    return steps[::-1]
+                if target not in previous:
+                    previous[target] = (node, move)
+                    queue.append(target)
+        return None
+
+
+def paths(run_class: Any, cover: Cover = "transitions", *, to: str | None = None,
+          max_configurations: int = MAX_CONFIGURATIONS) -> Paths:
+    """Paths through `run_class` (a generated Run class) that cover its spec (see the module
+    docstring); with `to`, the shortest path to a configuration where state `to` is active."""
+    space = Space(run_class)
+    spec = space.spec
+    if cover not in COVERS:
+        raise ValueError(f"cover must be one of {', '.join(COVERS)}, not {cover!r}")
+    if to is not None and to not in spec.chart.order:
+        raise ValueError(f"`{to}` is not a state of `{spec.name}` (its states: "
+                         f"{', '.join(spec.chart.order)})")
+    graph = _Graph(space, cover == "guards", max_configurations)
+    start = space.start()
+    if to is not None:
+        route = graph.route(0, lambda move, target: to in graph.snaps[target].configuration)
+        found = () if to in start.configuration else None if route is None else \
+            (_replay(space, start, route, set(), cover)[0],)
+        return Paths(spec.name, None, found or (), (Item("state", to),),
+                     () if found is not None else (Item("state", to),), len(graph.snaps),
+                     graph.complete)
+    wanted = items(space, cover)
+    reachable = {i for edges in graph.edges for move, _ in edges
+                 for i in covered_by(space, move, cover)}
+    left = set(reachable)
+    if cover == "states":  # a new run is in its initial configuration: nothing to do
+        initial = {Item("state", s) for s in start.configuration}
+        reachable |= initial
+        left -= initial
+    found_paths: list[Path] = []
+    while left:
+        path, taken = _walk(space, graph, start, left, cover)
+        if not path.steps:
+            break  # cannot happen for an item the exploration reached; never loop on it
+        found_paths.append(path)
+        left -= taken
+    unreachable = tuple(i for i in wanted if i not in reachable or i in left)
+    return Paths(spec.name, cover, tuple(found_paths), tuple(wanted), unreachable,
+                 len(graph.snaps), graph.complete)
+
+
+def _walk(space: Space, graph: _Graph, start: Snapshot, left: set[Item],
+          cover: Cover) -> tuple[Path, set[Item]]:
+    """One path from a new run: again and again the nearest step that covers something not
+    yet covered, until nothing is left within reach."""
+    taken: set[Item] = set()
+    snap = start
+    steps: list[Step] = []
+    while True:
+        node = graph.ids.get(space.key(snap))
+        if node is None:
+            break
+
+        wanted = left - taken
+
+        def useful(move: Move, target: int, wanted: set[Item] = wanted) -> bool:
+            return any(i in wanted for i in covered_by(space, move, cover))
+
+        route = graph.route(node, useful)
+        if route is None:
+            break
+        replayed, snap, new = _follow_moves(space, snap, route, wanted, cover)
+        steps.extend(replayed)
+        taken |= new
+        if not new:
+            break  # the route did not go as explored: end this path here
+    return _path(space, start, steps, taken), taken
+
+
+def _replay(space: Space, start: Snapshot, route: list[Move], left: set[Item],
+            cover: Cover) -> tuple[Path, set[Item]]:
+    steps, _, new = _follow_moves(space, start, route, left, cover)
+    return _path(space, start, steps, new), new
+
+
+def _follow_moves(space: Space, snap: Snapshot, route: list[Move], left: set[Item],
+                  cover: Cover) -> tuple[list[Step], Snapshot, set[Item]]:
+    """The explored moves `route`, taken again from `snap` (the explored configuration may
+    have been reached another way: times and values differ), as steps."""
+    steps: list[Step] = []
+    new: set[Item] = set()
+    for move in route:
+        found = space.advance(snap, move.guards) if move.kind == "clock" else \
+            space.send(snap, str(move.event), move.guards)
+        if found is None or found[0].refused != move.refused:
+            break
+        move, snap = found
+        steps.append(_step(space, move, snap))
+        new |= {i for i in covered_by(space, move, cover) if i in left}
+    return steps, snap, new
+
+
+def _step(space: Space, move: Move, after: Snapshot) -> Step:
+    return Step(move.kind, move.event, dict(move.values), dict(move.guards), move.at,  # type: ignore[arg-type]
+                tuple(Transition(s, e, t, p, h) for s, e, t, h, p in move.micro),
+                after.configuration, space.spec.reported(after.configuration).value,
+                move.fired, move.refused)
+
+
+def _path(space: Space, start: Snapshot, steps: list[Step], covers: set[Item]) -> Path:
+    order = {item: n for n, item in enumerate(items(space, "transitions"))}
+    return Path(space.context(), start.configuration,
+                space.spec.reported(start.configuration).value, tuple(steps),
+                tuple(sorted(covers, key=lambda i: (order.get(i, -1), str(i)))))
+
+
+# -- following a path ------------------------------------------------------------------------
+
+class _Clock:
+    def __init__(self) -> None:
+        self.now = START
+
+    def __call__(self) -> dt.datetime:
+        return self.now
+
+
+def answers_model(guards: Any) -> Any:
+    """An object for `model=` whose method for each guard name in `guards` returns
+    `model.answers.get(name, True)`: set `model.answers` before each step."""
+    def answer(name: str) -> Any:
+        def method(self: Any) -> bool:
+            return bool(self.answers.get(name, True))
+        method.__name__ = name
+        return method
+
+    cls = type("GuardAnswers", (), {name: answer(name) for name in sorted(set(guards))})
+    model = cls()
+    model.answers = {}
+    return model
+
+
+def guard_names(run_class: Any) -> list[str]:
+    """Every guard the spec's transitions ask, in the order first declared."""
+    found: dict[str, None] = {}
+    for alternatives in Space(run_class).alternatives.values():
+        for _, _, guards in alternatives:
+            found.update(dict.fromkeys(guards))
+    return list(found)
+
+
+def follow(run_class: Any, path: Path) -> Any:
+    """A new run of `run_class` driven along `path` (the clock and the guards' answers as the
+    path says); after each step its configuration, status, the transitions it took and the
+    timers it fired must be the path's, else PathMismatch. Returns the run."""
+    from statechart_runtime.run import EventNotAccepted
+
+    clock = _Clock()
+    model = answers_model(guard_names(run_class))
+    run = run_class(clock=clock, model=model, **dict(path.context))
+    _check(run, 0, path.configuration, path.status)
+    for number, step in enumerate(path.steps, 1):
+        clock.now = step.at
+        model.answers = dict(step.guards)
+        length = len(run.record.history)
+        if step.kind == "clock":
+            fired = tuple(run.fire_due())
+            if fired != step.fired:
+                raise PathMismatch(number, f"the timers fired were {list(fired)}, not "
+                                   f"{list(step.fired)}")
+        elif step.refused:
+            try:
+                run.send(step.event, **step.values)
+            except EventNotAccepted:
+                pass
+            else:
+                raise PathMismatch(number, f"`{step.event}` was accepted; the path says its "
+                                   "guards refuse it")
+        else:
+            run.send(step.event, **step.values)
+        taken = tuple((s.source.value, s.event.value, s.target.value, s.history)
+                      for s in run.record.history[length:])
+        expected = tuple((t.source, t.event, t.target, t.history) for t in step.transitions)
+        if taken != expected:
+            raise PathMismatch(number, f"the transitions taken were {list(taken)}, not "
+                               f"{list(expected)}")
+        _check(run, number, step.configuration, step.status)
+    return run
+
+
+def _check(run: Any, number: int, configuration: tuple[str, ...], status: str) -> None:
+    actual = tuple(s.value for s in run.configuration)
+    if actual != configuration:
+        raise PathMismatch(number, f"the run is in {list(actual)}, not {list(configuration)}")
+    if run.status.value != status:
+        raise PathMismatch(number, f"the status is `{run.status.value}`, not `{status}`")
+
+
+# -- property tests --------------------------------------------------------------------------
+
+def event_sequences(run_class: Any, *, max_steps: int = 20) -> Any:
+    """A hypothesis strategy of `Path`s through `run_class` of up to `max_steps` steps, each
+    one the run accepts (events, clock advances, guard answers; string, number, boolean and
+    enum values drawn by hypothesis). Drive a run along one with `follow`, or by hand.
+    Needs hypothesis (`pip install hypothesis`); nothing else here does."""
+    try:
+        from hypothesis import strategies as st
+    except ImportError as exc:  # the only function of the runtime that needs it
+        raise ImportError("event_sequences needs hypothesis: pip install hypothesis") from exc
+    space = Space(run_class)
+    codec = space.spec.codec
+    drawn = {"string": st.text(max_size=20), "integer": st.integers(-10**6, 10**6),
+             "number": st.floats(-1e6, 1e6, allow_nan=False), "boolean": st.booleans()}
+
+    @st.composite
+    def sequences(draw: Any) -> Path:
+        start = snap = space.start()
+        steps: list[Step] = []
+        for _ in range(draw(st.integers(0, max_steps))):
+            moves = list(space.moves(snap))
+            if not moves:
+                break
+            move, after = draw(st.sampled_from(moves))
+            if move.values:
+                values = {name: draw(drawn[codec.types[name]]) if codec.types[name] in drawn
+                          else draw(st.sampled_from(list(codec.enums[name])))
+                          if codec.types[name] == "enum" else value
+                          for name, value in move.values.items()}
+                again = space.send(snap, str(move.event), move.guards, values)
+                if again is not None:
+                    move, after = again
+            steps.append(_step(space, move, after))
+            snap = after
+        return _path(space, start, steps, set())
+
+    return sequences()

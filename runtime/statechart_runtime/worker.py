@@ -1,0 +1,222 @@
+"""A worker that fires the due timers of a run store (docs/runs.md, "The worker").
+
+```python
+from statechart_runtime.store import open_store
+from statechart_runtime.worker import Worker
+
+worker = Worker(open_store("postgresql://host/db"), AgentRun)
+worker.run()          # until worker.stop() (a signal handler, another thread)
+worker.run_once()     # or: every timer due now, then return (cron)
+```
+
+The loop is `store.fire_next_due` until nothing is due, then a sleep until the next deadline
+(at most `max_sleep` seconds). A run whose timers cannot be fired (`TimerFailed`: an action
+raised, a record the class cannot read) is logged and skipped for `retry_after` seconds: it
+never holds up the others; a timer whose guards say no is saved as declined by the store and
+never comes back. On PostgreSQL the worker LISTENs for the store's notice that a run got a
+deadline, so a new earlier deadline wakes it at once. Several workers may share one store:
+each claim holds its run (PostgreSQL: FOR UPDATE SKIP LOCKED; SQLite: the write lock).
+
+`stop()` only sets a flag (and wakes the sleep): the transaction under way commits, then
+`run` returns. It is safe in a signal handler, which is how `statechart runs work` ends on
+SIGTERM and SIGINT.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import select
+import threading
+import time
+from typing import Any
+
+from statechart_runtime.errors import StoreError, TimerFailed
+from statechart_runtime.store import Fired, RunStore
+
+__all__ = ["Worker"]
+
+log = logging.getLogger("statechart_runtime.worker")
+
+
+class Worker:
+    """Fires the due timers of `run_class`'s runs in `store` (one worker: one store, one
+    thread). `fired`, `failed` and `declined` count what it did."""
+
+    def __init__(self, store: RunStore, run_class: type[Any], *, max_sleep: float = 60.0,
+                 retry_after: float = 60.0, listen: bool = True) -> None:
+        if max_sleep <= 0:
+            raise ValueError(f"max_sleep must be positive, got {max_sleep!r}")
+        self.store = store
+        self.run_class = run_class
+        self.max_sleep = max_sleep
+        self.retry_after = retry_after
+        self.fired = self.failed = self.declined = 0
+        self._stopping = threading.Event()
+        self._skipped: dict[str, float] = {}  # run id -> monotonic time to try it again
+        # A pipe that `stop()` writes to: it ends a sleep in select() at once, from a signal
+        # handler too (setting an Event there would wait for the select to time out).
+        self._wake_r, self._wake_w = os.pipe()
+        os.set_blocking(self._wake_w, False)
+        self._listener = _Listener(store) if listen and hasattr(store, "url") else None
+
+    def stop(self) -> None:
+        """End `run` after the current transaction (safe in a signal handler)."""
+        self._stopping.set()
+        try:
+            os.write(self._wake_w, b"x")
+        except OSError:  # the pipe is full (already woken) or closed (already stopped)
+            pass
+
+    @property
+    def stopping(self) -> bool:
+        return self._stopping.is_set()
+
+    def run(self) -> None:
+        """Fire due timers until `stop()`: after each round, sleep until the next deadline
+        (at most `max_sleep` seconds), or until a run gets an earlier one (PostgreSQL)."""
+        try:
+            while not self.stopping:
+                self.run_once()
+                if not self.stopping:
+                    self._sleep(self._sleep_time())
+        finally:
+            self.close()
+
+    def run_once(self) -> int:
+        """Fire every timer due now (the store's clock) and return how many runs fired; a
+        run that fails is logged and skipped. Returns early when `stop()` was called."""
+        count = 0
+        idle: set[str] = set()  # claimed this round with nothing to fire
+        while not self.stopping:
+            skip = self._skip_now()
+            try:
+                fired = self.store.fire_next_due(self.run_class, skip=skip)
+            except TimerFailed as exc:
+                self.failed += 1
+                self._skipped[exc.run_id] = time.monotonic() + self.retry_after
+                log.error("run %s: timer failed, skipped for %g s: %s", exc.run_id,
+                          self.retry_after, exc.cause)
+                continue
+            if fired is None:
+                break
+            count += fired.applied
+            self._report(fired)
+            run_id = fired.run.record.runId
+            if not fired.applied and run_id in idle:
+                # Claimed twice with nothing to fire: its row's next_due disagrees with its
+                # record (edited by hand?). Skipped, so that it cannot keep the loop going.
+                self._skipped[run_id] = time.monotonic() + self.retry_after
+                log.warning("run %s: due by its row but nothing to fire; skipped", run_id)
+            elif not fired.applied:
+                idle.add(run_id)
+        return count
+
+    def close(self) -> None:
+        if self._listener is not None:
+            self._listener.close()
+            self._listener = None
+        for fd in (self._wake_r, self._wake_w):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        self._wake_r = self._wake_w = -1
+
+    # -- what run() is made of -------------------------------------------------------------
+
+    def _report(self, fired: Fired) -> None:
+        run_id = fired.run.record.runId
+        if not fired.applied:
+            self.declined += 1
+            log.info("run %s: a due timer was declined (its guards said no)", run_id)
+            return
+        entered = fired.run.record.history[-1].target.value  # the last state it entered
+        for event in fired.events:
+            self.fired += 1
+            log.info("run %s: fired %s, now in %s (revision %d)", run_id, event, entered,
+                     fired.revision)
+
+    def _skip_now(self) -> list[str]:
+        now = time.monotonic()
+        for run_id in [r for r, until in self._skipped.items() if until <= now]:
+            del self._skipped[run_id]
+        return sorted(self._skipped)
+
+    def _sleep_time(self) -> float:
+        """Seconds until the next deadline of a run not skipped, or until a skipped run may
+        be tried again, at most `max_sleep`."""
+        wait = self.max_sleep
+        if self._skipped:
+            wait = min(wait, max(0.0, min(self._skipped.values()) - time.monotonic()))
+        try:
+            due = self.store.next_due(self.run_class, skip=self._skip_now())
+        except StoreError as exc:  # the database is away: try again after a while
+            log.warning("cannot read the next deadline: %s", exc)
+            return wait
+        if due is not None:
+            wait = min(wait, max(0.0, (due - self.store.now()).total_seconds()))
+        return wait
+
+    def _sleep(self, seconds: float) -> None:
+        if seconds <= 0:
+            return
+        if self._listener is not None:
+            spec = self.run_class._sc_spec.name
+            if self._listener.wait(seconds, self._wake_r, spec):
+                return
+            if not self._listener.alive:  # lost: sleep without it, and listen again later
+                self._listener.close()
+                self._listener = _Listener(self.store)
+            return
+        select.select([self._wake_r], [], [], seconds)
+
+
+class _Listener:
+    """A connection of its own that LISTENs on the PostgreSQL store's due channel."""
+
+    def __init__(self, store: Any) -> None:
+        self.conn: Any = None
+        self.alive = False
+        try:
+            import psycopg
+
+            from statechart_runtime.store_postgres import DUE_CHANNEL
+
+            self.conn = psycopg.connect(store.url, autocommit=True,
+                                        connect_timeout=max(2, int(store.timeout)))
+            self.conn.execute(f"LISTEN {DUE_CHANNEL}")
+            self.alive = True
+        except Exception as exc:  # no server now: the worker sleeps its bounded sleep
+            log.warning("cannot listen for new deadlines (waking every max_sleep): %s", exc)
+
+    def wait(self, seconds: float, wake: int, spec: str) -> bool:
+        """Sleep up to `seconds`; True when woken by `wake` or by a notice for `spec`."""
+        if not self.alive:
+            select.select([wake], [], [], seconds)
+            return True
+        end = time.monotonic() + seconds
+        while (left := end - time.monotonic()) > 0:
+            ready, _, _ = select.select([wake, self.conn.fileno()], [], [], left)
+            if wake in ready:
+                return True
+            if not ready:
+                return False
+            try:
+                notices = list(self.conn.notifies(timeout=0))
+            except Exception as exc:  # the connection went away
+                log.warning("stopped listening for new deadlines: %s", exc)
+                self.alive = False
+                return False
+            if any(n.payload == spec for n in notices):
+                return True
+        return False
+
+    def close(self) -> None:
+        if self.conn is not None:
+            try:
+                self.conn.close()
+            except Exception:  # closing a broken connection
+                pass
+            self.conn = None
+        self.alive = False

@@ -1,0 +1,189 @@
+"""The worker that fires a store's due timers (`statechart_runtime.worker.Worker`, `statechart
+runs work`), on both backends: a real agent-run approval timeout under an injected clock,
+failing and refusing timers that never hold up the others, two workers sharing one store,
+a PostgreSQL worker woken early by a new deadline, and SIGTERM ending a worker process."""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+from store_support import Backend, Clock, gate_class, import_path
+
+from statechart.cli import main
+from statechart_runtime.store import open_store
+from statechart_runtime.worker import Worker
+
+ROOT = Path(__file__).resolve().parents[1]
+T0 = dt.datetime(2030, 1, 1, tzinfo=dt.UTC)
+SECOND = dt.timedelta(seconds=1)
+
+
+@pytest.fixture(scope="module")
+def ar() -> ModuleType:
+    return import_path(ROOT / "generated" / "agent_run.py", "agent_run")
+
+
+@pytest.fixture(scope="module")
+def gate(tmp_path_factory: pytest.TempPathFactory) -> type[Any]:
+    return gate_class(tmp_path_factory.mktemp("gate"))
+
+
+def awaiting_approval(ar: ModuleType, clock: Any, deadline: dt.datetime) -> Any:
+    run = ar.AgentRun(clock=clock)
+    run.triage()
+    run.start()
+    run.interrupt(interruptReason=ar.AgentRunInterruptReason.approval)
+    run.await_approval(approvalId="approval-1", approvalDeadline=deadline)
+    return run
+
+
+def test_the_worker_times_out_an_approval(ar: ModuleType, backend: Backend,
+                                          caplog: pytest.LogCaptureFixture) -> None:
+    clock = Clock(T0)
+    store = open_store(backend.url, clock=clock)
+    store.create(run := awaiting_approval(ar, clock, T0 + 3600 * SECOND))
+    run_id = run.record.runId
+    worker = Worker(store, ar.AgentRun, listen=False)
+    assert worker.run_once() == 0  # not due yet
+    assert worker._sleep_time() == 60.0  # due in an hour: sleeps max_sleep
+    clock.advance(3599 * SECOND)
+    assert worker._sleep_time() == 1.0  # the next deadline, by the store's clock
+    clock.advance(2 * SECOND)
+    with caplog.at_level(logging.INFO, logger="statechart_runtime.worker"):
+        assert worker.run_once() == 1
+    assert [r.getMessage() for r in caplog.records] == [
+        f"run {run_id}: fired after.approvalDeadline.waiting_for_approval, now in "
+        "timed_out (revision 2)"]
+    loaded = store.load(ar.AgentRun, run_id)  # replays: the timeout is a checked step
+    assert ar.AgentRunState.timed_out in loaded.configuration
+    assert loaded.record.history[-1].at == T0 + 3600 * SECOND  # at its deadline
+    assert worker.run_once() == 0 and worker.fired == 1
+    worker.close()
+
+
+def test_failing_and_refusing_timers_do_not_hold_up_the_others(
+        gate: type[Any], backend: Backend, caplog: pytest.LogCaptureFixture) -> None:
+    clock = Clock(T0)
+    store = open_store(backend.url, clock=clock)
+    for run_id in ("broken", "stubborn", "fine"):  # due in this order
+        store.create(gate(run_id=run_id, clock=clock))
+        clock.advance(SECOND)
+    clock.advance(60 * SECOND)
+    worker = Worker(store, gate, listen=False, retry_after=3600)
+    with caplog.at_level(logging.INFO, logger="statechart_runtime.worker"):
+        assert worker.run_once() == 1
+    assert (worker.fired, worker.declined, worker.failed) == (1, 1, 1)
+    assert store.find(gate, status="expired") == ["fine"]
+    assert store.due(gate) == ["broken"]  # still due: nothing of it was saved
+    assert store.history("broken") == []
+    failed = [r for r in caplog.records if r.levelno == logging.ERROR]
+    assert len(failed) == 1 and "run broken: timer failed" in failed[0].getMessage()
+    assert "RuntimeError: the guard's service is down" in failed[0].getMessage()
+    assert worker.run_once() == 0 and worker.failed == 1  # skipped, not retried at once
+    # The sleep ignores the skipped run (due in the past): it waits for the retry.
+    assert worker._sleep_time() == 60.0
+    worker.close()
+
+
+def _work_in_thread(url: str, gate: type[Any], clock: Any, fired: list[int]) -> None:
+    with open_store(url, clock=clock) as store:
+        worker = Worker(store, gate, listen=False)
+        worker.run_once()
+        fired.append(worker.fired)
+        worker.close()
+
+
+def test_two_workers_fire_each_timer_exactly_once(gate: type[Any], backend: Backend) -> None:
+    clock = Clock(T0)
+    store = open_store(backend.url, clock=clock)
+    ids = [f"run-{i:02}" for i in range(30)]
+    for run_id in ids:
+        store.create(gate(run_id=run_id, clock=clock))
+    clock.advance(60 * SECOND)
+    counts: list[int] = []
+    threads = [threading.Thread(target=_work_in_thread, args=(backend.url, gate, clock, counts))
+               for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert sum(counts) == len(ids) and len(counts) == 2
+    for run_id in ids:
+        assert [r.event for r in store.history(run_id)] == ["after.delay1.waiting"]
+    assert store.due(gate) == []
+
+
+def test_a_new_earlier_deadline_wakes_a_postgresql_worker(ar: ModuleType,
+                                                          pg_backend: Backend) -> None:
+    store = open_store(pg_backend.url)
+    worker = Worker(store, ar.AgentRun, max_sleep=30)
+    thread = threading.Thread(target=worker.run)
+    thread.start()
+    try:
+        time.sleep(0.5)  # asleep: nothing is due, for up to 30 s
+        other = open_store(pg_backend.url)
+        started = time.monotonic()
+        deadline = dt.datetime.now(dt.UTC) + dt.timedelta(seconds=0.5)
+        other.create(run := awaiting_approval(ar, None, deadline))
+        while worker.fired == 0 and time.monotonic() - started < 20:
+            time.sleep(0.05)
+        assert worker.fired == 1, "the worker slept through the new deadline"
+        assert time.monotonic() - started < 10  # woken by the notice, not max_sleep
+        loaded = other.load(ar.AgentRun, run.record.runId)
+        assert ar.AgentRunState.timed_out in loaded.configuration
+        other.close()
+    finally:
+        worker.stop()
+        thread.join(10)
+    assert not thread.is_alive()
+
+
+def test_runs_work_once_and_sigterm(ar: ModuleType, tmp_path: Path,
+                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """`statechart runs work --once` fires what is due and exits 0; a worker process that
+    is sleeping ends at once on SIGTERM, with exit 0."""
+    db = tmp_path / "runs.db"
+    store = open_store(db)
+    past = dt.datetime(2020, 1, 1, tzinfo=dt.UTC)
+    store.create(done := awaiting_approval(ar, lambda: past, past + SECOND))
+    store.create(later := awaiting_approval(ar, None, dt.datetime(2100, 1, 1, tzinfo=dt.UTC)))
+    spec = str(ROOT / "specs" / "agent_run.yaml")
+    code = main(["runs", "work", "--store", str(db), "--spec", spec, "--once"])
+    err = capsys.readouterr().err
+    assert code == 0, err
+    assert f"run {done.record.runId}: fired after.approvalDeadline" in err
+    assert "fired 1 timer, 0 declined, 0 failed" in err
+    code = main(["runs", "list", "--store", str(db), "--due", "--format", "json"])
+    out = capsys.readouterr().out
+    assert code == 0 and later.record.runId in out and done.record.runId not in out
+    assert '"next_due": "2100-01-01T00:00:00Z"' in out
+    code = main(["runs", "list", "--store", str(db), "--due", "2099-12-31T23:59:59Z"])
+    assert code == 0 and capsys.readouterr().out == "no stored runs match\n"
+    code = main(["runs", "show", later.record.runId, "--store", str(db), "--spec", spec])
+    out = capsys.readouterr().out
+    assert "armed timers (1):\n  2100-01-01T00:00:00Z  after.approvalDeadline" in out
+
+    worker = subprocess.Popen(
+        [sys.executable, "-c", "from statechart.cli import main; raise SystemExit(main())",
+         "runs", "work", "--store", str(db), "--spec", spec, "--max-sleep", "60"],
+        stderr=subprocess.PIPE, text=True, cwd=tmp_path, env={**os.environ})
+    assert worker.stderr is not None
+    assert "sleeping at most 60 s" in worker.stderr.readline()  # working: its signals set
+    time.sleep(0.5)  # asleep: the run is due in 2100 (60 s at most)
+    started = time.monotonic()
+    worker.send_signal(signal.SIGTERM)
+    _, err = worker.communicate(timeout=30)
+    assert worker.returncode == 0, err
+    assert time.monotonic() - started < 5
+    assert "fired 0 timers" in err
