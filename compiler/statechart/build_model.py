@@ -593,6 +593,8 @@ class _Builder:
             guard_span = self.span(got["guard"][1])
         sets = self.names(got["set"][1], f"`set` of {where}") if "set" in got else []
         clears = self.names(got["clear"][1], f"`clear` of {where}") if "clear" in got else []
+        actions = self.names(got["actions"][1], f"`actions` of {where}") \
+            if "actions" in got else []
         description = self.text(got["description"][1], f"`description` of {where}") \
             if "description" in got else None
         assigns = self.assigns(got["assign"][1], f"`assign` of {where}",
@@ -613,6 +615,8 @@ class _Builder:
             set_spans=tuple(self.span(n) for _, n in sets), trigger=trigger,
             history=history if kind != "targetless" else None,
             kind=kind, internal_span=internal_span,
+            actions=tuple(n for n, _ in actions),
+            action_spans=tuple(self.span(n) for _, n in actions),
             clears=tuple(n for n, _ in clears), clear_spans=tuple(self.span(n) for _, n in clears),
             assigns=tuple((n, v) for n, v, _, _ in assigns),
             assign_spans=tuple(self.span(v) for _, _, _, v in assigns),

@@ -66,6 +66,7 @@ KINDS: dict[str, str] = {
     "timer-changed": "A timer's delay or deadline field, its id, or where it leads, changed.",
     "history-changed": "A transition now enters its target by history, or no longer does, "
                        "or by the other kind of history.",
+    "transition-actions-changed": "A transition runs other actions (`actions:`).",
     "transition-kind-changed": "A transition became targetless or internal (`internal: true`), "
                                "or no longer is.",
     # Run context and status vocabulary (docs/spec-format.md "Run context", "Status").
@@ -612,6 +613,10 @@ class _Differ:
                      f"(was `{o.target}`)", n.target_span, runs=lost,
                      help=_LOST + f"; keep an alternative (guarded, if need be) to `{o.target}`"
                      if lost else "")
+        if o.actions != n.actions:
+            self.add("transition-actions-changed", f"{where} now runs "
+                     f"{_names(n.actions) if n.actions else 'no action'} (was "
+                     f"{_names(o.actions) if o.actions else 'none'})", n.span)
         if o.kind != n.kind:
             lost = self.lost(o)
             self.add("transition-kind-changed", f"{where} is now {_kind_text(n)} (was "

@@ -64,6 +64,9 @@ class Transition:
     assign_spans: tuple[Span, ...] = ()
     kind: TransitionKind = "external"
     internal_span: Span | None = None  # where `internal: true` is written
+    # `actions:` method names run when taken, between the exit and the entry actions.
+    actions: tuple[str, ...] = ()
+    action_spans: tuple[Span, ...] = ()
 
     @property
     def targetless(self) -> bool:
@@ -96,6 +99,11 @@ class Transition:
                      for n, v in self.assigns}  # as YAML writes them: `true`, not `True`
         return "set: " + ", ".join(f"{n}={constants[n]}" if n in constants else n
                                    for n in self.sets)
+
+    @property
+    def action_text(self) -> str:
+        """The transition's actions as diagrams label them: `do: notify, log`."""
+        return "do: " + ", ".join(self.actions)
 
     @property
     def internal(self) -> bool:
@@ -289,6 +297,16 @@ class Spec:
         rows = {t.event: (t.source, t.event, t.delay_ms, t.deadline, t.after_key or "")
                 for t in self.timers()}
         return list(rows.values())
+
+    def actions(self) -> list[str]:
+        """Every action method name (states' `entry`/`exit`, transitions' `actions`), in
+        document order, each once."""
+        seen: dict[str, None] = {}
+        for s in self.states.values():
+            seen.update(dict.fromkeys((*s.entry, *s.exit)))
+            for t in s.transitions:
+                seen.update(dict.fromkeys(t.actions))
+        return list(seen)
 
     def events(self) -> list[str]:
         """Every event name, in first-use order (internal ones, `done.state.X`, included)."""

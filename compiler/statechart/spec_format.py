@@ -66,6 +66,8 @@ TRANSITION_KEYS = {
     "assign": "record fields this alternative sets to a value the spec gives (not the "
               "caller): `assign: {failureType: retries_exhausted}`",
     "description": "why this transition exists",
+    "actions": "action methods run when the transition is taken, after the exit actions and "
+               "before the entry actions (SCXML order)",
     "history": "`shallow` or `deep`: enter the (compound or parallel) target where it was "
                "when last left, or by default the first time",
 }
@@ -161,7 +163,7 @@ def json_schema() -> dict[str, Any]:
         "properties": _described({
             "target": _NAME, "guard": _NAME, "set": _names(), "clear": _names(),
             "description": {"type": "string"}, "history": {"enum": list(HISTORY_KINDS)},
-            "assign": _ASSIGN, "internal": {"type": "boolean"},
+            "assign": _ASSIGN, "internal": {"type": "boolean"}, "actions": _names(),
         }, TRANSITION_KEYS),
         # No `target`: a targetless transition, which neither enters by history nor is internal.
         "dependentRequired": _NEEDS_TARGET,
@@ -170,7 +172,7 @@ def json_schema() -> dict[str, Any]:
     one_transition = {"oneOf": [_NAME, {"$ref": "#/$defs/transition"}]}
     done_keys = {"target": _NAME, "guard": _NAME, "description": {"type": "string"},
                  "history": {"enum": list(HISTORY_KINDS)}, "assign": _ASSIGN,
-                 "internal": {"type": "boolean"}}
+                 "internal": {"type": "boolean"}, "actions": _names()}
     done_transition = {"type": "object", "properties": _described(done_keys, DONE_KEYS),
                        "dependentRequired": _NEEDS_TARGET, "additionalProperties": False}
     one_done = {"oneOf": [_NAME, done_transition]}

@@ -62,6 +62,11 @@ INTERNALS: tuple[Internal, ...] = (
              "gives every machine the runtime's engine (_Engine)"),
     Internal(f"{_SM}.__setattr__", "overridden", "machine:Machine.__setattr__",
              "skips the library's check of attributes named like a state's value"),
+    Internal("statemachine.engines.base.BaseEngine._execute_transition_content", "overridden",
+             "machine:_Engine._execute_transition_content",
+             "runs a transition's content (`actions:`) once per microstep: the library runs a "
+             "history transition's again when it enters the history's default",
+             params=("enabled_transitions", "trigger_data", "get_key")),
     Internal(f"{_SM}.enable_self_transition_entries", "set", "machine:Machine",
              "an internal transition enters its target (SCXML); StateMachine's default skips it"),
     Internal(f"{_SM}.validate_disconnected_states", "set", "machine:Machine",

@@ -75,6 +75,9 @@ class State:
     # delay key -> the timer's `name:` (none here; tests/test_timer_ids.py edits specs so)
     names: dict[str, str] = field(default_factory=dict)
     closed: bool = False  # neither it nor an ancestor has transitions: may hold a final child
+    # Transition actions (lang family): "on.EVENT", "done" or "after.KEY" -> alternative's
+    # index -> its `actions:`.
+    acts: dict[str, dict[int, list[str]]] = field(default_factory=dict)
 
     def walk(self) -> Iterator[State]:
         yield self
@@ -115,6 +118,9 @@ class Spec:
         for s in self.states():
             for a in (*s.entry, *s.exit):
                 seen.setdefault(a, None)
+            for by_index in s.acts.values():
+                for names in by_index.values():
+                    seen.update(dict.fromkeys(names))
         return list(seen)
 
 
@@ -124,8 +130,11 @@ def to_yaml(spec: Spec) -> str:
     """Block YAML in the spec format; every name is an identifier, so nothing needs quoting."""
     lines = [f"statechart: {spec.name}", "version: 1", f"initial: {spec.initial}", "states:"]
 
-    def alternatives(key: str, alts: list[Alt], name: str | None = None) -> None:
-        if len(alts) == 1 and alts[0][1] is None and alts[0][2] is None and name is None:
+    def alternatives(key: str, alts: list[Alt], name: str | None = None,
+                     acts: dict[int, list[str]] | None = None) -> None:
+        acts = acts or {}
+        if len(alts) == 1 and alts[0][1] is None and alts[0][2] is None and name is None \
+                and not acts:
             lines.append(f"{key}: {alts[0][0]}")
             return
         lines.append(f"{key}:")
@@ -135,6 +144,7 @@ def to_yaml(spec: Spec) -> str:
             written += [f"history: {kind}"] if kind in HISTORY_KINDS else []
             written += ["internal: true"] if kind == "internal" else []
             written += [f"name: {name}"] if name and i == 0 else []
+            written += [f"actions: [{', '.join(acts[i])}]"] if i in acts else []
             lines.append(f"{key[:len(key) - len(key.lstrip())]}  - {{{', '.join(written)}}}")
 
     def state(s: State, indent: int) -> None:
@@ -154,13 +164,13 @@ def to_yaml(spec: Spec) -> str:
         if s.on:
             lines.append(f"{body}on:")
             for event, alts in s.on.items():
-                alternatives(f"{body}  {event}", alts)
+                alternatives(f"{body}  {event}", alts, None, s.acts.get(f"on.{event}"))
         if s.done:
-            alternatives(f"{body}done", s.done)
+            alternatives(f"{body}done", s.done, None, s.acts.get("done"))
         if s.after:
             lines.append(f"{body}after:")
             for key, alts in s.after.items():
-                alternatives(f"{body}  {key}", alts, s.names.get(key))
+                alternatives(f"{body}  {key}", alts, s.names.get(key), s.acts.get(f"after.{key}"))
         if s.children:
             lines.append(f"{body}states:")
             for c in s.children:
@@ -195,17 +205,22 @@ def xstate_config(spec: Spec) -> dict[str, object]:
                 if h in HISTORY_KINDS:
                     histories.setdefault(t, set()).add(h)
 
-    def transition(t: str, g: str | None, h: str | None) -> dict[str, object]:
+    def transition(t: str, g: str | None, h: str | None,
+                   acts: list[str]) -> dict[str, object]:
         if h == "targetless":
-            out: dict[str, object] = {"actions": [TARGETLESS_MARKER]}
+            out: dict[str, object] = {"actions": [*acts, TARGETLESS_MARKER]}
         elif h == "internal":  # XState's default, `reenter: false`
             out = {"target": f"#{t}", "reenter": False}
         else:
             out = {"target": f"#{history_id(t, h) if h else t}", "reenter": True}
+        if acts and h != "targetless":
+            out["actions"] = list(acts)
         return {**out, **({"guard": g} if g else {})}
 
-    def transitions(alts: list[Alt]) -> list[dict[str, object]]:
-        return [transition(t, g, h) for t, g, h in alts]
+    def transitions(alts: list[Alt], acts: dict[int, list[str]] | None = None
+                    ) -> list[dict[str, object]]:
+        acts = acts or {}
+        return [transition(t, g, h, acts.get(i, [])) for i, (t, g, h) in enumerate(alts)]
 
     def node(s: State, top_level: bool) -> dict[str, object]:
         out: dict[str, object] = {"id": s.name}
@@ -220,16 +235,18 @@ def xstate_config(spec: Spec) -> dict[str, object]:
         if s.exit:
             out["exit"] = list(s.exit)
         if s.on:
-            out["on"] = {event: transitions(alts) for event, alts in s.on.items()}
+            out["on"] = {event: transitions(alts, s.acts.get(f"on.{event}"))
+                         for event, alts in s.on.items()}
         if s.done:
-            out["onDone"] = transitions(s.done)
+            out["onDone"] = transitions(s.done, s.acts.get("done"))
         elif s.kind == "parallel" and top_level:
             # XState ends a machine only in a top-level final state; our runs also end when a
             # top-level parallel state without `done:` completes (see xstate_runner.mjs). A
             # targetless transition changes nothing; its action tells the runner it happened.
             out["onDone"] = {"actions": [DONE_MARKER]}
         if s.after:
-            out["after"] = {str(delay_ms(key)): transitions(alts) for key, alts in s.after.items()}
+            out["after"] = {str(delay_ms(key)): transitions(alts, s.acts.get(f"after.{key}"))
+                            for key, alts in s.after.items()}
         if s.children:
             states = {c.name: node(c, False) for c in s.children}
             # History states last: they are never active, so document order is unchanged.
@@ -810,6 +827,22 @@ class LangBuilder(TimerBuilder):
                 s.on[event] = [a for a in s.on[event] if a[2] != "targetless"]
                 if not s.on[event]:
                     del s.on[event]
+        # Transition actions on about a quarter of the alternatives: run after the exit and
+        # before the entry actions, in the order written.
+        rng = self.rng
+        count = 0
+        for s in spec.states():
+            keyed = [*((f"on.{e}", alts) for e, alts in s.on.items()),
+                     *((("done", s.done),) if s.done else ()),
+                     *((f"after.{k}", alts) for k, alts in s.after.items())]
+            for key, alts in keyed:
+                for index in range(len(alts)):
+                    if rng.random() < 0.25:
+                        count += 1
+                        names = [f"do{count}_{s.name}"]
+                        if rng.random() < 0.2:
+                            names.append(f"do{count}b_{s.name}")
+                        s.acts.setdefault(key, {})[index] = names
 
     def add_first(self, s: State, alt: Alt, guarded: bool,
                   avoid: frozenset[str] = frozenset()) -> None:
@@ -831,12 +864,14 @@ class LangBuilder(TimerBuilder):
 
 def shadowed_events(s: State) -> frozenset[str]:
     """The events a targetless transition of `s` must not take: those of a parallel ancestor
-    of `s` or of any state above one. XState looks at a parallel state's own transitions only
-    when none of its regions has one for the event; SCXML (and our runs) selects per active
-    atomic state, so another region's atomic state selects the ancestor's transition, which
-    a targetless transition does not conflict with (its exit set is empty): both are taken.
-    With any other transition in the region they conflict and the region's wins, as in
-    XState (README.md, "Intentional differences")."""
+    P of `s` or of any state above P, and those of any state inside a parallel state that is
+    `s` or inside it. XState looks at a parallel state's own transitions (and those of the
+    states above it) only when none of its regions has one for the event; SCXML (and our runs)
+    selects per active atomic state, so a region with no transition for the event selects the
+    one above P, which a targetless transition does not conflict with (its exit set is
+    empty): both are taken, and both run their actions. With any other transition in the
+    region the two conflict and the region's wins, as in XState (README.md, "Intentional
+    differences")."""
     line = s.ancestors()
     out: set[str] = set()
     for i, a in enumerate(line):
@@ -844,6 +879,11 @@ def shadowed_events(s: State) -> frozenset[str]:
             for above in line[i:]:
                 out.update(above.on)
             break
+    for p in s.walk():
+        if p.kind == "parallel":
+            for inside in p.walk():
+                if inside is not p:
+                    out.update(inside.on)
     return frozenset(out)
 
 

@@ -111,7 +111,8 @@ def _transition_row(t: Transition, marks: OverlayMarks) -> dict[str, str]:
                               if n in dict(t.assigns) else _code(n) for n in t.sets),
             "description": " ".join(filter(None, [
                 labels.markdown_cell(t.description),
-                f"Clears {_names(t.clears)} (before it sets)." if t.clears else ""]))}
+                f"Clears {_names(t.clears)} (before it sets)." if t.clears else "",
+                f"Runs {_names(t.actions)}." if t.actions else ""]))}
 
 
 def _status_sentences(state: State) -> list[str]:
