@@ -68,12 +68,12 @@ INTENTIONAL_DIFFERENCES = {
         "A history transition from deeper inside its target than a child has the target's "
         "domain in our runs; SCXML's (and XState's) depends on the remembered states and may "
         "enter active states again. make_traces.py generates no such transition."),
-    "targetless transition in a region": (
-        "A targetless transition in a region of a parallel state does not conflict with a "
-        "transition of the parallel state (or of a state above it) that another region's "
-        "atomic state selects for the same event: SCXML and our runs take both; XState looks "
-        "at a parallel state's own transitions only when no region has one. make_traces.py "
-        "generates no such pair (`shadowed_events`)."),
+    "targetless transition and a parallel state": (
+        "A targetless transition does not conflict with a transition on the same event that "
+        "another region selects, one inside a parallel state and the other on it or above it: "
+        "SCXML and our runs take both; XState looks at a parallel state's own transitions (and "
+        "those above it) only when no region has one. make_traces.py generates no such pair "
+        "(`shadowed_events`)."),
     "transition domain": (
         "When a transition's source and target have a parallel state as nearest common "
         "ancestor (one region to another, a region to its own descendant), SCXML and our "
@@ -132,6 +132,7 @@ def test_traces_are_there() -> None:
     assert len(lang) >= 60
     assert sum("internal: true" in y for y in lang) >= 40
     assert sum(" - {guard:" in y or ": {}\n" in y for y in lang) >= 40
+    assert sum("actions: [" in y for y in lang) >= 50  # transition actions
 
 
 class Clock:
