@@ -362,6 +362,9 @@ def test_output_file_and_exit_zero(project: Path, run: Run) -> None:
     assert "error[unknown-state]: target `deliverd`" in report
     assert report.endswith("Found 1 error and 0 warnings.\n")
     assert run("check", "--output-file", "report.txt", "specs/order.yaml")[:2] == (1, "")
+    # A usage error checked nothing: the last report stays.
+    assert run("check", "-o", "report.txt", "no/such.yaml")[0] == 2
+    assert (project / "report.txt").read_text().endswith("Found 1 error and 0 warnings.\n")
     edit(project / "specs" / "order.yaml", "deliver: deliverd", "deliver: delivered")
     code, out, _ = run("diff", "--base", "specs/b2b_order.yaml", "--exit-zero",
                        "--output-file", "diff.json", "--format", "json")
@@ -427,3 +430,29 @@ def test_a_libpq_error_is_printed_on_one_readable_line(project: Path, run: Run) 
     assert code != 0 and out == ""
     assert "<U+" not in err and err.count("\n") == 1
     assert "Connection refused; Is the server running" in err
+
+
+def test_full_puts_a_root_cause_before_the_files_other_findings(project: Path,
+                                                                run: Run) -> None:
+    base = project / "specs" / "order.yaml"
+    edit(base, "lose: {target: lost, set: [trackingNumber]}", "lose: lost")
+    edit(base, "deliver: delivered", "deliver: deliverd")
+    code, out, _ = run("check", "specs/order.yaml")
+    assert code == 1
+    headers = [line for line in out.splitlines() if line.startswith(("error[", "warning["))]
+    assert headers == [
+        "error[unknown-state]: target `deliverd` is not a state of this spec",
+        "warning[unused-field]: record field `trackingNumber` is never set by an event or "
+        "required by a state"]
+
+
+def test_runs_verify_takes_the_report_options_of_check(project: Path, run: Run) -> None:
+    from statechart_runtime.store import open_store
+
+    open_store(str(project / "runs.db")).close()
+    edit(project / "specs" / "order.yaml", "deliver: delivered", "deliver: deliverd")
+    code, out, _ = run("runs", "verify", "--store", "runs.db", "--spec", "specs/order.yaml",
+                       "--format", "concise", "--exit-zero", "-o", "verify.txt")
+    assert (code, out) == (0, "")
+    assert "error[unknown-state]" in (project / "verify.txt").read_text()
+    assert run("runs", "verify", "--store", "runs.db", "--spec", "specs/order.yaml")[0] == 1

@@ -106,6 +106,15 @@ def project(pytester: pytest.Pytester) -> pytest.Pytester:
     return pytester
 
 
+# The user's sessions run in this process, without the plugins they do not need (xdist: its
+# own test below; hypothesis and the cache: time).
+QUIET = ("-p", "no:xdist", "-p", "no:hypothesispytest", "-p", "no:cacheprovider")
+
+
+def run(project: pytest.Pytester, *args: str) -> pytest.RunResult:
+    return project.runpytest_inprocess(*args, *QUIET)
+
+
 def row(output: str, name: str) -> list[str]:
     """A row of the coverage table, split into its cells."""
     for line in output.splitlines():
@@ -116,7 +125,7 @@ def row(output: str, name: str) -> list[str]:
 
 def test_table_and_lines_not_covered(project: pytest.Pytester) -> None:
     project.makepyfile(test_suite=SUITE)
-    result = project.runpytest_inprocess("--statechart-cov", "-p", "no:xdist")
+    result = run(project, "--statechart-cov")
     result.assert_outcomes(passed=2)
     out = result.stdout.str()
     assert "statechart spec coverage" in out
@@ -141,7 +150,7 @@ def test_table_and_lines_not_covered(project: pytest.Pytester) -> None:
 
 def test_everything_covered(project: pytest.Pytester) -> None:
     project.makepyfile(test_suite=SUITE, test_rest=REST)
-    result = project.runpytest_inprocess("--statechart-cov", "-p", "no:xdist")
+    result = run(project, "--statechart-cov")
     result.assert_outcomes(passed=5)
     out = result.stdout.str()
     assert row(out, "order") == ["order", "11/11 100%", "14/14 100%", "2/2 100%",
@@ -151,7 +160,7 @@ def test_everything_covered(project: pytest.Pytester) -> None:
 
 def test_off_unless_asked(project: pytest.Pytester) -> None:
     project.makepyfile(test_suite=SUITE)
-    result = project.runpytest_inprocess("-p", "no:xdist")
+    result = run(project)
     result.assert_outcomes(passed=2)
     assert "spec coverage" not in result.stdout.str()
     assert coverage.RECORDER is None
@@ -165,8 +174,7 @@ def test_off_unless_asked(project: pytest.Pytester) -> None:
 def test_fail_under(project: pytest.Pytester, threshold: str, code: pytest.ExitCode,
                     message: str) -> None:
     project.makepyfile(test_suite=SUITE)
-    result = project.runpytest_inprocess(f"--statechart-cov-fail-under={threshold}", "-p",
-                                         "no:xdist")
+    result = run(project, f"--statechart-cov-fail-under={threshold}")
     result.assert_outcomes(passed=2)  # every test passed: the threshold sets the exit code
     assert result.ret == code
     assert message in result.stdout.str()
@@ -180,16 +188,16 @@ def test_fail_under(project: pytest.Pytester, threshold: str, code: pytest.ExitC
 ])
 def test_bad_options(project: pytest.Pytester, option: str, message: str) -> None:
     project.makepyfile(test_suite=SUITE)
-    result = project.runpytest_inprocess(option, "-p", "no:xdist")
+    result = run(project, option)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert message in result.stderr.str()
 
 
 def test_reports(project: pytest.Pytester) -> None:
     project.makepyfile(test_suite=SUITE)
-    result = project.runpytest_inprocess(
-        "--statechart-cov-report=json:cov.json", "--statechart-cov-report=lcov:cov.lcov",
-        "--statechart-cov-report=cobertura:cov.xml", "-p", "no:xdist")
+    result = run(project, "--statechart-cov-report=json:cov.json",
+                 "--statechart-cov-report=lcov:cov.lcov",
+                 "--statechart-cov-report=cobertura:cov.xml")
     assert result.ret == pytest.ExitCode.OK
     for kind, name in (("json", "cov.json"), ("lcov", "cov.lcov"), ("cobertura", "cov.xml")):
         assert f"wrote {kind} report {name}" in result.stdout.str()
@@ -235,8 +243,7 @@ def test_reports(project: pytest.Pytester) -> None:
 def test_a_report_that_cannot_be_written_fails_the_session(project: pytest.Pytester) -> None:
     project.makepyfile(test_suite=SUITE)
     (project.path / "taken").mkdir()  # a folder where the report should go
-    result = project.runpytest_inprocess("--statechart-cov-report=json:taken", "-p",
-                                         "no:xdist")
+    result = run(project, "--statechart-cov-report=json:taken")
     result.assert_outcomes(passed=2)
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     assert "error: cannot write the spec coverage report 'taken'" in result.stdout.str()
@@ -272,7 +279,7 @@ def test_runs_restored_from_a_store_count_only_what_they_do_after(
             store.fire(Order, "r2", "picked")  # restored from its head, then fired
             store.close()
         ''')
-    result = project.runpytest_inprocess("--statechart-cov", "-p", "no:xdist")
+    result = run(project, "--statechart-cov")
     result.assert_outcomes(passed=1)
     out = result.stdout.str()
     # release (deep history: back to picking and drafting) and picked; none of pay, paid,
@@ -318,7 +325,7 @@ def test_merge_adds_up_processes(project: pytest.Pytester) -> None:
         ''')
     parts = []
     for name in ("test_suite.py", "test_rest.py"):
-        project.runpytest_inprocess("--statechart-cov", "-p", "no:xdist", name)
+        run(project, "--statechart-cov", name)
         parts.append(json.loads((project.path / "recorded.json").read_text()))
     [merged] = coverage.merge(parts)
     [first] = coverage.merge(parts[:1])
@@ -351,3 +358,67 @@ def test_a_module_without_positions_still_counts(tmp_path: Path) -> None:
         "transition": (1, 11), "state": (2, 14), "guard": (0, 2)}
     assert "(no position): order: state `on_hold`" in coverage_report.table([spec])
     assert coverage_report.lcov([spec]) == "\n"
+
+
+def test_several_specs_have_a_total_row(tmp_path: Path) -> None:
+    from codegen_support import checked_spec, generate, import_source, parts
+
+    from statechart_runtime import coverage_report
+
+    order = parts(import_source(generate(checked_spec(SPEC))["generated/order.py"], tmp_path,
+                                "order"))[0]
+    root = Path(__file__).parent.parent
+    agent = parts(import_source((root / "generated" / "agent_run.py").read_bytes(), tmp_path,
+                                "agent_run"))[0]
+    recorder, previous = coverage.start()
+    try:
+        order().cancel()
+        agent().triage()
+    finally:
+        coverage.stop(previous)
+    specs = coverage.merge([recorder.data()])
+    assert [s.name for s in specs] == ["agent_run", "order"]
+    lines = coverage_report.table(specs)
+    assert [re.split(r"\s{2,}", line.strip()) for line in lines[1:4]] == [
+        ["agent_run", "1/29 3%", "2/15 13%", "0/4 0%", "3/48 6%"],
+        ["order", "1/11 9%", "2/14 14%", "0/2 0%", "3/27 11%"],
+        ["TOTAL", "2/40 5%", "4/29 14%", "0/6 0%", "6/75 8%"]]
+    assert coverage_report.total(specs) == (6, 75)
+    assert "specs/agent_run.yaml:63: agent_run: transition `created` --cancel--> `cancelled`" \
+        in lines
+
+
+def test_a_transition_whose_action_raises_still_counts(tmp_path: Path) -> None:
+    """The event is taken back (the run stays where it was), but the step was committed and
+    its actions ran: it counts, as coverage.py counts a line that raised."""
+    from codegen_support import checked_spec, generate, import_source, parts
+
+    order = parts(import_source(generate(checked_spec(SPEC))["generated/order.py"], tmp_path,
+                                "order"))[0]
+
+    class Failing:
+        def on_enter_paying(self) -> None:
+            raise RuntimeError("payment provider down")
+
+    recorder, previous = coverage.start()
+    try:
+        run = order(model=Failing())
+        with pytest.raises(RuntimeError, match="payment provider down"):
+            run.pay(paymentId="p1")
+    finally:
+        coverage.stop(previous)
+    assert [s.value for s in run.configuration] == ["placed"]
+    [spec] = coverage.merge([recorder.data()])
+    assert spec.hits == {"state placed": 1, "transition placed pay 0": 1, "state paying": 1}
+
+
+def test_two_versions_of_a_spec_are_told_apart() -> None:
+    from statechart_runtime import coverage_report
+
+    item = coverage.Item("state", "state idle", "specs/wait.yaml", 3, "state `idle`")
+    old = coverage.SpecCoverage("wait", 1, "f14f6ae3" + "0" * 56, [item], {"state idle": 1})
+    new = coverage.SpecCoverage("wait", 2, "77f1d653" + "0" * 56, [item], {})
+    lines = coverage_report.table(coverage.merge([[old.as_data(), new.as_data()]]))
+    assert [line.split("  ")[0] for line in lines[1:3]] == ["wait (v1 f14f6ae3)",
+                                                            "wait (v2 77f1d653)"]
+    assert lines[-1] == "specs/wait.yaml:3: wait (v2 77f1d653): state `idle`"

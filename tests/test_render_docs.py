@@ -145,7 +145,8 @@ def test_an_overlay_shows_what_it_changed() -> None:
     dot = dot_source(spec)
     assert 'escalated [label="escalated\\n<<paused>>" color="#2b8a3e"' in dot
     assert "added by this overlay of agent_run<" in dot
-    assert "changed by this overlay" not in dot  # it changes no base state or transition
+    # `running` gained a transition: patched, dashed (test_docs_page_sections.py)
+    assert "changed by this overlay of agent_run (dashed)" in dot
     mermaid = mermaid_source(spec)
     assert 'state "escalated #60;#60;paused#62;#62; (added)" as s15' in mermaid
     assert "escalate / set#58; escalationTicket (added)" in mermaid
@@ -175,7 +176,7 @@ def test_a_medium_spec_gets_the_fast_layout_and_the_page_says_so(tmp_path: Path)
     out = docs.outputs(load(str(spec)))
     page = out["docs/specs/medium.md"].decode()
     assert "[medium.svg](medium.svg)" in page
-    assert "With more than 100 transitions, it is laid out with the fast settings" in page
+    assert "With more than 100 transitions, the drawing below is laid out with the fast" in page
     ET.fromstring(out["docs/specs/medium.svg"])
     agent_run = docs.spec_page(load("specs/agent_run.yaml"))
     assert "fast settings" not in agent_run and "No Graphviz drawing" not in agent_run

@@ -128,3 +128,12 @@ def test_v1_and_v2_workers_share_one_store(versions: tuple[type[Any], type[Any]]
     assert new.fire_next_due(v2).run.record.runId == "a-v1"
     old_worker.close()
     new_worker.close()
+
+
+def test_a_store_of_schema_version_2_gains_the_version_index(backend: Backend) -> None:
+    """Schema version 3 adds runs_by_version; a version 2 store is upgraded when opened."""
+    open_store(backend.url).close()
+    backend.execute("DROP INDEX runs_by_version")
+    backend.execute("UPDATE store_meta SET value = '2' WHERE key = 'schema_version'")
+    open_store(backend.url).close()
+    backend.execute("DROP INDEX runs_by_version")  # there again: dropping it works

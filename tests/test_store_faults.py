@@ -209,7 +209,23 @@ def test_a_connection_cut_before_the_commit_is_retried_only_when_that_is_safe(
     assert len(cuts) == 1
     monkeypatch.setattr(RunStore, "_write", write)
     assert store.history(due.record.runId) == []  # the cut transaction was rolled back
-    assert store.fire_next_due(timed_ticket, later).events == ("deny",)  # type: ignore[union-attr]
+    # Cut earlier, right after the claim and before anything was written: nothing can have
+    # been committed, so the store reconnects and runs the transaction again, unseen.
+    fire_due = RunStore._fire_due
+    cuts.clear()
+
+    def cut_then_fire_due(self: RunStore, *args: Any, **kwargs: Any) -> Any:
+        if not cuts:
+            pid = self._x("SELECT pg_backend_pid()").fetchone()[0]
+            with psycopg.connect(pg_backend.url, autocommit=True) as admin:
+                admin.execute("SELECT pg_terminate_backend(%s, 10000)", (pid,))
+            cuts.append(pid)
+        return fire_due(self, *args, **kwargs)
+
+    monkeypatch.setattr(RunStore, "_fire_due", cut_then_fire_due)
+    fired = store.fire_next_due(timed_ticket, later)
+    assert fired is not None and fired.events == ("deny",) and len(cuts) == 1
+    assert [r.values for r in store.history(due.record.runId)] == [{"note": "timeout"}]
     assert_usable(store, ticket)
 
 

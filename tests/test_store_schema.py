@@ -92,6 +92,13 @@ def test_a_damaged_version_row_says_how_to_repair_it(ticket: ModuleType,
         open_store(backend.url)
     backend.execute(str(caught.value).split("put it back: ")[1].split(" if the")[0])
     assert_usable(open_store(backend.url), ticket)
+    backend.execute("DROP TABLE store_meta")  # the version table itself
+    with pytest.raises(SchemaProblem, match="schema_version row is missing") as caught:
+        open_store(backend.url)
+    for statement in str(caught.value).split("put it back: ")[1].split(" if the")[0].split(
+            "; then "):
+        backend.execute(statement)
+    assert_usable(open_store(backend.url), ticket)
 
 
 def test_runs_list_on_a_damaged_store_says_so_in_one_line(

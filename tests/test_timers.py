@@ -465,7 +465,7 @@ def test_diagrams_and_pages_label_timers() -> None:
     assert "after PT1H #91;is_urgent#93;" in mermaid  # `[is_urgent]`, escaped
     assert "after 15m" in dot_source(spec)
     assert "after." not in mermaid  # never the internal event name
-    assert "| after 1d |" in spec_page(spec)
+    assert "| `after 1d` |" in spec_page(spec)
 
 
 def test_the_benchmark_specs_check_clean() -> None:

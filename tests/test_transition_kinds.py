@@ -268,5 +268,5 @@ def test_pictures_and_pages_say_which_kind() -> None:
     assert "progress (targetless)" in dot and "call_tool (internal)" in dot
     assert "progress (targetless)" in mermaid_source(spec)
     page = docs.outputs(spec)["docs/specs/agent.md"].decode()
-    assert "| progress (targetless) | `running` | `running` |" in page
-    assert "| call_tool (internal) | `running` | `tool_call` |" in page
+    assert "| `progress` (targetless) | `running` | `running` |" in page
+    assert "| `call_tool` (internal) | `running` | `tool_call` |" in page

@@ -43,15 +43,19 @@ def total(specs: Sequence[SpecCoverage]) -> tuple[int, int]:
 
 
 def table(specs: Sequence[SpecCoverage]) -> list[str]:
-    """The terminal report's lines."""
+    """The terminal report's lines (two specs of one name, two versions of a spec say which
+    one each is: version and source hash)."""
     def cell(covered: int, count: int) -> str:
         return f"{covered}/{count} {percent(covered, count):.0f}%"
 
     header = ["spec", *(_HEADINGS[k] for k in KINDS), "total"]
     rows = []
+    names = [spec.name for spec in specs]
+    labels = {spec.key: spec.name if names.count(spec.name) == 1 else
+              f"{spec.name} (v{spec.version} {spec.sha256[:8]})" for spec in specs}
     for spec in specs:
         counts = [spec.counts(kind) for kind in KINDS]
-        rows.append([spec.name, *(cell(*c) for c in counts),
+        rows.append([labels[spec.key], *(cell(*c) for c in counts),
                      cell(sum(c for c, _ in counts), sum(t for _, t in counts))])
     if len(specs) > 1:
         counts = [(sum(s.counts(k)[0] for s in specs), sum(s.counts(k)[1] for s in specs))
@@ -64,7 +68,7 @@ def table(specs: Sequence[SpecCoverage]) -> list[str]:
     missing = [(spec, item) for spec in specs for item in spec.missing()]
     if missing:
         lines += ["", "Not covered:"]
-        lines += [f"{_where(item)}: {spec.name}: {item.text}" for spec, item in missing]
+        lines += [f"{_where(item)}: {labels[spec.key]}: {item.text}" for spec, item in missing]
     return lines
 
 

@@ -61,7 +61,7 @@ __all__ = ["BACKENDS", "SCHEMA_VERSION", "ConcurrentUpdate", "Fired", "HistoryRo
 
 # The version of the store's own tables this runtime writes: every backend's MIGRATIONS has
 # one step per version (MIGRATIONS[v] turns version v-1 into v), so it is their length - 1.
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 # Versions below this one were development schemas no release wrote: no step leads from them.
 OLDEST_VERSION = 2
 # The attribute a store sets on a run it created or loaded (a `_Mark`).
@@ -223,11 +223,14 @@ class RunStore:
         except BaseException as exc:
             with suppress(Exception):
                 self.close()
-            if type(exc) is StoreError:  # a driver error: a step of a migration failed
-                raise SchemaProblem(
-                    f"{where}: upgrading the store's schema from version "
-                    f"{self._found_version} to {SCHEMA_VERSION} failed, and was rolled back "
-                    f"(the store is unchanged): {exc}") from exc
+            # A driver error while steps of a migration were run (on PostgreSQL it may
+            # surface at the COMMIT): say which upgrade failed.
+            if type(exc) is StoreError and self._found_version < SCHEMA_VERSION:
+                what = ("creating the store's tables" if self._found_version < 0 else
+                        f"upgrading the store's schema from version {self._found_version} "
+                        f"to {SCHEMA_VERSION}")
+                raise SchemaProblem(f"{where}: {what} failed, and was rolled back (the store "
+                                    f"is unchanged): {exc}") from exc
             raise
 
     # -- what a backend provides ---------------------------------------------------------
@@ -383,17 +386,16 @@ class RunStore:
 
     def _schema_version(self) -> int:
         """The store's schema version, -1 for a database with no store tables at all."""
-        if self._x(self.sql.table_count, ("store_meta",)).fetchone()[0]:
-            row = self._x(self.sql.read_version).fetchone()
-        else:
-            row = None
+        has_meta = self._x(self.sql.table_count, ("store_meta",)).fetchone()[0]
+        row = self._x(self.sql.read_version).fetchone() if has_meta else None
         if row is None:
             if self._x(self.sql.table_count, ("runs",)).fetchone()[0]:
+                create = "" if has_meta else f"{self.migrations[0][0]}; then "
                 raise SchemaProblem(
                     f"{self.where}: the store's tables are there but its schema_version row "
-                    "is missing (deleted by hand?); put it back: INSERT INTO store_meta "
-                    f"VALUES ('schema_version', '{SCHEMA_VERSION}') if the tables are "
-                    "this runtime's")
+                    f"is missing (deleted by hand?); put it back: {create}INSERT INTO "
+                    f"store_meta VALUES ('schema_version', '{SCHEMA_VERSION}') if the tables "
+                    "are this runtime's")
             return -1
         try:
             return int(row[0])
@@ -773,11 +775,16 @@ class RunStore:
         spec = run_class._sc_spec
         p = self.sql.param
 
-        def work() -> tuple[list[Any], list[Any]]:  # one snapshot
-            return self._x(*query).fetchall(), self._x(
-                f"SELECT r.run_id, r.spec_version, s.state FROM runs r LEFT JOIN run_states s "
-                f"ON s.run_id = r.run_id WHERE r.spec = {p} AND r.spec_version <> {p}",
-                (spec.name, spec.version)).fetchall()
+        def work() -> tuple[list[Any], list[Any]]:  # one snapshot, one round trip
+            ids = self._x(*query)
+            # The runs of other versions (index runs_by_version): older ones with their
+            # states, newer ones by id alone. None, in the usual case.
+            others = self._x(
+                "SELECT r.run_id, r.spec_version, s.state FROM runs r LEFT JOIN run_states s "
+                f"ON s.run_id = r.run_id WHERE r.spec = {p} AND r.spec_version < {p} "
+                f"UNION ALL SELECT run_id, spec_version, NULL FROM runs WHERE spec = {p} AND "
+                f"spec_version > {p}", (spec.name, spec.version, spec.name, spec.version))
+            return ids.fetchall(), others.fetchall()
 
         found, others = self._read(work)
         if not others:  # every run of the spec is at the caller's version: the usual case

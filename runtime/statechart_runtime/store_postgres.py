@@ -119,6 +119,9 @@ MIGRATIONS: list[tuple[str, ...]] = [
         at       TEXT NOT NULL,
         PRIMARY KEY (run_id, key)
     )"""),
+    # 3: the runs of a spec by version: `find` and the due queries of a class meet the runs
+    # of other versions of its spec (a rolling deploy) through it, not by reading every run.
+    ("CREATE INDEX runs_by_version ON runs (spec, spec_version)",),
 ]
 
 

@@ -18,8 +18,8 @@ deadline, so a new earlier deadline wakes it at once. Several workers may share 
 each claim holds its run (PostgreSQL: FOR UPDATE SKIP LOCKED; SQLite: the write lock).
 
 `stop()` only sets a flag (and wakes the sleep): the transaction under way commits, then
-`run` returns. It is safe in a signal handler, which is how `statechart runs work` ends on
-SIGTERM and SIGINT.
+`run` returns. It is safe in a signal handler: `with worker.stopped_by_signals(): worker.run()`
+ends on SIGTERM and SIGINT that way, as `statechart runs work` does.
 """
 
 from __future__ import annotations
@@ -27,8 +27,12 @@ from __future__ import annotations
 import logging
 import os
 import select
+import signal
+import sys
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from statechart_runtime.errors import StoreError, TimerFailed
@@ -37,11 +41,14 @@ from statechart_runtime.store import Fired, RunStore
 __all__ = ["Worker"]
 
 log = logging.getLogger("statechart_runtime.worker")
+# Seconds between attempts to LISTEN again after the listening connection failed.
+LISTEN_RETRY = 30.0
 
 
 class Worker:
     """Fires the due timers of `run_class`'s runs in `store` (one worker: one store, one
-    thread). `fired`, `failed` and `declined` count what it did."""
+    thread). `fired`, `failed`, `declined` and `errors` (of the store) count what it did.
+    `run` closes it when it returns; after `run_once`, call `close` (or use `with`)."""
 
     def __init__(self, store: RunStore, run_class: type[Any], *, max_sleep: float = 60.0,
                  retry_after: float = 60.0, listen: bool = True) -> None:
@@ -51,14 +58,20 @@ class Worker:
         self.run_class = run_class
         self.max_sleep = max_sleep
         self.retry_after = retry_after
-        self.fired = self.failed = self.declined = 0
+        self.fired = self.failed = self.declined = self.errors = 0
         self._stopping = threading.Event()
         self._skipped: dict[str, float] = {}  # run id -> monotonic time to try it again
         # A pipe that `stop()` writes to: it ends a sleep in select() at once, from a signal
         # handler too (setting an Event there would wait for the select to time out).
         self._wake_r, self._wake_w = os.pipe()
         os.set_blocking(self._wake_w, False)
-        self._listener = _Listener(store) if listen and hasattr(store, "url") else None
+        # PostgreSQL: a connection of its own that LISTENs for earlier deadlines (opened at
+        # the first sleep, and again at most every LISTEN_RETRY seconds after it failed).
+        postgres = sys.modules.get("statechart_runtime.store_postgres")
+        self._listens = listen and postgres is not None \
+            and isinstance(store, postgres.PostgresStore)
+        self._listener: _Listener | None = None
+        self._listen_at = 0.0  # monotonic time of the next attempt to listen
 
     def stop(self) -> None:
         """End `run` after the current transaction (safe in a signal handler)."""
@@ -72,20 +85,45 @@ class Worker:
     def stopping(self) -> bool:
         return self._stopping.is_set()
 
+    @contextmanager
+    def stopped_by_signals(self, *signals: int) -> Iterator[Worker]:
+        """Within the block, SIGTERM and SIGINT (or `signals`) call `stop()`: the transaction
+        under way commits, then `run` returns. The handlers before are put back after.
+        Main thread only (where Python runs signal handlers)."""
+        def stop(signum: int, frame: object) -> None:
+            self.stop()
+
+        chosen = signals or (signal.SIGTERM, signal.SIGINT)
+        previous = {sig: signal.signal(sig, stop) for sig in chosen}
+        try:
+            yield self
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+
     def run(self) -> None:
         """Fire due timers until `stop()`: after each round, sleep until the next deadline
-        (at most `max_sleep` seconds), or until a run gets an earlier one (PostgreSQL)."""
+        (at most `max_sleep` seconds), or until a run gets an earlier one (PostgreSQL). A
+        store that fails (a database away for longer than the store's `timeout`, an outcome
+        unknown) is logged, and tried again after `max_sleep`: the worker outlives it."""
         try:
             while not self.stopping:
-                self.run_once()
+                try:
+                    self.run_once()
+                    wait = self._sleep_time()
+                except StoreError as exc:
+                    self.errors += 1
+                    log.error("the store failed, trying again in %g s: %s", self.max_sleep, exc)
+                    wait = self.max_sleep
                 if not self.stopping:
-                    self._sleep(self._sleep_time())
+                    self._sleep(wait)
         finally:
             self.close()
 
     def run_once(self) -> int:
         """Fire every timer due now (the store's clock) and return how many runs fired; a
-        run that fails is logged and skipped. Returns early when `stop()` was called."""
+        run that fails is logged and skipped. Returns early when `stop()` was called. A
+        failure of the store itself (StoreError) is raised."""
         count = 0
         idle: set[str] = set()  # claimed this round with nothing to fire
         while not self.stopping:
@@ -111,6 +149,12 @@ class Worker:
             elif not fired.applied:
                 idle.add(run_id)
         return count
+
+    def __enter__(self) -> Worker:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def close(self) -> None:
         if self._listener is not None:
@@ -149,25 +193,27 @@ class Worker:
         wait = self.max_sleep
         if self._skipped:
             wait = min(wait, max(0.0, min(self._skipped.values()) - time.monotonic()))
-        try:
-            due = self.store.next_due(self.run_class, skip=self._skip_now())
-        except StoreError as exc:  # the database is away: try again after a while
-            log.warning("cannot read the next deadline: %s", exc)
-            return wait
+        due = self.store.next_due(self.run_class, skip=self._skip_now())
         if due is not None:
             wait = min(wait, max(0.0, (due - self.store.now()).total_seconds()))
         return wait
 
     def _sleep(self, seconds: float) -> None:
+        """Sleep `seconds`, or less: until `stop()`, or (PostgreSQL) a notice that a run of
+        this spec got an earlier deadline."""
         if seconds <= 0:
             return
-        if self._listener is not None:
-            spec = self.run_class._sc_spec.name
-            if self._listener.wait(seconds, self._wake_r, spec):
+        if self._listens and self._listener is None and time.monotonic() >= self._listen_at:
+            self._listener = _Listener(self.store)
+        if self._listener is not None and self._listener.alive:
+            self._listener.wait(seconds, self._wake_r, self.run_class._sc_spec.name)
+            if self._listener.alive:
                 return
-            if not self._listener.alive:  # lost: sleep without it, and listen again later
-                self._listener.close()
-                self._listener = _Listener(self.store)
+            # Lost while waiting (the server went away): plain sleeps until it is back.
+        if self._listener is not None:
+            self._listener.close()
+            self._listener = None
+            self._listen_at = time.monotonic() + max(LISTEN_RETRY, self.max_sleep)
             return
         select.select([self._wake_r], [], [], seconds)
 
@@ -191,10 +237,8 @@ class _Listener:
             log.warning("cannot listen for new deadlines (waking every max_sleep): %s", exc)
 
     def wait(self, seconds: float, wake: int, spec: str) -> bool:
-        """Sleep up to `seconds`; True when woken by `wake` or by a notice for `spec`."""
-        if not self.alive:
-            select.select([wake], [], [], seconds)
-            return True
+        """Sleep up to `seconds`; True when woken by `wake` or by a notice for `spec`
+        (False, and `alive` False, when the connection was lost)."""
         end = time.monotonic() + seconds
         while (left := end - time.monotonic()) > 0:
             ready, _, _ = select.select([wake, self.conn.fileno()], [], [], left)

@@ -214,7 +214,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def _to_file(module: ModuleType, args: argparse.Namespace, path: str) -> int:
     """Run the command with its stdout (the report) written to `path`, whole and at once:
-    a reader never sees half a report, and a failed run leaves the old file."""
+    a reader never sees half a report, and a usage error (exit 2: nothing was checked) or a
+    run that stops with an exception leaves the old file."""
     import io
     from contextlib import redirect_stdout
 
@@ -223,6 +224,8 @@ def _to_file(module: ModuleType, args: argparse.Namespace, path: str) -> int:
     buffer = io.StringIO()
     with redirect_stdout(buffer):
         code = int(module.run(args))
+    if code == 2:
+        return code
     try:
         writes.write_atomic(Path(path), buffer.getvalue().encode("utf-8"))
     except writes.WriteError as exc:

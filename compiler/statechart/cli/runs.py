@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from statechart.cli import colour, missing_paths, runs_work
+from statechart.cli import add_report_arguments, colour, missing_paths, runs_work
 from statechart.report import REPORTERS, concise, inert, one_line
 from statechart_runtime.errors import StatechartError
 
@@ -47,7 +47,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     _store_argument(p)
     p.add_argument("--spec", metavar="SPEC", help="only runs of this spec (needed by --tag; "
                    "checks the names given to --status and --state)")
-    p.add_argument("--status", metavar="STATE", help="only runs whose top-level state is STATE")
+    p.add_argument("--status", metavar="STATUS", help="only runs whose record reports STATUS "
+                   "(the spec's status vocabulary: its `status:` names, and the top-level "
+                   "states that name none)")
     p.add_argument("--state", metavar="STATE", help="only runs in which STATE is active")
     p.add_argument("--tag", metavar="TAG", help="only runs in a state tagged TAG (needs --spec)")
     p.add_argument("--due", metavar="BEFORE", nargs="?", const=_ANY_TIME, type=_due_before,
@@ -62,7 +64,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                            "and history; --diagram draws the spec with its states marked.")
     p.add_argument("run_id", metavar="RUN_ID")
     _store_argument(p)
-    p.add_argument("--spec", metavar="SPEC", required=True, help="the run's spec file")
+    p.add_argument("--spec", metavar="SPEC", help="the run's spec file (default: the spec of "
+                   "the run's name under the project configuration's `specs`)")
     p.add_argument("--format", choices=("text", "json"), default="text",
                    help="output format (default: text)")
     p.add_argument("--diagram", metavar="PATH", help="write the diagram with the run's active "
@@ -81,6 +84,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--format", choices=list(REPORTERS), default=None,
                    help="output format, as `check` (default: full; `github` in GitHub "
                    "Actions; env STATECHART_OUTPUT_FORMAT)")
+    add_report_arguments(p)
     colour.add_argument(p)
     runs_work.add_arguments(actions, _store_argument)
 
@@ -220,7 +224,7 @@ def compiled(spec: Any) -> type[Any]:
         raise Failure(f"{spec.path} cannot be compiled: {exc}") from None
 
 
-def _names(spec: Any, value: str | None, what: str, *, top: bool = False) -> None:
+def _names(spec: Any, value: str | None, what: str) -> None:
     """Refuse (Usage) a state name the spec does not have."""
     from statechart.build_model import did_you_mean
 
@@ -230,9 +234,6 @@ def _names(spec: Any, value: str | None, what: str, *, top: bool = False) -> Non
         hint = did_you_mean(value, spec.states)
         raise Usage(f"{what}: no state `{value}` in spec `{spec.name}`"
                     + (f"; {hint}" if hint else ""))
-    if top and spec.states[value].parent is not None:
-        raise Usage(f"{what}: `{value}` is nested in `{spec.states[value].parent}`; --status "
-                    "is a top-level state, use --state")
 
 
 # -- list ------------------------------------------------------------------------------------
@@ -241,7 +242,7 @@ def _list(args: argparse.Namespace) -> int:
     spec = checked_spec(args.spec, args) if args.spec else None
     if args.tag and spec is None:
         raise Usage("--tag needs --spec (tags are the spec's, the store does not keep them)")
-    _names(spec, args.status, "--status", top=True)
+    _statuses(spec, args.status)
     _names(spec, args.state, "--state")
     tagged: set[str] | None = None
     if args.tag is not None and spec is not None:
@@ -262,10 +263,11 @@ def _list(args: argparse.Namespace) -> int:
             and (args.due is None or (r.next_due is not None and r.next_due <= args.due))]
     if args.due is not None:
         runs.sort(key=lambda r: (r.next_due, r.run_id))
-    order = {name: i for i, name in enumerate(spec.states)} if spec is not None else {}
+    # The runs' specs, for the states in document order (the store keeps them by name) and
+    # the innermost ones in the table: `--spec`, else each found in the project's specs.
+    specs = {spec.name: spec} if spec is not None else _project_specs({r.spec for r in runs})
     rows = [{"run_id": r.run_id, "spec": r.spec, "spec_version": r.spec_version,
-             "status": r.status,
-             "states": sorted(r.states, key=lambda s: (order.get(s, len(order)), s)),
+             "status": r.status, "states": _in_order(specs.get(r.spec), r.states),
              "revision": r.revision, "steps": r.steps,
              "last_transition_at": _time(r.last_transition_at),
              "updated_at": _time(r.updated_at),
@@ -280,13 +282,64 @@ def _list(args: argparse.Namespace) -> int:
     header = ("RUN ID", "SPEC", "STATUS", "STATES", "REVISION", "STEPS", "LAST TRANSITION",
               "NEXT DUE")
     table = [header] + [(r["run_id"], f"{r['spec']} v{r['spec_version']}", r["status"],
-                         ",".join(r["states"]), str(r["revision"]), str(r["steps"]),
-                         r["last_transition_at"], r["next_due"] or "-") for r in rows]
+                         ",".join(_innermost(specs.get(r["spec"]), r["states"])),
+                         str(r["revision"]), str(r["steps"]), r["last_transition_at"],
+                         r["next_due"] or "-") for r in rows]
     widths = [max(len(row[i]) for row in table) for i in range(len(header))]
     for row in table:
         print(inert("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True))
                     .rstrip()))
     return 0
+
+
+def _statuses(spec: Any, value: str | None) -> None:
+    """Refuse (Usage) a `--status` the spec's records never report."""
+    from statechart.build_model import did_you_mean
+
+    if value is None or spec is None:
+        return
+    vocabulary = spec.statuses() or [n for n, s in spec.states.items() if s.parent is None]
+    if value not in vocabulary:
+        hint = did_you_mean(value, vocabulary)
+        nested = f"; `{value}` is a nested state: use --state" if value in spec.states else ""
+        raise Usage(f"--status: spec `{spec.name}` reports no status `{value}` (its statuses: "
+                    f"{', '.join(vocabulary)}){nested}" + (f"; {hint}" if hint and not nested
+                                                           else ""))
+
+
+def _project_specs(names: set[str]) -> dict[str, Any]:
+    """The checked specs of `names` among the project configuration's spec files (files
+    `NAME.yaml` first, each checked once): a spec with errors, or none, is left out."""
+    from statechart.config import ConfigError, load
+    from statechart.linter import check_file, spec_files
+
+    try:
+        config = load()
+    except ConfigError as exc:
+        raise Usage(str(exc)) from None
+    paths = [p for p in config.spec_paths() if Path(p).exists()]
+    found: dict[str, Any] = {}
+    for file in sorted(spec_files(paths), key=lambda f: Path(f).stem not in names):
+        if found.keys() >= names:
+            break
+        result = check_file(file, config)
+        if result.spec is not None and result.spec.name in names and not result.errors:
+            found.setdefault(result.spec.name, result.spec)
+    return found
+
+
+def _in_order(spec: Any, states: tuple[str, ...]) -> list[str]:
+    """Active states in the spec's document order (by name without the spec)."""
+    order = {name: i for i, name in enumerate(spec.states)} if spec is not None else {}
+    return sorted(states, key=lambda s: (order.get(s, len(order)), s))
+
+
+def _innermost(spec: Any, states: list[str]) -> list[str]:
+    """The active states without their active ancestors (all of them without the spec)."""
+    if spec is None:
+        return states
+    parents = {spec.states[s].parent for s in states if s in spec.states}
+    return [s for s in states if s not in parents]
 
 
 def _time(value: Any) -> str:
@@ -304,13 +357,21 @@ def _show(args: argparse.Namespace) -> int:
         if fmt is None:
             raise Usage(f"--diagram {args.diagram}: the suffix picks the format: "
                         f"{', '.join(DIAGRAM_SUFFIXES)} (or `-` for Mermaid on stdout)")
-    spec = checked_spec(args.spec, args)
-    run_class = compiled(spec)
+    spec = checked_spec(args.spec, args) if args.spec else None
     with open_existing(args.store) as store:
         try:
             stored, _ = store.stored_record(args.run_id)
         except RunNotFound:
             raise Usage(_unknown_run(store, args.run_id)) from None
+        if spec is None:  # the store names the spec; the project says where specs are
+            spec = _project_specs({stored.spec}).get(stored.spec)
+            if spec is None:
+                raise Usage(f"run `{args.run_id}` is a run of `{stored.spec}`, and no spec "
+                            f"`{stored.spec}` without errors is under the project's spec "
+                            "folders (the configuration's `specs`); name its file: --spec "
+                            "FILE")
+            args.spec = spec.path
+        run_class = compiled(spec)
         if stored.spec != spec.name:
             raise Usage(f"run `{args.run_id}` is a run of `{stored.spec}`, not of "
                         f"`{spec.name}` ({args.spec})")
@@ -417,7 +478,7 @@ def _verify(args: argparse.Namespace) -> int:
     if errors:
         sources = _sources(paths) if fmt == "full" else {}
         sys.stdout.write(colour.report(reporters(), fmt, errors, sources, show))
-        return 1
+        return 0 if args.exit_zero else 1
     spec = results[0].spec
     new = results[1].spec if args.spec_new else None
     assert spec is not None  # a spec without errors has a model
@@ -436,7 +497,8 @@ def _verify(args: argparse.Namespace) -> int:
             also = f" and {args.spec_new}" if args.spec_new else ""
             print(f"{found.runs} run{'s' * (found.runs != 1)} of `{spec.name}` verified "
                   f"against {args.spec}{also}: no problems.")
-    return 1 if any(d.severity == "error" for d in found.diagnostics) else 0
+    return 1 if any(d.severity == "error" for d in found.diagnostics) and not args.exit_zero \
+        else 0
 
 
 def _sources(paths: list[str]) -> dict[str, str]:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import logging
-import signal
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -48,14 +47,18 @@ def _seconds(text: str) -> float:
 
 
 def work(args: argparse.Namespace) -> int:
-    from statechart.cli.runs import checked_spec, compiled, location, open_existing
+    from statechart.cli.runs import Usage, checked_spec, compiled, location, open_existing
     from statechart_runtime.worker import Worker
 
-    run_class = compiled(checked_spec(args.spec, args))
+    spec = checked_spec(args.spec, args)
+    if not spec.timers():
+        raise Usage(f"{args.spec}: spec `{spec.name}` has no timers (`after:`): its runs "
+                    "are never due, there is nothing to work on")
+    run_class = compiled(spec)
     with open_existing(args.store, read_only=False) as store, _logging():
         worker = Worker(store, run_class, max_sleep=args.max_sleep,
                         retry_after=args.retry_after)
-        with _stopped_by_signals(worker):
+        with worker.stopped_by_signals():
             name = run_class._sc_spec.name
             print(inert(f"statechart runs work: firing the due timers of `{name}` runs in "
                         f"{location(args.store)}"
@@ -95,16 +98,3 @@ class _Inert(logging.Formatter):
 
     def format(self, record: logging.LogRecord) -> str:
         return inert(super().format(record))
-
-
-@contextmanager
-def _stopped_by_signals(worker: Any) -> Iterator[None]:
-    def stop(signum: int, frame: object) -> None:
-        worker.stop()
-
-    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGINT)}
-    try:
-        yield
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)

@@ -21,7 +21,7 @@ from statechart.render.bounds import LayoutBounds
 from statechart.render.dot import dot_source
 from statechart.render.layout import LayoutError, layout, with_svg_header
 from statechart.render.mermaid import mermaid_source
-from statechart.render.style import OverlayMarks, event_label, overlay_marks
+from statechart.render.style import OverlayMarks, overlay_marks
 from statechart.report import uri_reference
 from statechart.semantics import ends_run
 
@@ -103,7 +103,7 @@ def _state_row(spec: Spec, state: State) -> dict[str, str]:
 def _transition_row(t: Transition, marks: OverlayMarks) -> dict[str, str]:
     mark = marks.edge_mark(t.source, t.key)
     change = f" **{mark}**" if mark else ""
-    return {"event": _code(event_label(t)) + change, "source": _code(t.source),
+    return {"event": _event_cell(t, change), "source": _code(t.source),
             "target": _code(t.target),
             "guard": _code(t.guard) if t.guard else "",
             # an `assign:` field with its constant: `failureType` = `retries_exhausted`
@@ -113,6 +113,45 @@ def _transition_row(t: Transition, marks: OverlayMarks) -> dict[str, str]:
                 labels.markdown_cell(t.description),
                 f"Clears {_names(t.clears)} (before it sets)." if t.clears else "",
                 f"Runs {_names(t.actions)}." if t.actions else ""]))}
+
+
+def _event_cell(t: Transition, change: str) -> str:
+    """A transition's trigger as code (`after 30m` too), its history or kind in words: a
+    Markdown table cell shows an entity (`H&#42;`) as it is in some renderers."""
+    shown = _code(t.shown) if IDENTIFIER.match(t.shown) else _constant(t.shown)
+    if t.history:
+        shown += f" ({t.history} history)"
+    elif t.kind != "external":
+        shown += f" ({t.kind})"
+    return shown + change
+
+
+def _statuses(spec: Spec) -> list[dict[str, str]]:
+    """The status vocabulary: each status a record reports, and the states it is reported
+    in (the innermost state naming one, else the top-level state's name)."""
+    vocabulary = spec.statuses() or [n for n, s in spec.states.items() if s.parent is None]
+    reported: dict[str, list[str]] = {status: [] for status in vocabulary}
+    for state in spec.states.values():
+        current: State | None = state
+        while current is not None and not current.status and current.parent is not None:
+            current = spec.states.get(current.parent)
+        if current is not None:
+            reported.setdefault(current.status or current.name, []).append(state.name)
+    return [{"status": _code(status), "states": _names(states)}
+            for status, states in reported.items()]
+
+
+def _migrations(spec: Spec) -> list[str]:
+    """What each migration does to a record stored by an earlier version, in words."""
+    out = []
+    for m in sorted(spec.migrations, key=lambda m: m.from_version):
+        parts = [f"state {_code(old)} becomes {_code(new)}" for old, new, _ in m.states]
+        parts += [f"field {_code(old)} becomes {_code(new)}" if new else
+                  f"field {_code(old)} is dropped" for old, new, _ in m.fields]
+        parts += [f"field {_code(name)} gets its default" for name, _ in m.fill]
+        out.append(f"From version {m.from_version}: " + ("; ".join(parts) or "read as it is")
+                   + ".")
+    return out
 
 
 def _status_sentences(state: State) -> list[str]:
@@ -200,6 +239,8 @@ def spec_page(spec: Spec, limits: LayoutBounds | None = None) -> str:
                 "words": rule_in_words(spec, r),
                 "description": labels.markdown_cell(r.description)} for r in spec.rules],
         record=[_record_row(f) for f in spec.record],
+        named_statuses=bool(spec.statuses()), statuses=_statuses(spec),
+        version_changes=_migrations(spec) if spec.version > 1 or spec.migrations else None,
     )
 
 

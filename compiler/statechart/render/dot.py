@@ -254,6 +254,15 @@ def _legend(spec: Spec, fills: dict[str, str], active: frozenset[str],
             rows.append(f'<TR><TD BORDER="2" COLOR="{OVERLAY}" STYLE="DASHED"> </TD>'
                         f'<TD ALIGN="LEFT"><FONT COLOR="{OVERLAY}">changed by this overlay '
                         f'of {base} (dashed)</FONT></TD></TR>')
+        if marks.removed:
+            rows.append(f'<TR><TD> </TD><TD ALIGN="LEFT"><FONT COLOR="{OVERLAY}">removed by '
+                        f'this overlay: {h(_listed(marks.removed))}</FONT></TD></TR>')
     rows.append('<TR><TD COLSPAN="2" ALIGN="LEFT">edge: event [guard] / set: fields</TD></TR>')
     return ('<<TABLE BORDER="0" CELLBORDER="0" CELLSPACING="2" CELLPADDING="2">'
             + "".join(rows) + "</TABLE>>")
+
+
+def _listed(items: tuple[str, ...], shown: int = 6) -> str:
+    """The first `shown` items, then how many more: a legend line stays one line."""
+    more = f" and {len(items) - shown} more" if len(items) > shown else ""
+    return ", ".join(items[:shown]) + more

@@ -26,22 +26,26 @@ class OverlayMarks:
     """What a spec that extends another changed, by name, for the pictures and the page."""
 
     added_states: frozenset[str]
-    changed_states: frozenset[str]  # base states the overlay patched
+    changed_states: frozenset[str]  # base states the overlay patched (their `on:` too)
     added_edges: frozenset[tuple[str, str]]  # (state, event) the base did not handle
     replaced_edges: frozenset[tuple[str, str]]  # (state, event) whose base transition changed
+    # What the overlay removed from its base, in words (`state parked`, `cancel on paid`):
+    # not in the model, so the pictures can only say it (the legend).
+    removed: tuple[str, ...] = ()
 
     @property
     def new_edges(self) -> frozenset[tuple[str, str]]:
         return self.added_edges | self.replaced_edges
 
     def edge_mark(self, source: str, event: str) -> str | None:
-        """"added", "changed" or None: how an edge is labelled in the pictures."""
+        """"added", "changed" or None: how an edge is labelled in the pictures. Every
+        transition of an added state is added with it."""
         key = (source, event)
-        return "added" if key in self.added_edges else \
+        return "added" if key in self.added_edges or source in self.added_states else \
             "changed" if key in self.replaced_edges else None
 
     def __bool__(self) -> bool:
-        return bool(self.added_states or self.changed_states or self.new_edges)
+        return bool(self.added_states or self.changed_states or self.new_edges or self.removed)
 
 
 def overlay_marks(spec: Spec) -> OverlayMarks:
@@ -53,8 +57,14 @@ def overlay_marks(spec: Spec) -> OverlayMarks:
     def edges(kind: str) -> frozenset[tuple[str, str]]:
         return frozenset(_edge_key(name) for k, name in changes if k == kind and "." in name)
 
-    return OverlayMarks(names("state-added"), names("state-changed") - names("state-added"),
-                        edges("transition-added"), edges("transition-replaced"))
+    added, new_edges = names("state-added"), edges("transition-added") | \
+        edges("transition-replaced")
+    # A base state whose transitions the overlay added or replaced is patched too.
+    patched = (names("state-changed") | {source for source, _ in new_edges}) - added
+    removed = tuple(f"state {name}" for name in sorted(names("state-removed"))) + tuple(
+        f"{event} on {source}" for source, event in sorted(edges("transition-removed")))
+    return OverlayMarks(added, frozenset(patched), edges("transition-added"),
+                        edges("transition-replaced"), removed)
 
 
 def _edge_key(name: str) -> tuple[str, str]:
