@@ -58,8 +58,8 @@ _MEMO_LIMIT = 4096
 class Chart:
     """The state tree of one spec and the SCXML algorithms over it."""
 
-    __slots__ = ("_effects", "_next", "children", "completes", "initial", "kind", "names",
-                 "order", "parent", "remembers", "top", "top_initial")
+    __slots__ = ("_effects", "_internal", "_next", "children", "completes", "initial", "kind",
+                 "names", "order", "parent", "remembers", "top", "top_initial")
 
     def __init__(self, rows: Sequence[StateRow], top_initial: str, *,
                  completes: Iterable[str] = (), remembers: Iterable[str] = ()) -> None:
@@ -78,6 +78,7 @@ class Chart:
         self.completes = frozenset(completes)
         self.remembers = frozenset(remembers)
         self._effects: dict[tuple[str, str], tuple[str | None, tuple[str, ...]]] = {}
+        self._internal: dict[tuple[str, str], tuple[str | None, tuple[str, ...]]] = {}
         self._next: dict[tuple[tuple[str, ...], tuple[tuple[str, str], ...]],
                          tuple[str, ...]] = {}
 
@@ -242,6 +243,9 @@ class Chart:
         """(domain, entry set) of an internal transition: the source is the domain when it is
         compound and contains the target (SCXML getTransitionDomain), else the transition is
         an external one (`check` refuses those: rule invalid-internal)."""
+        found = self._internal.get((source, target))
+        if found is not None:
+            return found
         if self.kind[source] != "compound" or not self.is_descendant(target, source):
             return self.effect(source, target)
         path = [target]
@@ -249,7 +253,8 @@ class Chart:
             if ancestor == source:
                 break
             path.append(ancestor)
-        return source, self._enter_path(path)
+        found = self._internal[(source, target)] = (source, self._enter_path(path))
+        return found
 
     def move(self, configuration: Sequence[str], move: Move,
              remembered: Remembered | None = None) -> tuple[tuple[str, ...], tuple[str, ...]]:
