@@ -288,7 +288,7 @@ _SPEC: _Final = _api.SpecTables(
         ('waiting_for_input', 'after.delay1.waiting_for_input', 86400000, None, '24h'),
         ('retrying', 'after.retryAt.retrying', None, 'retryAt', 'retryAt'),
     ),
-    # (source, event, target, kind) of every history transition
+    # (source, event, target, kind) of every history, internal or targetless transition
     history=(
         ('resumed', 'proceed', 'running', 'deep'),
     ),

@@ -8,7 +8,9 @@ after the event's own microstep (one macrostep per event). For the timers family
 (`timers-*`), a sequence's actions are events or clock advances (ms): the run's clock is
 advanced as the runner's logical clock was and `run.fire_due` called, and the fifth field also
 lists the timers' events taken, as `after.KEY.STATE` with KEY the `after:` key as written (the
-run's own events name a timer by its id, `after.delay1.STATE`: `_traced`). For every spec
+run's own events name a timer by its id, `after.delay1.STATE`: `_traced`). The lang family
+(`lang-*`, format 3) adds targetless and internal transitions to the timers family's specs.
+For every spec
 this test generates the module and replays each sequence through the facade, with guards
 answering as recorded and actions appending to a log; then replays it again through a
 save/restore at a seeded step. No node is needed here: `tests/conformance/make_traces.py`
@@ -43,7 +45,7 @@ from statechart_runtime.api import EventNotAccepted
 TRACES = Path(__file__).parent / "conformance" / "traces"
 # Trace families: file prefix -> format. Format 2 steps have a fifth field, the internal
 # events taken; format 3 sequences also advance the clock (tests/conformance/README.md).
-FAMILIES = {"part": 1, "done-history": 2, "timers": 3}
+FAMILIES = {"part": 1, "done-history": 2, "timers": 3, "lang": 3}
 # The timers family's clock starts here (the runner's LogicalClock at 0).
 EPOCH = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
 
@@ -66,6 +68,12 @@ INTENTIONAL_DIFFERENCES = {
         "A history transition from deeper inside its target than a child has the target's "
         "domain in our runs; SCXML's (and XState's) depends on the remembered states and may "
         "enter active states again. make_traces.py generates no such transition."),
+    "targetless transition and a parallel state": (
+        "A targetless transition does not conflict with a transition on the same event that "
+        "another region selects, one inside a parallel state and the other on it or above it: "
+        "SCXML and our runs take both; XState looks at a parallel state's own transitions (and "
+        "those above it) only when no region has one. make_traces.py generates no such pair "
+        "(`shadowed_events`)."),
     "transition domain": (
         "When a transition's source and target have a parallel state as nearest common "
         "ancestor (one region to another, a region to its own descendant), SCXML and our "
@@ -118,6 +126,13 @@ def test_traces_are_there() -> None:
     assert len(timed) >= 5000
     assert sum(e.startswith("after.") for events in timed for e in events) >= 1000
     assert sum(sum(e.startswith("after.") for e in events) > 1 for events in timed) >= 20
+    # The lang family has targetless transitions (on events, timers and `done:`) and internal
+    # ones in most specs.
+    lang = [t["yaml"] for t in SPECS if t["name"].startswith("lg_")]
+    assert len(lang) >= 60
+    assert sum("internal: true" in y for y in lang) >= 40
+    assert sum(" - {guard:" in y or ": {}\n" in y for y in lang) >= 40
+    assert sum("actions: [" in y for y in lang) >= 50  # transition actions
 
 
 class Clock:

@@ -394,8 +394,9 @@ def test_a_step_that_claims_another_way_of_entering_is_refused(built: Any) -> No
     data = json.loads(run.record.to_json())
     assert data["history"][-1]["history"] == "deep"
     data["history"][-1]["history"] = "shallow"
-    with pytest.raises(module.JobsInvalidRecord, match="does not enter `work` by shallow"):
+    with pytest.raises(module.JobsInvalidRecord, match="to `work` is taken by deep history, not by "
+                       "shallow history"):
         module.JobsRecord.from_dict(data)
     del data["history"][-1]["history"]
-    with pytest.raises(module.JobsInvalidRecord, match="by default"):
+    with pytest.raises(module.JobsInvalidRecord, match="not as an external one"):
         module.JobsRecord.from_dict(data)

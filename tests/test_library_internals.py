@@ -78,6 +78,9 @@ def test_a_moved_internal_is_reported(monkeypatch: pytest.MonkeyPatch) -> None:
 
     def microstep(self: object, steps: object, trigger: object) -> None: ...
 
+    # The sample instances are built once, before the library is broken below (alone, or
+    # first in a pytest-xdist worker, this test would otherwise build them broken).
+    library._samples()
     defined = next(k for k in SyncEngine.__mro__ if "_select_transitions" in vars(k))
     monkeypatch.delattr(defined, "_select_transitions")
     monkeypatch.setattr(SyncEngine, "microstep", microstep)

@@ -27,17 +27,18 @@ def test_final_yes_reports_the_schema_error_only() -> None:
     assert "[no-path-to-final]" in result.diagnostics[0].help
 
 
-def test_a_transition_with_no_target_at_all_folds_what_any_target_could_fix(
+def test_a_transition_with_no_target_at_all_is_targetless_and_leads_nowhere(
         tmp_path: Path) -> None:
+    # Before targetless transitions, `{guard: ok}` was a schema error (no `target`) that
+    # folded the rest; now it is a transition that exits nothing: its state is a trap.
     spec = tmp_path / "s.yaml"
     spec.write_text("statechart: s\nversion: 1\ninitial: a\nstates:\n"
                     "  a:\n    on: {go: {guard: ok}}\n  b: {on: {end: c}}\n  c: {final: true}\n",
                     encoding="utf-8")
     result = check_file(spec)
-    assert [(d.rule, d.message) for d in result.diagnostics] == [
-        ("schema", "transition `a` on `go` has no `target`")]
-    assert "[unreachable-state] state `b`" in result.diagnostics[0].help
-    assert "[trap-state] state `a`" in result.diagnostics[0].help
+    assert [(d.rule, d.message) for d in result.diagnostics][:2] == [
+        ("trap-state", "state `a` is not final and has no transition out"),
+        ("unreachable-state", "state `b` is unreachable from `a`")]
 
 
 def test_schema_problems_come_before_model_findings_in_a_file(tmp_path: Path) -> None:

@@ -26,7 +26,7 @@ def _enabled(spec: Any, event: str, guards: dict[str, bool]) -> Any:
     def enabled(state: str) -> Iterator[str | tuple[str, str]]:
         for t in spec.states[state].transitions:
             if t.event == event and (t.guard is None or guards[t.guard]):
-                yield (t.target, t.history) if t.history else t.target
+                yield (t.target, t.move_kind) if t.move_kind else t.target
     return enabled
 
 
@@ -45,7 +45,7 @@ class _Macrostep:
         moves = chart.select(configuration, _enabled(self.spec, event, self.guards))
         if not moves:
             return None
-        if not chart.remembers:
+        if not chart.remembers and all(len(m) == 2 for m in moves):
             plain = [(m[0], m[1]) for m in moves]
             entered = chart.sort(s for m in plain for s in chart.entry_set(*m))
             return chart.next_configuration(configuration, plain), entered, remembered
@@ -72,12 +72,10 @@ class _Macrostep:
         return configuration, remembered, internal
 
 
-# The timers family is replayed by test_conformance only: Chart has no clock, and a timer's
-# step is a run's (`Run.fire_due`), not an event sent to the chart.
-UNTIMED = [t for t in SPECS if not t["timers"]]
-
-
-@pytest.mark.parametrize("trace", UNTIMED, ids=[t["name"] for t in UNTIMED])
+# Chart has no clock, and a timer's step is a run's (`Run.fire_due`), not an event sent to
+# the chart: the timed families (timers, lang) are replayed up to their first clock advance
+# (before it no timer is due), test_conformance replays them whole.
+@pytest.mark.parametrize("trace", SPECS, ids=[t["name"] for t in SPECS])
 def test_the_chart_replays_the_xstate_trace(trace: dict[str, Any]) -> None:
     spec = checked_text(trace["yaml"], f"{trace['name']}.yaml")
     assert spec is not None
@@ -90,6 +88,8 @@ def test_the_chart_replays_the_xstate_trace(trace: dict[str, Any]) -> None:
         remembered: Remembered = {}
         for j, (event, step) in enumerate(zip(sequence["events"], sequence["steps"],
                                               strict=False)):
+            if isinstance(event, int):
+                break  # a clock advance: see above
             after = runner.send(configuration, remembered, event)
             if (after is not None) != bool(step[0]):
                 problems.append(f"seq {index} step {j} `{event}`: accepted {after is not None}")

@@ -36,7 +36,8 @@ states, guarded alternatives), with transitions and tags added to compound and p
 and random rules of all three kinds, of which only those `check` accepts are kept; a second
 property adds completion and history first (`_extend`: nested final states, `done:` on
 compound and parallel states, top-level ones included, some guarded; history transitions,
-shallow and deep, into compound and parallel states, from inside and outside).
+shallow and deep, into compound and parallel states, from inside and outside; targetless
+transitions, and internal ones from compound states into their descendants).
 """
 
 from __future__ import annotations
@@ -182,10 +183,11 @@ class Walk:
         for micro in microsteps:
             label = micro[0].event.value
             moves = [(s.source.value, s.target.value) for s in micro]
-            # A step entered by history says so (alternatives may differ only in that).
-            taken: list[Move] = [(*m, s.history) if s.history else m
+            # A step entered by history says so (alternatives may differ only in that), and
+            # so does an internal or a targetless one.
+            taken: list[Move] = [(*m, s.kind) if s.kind else m
                                  for m, s in zip(moves, micro, strict=True)]
-            assert all(len(m) == 2 or self.has_history(label, m[0], m[1], m[2])
+            assert all(len(m) == 2 or self.has_kind(label, m[0], m[1], m[2])
                        for m in taken), taken
             configuration_after, entered, remembered = self.chart.step(
                 configuration, taken, remembered)
@@ -203,9 +205,10 @@ class Walk:
         assert remembered == self.remembered(), (event, remembered, self.trail)
         return True
 
-    def has_history(self, event: str, source: str, target: str, kind: str) -> bool:
-        """Whether the spec has that history transition (the step's claim is checked)."""
-        return any(t.event == event and t.target == target and t.history == kind
+    def has_kind(self, event: str, source: str, target: str, kind: str) -> bool:
+        """Whether the spec has that history, internal or targetless transition (the step's
+        claim is checked)."""
+        return any(t.event == event and t.target == target and t.move_kind == kind
                    for t in self.spec.states[source].transitions)
 
     def remembered(self) -> dict[str, tuple[str, ...]]:
@@ -461,6 +464,22 @@ def _extend(draw: st.DrawFn, tree: dict) -> None:
         _, body = draw(st.sampled_from(leaves))
         body.setdefault("on", {})[free_event(body)] = {
             "target": target, "history": draw(st.sampled_from(["shallow", "deep"]))}
+    # Targetless transitions (guarded or not, first of an event's alternatives or alone) and
+    # internal ones, from a compound state into a state inside it.
+    for _, body in _states_of(tree):
+        if not isinstance(body, dict) or body.get("final") == "true":
+            continue
+        if draw(st.integers(0, 3)) == 0:
+            alt = {"guard": draw(st.sampled_from(guards))} if draw(st.booleans()) else {}
+            on = body.setdefault("on", {})
+            event = free_event(body) if not on or draw(st.booleans()) else \
+                draw(st.sampled_from(sorted(on)))
+            kept = on.get(event)
+            on[event] = [alt, *(kept if isinstance(kept, list) else [kept])] \
+                if kept is not None and "guard" in alt else alt
+        if _is_group(body) and body.get("parallel") != "true" and draw(st.integers(0, 2)) == 0:
+            target = draw(st.sampled_from(sorted(n for n, _ in _states_of(body))))
+            body.setdefault("on", {})[free_event(body)] = {"target": target, "internal": "true"}
 
 
 @st.composite

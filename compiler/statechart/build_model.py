@@ -32,6 +32,7 @@ from statechart.model import (
     State,
     StateKind,
     Transition,
+    TransitionKind,
     Trigger,
 )
 from statechart.yaml_source import MAX_DEPTH, STR_TAG, Source, scalar_value, span_of
@@ -551,49 +552,71 @@ class _Builder:
             self.dropped("transition", source, event)
             return None
         got = {key: (k, v) for key, k, v in items}
-        if "target" not in got:
-            misspelt = _misspelt_target(node)
-            cause = None if misspelt is None else next(
+        kind: TransitionKind = "external"
+        misspelt = _misspelt_target(node) if "target" not in got else None
+        if misspelt is not None:
+            cause = next(
                 (p for p in self.problems[before:] if p.span == self.span(misspelt[0])), None)
-            if misspelt is None or cause is None:
-                self.schema(node, f"{where} has no `target`", "add `target: STATE`")
-                self.dropped("transition", source, event)
+            if cause is not None:
+                # `traget: X`: the unknown-key problem (did you mean `target`?) is the root
+                # cause and says all there is to say; X is the target it most likely meant.
+                value_node = misspelt[1]
+                likely = scalar_value(value_node) \
+                    if isinstance(value_node, yaml.ScalarNode) else None
+                self.repairs.append(Repair("transition", source, cause.span, event,
+                                           likely if isinstance(likely, str) and likely
+                                           else None))
                 return None
-            # `traget: X`: the unknown-key problem (did you mean `target`?) is the root cause
-            # and says all there is to say; X is the target the transition most likely meant.
-            value_node = misspelt[1]
-            likely = scalar_value(value_node) if isinstance(value_node, yaml.ScalarNode) else None
-            self.repairs.append(Repair("transition", source, cause.span, event,
-                                       likely if isinstance(likely, str) and likely else None))
-            return None
-        target = self.string(got["target"][1], f"`target` of {where}")
+        if "target" not in got:
+            # A targetless transition: nothing is exited or entered (docs/semantics.md); the
+            # model gives it its source as target, so paths and steps stay where they are.
+            kind = "targetless"
+            for key in ("history", "internal"):
+                if key in got:
+                    self.schema(got[key][0], f"{where} has `{key}` but no `target`",
+                                f"add `target: STATE`, or drop `{key}`")
+            target = source
+            target_node = node
+        else:
+            target_node = got["target"][1]
+            target = self.string(target_node, f"`target` of {where}")
         if target is None:
             self.dropped("transition", source, event)
             return None
+        internal_span = None
+        if "internal" in got and kind != "targetless" and self.boolean(
+                got["internal"][1], f"`internal` of {where}"):
+            kind, internal_span = "internal", self.span(got["internal"][0])
         guard = guard_span = None
         if "guard" in got:
             guard = self.string(got["guard"][1], f"`guard` of {where}")
             guard_span = self.span(got["guard"][1])
         sets = self.names(got["set"][1], f"`set` of {where}") if "set" in got else []
         clears = self.names(got["clear"][1], f"`clear` of {where}") if "clear" in got else []
+        actions = self.names(got["actions"][1], f"`actions` of {where}") \
+            if "actions" in got else []
         description = self.text(got["description"][1], f"`description` of {where}") \
             if "description" in got else None
         assigns = self.assigns(got["assign"][1], f"`assign` of {where}",
                                {n for n, _ in sets}) if "assign" in got else []
         history: HistoryKind | None = None
         if "history" in got:
-            kind = self.string(got["history"][1], f"`history` of {where}")
-            if kind in fmt.HISTORY_KINDS:
-                history = kind  # type: ignore[assignment]
-            elif kind is not None:
-                self.schema(got["history"][1], f"`history` of {where} is `{kind}`",
+            written = self.string(got["history"][1], f"`history` of {where}")
+            if written in fmt.HISTORY_KINDS:
+                history = written  # type: ignore[assignment]
+            elif written is not None:
+                self.schema(got["history"][1], f"`history` of {where} is `{written}`",
                             "use `shallow` (the child it was in) or `deep` (every nested "
-                            "state it was in)" + _then(did_you_mean(kind, fmt.HISTORY_KINDS)))
+                            "state it was in)" + _then(did_you_mean(written, fmt.HISTORY_KINDS)))
         sets += [(n, k) for n, _, k, _ in assigns]  # `sets`: every field it writes
         return Transition(
             source, event, target, guard, tuple(n for n, _ in sets), description, order,
-            self.span(event_node), self.span(got["target"][1]), guard_span,
-            set_spans=tuple(self.span(n) for _, n in sets), trigger=trigger, history=history,
+            self.span(event_node), self.span(target_node), guard_span,
+            set_spans=tuple(self.span(n) for _, n in sets), trigger=trigger,
+            history=history if kind != "targetless" else None,
+            kind=kind, internal_span=internal_span,
+            actions=tuple(n for n, _ in actions),
+            action_spans=tuple(self.span(n) for _, n in actions),
             clears=tuple(n for n, _ in clears), clear_spans=tuple(self.span(n) for _, n in clears),
             assigns=tuple((n, v) for n, v, _, _ in assigns),
             assign_spans=tuple(self.span(v) for _, _, _, v in assigns),

@@ -66,6 +66,9 @@ KINDS: dict[str, str] = {
     "timer-changed": "A timer's delay or deadline field, its id, or where it leads, changed.",
     "history-changed": "A transition now enters its target by history, or no longer does, "
                        "or by the other kind of history.",
+    "transition-actions-changed": "A transition runs other actions (`actions:`).",
+    "transition-kind-changed": "A transition became targetless or internal (`internal: true`), "
+                               "or no longer is.",
     # Run context and status vocabulary (docs/spec-format.md "Run context", "Status").
     "context-added": "A record field became run context (`context: true`).",
     "context-removed": "A record field is no longer run context.",
@@ -218,11 +221,11 @@ class _Differ:
         migrations; a `done` event follows its state, a sent event keeps its name in a
         stored history), entered the same way. The replay refuses such a record."""
         if not hasattr(self, "_steps"):
-            self._steps = {(t.source, t.event, t.target, t.history)
+            self._steps = {(t.source, t.event, t.target, t.move_kind)
                            for t in self.new.transitions()}
         source, target = self.smap.get(o.source), self.smap.get(o.target)
         event = events.done_event(source or "") if o.trigger == "done" else o.event
-        return (source, event, target, o.history) not in self._steps
+        return (source, event, target, o.move_kind) not in self._steps
 
     def add(self, kind: str, message: str, span: Span, *, runs: bool = False,
             callers: bool = False, help: str = "", migrated: bool = False,
@@ -522,7 +525,7 @@ class _Differ:
             else first.deadline
         return (first.delay_ms, field,
                 tuple((self.smap.get(t.target, t.target) if old else t.target, t.guard,
-                       t.history) for t in alts))
+                       t.move_kind) for t in alts))
 
     def compare_timer(self, state: str, oid: str, olds: list[Transition], nid: str,
                       news: list[Transition], span: Span, moved: str | None) -> None:
@@ -551,10 +554,11 @@ class _Differ:
                      f"(was after {o.after_key})", span, migrated=True, note=_UPGRADED,
                      help="stored runs in it get the new due time, counted from when they "
                           "entered the state; it may be due at once" + legacy + hint)
-        taken = {(self.smap.get(t.target, t.target), t.history) for t in olds}
-        lost = sorted(taken - {(t.target, t.history) for t in news}, key=str)
+        taken = {(self.smap.get(t.target, t.target), t.move_kind) for t in olds}
+        lost = sorted(taken - {(t.target, t.move_kind) for t in news}, key=str)
         if lost:
-            where = ", ".join(f"`{target}`" + (f" by {kind} history" if kind else "")
+            where = ", ".join(f"`{target}`" + (f" by {kind} history" if kind in ("shallow", "deep")
+                                               else f" ({kind})" if kind else "")
                               for target, kind in lost)
             self.add("timer-changed", f"`{state}` after {n.after_key} no longer goes to {where}",
                      span, runs=True,
@@ -609,7 +613,18 @@ class _Differ:
                      f"(was `{o.target}`)", n.target_span, runs=lost,
                      help=_LOST + f"; keep an alternative (guarded, if need be) to `{o.target}`"
                      if lost else "")
-        if o.history != n.history:
+        if o.actions != n.actions:
+            self.add("transition-actions-changed", f"{where} now runs "
+                     f"{_names(n.actions) if n.actions else 'no action'} (was "
+                     f"{_names(o.actions) if o.actions else 'none'})", n.span)
+        if o.kind != n.kind:
+            lost = self.lost(o)
+            self.add("transition-kind-changed", f"{where} is now {_kind_text(n)} (was "
+                     f"{_kind_text(o)})", n.span, runs=lost,
+                     help=("stored runs that took it cannot be loaded: their history has that "
+                           "step; " if lost else "") + "exit and entry actions and timers of "
+                     "its source now run differently")
+        elif o.history != n.history:
             self.add("history-changed", f"{where} now enters `{n.target}` "
                      f"{_entering(n.history)} (was {_entering(o.history)})", n.span, runs=True,
                      help="a stored run's history replays to other states: raise `version` so "
@@ -759,6 +774,12 @@ def _timers(state: State) -> dict[str, list[Transition]]:
 def _sent(spec: Spec) -> list[str]:
     """The events callers send (not those the run raises itself), in first-use order."""
     return list(dict.fromkeys(t.event for t in spec.transitions() if t.trigger == "event"))
+
+
+def _kind_text(t: Transition) -> str:
+    return {"targetless": "targetless (exits and enters nothing)",
+            "internal": f"internal (to `{t.target}` without exiting its source)"}.get(
+                t.kind, f"external (to `{t.target}`)")
 
 
 def _entering(history: str | None) -> str:

@@ -52,7 +52,7 @@ class Graph:
         for i, state in enumerate(states.values()):
             shared: list[tuple[int, Transition | None]] = [
                 (2 * index[t.target] + ENTERED, t) for t in state.transitions
-                if t.target in index]
+                if t.target in index and not t.targetless]  # a targetless one enters nothing
             if state.parent is not None:
                 shared.append((2 * index[state.parent] + ACTIVE, None))
             defaults: list[tuple[int, Transition | None]] = []

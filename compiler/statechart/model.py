@@ -19,6 +19,10 @@ StateKind = Literal["atomic", "compound", "parallel", "final"]
 # the timer's id: docs/spec-format.md "Timers").
 Trigger = Literal["event", "done", "after"]
 HistoryKind = Literal["shallow", "deep"]
+# `external` (SCXML's default: the source is exited, and entered again when the target is it or
+# inside it), `internal` (`internal: true`: a target inside the source, which stays active) or
+# `targetless` (no `target`: nothing is exited or entered; `target` is then the source).
+TransitionKind = Literal["external", "internal", "targetless"]
 FieldType = Literal["string", "integer", "number", "boolean", "datetime", "enum"]
 
 
@@ -58,6 +62,26 @@ class Transition:
     # writes); `given` is what the caller passes.
     assigns: tuple[tuple[str, str | int | float | bool], ...] = ()
     assign_spans: tuple[Span, ...] = ()
+    kind: TransitionKind = "external"
+    internal_span: Span | None = None  # where `internal: true` is written
+    # `actions:` method names run when taken, between the exit and the entry actions.
+    actions: tuple[str, ...] = ()
+    action_spans: tuple[Span, ...] = ()
+
+    @property
+    def targetless(self) -> bool:
+        return self.kind == "targetless"
+
+    @property
+    def move_kind(self) -> str | None:
+        """How the runtime takes it (statechart_runtime.semantics.Move): its history kind,
+        `internal` or `targetless`; None for a plain external transition."""
+        return self.history or (None if self.kind == "external" else self.kind)
+
+    @property
+    def shown_target(self) -> str:
+        """The target as messages name it: `targetless` has none."""
+        return "(no target)" if self.kind == "targetless" else self.target
 
     @property
     def given(self) -> tuple[str, ...]:
@@ -75,6 +99,11 @@ class Transition:
                      for n, v in self.assigns}  # as YAML writes them: `true`, not `True`
         return "set: " + ", ".join(f"{n}={constants[n]}" if n in constants else n
                                    for n in self.sets)
+
+    @property
+    def action_text(self) -> str:
+        """The transition's actions as diagrams label them: `do: notify, log`."""
+        return "do: " + ", ".join(self.actions)
 
     @property
     def internal(self) -> bool:
@@ -247,10 +276,12 @@ class Spec:
         return out
 
     def is_trap(self, name: str) -> bool:
-        """An atomic state with no way out: no transition of its own or of an ancestor."""
+        """An atomic state with no way out: no transition of its own or of an ancestor that
+        leaves (a targetless one stays)."""
         state = self.states[name]
-        return state.kind == "atomic" and not state.transitions and not any(
-            self.states[a].transitions for a in self.ancestors(name))
+        return state.kind == "atomic" and not any(
+            not t.targetless for a in (name, *self.ancestors(name))
+            for t in self.states[a].transitions)
 
     def transitions(self) -> list[Transition]:
         return [t for s in self.states.values() for t in s.transitions]
@@ -266,6 +297,16 @@ class Spec:
         rows = {t.event: (t.source, t.event, t.delay_ms, t.deadline, t.after_key or "")
                 for t in self.timers()}
         return list(rows.values())
+
+    def actions(self) -> list[str]:
+        """Every action method name (states' `entry`/`exit`, transitions' `actions`), in
+        document order, each once."""
+        seen: dict[str, None] = {}
+        for s in self.states.values():
+            seen.update(dict.fromkeys((*s.entry, *s.exit)))
+            for t in s.transitions:
+                seen.update(dict.fromkeys(t.actions))
+        return list(seen)
 
     def events(self) -> list[str]:
         """Every event name, in first-use order (internal ones, `done.state.X`, included)."""

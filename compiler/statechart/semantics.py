@@ -51,13 +51,22 @@ def chart(spec: Spec) -> Chart:
 def entry_set(spec: Spec, t: Transition) -> tuple[str, ...]:
     """The states transition `t` may enter (none when its target is unknown). A history
     transition may enter any state under its target that was active before: all of them."""
-    if t.target not in spec.states:
+    if t.target not in spec.states or t.targetless:
         return ()
     c = chart(spec)
-    entered = c.entry_set(t.source, t.target)
+    entered = effect(spec, t)[1]
     if t.history:
         return c.sort([*entered, *spec.subtree(t.target)])
     return entered
+
+
+def effect(spec: Spec, t: Transition) -> tuple[str | None, tuple[str, ...]]:
+    """(domain, entry set) of `t` (a known target): an internal transition's domain is its
+    source; a history one's entry set here is its target's default entry."""
+    c = chart(spec)
+    if t.kind == "internal":
+        return c.internal_effect(t.source, t.target)
+    return c.effect(t.source, t.target)
 
 
 def sure_entry_set(spec: Spec, t: Transition) -> tuple[str, ...]:
@@ -188,7 +197,6 @@ def can_fire_while(spec: Spec, names: Iterable[str]) -> list[Transition]:
 
 def exits(spec: Spec, t: Transition, name: str) -> bool:
     """Whether taking `t` exits `name` when `name` is active (it lies under t's domain)."""
-    if t.target not in spec.states:
+    if t.target not in spec.states or t.targetless:
         return False
-    c = chart(spec)
-    return c.is_descendant(name, c.effect(t.source, t.target)[0])  # domain, computed once
+    return chart(spec).is_descendant(name, effect(spec, t)[0])  # domain, computed once

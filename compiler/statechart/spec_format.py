@@ -56,13 +56,18 @@ STATE_KEYS = {
 }
 
 TRANSITION_KEYS = {
-    "target": "the state this transition enters",
+    "target": "the state this transition enters; without one, a targetless transition: no "
+              "state is exited or entered, its `set`/`assign`/`clear` and guard still apply",
+    "internal": "`true`: the target is inside the source, which is not exited (its exit and "
+                "entry actions do not run, its timers keep running)",
     "guard": "a method name; the transition is taken only when it returns true",
     "set": "record fields the event must provide (keyword arguments of the event)",
     "clear": "record fields unset when the transition is taken (before its `set`)",
     "assign": "record fields this alternative sets to a value the spec gives (not the "
               "caller): `assign: {failureType: retries_exhausted}`",
     "description": "why this transition exists",
+    "actions": "action methods run when the transition is taken, after the exit actions and "
+               "before the entry actions (SCXML order)",
     "history": "`shallow` or `deep`: enter the (compound or parallel) target where it was "
                "when last left, or by default the first time",
 }
@@ -109,7 +114,7 @@ RULE_BODY_KEYS = {"from": "states the rule starts from", "to": "states the rule 
 WHERE_KEY_BELONGS = {
     **{k: "a state" for k in STATE_KEYS},
     **{k: "a transition (`on: {event: {target: ...}}`)"
-       for k in ("target", "guard", "set", "assign")},
+       for k in ("target", "guard", "set", "assign", "internal")},
     **{k: "a record field (`record: {NAME: {type: ...}}`)" for k in ("context", "default")},
     **{k: "the top level of the spec" for k in ("statechart", "version", "record", "rules")},
     **{k: "a rule (`- never: {from: a, to: b}`)" for k in RULE_KINDS},
@@ -134,6 +139,9 @@ _ASSIGN = {"type": "object", "propertyNames": _NAME, "minProperties": 1,
            "additionalProperties": {"type": ["string", "number", "boolean"]}}
 
 
+_NEEDS_TARGET = {"history": ["target"], "internal": ["target"]}
+
+
 def _names() -> dict[str, Any]:
     return {"oneOf": [_NAME, {"type": "array", "items": _NAME}]}
 
@@ -155,21 +163,23 @@ def json_schema() -> dict[str, Any]:
         "properties": _described({
             "target": _NAME, "guard": _NAME, "set": _names(), "clear": _names(),
             "description": {"type": "string"}, "history": {"enum": list(HISTORY_KINDS)},
-            "assign": _ASSIGN,
+            "assign": _ASSIGN, "internal": {"type": "boolean"}, "actions": _names(),
         }, TRANSITION_KEYS),
-        "required": ["target"],
+        # No `target`: a targetless transition, which neither enters by history nor is internal.
+        "dependentRequired": _NEEDS_TARGET,
         "additionalProperties": False,
     }
     one_transition = {"oneOf": [_NAME, {"$ref": "#/$defs/transition"}]}
     done_keys = {"target": _NAME, "guard": _NAME, "description": {"type": "string"},
-                 "history": {"enum": list(HISTORY_KINDS)}, "assign": _ASSIGN}
+                 "history": {"enum": list(HISTORY_KINDS)}, "assign": _ASSIGN,
+                 "internal": {"type": "boolean"}, "actions": _names()}
     done_transition = {"type": "object", "properties": _described(done_keys, DONE_KEYS),
-                       "required": ["target"], "additionalProperties": False}
+                       "dependentRequired": _NEEDS_TARGET, "additionalProperties": False}
     one_done = {"oneOf": [_NAME, done_transition]}
     timer_transition = {
         "type": "object", "properties": _described({**done_keys, "name": _TIMER_NAME},
                                                    TIMER_KEYS),
-        "required": ["target"], "additionalProperties": False}
+        "dependentRequired": _NEEDS_TARGET, "additionalProperties": False}
     one_timer = {"oneOf": [_NAME, timer_transition]}
     state = {
         "type": ["object", "null"],

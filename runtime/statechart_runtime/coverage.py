@@ -199,8 +199,8 @@ def _table_of(run_class: type[Any]) -> _Table:
             item_id = f"transition {state} {event} {position}"
             move = f"`{state}` --{event}--> `{target}`"
             text = "transition " + move
-            if kind is not None:
-                text += f" (history: {kind})"
+            if kind is not None:  # a history kind, `internal` or `targetless`
+                text += f" (history: {kind})" if kind in ("shallow", "deep") else f" ({kind})"
             if len(found) > 1:
                 text += f" (alternative {position + 1} of {len(found)})"
             items.append(Item("transition", item_id, file, line, text))

@@ -28,14 +28,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from statechart_runtime import timers as _timers
-from statechart_runtime.semantics import Move, Remembered
+from statechart_runtime.semantics import TARGETLESS, Move, Remembered
 from statechart_runtime.values import JsonValue
 
 # What a step needs of one value it sets: the typed value, and its JSON form for the history.
 Given = Mapping[str, tuple[Any, JsonValue]]
-# One alternative of an event on a state, as `select` asks it: its target, its history kind
-# (None: not a history transition), its guard (None: none; else called, it says yes or no),
-# and whatever the caller wants back for it (python-statemachine's transition object).
+# One alternative of an event on a state, as `select` asks it: its target (a targetless one's
+# is its source), its kind (None: external; else a history kind, `internal` or `targetless`:
+# statechart_runtime.semantics.Move), its guard (None: none; else called, it says yes or
+# no), and whatever the caller wants back for it (python-statemachine's transition object).
 Alternative = tuple[str, str | None, Callable[[], bool] | None, object]
 
 
@@ -85,7 +86,7 @@ class Effect:
     counts: dict[str, int]
     # field -> its typed value after the step (None: cleared), in the order they change
     changes: dict[str, Any]
-    # per transition: (source, target, history kind, {field: JSON value it set})
+    # per transition: (source, target, move kind or None, {field: JSON value it set})
     steps: tuple[tuple[str, str, str | None, dict[str, JsonValue]], ...]
     timers: list[_timers.Timer[Any, Any]] | None  # None: the spec has no timers
     raised: tuple[str, ...]  # states whose `done.state` event this step raised, in order
@@ -175,6 +176,14 @@ def step(spec: Any, state: RunState, event: str, moves: Sequence[Move], given: G
     field); may be empty for a spec without them. Pure: `state` is not changed."""
     chart = spec.chart
     configuration = state.configuration
+    kinds = any(len(m) == 3 for m in moves)  # history, internal or targetless moves
+    if kinds and len(moves) > 1:
+        # A targetless transition conflicts with none, so another one of the microstep may
+        # exit its source: it goes first (its values too), so that the history, replayed
+        # one step at a time, finds each step's source active (docs/semantics.md).
+        order = sorted(range(len(moves)), key=lambda i: moves[i][2:] != (TARGETLESS,))
+        moves = [moves[i] for i in order]
+        positions = [positions[i] for i in order] if positions else positions
     effects = spec.effects
     assigns = spec.assigns
     all_sets: list[tuple[tuple[str, ...], Given]] = []
@@ -192,8 +201,8 @@ def step(spec: Any, state: RunState, event: str, moves: Sequence[Move], given: G
     # A flat spec's configuration is its one state: the common case, kept cheap.
     if spec.flat:
         after: tuple[str, ...] = (moves[0][1],)
-        entered: tuple[str, ...] = after
-    elif chart.remembers:
+        entered: tuple[str, ...] = () if moves[0][2:] == (TARGETLESS,) else after
+    elif chart.remembers or kinds:
         after, entered, remembered = chart.step(configuration, moves, remembered)
     else:
         plain = [(m[0], m[1]) for m in moves]
@@ -212,7 +221,9 @@ def step(spec: Any, state: RunState, event: str, moves: Sequence[Move], given: G
     for move, (sets, constants) in zip(moves, all_sets, strict=True):
         if spec.clearing:
             source, target = move[0], move[1]
-            for name in chart.exit_set(configuration, source, target):
+            exited = chart.exit_set(configuration, source, target) if len(move) == 2 else \
+                chart.move(configuration, move, state.remembered)[0]
+            for name in exited:
                 for cleared in spec.exit_clears.get(name, ()):
                     changes[cleared] = None
             for cleared in spec.clears.get((source, event, target), ()):
@@ -253,7 +264,12 @@ def step(spec: Any, state: RunState, event: str, moves: Sequence[Move], given: G
             if name in changes and name not in settled:
                 return changes[name]
             return state.value_of(name)
-        armed = _timers.rearm(spec, state.timers, after, entered, at, changes, deadline)
+        running = state.timers
+        if kinds and event in spec.internal:
+            # A timer taken by a transition that does not exit its state (targetless,
+            # internal) has fired all the same: it is not armed any more.
+            running = [t for t in running if t.event.value != event]
+        armed = _timers.rearm(spec, running, after, entered, at, changes, deadline)
     raised = tuple(chart.raised(chart.sort(entered), after)) if chart.completes else ()
     return Effect(event, at, after, entered, remembered, counts, changes, tuple(steps), armed,
                   raised)

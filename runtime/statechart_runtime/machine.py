@@ -75,7 +75,21 @@ class _Engine(SyncEngine):
         if hook is not None:
             # Raising here cancels the step: nothing ran yet.
             hook._sc_microstep(transitions, str(trigger_data.event))
+        self._sc_content_ran: set[str] = set()
         return super().microstep(transitions, trigger_data)
+
+    def _execute_transition_content(self, enabled_transitions: list[Any], trigger_data: Any,
+                                    get_key: Any, *args: Any, **kwargs: Any) -> Any:
+        # A transition's content (`actions:`, before/after hooks) runs once per microstep.
+        # The library runs a history transition's again when the history is entered by its
+        # default (it passes the transition that targets the history state, not the
+        # history's own default transition); SCXML runs it once, between exits and entries.
+        ran = getattr(self, "_sc_content_ran", None)
+        if ran is not None:
+            enabled_transitions = [t for t in enabled_transitions if get_key(t) not in ran]
+            ran.update(get_key(t) for t in enabled_transitions)
+        return super()._execute_transition_content(enabled_transitions, trigger_data, get_key,
+                                                   *args, **kwargs)
 
 
 def _document_order(state: Any) -> int:
@@ -86,6 +100,9 @@ class Machine(StateMachine):
     """Base of generated machine classes: SCXML selection order, and the class checks off
     (`statechart check` already proved what they check, and one of them is quadratic)."""
 
+    # SCXML: an internal transition to a descendant of its source enters it (the library's
+    # default skips the target's entry; it matters only for internal transitions).
+    enable_self_transition_entries = True
     validate_disconnected_states = False
     validate_trap_states = False
     validate_final_reachability = False

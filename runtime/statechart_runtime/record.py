@@ -60,14 +60,22 @@ class Step(Generic[E, S]):
     target: S
     at: dt.datetime
     values: dict[str, JsonValue] = dataclasses.field(default_factory=dict)
-    history: str | None = None  # `shallow`/`deep`: the step entered `target` by history
+    # How the step took its transition (docs/runs.md, "The record"): None for an external
+    # transition; `shallow`/`deep`: it entered `target` by history; `internal`: it did not
+    # exit its source; `targetless`: it exited and entered nothing (`target` is `source`).
+    kind: str | None = None
+
+    @property
+    def history(self) -> str | None:
+        """`shallow`/`deep` when the step entered its target by history, else None."""
+        return self.kind if self.kind in _replay.HISTORY_KINDS else None
 
     def to_dict(self) -> JsonObject:
         data: JsonObject = {"event": self.event.value, "source": self.source.value,
                             "target": self.target.value, "at": time_text(self.at),
                             "values": dict(self.values)}
-        if self.history:
-            data["history"] = self.history
+        if self.kind:
+            data.update(_replay.kind_entry(self.kind))
         return data
 
 

@@ -19,10 +19,10 @@ from typing import Any, NamedTuple
 from statechart_runtime import events as _events
 from statechart_runtime import kernel
 from statechart_runtime import timers as _timers
-from statechart_runtime.semantics import Move, Remembered
+from statechart_runtime.semantics import INTERNAL, TARGETLESS, Move, Remembered
 from statechart_runtime.values import JsonValue, is_aware, parse_time, time_text
 
-# A step as the replay reads it: event, source, target, time, values (JSON), history kind.
+# A step as the replay reads it: event, source, target, time, values (JSON), its kind.
 Raw = tuple[str, str, str, dt.datetime, Mapping[str, JsonValue], str | None]
 
 
@@ -39,17 +39,34 @@ class Replayed(NamedTuple):
     timers: list[_timers.Timer[Any, Any]] | None
 
 
+# How a step took its transition (`Step.kind`), by the key a record's JSON holds it under: a
+# history kind under `history`, the others under `kind` (docs/runs.md, "The record").
+HISTORY_KINDS = ("shallow", "deep")
+OTHER_KINDS = (INTERNAL, TARGETLESS)
+
+
+def kind_entry(kind: str) -> dict[str, str]:
+    """A step's kind as its JSON object holds it: `{"history": "deep"}`, `{"kind": "internal"}`."""
+    return {"history" if kind in HISTORY_KINDS else "kind": kind}
+
+
 def raw_step(spec: Any, where: str, step: object) -> Raw:
     """A history entry as JSON holds it (a dict), checked and read: InvalidRecord at `where`
     when it is not one."""
     invalid = spec.invalid
     keys = {"event", "source", "target", "at", "values"}
-    if not isinstance(step, dict) or not keys <= set(step) <= keys | {"history"}:
+    if not isinstance(step, dict) or not keys <= set(step) <= keys | {"history", "kind"} \
+            or {"history", "kind"} <= set(step):
         raise invalid(where, f"expected an object with keys {sorted(keys)} (and `history` for "
-                      "a step that entered its target by history)")
+                      "a step that entered its target by history, or `kind` for an internal or "
+                      "targetless one)")
     kind = step.get("history")
-    if kind not in (None, "shallow", "deep"):
+    if kind not in (None, *HISTORY_KINDS):
         raise invalid(where + ".history", f"expected `shallow` or `deep`, got {kind!r}")
+    if "kind" in step:
+        kind = step["kind"]
+        if kind not in OTHER_KINDS:
+            raise invalid(where + ".kind", f"expected `internal` or `targetless`, got {kind!r}")
     event = step["event"]
     if not isinstance(event, str) or event not in spec.events_by_name:
         raise invalid(where + ".event", f"unknown event {event!r}")
@@ -87,10 +104,11 @@ def typed_step(spec: Any, step_class: type[Any], where: str, step: object) -> Ra
         if name not in spec.codec.types:
             raise invalid(f"{where}.values.{name}", "not a field of the record")
         spec.codec.from_json(name, value, f"{where}.values.{name}")
-    if step.history not in (None, "shallow", "deep"):
-        raise invalid(where + ".history", f"expected `shallow` or `deep`, got {step.history!r}")
+    if step.kind not in (None, *HISTORY_KINDS, *OTHER_KINDS):
+        raise invalid(where + ".kind", "expected `shallow`, `deep`, `internal` or `targetless`, "
+                      f"got {step.kind!r}")
     return (step.event.value, step.source.value, step.target.value, step.at, step.values,
-            step.history)
+            step.kind)
 
 
 def replay(spec: Any, steps: Sequence[object], read: Callable[[Any, str, object], Raw], *,
@@ -185,9 +203,14 @@ def _replay(spec: Any, steps: Sequence[object], read: Callable[[Any, str, object
                 raise invalid(f"{where}.values.{name}", f"`{event}` from `{source}` to "
                               f"`{target}` assigns {constants[name][1]!r} (`assign:`), not "
                               f"{values[name]!r}")
-        if kind not in spec.history.get(key, (None,)):
-            raise invalid(where + ".history", f"`{event}` from `{source}` does not enter "
-                          f"`{target}` " + (f"by {kind} history" if kind else "by default"))
+        allowed = spec.history.get(key, (None,))
+        if kind not in allowed:
+            by_history = kind in HISTORY_KINDS or (kind is None and None not in allowed
+                                                   and not set(allowed) & set(OTHER_KINDS))
+            raise invalid(where + (".history" if by_history else ".kind"),
+                          f"`{event}` from `{source}` to `{target}` is taken "
+                          + " or ".join(_taken(k) for k in sorted(allowed, key=str))
+                          + f", not {_taken(kind).replace(' transition', ' one')}")
         given = {name: (codec.from_json(name, raw, f"{where}.values.{name}"), raw)
                  for name, raw in values.items()}
         move: Move = (source, target) if kind is None else (source, target, kind)
@@ -204,6 +227,12 @@ def _replay(spec: Any, steps: Sequence[object], read: Callable[[Any, str, object
         previous = (event, at)
     return Replayed(state.configuration, state.counts, last, state.remembered,
                     state.timers if with_timers else None)
+
+
+def _taken(kind: str | None) -> str:
+    """How a step of `kind` takes its transition, in words."""
+    return f"by {kind} history" if kind in HISTORY_KINDS else \
+        f"as {'an' if kind != TARGETLESS else 'a'} {kind or 'external'} transition"
 
 
 def _refusal_text(refused: kernel.Refused, last: Mapping[str, tuple[Any, Any, int]]) -> str:

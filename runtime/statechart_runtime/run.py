@@ -23,6 +23,7 @@ from statechart_runtime import coverage, events, kernel, timers
 from statechart_runtime.errors import LimitExceeded, MissingField, RunError
 from statechart_runtime.machine import Machine, number_states
 from statechart_runtime.record import Record, check_record
+from statechart_runtime.semantics import INTERNAL, TARGETLESS
 from statechart_runtime.spec import SpecTables
 from statechart_runtime.values import Clock, JsonValue, is_aware, now, utcnow
 
@@ -87,7 +88,7 @@ class Run(Generic[R, S, E]):
     _sc_machine: ClassVar[type[Machine]]
     # The machine's event ids -> the spec's event names (ids differ only where mapped).
     _sc_names: ClassVar[dict[str, str]]
-    # (state, machine event id) -> its alternatives: (target, history kind, transition,
+    # (state, machine event id) -> its alternatives: (target, move kind, transition,
     # whether it has guards), in declaration order; made once per class.
     _sc_alternatives: ClassVar[dict[tuple[str, str], list[tuple[str, str | None, Any, bool]]]]
     # Where the spec writes each state and transition (the module's `_SOURCE`; None in a module
@@ -569,7 +570,11 @@ def _alternatives(spec: SpecTables, machine: type[Machine]
         for transition in state.transitions:
             if transition.initial:
                 continue
-            target, kind = transition.target.value, None
+            kind: str | None
+            if transition.target is None:  # targetless: the step's target is its source
+                target, kind = state.value, TARGETLESS
+            else:
+                target, kind = transition.target.value, INTERNAL if transition.internal else None
             if target in targets:  # a history pseudo-state stands for its parent
                 target, kind = targets[target]
             guarded = any(True for _ in transition.cond) or any(

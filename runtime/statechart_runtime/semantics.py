@@ -21,6 +21,10 @@ XState's with `reenter: true`. `docs/semantics.md` states it in words with examp
   region is done. Entering a final state raises `done.state.P` for its parent P, and for P's
   parent G too when G is parallel and now done (SCXML enterStates); the run takes the raised
   events one microstep each, in that order, before the next event (`done:` transitions).
+- A *targetless* transition exits and enters nothing (its exit set is empty, so it conflicts
+  with no other transition). An *internal* transition (compound source, target a proper
+  descendant of it) has the source as its domain: the source stays active, only what is
+  active inside it is exited (SCXML `type="internal"`, XState's `reenter: false`).
 - A *history* transition (`history: shallow|deep`) to compound or parallel P enters P where it
   was when P was last exited: deep, every state that was active under P; shallow, the children
   of P that were active, each by default entry. Never exited yet: P's default entry. Its domain
@@ -40,8 +44,12 @@ from typing import Literal
 Kind = Literal["atomic", "compound", "parallel", "final"]
 # (name, parent or None, kind, initial child or None), in document order.
 StateRow = tuple[str, str | None, str, str | None]
-# A transition as the algorithms see it: (source, target), or (source, target, history kind).
+# A transition as the algorithms see it: (source, target), or (source, target, KIND) with KIND
+# a history kind (`shallow`, `deep`), `internal`, or `targetless` (its target is its source).
 Move = tuple[str, str] | tuple[str, str, str]
+# The move kinds that are not history kinds.
+INTERNAL, TARGETLESS = "internal", "targetless"
+
 # Compound/parallel state -> the states active under it when it was last exited.
 Remembered = dict[str, tuple[str, ...]]
 _MEMO_LIMIT = 4096
@@ -50,8 +58,8 @@ _MEMO_LIMIT = 4096
 class Chart:
     """The state tree of one spec and the SCXML algorithms over it."""
 
-    __slots__ = ("_effects", "_next", "children", "completes", "initial", "kind", "names",
-                 "order", "parent", "remembers", "top", "top_initial")
+    __slots__ = ("_effects", "_internal", "_next", "children", "completes", "initial", "kind",
+                 "names", "order", "parent", "remembers", "top", "top_initial")
 
     def __init__(self, rows: Sequence[StateRow], top_initial: str, *,
                  completes: Iterable[str] = (), remembers: Iterable[str] = ()) -> None:
@@ -70,6 +78,7 @@ class Chart:
         self.completes = frozenset(completes)
         self.remembers = frozenset(remembers)
         self._effects: dict[tuple[str, str], tuple[str | None, tuple[str, ...]]] = {}
+        self._internal: dict[tuple[str, str], tuple[str | None, tuple[str, ...]]] = {}
         self._next: dict[tuple[tuple[str, ...], tuple[tuple[str, str], ...]],
                          tuple[str, ...]] = {}
 
@@ -230,13 +239,37 @@ class Chart:
                 out[name] = tuple(s for s in configuration if self.is_descendant(s, name))
         return out
 
+    def internal_effect(self, source: str, target: str) -> tuple[str | None, tuple[str, ...]]:
+        """(domain, entry set) of an internal transition: the source is the domain when it is
+        compound and contains the target (SCXML getTransitionDomain), else the transition is
+        an external one (`check` refuses those: rule invalid-internal)."""
+        found = self._internal.get((source, target))
+        if found is not None:
+            return found
+        if self.kind[source] != "compound" or not self.is_descendant(target, source):
+            return self.effect(source, target)
+        path = [target]
+        for ancestor in self.ancestors(target):
+            if ancestor == source:
+                break
+            path.append(ancestor)
+        found = self._internal[(source, target)] = (source, self._enter_path(path))
+        return found
+
     def move(self, configuration: Sequence[str], move: Move,
              remembered: Remembered | None = None) -> tuple[tuple[str, ...], tuple[str, ...]]:
-        """(exit set, entry set) of one transition, a history one included."""
+        """(exit set, entry set) of one transition, of any kind (history, internal,
+        targetless)."""
         source, target = move[0], move[1]
         if len(move) == 3:
-            domain, entered = self.history_effect(
-                source, target, move[2], (remembered or {}).get(target))
+            kind = move[2]
+            if kind == TARGETLESS:
+                return (), ()
+            if kind == INTERNAL:
+                domain, entered = self.internal_effect(source, target)
+            else:
+                domain, entered = self.history_effect(
+                    source, target, kind, (remembered or {}).get(target))
         else:
             domain, entered = self.effect(source, target)
         exited = self.sort(s for s in configuration if self.is_descendant(s, domain))
@@ -313,13 +346,13 @@ class Chart:
     def select(self, configuration: Sequence[str],
                enabled: Callable[[str], Iterable[str | tuple[str, str]]]) -> list[Move]:
         """The transitions one event takes, as moves ((source, target), or (source, target,
-        history kind) for a history transition), in selection order.
+        KIND) for a history, internal or targetless transition), in selection order.
 
         `enabled(state)` gives, lazily and in document order, the targets of the event's
         alternatives declared on `state` whose guards pass (a generator evaluates each guard
-        only when the one before it failed); a history alternative as (target, kind). For each
-        active atomic state in document order, the first such alternative on the state, then
-        on its parent, and so on up, is taken.
+        only when the one before it failed); an alternative of another kind than external as
+        (target, kind). For each active atomic state in document order, the first such
+        alternative on the state, then on its parent, and so on up, is taken.
         """
         selected: list[Move] = []
         active = self.sort(configuration)
@@ -340,7 +373,8 @@ class Chart:
         """SCXML's removeConflictingTransitions: of two transitions whose exit sets
         intersect, the one whose source is a descendant of the other's source wins, otherwise
         the one selected first. A history transition's exit set is that of its own domain
-        (from a child of its target: the target's children only)."""
+        (from a child of its target: the target's children only); an internal transition's
+        is what is active inside its source; a targetless one's is empty."""
         if len(selected) < 2:  # nothing to conflict with: the common case, on every event
             return selected
         kept: list[Move] = []

@@ -110,8 +110,10 @@ class SpecTables:
         event id, record field -> attribute. Absent names are their own Python names.
 
         `internal`: the events the run raises itself (`done.state.X`, timers) -> the state
-        that declares them. `history`: (source, event, target, `shallow`|`deep`) for every
-        history transition (and None for a plain alternative with the same key);
+        that declares them. `history`: (source, event, target, KIND) for every transition of
+        a kind other than external (KIND `shallow`|`deep` for a history transition, else
+        `internal` or `targetless`, whose target is its source), and None for a plain
+        alternative with the same key (a step of the record says which one it took);
         `history_ids`: `TARGET.KIND` -> the id of the machine's HistoryState for it.
         `timers`: the `after:` timers (statechart_runtime.timers), whose events are internal
         too (they need not be listed in `internal`).
@@ -128,8 +130,9 @@ class SpecTables:
         self.compiler = compiler
         self.internal: dict[str, str] = dict(internal or {})
         self.internal.update((row[1], row[0]) for row in timers or ())
-        # (source, event, target) -> how its alternatives enter the target: a history kind,
-        # or None for a plain alternative (a key may have both, told apart by their guards).
+        # (source, event, target) -> how its alternatives take it: a history kind, `internal`,
+        # `targetless`, or None for an external one (a key may have several, told apart by
+        # their guards).
         self.history: dict[tuple[str, str, str], frozenset[str | None]] = {}
         for source, event, target, kind in history:
             key = (source, event, target)
@@ -142,7 +145,7 @@ class SpecTables:
                            completes={state for event, state in self.internal.items()
                                       if event.startswith("done.state.")},
                            remembers={key[2] for key, kinds in self.history.items()
-                                      if kinds - {None}})
+                                      if kinds & {"shallow", "deep"}})
         self.flat = all(row[1] is None for row in states)
         self.state_enum: Any = state_enum
         self.event_enum: Any = event_enum

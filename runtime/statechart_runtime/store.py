@@ -34,6 +34,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, TypeVar
 
+from statechart_runtime import replay as _replay
 from statechart_runtime import store_versions as versions
 from statechart_runtime.errors import (
     ConcurrentUpdate,
@@ -495,7 +496,7 @@ class RunStore:
         data = self._head_data(run_class, run_id, row)
         data["history"] = [
             {"event": e, "source": s, "target": t, "at": at, "values": json.loads(v),
-             **({"history": kind} if kind else {})}
+             **(_replay.kind_entry(kind) if kind else {})}
             for e, s, t, at, v, kind in self._x(self.sql.steps, (run_id,)).fetchall()]
         spec = run_class._sc_spec
         if len(data["history"]) != steps:
@@ -592,7 +593,7 @@ class RunStore:
                    [(run_id, index, step.event.value, step.source.value, step.target.value,
                      _utc_text(step.at), json.dumps(step.values, ensure_ascii=False,
                                                     allow_nan=False, sort_keys=True),
-                     step.history)
+                     step.kind)
                     for index, step in enumerate(new, start)])
         if run._active != mark.active:
             self._x(self.sql.delete_states, (run_id,))
@@ -867,7 +868,7 @@ class RunStore:
         if not isinstance(record, dict):
             raise StoreError(f"run {run_id!r}: the stored record is not a JSON object")
         history = [{"event": e, "source": s, "target": t, "at": at, "values": json.loads(v),
-                    **({"history": kind} if kind else {})}
+                    **(_replay.kind_entry(kind) if kind else {})}
                    for e, s, t, at, v, kind in self._query(self.sql.steps, [run_id])]
         kept = record.get("history")
         if kept and [_step_json(step) for step in kept] != [_step_json(h) for h in history]:

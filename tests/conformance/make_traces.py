@@ -2,14 +2,15 @@
 
 Run by hand (not by pytest), from the repository root, after `npm ci` in this folder:
 
-    .venv/bin/python tests/conformance/make_traces.py [--family base|done_history]
+    .venv/bin/python tests/conformance/make_traces.py [--family base|done_history|timers|lang]
 
 It builds seeded random specs in our YAML format (plus, for the base family, the fixed repro
 specs below), keeps only those `statechart check` accepts, converts each to an XState machine
 config, draws event sequences, runs them all through `xstate_runner.mjs` in one node process,
 and writes the family's files: `traces/part-NN.json.gz` (base) or
 `traces/done-history-NN.json.gz` (completion and history, `CompletionBuilder`) or
-`traces/timers-NN.json.gz` (delay timers, `TimerBuilder`). The same seed
+`traces/timers-NN.json.gz` (delay timers, `TimerBuilder`) or `traces/lang-NN.json.gz`
+(targetless and internal transitions, `LangBuilder`). The same seed
 gives the same files byte for byte.
 `tests/test_conformance.py` replays the traces against the generated Python modules.
 """
@@ -48,8 +49,13 @@ SPECS_PER_FILE = 25
 DONE_MARKER = "__top_parallel_done__"
 
 
-# A transition alternative: (target, guard or None, history kind or None).
+# A transition alternative: (target, guard or None, kind or None), the kind a history kind,
+# `internal` (`internal: true`) or `targetless` (no `target`; the tuple's is the source).
 Alt = tuple[str, str | None, str | None]
+HISTORY_KINDS = ("shallow", "deep")
+# The runner's action on a targetless transition: XState's `can()` says no to a transition
+# with neither a target nor an action, and the runner leaves it out of the action log.
+TARGETLESS_MARKER = "__targetless__"
 
 
 @dataclass
@@ -69,6 +75,9 @@ class State:
     # delay key -> the timer's `name:` (none here; tests/test_timer_ids.py edits specs so)
     names: dict[str, str] = field(default_factory=dict)
     closed: bool = False  # neither it nor an ancestor has transitions: may hold a final child
+    # Transition actions (lang family): "on.EVENT", "done" or "after.KEY" -> alternative's
+    # index -> its `actions:`.
+    acts: dict[str, dict[int, list[str]]] = field(default_factory=dict)
 
     def walk(self) -> Iterator[State]:
         yield self
@@ -109,6 +118,9 @@ class Spec:
         for s in self.states():
             for a in (*s.entry, *s.exit):
                 seen.setdefault(a, None)
+            for by_index in s.acts.values():
+                for names in by_index.values():
+                    seen.update(dict.fromkeys(names))
         return list(seen)
 
 
@@ -118,16 +130,22 @@ def to_yaml(spec: Spec) -> str:
     """Block YAML in the spec format; every name is an identifier, so nothing needs quoting."""
     lines = [f"statechart: {spec.name}", "version: 1", f"initial: {spec.initial}", "states:"]
 
-    def alternatives(key: str, alts: list[Alt], name: str | None = None) -> None:
-        if len(alts) == 1 and alts[0][1] is None and alts[0][2] is None and name is None:
+    def alternatives(key: str, alts: list[Alt], name: str | None = None,
+                     acts: dict[int, list[str]] | None = None) -> None:
+        acts = acts or {}
+        if len(alts) == 1 and alts[0][1] is None and alts[0][2] is None and name is None \
+                and not acts:
             lines.append(f"{key}: {alts[0][0]}")
             return
         lines.append(f"{key}:")
-        for i, (target, guard, history) in enumerate(alts):
-            g = f", guard: {guard}" if guard else ""
-            h = f", history: {history}" if history else ""
-            n = f", name: {name}" if name and i == 0 else ""
-            lines.append(f"{key[:len(key) - len(key.lstrip())]}  - {{target: {target}{g}{h}{n}}}")
+        for i, (target, guard, kind) in enumerate(alts):
+            written = [] if kind == "targetless" else [f"target: {target}"]
+            written += [f"guard: {guard}"] if guard else []
+            written += [f"history: {kind}"] if kind in HISTORY_KINDS else []
+            written += ["internal: true"] if kind == "internal" else []
+            written += [f"name: {name}"] if name and i == 0 else []
+            written += [f"actions: [{', '.join(acts[i])}]"] if i in acts else []
+            lines.append(f"{key[:len(key) - len(key.lstrip())]}  - {{{', '.join(written)}}}")
 
     def state(s: State, indent: int) -> None:
         pad = " " * indent
@@ -146,13 +164,13 @@ def to_yaml(spec: Spec) -> str:
         if s.on:
             lines.append(f"{body}on:")
             for event, alts in s.on.items():
-                alternatives(f"{body}  {event}", alts)
+                alternatives(f"{body}  {event}", alts, None, s.acts.get(f"on.{event}"))
         if s.done:
-            alternatives(f"{body}done", s.done)
+            alternatives(f"{body}done", s.done, None, s.acts.get("done"))
         if s.after:
             lines.append(f"{body}after:")
             for key, alts in s.after.items():
-                alternatives(f"{body}  {key}", alts, s.names.get(key))
+                alternatives(f"{body}  {key}", alts, s.names.get(key), s.acts.get(f"after.{key}"))
         if s.children:
             lines.append(f"{body}states:")
             for c in s.children:
@@ -184,12 +202,25 @@ def xstate_config(spec: Spec) -> dict[str, object]:
     for s in spec.states():
         for alts in (*s.on.values(), s.done):
             for t, _, h in alts:
-                if h:
+                if h in HISTORY_KINDS:
                     histories.setdefault(t, set()).add(h)
 
-    def transitions(alts: list[Alt]) -> list[dict[str, object]]:
-        return [{"target": f"#{history_id(t, h) if h else t}", "reenter": True,
-                 **({"guard": g} if g else {})} for t, g, h in alts]
+    def transition(t: str, g: str | None, h: str | None,
+                   acts: list[str]) -> dict[str, object]:
+        if h == "targetless":
+            out: dict[str, object] = {"actions": [*acts, TARGETLESS_MARKER]}
+        elif h == "internal":  # XState's default, `reenter: false`
+            out = {"target": f"#{t}", "reenter": False}
+        else:
+            out = {"target": f"#{history_id(t, h) if h else t}", "reenter": True}
+        if acts and h != "targetless":
+            out["actions"] = list(acts)
+        return {**out, **({"guard": g} if g else {})}
+
+    def transitions(alts: list[Alt], acts: dict[int, list[str]] | None = None
+                    ) -> list[dict[str, object]]:
+        acts = acts or {}
+        return [transition(t, g, h, acts.get(i, [])) for i, (t, g, h) in enumerate(alts)]
 
     def node(s: State, top_level: bool) -> dict[str, object]:
         out: dict[str, object] = {"id": s.name}
@@ -204,16 +235,18 @@ def xstate_config(spec: Spec) -> dict[str, object]:
         if s.exit:
             out["exit"] = list(s.exit)
         if s.on:
-            out["on"] = {event: transitions(alts) for event, alts in s.on.items()}
+            out["on"] = {event: transitions(alts, s.acts.get(f"on.{event}"))
+                         for event, alts in s.on.items()}
         if s.done:
-            out["onDone"] = transitions(s.done)
+            out["onDone"] = transitions(s.done, s.acts.get("done"))
         elif s.kind == "parallel" and top_level:
             # XState ends a machine only in a top-level final state; our runs also end when a
             # top-level parallel state without `done:` completes (see xstate_runner.mjs). A
             # targetless transition changes nothing; its action tells the runner it happened.
             out["onDone"] = {"actions": [DONE_MARKER]}
         if s.after:
-            out["after"] = {str(delay_ms(key)): transitions(alts) for key, alts in s.after.items()}
+            out["after"] = {str(delay_ms(key)): transitions(alts, s.acts.get(f"after.{key}"))
+                            for key, alts in s.after.items()}
         if s.children:
             states = {c.name: node(c, False) for c in s.children}
             # History states last: they are never active, so document order is unchanged.
@@ -357,6 +390,9 @@ class Builder:
             region.parent = s
             s.children.append(region)
         return s
+
+    def finish(self, spec: Spec) -> None:
+        """What the family does once `repair` has made `check` accept the spec."""
 
     def guard(self) -> str:
         name = f"g{self.guard_count}"
@@ -511,6 +547,12 @@ def history_allowed(source: State, target: State) -> bool:
     return target_allowed(source, target)
 
 
+def internal_allowed(source: State, target: State) -> bool:
+    """An internal transition goes from a compound state into one of its descendants (what
+    `check` accepts: rule invalid-internal)."""
+    return source.kind == "compound" and source in target.ancestors()
+
+
 def check_tree(spec: Spec) -> None:
     """The generator's own invariants: parent links match the tree (the domain check relies
     on them), no transition has a parallel state as its domain in XState's sense, history
@@ -527,9 +569,13 @@ def check_tree(spec: Spec) -> None:
         for alts in (*s.on.values(), s.done, *s.after.values()):
             for target, _, history in alts:
                 t = by_name[target]
-                allowed = history_allowed(s, t) if history else target_allowed(s, t)
+                allowed = (t is s if history == "targetless" else internal_allowed(s, t)
+                           if history == "internal" else history_allowed(s, t) if history
+                           else target_allowed(s, t))
                 assert allowed, (spec.name, s.name, target, history)
-        assert all(h is None for _, _, h in s.done), (spec.name, s.name)
+        assert all(h in (None, "targetless") for _, _, h in s.done), (spec.name, s.name)
+        assert not any(h == "targetless" for e in shadowed_events(s) for _, _, h in
+                       s.on.get(e, ())), (spec.name, s.name)
         # Known bug, routed around: a run tells alternatives of one event and state apart by
         # their target only, so two that differ only in `history` are confused (the record's
         # steps do not say which was taken; see README.md).
@@ -743,11 +789,110 @@ class TimerBuilder(CompletionBuilder):
         return spec
 
 
+class LangBuilder(TimerBuilder):
+    """The `lang` family: the timers family's specs plus targetless transitions (events,
+    guarded in front of an event's other alternatives or alone; timers and `done:` too) and
+    internal ones (`internal: true`, XState's `reenter: false`) from compound states into
+    their descendants. No event's alternatives on one state go to one target in two ways
+    (see `check_tree`)."""
+
+    def build(self) -> Spec:
+        spec = super().build()
+        rng = self.rng
+        for s in spec.states():
+            if s.kind == "final" or s.closed:
+                continue
+            if rng.random() < 0.35:
+                self.add_first(s, (s.name, None, "targetless"), rng.random() < 0.4,
+                               shadowed_events(s))
+            if s.kind == "compound" and rng.random() < 0.6:
+                inside = [d for d in s.walk() if d is not s]
+                for _ in range(rng.randint(1, 2)):
+                    self.add_first(s, (rng.choice(inside).name, None, "internal"),
+                                   rng.random() < 0.4)
+            for key, alts in s.after.items():
+                if rng.random() < 0.3 and all(t != s.name for t, _, _ in alts):
+                    s.after[key] = [(s.name, self.guard(), "targetless"), *alts]
+            if s.done and rng.random() < 0.3 and all(t != s.name for t, _, _ in s.done):
+                s.done = [(s.name, self.guard(), "targetless"), *s.done]
+        return spec
+
+    def finish(self, spec: Spec) -> None:
+        """`repair` may have given a parallel ancestor an event a targetless transition
+        takes: that one goes (`shadowed_events`; a targetless transition leads nowhere, so
+        `check` still accepts the spec)."""
+        for s in spec.states():
+            avoid = shadowed_events(s)
+            for event in [e for e in s.on if e in avoid]:
+                s.on[event] = [a for a in s.on[event] if a[2] != "targetless"]
+                if not s.on[event]:
+                    del s.on[event]
+        # Transition actions on about a quarter of the alternatives: run after the exit and
+        # before the entry actions, in the order written.
+        rng = self.rng
+        count = 0
+        for s in spec.states():
+            keyed = [*((f"on.{e}", alts) for e, alts in s.on.items()),
+                     *((("done", s.done),) if s.done else ()),
+                     *((f"after.{k}", alts) for k, alts in s.after.items())]
+            for key, alts in keyed:
+                for index in range(len(alts)):
+                    if rng.random() < 0.25:
+                        count += 1
+                        names = [f"do{count}_{s.name}"]
+                        if rng.random() < 0.2:
+                            names.append(f"do{count}b_{s.name}")
+                        s.acts.setdefault(key, {})[index] = names
+
+    def add_first(self, s: State, alt: Alt, guarded: bool,
+                  avoid: frozenset[str] = frozenset()) -> None:
+        """`alt` as the first alternative of an event `s` already handles (guarded, so the
+        others still count), or of a new one; not one of the events `avoid`."""
+        rng = self.rng
+        taken = [e for e, alts in s.on.items()
+                 if e not in avoid and all(t != alt[0] for t, _, _ in alts)]
+        if taken and rng.random() < 0.5:
+            event = rng.choice(taken)
+            s.on[event] = [(alt[0], self.guard(), alt[2]), *s.on[event]]
+            return
+        free = [e for e in self.events if e not in s.on and e not in avoid]
+        if not free:
+            self.events.append(f"e{len(self.events)}")
+            free = [self.events[-1]]
+        s.on[rng.choice(free)] = [(alt[0], self.guard() if guarded else None, alt[2])]
+
+
+def shadowed_events(s: State) -> frozenset[str]:
+    """The events a targetless transition of `s` must not take: those of a parallel ancestor
+    P of `s` or of any state above P, and those of any state inside a parallel state that is
+    `s` or inside it. XState looks at a parallel state's own transitions (and those of the
+    states above it) only when none of its regions has one for the event; SCXML (and our runs)
+    selects per active atomic state, so a region with no transition for the event selects the
+    one above P, which a targetless transition does not conflict with (its exit set is
+    empty): both are taken, and both run their actions. With any other transition in the
+    region the two conflict and the region's wins, as in XState (README.md, "Intentional
+    differences")."""
+    line = s.ancestors()
+    out: set[str] = set()
+    for i, a in enumerate(line):
+        if a.kind == "parallel":
+            for above in line[i:]:
+                out.update(above.on)
+            break
+    for p in s.walk():
+        if p.kind == "parallel":
+            for inside in p.walk():
+                if inside is not p:
+                    out.update(inside.on)
+    return frozenset(out)
+
+
 FAMILIES: dict[str, tuple[type[Builder], int, int, str]] = {
     # family -> (builder, random specs, seed, file prefix)
     "base": (Builder, 200, 20250501, "part"),
     "done_history": (CompletionBuilder, 100, 20261201, "done-history"),
     "timers": (TimerBuilder, 60, 20261202, "timers"),
+    "lang": (LangBuilder, 60, 20261203, "lang"),
 }
 # Clock advances of the timers family (ms): whole multiples of 100, see TimerBuilder.
 ADVANCES = (100, 200, 300, 500, 800, 1000, 1500, 2500)
@@ -759,7 +904,7 @@ def random_specs(count: int, seed: int, family: str = "base") -> Iterator[Spec]:
     rng = random.Random(seed)
     made = tried = 0
     builder_class = FAMILIES[family][0]
-    prefix = {"base": "conf", "done_history": "dh", "timers": "tm"}[family]
+    prefix = {"base": "conf", "done_history": "dh", "timers": "tm", "lang": "lg"}[family]
     while made < count:
         tried += 1
         builder = builder_class(random.Random(rng.getrandbits(64)), f"{prefix}_{made:03d}")
@@ -767,6 +912,7 @@ def random_specs(count: int, seed: int, family: str = "base") -> Iterator[Spec]:
         rename(spec, builder.rng)
         add_actions(spec, builder.rng)
         if repair(spec, builder):
+            builder.finish(spec)
             check_tree(spec)
             made += 1
             yield spec
@@ -816,16 +962,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--family", choices=sorted(FAMILIES), default="base",
                         help="base: the first 203 specs; done_history: completion and history; "
-                        "timers: `after:` delays")
+                        "timers: `after:` delays; lang: targetless and internal transitions")
     parser.add_argument("--specs", type=int, help="random specs (base 200, done_history 100)")
-    parser.add_argument("--seed", type=int, help="base 20250501, done_history 20261201, timers 20261202")
+    parser.add_argument("--seed", type=int, help="base 20250501, done_history 20261201, "
+                        "timers 20261202, lang 20261203")
     parser.add_argument("--out", type=Path, default=HERE / "traces")
     args = parser.parse_args()
     _, default_count, default_seed, prefix = FAMILIES[args.family]
     count = default_count if args.specs is None else args.specs
     seed = default_seed if args.seed is None else args.seed
     extended = args.family != "base"
-    timed = args.family == "timers"
+    timed = args.family in ("timers", "lang")
 
     specs = ([] if extended else fixed_specs()) + list(random_specs(count, seed, args.family))
     rng = random.Random(seed + 1)

@@ -24,8 +24,12 @@
 import { readFileSync } from 'node:fs';
 import { createActor, createMachine } from 'xstate';
 
-// Must match make_traces.py: the action of the targetless `onDone` of top-level parallel states.
+// Must match make_traces.py: the action of the targetless `onDone` of top-level parallel states,
+// and the action of a spec's targetless transitions (XState's `can()` refuses a transition with
+// neither a target nor an action). Neither is in the action log.
 const DONE_MARKER = '__top_parallel_done__';
+const TARGETLESS_MARKER = '__targetless__';
+const isMarker = (action) => (action?.type ?? action) === DONE_MARKER;
 
 // The clock interface XState uses is `setTimeout(fn, ms)` and `clearTimeout(id)` (its
 // scheduler calls nothing else); `now`, `timeouts` and `increment` are SimulatedClock's.
@@ -102,13 +106,14 @@ function run(spec) {
     if (ev.type !== '@xstate.microstep') return;
     if (!ev.event.type.startsWith('xstate.done.state.')
         && !ev.event.type.startsWith('xstate.after.')) return;
-    // A targetless transition is the runner's own marker (DONE_MARKER), not a spec's `done:`.
-    if (ev._transitions.some((t) => t.target && t.target.length > 0)) {
+    // The targetless transition marked DONE_MARKER is the runner's own, not a spec's `done:`.
+    if (ev._transitions.some((t) => (t.target && t.target.length > 0)
+                             || !(t.actions ?? []).some(isMarker))) {
       internal.push(ev.event.type.slice('xstate.'.length));
     }
   };
   const actions = {};
-  for (const name of [...spec.actions, DONE_MARKER]) {
+  for (const name of [...spec.actions, DONE_MARKER, TARGETLESS_MARKER]) {
     actions[name] = () => { log.push(name); };
   }
   const guards = {};
@@ -125,7 +130,7 @@ function run(spec) {
     .sort((a, b) => a.order - b.order);
   const observe = (snapshot, accepted) => {
     let done = snapshot.status === 'done';
-    const ran = log.filter((name) => name !== DONE_MARKER);
+    const ran = log.filter((name) => name !== DONE_MARKER && name !== TARGETLESS_MARKER);
     if (log.includes(DONE_MARKER)) {
       // A top-level parallel state completed: our runs end there, and ending a run does
       // what XState does when a machine reaches a top-level final state (and SCXML's

@@ -83,7 +83,7 @@ class PythonNames:
 
     def __init__(self, spec: Spec) -> None:
         guards = [t.guard for t in spec.transitions() if t.guard]
-        actions = [a for s in spec.states.values() for a in (*s.entry, *s.exit)]
+        actions = spec.actions()
         members = [*spec.states, *spec.events(), *guards, *actions]
         taken = set(members)
         # A spec with run context gives its facade `update` and its constructor the context
@@ -219,10 +219,11 @@ def _histories(spec: Spec) -> dict[str, list[str]]:
 
 
 def _history_rows(spec: Spec) -> list[object]:
-    """(source, event, target, kind) of each history alternative, and (..., None) of a plain
-    alternative with the same source, event and target (a step says which one it took)."""
-    keys = {(t.source, t.event, t.target) for t in spec.transitions() if t.history}
-    rows = dict.fromkeys((t.source, t.event, t.target, t.history) for t in spec.transitions()
+    """(source, event, target, kind) of each alternative of a history, internal or targetless
+    kind (`Transition.move_kind`), and (..., None) of a plain alternative with the same
+    source, event and target (a step says which one it took)."""
+    keys = {(t.source, t.event, t.target) for t in spec.transitions() if t.move_kind}
+    rows = dict.fromkeys((t.source, t.event, t.target, t.move_kind) for t in spec.transitions()
                          if (t.source, t.event, t.target) in keys)
     return [py(row) for row in rows]
 
@@ -429,16 +430,17 @@ def render(spec: Spec) -> str:
                    for f in spec.record],
         "machine": _machine_body(spec, pn),
         "transitions": [(Ident(_state_path(spec, pn, t.source)),
-                         Ident(_state_path(spec, pn, t.target) + (
+                         Ident("None" if t.targetless else _state_path(spec, pn, t.target) + (
                              "." + pn.history_state(t.target, t.history) if t.history else "")),
-                         py(pn.event(t.event)), py(pn.guard(t.guard)) if t.guard else None)
+                         py(pn.event(t.event)), py(pn.guard(t.guard)) if t.guard else None,
+                         t.kind == "internal",
+                         py([pn.action(a) for a in t.actions]) if t.actions else None)
                         for t in spec.transitions()],
         "history_defaults": _history_defaults(spec, pn),
         "events": _events(spec, pn, classes),
         "guards": [pn.guard(g) for g in dict.fromkeys(t.guard for t in spec.transitions()
                                                         if t.guard)],
-        "actions": [pn.action(a) for a in dict.fromkeys(
-            a for s in spec.states.values() for a in (*s.entry, *s.exit))],
+        "actions": [pn.action(a) for a in spec.actions()],
         "initial_top": pn.state_member(spec.initial),
         "module_doc": docstring(f"The `{spec.name}` statechart, version {spec.version}: a "
                                 "typed python-statemachine class and its run record. "

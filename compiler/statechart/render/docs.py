@@ -111,15 +111,18 @@ def _transition_row(t: Transition, marks: OverlayMarks) -> dict[str, str]:
                               if n in dict(t.assigns) else _code(n) for n in t.sets),
             "description": " ".join(filter(None, [
                 labels.markdown_cell(t.description),
-                f"Clears {_names(t.clears)} (before it sets)." if t.clears else ""]))}
+                f"Clears {_names(t.clears)} (before it sets)." if t.clears else "",
+                f"Runs {_names(t.actions)}." if t.actions else ""]))}
 
 
 def _event_cell(t: Transition, change: str) -> str:
-    """A transition's trigger as code (`after 30m` too), its history in words: a Markdown
-    table cell shows an entity (`H&#42;`) as it is in some renderers."""
+    """A transition's trigger as code (`after 30m` too), its history or kind in words: a
+    Markdown table cell shows an entity (`H&#42;`) as it is in some renderers."""
     shown = _code(t.shown) if IDENTIFIER.match(t.shown) else _constant(t.shown)
     if t.history:
         shown += f" ({t.history} history)"
+    elif t.kind != "external":
+        shown += f" ({t.kind})"
     return shown + change
 
 

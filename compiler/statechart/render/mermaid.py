@@ -122,6 +122,8 @@ def _edge(t: Transition, spec: Spec, ids: dict[str, str], marks: OverlayMarks) -
     text = event_label(t) + (f" [{t.guard}]" if t.guard else "")
     if t.sets:
         text += f" / {t.set_text}"
+    if t.actions:
+        text += f" / {t.action_text}"
     mark = marks.edge_mark(t.source, t.key)  # an overlay's: "added" or "changed"
     if mark:
         text += f" ({mark})"

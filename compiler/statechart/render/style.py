@@ -102,8 +102,11 @@ def event_label(t: Transition) -> str:
     """How a transition's trigger reads in pictures and pages: its event, `done` for a
     completion (`done.state.X` is the run's internal name), `after 15m` for a timer, and
     `(H)` / `(H*)` after a shallow / deep history transition's (the notation of Harel's
-    statecharts and UML)."""
+    statecharts and UML), and `(targetless)` / `(internal)` after a transition that exits
+    nothing / not its source (its edge is drawn back to the source / to its target)."""
     text = t.shown
     if t.history:
         text += " (H*)" if t.history == "deep" else " (H)"
+    elif t.kind != "external":
+        text += f" ({t.kind})"
     return text

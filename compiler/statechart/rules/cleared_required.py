@@ -36,15 +36,16 @@ def check(spec: Spec, graph: Graph) -> Check:
         for t in state.transitions:
             if t.target not in spec.states:
                 continue
-            domain = chart.effect(t.source, t.target)[0]
-            exited = [t.source, *(a for a in chart.ancestors(t.source)
-                                  if chart.is_descendant(a, domain))]
+            # A targetless transition stays in its source; an internal one's domain is it.
+            domain, entered = (t.source, ()) if t.targetless else semantics.effect(spec, t)
+            exited = [a for a in (t.source, *chart.ancestors(t.source))
+                      if chart.is_descendant(a, domain)]
             cleared = {f: f"`{t.source}` on `{t.event}` clears it" for f in t.clears}
             for name in exited:
                 for f in spec.states[name].clear:
                     cleared.setdefault(f, f"leaving `{name}` clears it")
             # Active after the transition: the states it enters and the ancestors it keeps.
-            after = [*chart.entry_set(t.source, t.target),
+            after = [*entered,
                      *([domain, *chart.ancestors(domain)] if domain else [])]
             for name in after:
                 for f in spec.states[name].requires:

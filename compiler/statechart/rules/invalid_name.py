@@ -77,6 +77,11 @@ def check(spec: Spec, graph: Graph) -> Check:
                 if reason:
                     yield from _bad("event", t.event, reason, t.span)
                 yield from claim(t.event, "event", t.span)
+            for name, span in zip(t.actions, t.action_spans, strict=True):
+                reason = names.member_problem(name)
+                if reason:
+                    yield from _bad("action", name, reason, span)
+                yield from claim(name, "action", span)
             if t.guard is not None:
                 reason = names.member_problem(t.guard)
                 if reason:

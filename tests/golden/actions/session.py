@@ -203,25 +203,25 @@ class Session(_api.Run[SessionRecord, SessionState, SessionEvent]):
         self._fire('wake', None)
 
     def open_socket(self) -> None:
-        """Entry or exit action. This default does nothing: override it in a subclass (or
-        define it on a `model=` object; both run)."""
+        """Entry, exit or transition action. This default does nothing: override it in a
+        subclass (or define it on a `model=` object; both run)."""
 
     def start_heartbeat(self) -> None:
-        """Entry or exit action. This default does nothing: override it in a subclass (or
-        define it on a `model=` object; both run)."""
+        """Entry, exit or transition action. This default does nothing: override it in a
+        subclass (or define it on a `model=` object; both run)."""
 
     def stop_heartbeat(self) -> None:
-        """Entry or exit action. This default does nothing: override it in a subclass (or
-        define it on a `model=` object; both run)."""
+        """Entry, exit or transition action. This default does nothing: override it in a
+        subclass (or define it on a `model=` object; both run)."""
 
     def mark_active(self) -> None:
-        """Entry or exit action. This default does nothing: override it in a subclass (or
-        define it on a `model=` object; both run)."""
+        """Entry, exit or transition action. This default does nothing: override it in a
+        subclass (or define it on a `model=` object; both run)."""
 
     def mark_idle(self) -> None:
-        """Entry or exit action. This default does nothing: override it in a subclass (or
-        define it on a `model=` object; both run)."""
+        """Entry, exit or transition action. This default does nothing: override it in a
+        subclass (or define it on a `model=` object; both run)."""
 
     def close_socket(self) -> None:
-        """Entry or exit action. This default does nothing: override it in a subclass (or
-        define it on a `model=` object; both run)."""
+        """Entry, exit or transition action. This default does nothing: override it in a
+        subclass (or define it on a `model=` object; both run)."""

@@ -295,13 +295,13 @@ class Odd(_api.Run[OddRecord, OddState, OddEvent]):
         return True
 
     def property(self) -> None:
-        """Entry or exit action. This default does nothing: override it in a subclass (or
-        define it on a `model=` object; both run)."""
+        """Entry, exit or transition action. This default does nothing: override it in a
+        subclass (or define it on a `model=` object; both run)."""
 
     def action_record(self) -> None:
-        """Entry or exit action. This default does nothing: override it in a subclass (or
-        define it on a `model=` object; both run)."""
+        """Entry, exit or transition action. This default does nothing: override it in a
+        subclass (or define it on a `model=` object; both run)."""
 
     def classmethod(self) -> None:
-        """Entry or exit action. This default does nothing: override it in a subclass (or
-        define it on a `model=` object; both run)."""
+        """Entry, exit or transition action. This default does nothing: override it in a
+        subclass (or define it on a `model=` object; both run)."""
