@@ -98,7 +98,8 @@ def _step_lines(spec: Spec, where: str, index: int, step: Step) -> list[str]:
         out.append("       refused (its guards said no): the run stays where it is")
     for t in step.transitions:
         item = Item("transition", t.source, t.event, t.alternative, t.target)
-        by = f" (history: {t.history})" if t.history else ""
+        by = "" if t.kind is None else f" (history: {t.kind})" if t.kind in ("shallow", "deep") \
+            else f" ({t.kind})"
         out.append(f"       {t.source} -{t.event}-> {t.target}{by}  "
                    f"{where}:{spec_line(spec, item)}")
     out.append(f"       => {_configuration(step.configuration, step.status)}")
@@ -124,7 +125,7 @@ def as_json(spec: Spec, found: Paths) -> str:
                 "values": {k: _json_value(v) for k, v in s.values.items()},
                 "guards": dict(s.guards), "at": s.at.isoformat(),
                 "transitions": [{"source": t.source, "event": t.event, "target": t.target,
-                                 "alternative": t.alternative, "history": t.history,
+                                 "alternative": t.alternative, "kind": t.kind,
                                  "line": spec_line(spec, Item("transition", t.source, t.event,
                                                               t.alternative, t.target))}
                                 for t in s.transitions],

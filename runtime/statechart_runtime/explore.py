@@ -37,7 +37,7 @@ from statechart_runtime.events import done_event
 START = dt.datetime(2025, 1, 1, tzinfo=dt.UTC)  # the clock of every explored run
 DEADLINE = dt.timedelta(hours=1)  # how far after its step a placeholder time lies
 
-# One microstep as a step takes it: (source, event, target, history kind or None, position
+# One microstep as a step takes it: (source, event, target, step kind or None, position
 # of the alternative among the event's alternatives on its source).
 Micro = tuple[str, str, str, str | None, int]
 # A guard asked during a step: (state, event, position of the alternative, guard, answer).
@@ -80,7 +80,7 @@ class Space:
 
     run_class: Any
     spec: Any = field(init=False)
-    # (state, spec event) -> alternatives (target, history kind, guard names)
+    # (state, spec event) -> alternatives (target, step kind, guard names)
     alternatives: dict[tuple[str, str], list[tuple[str, str | None, tuple[str, ...]]]] = \
         field(init=False)
     sendable: list[str] = field(init=False)
@@ -289,7 +289,8 @@ class Space:
         typed = {f: (v, spec.codec.to_json(f, v)) for f, v in given.items()}
         effect = kernel.step(spec, state, event, selection.moves, typed, at,
                              selection.positions)
-        for move, position in zip(selection.moves, selection.positions, strict=True):
+        for move, position in zip(*kernel.in_history_order(selection.moves,
+                                                           selection.positions), strict=True):
             micro.append((move[0], event, move[1], move[2] if len(move) == 3 else None,
                           position))
         entered.extend(effect.entered)

@@ -167,6 +167,18 @@ def select(spec: Any, state: RunState,
     return found
 
 
+def in_history_order(moves: Sequence[Move], positions: Sequence[int] = ()
+                     ) -> tuple[Sequence[Move], Sequence[int]]:
+    """`moves` (and their `positions`) in the order a step takes and records them."""
+    if len(moves) < 2 or not any(m[2:] == (TARGETLESS,) for m in moves):
+        return moves, positions
+    # A targetless transition conflicts with none, so another one of the microstep may exit
+    # its source: it goes first (its values too), so that the history, replayed one step at
+    # a time, finds each step's source active (docs/semantics.md).
+    order = sorted(range(len(moves)), key=lambda i: moves[i][2:] != (TARGETLESS,))
+    return [moves[i] for i in order], [positions[i] for i in order] if positions else positions
+
+
 def step(spec: Any, state: RunState, event: str, moves: Sequence[Move], given: Given,
          at: dt.datetime, positions: Sequence[int] = ()) -> Effect:
     """The effect of taking `moves` (a conflict-free set, as `select` returns) on `event` at
@@ -177,13 +189,7 @@ def step(spec: Any, state: RunState, event: str, moves: Sequence[Move], given: G
     chart = spec.chart
     configuration = state.configuration
     kinds = any(len(m) == 3 for m in moves)  # history, internal or targetless moves
-    if kinds and len(moves) > 1:
-        # A targetless transition conflicts with none, so another one of the microstep may
-        # exit its source: it goes first (its values too), so that the history, replayed
-        # one step at a time, finds each step's source active (docs/semantics.md).
-        order = sorted(range(len(moves)), key=lambda i: moves[i][2:] != (TARGETLESS,))
-        moves = [moves[i] for i in order]
-        positions = [positions[i] for i in order] if positions else positions
+    moves, positions = in_history_order(moves, positions)
     effects = spec.effects
     assigns = spec.assigns
     all_sets: list[tuple[tuple[str, ...], Given]] = []

@@ -59,13 +59,14 @@ class Item:
 @dataclass(frozen=True, slots=True)
 class Transition:
     """One transition a step takes (`alternative`: its place among the event's alternatives
-    on `source`; `history`: `shallow`/`deep` when it re-entered by history)."""
+    on `source`; `kind`: as the history step's, `shallow`/`deep` when it re-entered by
+    history, `internal` when it kept its source, `targetless` when it moved nothing)."""
 
     source: str
     event: str
     target: str
     alternative: int
-    history: str | None = None
+    kind: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -402,9 +403,9 @@ def follow(run_class: Any, path: Path) -> Any:
                                    "guards refuse it")
         else:
             run.send(step.event, **step.values)
-        taken = tuple((s.source.value, s.event.value, s.target.value, s.history)
+        taken = tuple((s.source.value, s.event.value, s.target.value, s.kind)
                       for s in run.record.history[length:])
-        expected = tuple((t.source, t.event, t.target, t.history) for t in step.transitions)
+        expected = tuple((t.source, t.event, t.target, t.kind) for t in step.transitions)
         if taken != expected:
             raise PathMismatch(number, f"the transitions taken were {list(taken)}, not "
                                f"{list(expected)}")
