@@ -34,9 +34,11 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, TypeVar
 
+from statechart_runtime import store_read
 from statechart_runtime import store_versions as versions
 from statechart_runtime.errors import (
     ConcurrentUpdate,
+    DamagedRow,
     OutcomeUnknown,
     ReadOnlyStore,
     RunError,
@@ -51,9 +53,10 @@ from statechart_runtime.errors import (
     UnstorableValue,
 )
 from statechart_runtime.run import Run
+from statechart_runtime.store_read import HistoryRow, StoredRun
 from statechart_runtime.values import Clock, now, parse_time, utcnow
 
-__all__ = ["BACKENDS", "SCHEMA_VERSION", "ConcurrentUpdate", "Fired", "HistoryRow",
+__all__ = ["BACKENDS", "SCHEMA_VERSION", "ConcurrentUpdate", "DamagedRow", "Fired", "HistoryRow",
            "OutcomeUnknown", "ReadOnlyStore", "RunIdTaken", "RunNotFound", "RunStore",
            "SchemaProblem", "Statements", "StoreError", "StoreFull", "StoreUnavailable",
            "StoredRun", "TimerFailed", "UnknownName", "UnstorableValue", "open_store"]
@@ -115,19 +118,6 @@ class Statements:
     # The locking clause that ends a claim composed at run time (`fire_next_due`'s `skip=`):
     # PostgreSQL's FOR UPDATE SKIP LOCKED; "" where the write transaction holds the database.
     claim_clause: str = ""
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class HistoryRow:
-    """One transition of a stored run, as the `history` table holds it."""
-
-    run_id: str
-    index: int
-    event: str
-    source: str
-    target: str
-    at: dt.datetime
-    values: dict[str, Any]
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -493,11 +483,9 @@ class RunStore:
                   kwargs: dict[str, Any]) -> RunT:
         _, version, revision, steps, _ = row
         data = self._head_data(run_class, run_id, row)
-        data["history"] = [
-            {"event": e, "source": s, "target": t, "at": at, "values": json.loads(v),
-             **({"history": kind} if kind else {})}
-            for e, s, t, at, v, kind in self._x(self.sql.steps, (run_id,)).fetchall()]
         spec = run_class._sc_spec
+        data["history"] = store_read.step_dicts(self._x(self.sql.steps, (run_id,)).fetchall(),
+                                                spec.invalid)
         if len(data["history"]) != steps:
             raise spec.invalid("history", f"the store holds {len(data['history'])} steps of "
                                f"run {run_id!r}, its row says {steps}")
@@ -728,10 +716,11 @@ class RunStore:
         p = self.sql.param
         skipped = f" AND run_id NOT IN ({', '.join([p] * len(skip))})" if skip else ""
         spec = run_class._sc_spec
-        found = self._query(f"SELECT MIN(next_due) FROM runs WHERE spec = {p} AND spec_version "
-                            f"<= {p} AND next_due IS NOT NULL{skipped}",
-                            [spec.name, spec.version, *skip])
-        return parse_time("next_due", found[0][0]) if found and found[0][0] else None
+        found = self._query(f"SELECT run_id, next_due FROM runs WHERE spec = {p} AND "
+                            f"spec_version <= {p} AND next_due IS NOT NULL{skipped} "
+                            "ORDER BY next_due LIMIT 1", [spec.name, spec.version, *skip])
+        return store_read.column_time(found[0][0], "runs.next_due", found[0][1]) if found \
+            else None
 
     # -- queries -------------------------------------------------------------------------
 
@@ -757,8 +746,7 @@ class RunStore:
             sql += f" AND at < {p}"
             args.append(_utc_text(until))
         rows = self._read(lambda: self._x(sql + " ORDER BY idx", args).fetchall())
-        return [HistoryRow(r[0], r[1], r[2], r[3], r[4], parse_time("at", r[5]),
-                           json.loads(r[6])) for r in rows]
+        return store_read.history_rows(rows)
 
     def find(self, run_class: type[Run[Any, Any, Any]], *, status: Any = None,
              state: Any = None, tag: str | None = None) -> list[str]:
@@ -855,44 +843,12 @@ class RunStore:
         """The run `run_id` as stored, whatever its spec: its columns and its whole record as
         parsed JSON, its history from the `history` table, NOT checked (a tool checks it
         against a spec it chooses). RunNotFound if there is none; StoreError if the record is
-        not a JSON object, or holds a history other than the table's."""
-        found = self._stored_runs(f"run_id = {self.sql.param}", [run_id])
-        if not found:
-            raise RunNotFound(run_id)
-        text = self._query(self.sql.record, [run_id])[0][0]
-        try:
-            record = json.loads(text)
-        except ValueError as exc:
-            raise StoreError(f"run {run_id!r}: the stored record is not JSON: {exc}") from None
-        if not isinstance(record, dict):
-            raise StoreError(f"run {run_id!r}: the stored record is not a JSON object")
-        history = [{"event": e, "source": s, "target": t, "at": at, "values": json.loads(v),
-                    **({"history": kind} if kind else {})}
-                   for e, s, t, at, v, kind in self._query(self.sql.steps, [run_id])]
-        kept = record.get("history")
-        if kept and [_step_json(step) for step in kept] != [_step_json(h) for h in history]:
-            raise StoreError(f"run {run_id!r}: the record's history ({len(kept)} steps) is "
-                             f"not the history table's ({len(history)} steps)")
-        record["history"] = history
-        return found[0], record
+        not a JSON object, holds a history other than the table's, or a step is damaged."""
+        return store_read.stored_record(
+            self, run_id, lambda a, b: [_step_json(x) for x in a] == [_step_json(x) for x in b])
 
     def _stored_runs(self, where: str, args: list[Any]) -> list[StoredRun]:
-        # `where` is a condition on `spec` or `run_id`, columns of `runs` and `run_states`.
-        runs = self._query(
-            "SELECT run_id, spec, spec_version, revision, status, steps, created_at, "
-            f"updated_at, next_due FROM runs WHERE {where} ORDER BY run_id", args)
-        states: dict[str, list[str]] = {}
-        for run_id, state in self._query(
-                f"SELECT run_id, state FROM run_states WHERE {where} ORDER BY run_id, state",
-                args):
-            states.setdefault(run_id, []).append(state)
-        last = dict(self._query(
-            "SELECT run_id, MAX(at) FROM history WHERE run_id IN "
-            f"(SELECT run_id FROM runs WHERE {where}) GROUP BY run_id", args))
-        return [StoredRun(r[0], r[1], r[2], r[3], r[4], tuple(states.get(r[0], ())), r[5],
-                          parse_time("created_at", r[6]), parse_time("updated_at", r[7]),
-                          parse_time("at", last.get(r[0]) or r[6]),
-                          parse_time("next_due", r[8]) if r[8] else None) for r in runs]
+        return store_read.stored_runs(self, where, args)
 
     def _query(self, sql: str, args: list[Any]) -> list[Any]:
         """The rows of one read-only query (the views above read through here only)."""
@@ -949,23 +905,3 @@ def _step_json(step: Any) -> Any:
 def _utc_text(value: dt.datetime) -> str:
     """Times in the store's columns: UTC, fixed width, so text order is time order."""
     return value.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class StoredRun:
-    """A stored run as the store's columns describe it (`stored_runs`): `states` are the
-    active states (ancestors included, sorted by name), `last_transition_at` the last
-    step's time (when the run was stored, for a run with no step), `next_due` when its
-    earliest armed timer is due (None: none is armed)."""
-
-    run_id: str
-    spec: str
-    spec_version: int
-    revision: int
-    status: str
-    states: tuple[str, ...]
-    steps: int
-    created_at: dt.datetime
-    updated_at: dt.datetime
-    last_transition_at: dt.datetime
-    next_due: dt.datetime | None = None

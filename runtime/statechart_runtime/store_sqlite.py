@@ -172,7 +172,7 @@ class SqliteStore(RunStore):
             self._open_uri()
         except sqlite3.Error as exc:
             if getattr(exc, "sqlite_errorcode", 0) & 0xFF not in (_READONLY, _CANTOPEN):
-                raise
+                return  # not a database, damaged: the first read says so, as for any store
             wal = Path(f"{path}-wal")
             if wal.exists() and wal.stat().st_size > 0:
                 raise ReadOnlyStore(
