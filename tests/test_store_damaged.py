@@ -7,15 +7,17 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+import sqlite3
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import pytest
 from store_support import TICKET, Backend, Clock, assert_usable, gate_class
+from store_support import timed as timed_class
 
 from statechart.cli import main
-from statechart_runtime.errors import DamagedRow, InvalidRecord
+from statechart_runtime.errors import DamagedRow, InvalidRecord, TimerFailed
 from statechart_runtime.store import open_store
 from statechart_runtime.worker import Worker
 
@@ -82,3 +84,50 @@ def test_history_values_that_are_not_json_are_named(
     out, err = capsys.readouterr()
     assert code == 1 and out == "" and err.count("\n") == 1, err
     assert "history[1].values" in err and "Traceback" not in err
+
+
+def test_a_run_whose_write_is_refused_fails_alone_and_the_next_run_fires(
+        ticket: ModuleType, backend: Backend) -> None:
+    """The run due first has a `steps` column edited down: its new step's row collides with
+    a stored one (a duplicate key, on PostgreSQL met at the commit). That is the run's
+    failure (TimerFailed naming it), not the store's: skipped, the next due run fires."""
+    timed = timed_class(ticket)
+    clock = Clock(T0)
+    store = open_store(backend.url, clock=clock)
+    store.create(first := timed(clock=clock))
+    store.fire(timed, first.record.runId, "deny", note="no")
+    store.fire(timed, first.record.runId, "reopen", note="again")  # open: due in an hour
+    clock.advance(dt.timedelta(minutes=10))
+    store.create(second := timed(clock=clock))
+    backend.execute("UPDATE runs SET steps = 0 WHERE run_id = ?", (first.record.runId,))
+    clock.advance(dt.timedelta(hours=2))
+    with pytest.raises(TimerFailed) as caught:
+        store.fire_next_due(timed)
+    assert caught.value.run_id == first.record.runId
+    worker = Worker(store, timed, listen=False, retry_after=3600)
+    assert worker.run_once() == 1 and (worker.fired, worker.failed) == (1, 1)
+    assert store.find(timed, status="denied") == [second.record.runId]
+    assert store.due(timed) == [first.record.runId]  # nothing of it was saved
+    worker.close()
+    assert_usable(store, ticket)
+
+
+def test_a_value_sqlite_refuses_fails_that_run_alone(ticket: ModuleType,
+                                                     tmp_path: Path) -> None:
+    """A run id of 3000 characters, the connection's length limit (SQLITE_LIMIT_LENGTH)
+    lowered below its record's length: its write is refused (UnstorableValue), which is
+    TimerFailed for that run, not a store outage."""
+    timed = timed_class(ticket)
+    clock = Clock(T0)
+    store = open_store(tmp_path / "runs.db", clock=clock)
+    long_id = "x" * 3000
+    store.create(timed(run_id=long_id, clock=clock))
+    clock.advance(dt.timedelta(minutes=10))
+    store.create(other := timed(clock=clock))
+    clock.advance(dt.timedelta(hours=2))
+    store._db.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, 3050)  # type: ignore[attr-defined]
+    with pytest.raises(TimerFailed, match="UnstorableValue") as caught:
+        store.fire_next_due(timed)
+    assert caught.value.run_id == long_id
+    assert store.fire_next_due(timed, skip=[long_id]) is not None
+    assert store.find(timed, status="denied") == [other.record.runId]

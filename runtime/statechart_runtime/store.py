@@ -682,7 +682,8 @@ class RunStore:
         the claim skips runs other workers hold (FOR UPDATE SKIP LOCKED), so any number of
         workers can call this in a loop and never fire one timer twice. Runs in `skip` are
         passed over; a claimed run that cannot be fired raises TimerFailed (naming it:
-        skip it to go on), with nothing saved."""
+        skip it to go on), with nothing saved; failures of the store itself (busy, away,
+        full, damaged) are raised as they are."""
         self._writable()
         at = now if now is not None else self.now()  # claimed and fired at one time
         spec = run_class._sc_spec  # runs of a newer version are passed over: not ours to fire
@@ -695,18 +696,34 @@ class RunStore:
                      f"run_id NOT IN ({', '.join([p] * len(skip))}) "
                      f"ORDER BY next_due LIMIT 1{self.sql.claim_clause}")
 
+        claimed: list[str] = []  # the run this attempt claimed
+
         def work() -> Fired | None:
+            claimed.clear()
             row = self._x(claim, args).fetchone()
             if row is None:
                 return None
-            try:
-                return self._fire_due(run_class, row[0], at)
-            except Exception as exc:  # the run's own failure, unless a retry can cure it
-                if isinstance(exc, StoreError) or self._failure(exc) is not None:
-                    raise
-                raise TimerFailed(row[0], f"{type(exc).__name__}: {exc}") from exc
+            claimed.append(row[0])
+            return self._fire_due(run_class, row[0], at)
 
-        return self._with_retries(work, repeatable=False)
+        try:
+            return self._with_retries(work, repeatable=False)
+        except Exception as exc:
+            # The claimed run's own failure (a guard raised, a value or a row the database
+            # refuses), unless it is the store's: then no other run would fare better.
+            if not claimed or isinstance(exc, TimerFailed) or self._store_failed(exc):
+                raise
+            raise TimerFailed(claimed[0], f"{type(exc).__name__}: {exc}") from exc
+
+    def _store_failed(self, exc: BaseException) -> bool:
+        """Whether `exc` is a failure of the store itself (busy, unreachable, full, damaged,
+        an unknown outcome, its schema), not of the one run a call was about."""
+        if isinstance(exc, (OutcomeUnknown, StoreUnavailable, StoreFull, SchemaProblem,
+                            ReadOnlyStore)):
+            return True
+        driver = exc if isinstance(exc, self.driver_errors) else exc.__cause__
+        return isinstance(driver, self.driver_errors) and \
+            self._failure(driver) in ("busy", "disconnected", "full", "damaged")
 
     def next_due(self, run_class: type[Run[Any, Any, Any]], *, skip: Sequence[str] = ()
                  ) -> dt.datetime | None:
