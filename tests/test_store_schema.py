@@ -14,7 +14,7 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
-from store_support import TICKET, Backend, assert_usable
+from store_support import GATE, TICKET, Backend, assert_usable
 
 import statechart_runtime.store as store_module
 from statechart.cli import main
@@ -285,3 +285,33 @@ def test_runs_list_does_not_wait_for_a_writers_lock(capsys: pytest.CaptureFixtur
         writer.execute("ROLLBACK")
         writer.close()
     assert os.path.exists(path)
+
+
+def test_runs_work_upgrades_a_store_the_read_only_actions_cannot_read(
+        capsys: pytest.CaptureFixture[str], ticket: ModuleType, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A store one schema version behind the runtime: `runs list` cannot read it and says
+    which command upgrades it (no Python argument); `runs work`, the writable action, opens
+    it writable and so upgrades it."""
+    path, run_id = _read_only_store(ticket, tmp_path)
+    with open_store(path, read_only=True) as probe:
+        backend_class = type(probe)
+    monkeypatch.setattr(store_module, "SCHEMA_VERSION", SCHEMA_VERSION + 1)
+    monkeypatch.setattr(backend_class, "migrations",
+                        [*backend_class.migrations, ("CREATE TABLE x (y TEXT)",)])
+    code = main(["runs", "list", "--store", str(path)])
+    out, err = capsys.readouterr()
+    assert (code, out) == (2, "") and err.count("\n") == 1, err
+    assert "`statechart runs work --store URL --spec SPEC --once`" in err
+    assert "read_only" not in err
+    spec = tmp_path / "gate.yaml"
+    spec.write_text(GATE)
+    code = main(["runs", "work", "--store", str(path), "--spec", str(spec), "--once"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    with sqlite3.connect(path) as db:
+        assert db.execute("SELECT value FROM store_meta").fetchall() == [
+            (str(SCHEMA_VERSION + 1),)]
+    code = main(["runs", "list", "--store", str(path)])
+    out, err = capsys.readouterr()
+    assert (code, err) == (0, "") and run_id in out

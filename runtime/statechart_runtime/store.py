@@ -66,6 +66,9 @@ __all__ = ["BACKENDS", "SCHEMA_VERSION", "ConcurrentUpdate", "DamagedRow", "Fire
 SCHEMA_VERSION = 3
 # Versions below this one were development schemas no release wrote: no step leads from them.
 OLDEST_VERSION = 2
+# What a read-only store says to do about a schema it would have to upgrade (the CLI words
+# it as a command instead).
+UPGRADE_HINT = "open it once writable (read_only=False) to upgrade it"
 # The attribute a store sets on a run it created or loaded (a `_Mark`).
 MARK_ATTR = "_sc_store"
 RunT = TypeVar("RunT", bound=Run[Any, Any, Any])
@@ -432,8 +435,7 @@ class RunStore:
         if version < SCHEMA_VERSION:
             raise ReadOnlyStore(
                 f"{self.where}: the store's schema is version {version} and must be upgraded "
-                f"to {SCHEMA_VERSION} before this runtime reads it; open it once writable "
-                "(read_only=False) to upgrade it")
+                f"to {SCHEMA_VERSION} before this runtime reads it; {UPGRADE_HINT}")
 
     def _writable(self) -> None:
         if self.read_only:
