@@ -35,7 +35,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from statechart_runtime.errors import DamagedRow, StoreError, TimerFailed
+from statechart_runtime.errors import (
+    DamagedRow,
+    ReadOnlyStore,
+    SchemaProblem,
+    StoreError,
+    TimerFailed,
+)
 from statechart_runtime.store import Fired, RunStore
 
 __all__ = ["Worker"]
@@ -54,6 +60,9 @@ class Worker:
                  retry_after: float = 60.0, listen: bool = True) -> None:
         if max_sleep <= 0:
             raise ValueError(f"max_sleep must be positive, got {max_sleep!r}")
+        if store.read_only:
+            raise ReadOnlyStore(f"{store.where} was opened read-only, and a worker saves the "
+                                "runs whose timers it fires: open it with read_only=False")
         self.store = store
         self.run_class = run_class
         self.max_sleep = max_sleep
@@ -105,12 +114,15 @@ class Worker:
         """Fire due timers until `stop()`: after each round, sleep until the next deadline
         (at most `max_sleep` seconds), or until a run gets an earlier one (PostgreSQL). A
         store that fails (a database away for longer than the store's `timeout`, an outcome
-        unknown) is logged, and tried again after `max_sleep`: the worker outlives it."""
+        unknown) is logged, and tried again after `max_sleep`: the worker outlives it. What
+        no retry can cure (ReadOnlyStore, SchemaProblem) is raised."""
         try:
             while not self.stopping:
                 try:
                     self.run_once()
                     wait = self._sleep_time()
+                except (ReadOnlyStore, SchemaProblem):
+                    raise  # no retry can cure these: the worker would try forever
                 except StoreError as exc:
                     self.errors += 1
                     log.error("the store failed, trying again in %g s: %s", self.max_sleep, exc)
