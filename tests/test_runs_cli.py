@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 import sqlite3
 import subprocess
 import sys
@@ -398,3 +399,18 @@ def test_findings_point_at_the_store_without_its_password() -> None:
     assert location("runs.db") == "runs.db"
     assert location("sqlite:////srv/runs.db") == "/srv/runs.db"
     assert location("postgresql://bob:secret@db:5432/runs") == "postgresql://bob:***@db:5432/runs"
+
+
+def test_the_docs_list_example_is_the_real_output(capsys: pytest.CaptureFixture[str],
+                                                  store: Path, tmp_path: Path) -> None:
+    """docs/runs.md shows `runs list --tag waiting` on these runs: the same columns, widths
+    and rows as the command prints (times aside)."""
+    docs = (ROOT / "docs" / "runs.md").read_text()
+    command = "$ statechart runs list --store runs.db --spec ticket.yaml --tag waiting\n"
+    example = docs.split(command, 1)[1].split("\n\n", 1)[0].splitlines()
+    code, out, err = run_cli(capsys, "list", "--store", str(store), "--spec",
+                             spec_file(tmp_path, TICKET), "--tag", "waiting")
+    assert (code, err) == (0, "")
+    time = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z")
+    assert [time.sub("TIME", line) for line in out.splitlines()] == \
+        [time.sub("TIME", line) for line in example]
