@@ -69,6 +69,8 @@ OLDEST_VERSION = 2
 # What a read-only store says to do about a schema it would have to upgrade (the CLI words
 # it as a command instead).
 UPGRADE_HINT = "open it once writable (read_only=False) to upgrade it"
+# ... and about a database server it could not reach.
+UNREACHABLE_HINT = "is the server running? Repeat the call when it is back"
 # The attribute a store sets on a run it created or loaded (a `_Mark`).
 MARK_ATTR = "_sc_store"
 RunT = TypeVar("RunT", bound=Run[Any, Any, Any])
@@ -205,6 +207,9 @@ class RunStore:
         except StoreError:
             raise
         except Exception as exc:  # a file that cannot be opened, a server that is not there
+            if self._failure(exc) == "disconnected":  # may be back later: not the caller's
+                raise StoreUnavailable(f"{where}: cannot reach the database "
+                                       f"({_first_line(exc)}): {UNREACHABLE_HINT}") from None
             raise StoreError(f"{where}: cannot open the run store: {exc}") from None
         self._found_version = SCHEMA_VERSION
         try:

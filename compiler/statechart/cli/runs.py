@@ -168,8 +168,8 @@ def open_existing(url: str, *, read_only: bool = True) -> Any:
     replica, a backup, a read-only mount; no wait for a writer's lock): a SQLite file is
     first looked at read-only, since a writable `open_store` turns any file (even a missing
     one) into a new, empty store."""
-    from statechart_runtime.errors import ReadOnlyStore
-    from statechart_runtime.store import UPGRADE_HINT, open_store
+    from statechart_runtime.errors import ReadOnlyStore, StoreUnavailable
+    from statechart_runtime.store import UNREACHABLE_HINT, UPGRADE_HINT, open_store
 
     path = sqlite_path(url)
     if path is not None:
@@ -189,6 +189,9 @@ def open_existing(url: str, *, read_only: bool = True) -> Any:
         return open_store(url, read_only=read_only)
     except sqlite3.Error as exc:
         raise Failure(f"cannot open the store {location(url)}: {exc}") from None
+    except StoreUnavailable as exc:  # a server away: not a usage error, worth repeating
+        raise Failure(str(exc).replace(
+            UNREACHABLE_HINT, "is the server running? the command can be repeated")) from None
     except ReadOnlyStore as exc:  # the runtime's words are for a Python caller
         raise Usage(str(exc).replace(
             UPGRADE_HINT, "run `statechart runs work --store URL --spec SPEC --once` once to "
