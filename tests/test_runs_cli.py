@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 import sqlite3
 import subprocess
 import sys
@@ -14,8 +15,10 @@ from types import ModuleType
 
 import pytest
 from codegen_support import checked_text, generate, import_source
+from store_support import GATE
 
 from statechart.cli import main
+from statechart_runtime.errors import StoreUnavailable
 from statechart_runtime.store import open_store
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -398,3 +401,36 @@ def test_findings_point_at_the_store_without_its_password() -> None:
     assert location("runs.db") == "runs.db"
     assert location("sqlite:////srv/runs.db") == "/srv/runs.db"
     assert location("postgresql://bob:secret@db:5432/runs") == "postgresql://bob:***@db:5432/runs"
+
+
+def test_the_docs_list_example_is_the_real_output(capsys: pytest.CaptureFixture[str],
+                                                  store: Path, tmp_path: Path) -> None:
+    """docs/runs.md shows `runs list --tag waiting` on these runs: the same columns, widths
+    and rows as the command prints (times aside)."""
+    docs = (ROOT / "docs" / "runs.md").read_text()
+    command = "$ statechart runs list --store runs.db --spec ticket.yaml --tag waiting\n"
+    example = docs.split(command, 1)[1].split("\n\n", 1)[0].splitlines()
+    code, out, err = run_cli(capsys, "list", "--store", str(store), "--spec",
+                             spec_file(tmp_path, TICKET), "--tag", "waiting")
+    assert (code, err) == (0, "")
+    time = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z")
+    assert [time.sub("TIME", line) for line in out.splitlines()] == \
+        [time.sub("TIME", line) for line in example]
+
+
+@pytest.mark.parametrize("action", ["list", "work"])
+def test_a_server_that_cannot_be_reached_is_exit_1_not_a_usage_error(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path, action: str) -> None:
+    """Nothing listens on port 1: the URL is right, the server is away. Exit 1 (repeat it
+    later), one line that says so; a malformed URL stays a usage error (exit 2)."""
+    url = "postgresql://nobody@127.0.0.1:1/x"
+    spec = ["--spec", spec_file(tmp_path, GATE, "gate.yaml"), "--once"] if action == "work" \
+        else []
+    code, out, err = run_cli(capsys, action, "--store", url, *spec)
+    assert (code, out) == (1, "") and err.count("\n") == 1, err
+    assert err.startswith(f"statechart runs {action}: {url}: cannot reach the database")
+    assert err.rstrip().endswith("is the server running? the command can be repeated"), err
+    with pytest.raises(StoreUnavailable, match="is the server running"):
+        open_store(url)
+    code, out, err = run_cli(capsys, "list", "--store", "mysql://localhost/x")
+    assert (code, out) == (2, "") and "unsupported store URL" in err

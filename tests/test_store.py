@@ -19,7 +19,13 @@ import pytest
 from codegen_support import checked_text, generate
 from store_support import TICKET_MODULE, Backend, import_path, timed
 
-from statechart_runtime.errors import ConcurrentUpdate, RunError, RunNotFound, StoreError
+from statechart_runtime.errors import (
+    ConcurrentUpdate,
+    RunError,
+    RunNotFound,
+    StoreError,
+    StoreUnavailable,
+)
 from statechart_runtime.run import EventNotAccepted
 from statechart_runtime.store import SCHEMA_VERSION, RunStore, open_store
 
@@ -161,7 +167,7 @@ def test_bad_urls_are_store_errors(tmp_path: Path) -> None:
         open_store("mysql://localhost/runs")
     with pytest.raises(StoreError, match="cannot open the run store"):
         open_store(tmp_path / "no such folder" / "runs.db")
-    with pytest.raises(StoreError, match="cannot open the run store"):
+    with pytest.raises(StoreUnavailable, match="cannot reach the database"):
         open_store("postgresql://nobody@127.0.0.1:1/runs", timeout=1)
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
-from store_support import TICKET, Backend, assert_usable
+from store_support import GATE, TICKET, Backend, assert_usable
 
 import statechart_runtime.store as store_module
 from statechart.cli import main
@@ -172,16 +172,17 @@ def test_a_read_only_file_or_folder_is_read(capsys: pytest.CaptureFixture[str],
                                            ticket: ModuleType, tmp_path: Path,
                                            what: str) -> None:
     """A backup, a replica, a read-only mount: `open_store(read_only=True)` and the CLI read
-    it, and leave no file beside it. (As root, chmod does not stop writes: the store still
-    opens the file `immutable`, which is what this checks there.)"""
+    it and change nothing in it. (In a folder it cannot write, with no -wal file, the store
+    opens the file `immutable`; as root, chmod stops nothing and it opens it `mode=ro`.)"""
     path, run_id = _read_only_store(ticket, tmp_path)
-    before = sorted(p.name for p in path.parent.iterdir())
+    before = path.read_bytes()
     locked = path if what == "file" else path.parent
     mode = locked.stat().st_mode
     locked.chmod(0o555 if what == "folder" else 0o444)
     try:
         store = open_store(path, read_only=True)
-        assert "immutable=1" in _uri_of(store)  # SQLite takes no lock, makes no -shm file
+        if what == "folder" and not os.access(path.parent, os.W_OK):
+            assert "immutable=1" in _uri_of(store)  # no -shm file could be made
         assert store.load(ticket.Ticket, run_id).record.note == "no"
         store.close()
         code = main(["runs", "list", "--store", str(path)])
@@ -197,7 +198,63 @@ def test_a_read_only_file_or_folder_is_read(capsys: pytest.CaptureFixture[str],
         assert code == 0, (out, err)
     finally:
         locked.chmod(mode)
-    assert sorted(p.name for p in path.parent.iterdir()) == before
+    assert path.read_bytes() == before
+
+
+def test_a_live_store_in_a_read_only_folder_is_read_whole(
+        capsys: pytest.CaptureFixture[str], ticket: ModuleType, tmp_path: Path) -> None:
+    """A writer keeps the store open (its last commits are in the -wal file, not yet in the
+    database file); an operator reads it through a read-only folder: every run is there."""
+    path, _ = _read_only_store(ticket, tmp_path)
+    writer = open_store(path)
+    writer._db.execute("PRAGMA wal_autocheckpoint = 0")  # type: ignore[attr-defined]
+    ids = []
+    for _ in range(3):
+        writer.create(run := ticket.Ticket())
+        ids.append(run.record.runId)
+    assert Path(f"{path}-wal").stat().st_size > 0
+    mode = path.parent.stat().st_mode
+    path.parent.chmod(0o555)
+    try:
+        code = main(["runs", "list", "--store", str(path)])
+        out, err = capsys.readouterr()
+        assert (code, err) == (0, ""), err
+        assert all(run_id in out for run_id in ids), out
+        with open_store(path, read_only=True) as reader:
+            assert len(reader.stored_runs()) == 4
+    finally:
+        path.parent.chmod(mode)
+        writer.close()
+
+
+def test_unread_changes_in_a_read_only_folder_are_refused_not_hidden(
+        capsys: pytest.CaptureFixture[str], ticket: ModuleType, tmp_path: Path) -> None:
+    """A store copied with its -wal file (changes not yet in the database file) but no -shm
+    file, into a folder that cannot be written: SQLite cannot read the -wal file there, and
+    an immutable read would hide its runs. It is refused, saying what to do (as root, SQLite
+    makes the -shm file whatever the mode bits say, and reads it whole)."""
+    source, _ = _read_only_store(ticket, tmp_path)
+    writer = open_store(source)
+    writer._db.execute("PRAGMA wal_autocheckpoint = 0")  # type: ignore[attr-defined]
+    writer.create(run := ticket.Ticket())
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    for suffix in ("", "-wal"):
+        (copy / f"runs.db{suffix}").write_bytes(Path(f"{source}{suffix}").read_bytes())
+    writer.close()
+    path = copy / "runs.db"
+    copy.chmod(0o555)
+    try:
+        code = main(["runs", "list", "--store", str(path)])
+        out, err = capsys.readouterr()
+        if os.access(copy, os.W_OK):  # root
+            assert (code, err) == (0, "") and run.record.runId in out
+        else:
+            assert code != 0 and out == "" and "read a copy" in err and err.count("\n") == 1
+            with pytest.raises(ReadOnlyStore, match="-wal file holds changes"):
+                open_store(path, read_only=True)
+    finally:
+        copy.chmod(0o755)
 
 
 def _uri_of(store: object) -> str:
@@ -228,3 +285,33 @@ def test_runs_list_does_not_wait_for_a_writers_lock(capsys: pytest.CaptureFixtur
         writer.execute("ROLLBACK")
         writer.close()
     assert os.path.exists(path)
+
+
+def test_runs_work_upgrades_a_store_the_read_only_actions_cannot_read(
+        capsys: pytest.CaptureFixture[str], ticket: ModuleType, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A store one schema version behind the runtime: `runs list` cannot read it and says
+    which command upgrades it (no Python argument); `runs work`, the writable action, opens
+    it writable and so upgrades it."""
+    path, run_id = _read_only_store(ticket, tmp_path)
+    with open_store(path, read_only=True) as probe:
+        backend_class = type(probe)
+    monkeypatch.setattr(store_module, "SCHEMA_VERSION", SCHEMA_VERSION + 1)
+    monkeypatch.setattr(backend_class, "migrations",
+                        [*backend_class.migrations, ("CREATE TABLE x (y TEXT)",)])
+    code = main(["runs", "list", "--store", str(path)])
+    out, err = capsys.readouterr()
+    assert (code, out) == (2, "") and err.count("\n") == 1, err
+    assert "`statechart runs work --store URL --spec SPEC --once`" in err
+    assert "read_only" not in err
+    spec = tmp_path / "gate.yaml"
+    spec.write_text(GATE)
+    code = main(["runs", "work", "--store", str(path), "--spec", str(spec), "--once"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    with sqlite3.connect(path) as db:
+        assert db.execute("SELECT value FROM store_meta").fetchall() == [
+            (str(SCHEMA_VERSION + 1),)]
+    code = main(["runs", "list", "--store", str(path)])
+    out, err = capsys.readouterr()
+    assert (code, err) == (0, "") and run_id in out

@@ -25,6 +25,7 @@ from pg_server import Server
 from store_support import GATE, TICKET, Backend, Clock, gate_class, import_path
 
 from statechart.cli import main
+from statechart_runtime.errors import ReadOnlyStore
 from statechart_runtime.store import open_store
 from statechart_runtime.worker import Worker
 
@@ -301,6 +302,7 @@ SLOW_WORKER = """
 import pathlib, sys, time
 sys.path.insert(0, {tests!r})
 from store_support import import_path
+from statechart_runtime.errors import ReadOnlyStore
 from statechart_runtime.store import open_store
 from statechart_runtime.worker import Worker
 
@@ -351,3 +353,32 @@ def test_sigterm_during_a_transaction_lets_it_commit(tmp_path: Path) -> None:
     with open_store(db) as store:
         assert [r.event for r in store.history("slow")] == ["after.delay1.waiting"]
         assert store.history("next") == []  # stopped after the transaction under way
+
+
+def test_a_worker_refuses_what_no_retry_can_cure(gate: type[Any], backend: Backend) -> None:
+    """A read-only store is refused when the worker is made, and a store that turns out
+    read-only (or with a schema it cannot use) while it runs ends `run` with that error,
+    instead of a retry every `max_sleep` for ever."""
+    open_store(backend.url).close()  # the tables
+    with open_store(backend.url, read_only=True) as reader, \
+            pytest.raises(ReadOnlyStore, match="a worker saves the runs"):
+        Worker(reader, gate, listen=False)
+    store = open_store(backend.url)
+    store.create(gate(run_id="due", clock=lambda: T0))
+    worker = Worker(store, gate, listen=False, max_sleep=0.05)
+    store.read_only = True  # as if: every change is now refused with ReadOnlyStore
+    raised: list[BaseException] = []
+
+    def work() -> None:
+        try:
+            worker.run()
+        except BaseException as exc:
+            raised.append(exc)
+
+    thread = threading.Thread(target=work)
+    thread.start()
+    thread.join(5)
+    if thread.is_alive():
+        worker.stop()
+        thread.join()
+    assert [type(e) for e in raised] == [ReadOnlyStore] and worker.errors == 0

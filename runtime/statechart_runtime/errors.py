@@ -161,6 +161,23 @@ class TimerFailed(StoreError):
         return (type(self), (self.run_id, self.cause))
 
 
+class DamagedRow(StoreError):
+    """A column of run `run_id`'s row holds a value the store cannot have written (edited by
+    hand, or damaged): `column` names it (`runs.next_due`). Nothing was changed; the message
+    says how to repair it. A worker skips the run meanwhile."""
+
+    def __init__(self, run_id: str, column: str, problem: str) -> None:
+        super().__init__(f"run {run_id!r}: the stored {column} {problem}; repair the row "
+                         f"(a time is UTC text such as '2025-05-01T12:00:00.000000Z'), or "
+                         "restore the run from a backup")
+        self.run_id = run_id
+        self.column = column
+        self.problem = problem
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (type(self), (self.run_id, self.column, self.problem))
+
+
 class UnknownName(StoreError, ValueError):
     """`find` was given a state or status its run class's spec version does not have (an
     older version's name, a typo). The message says what it is called now, if a migration

@@ -34,10 +34,11 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, TypeVar
 
-from statechart_runtime import replay as _replay
+from statechart_runtime import store_read
 from statechart_runtime import store_versions as versions
 from statechart_runtime.errors import (
     ConcurrentUpdate,
+    DamagedRow,
     OutcomeUnknown,
     ReadOnlyStore,
     RunError,
@@ -52,9 +53,10 @@ from statechart_runtime.errors import (
     UnstorableValue,
 )
 from statechart_runtime.run import Run
+from statechart_runtime.store_read import HistoryRow, StoredRun
 from statechart_runtime.values import Clock, now, parse_time, utcnow
 
-__all__ = ["BACKENDS", "SCHEMA_VERSION", "ConcurrentUpdate", "Fired", "HistoryRow",
+__all__ = ["BACKENDS", "SCHEMA_VERSION", "ConcurrentUpdate", "DamagedRow", "Fired", "HistoryRow",
            "OutcomeUnknown", "ReadOnlyStore", "RunIdTaken", "RunNotFound", "RunStore",
            "SchemaProblem", "Statements", "StoreError", "StoreFull", "StoreUnavailable",
            "StoredRun", "TimerFailed", "UnknownName", "UnstorableValue", "open_store"]
@@ -64,6 +66,11 @@ __all__ = ["BACKENDS", "SCHEMA_VERSION", "ConcurrentUpdate", "Fired", "HistoryRo
 SCHEMA_VERSION = 3
 # Versions below this one were development schemas no release wrote: no step leads from them.
 OLDEST_VERSION = 2
+# What a read-only store says to do about a schema it would have to upgrade (the CLI words
+# it as a command instead).
+UPGRADE_HINT = "open it once writable (read_only=False) to upgrade it"
+# ... and about a database server it could not reach.
+UNREACHABLE_HINT = "is the server running? Repeat the call when it is back"
 # The attribute a store sets on a run it created or loaded (a `_Mark`).
 MARK_ATTR = "_sc_store"
 RunT = TypeVar("RunT", bound=Run[Any, Any, Any])
@@ -116,19 +123,6 @@ class Statements:
     # The locking clause that ends a claim composed at run time (`fire_next_due`'s `skip=`):
     # PostgreSQL's FOR UPDATE SKIP LOCKED; "" where the write transaction holds the database.
     claim_clause: str = ""
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class HistoryRow:
-    """One transition of a stored run, as the `history` table holds it."""
-
-    run_id: str
-    index: int
-    event: str
-    source: str
-    target: str
-    at: dt.datetime
-    values: dict[str, Any]
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -213,6 +207,9 @@ class RunStore:
         except StoreError:
             raise
         except Exception as exc:  # a file that cannot be opened, a server that is not there
+            if self._failure(exc) == "disconnected":  # may be back later: not the caller's
+                raise StoreUnavailable(f"{where}: cannot reach the database "
+                                       f"({_first_line(exc)}): {UNREACHABLE_HINT}") from None
             raise StoreError(f"{where}: cannot open the run store: {exc}") from None
         self._found_version = SCHEMA_VERSION
         try:
@@ -443,8 +440,7 @@ class RunStore:
         if version < SCHEMA_VERSION:
             raise ReadOnlyStore(
                 f"{self.where}: the store's schema is version {version} and must be upgraded "
-                f"to {SCHEMA_VERSION} before this runtime reads it; open it once writable "
-                "(read_only=False) to upgrade it")
+                f"to {SCHEMA_VERSION} before this runtime reads it; {UPGRADE_HINT}")
 
     def _writable(self) -> None:
         if self.read_only:
@@ -494,11 +490,9 @@ class RunStore:
                   kwargs: dict[str, Any]) -> RunT:
         _, version, revision, steps, _ = row
         data = self._head_data(run_class, run_id, row)
-        data["history"] = [
-            {"event": e, "source": s, "target": t, "at": at, "values": json.loads(v),
-             **(_replay.kind_entry(kind) if kind else {})}
-            for e, s, t, at, v, kind in self._x(self.sql.steps, (run_id,)).fetchall()]
         spec = run_class._sc_spec
+        data["history"] = store_read.step_dicts(self._x(self.sql.steps, (run_id,)).fetchall(),
+                                                spec.invalid)
         if len(data["history"]) != steps:
             raise spec.invalid("history", f"the store holds {len(data['history'])} steps of "
                                f"run {run_id!r}, its row says {steps}")
@@ -695,7 +689,8 @@ class RunStore:
         the claim skips runs other workers hold (FOR UPDATE SKIP LOCKED), so any number of
         workers can call this in a loop and never fire one timer twice. Runs in `skip` are
         passed over; a claimed run that cannot be fired raises TimerFailed (naming it:
-        skip it to go on), with nothing saved."""
+        skip it to go on), with nothing saved; failures of the store itself (busy, away,
+        full, damaged) are raised as they are."""
         self._writable()
         at = now if now is not None else self.now()  # claimed and fired at one time
         spec = run_class._sc_spec  # runs of a newer version are passed over: not ours to fire
@@ -708,18 +703,34 @@ class RunStore:
                      f"run_id NOT IN ({', '.join([p] * len(skip))}) "
                      f"ORDER BY next_due LIMIT 1{self.sql.claim_clause}")
 
+        claimed: list[str] = []  # the run this attempt claimed
+
         def work() -> Fired | None:
+            claimed.clear()
             row = self._x(claim, args).fetchone()
             if row is None:
                 return None
-            try:
-                return self._fire_due(run_class, row[0], at)
-            except Exception as exc:  # the run's own failure, unless a retry can cure it
-                if isinstance(exc, StoreError) or self._failure(exc) is not None:
-                    raise
-                raise TimerFailed(row[0], f"{type(exc).__name__}: {exc}") from exc
+            claimed.append(row[0])
+            return self._fire_due(run_class, row[0], at)
 
-        return self._with_retries(work, repeatable=False)
+        try:
+            return self._with_retries(work, repeatable=False)
+        except Exception as exc:
+            # The claimed run's own failure (a guard raised, a value or a row the database
+            # refuses), unless it is the store's: then no other run would fare better.
+            if not claimed or isinstance(exc, TimerFailed) or self._store_failed(exc):
+                raise
+            raise TimerFailed(claimed[0], f"{type(exc).__name__}: {exc}") from exc
+
+    def _store_failed(self, exc: BaseException) -> bool:
+        """Whether `exc` is a failure of the store itself (busy, unreachable, full, damaged,
+        an unknown outcome, its schema), not of the one run a call was about."""
+        if isinstance(exc, (OutcomeUnknown, StoreUnavailable, StoreFull, SchemaProblem,
+                            ReadOnlyStore)):
+            return True
+        driver = exc if isinstance(exc, self.driver_errors) else exc.__cause__
+        return isinstance(driver, self.driver_errors) and \
+            self._failure(driver) in ("busy", "disconnected", "full", "damaged")
 
     def next_due(self, run_class: type[Run[Any, Any, Any]], *, skip: Sequence[str] = ()
                  ) -> dt.datetime | None:
@@ -729,10 +740,11 @@ class RunStore:
         p = self.sql.param
         skipped = f" AND run_id NOT IN ({', '.join([p] * len(skip))})" if skip else ""
         spec = run_class._sc_spec
-        found = self._query(f"SELECT MIN(next_due) FROM runs WHERE spec = {p} AND spec_version "
-                            f"<= {p} AND next_due IS NOT NULL{skipped}",
-                            [spec.name, spec.version, *skip])
-        return parse_time("next_due", found[0][0]) if found and found[0][0] else None
+        found = self._query(f"SELECT run_id, next_due FROM runs WHERE spec = {p} AND "
+                            f"spec_version <= {p} AND next_due IS NOT NULL{skipped} "
+                            "ORDER BY next_due LIMIT 1", [spec.name, spec.version, *skip])
+        return store_read.column_time(found[0][0], "runs.next_due", found[0][1]) if found \
+            else None
 
     # -- queries -------------------------------------------------------------------------
 
@@ -758,8 +770,7 @@ class RunStore:
             sql += f" AND at < {p}"
             args.append(_utc_text(until))
         rows = self._read(lambda: self._x(sql + " ORDER BY idx", args).fetchall())
-        return [HistoryRow(r[0], r[1], r[2], r[3], r[4], parse_time("at", r[5]),
-                           json.loads(r[6])) for r in rows]
+        return store_read.history_rows(rows)
 
     def find(self, run_class: type[Run[Any, Any, Any]], *, status: Any = None,
              state: Any = None, tag: str | None = None) -> list[str]:
@@ -856,44 +867,12 @@ class RunStore:
         """The run `run_id` as stored, whatever its spec: its columns and its whole record as
         parsed JSON, its history from the `history` table, NOT checked (a tool checks it
         against a spec it chooses). RunNotFound if there is none; StoreError if the record is
-        not a JSON object, or holds a history other than the table's."""
-        found = self._stored_runs(f"run_id = {self.sql.param}", [run_id])
-        if not found:
-            raise RunNotFound(run_id)
-        text = self._query(self.sql.record, [run_id])[0][0]
-        try:
-            record = json.loads(text)
-        except ValueError as exc:
-            raise StoreError(f"run {run_id!r}: the stored record is not JSON: {exc}") from None
-        if not isinstance(record, dict):
-            raise StoreError(f"run {run_id!r}: the stored record is not a JSON object")
-        history = [{"event": e, "source": s, "target": t, "at": at, "values": json.loads(v),
-                    **(_replay.kind_entry(kind) if kind else {})}
-                   for e, s, t, at, v, kind in self._query(self.sql.steps, [run_id])]
-        kept = record.get("history")
-        if kept and [_step_json(step) for step in kept] != [_step_json(h) for h in history]:
-            raise StoreError(f"run {run_id!r}: the record's history ({len(kept)} steps) is "
-                             f"not the history table's ({len(history)} steps)")
-        record["history"] = history
-        return found[0], record
+        not a JSON object, holds a history other than the table's, or a step is damaged."""
+        return store_read.stored_record(
+            self, run_id, lambda a, b: [_step_json(x) for x in a] == [_step_json(x) for x in b])
 
     def _stored_runs(self, where: str, args: list[Any]) -> list[StoredRun]:
-        # `where` is a condition on `spec` or `run_id`, columns of `runs` and `run_states`.
-        runs = self._query(
-            "SELECT run_id, spec, spec_version, revision, status, steps, created_at, "
-            f"updated_at, next_due FROM runs WHERE {where} ORDER BY run_id", args)
-        states: dict[str, list[str]] = {}
-        for run_id, state in self._query(
-                f"SELECT run_id, state FROM run_states WHERE {where} ORDER BY run_id, state",
-                args):
-            states.setdefault(run_id, []).append(state)
-        last = dict(self._query(
-            "SELECT run_id, MAX(at) FROM history WHERE run_id IN "
-            f"(SELECT run_id FROM runs WHERE {where}) GROUP BY run_id", args))
-        return [StoredRun(r[0], r[1], r[2], r[3], r[4], tuple(states.get(r[0], ())), r[5],
-                          parse_time("created_at", r[6]), parse_time("updated_at", r[7]),
-                          parse_time("at", last.get(r[0]) or r[6]),
-                          parse_time("next_due", r[8]) if r[8] else None) for r in runs]
+        return store_read.stored_runs(self, where, args)
 
     def _query(self, sql: str, args: list[Any]) -> list[Any]:
         """The rows of one read-only query (the views above read through here only)."""
@@ -950,23 +929,3 @@ def _step_json(step: Any) -> Any:
 def _utc_text(value: dt.datetime) -> str:
     """Times in the store's columns: UTC, fixed width, so text order is time order."""
     return value.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class StoredRun:
-    """A stored run as the store's columns describe it (`stored_runs`): `states` are the
-    active states (ancestors included, sorted by name), `last_transition_at` the last
-    step's time (when the run was stored, for a run with no step), `next_due` when its
-    earliest armed timer is due (None: none is armed)."""
-
-    run_id: str
-    spec: str
-    spec_version: int
-    revision: int
-    status: str
-    states: tuple[str, ...]
-    steps: int
-    created_at: dt.datetime
-    updated_at: dt.datetime
-    last_transition_at: dt.datetime
-    next_due: dt.datetime | None = None

@@ -4,23 +4,23 @@ of `statechart_runtime.store.RunStore`, on the standard library's `sqlite3`.
 Its SQL is here, whole: the statements (`SQL`), and the store's schema as migrations
 (`MIGRATIONS`). Every write transaction takes the database's write lock at once
 (BEGIN IMMEDIATE): writers take turns, readers never wait (WAL). A read-only store opens
-the file with `mode=ro` (and `immutable=1` when neither the file nor its folder can be
-written, so SQLite needs no lock file): it never writes nor waits for a writer's lock.
+the file with `mode=ro` (`immutable=1` only in a read-only folder with no -wal file to read,
+where SQLite cannot make its -shm file): it never writes nor waits for a writer's lock.
 """
 
 from __future__ import annotations
 
-import os
 import sqlite3
-import stat
+from contextlib import suppress
 from pathlib import Path
 from urllib.parse import quote
 
-from statechart_runtime.errors import StoreError
+from statechart_runtime.errors import ReadOnlyStore, StoreError
 from statechart_runtime.store import RunStore, Statements
 
 # SQLite result codes (https://sqlite.org/rescode.html): sqlite3 gives them on its errors.
-_BUSY, _LOCKED, _CORRUPT, _FULL, _TOOBIG, _NOTADB = 5, 6, 11, 13, 18, 26
+_BUSY, _LOCKED, _READONLY, _CORRUPT, _CANTOPEN, _FULL, _TOOBIG, _NOTADB = (
+    5, 6, 8, 11, 14, 13, 18, 26)
 _CONSTRAINT_PRIMARYKEY, _CONSTRAINT_UNIQUE = 1555, 2067
 
 SQL = Statements(
@@ -163,18 +163,34 @@ class SqliteStore(RunStore):
         path = Path(self.path)
         if not path.is_file():
             raise StoreError(f"{self.path}: no such store file")
-        # A file that cannot change (a backup, a read-only mount or folder) is opened
-        # `immutable`: SQLite then takes no lock and needs no -shm file beside it, which a
-        # read-only folder could not hold. One that may change under us: plain `mode=ro`.
-        # "Cannot change": not writable by us, or by anyone by its mode bits (root may write
-        # anything, but a file chmod-ed read-only is meant to stay as it is).
-        fixed = any(not os.access(p, os.W_OK) or not stat.S_IMODE(p.stat().st_mode) & 0o222
-                    for p in (path, path.parent))
-        self._uri = (f"file:{quote(str(path.resolve()))}?mode=ro"
-                     + ("&immutable=1" if fixed else ""))
+        # Plain `mode=ro` sees a live store whole: its -wal file too. It needs the -shm file
+        # beside the database, so it fails in a folder we cannot write that has none. Only
+        # then is the file opened `immutable` (no lock, no -shm), and only when nothing is in
+        # a -wal file: immutable reads ignore it, and would miss the changes it holds.
+        self._uri = f"file:{quote(str(path.resolve()))}?mode=ro"
+        try:
+            self._open_uri()
+        except sqlite3.Error as exc:
+            if getattr(exc, "sqlite_errorcode", 0) & 0xFF not in (_READONLY, _CANTOPEN):
+                return  # not a database, damaged: the first read says so, as for any store
+            wal = Path(f"{path}-wal")
+            if wal.exists() and wal.stat().st_size > 0:
+                raise ReadOnlyStore(
+                    f"{self.path}: cannot be read as it is: its -wal file holds changes "
+                    "not yet in the database file, and SQLite cannot make the -shm file it "
+                    "needs to read them (the folder is read-only to us): give this user "
+                    "write access to the folder, or read a copy of the store (`sqlite3 "
+                    f"{self.path} .backup COPY` by its owner)") from None
+            self._uri += "&immutable=1"
+            self._open_uri()
+
+    def _open_uri(self) -> None:
+        with suppress(Exception):
+            self._db.close()
         self._db = sqlite3.connect(self._uri, uri=True, timeout=self.timeout,
                                    isolation_level=None)
         self._db.execute(f"PRAGMA busy_timeout = {int(self.timeout * 1000)}")
+        self._db.execute("SELECT count(*) FROM sqlite_master").fetchone()  # opens the file
 
     def _failure(self, exc: BaseException) -> str | None:
         if not isinstance(exc, sqlite3.Error):

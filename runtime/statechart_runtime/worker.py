@@ -35,7 +35,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from statechart_runtime.errors import StoreError, TimerFailed
+from statechart_runtime.errors import (
+    DamagedRow,
+    ReadOnlyStore,
+    SchemaProblem,
+    StoreError,
+    TimerFailed,
+)
 from statechart_runtime.store import Fired, RunStore
 
 __all__ = ["Worker"]
@@ -54,6 +60,9 @@ class Worker:
                  retry_after: float = 60.0, listen: bool = True) -> None:
         if max_sleep <= 0:
             raise ValueError(f"max_sleep must be positive, got {max_sleep!r}")
+        if store.read_only:
+            raise ReadOnlyStore(f"{store.where} was opened read-only, and a worker saves the "
+                                "runs whose timers it fires: open it with read_only=False")
         self.store = store
         self.run_class = run_class
         self.max_sleep = max_sleep
@@ -105,12 +114,15 @@ class Worker:
         """Fire due timers until `stop()`: after each round, sleep until the next deadline
         (at most `max_sleep` seconds), or until a run gets an earlier one (PostgreSQL). A
         store that fails (a database away for longer than the store's `timeout`, an outcome
-        unknown) is logged, and tried again after `max_sleep`: the worker outlives it."""
+        unknown) is logged, and tried again after `max_sleep`: the worker outlives it. What
+        no retry can cure (ReadOnlyStore, SchemaProblem) is raised."""
         try:
             while not self.stopping:
                 try:
                     self.run_once()
                     wait = self._sleep_time()
+                except (ReadOnlyStore, SchemaProblem):
+                    raise  # no retry can cure these: the worker would try forever
                 except StoreError as exc:
                     self.errors += 1
                     log.error("the store failed, trying again in %g s: %s", self.max_sleep, exc)
@@ -132,9 +144,7 @@ class Worker:
                 fired = self.store.fire_next_due(self.run_class, skip=skip)
             except TimerFailed as exc:
                 self.failed += 1
-                self._skipped[exc.run_id] = time.monotonic() + self.retry_after
-                log.error("run %s: timer failed, skipped for %g s: %s", exc.run_id,
-                          self.retry_after, exc.cause)
+                self._skip(exc.run_id, "timer failed", exc.cause)
                 continue
             if fired is None:
                 break
@@ -181,6 +191,10 @@ class Worker:
             log.info("run %s: fired %s, now in %s (revision %d)", run_id, event, entered,
                      fired.revision)
 
+    def _skip(self, run_id: str, what: str, why: str) -> None:
+        self._skipped[run_id] = time.monotonic() + self.retry_after
+        log.error("run %s: %s, skipped for %g s: %s", run_id, what, self.retry_after, why)
+
     def _skip_now(self) -> list[str]:
         now = time.monotonic()
         for run_id in [r for r, until in self._skipped.items() if until <= now]:
@@ -193,7 +207,12 @@ class Worker:
         wait = self.max_sleep
         if self._skipped:
             wait = min(wait, max(0.0, min(self._skipped.values()) - time.monotonic()))
-        due = self.store.next_due(self.run_class, skip=self._skip_now())
+        while True:
+            try:
+                due = self.store.next_due(self.run_class, skip=self._skip_now())
+                break
+            except DamagedRow as exc:  # that run's row, not the store: the others go on
+                self._skip(exc.run_id, "row damaged", str(exc))
         if due is not None:
             wait = min(wait, max(0.0, (due - self.store.now()).total_seconds()))
         return wait

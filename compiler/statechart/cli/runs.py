@@ -168,7 +168,8 @@ def open_existing(url: str, *, read_only: bool = True) -> Any:
     replica, a backup, a read-only mount; no wait for a writer's lock): a SQLite file is
     first looked at read-only, since a writable `open_store` turns any file (even a missing
     one) into a new, empty store."""
-    from statechart_runtime.store import open_store
+    from statechart_runtime.errors import ReadOnlyStore, StoreUnavailable
+    from statechart_runtime.store import UNREACHABLE_HINT, UPGRADE_HINT, open_store
 
     path = sqlite_path(url)
     if path is not None:
@@ -180,12 +181,21 @@ def open_existing(url: str, *, read_only: bool = True) -> Any:
             try:
                 with open_store(url, read_only=True):
                     pass
+            except ReadOnlyStore:  # a store, only not readable as it is: the open below is
+                pass
             except StatechartError as exc:
                 raise Usage(str(exc)) from None
     try:
         return open_store(url, read_only=read_only)
     except sqlite3.Error as exc:
         raise Failure(f"cannot open the store {location(url)}: {exc}") from None
+    except StoreUnavailable as exc:  # a server away: not a usage error, worth repeating
+        raise Failure(str(exc).replace(
+            UNREACHABLE_HINT, "is the server running? the command can be repeated")) from None
+    except ReadOnlyStore as exc:  # the runtime's words are for a Python caller
+        raise Usage(str(exc).replace(
+            UPGRADE_HINT, "run `statechart runs work --store URL --spec SPEC --once` once to "
+            "upgrade it (its writable open does)")) from None
     except StatechartError as exc:  # an unsupported or malformed URL, a newer schema
         raise Usage(str(exc)) from None
 
