@@ -154,9 +154,12 @@ def test_an_in_state_never_active_alongside_the_source() -> None:
                       "which is never active while `pending` is: the transition is never "
                       "taken")]
     assert rules(SPEC.replace("in: within_budget", "in: cancelled"))[0][0] == "in-never-active"
-    # an ancestor, the source's own region, a descendant: fine
-    for name in ("review", "approval", "budget"):
-        assert rules(SPEC.replace("in: within_budget", f"in: {name}")) == []
+    # another region: fine
+    assert rules(SPEC.replace("in: within_budget", "in: budget")) == []
+    # an ancestor: always active, so the alternative is unguarded after all
+    for name in ("review", "approval"):
+        assert [r for r, _ in rules(SPEC.replace("in: within_budget", f"in: {name}"))] == [
+            "ambiguous-transition"]
 
 
 def test_an_unknown_in_state() -> None:
@@ -197,3 +200,34 @@ def test_the_schema_takes_it() -> None:
 
     schema = json_schema()["$defs"]
     assert "in" in schema["transition"]["properties"]
+
+
+LOOP = """\
+statechart: loop
+version: 1
+initial: par
+states:
+  par:
+    parallel: true
+    states:
+      job:
+        initial: working
+        done: {target: finished, in: CONDITION}
+        states:
+          working: {on: {finish: finished}}
+          finished: {final: true}
+      side:
+        initial: idle
+        states:
+          idle: {on: {go: busy}}
+          busy: {on: {stop: ended}}
+          ended: {final: true}
+    done: closed
+  closed: {final: true}
+"""
+
+
+def test_completion_loop_sees_through_in() -> None:
+    # `in:` a state of another region can stop the loop; `in:` its own ancestor cannot.
+    assert "completion-loop" not in [r for r, _ in rules(LOOP.replace("CONDITION", "idle"))]
+    assert "completion-loop" in [r for r, _ in rules(LOOP.replace("CONDITION", "par"))]

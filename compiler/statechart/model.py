@@ -268,6 +268,12 @@ class Spec:
     def top_level(self) -> tuple[State, ...]:
         return tuple(s for s in self.states.values() if s.parent is None)
 
+    def always_enabled(self, t: Transition) -> bool:
+        """Whether nothing can stop `t` when its event comes: no guard, and every `in:` state
+        is its source or an ancestor (active whenever the source is)."""
+        return t.guard is None and all(
+            s == t.source or s in self.ancestors(t.source) for s in t.in_states)
+
     def ancestors(self, name: str) -> list[str]:
         """Parent first, root last."""
         out: list[str] = []

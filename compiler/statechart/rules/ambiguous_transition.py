@@ -3,10 +3,11 @@
 What: an event lists alternatives (`event: [{target: a, guard: g}, {target: b}]`) and either an
 alternative without a guard comes before the last one, so the alternatives after it are never
 tried, or two alternatives have the same guard (and the same `in:` states, which are part of
-the condition: an alternative with `in:` and no guard is not unguarded). An alternative that
-enters a state with a `limit:` is not enabled once the limit is reached, so the ones after it
-are tried then: it may be unguarded, or share its guard with a later one ("retry while it
-may, then fail").
+the condition: an alternative with `in:` and no guard is not unguarded, unless it names only
+its own state or ancestors, which are always active). An alternative that enters a state
+with a `limit:` is not enabled once the limit is reached, so the ones after it are tried
+then: it may be unguarded, or share its guard with a later one ("retry while it may, then
+fail").
 
 Why: alternatives are tried in order and the first whose guard passes wins. An unguarded
 alternative always passes, so anything after it is dead; two equal guards pick the first one
@@ -51,14 +52,14 @@ def check(spec: Spec, graph: Graph) -> Check:
             for i, t in enumerate(alternatives):
                 later = alternatives[i + 1:]
                 condition = (t.guard, frozenset(t.in_states))
-                if condition == (None, frozenset()) and later and not may_be_limited(t):
+                if spec.always_enabled(t) and later and not may_be_limited(t):
                     targets = ", ".join(f"`{x.target}`" for x in later)
                     yield problem(ID, SEVERITY, t.target_span,
                                   f"`{state.name}` on `{event}`: this alternative has no guard, "
                                   f"so the ones after it ({targets}) are never tried",
                                   "give it a guard, or move it last as the fallback")
                     break
-                if condition != (None, frozenset()):
+                if not spec.always_enabled(t):
                     if condition in guards_seen and not may_be_limited(
                             alternatives[guards_seen[condition]]):
                         shown = t.condition_text.strip()
