@@ -22,10 +22,13 @@ from statechart import semantics
 from statechart_runtime.semantics import Chart, Remembered
 
 
-def _enabled(spec: Any, event: str, guards: dict[str, bool]) -> Any:
+def _enabled(spec: Any, event: str, guards: dict[str, bool],
+             configuration: tuple[str, ...]) -> Any:
     def enabled(state: str) -> Iterator[str | tuple[str, str]]:
         for t in spec.states[state].transitions:
-            if t.event == event and (t.guard is None or guards[t.guard]):
+            # `in:` is asked against the configuration before the step (SCXML `In()`)
+            if t.event == event and (t.guard is None or guards[t.guard]) and all(
+                    s in configuration for s in t.in_states):
                 yield (t.target, t.move_kind) if t.move_kind else t.target
     return enabled
 
@@ -42,7 +45,8 @@ class _Macrostep:
         """(configuration, entered, remembered) after the event's microstep; None: no
         transition of it is enabled."""
         chart = self.chart
-        moves = chart.select(configuration, _enabled(self.spec, event, self.guards))
+        moves = chart.select(configuration,
+                             _enabled(self.spec, event, self.guards, configuration))
         if not moves:
             return None
         if not chart.remembers and all(len(m) == 2 for m in moves):

@@ -595,6 +595,7 @@ class _Builder:
         clears = self.names(got["clear"][1], f"`clear` of {where}") if "clear" in got else []
         actions = self.names(got["actions"][1], f"`actions` of {where}") \
             if "actions" in got else []
+        in_states = self.names(got["in"][1], f"`in` of {where}") if "in" in got else []
         description = self.text(got["description"][1], f"`description` of {where}") \
             if "description" in got else None
         assigns = self.assigns(got["assign"][1], f"`assign` of {where}",
@@ -617,6 +618,8 @@ class _Builder:
             kind=kind, internal_span=internal_span,
             actions=tuple(n for n, _ in actions),
             action_spans=tuple(self.span(n) for _, n in actions),
+            in_states=tuple(n for n, _ in in_states),
+            in_spans=tuple(self.span(n) for _, n in in_states),
             clears=tuple(n for n, _ in clears), clear_spans=tuple(self.span(n) for _, n in clears),
             assigns=tuple((n, v) for n, v, _, _ in assigns),
             assign_spans=tuple(self.span(v) for _, _, _, v in assigns),

@@ -67,6 +67,8 @@ KINDS: dict[str, str] = {
     "history-changed": "A transition now enters its target by history, or no longer does, "
                        "or by the other kind of history.",
     "transition-actions-changed": "A transition runs other actions (`actions:`).",
+    "in-changed": "A transition is enabled while other states are active (`in:`), or no "
+                  "longer depends on one; stored runs are safe (a step taken stays valid).",
     "transition-kind-changed": "A transition became targetless or internal (`internal: true`), "
                                "or no longer is.",
     # Run context and status vocabulary (docs/spec-format.md "Run context", "Status").
@@ -641,6 +643,15 @@ class _Differ:
                 self.add("guard-changed", f"{where} is now guarded by `{n.guard}` "
                          f"(was `{o.guard}`)", n.guard_span or n.span, callers=not n.internal,
                          help="a different condition decides; callers may now be refused")
+        old_in = tuple(self.smap.get(s, s) for s in o.in_states)
+        if old_in != n.in_states:
+            # An enabling condition, like a guard: the stored history holds what was taken,
+            # not why, so stored runs stay valid; callers may be refused (or no longer).
+            self.add("in-changed", f"{where} is now enabled "
+                     + (f"only in {_names(n.in_states)}" if n.in_states else "in any state")
+                     + f" (was {'only in ' + _names(old_in) if old_in else 'any state'})",
+                     n.in_spans[0] if n.in_spans else n.span, callers=not n.internal,
+                     help="callers that relied on the transition may now be refused")
         old_sets = {self.fmap.get(f, f) for f in o.given}
         for i, f in enumerate(n.sets):
             if f not in old_sets and f in n.given:

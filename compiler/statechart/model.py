@@ -67,6 +67,10 @@ class Transition:
     # `actions:` method names run when taken, between the exit and the entry actions.
     actions: tuple[str, ...] = ()
     action_spans: tuple[Span, ...] = ()
+    # `in:` states that must all be active for the transition to be enabled (SCXML `In()`),
+    # asked against the configuration before the step, before the guard.
+    in_states: tuple[str, ...] = ()
+    in_spans: tuple[Span, ...] = ()
 
     @property
     def targetless(self) -> bool:
@@ -99,6 +103,13 @@ class Transition:
                      for n, v in self.assigns}  # as YAML writes them: `true`, not `True`
         return "set: " + ", ".join(f"{n}={constants[n]}" if n in constants else n
                                    for n in self.sets)
+
+    @property
+    def condition_text(self) -> str:
+        """Its guard and `in:` states as diagrams label them, like a guard: ` [ok, in a, in
+        b]`; empty without either."""
+        parts = ([self.guard] if self.guard else []) + [f"in {s}" for s in self.in_states]
+        return f" [{', '.join(parts)}]" if parts else ""
 
     @property
     def action_text(self) -> str:
@@ -256,6 +267,12 @@ class Spec:
     @property
     def top_level(self) -> tuple[State, ...]:
         return tuple(s for s in self.states.values() if s.parent is None)
+
+    def always_enabled(self, t: Transition) -> bool:
+        """Whether nothing can stop `t` when its event comes: no guard, and every `in:` state
+        is its source or an ancestor (active whenever the source is)."""
+        return t.guard is None and all(
+            s == t.source or s in self.ancestors(t.source) for s in t.in_states)
 
     def ancestors(self, name: str) -> list[str]:
         """Parent first, root last."""

@@ -61,6 +61,8 @@ TRANSITION_KEYS = {
     "internal": "`true`: the target is inside the source, which is not exited (its exit and "
                 "entry actions do not run, its timers keep running)",
     "guard": "a method name; the transition is taken only when it returns true",
+    "in": "a state, or a list of states that must all be active: the transition is enabled "
+          "only while they are (SCXML `In()`), `in: within_budget`",
     "set": "record fields the event must provide (keyword arguments of the event)",
     "clear": "record fields unset when the transition is taken (before its `set`)",
     "assign": "record fields this alternative sets to a value the spec gives (not the "
@@ -164,6 +166,7 @@ def json_schema() -> dict[str, Any]:
             "target": _NAME, "guard": _NAME, "set": _names(), "clear": _names(),
             "description": {"type": "string"}, "history": {"enum": list(HISTORY_KINDS)},
             "assign": _ASSIGN, "internal": {"type": "boolean"}, "actions": _names(),
+            "in": _names(),
         }, TRANSITION_KEYS),
         # No `target`: a targetless transition, which neither enters by history nor is internal.
         "dependentRequired": _NEEDS_TARGET,
@@ -172,7 +175,7 @@ def json_schema() -> dict[str, Any]:
     one_transition = {"oneOf": [_NAME, {"$ref": "#/$defs/transition"}]}
     done_keys = {"target": _NAME, "guard": _NAME, "description": {"type": "string"},
                  "history": {"enum": list(HISTORY_KINDS)}, "assign": _ASSIGN,
-                 "internal": {"type": "boolean"}, "actions": _names()}
+                 "internal": {"type": "boolean"}, "actions": _names(), "in": _names()}
     done_transition = {"type": "object", "properties": _described(done_keys, DONE_KEYS),
                        "dependentRequired": _NEEDS_TARGET, "additionalProperties": False}
     one_done = {"oneOf": [_NAME, done_transition]}

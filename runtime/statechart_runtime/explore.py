@@ -279,7 +279,7 @@ class Space:
 
         state = kernel.RunState(snap.configuration, dict(snap.remembered), dict(snap.counts),
                                 list(snap.timers), snap.values.get)
-        selection = kernel.select(spec, state, alternatives)
+        selection = kernel.select(spec, state, alternatives, event)
         if not selection.moves:
             if strict and any(r[2] == "limit" for r in selection.refused):
                 # `Run` names the limit (LimitExceeded), not the guards: not a refusal by

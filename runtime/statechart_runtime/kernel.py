@@ -97,7 +97,8 @@ class Selection:
     """What `select` found: the transitions to take (`moves`, with the caller's objects in
     `taken`, each one's position among the event's alternatives on its source in
     `positions`), and the alternatives it passed over (`refused`: (state, target, cause, detail):
-    cause "limit" with the state that is at its limit, or "guard" with the caller's object).
+    cause "in" with the first `in:` state that is not active, "limit" with the state that is
+    at its limit, or "guard" with the caller's object).
     `handled` is False when no active state (nor an ancestor) has a transition for the event
     at all."""
 
@@ -131,21 +132,32 @@ def unmet(spec: Any, configuration: Iterable[str], value_of: Callable[[str], Any
 
 
 def select(spec: Any, state: RunState,
-           alternatives: Callable[[str], Iterable[Alternative]]) -> Selection:
+           alternatives: Callable[[str], Iterable[Alternative]],
+           event: str | None = None) -> Selection:
     """The transitions an event takes from `state` (`Chart.select`: for each active atomic
     state in document order, the first enabled alternative on it or on an ancestor; then
     SCXML conflict resolution). `alternatives(name)` gives the event's alternatives declared
-    on state `name`, in document order; each is enabled unless its target would be entered
-    beyond a limit (asked first, so a guard is not called for it) or its guard says no."""
+    on state `name`, in document order; each is enabled unless one of its `in:` states is not
+    in the configuration (SCXML `In()`, asked before the step: `spec.in_states`, by `event`),
+    its target would be entered beyond a limit (asked before the guard, so a guard is not
+    called for it) or its guard says no."""
     chart = spec.chart
     found = Selection()
     by_move: dict[Move, tuple[object, int]] = {}
     limits = spec.limits
+    conditions = spec.in_states if event is not None else None
+    active = frozenset(state.configuration) if conditions else frozenset()
 
     def enabled(name: str) -> Iterator[str | tuple[str, str]]:
         for position, (target, kind, guard, payload) in enumerate(alternatives(name)):
             found.handled = True
             move: Move = (name, target) if kind is None else (name, target, kind)
+            if conditions:
+                needed = conditions.get((name, event, position))
+                if needed and not active.issuperset(needed):
+                    missing = next(s for s in needed if s not in active)
+                    found.refused.append((name, target, "in", missing))
+                    continue
             if limits:
                 # What the alternative enters (an exit set is not needed here: cheap, cached
                 # for a plain transition).

@@ -39,13 +39,15 @@ class EventNotAccepted(RunError, TransitionNotAllowed):
     """The run cannot take this event now, and says why (`cause`): the spec has no such event
     ("unknown"), the run raises it itself ("internal"), the run has ended ("ended"), no active
     state (nor an ancestor) handles it ("unhandled"), or every alternative's guard said no
-    ("guard": `guards` names them). A `TransitionNotAllowed` too, so code written against
-    python-statemachine keeps catching it. (A limit reached raises LimitExceeded, a missing
+    ("guard": `guards` names them) or needs a state that is not active ("in": `inactive`
+    names those of their `in:` conditions; with guards too, the cause is "guard"). A
+    `TransitionNotAllowed` too, so code written against python-statemachine keeps catching
+    it. (A limit reached raises LimitExceeded, a missing
     value MissingField.)"""
 
     def __init__(self, event: str, configuration: tuple[str, ...], *, ended: bool,
                  known: bool = True, internal: bool = False,
-                 guards: tuple[str, ...] = ()) -> None:
+                 guards: tuple[str, ...] = (), inactive: tuple[str, ...] = ()) -> None:
         where = ", ".join(configuration)
         if not known:
             cause, reason = "unknown", "the spec has no such event"
@@ -54,9 +56,12 @@ class EventNotAccepted(RunError, TransitionNotAllowed):
                                          "cannot be sent")
         elif ended:
             cause, reason = "ended", f"the run has ended (in {where})"
-        elif guards:
-            cause, reason = "guard", (f"its guard{'s' if len(guards) > 1 else ''} said no: "
-                                      + ", ".join(f"`{g}`" for g in guards) + f" (in {where})")
+        elif guards or inactive:
+            said = [f"its guard{'s' if len(guards) > 1 else ''} said no: "
+                    + ", ".join(f"`{g}`" for g in guards)] if guards else []
+            said += [f"it needs {', '.join(f'`{s}`' for s in inactive)} active (`in:`)"
+                     ] if inactive else []
+            cause, reason = "guard" if guards else "in", "; ".join(said) + f" (in {where})"
         else:
             cause, reason = "unhandled", f"no active state handles it (active: {where})"
         Exception.__init__(self, f"event `{event}`: {reason}")
@@ -67,19 +72,21 @@ class EventNotAccepted(RunError, TransitionNotAllowed):
         self.known = known
         self.internal = internal
         self.guards = guards
+        self.inactive = inactive
         self.cause = cause
 
     def __reduce__(self) -> tuple[object, ...]:  # picklable: it crosses process boundaries
         return (_event_not_accepted, (type(self), self.event, self.configuration, self.ended,
-                                      self.known, self.internal, self.guards))
+                                      self.known, self.internal, self.guards, self.inactive))
 
 
 def _event_not_accepted(cls: type[EventNotAccepted], event: str,
                         configuration: tuple[str, ...], ended: bool,
                         known: bool, internal: bool = False,
-                        guards: tuple[str, ...] = ()) -> EventNotAccepted:
+                        guards: tuple[str, ...] = (),
+                        inactive: tuple[str, ...] = ()) -> EventNotAccepted:
     return cls(event, configuration, ended=ended, known=known, internal=internal,
-               guards=guards)
+               guards=guards, inactive=inactive)
 
 
 class Run(Generic[R, S, E]):
@@ -402,7 +409,10 @@ class Run(Generic[R, S, E]):
         guards = tuple(dict.fromkeys(
             name for _, _, cause, transition in refused if cause == "guard"
             for name in _guard_names(transition)))
-        return EventNotAccepted(event, self._active, ended=False, guards=guards)
+        inactive = tuple(dict.fromkeys(
+            str(detail) for _, _, cause, detail in refused if cause == "in"))
+        return EventNotAccepted(event, self._active, ended=False, guards=guards,
+                                inactive=inactive)
 
     # -- timers ------------------------------------------------------------------------------
 
@@ -510,7 +520,7 @@ class Run(Generic[R, S, E]):
                 yield target, kind, guard, transition
 
         state = self._state()
-        selection = kernel.select(spec, state, alternatives)
+        selection = kernel.select(spec, state, alternatives, event)
         effect = refused = None
         if selection.moves:
             try:

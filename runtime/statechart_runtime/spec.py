@@ -51,6 +51,7 @@ class SpecTables:
         "history",
         "history_ids",
         "history_targets",
+        "in_states",
         "initial_counts",
         "internal",
         "invalid",
@@ -104,6 +105,7 @@ class SpecTables:
         statuses: Mapping[str, str] | None = None,
         status_enum: type[enum.Enum] | None = None,
         counters: Mapping[str, str] | None = None,
+        in_states: Mapping[tuple[str, str, int], tuple[str, ...]] | None = None,
     ) -> None:
         """`event_ids` and `attrs` hold the spec's names that the generated module maps to
         other Python names (docs/generated-code.md, "Names"): event -> python-statemachine
@@ -123,7 +125,11 @@ class SpecTables:
         target) -> fields the transition unsets) and `exit_clears` (state -> fields unset
         when it is exited); `fills` (version -> fields its migration fills with their
         default); `statuses` (state -> the status it reports) with `status_enum`; `counters`
-        (record key -> the state whose entries it reports)."""
+        (record key -> the state whose entries it reports).
+
+        `in_states`: (source, event, position among the event's alternatives on the source)
+        -> the states that must all be active for that alternative to be enabled (`in:`,
+        asked by `kernel.select`)."""
         self.name = name
         self.version = version
         self.sha256 = sha256
@@ -187,6 +193,7 @@ class SpecTables:
         self.attrs: dict[str, str] = {f: f for f in fields}
         self.attrs.update(attrs or {})
         self.limits = dict(limits or {})
+        self.in_states = {key: tuple(states) for key, states in (in_states or {}).items()}
         self.requires = dict(requires or {})
         self.migrations = dict(migrations or {})
         self.timers = TimerTable(timers or ())

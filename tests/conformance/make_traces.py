@@ -78,6 +78,8 @@ class State:
     # Transition actions (lang family): "on.EVENT", "done" or "after.KEY" -> alternative's
     # index -> its `actions:`.
     acts: dict[str, dict[int, list[str]]] = field(default_factory=dict)
+    # `in:` conditions (in family), keyed as `acts`: the states that must all be active.
+    ins: dict[str, dict[int, list[str]]] = field(default_factory=dict)
 
     def walk(self) -> Iterator[State]:
         yield self
@@ -131,16 +133,19 @@ def to_yaml(spec: Spec) -> str:
     lines = [f"statechart: {spec.name}", "version: 1", f"initial: {spec.initial}", "states:"]
 
     def alternatives(key: str, alts: list[Alt], name: str | None = None,
-                     acts: dict[int, list[str]] | None = None) -> None:
+                     acts: dict[int, list[str]] | None = None,
+                     ins: dict[int, list[str]] | None = None) -> None:
         acts = acts or {}
+        ins = ins or {}
         if len(alts) == 1 and alts[0][1] is None and alts[0][2] is None and name is None \
-                and not acts:
+                and not acts and not ins:
             lines.append(f"{key}: {alts[0][0]}")
             return
         lines.append(f"{key}:")
         for i, (target, guard, kind) in enumerate(alts):
             written = [] if kind == "targetless" else [f"target: {target}"]
             written += [f"guard: {guard}"] if guard else []
+            written += [f"in: [{', '.join(ins[i])}]"] if i in ins else []
             written += [f"history: {kind}"] if kind in HISTORY_KINDS else []
             written += ["internal: true"] if kind == "internal" else []
             written += [f"name: {name}"] if name and i == 0 else []
@@ -164,13 +169,15 @@ def to_yaml(spec: Spec) -> str:
         if s.on:
             lines.append(f"{body}on:")
             for event, alts in s.on.items():
-                alternatives(f"{body}  {event}", alts, None, s.acts.get(f"on.{event}"))
+                alternatives(f"{body}  {event}", alts, None, s.acts.get(f"on.{event}"),
+                             s.ins.get(f"on.{event}"))
         if s.done:
-            alternatives(f"{body}done", s.done, None, s.acts.get("done"))
+            alternatives(f"{body}done", s.done, None, s.acts.get("done"), s.ins.get("done"))
         if s.after:
             lines.append(f"{body}after:")
             for key, alts in s.after.items():
-                alternatives(f"{body}  {key}", alts, s.names.get(key), s.acts.get(f"after.{key}"))
+                alternatives(f"{body}  {key}", alts, s.names.get(key), s.acts.get(f"after.{key}"),
+                             s.ins.get(f"after.{key}"))
         if s.children:
             lines.append(f"{body}states:")
             for c in s.children:
@@ -206,7 +213,7 @@ def xstate_config(spec: Spec) -> dict[str, object]:
                     histories.setdefault(t, set()).add(h)
 
     def transition(t: str, g: str | None, h: str | None,
-                   acts: list[str]) -> dict[str, object]:
+                   acts: list[str], ins: list[str]) -> dict[str, object]:
         if h == "targetless":
             out: dict[str, object] = {"actions": [*acts, TARGETLESS_MARKER]}
         elif h == "internal":  # XState's default, `reenter: false`
@@ -215,12 +222,16 @@ def xstate_config(spec: Spec) -> dict[str, object]:
             out = {"target": f"#{history_id(t, h) if h else t}", "reenter": True}
         if acts and h != "targetless":
             out["actions"] = list(acts)
-        return {**out, **({"guard": g} if g else {})}
+        # `in:`: the runner makes the guard `and([g, stateIn('#a'), ...])` (XState's In()).
+        return {**out, **({"guard": g} if g else {}),
+                **({"in": [f"#{n}" for n in ins]} if ins else {})}
 
-    def transitions(alts: list[Alt], acts: dict[int, list[str]] | None = None
-                    ) -> list[dict[str, object]]:
+    def transitions(alts: list[Alt], acts: dict[int, list[str]] | None = None,
+                    ins: dict[int, list[str]] | None = None) -> list[dict[str, object]]:
         acts = acts or {}
-        return [transition(t, g, h, acts.get(i, [])) for i, (t, g, h) in enumerate(alts)]
+        ins = ins or {}
+        return [transition(t, g, h, acts.get(i, []), ins.get(i, []))
+                for i, (t, g, h) in enumerate(alts)]
 
     def node(s: State, top_level: bool) -> dict[str, object]:
         out: dict[str, object] = {"id": s.name}
@@ -235,17 +246,19 @@ def xstate_config(spec: Spec) -> dict[str, object]:
         if s.exit:
             out["exit"] = list(s.exit)
         if s.on:
-            out["on"] = {event: transitions(alts, s.acts.get(f"on.{event}"))
+            out["on"] = {event: transitions(alts, s.acts.get(f"on.{event}"),
+                                            s.ins.get(f"on.{event}"))
                          for event, alts in s.on.items()}
         if s.done:
-            out["onDone"] = transitions(s.done, s.acts.get("done"))
+            out["onDone"] = transitions(s.done, s.acts.get("done"), s.ins.get("done"))
         elif s.kind == "parallel" and top_level:
             # XState ends a machine only in a top-level final state; our runs also end when a
             # top-level parallel state without `done:` completes (see xstate_runner.mjs). A
             # targetless transition changes nothing; its action tells the runner it happened.
             out["onDone"] = {"actions": [DONE_MARKER]}
         if s.after:
-            out["after"] = {str(delay_ms(key)): transitions(alts, s.acts.get(f"after.{key}"))
+            out["after"] = {str(delay_ms(key)): transitions(alts, s.acts.get(f"after.{key}"),
+                                                            s.ins.get(f"after.{key}"))
                             for key, alts in s.after.items()}
         if s.children:
             states = {c.name: node(c, False) for c in s.children}
@@ -862,6 +875,38 @@ class LangBuilder(TimerBuilder):
         s.on[rng.choice(free)] = [(alt[0], self.guard() if guarded else None, alt[2])]
 
 
+class InBuilder(LangBuilder):
+    """The `in` family: the lang family's specs plus `in:` conditions (SCXML `In()`, XState's
+    `stateIn('#id')`) on about half of the alternatives of states inside a parallel state,
+    naming one or two states that can be active alongside the source: mostly states of
+    another region of a parallel ancestor, sometimes an ancestor (always true). A spec the
+    conditions would make `check` refuse (a trap, say) keeps none."""
+
+    def finish(self, spec: Spec) -> None:
+        super().finish(spec)
+        rng = self.rng
+        for s in spec.states():
+            line = s.ancestors()
+            others = [o for i, p in enumerate(line) if p.kind == "parallel"
+                      for region in p.children if region is not (line[i - 1] if i else s)
+                      for o in region.walk()]
+            if not others:
+                continue
+            keyed = [*((f"on.{e}", alts) for e, alts in s.on.items()),
+                     *((("done", s.done),) if s.done else ()),
+                     *((f"after.{k}", alts) for k, alts in s.after.items())]
+            for key, alts in keyed:
+                for index in range(len(alts)):
+                    if rng.random() < 0.5:
+                        pool = others if rng.random() < 0.9 else line
+                        names = sorted({rng.choice(pool).name
+                                        for _ in range(1 if rng.random() < 0.8 else 2)})
+                        s.ins.setdefault(key, {})[index] = names
+        if checked_text(to_yaml(spec)) is None:
+            for s in spec.states():
+                s.ins.clear()
+
+
 def shadowed_events(s: State) -> frozenset[str]:
     """The events a targetless transition of `s` must not take: those of a parallel ancestor
     P of `s` or of any state above P, and those of any state inside a parallel state that is
@@ -893,6 +938,7 @@ FAMILIES: dict[str, tuple[type[Builder], int, int, str]] = {
     "done_history": (CompletionBuilder, 100, 20261201, "done-history"),
     "timers": (TimerBuilder, 60, 20261202, "timers"),
     "lang": (LangBuilder, 60, 20261203, "lang"),
+    "in": (InBuilder, 25, 20261204, "in"),
 }
 # Clock advances of the timers family (ms): whole multiples of 100, see TimerBuilder.
 ADVANCES = (100, 200, 300, 500, 800, 1000, 1500, 2500)
@@ -904,7 +950,8 @@ def random_specs(count: int, seed: int, family: str = "base") -> Iterator[Spec]:
     rng = random.Random(seed)
     made = tried = 0
     builder_class = FAMILIES[family][0]
-    prefix = {"base": "conf", "done_history": "dh", "timers": "tm", "lang": "lg"}[family]
+    prefix = {"base": "conf", "done_history": "dh", "timers": "tm", "lang": "lg",
+              "in": "in"}[family]
     while made < count:
         tried += 1
         builder = builder_class(random.Random(rng.getrandbits(64)), f"{prefix}_{made:03d}")
@@ -962,17 +1009,18 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--family", choices=sorted(FAMILIES), default="base",
                         help="base: the first 203 specs; done_history: completion and history; "
-                        "timers: `after:` delays; lang: targetless and internal transitions")
+                        "timers: `after:` delays; lang: targetless and internal transitions; in: "
+                        "`in:` conditions")
     parser.add_argument("--specs", type=int, help="random specs (base 200, done_history 100)")
     parser.add_argument("--seed", type=int, help="base 20250501, done_history 20261201, "
-                        "timers 20261202, lang 20261203")
+                        "timers 20261202, lang 20261203, in 20261204")
     parser.add_argument("--out", type=Path, default=HERE / "traces")
     args = parser.parse_args()
     _, default_count, default_seed, prefix = FAMILIES[args.family]
     count = default_count if args.specs is None else args.specs
     seed = default_seed if args.seed is None else args.seed
     extended = args.family != "base"
-    timed = args.family in ("timers", "lang")
+    timed = args.family in ("timers", "lang", "in")
 
     specs = ([] if extended else fixed_specs()) + list(random_specs(count, seed, args.family))
     rng = random.Random(seed + 1)

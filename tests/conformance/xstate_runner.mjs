@@ -22,7 +22,7 @@
 // same instant goes first is SimulatedClock's choice (its sort, its comparator); the
 // generator avoids ties and the clock refuses one.
 import { readFileSync } from 'node:fs';
-import { createActor, createMachine } from 'xstate';
+import { and, createActor, createMachine, stateIn } from 'xstate';
 
 // Must match make_traces.py: the action of the targetless `onDone` of top-level parallel states,
 // and the action of a spec's targetless transitions (XState's `can()` refuses a transition with
@@ -120,7 +120,7 @@ function run(spec) {
   for (const [name, value] of Object.entries(spec.guards)) {
     guards[name] = () => value;
   }
-  const machine = createMachine(spec.machine).provide({ actions, guards });
+  const machine = createMachine(withIn(spec.machine)).provide({ actions, guards });
   const exits = exitsOf(spec.machine);
 
   // `_nodes` is XState's own list of active state nodes (the pinned version's snapshot field);
@@ -189,3 +189,24 @@ function run(spec) {
 
 const specs = JSON.parse(readFileSync(0, 'utf8'));
 process.stdout.write(JSON.stringify(specs.map(run)));
+
+// A transition's `in: ['#id', ...]` (make_traces.py, the `in` family): its guard becomes
+// `and([guard, stateIn('#id'), ...])`, XState's In(). The config is JSON, so the runner makes
+// the guard objects.
+function withIn(node) {
+  const fix = (transitions) => {
+    if (transitions === undefined || typeof transitions === 'string') return transitions;
+    const list = Array.isArray(transitions) ? transitions : [transitions];
+    return list.map((t) => {
+      if (typeof t !== 'object' || t.in === undefined) return t;
+      const { in: states, guard, ...rest } = t;
+      return { ...rest, guard: and([...(guard ? [guard] : []), ...states.map((id) => stateIn(id))]) };
+    });
+  };
+  const out = { ...node };
+  if (node.on) out.on = Object.fromEntries(Object.entries(node.on).map(([e, t]) => [e, fix(t)]));
+  if (node.onDone) out.onDone = fix(node.onDone);
+  if (node.after) out.after = Object.fromEntries(Object.entries(node.after).map(([k, t]) => [k, fix(t)]));
+  if (node.states) out.states = Object.fromEntries(Object.entries(node.states).map(([k, s]) => [k, withIn(s)]));
+  return out;
+}

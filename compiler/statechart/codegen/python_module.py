@@ -327,6 +327,8 @@ def _tables(spec: Spec, pn: PythonNames) -> dict[str, object]:
             t for t in spec.transitions()  # timers: in `timers`
             if t.internal and t.order == 0 and t.trigger != "after")],
         "history": _history_rows(spec),
+        "in_states": [(py((t.source, t.event, t.order)), py(t.in_states))
+                      for t in spec.transitions() if t.in_states],
         "history_ids": [(py(f"{target}.{kind}"), py(str(pn.history_state(target, kind))))
                         for target, kinds in histories.items() for kind in kinds],
         "remembers": sorted(histories),

@@ -105,7 +105,8 @@ def _transition_row(t: Transition, marks: OverlayMarks) -> dict[str, str]:
     change = f" **{mark}**" if mark else ""
     return {"event": _event_cell(t, change), "source": _code(t.source),
             "target": _code(t.target),
-            "guard": _code(t.guard) if t.guard else "",
+            "guard": ", ".join(([_code(t.guard)] if t.guard else [])
+                               + [f"in {_code(s)}" for s in t.in_states]),
             # an `assign:` field with its constant: `failureType` = `retries_exhausted`
             "sets": ", ".join(f"{_code(n)} = {_constant(dict(t.assigns)[n])}"
                               if n in dict(t.assigns) else _code(n) for n in t.sets),

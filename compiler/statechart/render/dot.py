@@ -198,7 +198,7 @@ def _add_edge(graph: graphviz.Digraph, spec: Spec, t: Transition, ids: _Ids,
         attrs["ltail"] = f"cluster_{ids[t.source]}"
     if target.kind != "atomic" and target.kind != "final" and t.target not in source_line:
         attrs["lhead"] = f"cluster_{ids[t.target]}"
-    first = event_label(t) + (f" [{t.guard}]" if t.guard else "")
+    first = event_label(t) + t.condition_text
     lines = [first] + ([t.set_text] if t.sets else []) + ([t.action_text] if t.actions else [])
     # Tried `xlabel` for clipped edges (their label can sit inside the cluster they were
     # clipped at): Graphviz then placed labels far from their edges. Plain labels read better,

@@ -119,7 +119,7 @@ def _place_transitions(spec: Spec) -> dict[str, list[Transition]]:
 
 
 def _edge(t: Transition, spec: Spec, ids: dict[str, str], marks: OverlayMarks) -> str:
-    text = event_label(t) + (f" [{t.guard}]" if t.guard else "")
+    text = event_label(t) + t.condition_text
     if t.sets:
         text += f" / {t.set_text}"
     if t.actions:

@@ -2,9 +2,12 @@
 
 What: an event lists alternatives (`event: [{target: a, guard: g}, {target: b}]`) and either an
 alternative without a guard comes before the last one, so the alternatives after it are never
-tried, or two alternatives have the same guard. An alternative that enters a state with a
-`limit:` is not enabled once the limit is reached, so the ones after it are tried then: it may
-be unguarded, or share its guard with a later one ("retry while it may, then fail").
+tried, or two alternatives have the same guard (and the same `in:` states, which are part of
+the condition: an alternative with `in:` and no guard is not unguarded, unless it names only
+its own state or ancestors, which are always active). An alternative that enters a state
+with a `limit:` is not enabled once the limit is reached, so the ones after it are tried
+then: it may be unguarded, or share its guard with a later one ("retry while it may, then
+fail").
 
 Why: alternatives are tried in order and the first whose guard passes wins. An unguarded
 alternative always passes, so anything after it is dead; two equal guards pick the first one
@@ -44,22 +47,30 @@ def check(spec: Spec, graph: Graph) -> Check:
             if len(alternatives) < 2:
                 continue
             event = alternatives[0].shown
-            guards_seen: dict[str, int] = {}
+            # An alternative's condition: its guard and its `in:` states (both checked).
+            guards_seen: dict[tuple[str | None, frozenset[str]], int] = {}
             for i, t in enumerate(alternatives):
                 later = alternatives[i + 1:]
-                if t.guard is None and later and not may_be_limited(t):
+                condition = (t.guard, frozenset(t.in_states))
+                if spec.always_enabled(t) and later and not may_be_limited(t):
                     targets = ", ".join(f"`{x.target}`" for x in later)
                     yield problem(ID, SEVERITY, t.target_span,
                                   f"`{state.name}` on `{event}`: this alternative has no guard, "
                                   f"so the ones after it ({targets}) are never tried",
                                   "give it a guard, or move it last as the fallback")
                     break
-                if t.guard is not None:
-                    if t.guard in guards_seen and not may_be_limited(
-                            alternatives[guards_seen[t.guard]]):
-                        yield problem(ID, SEVERITY, t.guard_span or t.target_span,
+                if not spec.always_enabled(t):
+                    if condition in guards_seen and not may_be_limited(
+                            alternatives[guards_seen[condition]]):
+                        shown = t.condition_text.strip()
+                        yield problem(ID, SEVERITY, t.guard_span or (t.in_spans or (
+                                          t.target_span,))[0],
+                                      f"`{state.name}` on `{event}`: condition `{shown}` is "
+                                      f"already used by alternative "
+                                      f"{guards_seen[condition] + 1}, so this one is never taken"
+                                      if t.in_states else
                                       f"`{state.name}` on `{event}`: guard `{t.guard}` is already "
-                                      f"used by alternative {guards_seen[t.guard] + 1}, so this "
+                                      f"used by alternative {guards_seen[condition] + 1}, so this "
                                       "one is never taken",
                                       "use a different guard for each alternative")
-                    guards_seen[t.guard] = i
+                    guards_seen[condition] = i

@@ -2,7 +2,8 @@
 
 What: taking a state's `done:` transition enters a final state that completes that state
 again, directly or through other states' `done:` transitions, and nothing can stop it: each
-transition of the loop is its state's first `done:` alternative and has no guard, and enters
+transition of the loop is its state's first `done:` alternative and has no guard (nor an
+`in:` state other than its own state or an ancestor), and enters
 the final state whatever the run remembers.
 
 Why: the run takes completion events by itself, as part of the event that started them. A
@@ -38,7 +39,7 @@ def _always(spec: Spec) -> dict[str, Transition]:
     out: dict[str, Transition] = {}
     for state in spec.states.values():
         done = [t for t in state.transitions if t.trigger == "done"]
-        if done and done[0].guard is None and done[0].target in spec.states:
+        if done and spec.always_enabled(done[0]) and done[0].target in spec.states:
             out[state.name] = done[0]
     return out
 

@@ -1,8 +1,9 @@
 """A name refers to a state (or tag) that does not exist.
 
-What: a transition `target`, the spec's or a state's `initial`, or a state in a rule names no
-state of the spec; a rule's `{tag: ...}` names a tag no state carries; a compound state's
-`initial` names a state that is not one of its children; the spec's `initial` is a nested state.
+What: a transition `target` or `in:` state, the spec's or a state's `initial`, or a state in
+a rule names no state of the spec; a rule's `{tag: ...}` names a tag no state carries; a
+compound state's `initial` names a state that is not one of its children; the spec's
+`initial` is a nested state.
 
 Why: a typo in a target would make the transition fail only at run time, on the path that
 takes it, which may be rare (python-statemachine reports `KeyError: 'complted'`).
@@ -57,6 +58,9 @@ def check(spec: Spec, graph: Graph) -> Check:
         for t in state.transitions:
             if t.target not in states:
                 yield from _unknown(spec, t.target, t.target_span, "target")
+            for name, span in zip(t.in_states, t.in_spans, strict=True):
+                if name not in states:
+                    yield from _unknown(spec, name, span, "`in:` state")
     tags = {tag for s in states.values() for tag in s.tags}
     for rule in spec.rules:
         for kind, name, span in (*rule.sources, *rule.targets):
