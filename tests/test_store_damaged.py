@@ -131,3 +131,24 @@ def test_a_value_sqlite_refuses_fails_that_run_alone(ticket: ModuleType,
     assert caught.value.run_id == long_id
     assert store.fire_next_due(timed, skip=[long_id]) is not None
     assert store.find(timed, status="denied") == [other.record.runId]
+
+
+@pytest.mark.parametrize("forged", ["record", "column"])
+def test_a_head_that_disagrees_with_its_row_is_refused_before_any_step(
+        ticket: ModuleType, backend: Backend, forged: str) -> None:
+    # The record says `approved` (or the status column does), the run is `open`: firing
+    # `close` (allowed from approved only) must not apply a step the spec forbids.
+    store = open_store(backend.url)
+    store.create(run := ticket.Ticket())
+    run_id = run.record.runId
+    if forged == "record":
+        backend.execute("UPDATE runs SET record = replace(record, '\"open\"', '\"approved\"') "
+                        "WHERE run_id = ?", (run_id,))
+    else:
+        backend.execute("UPDATE runs SET status = 'approved' WHERE run_id = ?", (run_id,))
+    with pytest.raises(InvalidRecord, match=rf"run '{run_id}'.*status column says .*"
+                                            r"`statechart runs verify`"):
+        store.fire(ticket.Ticket, run_id, "close")
+    assert [r.index for r in store.history(run_id)] == []  # nothing appended
+    assert_usable(store, ticket)
+    store.close()

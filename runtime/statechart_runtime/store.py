@@ -105,7 +105,7 @@ class Statements:
     write_version: str  # (version text): insert or replace it
     run_exists: str  # (run_id)
     insert_run: str  # (run_id, spec, spec_version, status, created_at, updated_at)
-    head: str  # (run_id) -> spec, spec_version, revision, steps, record
+    head: str  # (run_id) -> spec, spec_version, revision, steps, record, status
     head_locked: str  # the same, holding the run's row until the transaction ends
     revision_locked: str  # (run_id) -> revision, holding the row
     update_head: str  # (revision, spec_version, status, steps, record, next_due, at, run_id)
@@ -488,7 +488,7 @@ class RunStore:
 
     def _full_run(self, run_class: type[RunT], run_id: str, row: tuple[Any, ...],
                   kwargs: dict[str, Any]) -> RunT:
-        _, version, revision, steps, _ = row
+        _, version, revision, steps, _, _ = row
         data = self._head_data(run_class, run_id, row)
         spec = run_class._sc_spec
         data["history"] = store_read.step_dicts(self._x(self.sql.steps, (run_id,)).fetchall(),
@@ -519,6 +519,13 @@ class RunStore:
             raise spec.invalid("runId", f"the run stored as {run_id!r} has the record of "
                                f"{record.runId!r}")
         run = run_class.restore(record, check=False, clock=self.clock)
+        # The head is trusted, not replayed: a cheap check that it is the one the store wrote
+        # (the status column answers `find`; a record or column edited by hand disagrees).
+        if run.status.value != row[5]:
+            raise spec.invalid("status", f"run {run_id!r}: its stored record is in "
+                               f"{list(run._active)} (status {run.status.value!r}), the row's "
+                               f"status column says {row[5]!r}: the row was changed outside "
+                               "the store; `statechart runs verify` checks the whole run")
         setattr(run, MARK_ATTR, _Mark(row[2], row[3], 0, run._active, due=_deadline(run)))
         return run
 

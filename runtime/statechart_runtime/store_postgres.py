@@ -30,7 +30,8 @@ DUE_CHANNEL = "statechart_due"
 # The key of the advisory lock that makes two stores creating the tables take turns.
 _SCHEMA_LOCK = 0x5C_5708E
 
-_HEAD = "SELECT spec, spec_version, revision, steps, record FROM runs WHERE run_id = %s"
+_HEAD = ("SELECT spec, spec_version, revision, steps, record, status FROM runs "
+         "WHERE run_id = %s")
 SQL = Statements(
     param="%s",
     begin_write="BEGIN",

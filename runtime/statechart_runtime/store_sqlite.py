@@ -34,9 +34,10 @@ SQL = Statements(
                   "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
     run_exists="SELECT 1 FROM runs WHERE run_id = ?",
     insert_run="INSERT INTO runs VALUES (?, ?, ?, 0, ?, 0, '', NULL, ?, ?)",
-    head="SELECT spec, spec_version, revision, steps, record FROM runs WHERE run_id = ?",
+    head="SELECT spec, spec_version, revision, steps, record, status FROM runs "
+         "WHERE run_id = ?",
     # The write lock is the database's, taken by BEGIN IMMEDIATE: no row lock to add.
-    head_locked="SELECT spec, spec_version, revision, steps, record FROM runs "
+    head_locked="SELECT spec, spec_version, revision, steps, record, status FROM runs "
                 "WHERE run_id = ?",
     revision_locked="SELECT revision FROM runs WHERE run_id = ?",
     update_head="UPDATE runs SET revision = ?, spec_version = ?, status = ?, steps = ?, "
