@@ -117,12 +117,11 @@ class Statements:
     key_seen: str  # (run_id, key) -> event, values, call
     insert_key: str  # (run_id, key, event, values, revision, call, at)
     # Due runs of a spec stored at `version` or older (a newer one is not the caller's to fire):
-    claim_due: str  # (spec, version, now) -> the run due first, claimed for the transaction
+    # (spec, version, now, *skipped ids) -> the run due first, claimed for the transaction;
+    # `{skip}` is where the condition leaving out `fire_next_due`'s `skip=` runs goes.
+    claim_due: str
     due: str  # (spec, version, now, limit) -> run ids, earliest due first
     record: str  # (run_id) -> record
-    # The locking clause that ends a claim composed at run time (`fire_next_due`'s `skip=`):
-    # PostgreSQL's FOR UPDATE SKIP LOCKED; "" where the write transaction holds the database.
-    claim_clause: str = ""
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -702,13 +701,7 @@ class RunStore:
         at = now if now is not None else self.now()  # claimed and fired at one time
         spec = run_class._sc_spec  # runs of a newer version are passed over: not ours to fire
         args = (spec.name, spec.version, _utc_text(at), *skip)
-        claim = self.sql.claim_due
-        if skip:
-            p = self.sql.param
-            claim = (f"SELECT run_id FROM runs WHERE spec = {p} AND spec_version <= {p} AND "
-                     f"next_due IS NOT NULL AND next_due <= {p} AND "
-                     f"run_id NOT IN ({', '.join([p] * len(skip))}) "
-                     f"ORDER BY next_due LIMIT 1{self.sql.claim_clause}")
+        claim = self.sql.claim_due.format(skip=self._not_in("run_id", skip))
 
         claimed: list[str] = []  # the run this attempt claimed
 
@@ -739,16 +732,21 @@ class RunStore:
         return isinstance(driver, self.driver_errors) and \
             self._failure(driver) in ("busy", "disconnected", "full", "damaged")
 
+    def _not_in(self, column: str, values: Sequence[Any]) -> str:
+        """` AND column NOT IN (?, ...)` with a parameter per value; "" for none."""
+        return f" AND {column} NOT IN ({', '.join([self.sql.param] * len(values))})" \
+            if values else ""
+
     def next_due(self, run_class: type[Run[Any, Any, Any]], *, skip: Sequence[str] = ()
                  ) -> dt.datetime | None:
         """When the earliest armed timer of the runs `run_class` may fire is due (runs in
         `skip` and runs of a newer spec version left out), or None: how long a worker may
         sleep."""
         p = self.sql.param
-        skipped = f" AND run_id NOT IN ({', '.join([p] * len(skip))})" if skip else ""
         spec = run_class._sc_spec
         found = self._query(f"SELECT run_id, next_due FROM runs WHERE spec = {p} AND "
-                            f"spec_version <= {p} AND next_due IS NOT NULL{skipped} "
+                            f"spec_version <= {p} AND next_due IS NOT NULL"
+                            f"{self._not_in('run_id', skip)} "
                             "ORDER BY next_due LIMIT 1", [spec.name, spec.version, *skip])
         return store_read.column_time(found[0][0], "runs.next_due", found[0][1]) if found \
             else None

@@ -60,12 +60,11 @@ SQL = Statements(
     insert_key="INSERT INTO idempotency VALUES (%s, %s, %s, %s, %s, %s, %s)",
     # Runs other workers hold are skipped, not waited for: workers share the due runs.
     claim_due="SELECT run_id FROM runs WHERE spec = %s AND spec_version <= %s "
-              "AND next_due IS NOT NULL AND next_due <= %s ORDER BY next_due LIMIT 1"
+              "AND next_due IS NOT NULL AND next_due <= %s{skip} ORDER BY next_due LIMIT 1"
               " FOR UPDATE OF runs SKIP LOCKED",
     due="SELECT run_id FROM runs WHERE spec = %s AND spec_version <= %s "
         "AND next_due IS NOT NULL AND next_due <= %s ORDER BY next_due LIMIT %s",
     record="SELECT record FROM runs WHERE run_id = %s",
-    claim_clause=" FOR UPDATE OF runs SKIP LOCKED",
 )
 
 # MIGRATIONS[v] turns store schema version v-1 into v, in the transaction that opens the
