@@ -229,6 +229,36 @@ def test_a_connection_cut_before_the_commit_is_retried_only_when_that_is_safe(
     assert_usable(store, ticket)
 
 
+def test_a_connection_lost_right_after_the_commit_is_a_success_applied_once(
+        ticket: ModuleType, pg_backend: Backend, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The server confirms a `fire`'s COMMIT and then ends the connection before the store
+    has left pipeline mode (a restart right after the commit). The event is stored: `fire`
+    returns it as applied, does not apply it again (no idempotency key here), and the next
+    call reconnects."""
+    store = open_store(pg_backend.url)
+    store.create(run := ticket.Ticket())
+    run_id = run.record.runId
+    sync = psycopg.Pipeline.sync
+    cuts: list[int] = []
+
+    def sync_then_cut(self: psycopg.Pipeline) -> None:
+        sync(self)
+        if armed and not cuts:
+            pid = self._conn.info.backend_pid
+            with psycopg.connect(pg_backend.url, autocommit=True) as admin:
+                admin.execute("SELECT pg_terminate_backend(%s, 10000)", (pid,))
+            cuts.append(pid)
+
+    monkeypatch.setattr(psycopg.Pipeline, "sync", sync_then_cut)
+    armed = True
+    fired = store.fire(ticket.Ticket, run_id, "approve", note="once")
+    armed = False
+    assert fired.applied and len(cuts) == 1
+    assert [r.values for r in store.history(run_id)] == [{"note": "once"}]
+    assert store.fire(ticket.Ticket, run_id, "reopen", note="then").revision == 3
+    assert_usable(store, ticket)
+
+
 def test_a_run_id_created_twice_at_once_is_run_id_taken(ticket: ModuleType,
                                                         backend: Backend) -> None:
     """The loser of two `create`s of one id is told so (RunIdTaken), on PostgreSQL too, where

@@ -155,17 +155,28 @@ class PostgresStore(RunStore):
         # An error of a pipelined statement surfaces at a later one (a create's duplicate
         # key at the UPDATE after its INSERT), in an aborted pipeline: `_abandon` gets the
         # connection out of it whatever was sent.
-        with self._db.pipeline() as pipeline:
-            try:
-                self._db.execute(begin)
-                yield
-                self._committing = True  # a failure from here on may come after the commit
-                self._db.execute("COMMIT")
-                pipeline.sync()  # the COMMIT's outcome, here rather than at the block's end
-                self._committing = False
-            except BaseException:
-                self._abandon()
+        committed = False
+        try:
+            with self._db.pipeline() as pipeline:
+                try:
+                    self._db.execute(begin)
+                    yield
+                    self._committing = True  # a failure from here may come after the commit
+                    self._db.execute("COMMIT")
+                    pipeline.sync()  # the COMMIT's outcome, here rather than at the block's end
+                    committed = True
+                    self._committing = False
+                except BaseException:
+                    self._abandon()
+                    raise
+        except psycopg.Error:
+            if not committed:
                 raise
+            # The server confirmed the COMMIT, then the connection was lost before the
+            # pipeline was left ("cannot exit pipeline mode while busy": a restart right
+            # after the commit). The call succeeded; the next one reconnects.
+            with suppress(Exception):
+                self._db.close()
 
     def _abandon(self) -> None:
         """End a failed transaction so that the next call starts clean: psycopg's rollback
