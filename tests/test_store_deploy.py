@@ -137,3 +137,19 @@ def test_a_store_of_schema_version_2_gains_the_version_index(backend: Backend) -
     backend.execute("UPDATE store_meta SET value = '2' WHERE key = 'schema_version'")
     open_store(backend.url).close()
     backend.execute("DROP INDEX runs_by_version")  # there again: dropping it works
+
+
+def test_a_v1_run_saved_by_v2_without_a_step_is_found_and_fired_in_v2_names(
+        versions: tuple[type[Any], type[Any]], backend: Backend) -> None:
+    # Upgrading rewrites the run's steps and its run_states rows, even when the save changes
+    # no state: else find(state="paused") misses it, and fire finds its head (paused) and
+    # its run_states rows (waiting) disagree.
+    v1, v2 = versions
+    store = open_store(backend.url)
+    store.create(v1(run_id="r"))
+    store.fire(v1, "r", "hold", why="lunch")
+    store.save(store.load(v2, "r"))
+    assert store.find(v2, state="paused") == ["r"]
+    assert store.stored_runs()[0].states == ("paused",)
+    assert store.fire(v2, "r", "wake").run.status.value == "open"
+    store.close()
