@@ -427,13 +427,7 @@ class Run(Generic[R, S, E]):
     def next_deadline(self) -> dt.datetime | None:
         """When the earliest armed timer that has not been declined is due (aware, UTC), or
         None when there is none: call `fire_due` then (a store schedules its runs by this)."""
-        record: Any = self.record
-        if not self._sc_spec.timers:
-            return None
-        for timer in record.timers:
-            if not timer.declined:
-                return timer.due  # type: ignore[no-any-return]
-        return None
+        return timers.next_due(self._sc_spec, self.record)
 
     def fire_due(self, now: dt.datetime | None = None) -> list[str]:
         """Fire every timer due at `now` (default: the run's clock), earliest first, each as

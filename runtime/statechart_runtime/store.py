@@ -126,7 +126,6 @@ class Statements:
     # `{skip}` is where the condition leaving out `fire_next_due`'s `skip=` runs goes.
     claim_due: str
     due: str  # (spec, version, now, limit) -> run ids, earliest due first
-    record: str  # (run_id) -> record
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -894,8 +893,16 @@ class RunStore:
         parsed JSON, its history from the `history` table, NOT checked (a tool checks it
         against a spec it chooses). RunNotFound if there is none; StoreError if the record is
         not a JSON object, holds a history other than the table's, or a step is damaged."""
-        return store_read.stored_record(
-            self, run_id, lambda a, b: [_step_json(x) for x in a] == [_step_json(x) for x in b])
+        return store_read.stored_record(self, run_id, _same_steps)
+
+    def stored_records(self, spec: str, *, batch: int = 500
+                       ) -> Iterator[tuple[str, tuple[StoredRun, dict[str, Any]] | StoreError]]:
+        """Every stored run of the spec named `spec`, sorted by id: `(run_id, (StoredRun,
+        record))` as `stored_record` gives them, or `(run_id, error)` for a run whose row or
+        record is damaged (the StoreError that says what). Read `batch` runs at a time, each
+        batch in one read transaction: a run's columns, record and steps are of one moment,
+        whatever commits meanwhile (`statechart runs verify` reads through here)."""
+        return store_read.stored_records(self, spec, batch, _same_steps)
 
     def _stored_runs(self, where: str, args: list[Any]) -> list[StoredRun]:
         return store_read.stored_runs(self, where, args)
@@ -939,6 +946,11 @@ def _json_value(spec: Any, field: str, value: Any) -> Any:
         return spec.codec.to_json(field, value)
     except TypeError:  # the event refuses it
         return repr(value)
+
+
+def _same_steps(kept: list[Any], table: list[Any]) -> bool:
+    """Whether a record's own history is the history table's (times as instants)."""
+    return [_step_json(x) for x in kept] == [_step_json(x) for x in table]
 
 
 def _step_json(step: Any) -> Any:

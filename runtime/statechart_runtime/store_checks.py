@@ -16,7 +16,7 @@ the run is not in.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 # What `fire`'s refusal says to do (the run is not fired; the store stays usable).
@@ -67,3 +67,32 @@ def head_disagreement(run: Any, status: str, states: frozenset[str], steps: int,
                                     f"its last step (history[{index}]) at {at}")
     return None
 
+
+
+def row_disagreements(stored: Any, record: Mapping[str, Any], next_due: dt.datetime | None,
+                      *, same_version: bool) -> list[str]:
+    """What of a stored run's row disagrees with its record (`statechart runs verify`, after
+    the record replayed): the step count with the `history` rows, the status column and the
+    run_states rows (what `find` and `runs list` answer from) with the record's status and
+    active states, and, for a run of the checker's spec version (`same_version`), the
+    `next_due` column with `next_due`, when the replayed record's earliest armed timer is
+    due. `stored` is the run's `StoredRun`; `record` the record as stored, with the table's
+    history, in the names of its own version, as the columns are."""
+    found = []
+    steps = len(record.get("history") or ())
+    if stored.steps != steps:
+        found.append(f"its row says {stored.steps} steps, the history table holds {steps}")
+    if record.get("status") != stored.status:
+        found.append(f"its status column says {stored.status!r}, its record "
+                     f"{record.get('status')!r}")
+    configuration = record.get("configuration")
+    active = configuration if isinstance(configuration, list) else [record.get("status")]
+    if set(active) != set(stored.states):
+        found.append(f"its run_states rows say {sorted(stored.states)}, its record "
+                     f"{sorted(map(str, active))}")
+    if same_version and next_due != stored.next_due:
+        found.append("its next_due column says "
+                     + ("none" if stored.next_due is None else utc_text(stored.next_due))
+                     + ", its armed timers "
+                     + ("none" if next_due is None else utc_text(next_due)))
+    return found

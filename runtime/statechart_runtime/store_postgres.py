@@ -67,7 +67,6 @@ SQL = Statements(
               " FOR UPDATE OF runs SKIP LOCKED",
     due="SELECT run_id FROM runs WHERE spec = %s AND spec_version <= %s "
         "AND next_due IS NOT NULL AND next_due <= %s ORDER BY next_due LIMIT %s",
-    record="SELECT record FROM runs WHERE run_id = %s",
 )
 
 # MIGRATIONS[v] turns store schema version v-1 into v, in the transaction that opens the

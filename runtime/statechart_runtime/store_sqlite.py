@@ -58,7 +58,6 @@ SQL = Statements(
               "AND next_due IS NOT NULL AND next_due <= ?{skip} ORDER BY next_due LIMIT 1",
     due="SELECT run_id FROM runs WHERE spec = ? AND spec_version <= ? "
         "AND next_due IS NOT NULL AND next_due <= ? ORDER BY next_due LIMIT ?",
-    record="SELECT record FROM runs WHERE run_id = ?",
 )
 
 # MIGRATIONS[v] turns store schema version v-1 into v, in the transaction that opens the
