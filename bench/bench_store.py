@@ -7,13 +7,17 @@
 - **fire**: agent runs driven around `running` (call_tool / tool_result: every event is
   accepted), `--events` events in all, by 1 worker process and by 8 (each on its own runs),
   against the same events sent to in-memory runs in this process (the baseline: no store).
-  Latency p50/p99 of one `fire`, from the 1-worker run.
+  Latency p50/p99 of one `fire`, from the 1-worker run. Then what `fire`'s checks of the
+  head add, without the commit's fsync that hides it: its locking read alone against the
+  same with the statement the checks read (in turn, rolled back), and the Python checks.
 - **queries**: `--runs` runs stored, most of them finished (written straight into the tables
   in bulk, as `create` would write them, without history), 1% with a timer due;
   the time of `find` by status, state and tag and of `due`, and the plan of each query
   (EXPLAIN QUERY PLAN / EXPLAIN): they must use indexes.
 - **long runs**: `fire` on a run with `--steps` steps of history already stored: the cost of
   one fire must not depend on it (target: within 2x).
+- **verify**: `runs verify` over `--verify-runs` stored runs with their histories, against
+  the same checks on two streamed queries (target: within 1.5x), and one run at a time.
 
 SQLite files are in a temporary folder (WAL, synchronous=FULL: an fsync per commit).
 PostgreSQL is the server named by $STATECHART_TEST_POSTGRES_URL, else a throwaway server
@@ -177,6 +181,54 @@ def handwritten(url: str, events: int) -> float:
         latencies.append(time.perf_counter() - started)
     db.close()
     return statistics.median(latencies) * 1000
+
+
+def head_reads(url: str, reads: int) -> tuple[float, float, float]:
+    """What `fire`'s checks of the head add to it, without the commit's fsync (which hides
+    it): the median µs of fire's reading statements in a write transaction that is rolled
+    back, the locking SELECT of the head alone against it with the second statement that
+    reads the run's states and last step (sent together, as `fire` does: one round trip on
+    PostgreSQL), taken in turn on a run with 10 steps; and of the Python checks
+    (`store_checks.head_disagreement`) on the restored head."""
+    from contextlib import nullcontext
+
+    from statechart_runtime import store_checks
+
+    ar = agent_run_module()
+    store = open_store(url)
+    run = running_run(ar, 10)
+    store.create(run)
+    run_id = run.record.runId
+    db = store._db
+    pipeline = (lambda: db.pipeline()) if url.startswith("postgres") else nullcontext
+
+    def read(checked: bool) -> float:
+        started = time.perf_counter()
+        with pipeline():
+            db.execute(store.sql.begin_write)
+            if checked:
+                store._locked_head(run_id)
+            else:
+                store._head_row(run_id, store.sql.head_locked)
+            db.execute("ROLLBACK")
+        return time.perf_counter() - started
+
+    alone, checked = [], []
+    for _ in range(reads):
+        alone.append(read(False))
+        checked.append(read(True))
+    with pipeline():
+        db.execute(store.sql.begin_write)
+        row = store._locked_head(run_id)
+        restored = store._head_run(ar.AgentRun, run_id, row)
+        db.execute("ROLLBACK")
+    started = time.perf_counter()
+    for _ in range(reads):
+        store_checks.head_disagreement(restored, row[5], store_checks.state_set(row[6]),
+                                       row[3], row[7:10])
+    python = (time.perf_counter() - started) / reads
+    store.close()
+    return (statistics.median(alone) * 1e6, statistics.median(checked) * 1e6, python * 1e6)
 
 
 # -- queries over many runs ---------------------------------------------------------------
@@ -468,6 +520,15 @@ def fire_table(ar: Any, urls: dict[str, Any], events: int) -> None:
         print(f"| {backend} | {got['1 worker']:,.0f} | {got['8 workers']:,.0f} | "
               f"{memory:,.0f} | {got['p50']:.2f} | {got['p99']:.2f} | {hand:.2f} | "
               f"{got['p50'] / hand:.2f}x |")
+    print("\nfire's checks of the head (its run_states rows and last step), without the "
+          "commit:\n")
+    print("| backend | locking SELECT alone (µs) | with the checks' statement (µs) | ratio "
+          "| Python checks (µs) |")
+    print("| --- | ---: | ---: | ---: | ---: |")
+    for backend, url in urls.items():
+        alone, checked, python = head_reads(url("heads"), 500)
+        print(f"| {backend} | {alone:.0f} | {checked:.0f} | {checked / alone:.2f}x | "
+              f"{python:.1f} |")
 
 
 def query_tables(urls: dict[str, Any], runs: int) -> None:
