@@ -7,13 +7,17 @@
 - **fire**: agent runs driven around `running` (call_tool / tool_result: every event is
   accepted), `--events` events in all, by 1 worker process and by 8 (each on its own runs),
   against the same events sent to in-memory runs in this process (the baseline: no store).
-  Latency p50/p99 of one `fire`, from the 1-worker run.
+  Latency p50/p99 of one `fire`, from the 1-worker run. Then what `fire`'s checks of the
+  head add, without the commit's fsync that hides it: its locking read alone against the
+  same with the statement the checks read (in turn, rolled back), and the Python checks.
 - **queries**: `--runs` runs stored, most of them finished (written straight into the tables
   in bulk, as `create` would write them, without history), 1% with a timer due;
   the time of `find` by status, state and tag and of `due`, and the plan of each query
   (EXPLAIN QUERY PLAN / EXPLAIN): they must use indexes.
 - **long runs**: `fire` on a run with `--steps` steps of history already stored: the cost of
   one fire must not depend on it (target: within 2x).
+- **verify**: `runs verify` over `--verify-runs` stored runs with their histories, against
+  the same checks on two streamed queries (target: within 1.5x), and one run at a time.
 
 SQLite files are in a temporary folder (WAL, synchronous=FULL: an fsync per commit).
 PostgreSQL is the server named by $STATECHART_TEST_POSTGRES_URL, else a throwaway server
@@ -42,7 +46,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 from benchlib import agent_run_v1_module  # noqa: E402
 from pg_server import URL_VARIABLE, Server  # noqa: E402
 
-from statechart_runtime.store import RunStore, open_store  # noqa: E402
+from statechart_runtime.store import RunStore, _utc_text, open_store  # noqa: E402
 
 WORKERS = 8
 LOOP = ("call_tool", "tool_result")
@@ -179,6 +183,54 @@ def handwritten(url: str, events: int) -> float:
     return statistics.median(latencies) * 1000
 
 
+def head_reads(url: str, reads: int) -> tuple[float, float, float]:
+    """What `fire`'s checks of the head add to it, without the commit's fsync (which hides
+    it): the median µs of fire's reading statements in a write transaction that is rolled
+    back, the locking SELECT of the head alone against it with the second statement that
+    reads the run's states and last step (sent together, as `fire` does: one round trip on
+    PostgreSQL), taken in turn on a run with 10 steps; and of the Python checks
+    (`store_checks.head_disagreement`) on the restored head."""
+    from contextlib import nullcontext
+
+    from statechart_runtime import store_checks
+
+    ar = agent_run_module()
+    store = open_store(url)
+    run = running_run(ar, 10)
+    store.create(run)
+    run_id = run.record.runId
+    db = store._db
+    pipeline = (lambda: db.pipeline()) if url.startswith("postgres") else nullcontext
+
+    def read(checked: bool) -> float:
+        started = time.perf_counter()
+        with pipeline():
+            db.execute(store.sql.begin_write)
+            if checked:
+                store._locked_head(run_id)
+            else:
+                store._head_row(run_id, store.sql.head_locked)
+            db.execute("ROLLBACK")
+        return time.perf_counter() - started
+
+    alone, checked = [], []
+    for _ in range(reads):
+        alone.append(read(False))
+        checked.append(read(True))
+    with pipeline():
+        db.execute(store.sql.begin_write)
+        row = store._locked_head(run_id)
+        restored = store._head_run(ar.AgentRun, run_id, row)
+        db.execute("ROLLBACK")
+    started = time.perf_counter()
+    for _ in range(reads):
+        store_checks.head_disagreement(restored, row[5], store_checks.state_set(row[6]),
+                                       row[3], row[7:10])
+    python = (time.perf_counter() - started) / reads
+    store.close()
+    return (statistics.median(alone) * 1e6, statistics.median(checked) * 1e6, python * 1e6)
+
+
 # -- queries over many runs ---------------------------------------------------------------
 
 def bulk_runs(ar: Any, store: RunStore, count: int) -> None:
@@ -273,6 +325,148 @@ def long_runs(url: str, sizes: list[int], fires: int) -> dict[int, float]:
     return {steps: statistics.median(times) * 1000 for steps, times in samples.items()}
 
 
+# -- verify over many runs -----------------------------------------------------------------
+
+def stored_histories(ar: Any, store: RunStore, count: int) -> None:
+    """`count` runs with their histories (2 to 12 steps: finished, looping through tools,
+    paused for an approval), written straight into the tables as `create` writes them (head,
+    active states, steps), in one transaction."""
+    def driven(*events: str) -> Any:
+        run = ar.AgentRun()
+        for event in events:
+            run.send(event)
+        return run
+
+    paused = driven("triage", "start")
+    paused.interrupt(interruptReason=ar.AgentRunInterruptReason.approval)
+    paused.await_approval()
+    templates = [driven("triage", "start", "complete"), paused] + [
+        driven("triage", "start", *LOOP * loops) for loops in range(6)]
+    runs, states, steps = [], [], []
+    for n in range(count):
+        run = templates[n % len(templates)]
+        run_id = f"run-{n:06d}"
+        head = json.dumps(run.record.to_dict(history=False)).replace(run.record.runId, run_id)
+        history = run.record.history
+        runs.append((run_id, "agent_run", 1, 1, run.record.status.value, len(history), head,
+                     None, "2025-01-01T00:00:00.000000Z", "2025-01-01T00:00:00.000000Z"))
+        states += [(run_id, "agent_run", name) for name in run._active]
+        steps += [(run_id, i, step.event.value, step.source.value, step.target.value,
+                   _utc_text(step.at), json.dumps(step.values, sort_keys=True), step.kind)
+                  for i, step in enumerate(history)]
+    marks = ", ".join([store.sql.param] * 10)
+    with store._transaction(store.sql.begin_write):
+        store._many(f"INSERT INTO runs VALUES ({marks})", runs)
+        store._many(store.sql.insert_state, states)
+        store._many(store.sql.insert_step, steps)
+    with store._transaction(store.sql.begin_write):
+        store._x("ANALYZE")
+
+
+def streamed_verify(url: str, against: Any) -> int:
+    """The baseline: the checks of `runs verify` (the same per-run function) on the rows of
+    two queries streamed in one read transaction, the heads (with their active states) and
+    the history ordered by run, merged by run id. Returns the findings."""
+    from statechart.diagnostics import Span
+    from statechart.runs_verify import check_run
+    from statechart_runtime import store_read
+    from statechart_runtime.errors import StoreError
+
+    sqlite = url.startswith("sqlite")
+    p = "?" if sqlite else "%s"
+    agg = "group_concat" if sqlite else "string_agg"
+    heads_sql = ("SELECT r.run_id, r.spec, r.spec_version, r.revision, r.status, r.steps, "
+                 "r.created_at, r.updated_at, r.next_due, r.record, (SELECT "
+                 f"{agg}(state, ' ') FROM run_states s WHERE s.run_id = r.run_id) FROM runs r "
+                 f"WHERE r.spec = {p} ORDER BY r.run_id")
+    steps_sql = ('SELECT h.run_id, h.event, h.source, h.target, h.at, h."values", h.kind '
+                 f"FROM history h JOIN runs r ON r.run_id = h.run_id WHERE r.spec = {p} "
+                 "ORDER BY h.run_id, h.idx")
+    if sqlite:
+        import sqlite3
+        db: Any = sqlite3.connect(url.removeprefix("sqlite:///"), isolation_level=None)
+        db.execute("BEGIN")
+        heads, steps = db.execute(heads_sql, ("agent_run",)), db.cursor()
+        steps.execute(steps_sql, ("agent_run",))
+    else:
+        import psycopg
+        db = psycopg.connect(url)
+        db.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+        heads, steps = db.cursor(name="heads"), db.cursor(name="steps")
+        heads.itersize = steps.itersize = 2000
+        heads.execute(heads_sql, ("agent_run",))
+        steps.execute(steps_sql, ("agent_run",))
+    where = Span.point(url, 1, 1)
+
+    def damaged(field: str, message: str) -> StoreError:
+        return StoreError(f"{field}: {message}")
+
+    findings = 0
+    pending = next(steps, None)
+    for head in heads:
+        run_id, rows = head[0], []
+        while pending is not None and pending[0] == run_id:
+            rows.append(pending[1:])
+            pending = next(steps, None)
+        stored = store_read._stored_run(head[:9], tuple(sorted((head[10] or "").split())),
+                                        rows[-1][3] if rows else None)
+        record = json.loads(head[9])
+        record["history"] = store_read.step_dicts(rows, damaged)
+        findings += check_run(run_id, (stored, record), against, None, where) is not None
+    db.rollback() if not sqlite else db.execute("ROLLBACK")
+    db.close()
+    return findings
+
+
+def verify_times(url: str, count: int, repeats: int) -> dict[str, float]:
+    """Seconds (the best of `repeats`, taken in turn) of `runs verify` (batched snapshots),
+    of the baseline (two streamed queries), and of reading the runs one at a time
+    (`stored_record` per run, as `verify` did before: one transaction each)."""
+    from statechart.diagnostics import Span
+    from statechart.runs_verify import Against, check_run, verify
+
+    ar = agent_run_module()
+    store = open_store(url)
+    stored_histories(ar, store, count)
+    against = Against("agent_run.yaml", ar.AgentRun)
+
+    def batched() -> None:
+        found = verify(store, url, against)
+        assert found.runs == count and not found.diagnostics, found.diagnostics[:3]
+
+    def baseline() -> None:
+        assert streamed_verify(url, against) == 0
+
+    def one_at_a_time() -> None:
+        where = Span.point(url, 1, 1)
+        for run in store.stored_runs("agent_run"):
+            assert check_run(run.run_id, store.stored_record(run.run_id), against, None,
+                             where) is None
+
+    cases = {"verify": batched, "two streamed queries": baseline,
+             "one run at a time": one_at_a_time}
+    best = dict.fromkeys(cases, float("inf"))
+    for _ in range(repeats):
+        for name, case in cases.items():
+            started = time.perf_counter()
+            case()
+            best[name] = min(best[name], time.perf_counter() - started)
+    store.close()
+    return best
+
+
+def verify_table(urls: dict[str, Any], count: int, repeats: int) -> None:
+    print(f"\n`runs verify` over {count:,} stored runs (s, best of {repeats}):\n")
+    print("| backend | verify (batches of 500) | two streamed queries | verify / streamed "
+          "| one run at a time |")
+    print("| --- | ---: | ---: | ---: | ---: |")
+    for backend, url in urls.items():
+        got = verify_times(url("verify"), count, repeats)
+        print(f"| {backend} | {got['verify']:.2f} | {got['two streamed queries']:.2f} | "
+              f"{got['verify'] / got['two streamed queries']:.2f}x | "
+              f"{got['one run at a time']:.2f} |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--events", type=int, default=1000)
@@ -280,7 +474,9 @@ def main() -> None:
     parser.add_argument("--steps", type=int, nargs="+", default=[10, 10_000])
     parser.add_argument("--fires", type=int, default=41)
     parser.add_argument("--backends", nargs="+", default=["sqlite", "postgres"])
-    parser.add_argument("--parts", nargs="+", default=["fire", "queries", "long"])
+    parser.add_argument("--verify-runs", type=int, default=10_000)
+    parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--parts", nargs="+", default=["fire", "queries", "long", "verify"])
     args = parser.parse_args()
     ar = agent_run_module()
     server = None
@@ -302,6 +498,8 @@ def main() -> None:
             query_tables(urls, args.runs)
         if "long" in args.parts:
             long_table(urls, args.steps, args.fires)
+        if "verify" in args.parts:
+            verify_table(urls, args.verify_runs, args.repeats)
     finally:
         if server is not None:
             server.stop()
@@ -322,6 +520,15 @@ def fire_table(ar: Any, urls: dict[str, Any], events: int) -> None:
         print(f"| {backend} | {got['1 worker']:,.0f} | {got['8 workers']:,.0f} | "
               f"{memory:,.0f} | {got['p50']:.2f} | {got['p99']:.2f} | {hand:.2f} | "
               f"{got['p50'] / hand:.2f}x |")
+    print("\nfire's checks of the head (its run_states rows and last step), without the "
+          "commit:\n")
+    print("| backend | locking SELECT alone (µs) | with the checks' statement (µs) | ratio "
+          "| Python checks (µs) |")
+    print("| --- | ---: | ---: | ---: | ---: |")
+    for backend, url in urls.items():
+        alone, checked, python = head_reads(url("heads"), 500)
+        print(f"| {backend} | {alone:.0f} | {checked:.0f} | {checked / alone:.2f}x | "
+              f"{python:.1f} |")
 
 
 def query_tables(urls: dict[str, Any], runs: int) -> None:

@@ -378,3 +378,52 @@ def test_a_full_sqlite_database_is_store_full(ticket: ModuleType, tmp_path: Path
     with pytest.raises(StoreFull):
         store.create(ticket.Ticket(run_id="y" * 1_000_000))
     assert_usable(store, ticket)
+
+
+def test_a_fire_that_waited_for_the_run_checks_what_the_other_committed(
+        ticket: ModuleType, pg_backend: Backend, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Store `a` fires `approve` and holds the run's row until released; store `b` fires
+    # `close` meanwhile and waits for the row. Its SELECT ... FOR UPDATE then sees `a`'s
+    # row; the run_states rows and the last step its head is checked against must be `a`'s
+    # too (read by a statement that starts after the wait), or `b` refuses a healthy run.
+    a, b = open_store(pg_backend.url), open_store(pg_backend.url)
+    a.create(run := ticket.Ticket())
+    run_id = run.record.runId
+    holding, release = threading.Event(), threading.Event()
+    execute = a._x
+
+    def held(sql: str, args: Any = ()) -> Any:
+        if sql == a.sql.insert_step:
+            holding.set()
+            release.wait(30)
+        return execute(sql, args)
+
+    monkeypatch.setattr(a, "_x", held)
+    outcome: dict[str, Any] = {}
+
+    def fire(store: RunStore, event: str, **values: Any) -> None:
+        try:
+            outcome[event] = store.fire(ticket.Ticket, run_id, event, **values)
+        except Exception as exc:  # reported below, with the test's assertion
+            outcome[event] = exc
+
+    first = threading.Thread(target=fire, args=(a, "approve"), kwargs={"note": "yes"})
+    first.start()
+    assert holding.wait(30), outcome
+    second = threading.Thread(target=fire, args=(b, "close"))
+    second.start()
+    holder = a._db.info.backend_pid
+    with psycopg.connect(pg_backend.url, autocommit=True) as watch:
+        deadline = time.monotonic() + 30
+        while not watch.execute("SELECT count(*) FROM pg_stat_activity WHERE %s = ANY("
+                                "pg_blocking_pids(pid))", (holder,)).fetchone()[0]:
+            assert time.monotonic() < deadline, "b never waited for the run's row"
+            time.sleep(0.01)
+    release.set()
+    first.join(30)
+    second.join(30)
+    assert outcome["approve"].revision == 2, outcome
+    assert outcome["close"].revision == 3, outcome  # not an InvalidRecord
+    assert [r.target for r in b.history(run_id)] == ["approved", "closed"]
+    a.close()
+    b.close()

@@ -80,25 +80,32 @@ def verify(store: Any, location: str, spec: Against, new: Against | None = None)
     pass) against `new`. A run refused by the spec in force is reported once, not again for
     the proposed spec. The runs are read in batches, each batch in one snapshot
     (`store.stored_records`): a run fired meanwhile is seen whole, before or after."""
-    tables = spec.run_class._sc_spec
     out = Verified()
     where = Span.point(location, 1, 1)
-    for run_id, stored in store.stored_records(tables.name):
+    for run_id, stored in store.stored_records(spec.run_class._sc_spec.name):
         out.runs += 1
-        if isinstance(stored, StoreError):
-            out.diagnostics.append(RunDiagnostic(
-                "run-unreplayable", "error", f"run `{run_id}`: {stored}", where,
-                "the record was changed outside the runtime", run_id))
-            continue
-        columns, raw = stored
-        found = _judged(run_id, raw, spec, where)
-        if not isinstance(found, RunDiagnostic):
-            found = _row_finding(columns, raw, found, tables, where)
-        if found is None and new is not None:
-            found = judge(run_id, raw, new, where)
+        found = check_run(run_id, stored, spec, new, where)
         if found is not None:
             out.diagnostics.append(found)
     return out
+
+
+def check_run(run_id: str, stored: tuple[Any, dict[str, Any]] | StoreError, spec: Against,
+              new: Against | None, where: Span) -> RunDiagnostic | None:
+    """The finding about one run as `store.stored_records` gives it (its columns and record,
+    or the StoreError saying what of it is damaged), or None: its record under `spec`, then
+    its row against the record, then (when both pass) its record under `new`."""
+    if isinstance(stored, StoreError):
+        return RunDiagnostic("run-unreplayable", "error", f"run `{run_id}`: {stored}", where,
+                             "the record was changed outside the runtime", run_id)
+    columns, raw = stored
+    found = _judged(run_id, raw, spec, where)
+    if isinstance(found, RunDiagnostic):
+        return found
+    wrong = _row_finding(columns, raw, found, spec.run_class._sc_spec, where)
+    if wrong is None and new is not None:
+        return judge(run_id, raw, new, where)
+    return wrong
 
 
 def judge(run_id: str, raw: Mapping[str, Any], against: Against, where: Span

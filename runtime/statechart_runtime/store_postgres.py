@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
+from typing import Any
 
 import psycopg
 import psycopg.errors
@@ -143,11 +144,17 @@ class PostgresStore(RunStore):
                          read_only=read_only)
 
     def _connect(self) -> None:
-        # Autocommit: every transaction is begun and ended by the store, explicitly.
-        self._db = psycopg.connect(self.url, autocommit=True,
-                                   connect_timeout=max(2, int(self.timeout)))
+        self._db = self.new_connection()
+
+    def new_connection(self) -> psycopg.Connection[Any]:
+        """A new connection to the store's database, opened as the store opens its own:
+        autocommit (every transaction is begun and ended explicitly), `timeout` for
+        connecting, read-only when the store is (the worker LISTENs on one of these)."""
+        conn = psycopg.connect(self.url, autocommit=True,
+                               connect_timeout=max(2, int(self.timeout)))
         if self.read_only:  # the server refuses any write of this session
-            self._db.execute("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
+            conn.execute("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
+        return conn
 
     @contextmanager
     def _transaction(self, begin: str) -> Iterator[None]:

@@ -244,12 +244,9 @@ class _Listener:
         self.conn: Any = None
         self.alive = False
         try:
-            import psycopg
-
             from statechart_runtime.store_postgres import DUE_CHANNEL
 
-            self.conn = psycopg.connect(store.url, autocommit=True,
-                                        connect_timeout=max(2, int(store.timeout)))
+            self.conn = store.new_connection()  # a PostgresStore's: its URL, its timeout
             self.conn.execute(f"LISTEN {DUE_CHANNEL}")
             self.alive = True
         except Exception as exc:  # no server now: the worker sleeps its bounded sleep
