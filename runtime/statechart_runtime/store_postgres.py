@@ -55,6 +55,7 @@ SQL = Statements(
     insert_step='INSERT INTO history (run_id, idx, event, source, target, at, "values", '
                 "kind) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
     delete_states="DELETE FROM run_states WHERE run_id = %s",
+    delete_state="DELETE FROM run_states WHERE run_id = %s AND state = %s",
     insert_state="INSERT INTO run_states VALUES (%s, %s, %s)",
     key_seen='SELECT event, "values", call FROM idempotency WHERE run_id = %s AND key = %s',
     insert_key="INSERT INTO idempotency VALUES (%s, %s, %s, %s, %s, %s, %s)",
