@@ -296,7 +296,11 @@ class RunStore:
     @contextmanager
     def _transaction(self, begin: str) -> Iterator[None]:
         """BEGIN ... COMMIT, or ROLLBACK on any exception (on a connection that died, the
-        server rolls back by itself)."""
+        server rolls back by itself). No `begin`: no transaction (one statement that reads:
+        autocommit makes it one of its own)."""
+        if not begin:
+            yield
+            return
         self._begin(begin)
         try:
             yield
@@ -326,7 +330,7 @@ class RunStore:
             attempt += 1
             self._committing = False
             try:
-                with self._transaction(begin or self.sql.begin_write):
+                with self._transaction(self.sql.begin_write if begin is None else begin):
                     return work()
             except Exception as exc:
                 kind = self._failure(exc)
@@ -597,7 +601,7 @@ class RunStore:
         deadline = _deadline(run)
         statements: list[tuple[str, list[tuple[Any, ...]]]] = [(self.sql.update_head, [
             (mark.revision + 1, spec.version, record.status.value, steps,
-             json.dumps(record.to_dict(history=False), ensure_ascii=False, allow_nan=False),
+             _encode(record.to_dict(history=False)),
              None if deadline is None else _utc_text(deadline), at, run_id)])]
         if mark.rewrite:
             statements.append((self.sql.delete_steps, [(run_id,)]))
@@ -606,8 +610,8 @@ class RunStore:
             start, new = mark.steps, history[mark.known:]
         statements.append((self.sql.insert_step, [
             (run_id, index, step.event.value, step.source.value, step.target.value,
-             _utc_text(step.at), json.dumps(step.values, ensure_ascii=False, allow_nan=False,
-                                            sort_keys=True), step.kind)
+             _utc_text(step.at), _encode_sorted(step.values) if step.values else "{}",
+             step.kind)
             for index, step in enumerate(new, start)]))
         if run._active != mark.active:
             if mark.rewrite:  # a new run, or one upgraded from an older version: all of them
@@ -718,8 +722,13 @@ class RunStore:
             # run's revision is still the one it was computed from; else computed again. A
             # run whose class has actions is held instead: they would run again.
             for _ in range(self.max_attempts):
-                row, seen = self._read(lambda: (self._head_row(run_id, self.sql.head),
-                                                key_row()))
+                if idempotency_key is None:  # one statement: no transaction needed
+                    row, seen = self._with_retries(
+                        lambda: self._head_row(run_id, self.sql.head), repeatable=True,
+                        begin=""), None
+                else:  # the head and the key in one snapshot
+                    row, seen = self._read(lambda: (self._head_row(run_id, self.sql.head),
+                                                    key_row()))
                 computed = compute(row, seen)
                 if isinstance(computed, Fired):
                     return computed
@@ -1007,6 +1016,12 @@ def _step_json(step: Any) -> Any:
         return step
 
 
+# json.dumps with options builds an encoder on every call: the store's two, built once.
+_encode = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode
+_encode_sorted = json.JSONEncoder(ensure_ascii=False, allow_nan=False, sort_keys=True).encode
+
+
 def _utc_text(value: dt.datetime) -> str:
-    """Times in the store's columns: UTC, fixed width, so text order is time order."""
-    return value.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    """Times in the store's columns: UTC, fixed width, so text order is time order
+    (`2025-05-01T12:00:00.000000Z`; isoformat: a few times faster than strftime)."""
+    return value.astimezone(dt.UTC).isoformat(timespec="microseconds")[:-6] + "Z"

@@ -156,6 +156,9 @@ class PostgresStore(RunStore):
         # An error of a pipelined statement surfaces at a later one (a create's duplicate
         # key at the UPDATE after its INSERT), in an aborted pipeline: `_abandon` gets the
         # connection out of it whatever was sent.
+        if not begin:  # one statement, in a transaction of its own (autocommit)
+            yield
+            return
         committed = False
         try:
             with self._db.pipeline() as pipeline:
