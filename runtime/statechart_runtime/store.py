@@ -653,7 +653,9 @@ class RunStore:
              idempotency_key: str | None = None, at: dt.datetime | None = None,
              **values: Any) -> Fired:
         """Load the run, send it `event` with `values` at `at` (default: now), save it: one
-        transaction, holding the run's row from load to save. Timers due by then fire first,
+        transaction, holding the run's row from load to save, or (`optimistic_fire`: SQLite)
+        written only if the run's revision is the one the step was computed from, and
+        computed again from the new head if not (docs/runs.md). Timers due by then fire first,
         each at its due time (`Run.send_at`). An event the run refuses raises
         (EventNotAccepted, MissingField, ...) and changes nothing, except that the timers
         that fired before it are saved (they happened: an approval sent after its deadline

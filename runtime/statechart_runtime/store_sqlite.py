@@ -26,7 +26,7 @@ _BUSY, _LOCKED, _READONLY, _CORRUPT, _CANTOPEN, _FULL, _TOOBIG, _NOTADB = (
 _CONSTRAINT_PRIMARYKEY, _CONSTRAINT_UNIQUE = 1555, 2067
 # How long a writer sleeps between two tries of the write lock, in seconds (a random time
 # between the two: about the time another writer's commit holds it).
-_WAIT_MIN, _WAIT_MAX = 0.0002, 0.0015
+_WAIT_MIN, _WAIT_MAX = 0.0005, 0.002
 
 SQL = Statements(
     param="?",
@@ -175,9 +175,9 @@ class SqliteStore(RunStore):
     def _begin(self, begin: str) -> None:
         """BEGIN IMMEDIATE, tried again after a short, random sleep (so that waiting
         writers do not wake together) while another writer holds the lock, for up to
-        `timeout` seconds; then the busy error (`_with_retries` counts an attempt). The
-        longer a writer has waited, the shorter it sleeps: writers that try at random take
-        the lock in no order, and this keeps the unlucky one from waiting out many others."""
+        `timeout` seconds; then the busy error (`_with_retries` counts an attempt). (Not
+        shorter sleeps for writers that waited longer: on a busy machine, writers that
+        spin keep the one holding the lock from running.)"""
         if begin != SQL.begin_write or self.read_only:
             self._db.execute(begin)
             return
@@ -194,7 +194,7 @@ class SqliteStore(RunStore):
                     started = now
                 elif now - started >= self.timeout:
                     raise
-            time.sleep(random.uniform(_WAIT_MIN, _WAIT_MAX) / (1 + (now - started) / _WAIT_MAX))
+            time.sleep(random.uniform(_WAIT_MIN, _WAIT_MAX))
 
     def _connect_read_only(self) -> None:
         path = Path(self.path)
