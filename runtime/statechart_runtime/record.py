@@ -243,8 +243,26 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return out
 
 
+_SCALARS = frozenset((str, int, float, bool, type(None)))
+
+
 def _refuse_deep(data: object, invalid: type[Exception]) -> None:
-    """Iteratively: a record is shallow; a deeply nested value is refused with its path."""
+    """Iteratively: a record is shallow; a deeply nested value is refused with its path.
+    (Depths first, without paths: a run store restores a head on every `fire`.)"""
+    stack: list[tuple[object, int]] = [(data, 0)]
+    deepest = 0
+    while stack:
+        value, depth = stack.pop()
+        deepest = max(depth, deepest)
+        if isinstance(value, Mapping):
+            stack.extend((v, depth + 1) for v in value.values() if type(v) not in _SCALARS)
+        elif isinstance(value, list):
+            stack.extend((v, depth + 1) for v in value if type(v) not in _SCALARS)
+    if deepest + 1 > MAX_JSON_DEPTH:  # a scalar inside the deepest container counts too
+        _refuse_deep_path(data, invalid)
+
+
+def _refuse_deep_path(data: object, invalid: type[Exception]) -> None:
     stack: list[tuple[object, int, str]] = [(data, 0, "")]
     while stack:
         value, depth, where = stack.pop()

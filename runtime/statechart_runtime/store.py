@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import functools
 import importlib
 import json
 import time
@@ -118,6 +119,7 @@ class Statements:
     delete_steps: str  # (run_id)
     insert_step: str  # (run_id, idx, event, source, target, at, values, kind)
     delete_states: str  # (run_id)
+    delete_state: str  # (run_id, state)
     insert_state: str  # (run_id, spec, state)
     key_seen: str  # (run_id, key) -> event, values, call
     insert_key: str  # (run_id, key, event, values, revision, call, at)
@@ -141,6 +143,16 @@ class Fired:
     events: tuple[str, ...] = ()
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Writes:
+    """The statements that store a run (`RunStore._writes`), each with its rows, and the
+    spec to announce an earlier deadline of (None: none)."""
+
+    run_id: str
+    announce: str | None
+    statements: list[tuple[str, list[tuple[Any, ...]]]]
+
+
 @dataclasses.dataclass(slots=True)
 class _Mark:
     """What a store knows of a run it created or loaded: the revision it was loaded at, the
@@ -155,6 +167,11 @@ class _Mark:
     active: tuple[str, ...]
     rewrite: bool = False
     due: dt.datetime | None = None
+
+
+# A fire computed, to be written: the run with the event taken, its mark, the time of the
+# call (column text), and the refusal when the event was refused after timers fired.
+_Computed = tuple[Run[Any, Any, Any], _Mark, str, RunError | None]
 
 
 def open_store(url: str | Path, *, timeout: float = 30.0, read_only: bool = False,
@@ -191,6 +208,10 @@ class RunStore:
     gives its `sql`, its `migrations`, and says how it connects and what its errors mean."""
 
     sql: Statements
+    # Whether `fire` computes the step before it takes the write lock and writes it only if
+    # the run is unchanged (SQLite, whose write lock is the whole database's), rather than
+    # holding the run from its read to its write (PostgreSQL's lock is the run's row).
+    optimistic_fire = False
     # MIGRATIONS[v]: the statements that turn store schema version v-1 into v (0: the
     # version table). Applied in one transaction when a writable store is opened.
     migrations: Sequence[Sequence[str]]
@@ -279,8 +300,12 @@ class RunStore:
     @contextmanager
     def _transaction(self, begin: str) -> Iterator[None]:
         """BEGIN ... COMMIT, or ROLLBACK on any exception (on a connection that died, the
-        server rolls back by itself)."""
-        self._db.execute(begin)
+        server rolls back by itself). No `begin`: no transaction (one statement that reads:
+        autocommit makes it one of its own)."""
+        if not begin:
+            yield
+            return
+        self._begin(begin)
         try:
             yield
             self._committing = True  # a failure from here on may come after the commit
@@ -290,6 +315,9 @@ class RunStore:
             with suppress(Exception):
                 self._db.execute("ROLLBACK")
             raise
+
+    def _begin(self, begin: str) -> None:
+        self._db.execute(begin)
 
     def _with_retries(self, work: Callable[[], T], *, repeatable: bool,
                       begin: str | None = None,
@@ -306,7 +334,7 @@ class RunStore:
             attempt += 1
             self._committing = False
             try:
-                with self._transaction(begin or self.sql.begin_write):
+                with self._transaction(self.sql.begin_write if begin is None else begin):
                     return work()
             except Exception as exc:
                 kind = self._failure(exc)
@@ -465,7 +493,8 @@ class RunStore:
             at = _utc_text(self.now())
             self._x(self.sql.insert_run,
                     (record.runId, spec.name, spec.version, record.status.value, at, at))
-            self._write(run, _Mark(0, 0, 0, (), rewrite=True), at, locked=True)
+            created = _Mark(0, 0, 0, (), rewrite=True)
+            self._write(self._writes(run, created, at), created, locked=True)
 
         # Two processes creating the same id at once: the loser's INSERT meets the winner's
         # key (on PostgreSQL, at a later statement of the pipeline): the same RunIdTaken.
@@ -494,7 +523,11 @@ class RunStore:
         checks it against: sent together, the second read once the row is held (a statement
         of its own: on PostgreSQL a SELECT ... FOR UPDATE that waited for another writer sees
         that writer's row, but its other tables as they were when it started)."""
-        head = self._x(self.sql.head_locked, (run_id,))
+        return self._checked_head(run_id, self.sql.head_locked)
+
+    def _checked_head(self, run_id: str, sql: str) -> tuple[Any, ...]:
+        """The run's head read by `sql`, with what `_head_run` checks it against."""
+        head = self._x(sql, (run_id,))
         checks = self._x(self.sql.head_checks, (run_id, run_id))
         row = head.fetchone()
         if row is None:
@@ -571,17 +604,16 @@ class RunStore:
         self._writable()
         mark = _mark_of(run)
         at = _utc_text(self.now())
-        revision = self._with_retries(lambda: self._write(run, mark, at, locked=False),
+        writes = self._writes(run, mark, at)
+        revision = self._with_retries(lambda: self._write(writes, mark, locked=False),
                                        repeatable=False)
         _saved(run, mark, revision)
         return revision
 
-    def _write(self, run: Run[Any, Any, Any], mark: _Mark, at: str, *, locked: bool) -> int:
-        """The run's head, its new steps (or all of them), its active states if they
-        changed: inside the caller's transaction. Unless the caller holds the run's row
-        (`locked`: it read the row in this transaction), ConcurrentUpdate if the stored
-        revision is not `mark.revision`. No statement here needs a result: PostgreSQL sends
-        them all with the COMMIT, in one round trip."""
+    def _writes(self, run: Run[Any, Any, Any], mark: _Mark, at: str) -> _Writes:
+        """What stores the run (`_write` runs it): its head, its new steps (or all of them),
+        its active states if they changed. Encoded here, with no database: a caller may do
+        it before it takes a lock."""
         record: Any = run.record
         run_id = record.runId
         spec = run._sc_spec
@@ -589,36 +621,54 @@ class RunStore:
         if len(history) < mark.known:
             raise StoreError(f"run {run_id!r}: its history went from {mark.known} steps to "
                              f"{len(history)}; a stored history only grows")
-        if not locked:
-            found = self._x(self.sql.revision_locked, (run_id,)).fetchone()
-            if found is None:
-                raise RunNotFound(run_id)
-            if found[0] != mark.revision:
-                raise ConcurrentUpdate(run_id, mark.revision, found[0])
         steps = len(history) if mark.rewrite else mark.steps + len(history) - mark.known
         deadline = _deadline(run)
-        if deadline is not None and (mark.due is None or deadline < mark.due):
-            self._announce_due(spec.name)  # an earlier deadline: wake the sleeping workers
-        self._x(self.sql.update_head,
-                (mark.revision + 1, spec.version, record.status.value, steps,
-                 json.dumps(record.to_dict(history=False), ensure_ascii=False,
-                            allow_nan=False),
-                 None if deadline is None else _utc_text(deadline), at, run_id))
+        statements: list[tuple[str, list[tuple[Any, ...]]]] = [(self.sql.update_head, [
+            (mark.revision + 1, spec.version, record.status.value, steps,
+             _encode(record.to_dict(history=False)),
+             None if deadline is None else _utc_text(deadline), at, run_id)])]
         if mark.rewrite:
-            self._x(self.sql.delete_steps, (run_id,))
+            statements.append((self.sql.delete_steps, [(run_id,)]))
             start, new = 0, history
         else:
             start, new = mark.steps, history[mark.known:]
-        self._many(self.sql.insert_step,
-                   [(run_id, index, step.event.value, step.source.value, step.target.value,
-                     _utc_text(step.at), json.dumps(step.values, ensure_ascii=False,
-                                                    allow_nan=False, sort_keys=True),
-                     step.kind)
-                    for index, step in enumerate(new, start)])
+        statements.append((self.sql.insert_step, [
+            (run_id, index, step.event.value, step.source.value, step.target.value,
+             _utc_text(step.at), _encode_sorted(step.values) if step.values else "{}",
+             step.kind)
+            for index, step in enumerate(new, start)]))
         if run._active != mark.active:
-            self._x(self.sql.delete_states, (run_id,))
-            self._many(self.sql.insert_state,
-                       [(run_id, spec.name, name) for name in run._active])
+            if mark.rewrite:  # a new run, or one upgraded from an older version: all of them
+                statements.append((self.sql.delete_states, [(run_id,)]))
+                left: Sequence[str] = ()
+                entered: Sequence[str] = run._active
+            else:  # only the rows of the states left and entered (a leaf change: one each)
+                left = [name for name in mark.active if name not in run._active]
+                entered = [name for name in run._active if name not in mark.active]
+            statements.append((self.sql.delete_state, [(run_id, name) for name in left]))
+            statements.append((self.sql.insert_state,
+                               [(run_id, spec.name, name) for name in entered]))
+        # An earlier deadline wakes the sleeping workers.
+        announce = spec.name if deadline is not None and (
+            mark.due is None or deadline < mark.due) else None
+        return _Writes(run_id, announce, statements)
+
+    def _write(self, writes: _Writes, mark: _Mark, *, locked: bool) -> int:
+        """`writes`, inside the caller's transaction; the new revision. Unless the caller
+        holds the run's row (`locked`: it read the row in this transaction),
+        ConcurrentUpdate if the stored revision is not `mark.revision`. No statement here
+        needs a result but that check: PostgreSQL sends them all with the COMMIT, in one
+        round trip."""
+        if not locked:
+            found = self._x(self.sql.revision_locked, (writes.run_id,)).fetchone()
+            if found is None:
+                raise RunNotFound(writes.run_id)
+            if found[0] != mark.revision:
+                raise ConcurrentUpdate(writes.run_id, mark.revision, found[0])
+        if writes.announce is not None:
+            self._announce_due(writes.announce)
+        for sql, rows in writes.statements:
+            self._many(sql, rows)
         return mark.revision + 1
 
     # -- events --------------------------------------------------------------------------
@@ -627,7 +677,9 @@ class RunStore:
              idempotency_key: str | None = None, at: dt.datetime | None = None,
              **values: Any) -> Fired:
         """Load the run, send it `event` with `values` at `at` (default: now), save it: one
-        transaction, holding the run's row from load to save. Timers due by then fire first,
+        transaction, holding the run's row from load to save, or (`optimistic_fire`: SQLite)
+        written only if the run's revision is the one the step was computed from, and
+        computed again from the new head if not (docs/runs.md). Timers due by then fire first,
         each at its due time (`Run.send_at`). An event the run refuses raises
         (EventNotAccepted, MissingField, ...) and changes nothing, except that the timers
         that fired before it are saved (they happened: an approval sent after its deadline
@@ -640,43 +692,78 @@ class RunStore:
         name = event.value if isinstance(event, spec.event_enum) else event
         key_values = "" if idempotency_key is None else json.dumps(
             {f: _json_value(spec, f, v) for f, v in values.items()}, sort_keys=True)
-        call = uuid.uuid4().hex  # tells this call's own commit from an earlier call's
+        # Tells this call's own commit from an earlier call's (a key's retry after a lost
+        # connection).
+        call = "" if idempotency_key is None else uuid.uuid4().hex
 
-        def work() -> Fired | RunError:
-            row = self._locked_head(run_id)
-            if idempotency_key is not None:
-                seen = self._x(self.sql.key_seen, (run_id, idempotency_key)).fetchone()
-                if seen is not None:
-                    if (seen[0], seen[1]) != (name, key_values):
-                        raise StoreError(
-                            f"idempotency key {idempotency_key!r} of run {run_id!r} was "
-                            f"used for `{seen[0]}` {seen[1]}, not `{name}` {key_values}")
-                    # The call whose commit was cut off by a lost connection did apply it.
-                    mine = seen[2] == call
-                    return Fired(self._head_run(run_class, run_id, row), mine, row[2],
-                                 (name,) if mine else ())
+        def key_row() -> Any:
+            if idempotency_key is None:
+                return None
+            return self._x(self.sql.key_seen, (run_id, idempotency_key)).fetchone()
+
+        def compute(row: tuple[Any, ...], seen: Any) -> Fired | _Computed:
+            """The call from the head `row` and the key's row (`seen`), nothing written yet:
+            a Fired when there is nothing to write (the key was used already), else the run
+            with the event taken (and the refusal, when timers fired before it)."""
+            if seen is not None:
+                if (seen[0], seen[1]) != (name, key_values):
+                    raise StoreError(
+                        f"idempotency key {idempotency_key!r} of run {run_id!r} was "
+                        f"used for `{seen[0]}` {seen[1]}, not `{name}` {key_values}")
+                # The call whose commit was cut off by a lost connection did apply it.
+                mine = seen[2] == call
+                return Fired(self._head_run(run_class, run_id, row), mine, row[2],
+                             (name,) if mine else ())
             run = self._head_run(run_class, run_id, row)
             mark = _mark_of(run)
             when = at if at is not None else self.now()  # the one time of this call
-            stamp = _utc_text(when)
             try:
                 run.send_at(when, event, **values)
             except RunError as refusal:
                 if not run.record.history:  # nothing happened: nothing to save
                     raise
                 # Timers fired before the event was refused: they are kept.
-                revision = self._write(run, mark, stamp, locked=True)
-                _saved(run, mark, revision)
-                return refusal
-            revision = self._write(run, mark, stamp, locked=True)
-            if idempotency_key is not None:
-                self._x(self.sql.insert_key,
-                        (run_id, idempotency_key, name, key_values, revision, call,
-                         stamp))
-            _saved(run, mark, revision)
-            return Fired(run, True, revision, (name,))
+                return run, mark, _utc_text(when), refusal
+            return run, mark, _utc_text(when), None
 
-        done = self._with_retries(work, repeatable=idempotency_key is not None)
+        def write(computed: _Computed, writes: _Writes, *, locked: bool) -> Fired | RunError:
+            run, mark, stamp, refusal = computed
+            revision = self._write(writes, mark, locked=locked)
+            if refusal is None and idempotency_key is not None:
+                self._x(self.sql.insert_key,
+                        (run_id, idempotency_key, name, key_values, revision, call, stamp))
+            _saved(run, mark, revision)
+            return refusal if refusal is not None else Fired(run, True, revision, (name,))
+
+        def work() -> Fired | RunError:  # holding the run from its read to its write
+            done = compute(self._locked_head(run_id), key_row())
+            if isinstance(done, Fired):
+                return done
+            return write(done, self._writes(*done[:3]), locked=True)
+
+        repeatable = idempotency_key is not None
+        done: Fired | RunError | None = None
+        if self.optimistic_fire and run_class._sc_direct_guards() is not None:
+            # The step is computed before the write lock is taken, and written only if the
+            # run's revision is still the one it was computed from; else computed again. A
+            # run whose class has actions is held instead: they would run again.
+            for _ in range(self.max_attempts):
+                # The head, what its checks read and the key, in one snapshot.
+                row, seen = self._read(lambda: (self._checked_head(run_id, self.sql.head),
+                                                key_row()))
+                computed = compute(row, seen)
+                if isinstance(computed, Fired):
+                    return computed
+                writes = self._writes(*computed[:3])  # encoded before the lock, too
+                try:
+                    done = self._with_retries(
+                        functools.partial(write, computed, writes, locked=False),
+                        repeatable=repeatable)
+                    break
+                except ConcurrentUpdate:  # another writer fired the run meanwhile: again
+                    continue
+        if done is None:  # overtaken every time, or a backend that holds the run
+            done = self._with_retries(work, repeatable=repeatable)
         if isinstance(done, RunError):
             raise done  # refused, after the timers that fired were committed
         return done
@@ -703,7 +790,7 @@ class RunStore:
             return Fired(run, False, row[2])
         # A declined timer (its guards said no) is saved even when nothing fired: it no
         # longer counts for `next_due`, so it cannot keep other runs' timers waiting.
-        revision = self._write(run, mark, _utc_text(when), locked=True)
+        revision = self._write(self._writes(run, mark, _utc_text(when)), mark, locked=True)
         _saved(run, mark, revision)
         return Fired(run, bool(events), revision, events)
 
@@ -962,6 +1049,11 @@ def _step_json(step: Any) -> Any:
         return {**step, "at": parse_time("at", step["at"])}
     except ValueError:  # not a time: compared as text
         return step
+
+
+# json.dumps with options builds an encoder on every call: the store's two, built once.
+_encode = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode
+_encode_sorted = json.JSONEncoder(ensure_ascii=False, allow_nan=False, sort_keys=True).encode
 
 
 _utc_text = store_checks.utc_text  # times in the store's columns

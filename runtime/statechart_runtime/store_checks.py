@@ -26,8 +26,9 @@ REPAIR_HINT = ("the row was changed outside the store; nothing was fired: `state
 
 
 def utc_text(value: dt.datetime) -> str:
-    """Times in the store's columns: UTC, fixed width, so text order is time order."""
-    return value.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    """Times in the store's columns: UTC, fixed width, so text order is time order
+    (`2025-05-01T12:00:00.000000Z`; isoformat: a few times faster than strftime)."""
+    return value.astimezone(dt.UTC).isoformat(timespec="microseconds")[:-6] + "Z"
 
 
 def state_set(text: str | None) -> frozenset[str]:

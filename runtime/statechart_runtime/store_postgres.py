@@ -59,6 +59,7 @@ SQL = Statements(
     insert_step='INSERT INTO history (run_id, idx, event, source, target, at, "values", '
                 "kind) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
     delete_states="DELETE FROM run_states WHERE run_id = %s",
+    delete_state="DELETE FROM run_states WHERE run_id = %s AND state = %s",
     insert_state="INSERT INTO run_states VALUES (%s, %s, %s)",
     key_seen='SELECT event, "values", call FROM idempotency WHERE run_id = %s AND key = %s',
     insert_key="INSERT INTO idempotency VALUES (%s, %s, %s, %s, %s, %s, %s)",
@@ -164,6 +165,9 @@ class PostgresStore(RunStore):
         # An error of a pipelined statement surfaces at a later one (a create's duplicate
         # key at the UPDATE after its INSERT), in an aborted pipeline: `_abandon` gets the
         # connection out of it whatever was sent.
+        if not begin:  # one statement, in a transaction of its own (autocommit)
+            yield
+            return
         committed = False
         try:
             with self._db.pipeline() as pipeline:

@@ -10,7 +10,9 @@ where SQLite cannot make its -shm file): it never writes nor waits for a writer'
 
 from __future__ import annotations
 
+import random
 import sqlite3
+import time
 from contextlib import suppress
 from pathlib import Path
 from urllib.parse import quote
@@ -22,6 +24,9 @@ from statechart_runtime.store import RunStore, Statements
 _BUSY, _LOCKED, _READONLY, _CORRUPT, _CANTOPEN, _FULL, _TOOBIG, _NOTADB = (
     5, 6, 8, 11, 14, 13, 18, 26)
 _CONSTRAINT_PRIMARYKEY, _CONSTRAINT_UNIQUE = 1555, 2067
+# How long a writer sleeps between two tries of the write lock, in seconds (a random time
+# between the two: about the time another writer's commit holds it).
+_WAIT_MIN, _WAIT_MAX = 0.0005, 0.002
 
 SQL = Statements(
     param="?",
@@ -51,6 +56,7 @@ SQL = Statements(
     insert_step='INSERT INTO history (run_id, idx, event, source, target, at, "values", '
                 "kind) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
     delete_states="DELETE FROM run_states WHERE run_id = ?",
+    delete_state="DELETE FROM run_states WHERE run_id = ? AND state = ?",
     insert_state="INSERT INTO run_states VALUES (?, ?, ?)",
     key_seen='SELECT event, "values", call FROM idempotency WHERE run_id = ? AND key = ?',
     insert_key="INSERT INTO idempotency VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -139,6 +145,7 @@ class SqliteStore(RunStore):
     sql = SQL
     migrations = MIGRATIONS
     driver_errors = (sqlite3.Error,)
+    optimistic_fire = True
 
     def __init__(self, path: str | Path, *, timeout: float = 30.0, max_attempts: int = 5,
                  read_only: bool = False) -> None:
@@ -161,6 +168,35 @@ class SqliteStore(RunStore):
         # FULL: a commit that returned survives a power cut, not only a crash of the process.
         self._db.execute("PRAGMA synchronous = FULL")
         self._db.execute("PRAGMA foreign_keys = ON")
+        # From here on a writer waits for the write lock in `_begin`, not in SQLite's busy
+        # handler: that one sleeps 1, 2, 5, 10, ... up to 100 ms between tries, so under a
+        # few writers one of them waited for hundreds of milliseconds while the lock was
+        # free most of the time (a commit holds it for about a millisecond).
+        self._db.execute("PRAGMA busy_timeout = 0")
+
+    def _begin(self, begin: str) -> None:
+        """BEGIN IMMEDIATE, tried again after a short, random sleep (so that waiting
+        writers do not wake together) while another writer holds the lock, for up to
+        `timeout` seconds; then the busy error (`_with_retries` counts an attempt). (Not
+        shorter sleeps for writers that waited longer: on a busy machine, writers that
+        spin keep the one holding the lock from running.)"""
+        if begin != SQL.begin_write or self.read_only:
+            self._db.execute(begin)
+            return
+        started = 0.0
+        while True:
+            try:
+                self._db.execute(begin)
+                return
+            except sqlite3.OperationalError as exc:
+                if self._failure(exc) != "busy":
+                    raise
+                now = time.monotonic()
+                if not started:
+                    started = now
+                elif now - started >= self.timeout:
+                    raise
+            time.sleep(random.uniform(_WAIT_MIN, _WAIT_MAX))
 
     def _connect_read_only(self) -> None:
         path = Path(self.path)
