@@ -82,6 +82,63 @@ def test_the_repositorys_specs_come_back_as_the_same_model(path: Path) -> None:
     assert model(round_trip(spec)) == model(spec)
 
 
+# Every key of the format that SCXML has no place for, once: it travels in our namespace.
+EVERY_KEY = """\
+statechart: every_key
+version: 3
+description: "Quotes \\" and <angle> & ampersands,\\nline breaks\\tand tabs, \\x01 a control"
+initial: open
+record:
+  reason: {enum: [spam, dup], default: spam, description: Why.}
+  note: {type: string, context: true, default: "\\"quoted\\""}
+  level: {type: number, default: 0.5}
+  count: {type: integer, default: 3}
+  flag: {type: boolean, default: false}
+  due: {type: datetime}
+states:
+  open:
+    description: "\\"starts with a quote"
+    tags: [live, paused]
+    status: active
+    counter: opened
+    limit: 4
+    requires: [reason]
+    clear: [note]
+    entry: [a1, a2]
+    exit: [a3]
+    on:
+      close:
+        - {target: closed, guard: ok, set: [reason], clear: [note], description: x}
+        - {target: closed, assign: {level: 1.5, count: 2, flag: true, note: "12"}}
+      hold: {target: held, set: [due]}
+    after:
+      PT1M: [{target: closed, name: minute, actions: [a1]}]
+      90s: closed
+  held:
+    on: {wake: open}
+    after:
+      due: {target: open, description: at the time set}
+  closed: {final: true, tags: [done]}
+rules:
+  - {id: no-reopen, never: {from: closed, to: open}, description: "<never>", overridable: true}
+  - only: {from: [open, {tag: paused}], to: [closed, held, open]}
+  - unreachable: {from: {tag: done}, to: held}
+migrations:
+  - from_version: 1
+    states: {waiting: held, done: closed}
+    fields: {why: reason, old: null}
+    fill: [level]
+  - from_version: 2
+    fields: {gone: null}
+"""
+
+
+def test_every_key_comes_back() -> None:
+    spec = checked_text(EVERY_KEY)
+    assert spec is not None
+    assert model(round_trip(spec)) == model(spec)
+
+
 # Every conformance spec (timers, `in:`, transition actions, targetless and internal
 # transitions, completion, history) round trips; every tenth in the default run.
 @pytest.mark.parametrize("name,text", [

@@ -13,7 +13,6 @@ import sys
 from pathlib import Path
 
 from statechart.cli import colour, missing_paths
-from statechart.cli.check import output_format
 from statechart.report import REPORTERS, inert
 
 
@@ -29,6 +28,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from statechart import writes
+    from statechart.cli.check import output_format
     from statechart.linter import check_source
     from statechart.scxml.importer import import_scxml
     from statechart.scxml.xml_tree import MAX_BYTES

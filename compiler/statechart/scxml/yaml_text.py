@@ -31,6 +31,8 @@ class Block(dict[str, Any]):
 
 
 def scalar(value: Any) -> str:
+    if value is None:
+        return "null"
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int | float):
