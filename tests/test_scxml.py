@@ -361,6 +361,37 @@ def test_what_a_spec_cannot_say_is_refused_at_its_line(capsys: pytest.CaptureFix
     assert "nothing written" in err
 
 
+def _chart(states: str) -> str:
+    return (f'<scxml xmlns="{SCXML}" version="1.0">\n{states}</scxml>\n')
+
+
+SCXML = "http://www.w3.org/2005/07/scxml"
+
+
+@pytest.mark.parametrize("states,line,says", [
+    ('<state id="p" initial="c">\n <state id="b"><state id="c"/></state>\n</state>\n', 2,
+     "initial `c` of `p`: an initial state that is not a child"),
+    ('<state id="p"><history id="h"><transition target="b"/></history>\n'
+     ' <state id="a"/><state id="b"/></state>\n', 2,
+     "a history whose default is not its parent's default entry"),
+    ('<state id="a"><onentry><send event="t" delay="1s"/></onentry></state>\n'
+     '<state id="b"><transition event="t" target="a"/></state>\n', 3,
+     "`t` on `b`, sent by `a` (line 2): a timer's event handled on another state"),
+    ('<state id="a"><onentry><send event="t" delayexpr="wait"/></onentry>\n'
+     ' <transition event="t" target="a"/></state>\n', 2, "a timer whose delay is an expression"),
+    ('<state id="a"><onentry>\n <send event="t" delay="1s"/>\n <send event="u" delay="1000ms"/>'
+     '\n</onentry><transition event="t" target="a"/></state>\n', 4,
+     "a second timer of a state with the same delay"),
+    ('<state id="p"><state id="a"/>\n <transition event="done.state.q" target="a"/></state>\n',
+     3, "a completion event handled on another state"),
+])
+def test_each_refusal_names_its_element_and_line(states: str, line: int, says: str) -> None:
+    imported = import_scxml("chart.scxml", _chart(states).encode())
+    assert imported.text is None
+    assert [(d.rule, d.span.line) for d in imported.diagnostics] == [("scxml-import", line)]
+    assert says in imported.diagnostics[0].message, imported.diagnostics[0].message
+
+
 @pytest.mark.parametrize("document,says", [
     ('<?xml version="1.0"?>\n<!DOCTYPE scxml [\n <!ENTITY a "aaaaaaaaaa">\n'
      ' <!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;">\n]>\n<scxml version="1.0">&b;</scxml>\n',

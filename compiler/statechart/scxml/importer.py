@@ -73,6 +73,9 @@ REFUSED: dict[str, tuple[str, str]] = {
                        "move the transition onto the state whose `done.state` event it is"),
     "timer-elsewhere": ("a timer's event handled on another state has no equivalent",
                         "handle the timer's event on the state whose <onentry> sends it"),
+    "same-delay": ("a second timer of a state with the same delay has no equivalent (a "
+                   "state's `after:` keys are its delays)",
+                   "send one event for both, or make one delay differ by a millisecond"),
     "delayexpr": ("a timer whose delay is an expression has no equivalent",
                   "write the delay as `delay=\"30s\"`, or set a datetime field and use it as "
                   "a deadline"),
@@ -117,6 +120,8 @@ class _Importer:
         self.names = Names()
         self.nodes: dict[str, _Node] = {}  # SCXML id -> node
         self.history_of: dict[str, tuple[str, str]] = {}  # history id -> (state id, type)
+        self.found_timers: dict[str, dict[str, tuple[Element, str]]] = {}
+        self.timer_like: set[int] = set()  # ids of the <send> elements read as timers
 
     def refuse(self, element: Element, reason: str, detail: str = "") -> None:
         message, hint = REFUSED[reason]
@@ -197,7 +202,7 @@ class _Importer:
                     RULE, "error", f"<{child.name}> is not an SCXML element of a state",
                     Span.point(self.path, child.line, child.column),
                     "remove it, or give it a namespace of its own"))
-        self.histories(node)
+        self.histories(node, body.get("initial"))
         if node.children:
             states = Block()
             for child_id in node.children:
@@ -208,7 +213,7 @@ class _Importer:
             body["states"] = states
         return body
 
-    def histories(self, node: _Node) -> None:
+    def histories(self, node: _Node, initial: str | None) -> None:
         """A history maps onto `history:` of the transitions into its parent when its default
         is the parent's default entry (what the spec format does when nothing is
         remembered)."""
@@ -224,7 +229,6 @@ class _Importer:
             if element.name == "parallel":
                 default = sorted(node.children)
             else:
-                initial = self.initial(element, node.children, node.name)
                 default = sorted(i for i, n in self.nodes.items() if n.name == initial)
             if targets != default:
                 self.refuse(transition, "history-default",
@@ -233,8 +237,11 @@ class _Importer:
     # -- timers ----------------------------------------------------------------------------
     def timers(self, node: _Node) -> dict[str, tuple[Element, str]]:
         """The state's timers: <send> elements of its <onentry> that send it an event later,
-        by event: (the element, its `after:` key)."""
-        out: dict[str, tuple[Element, str]] = {}
+        by event: (the element, its `after:` key). Found once per state (`found_timers`)."""
+        if node.name in self.found_timers:
+            return self.found_timers[node.name]
+        out: dict[str, tuple[Element, str]] = self.found_timers.setdefault(node.name, {})
+        keys: set[str] = set()
         for block in node.element.children:
             if not (_scxml(block) and block.name == "onentry"):
                 continue
@@ -247,8 +254,12 @@ class _Importer:
                 if event is None or other or any(_scxml(c) for c in send.children) or (
                         send.get("delay") is None and send.get("delayexpr") is None):
                     continue  # not a timer: refused as content
+                self.timer_like.add(id(send))  # refused here if at all, not as content
                 key = self.timer_key(send)
-                if key is not None:
+                if key is not None and key in keys:
+                    self.refuse(send, "same-delay", f"`{send.get('delay')}` in `{node.name}`")
+                elif key is not None:
+                    keys.add(key)
                     out[event] = (send, key)
         return out
 
@@ -282,7 +293,7 @@ class _Importer:
         for item in content.children:
             if not _scxml(item):
                 continue
-            if item.name == "send" and any(item is send for send, _ in timers.values()):
+            if item.name == "send" and id(item) in self.timer_like:
                 continue
             if item.name == "cancel" and content.name == "onexit" and \
                     item.get("sendid") in timer_ids:
