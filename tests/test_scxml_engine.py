@@ -122,6 +122,7 @@ def replay(trace: dict[str, Any]) -> Counter[str]:
     out: Counter[str] = Counter()
     for index, sequence in enumerate(trace["sequences"]):
         where = f"{trace['name']} seq {index}"
+        out["steps in the traces"] += len(sequence["steps"])
         if timed & set(trace["initial"][1]):
             out["skipped: starts in a state with a timer"] += 1
             continue
@@ -157,6 +158,7 @@ def replay(trace: dict[str, Any]) -> Counter[str]:
             top_final = ends and top and spec.states[top[0]].kind == "final"
             agree = config == sorted(step[1]) and (
                 not top_final or bool(machine.is_terminated))
+            out["steps compared"] += 1
             if agree and actions == expected_actions:
                 continue
             if _conflicting(spec, before, event):
