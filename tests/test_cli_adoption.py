@@ -24,7 +24,8 @@ COMPILER = ("statechart.linter", "statechart.build", "statechart.diff", "statech
 
 
 @pytest.mark.parametrize("argv", [["--version"], ["--help"], ["check", "--help"],
-                                  ["build", "--help"], ["diff", "--help"], ["render", "--help"]])
+                                  ["build", "--help"], ["diff", "--help"], ["render", "--help"],
+                                  ["import", "--help"]])
 def test_version_and_help_import_no_heavy_dependency(argv: list[str]) -> None:
     probe = ("import sys\nfrom statechart.cli import main\n"
              f"try:\n    main({argv!r})\nexcept SystemExit:\n    pass\n"
@@ -39,6 +40,7 @@ def test_version_and_help_import_no_heavy_dependency(argv: list[str]) -> None:
     # the command's own module; `render` shares `build`'s layout options
     own = {f"statechart.cli.{argv[0]}"} | ({"statechart.cli.build"} if argv[0] == "render"
                                            else set())
+    own |= {"statechart.cli.import_scxml"} if argv[0] == "import" else set()
     assert commands <= {"statechart.cli.colour", *own}
 
 

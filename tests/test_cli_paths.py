@@ -40,7 +40,10 @@ COMMANDS = [
     ["build", MISSING],
     ["build", "--check", MISSING],
     ["build", "--check", SPEC, MISSING],
-    *[["render", MISSING, "--format", fmt] for fmt in ("svg", "png", "dot", "mermaid")],
+    *[["render", MISSING, "--format", fmt] for fmt in ("svg", "png", "dot", "mermaid",
+                                                        "scxml")],
+    ["import", MISSING],
+    ["import", MISSING, "-o", "specs/imported.yaml"],
     ["render", SPEC, "--record", MISSING],
     ["resolve", MISSING],
     *[["paths", MISSING, "--format", fmt] for fmt in ("text", "json")],
@@ -63,7 +66,7 @@ def test_a_missing_path_is_a_usage_error(project: Path, capsys: pytest.CaptureFi
 
 
 @pytest.mark.parametrize("argv", [["render", "specs"], ["resolve", "specs"], ["paths", "specs"],
-                                  ["diff", SPEC, "specs"]], ids=" ".join)
+                                  ["diff", SPEC, "specs"], ["import", "specs"]], ids=" ".join)
 def test_a_folder_where_a_spec_file_is_needed_is_a_usage_error(
         project: Path, capsys: pytest.CaptureFixture[str], argv: list[str]) -> None:
     code = main(argv)

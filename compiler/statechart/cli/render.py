@@ -1,4 +1,5 @@
-"""`statechart render SPEC --format dot|svg|png|mermaid [-o FILE|-]`: draw one spec."""
+"""`statechart render SPEC --format dot|svg|png|mermaid|scxml [-o FILE|-]`: draw one spec, or
+write it as an SCXML document (`statechart.scxml.export`)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from statechart.model import Spec
 from statechart.render.bounds import LayoutBounds
 from statechart.report import concise, inert
 
-FORMATS = ("svg", "png", "dot", "mermaid")
+FORMATS = ("svg", "png", "dot", "mermaid", "scxml")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -47,10 +48,11 @@ def _error(message: str, code: int = 2) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from statechart import outputs
+    from statechart import outputs, writes
     from statechart.linter import check_file
     from statechart.render import bounds, layout
     from statechart.render.highlight import HighlightError, active_configuration, names_from_record
+    from statechart.scxml.export import ExportError
 
     if missing_paths("render", [args.spec, *([args.record] if args.record else [])],
                      files=True):
@@ -70,6 +72,11 @@ def run(args: argparse.Namespace) -> int:
         if result.spec is None or not result.spec.states:
             print(f"statechart render: {inert(args.spec)} has {count} and cannot be drawn; fix "
                   "them first (`statechart check` explains each)", file=sys.stderr)
+            return 1
+        if args.format == "scxml":  # a document for other engines: not a drawing to look at
+            print(f"statechart render: {inert(args.spec)} has {count}; SCXML is written only "
+                  "for a spec without errors (`statechart check` explains each)",
+                  file=sys.stderr)
             return 1
         draft = f"{count}; `statechart check` explains each"
         print(f"statechart render: {inert(args.spec)} has {count}; drawn as a work in "
@@ -95,6 +102,8 @@ def run(args: argparse.Namespace) -> int:
                                 draft)
     except bounds.BoundsError as exc:
         return _error(str(exc))
+    except ExportError as exc:
+        return _error(str(exc), 1)
     except layout.LayoutError as exc:  # timed out, out of memory, no program: not usage
         return _error(str(exc), 1)
     output = args.output
@@ -108,9 +117,9 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.buffer.flush()
         return 0
     try:
-        Path(output).write_bytes(data)
-    except OSError as exc:
-        return _error(f"cannot write {output}: {exc.strerror or exc}")
+        writes.write_atomic(Path(output), data)  # the old file, or the new one whole
+    except writes.WriteError as exc:
+        return _error(str(exc), 1)
     print(f"wrote {inert(output)}", file=sys.stderr)
     return 0
 
@@ -120,9 +129,15 @@ def render_bytes(spec: Spec, fmt: str, active: frozenset[str], engine: str,
     """The output bytes. DOT is the text that svg/png would lay out (the spec's size chooses
     the settings: `statechart.render.bounds`); a spec over the bound gets DOT and Mermaid
     only. `draft`: the spec has errors, drawn as a work in progress (said in the picture)."""
-    from statechart.outputs import header_lines
+    from statechart.outputs import header_lines, spec_display_path
     from statechart.render import dot, labels, layout, mermaid
 
+    if fmt == "scxml":
+        from statechart.scxml.export import scxml_text
+
+        lines = [*header_lines(spec)[:2],
+                 f"Regenerate with: statechart render {spec_display_path(spec)} -f scxml"]
+        return scxml_text(spec, lines).encode("utf-8")
     if fmt == "mermaid":
         return mermaid.mermaid_source(spec, active, draft=draft).encode("utf-8")
     settings = limits.settings(spec)

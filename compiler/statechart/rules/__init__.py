@@ -24,6 +24,7 @@ from statechart.rules import (
     overlay,
     rule_violation,
     schema,
+    scxml_import,
     terminal_exit,
     trap_state,
     unknown_field,
@@ -41,7 +42,7 @@ RULES: dict[str, ModuleType] = {
         missing_initial, unknown_field, unreachable_state, terminal_exit, trap_state,
         no_path_to_final, completion_loop, ambiguous_transition, rule_violation,
         invalid_migration, unused_field, unused_suppression, cleared_required, invalid_internal,
-        in_never_active,
+        in_never_active, scxml_import,
     )
 }
 
