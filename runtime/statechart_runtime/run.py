@@ -52,8 +52,8 @@ class EventNotAccepted(RunError, TransitionNotAllowed):
         if not known:
             cause, reason = "unknown", "the spec has no such event"
         elif internal:
-            cause, reason = "internal", ("the run raises it itself (completion or timer); it "
-                                         "cannot be sent")
+            cause, reason = "internal", ("the run raises it itself (completion, timer or "
+                                         "eventless); it cannot be sent")
         elif ended:
             cause, reason = "ended", f"the run has ended (in {where})"
         elif guards or inactive:
@@ -176,6 +176,10 @@ class Run(Generic[R, S, E]):
         self._raised: list[str] = []  # states whose `done.state` event awaits its microstep
         if coverage.RECORDER is not None:
             coverage.RECORDER.started(self, entered)
+        if spec.eventless and entered:
+            # A new run's macrostep: the eventless transitions its initial states enable
+            # (SCXML and XState take them before the first event).
+            self._take(events.ALWAYS, None, at)
 
     def _value_of(self, field: str) -> Any:
         return getattr(self.record, self._sc_spec.attrs[field])
@@ -353,24 +357,27 @@ class Run(Generic[R, S, E]):
                    if v is not None} if values else _NO_VALUES
         self._take(event, checked, when)
 
-    def _take(self, event: str, checked: dict[str, tuple[Any, JsonValue]],
+    def _take(self, event: str, checked: dict[str, tuple[Any, JsonValue]] | None,
               at: dt.datetime) -> None:
-        """Take `event` and the completion events it raises, as one atomic step: computed by
-        the kernel (`_sc_select`), committed before the actions run (`_sc_microstep`), and
-        taken back whole if anything raises."""
+        """Take `event` and the eventless transitions and completion events that follow, as
+        one atomic step (a macrostep): computed by the kernel (`_sc_select`), committed
+        before the actions run (`_sc_microstep`), and taken back whole if anything raises.
+        `checked` None: a new run's first macrostep, which has no event of its own (only the
+        eventless transitions its initial states enable)."""
         spec = self._sc_spec
         chart = spec.chart
         active = self._active
         history_values = dict(self.machine.history_values) if chart.remembers else None
         self._undo = []
         self._selection = None
-        self._pending = (event, checked, at)
+        self._pending = (event, checked or _NO_VALUES, at)
         self._stepped = False
         try:
-            # The machine's event id: the spec's name unless the module maps it.
-            StateMachine.send(self.machine,
-                              spec.event_ids.get(event, event) if spec.event_ids else event)
-            if self._raised:
+            if checked is not None:
+                # The machine's event id: the spec's name unless the module maps it.
+                StateMachine.send(self.machine,
+                                  spec.event_ids.get(event, event) if spec.event_ids else event)
+            if self._raised or spec.eventless:
                 self._complete()
         except BaseException as exc:
             # All or nothing: every step this event committed is undone, and the machine goes
@@ -476,25 +483,27 @@ class Run(Generic[R, S, E]):
     # -- the steps (called by the engine, statechart_runtime.machine) ------------------------
 
     def _complete(self) -> None:
-        """Take the `done.state` events the last microsteps raised, one microstep each, in
-        order (SCXML's internal queue; each may raise more). An event whose state a previous
-        one left, or whose transitions are all refused, selects nothing and is dropped, as
-        SCXML drops it."""
-        spec = self._sc_spec
+        """The rest of the macrostep (`kernel.settle`): the eventless transitions enabled
+        after each microstep, then the `done.state` events the microsteps raised, in order
+        (SCXML's internal queue; each may raise more), one microstep each. An event whose
+        state a previous one left, or whose transitions are all refused, selects nothing and
+        is dropped, as SCXML drops it."""
         assert self._pending is not None
-        at = self._pending[2]
-        while self._raised:
-            state = self._raised.pop(0)
-            if state not in self._active:
-                continue
-            event = events.done_event(state)
-            self._pending = (event, _NO_VALUES, at)
-            self._stepped = False
-            try:
-                StateMachine.send(self.machine, spec.event_ids[event])
-            except TransitionNotAllowed:
-                if self._stepped:
-                    raise
+        kernel.settle(self._sc_spec, self._pending[0], lambda: self._active, self._raised,
+                      self._internal_step)
+
+    def _internal_step(self, event: str) -> bool:
+        """One microstep of an event the run raises itself (`always`, `done.state.X`),
+        through the machine; whether it took one."""
+        assert self._pending is not None
+        self._pending = (event, _NO_VALUES, self._pending[2])
+        self._stepped = False
+        try:
+            StateMachine.send(self.machine, self._sc_spec.event_ids[event])
+        except TransitionNotAllowed:
+            if self._stepped:
+                raise
+        return self._stepped
 
     def _sc_select(self, engine: Any, trigger_data: Any, predicate: Any) -> Any:
         """The engine's selection, by the runtime (`kernel.select`: SCXML order, limits and
