@@ -356,3 +356,36 @@ def test_an_overlay_replaces_and_removes_them(tmp_path: Path) -> None:
     slow = check_file(specs / "slow.yaml").spec
     assert slow is not None
     assert [t.event for t in slow.states["triaged"].transitions] == ["route"]
+
+
+EVERY_WAY = """\
+statechart: every_way
+version: 1
+initial: p
+states:
+  p:
+    parallel: true
+    on: {go: finished}
+    states:
+      r1:
+        initial: a
+        states:
+          a: {always: [{target: x, guard: g}, {target: p}]}
+      r2:
+        initial: x
+        states:
+          x: {always: {target: y, guard: h}}
+          y: {}
+  finished: {final: true}
+"""
+
+
+def test_check_reports_a_loop_every_alternative_comes_back_to() -> None:
+    # Found by tests/test_soundness.py: whatever `g` says, `a` is entered again (to `x`
+    # leaves and re-enters `p`, which enters `a` by default). `x`'s guarded eventless
+    # transition, in a region after `a`'s, cannot be taken before it.
+    assert [(r, m) for r, m in rules(EVERY_WAY) if r == "completion-loop"] == [
+        ("completion-loop", "eventless transitions loop forever: `a` always -> `x` or `p`, "
+                            "and so on")]
+    found = rules(EVERY_WAY.replace("{target: p}", "{target: finished}"))
+    assert not [m for r, m in found if r == "completion-loop"], found

@@ -1,15 +1,16 @@
 """Completion or eventless transitions that take each other forever.
 
-What: taking a state's `done:` transition enters a final state that completes that state
-again, directly or through other states' `done:` transitions; or a state's eventless
-transition (`always:`) leads, directly or through other eventless or `done:` transitions,
-back to a state whose eventless transition is taken again; and nothing can stop it: each
-transition of the loop is its state's first alternative and has no guard (nor an `in:`
-state other than its own state or an ancestor), and enters its states whatever the run
-remembers. An eventless transition counts only when no other one can be taken before it
-(none on a state inside its own, nor in another region alongside) and it enters no state
-with a `limit:` (the limit stops it). A targetless or internal eventless transition leaves
-its state active: unguarded, it loops on its own.
+What: a state's `done:` or eventless (`always:`) transitions lead, directly or through other
+states' `done:` and eventless transitions, back to a state whose transitions are taken again,
+and nothing can stop it: one of the state's alternatives has no guard (nor an `in:` state
+other than its own state or an ancestor), and every alternative before it, should its guard
+say yes, leads back into the loop too; each enters its states whatever the run remembers. A
+`done:` transition leads to the completion it raises (a final state it enters completes its
+parent), an eventless one to the eventless transitions of the states it enters. An
+eventless transition counts only when no other one can be taken before it (none on a state
+inside its own, nor in another region alongside that comes first in document order) and its
+unguarded alternative enters no state with a `limit:` (the limit stops it). A targetless or
+internal eventless transition leaves its state active: unguarded, it loops on its own.
 
 Why: the run takes completion events and eventless transitions by itself, as part of the
 event that started them. A loop of them never gives control back: the `send` would not
@@ -46,30 +47,32 @@ PHASE = "graph"
 Node = tuple[str, str]
 
 
-def _surely_taken(spec: Spec) -> dict[Node, Transition]:
-    """Node -> the transition it surely takes: a state's first `done:` alternative when
-    nothing can stop it; a state's first eventless alternative when nothing can stop it and
-    nothing else can be taken before it (see the module docstring)."""
-    out: dict[Node, Transition] = {}
+def _surely_taken(spec: Spec) -> dict[Node, list[Transition]]:
+    """Node -> the alternatives it may take, the last one nothing can stop (see the module
+    docstring); a node is left out when it may take none."""
+    out: dict[Node, list[Transition]] = {}
     eventless = {t.source for t in spec.transitions() if t.trigger == "always"}
+    order = {name: i for i, name in enumerate(spec.states)}
     for state in spec.states.values():
         for trigger in ("done", "always"):
-            first = next((t for t in state.transitions if t.trigger == trigger), None)
-            if first is None or not spec.always_enabled(first) or \
-                    first.target not in spec.states:
+            alternatives = [t for t in state.transitions if t.trigger == trigger]
+            last = next((i for i, t in enumerate(alternatives) if spec.always_enabled(t)), None)
+            if last is None or any(t.target not in spec.states for t in alternatives[:last + 1]):
                 continue
             if trigger == "always" and (
                     any(s in eventless for s in spec.subtree(state.name)[1:])
-                    or any(s in eventless for s in semantics.alongside(spec, [state.name]))
-                    or any(spec.states[s].limit for s in semantics.sure_entry_set(spec, first))):
+                    or any(s in eventless and order[s] < order[state.name]
+                           for s in semantics.alongside(spec, [state.name]))
+                    or any(spec.states[s].limit
+                           for s in semantics.sure_entry_set(spec, alternatives[last]))):
                 continue
-            out[(trigger, state.name)] = first
+            out[(trigger, state.name)] = alternatives[:last + 1]
     return out
 
 
-def _next(spec: Spec, t: Transition, taken: dict[Node, Transition],
+def _next(spec: Spec, t: Transition, taken: dict[Node, list[Transition]],
           completing: set[str]) -> list[Node]:
-    """The nodes whose transition surely comes after `t`: the eventless one of a state it
+    """The nodes whose transitions surely come after `t`: the eventless ones of a state it
     leaves active, and the completions it surely raises (a final state it surely enters
     completes its parent)."""
     out: list[Node] = []
@@ -86,10 +89,17 @@ def _next(spec: Spec, t: Transition, taken: dict[Node, Transition],
     return out
 
 
+def _after(spec: Spec, alternatives: list[Transition], taken: dict[Node, list[Transition]],
+           completing: set[str]) -> list[Node]:
+    """The nodes that surely come next whichever of `alternatives` is taken."""
+    first, *others = [_next(spec, t, taken, completing) for t in alternatives]
+    return [n for n in first if all(n in o for o in others)]
+
+
 def check(spec: Spec, graph: Graph) -> Check:
     taken = _surely_taken(spec)
     completing = {t.source for t in spec.transitions() if t.trigger == "done"}
-    edges = {node: _next(spec, t, taken, completing) for node, t in taken.items()}
+    edges = {node: _after(spec, alts, taken, completing) for node, alts in taken.items()}
     reported: set[Node] = set()
     for start in taken:
         if start in reported:
@@ -116,19 +126,23 @@ def check(spec: Spec, graph: Graph) -> Check:
                 stack.append(iter(edges.get(nxt, ())))
 
 
-def _problem(spec: Spec, taken: dict[Node, Transition], loop: list[Node]) -> Diagnostic:
+def _problem(spec: Spec, taken: dict[Node, list[Transition]], loop: list[Node]) -> Diagnostic:
     order = list(spec.states)
     first = min(loop, key=lambda node: (order.index(node[1]), node[0]))
     turn = loop[loop.index(first):] + loop[:loop.index(first)]
-    t = taken[first]
+    t = taken[first][0]
+
+    def targets(node: Node) -> str:
+        return " or ".join(dict.fromkeys(f"`{a.shown_target}`" for a in taken[node]))
+
     if all(kind == "done" for kind, _ in loop):
-        steps = ", then ".join(f"`{s}` done -> `{taken[(k, s)].target}`" for k, s in turn)
+        steps = ", then ".join(f"`{s}` done -> {targets((k, s))}" for k, s in turn)
         return problem(ID, SEVERITY, t.span,
                        f"completion of `{first[1]}` loops forever: {steps} completes "
                        f"`{first[1]}` again",
                        "target a state outside the completed state, or guard the `done:` "
                        "transition so that it stops")
-    steps = ", then ".join(f"`{s}` {k} -> `{taken[(k, s)].shown_target}`" for k, s in turn)
+    steps = ", then ".join(f"`{s}` {k} -> {targets((k, s))}" for k, s in turn)
     return problem(ID, SEVERITY, t.span,
                    f"eventless transitions loop forever: {steps}, and so on",
                    "guard a transition of the loop so that it stops, or target a state "
