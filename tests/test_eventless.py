@@ -389,3 +389,26 @@ def test_check_reports_a_loop_every_alternative_comes_back_to() -> None:
                             "and so on")]
     found = rules(EVERY_WAY.replace("{target: p}", "{target: finished}"))
     assert not [m for r, m in found if r == "completion-loop"], found
+
+
+PLAIN = "\n".join(line for line in SPEC.splitlines()
+                  if "entry:" not in line and "exit:" not in line).replace(
+    ", actions: [notify]", "") + "\n"
+
+
+def test_a_run_without_a_machine_takes_them_the_same(tmp_path: Path) -> None:
+    # No actions: the kernel alone steps the run (no python-statemachine machine).
+    module = build(PLAIN.replace("statechart: triage", "statechart: plain"), tmp_path, "plain")
+    run = scripted(module.Plain, is_urgent=False, keep_going=False)(run_id="r")
+    run.triage()
+    assert run._machine is None
+    assert history(run) == [("triage", "created", "triaged"), ("always", "triaged", "normal")]
+    looping = scripted(module.Plain, is_urgent=True, keep_going=True)(run_id="s")
+    before = looping.record.to_json()
+    with pytest.raises(MacrostepLoop):
+        looping.spin()
+    assert looping.record.to_json() == before and looping._machine is None
+    start = build(START.replace("    entry: [en_booting]\n", "").replace(
+        "statechart: boot", "statechart: plain_boot"), tmp_path, "plain_boot")
+    booted = scripted(start.PlainBoot, configured=True)(run_id="t")
+    assert booted._machine is None and booted.status.value == "ready"

@@ -152,3 +152,38 @@ def test_a_head_that_disagrees_with_its_row_is_refused_before_any_step(
     assert [r.index for r in store.history(run_id)] == []  # nothing appended
     assert_usable(store, ticket)
     store.close()
+
+
+# Each edit makes the head disagree with what `fire` reads with it: the run_states rows (what
+# find(state=...) answers from), the row's step count, the last stored step's target or time.
+HEAD_FORGERIES = {
+    "run_states row": ("UPDATE run_states SET state = 'denied' WHERE run_id = ?",
+                       r"run_states rows .* say \['denied'\]"),
+    "step count": ("UPDATE runs SET steps = steps + 1 WHERE run_id = ?",
+                   r"row says 2 steps, the last history row is history\[0\]"),
+    "last step deleted": ("DELETE FROM history WHERE run_id = ?",
+                          r"row says 1 steps, the history table holds none"),
+    "last step's target": ("UPDATE history SET target = 'denied' WHERE run_id = ?",
+                           r"last step \(history\[0\]\) went to `denied`"),
+    "last step's time": ("UPDATE history SET at = '2000-01-01T00:00:00.000000Z' "
+                         "WHERE run_id = ?", r"last step \(history\[0\]\) at 2000-01-01"),
+}
+
+
+@pytest.mark.parametrize("forged", sorted(HEAD_FORGERIES))
+def test_a_head_that_disagrees_with_its_states_or_last_step_is_refused(
+        ticket: ModuleType, backend: Backend, forged: str) -> None:
+    store = open_store(backend.url)
+    store.create(run := ticket.Ticket())
+    run_id = run.record.runId
+    store.fire(ticket.Ticket, run_id, "approve", note="yes")
+    sql, says = HEAD_FORGERIES[forged]
+    backend.execute(sql, (run_id,))
+    with pytest.raises(InvalidRecord, match=rf"run '{run_id}'.*{says}.*nothing was fired: "
+                                            r"`statechart runs verify`"):
+        store.fire(ticket.Ticket, run_id, "close")
+    with pytest.raises(InvalidRecord, match=says):  # fire_due reads the same head
+        store.fire_due(ticket.Ticket, run_id)
+    assert store.stored_runs()[0].revision == 2  # nothing fired, nothing written
+    assert_usable(store, ticket)
+    store.close()

@@ -6,12 +6,15 @@ runs a newer version stored and fires its own; an unknown name is a documented e
 from __future__ import annotations
 
 import datetime as dt
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 from codegen_support import checked_text, generate
 from store_support import Backend, Clock, import_path
 
+from statechart.cli import main
 from statechart_runtime.errors import InvalidRecord, UnknownName
 from statechart_runtime.store import open_store
 from statechart_runtime.worker import Worker
@@ -137,3 +140,51 @@ def test_a_store_of_schema_version_2_gains_the_version_index(backend: Backend) -
     backend.execute("UPDATE store_meta SET value = '2' WHERE key = 'schema_version'")
     open_store(backend.url).close()
     backend.execute("DROP INDEX runs_by_version")  # there again: dropping it works
+
+
+def test_a_v1_run_saved_by_v2_without_a_step_is_found_and_fired_in_v2_names(
+        versions: tuple[type[Any], type[Any]], backend: Backend) -> None:
+    # Upgrading rewrites the run's steps and its run_states rows, even when the save changes
+    # no state: else find(state="paused") misses it, and fire finds its head (paused) and
+    # its run_states rows (waiting) disagree.
+    v1, v2 = versions
+    store = open_store(backend.url)
+    store.create(v1(run_id="r"))
+    store.fire(v1, "r", "hold", why="lunch")
+    store.save(store.load(v2, "r"))
+    assert store.find(v2, state="paused") == ["r"]
+    assert store.stored_runs()[0].states == ("paused",)
+    assert store.fire(v2, "r", "wake").run.status.value == "open"
+    store.close()
+
+
+def test_runs_list_filters_in_the_spec_s_version(
+        versions: tuple[type[Any], type[Any]], backend: Backend, tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    # `runs list --spec v2.yaml --state paused` answers as find(v2, state="paused") does: the
+    # v1 run in `waiting` is listed (shown in its stored names, with its version).
+    v1, v2 = versions
+    store = open_store(backend.url)
+    store.create(v1(run_id="a-v1"))
+    store.fire(v1, "a-v1", "hold", why="lunch")
+    store.create(v1(run_id="b-v1"))
+    store.create(v2(run_id="c-v2"))
+    store.fire(v2, "c-v2", "hold", reason="tea")
+    store.close()
+    (spec := tmp_path / "desk.yaml").write_text(V2)
+
+    def listed(*flags: str) -> list[tuple[str, int, str]]:
+        assert main(["runs", "list", "--store", backend.url, "--spec", str(spec),
+                     "--format", "json", *flags]) == 0
+        return [(r["run_id"], r["spec_version"], r["status"])
+                for r in json.loads(capsys.readouterr().out)]
+
+    paused = [("a-v1", 1, "waiting"), ("c-v2", 2, "paused")]
+    assert listed("--state", "paused") == paused
+    assert listed("--status", "paused") == paused
+    assert listed("--tag", "idle") == paused
+    assert listed("--status", "open") == [("b-v1", 1, "open")]
+    assert listed("--state", "paused", "--status", "open") == []
+    assert main(["runs", "list", "--store", backend.url, "--spec", str(spec),
+                 "--state", "waiting"]) == 2  # a v1 name: the spec's names are v2's
+    assert "no state `waiting`" in capsys.readouterr().err

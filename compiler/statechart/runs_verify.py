@@ -1,8 +1,9 @@
 """`statechart runs verify`: every stored run of a spec, replayed against the spec, and against
 a proposed new version of it (the blast radius of a spec change, before it is merged).
 
-Each stored record is read as the store holds it (`store.stored_record`: the whole history,
-not checked) and parsed with the spec's record class (`from_dict`: an earlier version's record
+Each stored record is read as the store holds it (`store.stored_records`: the whole history,
+not checked; a batch of runs in one snapshot, so a run fired meanwhile is never seen half
+old, half new) and parsed with the spec's record class (`from_dict`: an earlier version's record
 is upgraded by the spec's migration, then the whole history is replayed by `check_record`).
 A record the spec refuses is a finding, with a stable rule id:
 
@@ -11,7 +12,9 @@ A record the spec refuses is a finding, with a stable rule id:
   outside the runtime, or stored by another version of the spec under the same version number);
 - `run-stranded`: the run is in a state the spec no longer has, and no migration renames it;
 - `run-migration-fails`: a record of an earlier spec version that the spec's migration does
-  not turn into a record the spec accepts.
+  not turn into a record the spec accepts;
+- `run-row-disagrees`: a record the spec accepts whose row says otherwise (the step count,
+  or the columns `find` and `runs list` answer from: status, active states, next due time).
 
 Findings are `Diagnostic`s with the reporters of `check`. A run has no file position: its
 location is the store (the database file of a SQLite store, the URL without its password
@@ -29,6 +32,7 @@ from typing import Any
 from statechart import report
 from statechart.diagnostics import Diagnostic, Span
 from statechart.report import Reporter, Sources
+from statechart_runtime import store_checks, timers
 from statechart_runtime.errors import InvalidRecord, StoreError
 
 DOCS_URL = ("https://github.com/statechart-compiler/statechart-compiler/blob/main/docs/runs.md")
@@ -38,6 +42,8 @@ RULES: dict[str, str] = {
     "run-stranded": "a stored run in a state that the spec no longer has",
     "run-migration-fails": "a stored run of an earlier spec version that the spec's migration "
                            "does not upgrade to a record the spec accepts",
+    "run-row-disagrees": "a stored run whose record replays but whose row (step count, "
+                         "status, active states, next due time) disagrees with it",
 }
 
 
@@ -72,22 +78,24 @@ class Against:
 def verify(store: Any, location: str, spec: Against, new: Against | None = None) -> Verified:
     """Every stored run of `spec`'s spec name checked against `spec`, then (the runs that
     pass) against `new`. A run refused by the spec in force is reported once, not again for
-    the proposed spec."""
+    the proposed spec. The runs are read in batches, each batch in one snapshot
+    (`store.stored_records`): a run fired meanwhile is seen whole, before or after."""
     tables = spec.run_class._sc_spec
     out = Verified()
-    for stored in store.stored_runs(tables.name):
+    where = Span.point(location, 1, 1)
+    for run_id, stored in store.stored_records(tables.name):
         out.runs += 1
-        where = Span.point(location, 1, 1)
-        try:
-            _, raw = store.stored_record(stored.run_id)
-        except StoreError as exc:
+        if isinstance(stored, StoreError):
             out.diagnostics.append(RunDiagnostic(
-                "run-unreplayable", "error", f"run `{stored.run_id}`: {exc}", where,
-                "the record was changed outside the runtime", stored.run_id))
+                "run-unreplayable", "error", f"run `{run_id}`: {stored}", where,
+                "the record was changed outside the runtime", run_id))
             continue
-        found = judge(stored.run_id, raw, spec, where)
+        columns, raw = stored
+        found = _judged(run_id, raw, spec, where)
+        if not isinstance(found, RunDiagnostic):
+            found = _row_finding(columns, raw, found, tables, where)
         if found is None and new is not None:
-            found = judge(stored.run_id, raw, new, where)
+            found = judge(run_id, raw, new, where)
         if found is not None:
             out.diagnostics.append(found)
     return out
@@ -96,6 +104,13 @@ def verify(store: Any, location: str, spec: Against, new: Against | None = None)
 def judge(run_id: str, raw: Mapping[str, Any], against: Against, where: Span
           ) -> RunDiagnostic | None:
     """The finding about one stored record under one spec, or None when the spec accepts it."""
+    found = _judged(run_id, raw, against, where)
+    return found if isinstance(found, RunDiagnostic) else None
+
+
+def _judged(run_id: str, raw: Mapping[str, Any], against: Against, where: Span) -> Any:
+    """The finding about one stored record under one spec, or the record the spec parsed
+    from it (upgraded and replayed) when it accepts it."""
     tables = against.run_class._sc_spec
     version = raw.get("specVersion")
     older = isinstance(version, int) and not isinstance(version, bool) \
@@ -113,7 +128,7 @@ def judge(run_id: str, raw: Mapping[str, Any], against: Against, where: Span
                 where, "keep the state, or bump the spec's version and add a migration that "
                 "renames it to a state runs can continue from", run_id)
     try:
-        against.run_class._sc_record.from_dict(raw)
+        return against.run_class._sc_record.from_dict(raw)
     except (InvalidRecord, ValueError, TypeError, LookupError) as exc:
         # InvalidRecord names the field at fault; the others cannot come from a record the
         # checker reads, but a finding is still better than a traceback.
@@ -131,7 +146,24 @@ def judge(run_id: str, raw: Mapping[str, Any], against: Against, where: Span
              "took, or bump the version with a migration") if against.proposed else
             ("the record was changed outside the runtime, or stored by another spec under "
              "the same name and version"), run_id)
-    return None
+
+
+def _row_finding(stored: Any, raw: Mapping[str, Any], record: Any, tables: Any, where: Span
+                 ) -> RunDiagnostic | None:
+    """The finding about a run whose record replays but whose row disagrees with it: the
+    columns `find`, `runs list` and the workers answer from, and the step count."""
+    same = raw.get("specVersion") == tables.version
+    wrong = store_checks.row_disagreements(
+        stored, raw, timers.next_due(tables, record) if same else None, same_version=same)
+    if not wrong:
+        return None
+    return RunDiagnostic(
+        "run-row-disagrees", "error",
+        f"run `{stored.run_id}`: its record replays, but its row disagrees with it: "
+        + "; ".join(wrong), where,
+        "the row was changed outside the runtime: set the columns to the record's values "
+        "(or restore the run from a backup); until then `find` and `runs list` answer "
+        "wrongly for it and `fire` refuses it", stored.run_id)
 
 
 def _stranded_in(raw: Mapping[str, Any], tables: Any, version: int | None) -> list[str]:

@@ -24,11 +24,15 @@ not registered as a listener: the library would build a per-instance callback re
 
 from __future__ import annotations
 
+import inspect
 from typing import Any, Protocol
 
 from statemachine import StateMachine
+from statemachine.callbacks import CallbackGroup, SpecReference
 from statemachine.engines.sync import SyncEngine
+from statemachine.graph import iterate_states_and_transitions
 from statemachine.orderedset import OrderedSet
+from statemachine.transition import Transition
 
 from statechart_runtime.semantics import Chart
 
@@ -153,3 +157,49 @@ def number_states(machine_class: type[Machine], chart: Chart) -> None:
     """Give every state of the class its document-order number from the spec (see above)."""
     for state in machine_class.states_map.values():
         state.document_order = chart.order[state.value] + 1
+
+
+# Guards, as a run asks them without a machine: transition -> (method name, the answer that
+# lets it through), for each guarded transition (python-statemachine's `cond` / `unless`).
+DirectGuards = dict[Any, tuple[tuple[str, bool], ...]]
+
+
+def direct_guards(run_class: type, machine_class: type[Machine]) -> DirectGuards | None:
+    """The guards of `run_class`'s transitions, if a run of it can step without a
+    python-statemachine machine (statechart_runtime.run.Run.machine); None if it cannot.
+
+    A machine is needed only for what the library would call: any action (a declared
+    `enter` / `exit` / `on` one, or a method named by the library's conventions, such as
+    `on_enter_running` or `before_approve`, on the run class or the machine class), a
+    validator, class-level listeners, or a guard the library would call with arguments (a
+    guard method must take only `self`). What remains is the kernel's selection and step,
+    with each guard called as the method it names: the same answers, without building the
+    machine's callback registry for every run (most of the cost of restoring a run)."""
+    if getattr(machine_class, "_class_listeners", None):
+        return None
+    guards: DirectGuards = {}
+    for specs, owner in _spec_lists(machine_class):
+        for spec in specs:
+            if spec.is_convention:
+                name = spec.attr_name
+                if hasattr(run_class, name) or hasattr(machine_class, name):
+                    return None  # the library would find and call it
+                continue
+            if spec.group is not CallbackGroup.COND or spec.reference is not SpecReference.NAME:
+                return None  # an action, a validator, a guard given as a callable
+            name = spec.attr_name
+            function = inspect.getattr_static(run_class, name, None)
+            if not name.isidentifier() or hasattr(machine_class, name) or \
+                    not inspect.isfunction(function) or \
+                    len(inspect.signature(function).parameters) != 1:
+                return None  # an expression, a property, a guard taking arguments
+            guards[owner] = (*guards.get(owner, ()), (name, spec.expected_value is not False))
+    return guards
+
+
+def _spec_lists(machine_class: type[Machine]) -> Any:
+    """Every callback spec list of the machine class, with the transition it belongs to
+    (None for the class's and the states' own)."""
+    yield machine_class._specs, None
+    for visited in iterate_states_and_transitions(machine_class.states):
+        yield visited._specs, visited if isinstance(visited, Transition) else None

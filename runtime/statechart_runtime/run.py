@@ -12,7 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import uuid
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, ClassVar, Generic, Self, TypeVar
 
 from statemachine import StateMachine
@@ -21,7 +21,7 @@ from statemachine.orderedset import OrderedSet
 
 from statechart_runtime import coverage, events, kernel, timers
 from statechart_runtime.errors import LimitExceeded, MissingField, RunError
-from statechart_runtime.machine import Machine, number_states
+from statechart_runtime.machine import DirectGuards, Machine, direct_guards, number_states
 from statechart_runtime.record import Record, check_record
 from statechart_runtime.semantics import INTERNAL, TARGETLESS
 from statechart_runtime.spec import SpecTables
@@ -101,6 +101,8 @@ class Run(Generic[R, S, E]):
     # Where the spec writes each state and transition (the module's `_SOURCE`; None in a module
     # generated before it had one): what spec coverage reports (statechart_runtime.coverage).
     _sc_source: ClassVar[Mapping[str, Any] | None] = None
+    # (the class's guards, or None: its runs need a machine), once found (`_sc_direct_guards`)
+    _sc_direct: ClassVar[tuple[DirectGuards | None]]
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -167,13 +169,15 @@ class Run(Generic[R, S, E]):
             entered = ()  # a restored run enters nothing: its past is not covered again
         self.record: R = record
         self._active: tuple[str, ...] = active
-        self.machine: Machine = self._sc_machine(
-            model=self, state_field="_sc_state",
-            listeners=None if model is None else [model])
-        self.machine._sc_run = self
-        if record is not None and spec.history_ids:
-            self._restore_history()
         self._raised: list[str] = []  # states whose `done.state` event awaits its microstep
+        # The python-statemachine machine, built when first needed: a run of a class with
+        # no actions (and no `model=`) steps through the kernel alone (`_take_direct`).
+        self._machine: Machine | None = None
+        self._guards = None if model is not None else type(self)._sc_direct_guards()
+        if self._guards is None:
+            self._build_machine(model)
+        elif record is None:  # where a machine built later finds the configuration
+            self._sc_state = active[0] if len(active) == 1 else OrderedSet(active)
         if coverage.RECORDER is not None:
             coverage.RECORDER.started(self, entered)
         if spec.eventless and entered:
@@ -193,12 +197,45 @@ class Run(Generic[R, S, E]):
                                record.counts, record.timers if spec.timers else [],
                                self._value_of)
 
-    def _restore_history(self) -> None:
+    @classmethod
+    def _sc_direct_guards(cls) -> DirectGuards | None:
+        """The class's guards if its runs can step without a machine, else None
+        (statechart_runtime.machine.direct_guards); found once per class."""
+        found = cls.__dict__.get("_sc_direct")
+        if found is None:
+            guards = direct_guards(cls, cls._sc_machine)
+            found = (guards,)
+            cls._sc_direct = found
+        return found[0]
+
+    @property
+    def machine(self) -> Machine:
+        """The run's python-statemachine machine (`run.machine.send(...)` is the run's own
+        send). A run whose class has no actions is stepped by the kernel alone, and builds
+        its machine only when asked for it here; from then on, the machine steps it."""
+        machine = self._machine
+        if machine is None:
+            if self._pending is not None:
+                raise RuntimeError("the machine of a run is built between events, not while "
+                                   f"`{self._pending[0]}` is being handled")
+            machine = self._build_machine(None)
+        return machine
+
+    def _build_machine(self, model: object) -> Machine:
+        machine = self._machine = self._sc_machine(
+            model=self, state_field="_sc_state",
+            listeners=None if model is None else [model])
+        machine._sc_run = self
+        if self._sc_spec.history_ids:
+            self._restore_history(machine)
+        return machine
+
+    def _restore_history(self, machine: Machine) -> None:
         """Give python-statemachine the remembered configurations of the record (the library
         keeps them per history pseudo-state and does not persist them)."""
         spec = self._sc_spec
-        states = self.machine.states_map
-        values = self.machine.history_values
+        states = machine.states_map
+        values = machine.history_values
         remembered: dict[str, list[str]] = self.record.remembered  # type: ignore[attr-defined]
         for key, history_id in spec.history_ids.items():
             target, kind = key.rsplit(".", 1)
@@ -364,6 +401,9 @@ class Run(Generic[R, S, E]):
         before the actions run (`_sc_microstep`), and taken back whole if anything raises.
         `checked` None: a new run's first macrostep, which has no event of its own (only the
         eventless transitions its initial states enable)."""
+        if self._machine is None:
+            self._take_direct(event, checked, at)
+            return
         spec = self._sc_spec
         chart = spec.chart
         active = self._active
@@ -404,6 +444,92 @@ class Run(Generic[R, S, E]):
             # with the record in its final state.
             self.machine.run_exit_actions(list(reversed(self._active)), event)
 
+    def _take_direct(self, event: str, checked: dict[str, tuple[Any, JsonValue]] | None,
+                     at: dt.datetime) -> None:
+        """`_take` for a run with no machine (its class has no actions: `machine`): the
+        kernel's selection and step, and the eventless transitions and completion events
+        that follow (`kernel.settle`, as `_complete`), committed in turn; all taken back if
+        anything raises (a guard may)."""
+        active = self._active
+        undo: list[Callable[[], None]] = []
+        self._selection = None
+        self._pending = (event, checked or _NO_VALUES, at)
+
+        def internal(name: str) -> bool:
+            self._pending = (name, _NO_VALUES, at)
+            return self._step_direct(name, _NO_VALUES, at, undo)
+
+        try:
+            if checked is not None and not self._step_direct(event, checked, at, undo):
+                raise self._refusal(event)
+            if self._raised or self._sc_spec.eventless:
+                kernel.settle(self._sc_spec, event, lambda: self._active, self._raised,
+                              internal)
+        except BaseException:
+            for step_undo in reversed(undo):
+                step_undo()
+            self._active = active
+            self._raised.clear()
+            raise
+        finally:
+            self._pending = None
+        active = self._active
+        # Where a machine built later finds the configuration (document order).
+        self._sc_state = active[0] if len(active) == 1 else OrderedSet(active)
+
+    def _step_direct(self, event: str, values: dict[str, tuple[Any, JsonValue]],
+                     at: dt.datetime, undo: list[Callable[[], None]]) -> bool:
+        """One microstep of `_take_direct`, committed; False if `event` selects nothing."""
+        spec = self._sc_spec
+        guards = self._guards or {}
+        table = self._sc_alternatives
+        trigger = spec.event_ids.get(event, event) if spec.event_ids else event
+
+        def alternatives(name: str) -> Iterator[kernel.Alternative]:
+            for target, kind, transition, guarded in table.get((name, trigger), ()):
+                guard = functools.partial(self._guard, guards[transition]) if guarded \
+                    else None
+                yield target, kind, guard, transition
+
+        effect = self._selected(event, values, at, alternatives)[1]
+        if effect is None:
+            return False
+        undo.append(kernel.commit(spec, self.record, effect))
+        self._active = effect.configuration
+        if effect.raised:
+            self._raised.extend(effect.raised)
+        return True
+
+    def _guard(self, asked: tuple[tuple[str, bool], ...]) -> bool:
+        """A transition's guards, asked as python-statemachine asks them: each method's
+        answer must be the one that lets the transition through (`cond`: true)."""
+        return all(bool(getattr(self, name)()) == wanted for name, wanted in asked)
+
+    def _selected(self, event: str, values: dict[str, tuple[Any, JsonValue]],
+                  at: dt.datetime, alternatives: Callable[[str], Iterable[kernel.Alternative]]
+                  ) -> tuple[kernel.Selection, kernel.Effect | None]:
+        """What `event` selects from the run (`kernel.select`) and its effect
+        (`kernel.step`; None when it selects nothing: the selection is kept for
+        `_refusal`); a step the spec refuses raises the run's error for it."""
+        spec = self._sc_spec
+        state = self._state()
+        selection = kernel.select(spec, state, alternatives, event)
+        effect = refused = None
+        if selection.moves:
+            try:
+                effect = kernel.step(spec, state, event, selection.moves, values, at,
+                                     selection.positions)
+            except kernel.Refused as error:
+                refused = error
+        # Spec coverage (statechart_runtime.coverage): the one check it costs when off.
+        if coverage.RECORDER is not None:
+            coverage.RECORDER.selected(self, selection, effect)
+        if refused is not None:
+            raise self._refused(refused, event) from None
+        if effect is None:
+            self._selection = selection
+        return selection, effect
+
     def _refusal(self, event: str) -> Exception:
         """Why the event took no transition (the last selection says)."""
         spec = self._sc_spec
@@ -434,13 +560,7 @@ class Run(Generic[R, S, E]):
     def next_deadline(self) -> dt.datetime | None:
         """When the earliest armed timer that has not been declined is due (aware, UTC), or
         None when there is none: call `fire_due` then (a store schedules its runs by this)."""
-        record: Any = self.record
-        if not self._sc_spec.timers:
-            return None
-        for timer in record.timers:
-            if not timer.declined:
-                return timer.due  # type: ignore[no-any-return]
-        return None
+        return timers.next_due(self._sc_spec, self.record)
 
     def fire_due(self, now: dt.datetime | None = None) -> list[str]:
         """Fire every timer due at `now` (default: the run's clock), earliest first, each as
@@ -528,22 +648,8 @@ class Run(Generic[R, S, E]):
                                           trigger_data) if guarded else None
                 yield target, kind, guard, transition
 
-        state = self._state()
-        selection = kernel.select(spec, state, alternatives, event)
-        effect = refused = None
-        if selection.moves:
-            try:
-                effect = kernel.step(spec, state, event, selection.moves, values, at,
-                                     selection.positions)
-            except kernel.Refused as error:
-                refused = error
-        # Spec coverage (statechart_runtime.coverage): the one check it costs when off.
-        if coverage.RECORDER is not None:
-            coverage.RECORDER.selected(self, selection, effect)
-        if refused is not None:
-            raise self._refused(refused, event) from None
+        selection, effect = self._selected(event, values, at, alternatives)
         if effect is None:
-            self._selection = selection
             return OrderedSet()
         self._effect = effect
         return OrderedSet(selection.taken)

@@ -34,7 +34,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, TypeVar
 
-from statechart_runtime import store_read
+from statechart_runtime import store_checks, store_read
 from statechart_runtime import store_versions as versions
 from statechart_runtime.errors import (
     ConcurrentUpdate,
@@ -107,6 +107,11 @@ class Statements:
     insert_run: str  # (run_id, spec, spec_version, status, created_at, updated_at)
     head: str  # (run_id) -> spec, spec_version, revision, steps, record, status
     head_locked: str  # the same, holding the run's row until the transaction ends
+    # (run_id, run_id) -> one row: what `fire` checks the head against (store_checks):
+    # the run_states rows (names joined by spaces, or NULL), the last history row's idx,
+    # target and at (NULLs: no step). Run after head_locked (PostgreSQL: in the same
+    # round trip), so that it reads what the last holder of the row committed.
+    head_checks: str
     revision_locked: str  # (run_id) -> revision, holding the row
     update_head: str  # (revision, spec_version, status, steps, record, next_due, at, run_id)
     steps: str  # (run_id) -> event, source, target, at, values, kind, in order
@@ -121,7 +126,6 @@ class Statements:
     # `{skip}` is where the condition leaving out `fire_next_due`'s `skip=` runs goes.
     claim_due: str
     due: str  # (spec, version, now, limit) -> run ids, earliest due first
-    record: str  # (run_id) -> record
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -485,9 +489,21 @@ class RunStore:
             raise RunNotFound(run_id)
         return tuple(row)
 
+    def _locked_head(self, run_id: str) -> tuple[Any, ...]:
+        """The run's head, its row held until the transaction ends, and what `_head_run`
+        checks it against: sent together, the second read once the row is held (a statement
+        of its own: on PostgreSQL a SELECT ... FOR UPDATE that waited for another writer sees
+        that writer's row, but its other tables as they were when it started)."""
+        head = self._x(self.sql.head_locked, (run_id,))
+        checks = self._x(self.sql.head_checks, (run_id, run_id))
+        row = head.fetchone()
+        if row is None:
+            raise RunNotFound(run_id)
+        return (*row, *checks.fetchone())
+
     def _full_run(self, run_class: type[RunT], run_id: str, row: tuple[Any, ...],
                   kwargs: dict[str, Any]) -> RunT:
-        _, version, revision, steps, _, _ = row
+        _, version, revision, steps = row[:4]
         data = self._head_data(run_class, run_id, row)
         spec = run_class._sc_spec
         data["history"] = store_read.step_dicts(self._x(self.sql.steps, (run_id,)).fetchall(),
@@ -500,8 +516,11 @@ class RunStore:
             raise spec.invalid("runId", f"the run stored as {run_id!r} has the record of "
                                f"{record.runId!r}")
         run = run_class.restore(record, check=False, **{"clock": self.clock, **kwargs})
-        setattr(run, MARK_ATTR, _Mark(revision, steps, steps, run._active,
-                                      rewrite=version != spec.version, due=_deadline(run)))
+        # A record upgraded from an older version: its steps and its run_states rows (in
+        # the old names) are rewritten by the next save, whatever it changes.
+        rewrite = version != spec.version
+        setattr(run, MARK_ATTR, _Mark(revision, steps, steps, () if rewrite else run._active,
+                                      rewrite=rewrite, due=_deadline(run)))
         return run
 
     def _head_run(self, run_class: type[RunT], run_id: str, row: tuple[Any, ...]) -> RunT:
@@ -518,13 +537,14 @@ class RunStore:
             raise spec.invalid("runId", f"the run stored as {run_id!r} has the record of "
                                f"{record.runId!r}")
         run = run_class.restore(record, check=False, clock=self.clock)
-        # The head is trusted, not replayed: a cheap check that it is the one the store wrote
-        # (the status column answers `find`; a record or column edited by hand disagrees).
-        if run.status.value != row[5]:
-            raise spec.invalid("status", f"run {run_id!r}: its stored record is in "
-                               f"{list(run._active)} (status {run.status.value!r}), the row's "
-                               f"status column says {row[5]!r}: the row was changed outside "
-                               "the store; `statechart runs verify` checks the whole run")
+        # The head is trusted, not replayed: cheap checks that it is the one the store wrote,
+        # against what came with it (head_locked): the columns `find` answers from and the
+        # last stored step. A record, column or step edited by hand disagrees.
+        wrong = store_checks.head_disagreement(run, row[5], store_checks.state_set(row[6]),
+                                               row[3], row[7:10])
+        if wrong is not None:
+            raise spec.invalid(wrong[0], f"run {run_id!r}: {wrong[1]}: "
+                               f"{store_checks.REPAIR_HINT}")
         setattr(run, MARK_ATTR, _Mark(row[2], row[3], 0, run._active, due=_deadline(run)))
         return run
 
@@ -623,7 +643,7 @@ class RunStore:
         call = uuid.uuid4().hex  # tells this call's own commit from an earlier call's
 
         def work() -> Fired | RunError:
-            row = self._head_row(run_id, self.sql.head_locked)
+            row = self._locked_head(run_id)
             if idempotency_key is not None:
                 seen = self._x(self.sql.key_seen, (run_id, idempotency_key)).fetchone()
                 if seen is not None:
@@ -673,7 +693,7 @@ class RunStore:
                                   repeatable=False)
 
     def _fire_due(self, run_class: type[RunT], run_id: str, now: dt.datetime | None) -> Fired:
-        row = self._head_row(run_id, self.sql.head_locked)
+        row = self._locked_head(run_id)
         run = self._head_run(run_class, run_id, row)
         mark = _mark_of(run)
         armed = list(run.timers)
@@ -873,8 +893,16 @@ class RunStore:
         parsed JSON, its history from the `history` table, NOT checked (a tool checks it
         against a spec it chooses). RunNotFound if there is none; StoreError if the record is
         not a JSON object, holds a history other than the table's, or a step is damaged."""
-        return store_read.stored_record(
-            self, run_id, lambda a, b: [_step_json(x) for x in a] == [_step_json(x) for x in b])
+        return store_read.stored_record(self, run_id, _same_steps)
+
+    def stored_records(self, spec: str, *, batch: int = 500
+                       ) -> Iterator[tuple[str, tuple[StoredRun, dict[str, Any]] | StoreError]]:
+        """Every stored run of the spec named `spec`, sorted by id: `(run_id, (StoredRun,
+        record))` as `stored_record` gives them, or `(run_id, error)` for a run whose row or
+        record is damaged (the StoreError that says what). Read `batch` runs at a time, each
+        batch in one read transaction: a run's columns, record and steps are of one moment,
+        whatever commits meanwhile (`statechart runs verify` reads through here)."""
+        return store_read.stored_records(self, spec, batch, _same_steps)
 
     def _stored_runs(self, where: str, args: list[Any]) -> list[StoredRun]:
         return store_read.stored_runs(self, where, args)
@@ -920,6 +948,11 @@ def _json_value(spec: Any, field: str, value: Any) -> Any:
         return repr(value)
 
 
+def _same_steps(kept: list[Any], table: list[Any]) -> bool:
+    """Whether a record's own history is the history table's (times as instants)."""
+    return [_step_json(x) for x in kept] == [_step_json(x) for x in table]
+
+
 def _step_json(step: Any) -> Any:
     """A history step as JSON compares: its time as an instant (the record keeps the text it
     was given, the table UTC), anything that is not a step as it is."""
@@ -931,6 +964,4 @@ def _step_json(step: Any) -> Any:
         return step
 
 
-def _utc_text(value: dt.datetime) -> str:
-    """Times in the store's columns: UTC, fixed width, so text order is time order."""
-    return value.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+_utc_text = store_checks.utc_text  # times in the store's columns

@@ -46,6 +46,9 @@ SQL = Statements(
     insert_run="INSERT INTO runs VALUES (%s, %s, %s, 0, %s, 0, '', NULL, %s, %s)",
     head=_HEAD,
     head_locked=_HEAD + " FOR UPDATE",  # the run's row, until the transaction ends
+    head_checks="SELECT s.states, h.idx, h.target, h.at FROM (SELECT string_agg(state, ' ') "
+                "AS states FROM run_states WHERE run_id = %s) s LEFT JOIN (SELECT idx, "
+                "target, at FROM history WHERE run_id = %s ORDER BY idx DESC LIMIT 1) h ON 1 = 1",
     revision_locked="SELECT revision FROM runs WHERE run_id = %s FOR UPDATE",
     update_head="UPDATE runs SET revision = %s, spec_version = %s, status = %s, steps = %s, "
                 "record = %s, next_due = %s, updated_at = %s WHERE run_id = %s",
@@ -64,7 +67,6 @@ SQL = Statements(
               " FOR UPDATE OF runs SKIP LOCKED",
     due="SELECT run_id FROM runs WHERE spec = %s AND spec_version <= %s "
         "AND next_due IS NOT NULL AND next_due <= %s ORDER BY next_due LIMIT %s",
-    record="SELECT record FROM runs WHERE run_id = %s",
 )
 
 # MIGRATIONS[v] turns store schema version v-1 into v, in the transaction that opens the

@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import json
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from statechart_runtime import replay as _replay
@@ -97,49 +97,132 @@ def column_time(run_id: str, column: str, text: Any) -> dt.datetime:
 
 def stored_runs(store: Any, where: str, args: list[Any]) -> list[StoredRun]:
     """The runs matching `where` (a condition on `spec` or `run_id`, columns of `runs` and
-    `run_states`), sorted by id, from the store's columns."""
-    runs = store._query(
-        "SELECT run_id, spec, spec_version, revision, status, steps, created_at, "
-        f"updated_at, next_due FROM runs WHERE {where} ORDER BY run_id", args)
+    `run_states`), sorted by id, from the store's columns, read in one snapshot."""
+    def work() -> tuple[list[Any], list[Any], list[Any]]:
+        runs = store._x(
+            "SELECT run_id, spec, spec_version, revision, status, steps, created_at, "
+            f"updated_at, next_due FROM runs WHERE {where} ORDER BY run_id", args).fetchall()
+        states = store._x(f"SELECT run_id, state FROM run_states WHERE {where} "
+                          "ORDER BY run_id, state", args).fetchall()
+        last = store._x("SELECT run_id, MAX(at) FROM history WHERE run_id IN "
+                        f"(SELECT run_id FROM runs WHERE {where}) GROUP BY run_id",
+                        args).fetchall()
+        return runs, states, last
+
+    runs, state_rows, last_rows = store._read(work)
     states: dict[str, list[str]] = {}
-    for run_id, state in store._query(
-            f"SELECT run_id, state FROM run_states WHERE {where} ORDER BY run_id, state",
-            args):
+    for run_id, state in state_rows:
         states.setdefault(run_id, []).append(state)
-    last = dict(store._query(
-        "SELECT run_id, MAX(at) FROM history WHERE run_id IN "
-        f"(SELECT run_id FROM runs WHERE {where}) GROUP BY run_id", args))
-    return [StoredRun(r[0], r[1], r[2], r[3], r[4], tuple(states.get(r[0], ())), r[5],
-                      column_time(r[0], "runs.created_at", r[6]),
-                      column_time(r[0], "runs.updated_at", r[7]),
-                      column_time(r[0], "history.at", last.get(r[0]) or r[6]),
-                      column_time(r[0], "runs.next_due", r[8]) if r[8] else None)
-            for r in runs]
+    last = dict(last_rows)
+    return [_stored_run(r, tuple(states.get(r[0], ())), last.get(r[0])) for r in runs]
 
 
-def stored_record(store: Any, run_id: str,
-                  same_steps: Callable[[list[Any], list[Any]], bool]
-                  ) -> tuple[StoredRun, dict[str, Any]]:
+def _stored_run(row: Sequence[Any], states: tuple[str, ...], last_at: Any) -> StoredRun:
+    """A StoredRun from a `runs` row (run_id, spec, spec_version, revision, status, steps,
+    created_at, updated_at, next_due), its states and its last step's time (None: none)."""
+    run_id = row[0]
+    return StoredRun(run_id, row[1], row[2], row[3], row[4], states, row[5],
+                     column_time(run_id, "runs.created_at", row[6]),
+                     column_time(run_id, "runs.updated_at", row[7]),
+                     column_time(run_id, "history.at", last_at or row[6]),
+                     column_time(run_id, "runs.next_due", row[8]) if row[8] else None)
+
+
+# A run as `stored_record` gives it: its columns, and its record (parsed JSON, NOT checked)
+# with its whole history from the `history` table.
+Stored = tuple[StoredRun, dict[str, Any]]
+SameSteps = Callable[[list[Any], list[Any]], bool]
+_HEAD_COLUMNS = ("r.run_id, r.spec, r.spec_version, r.revision, r.status, r.steps, "
+                 "r.created_at, r.updated_at, r.next_due, r.record")
+
+
+def stored_record(store: Any, run_id: str, same_steps: SameSteps) -> Stored:
     """`store.stored_record`: the run's columns and its record with the table's history,
-    not checked against a spec; StoreError naming what is damaged."""
-    found = stored_runs(store, f"run_id = {store.sql.param}", [run_id])
+    not checked against a spec, read in one snapshot; StoreError naming what is damaged."""
+    p = store.sql.param
+    found = store._read(lambda: _snapshot(store, f"r.run_id = {p}", [run_id], None))
     if not found:
         raise RunNotFound(run_id)
-    text = store._query(store.sql.record, [run_id])[0][0]
+    head, states, steps = found[0]
+    result = _assembled(head, states, steps, same_steps)
+    if isinstance(result, StoreError):
+        raise result
+    return result
+
+
+def stored_records(store: Any, spec: str, batch: int, same_steps: SameSteps
+                   ) -> Iterator[tuple[str, Stored | StoreError]]:
+    """`store.stored_records`: every run of `spec`, sorted by id, with its record as
+    `stored_record` gives it, or the StoreError that says what of it is damaged. Read
+    `batch` runs at a time, each batch in one read transaction (one snapshot): a run's row,
+    states and steps are always of one moment, whatever commits meanwhile."""
+    p = store.sql.param
+    after: str | None = None
+    while True:
+        where = f"r.spec = {p}" + ("" if after is None else f" AND r.run_id > {p}")
+        args = [spec] + ([] if after is None else [after])
+        runs = store._read(lambda where=where, args=args: _snapshot(store, where, args, batch))
+        for head, states, steps in runs:
+            yield head[0], _assembled(head, states, steps, same_steps)
+        if len(runs) < batch:
+            return
+        after = runs[-1][0][0]
+
+
+def _snapshot(store: Any, where: str, args: list[Any], limit: int | None
+              ) -> list[tuple[Sequence[Any], list[str], list[Sequence[Any]]]]:
+    """Inside a read transaction: the runs matching `where` (a condition on `runs r`),
+    sorted by id, at most `limit`: each its head row (`_HEAD_COLUMNS`), its run_states rows
+    and its history rows (event, source, target, at, values, kind), in three queries."""
+    p = store.sql.param
+    heads = store._x(f"SELECT {_HEAD_COLUMNS} FROM runs r WHERE {where} ORDER BY r.run_id"
+                     + ("" if limit is None else f" LIMIT {int(limit)}"), args).fetchall()
+    if not heads:
+        return []
+    if limit is not None:  # the batch's ids: those after the last one read are not its own
+        where += f" AND r.run_id <= {p}"
+        args = [*args, heads[-1][0]]
+    states = store._x(f"SELECT s.run_id, s.state FROM run_states s JOIN runs r ON r.run_id = "
+                      f"s.run_id WHERE {where} ORDER BY s.run_id, s.state", args)
+    steps = store._x('SELECT h.run_id, h.event, h.source, h.target, h.at, h."values", h.kind '
+                     f"FROM history h JOIN runs r ON r.run_id = h.run_id WHERE {where} "
+                     "ORDER BY h.run_id, h.idx", args)
+    by_run: dict[str, tuple[list[str], list[Sequence[Any]]]] = {
+        head[0]: ([], []) for head in heads}
+    for run_id, state in states.fetchall():
+        by_run[run_id][0].append(state)
+    for row in steps.fetchall():
+        by_run[row[0]][1].append(row[1:])
+    return [(head, *by_run[head[0]]) for head in heads]
+
+
+def _assembled(head: Sequence[Any], states: list[str], steps: list[Sequence[Any]],
+               same_steps: SameSteps) -> Stored | StoreError:
+    """A run's columns and record from its rows (`_snapshot`), or the StoreError naming what
+    is damaged: a column time, the record's JSON, a step's values, a record whose history is
+    not the table's."""
+    run_id = head[0]
     try:
-        record = json.loads(text)
+        stored = _stored_run(head, tuple(states), steps[-1][3] if steps else None)
+    except StoreError as exc:
+        return exc
+    try:
+        record = json.loads(head[9])
     except ValueError as exc:
-        raise StoreError(f"run {run_id!r}: the stored record is not JSON: {exc}") from None
+        return StoreError(f"run {run_id!r}: the stored record is not JSON: {exc}")
     if not isinstance(record, dict):
-        raise StoreError(f"run {run_id!r}: the stored record is not a JSON object")
+        return StoreError(f"run {run_id!r}: the stored record is not a JSON object")
 
     def damaged(field: str, message: str) -> StoreError:
         return StoreError(f"run {run_id!r}: {field}: {message}")
 
-    history = step_dicts(store._query(store.sql.steps, [run_id]), damaged)
+    try:
+        history = step_dicts(steps, damaged)
+    except StoreError as exc:
+        return exc
     kept = record.get("history")
     if kept and not same_steps(kept, history):
-        raise StoreError(f"run {run_id!r}: the record's history ({len(kept)} steps) is "
-                         f"not the history table's ({len(history)} steps)")
+        return StoreError(f"run {run_id!r}: the record's history ({len(kept)} steps) is not "
+                          f"the history table's ({len(history)} steps)")
     record["history"] = history
-    return found[0], record
+    return stored, record

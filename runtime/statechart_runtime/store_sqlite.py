@@ -39,6 +39,9 @@ SQL = Statements(
     # The write lock is the database's, taken by BEGIN IMMEDIATE: no row lock to add.
     head_locked="SELECT spec, spec_version, revision, steps, record, status FROM runs "
                 "WHERE run_id = ?",
+    head_checks="SELECT s.states, h.idx, h.target, h.at FROM (SELECT group_concat(state, ' ') "
+                "AS states FROM run_states WHERE run_id = ?) s LEFT JOIN (SELECT idx, "
+                "target, at FROM history WHERE run_id = ? ORDER BY idx DESC LIMIT 1) h ON 1 = 1",
     revision_locked="SELECT revision FROM runs WHERE run_id = ?",
     update_head="UPDATE runs SET revision = ?, spec_version = ?, status = ?, steps = ?, "
                 "record = ?, next_due = ?, updated_at = ? WHERE run_id = ?",
@@ -55,7 +58,6 @@ SQL = Statements(
               "AND next_due IS NOT NULL AND next_due <= ?{skip} ORDER BY next_due LIMIT 1",
     due="SELECT run_id FROM runs WHERE spec = ? AND spec_version <= ? "
         "AND next_due IS NOT NULL AND next_due <= ? ORDER BY next_due LIMIT ?",
-    record="SELECT record FROM runs WHERE run_id = ?",
 )
 
 # MIGRATIONS[v] turns store schema version v-1 into v, in the transaction that opens the

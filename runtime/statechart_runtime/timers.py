@@ -156,6 +156,17 @@ def declined(armed: list[Timer[Any, Any]], timer: Timer[Any, Any]) -> list[Timer
     return [t._replace(declined=True) if t == timer else t for t in armed]
 
 
+def next_due(spec: Any, record: Any) -> dt.datetime | None:
+    """When a record's earliest armed timer that was not declined is due (its timers are in
+    due order), or None: `Run.next_deadline`, and the store's `next_due` column."""
+    if not spec.timers:
+        return None
+    for timer in record.timers:
+        if not timer.declined:
+            return timer.due  # type: ignore[no-any-return]
+    return None
+
+
 def pending(armed: list[Timer[Any, Any]], when: dt.datetime) -> list[Timer[Any, Any]]:
     """The armed timers that are due at `when` and not declined, in due order."""
     return [t for t in armed if t.due <= when and not t.declined]

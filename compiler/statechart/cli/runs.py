@@ -266,11 +266,17 @@ def _list(args: argparse.Namespace) -> int:
                         + (f"; {hint}" if hint else ""))
     with open_existing(args.store) as store:
         runs = store.stored_runs(spec.name if spec is not None else None)
+    if spec is not None and (args.status, args.state, tagged) != (None, None, None):
+        # In the spec's names, as `find` answers: runs stored at an older version through
+        # their migration's renames, runs of a newer version not at all.
+        tables = compiled(spec)._sc_spec
+        runs = [r for r in runs if _answers(tables, r, args.status, args.state, tagged)]
+    else:
+        runs = [r for r in runs
+                if (args.status is None or r.status == args.status)
+                and (args.state is None or args.state in r.states)]
     runs = [r for r in runs
-            if (args.status is None or r.status == args.status)
-            and (args.state is None or args.state in r.states)
-            and (tagged is None or tagged.intersection(r.states))
-            and (args.due is None or (r.next_due is not None and r.next_due <= args.due))]
+            if args.due is None or (r.next_due is not None and r.next_due <= args.due)]
     if args.due is not None:
         runs.sort(key=lambda r: (r.next_due, r.run_id))
     # The runs' specs, for the states in document order (the store keeps them by name) and
@@ -300,6 +306,24 @@ def _list(args: argparse.Namespace) -> int:
         print(inert("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True))
                     .rstrip()))
     return 0
+
+
+def _answers(tables: Any, stored: Any, status: str | None, state: str | None,
+             tagged: set[str] | None) -> bool:
+    """Whether `store.find` with the Run class of `tables` (a spec version) answers the stored
+    run `stored` for these conditions: from its columns at that version, through the
+    migration's renames from an older one, never for a newer one."""
+    from statechart_runtime import store_versions
+
+    if stored.spec_version > tables.version:
+        return False
+    if stored.spec_version == tables.version:
+        active = frozenset(stored.states)
+        return (status is None or stored.status == status) \
+            and (state is None or state in active) and (not tagged or bool(tagged & active))
+    active = store_versions.current_states(tables, stored.spec_version, stored.states)
+    return store_versions.matches(tables, active, status, state,
+                                  None if tagged is None else frozenset(tagged))
 
 
 def _statuses(spec: Any, value: str | None) -> None:
