@@ -412,3 +412,26 @@ def test_a_run_without_a_machine_takes_them_the_same(tmp_path: Path) -> None:
         "statechart: boot", "statechart: plain_boot"), tmp_path, "plain_boot")
     booted = scripted(start.PlainBoot, configured=True)(run_id="t")
     assert booted._machine is None and booted.status.value == "ready"
+
+
+def test_a_stored_run_takes_them_when_fired(module: ModuleType, tmp_path: Path) -> None:
+    # Through a run store (SQLite): `fire` restores the run from its head, takes the event
+    # and its eventless steps, saves them; `load` replays the history (`always` steps too).
+    from statechart_runtime.store import open_store
+
+    store = open_store(tmp_path / "runs.db")
+    facade = scripted(module.Triage, is_urgent=True, keep_going=False)
+    store.create(facade(run_id="r"))
+    fired = store.fire(facade, "r", "triage")
+    assert history(fired.run) == [("triage", "created", "triaged"),
+                                  ("always", "triaged", "urgent")]
+    loaded = store.load(facade, "r")
+    assert loaded.status.value == "urgent"
+    assert history(loaded) == [("triage", "created", "triaged"), ("always", "triaged", "urgent")]
+    looping = scripted(module.Triage, is_urgent=True, keep_going=True)
+    store.create(looping(run_id="s"))
+    with pytest.raises(MacrostepLoop):
+        store.fire(looping, "s", "spin")
+    kept = store.load(looping, "s")  # nothing of the refused event was saved
+    assert kept.status.value == "created" and history(kept) == []
+    assert store.fire(looping, "s", "triage").run.status.value == "urgent"  # still usable
