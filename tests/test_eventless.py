@@ -435,3 +435,21 @@ def test_a_stored_run_takes_them_when_fired(module: ModuleType, tmp_path: Path) 
     kept = store.load(looping, "s")  # nothing of the refused event was saved
     assert kept.status.value == "created" and history(kept) == []
     assert store.fire(looping, "s", "triage").run.status.value == "urgent"  # still usable
+
+
+def test_a_rule_broken_by_one_has_it_in_its_counter_example() -> None:
+    text = SPEC + "rules:\n  - never: {from: triaged, to: urgent}\n"
+    (message,) = [m for r, m in rules(text) if r == "rule-violation"]
+    assert message == ('rule "never from triaged to urgent" is broken by `triaged` -always-> '
+                       "`urgent`: created -triage-> triaged -always-> urgent")
+
+
+def test_the_record_schema_takes_an_always_step(module: ModuleType) -> None:
+    from codegen_support import validator
+
+    spec = checked_text(SPEC)
+    assert spec is not None
+    schema = validator(generate(spec)["generated/triage.schema.json"])
+    run = scripted(module.Triage, is_urgent=True, keep_going=False)(run_id="r")
+    run.triage()
+    assert not list(schema.iter_errors(json.loads(run.record.to_json())))
