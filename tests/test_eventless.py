@@ -453,3 +453,36 @@ def test_the_record_schema_takes_an_always_step(module: ModuleType) -> None:
     run = scripted(module.Triage, is_urgent=True, keep_going=False)(run_id="r")
     run.triage()
     assert not list(schema.iter_errors(json.loads(run.record.to_json())))
+
+
+def test_paths_count_what_a_new_run_takes(tmp_path: Path) -> None:
+    # A new run's eventless steps are covered by every path (its guards answer yes then, as
+    # `follow`'s model does before the first step); the fallback it never takes is not.
+    from statechart_runtime import testing
+
+    module = build(START.replace("statechart: boot", "statechart: paths_boot"), tmp_path,
+                   "paths_boot")
+    found = testing.paths(module.PathsBoot, "transitions")
+    unreachable = {(i.state, i.event, i.target) for i in found.unreachable}
+    assert ("booting", "always", "ready") not in unreachable
+    assert ("booting", "always", "setup") in unreachable
+    states = testing.paths(module.PathsBoot, "states")
+    assert "booting" not in {i.state for i in states.unreachable}
+    for path in found.paths:
+        testing.follow(module.PathsBoot, path)
+
+
+def test_paths_says_when_no_run_can_start(tmp_path: Path,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    from statechart.cli import main
+
+    path = tmp_path / "loopstart.yaml"
+    path.write_text("statechart: loopstart\nversion: 1\ninitial: a\nstates:\n"
+                    "  a: {always: {target: b, guard: g}, on: {go: z}}\n"
+                    "  b: {always: {target: a, guard: g}, on: {go: z}}\n"
+                    "  z: {final: true}\n")
+    assert main(["paths", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("statechart paths: a new run of `loopstart` cannot start with every "
+                          "guard saying yes")
+    assert "Traceback" not in err

@@ -86,6 +86,10 @@ class Space:
         field(init=False)
     sendable: list[str] = field(init=False)
     watched: frozenset[str] = field(init=False)  # fields whose being set changes a step
+    # What a new run's constructor takes (its eventless steps, as `start` found them): the
+    # microsteps, and the states it was in (its initial ones, those the steps entered);
+    # every path starts after them.
+    opening: tuple[tuple[Micro, ...], tuple[str, ...]] = field(init=False, default=((), ()))
 
     def __post_init__(self) -> None:
         from statechart_runtime.run import _guard_names
@@ -134,7 +138,11 @@ class Space:
             return snap
         # The eventless transitions the initial states enable, taken by the constructor with
         # every guard saying yes (as `follow`'s model answers before the first step).
-        return self._complete(snap, [], _answerer({}), [], [], [], START, ALWAYS)
+        micro: list[Micro] = []
+        entered: list[str] = []
+        snap = self._complete(snap, [], _answerer({}), [], micro, entered, START, ALWAYS)
+        self.opening = (tuple(micro), spec.chart.sort((*initial, *entered)))
+        return snap
 
     def key(self, snap: Snapshot) -> tuple[object, ...]:
         limits = self.spec.limits
