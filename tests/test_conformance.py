@@ -9,7 +9,9 @@ after the event's own microstep (one macrostep per event). For the timers family
 advanced as the runner's logical clock was and `run.fire_due` called, and the fifth field also
 lists the timers' events taken, as `after.KEY.STATE` with KEY the `after:` key as written (the
 run's own events name a timer by its id, `after.delay1.STATE`: `_traced`). The lang family
-(`lang-*`, format 3) adds targetless and internal transitions to the timers family's specs.
+(`lang-*`, format 3) adds targetless and internal transitions to the timers family's specs;
+the in family `in:` conditions, the always family (`always-*`) eventless transitions, whose
+steps the fifth field lists as `always`.
 For every spec
 this test generates the module and replays each sequence through the facade, with guards
 answering as recorded and actions appending to a log; then replays it again through a
@@ -45,7 +47,7 @@ from statechart_runtime.api import EventNotAccepted
 TRACES = Path(__file__).parent / "conformance" / "traces"
 # Trace families: file prefix -> format. Format 2 steps have a fifth field, the internal
 # events taken; format 3 sequences also advance the clock (tests/conformance/README.md).
-FAMILIES = {"part": 1, "done-history": 2, "timers": 3, "lang": 3, "in": 3}
+FAMILIES = {"part": 1, "done-history": 2, "timers": 3, "lang": 3, "in": 3, "always": 3}
 # The timers family's clock starts here (the runner's LogicalClock at 0).
 EPOCH = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
 
@@ -137,6 +139,17 @@ def test_traces_are_there() -> None:
     conditioned = [t["yaml"] for t in SPECS if t["name"].startswith("in_")]
     assert len(conditioned) >= 25
     assert sum(", in: [" in y or "{in: [" in y for y in conditioned) >= 15
+    # The always family takes eventless transitions: at a run's start, in macrosteps of
+    # several, and before pending completion events.
+    eventless = [t for t in SPECS if t["name"].startswith("al_")]
+    assert len(eventless) >= 50
+    assert sum("always:" in t["yaml"] for t in eventless) >= 40
+    steps = [step[4] for t in eventless for seq in t["sequences"] for step in seq["steps"]]
+    assert sum(e == "always" for taken in steps for e in taken) >= 1000
+    assert sum(taken.count("always") > 1 for taken in steps) >= 100
+    assert sum("always" in taken and any(e.startswith("done.state.") for e in taken)
+               for taken in steps) >= 20
+    assert sum("always" in t["initial"][4] for t in eventless) >= 5
 
 
 class Clock:
@@ -206,7 +219,8 @@ def _observe(run: Any, accepted: bool | str, since: int | None = None) -> list[A
            [s.value for s in run.configuration], list(run.log), int(run.is_terminated)]
     if since is not None:
         out.append([_traced(run, step.event.value) for step in run.record.history[since:]
-                    if events.parse(step.event.value) is not None])
+                    if events.parse(step.event.value) is not None
+                    or step.event.value == events.ALWAYS])
     return out
 
 

@@ -4,14 +4,17 @@ tests/conformance/ exactly.
 
 tests/test_conformance.py checks the generated modules (python-statemachine driven by the
 runtime); this checks the one definition they are documented by, with no machine at all.
-Each event is one macrostep: the event's microstep, then the completion cascade (each
-`done.state.X` that `Chart.raised` gives, in order, as its own microstep selected like any
-event), compared with the configuration and the internal events XState recorded.
+Each event is one macrostep: the event's microstep, then the eventless transitions and the
+completion cascade in the order `kernel.settle` takes them (eventless ones while any is
+enabled, selected like any event's; then each `done.state.X` that `Chart.raised` gives, in
+order, as its own microstep), compared with the configuration and the internal events XState
+recorded.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -19,6 +22,8 @@ from codegen_support import checked_text
 from test_conformance import SPECS
 
 from statechart import semantics
+from statechart_runtime import kernel
+from statechart_runtime.events import ALWAYS
 from statechart_runtime.semantics import Chart, Remembered
 
 
@@ -41,9 +46,9 @@ class _Macrostep:
         self.chart: Chart = semantics.chart(spec)
 
     def microstep(self, configuration: tuple[str, ...], remembered: Remembered,
-                  event: str) -> tuple[tuple[str, ...], tuple[str, ...], Remembered] | None:
-        """(configuration, entered, remembered) after the event's microstep; None: no
-        transition of it is enabled."""
+                  event: str) -> tuple[tuple[str, ...], tuple[str, ...], Remembered, int] | None:
+        """(configuration, entered, remembered, transitions taken) after the event's
+        microstep; None: no transition of it is enabled."""
         chart = self.chart
         moves = chart.select(configuration,
                              _enabled(self.spec, event, self.guards, configuration))
@@ -52,28 +57,38 @@ class _Macrostep:
         if not chart.remembers and all(len(m) == 2 for m in moves):
             plain = [(m[0], m[1]) for m in moves]
             entered = chart.sort(s for m in plain for s in chart.entry_set(*m))
-            return chart.next_configuration(configuration, plain), entered, remembered
-        return chart.step(configuration, moves, remembered)
+            return chart.next_configuration(configuration, plain), entered, remembered, \
+                len(moves)
+        return *chart.step(configuration, moves, remembered), len(moves)
 
-    def send(self, configuration: tuple[str, ...], remembered: Remembered, event: str
+    def send(self, configuration: tuple[str, ...], remembered: Remembered, event: str | None
              ) -> tuple[tuple[str, ...], Remembered, list[str]] | None:
-        """(configuration, remembered, internal events taken) after the event's macrostep;
-        None when the event is refused."""
-        done = self.microstep(configuration, remembered, event)
-        if done is None:
-            return None
-        configuration, entered, remembered = done
-        queue = self.chart.raised(entered, configuration)
+        """(configuration, remembered, internal events taken) after the event's macrostep
+        (None: a new run's, the eventless transitions of the initial states); None when the
+        event is refused."""
+        queue: list[str] = []
+        if event is not None:
+            done = self.microstep(configuration, remembered, event)
+            if done is None:
+                return None
+            configuration, entered, remembered, _ = done
+            queue = self.chart.raised(entered, configuration)
         internal: list[str] = []
-        while queue:
-            name = f"done.state.{queue.pop(0)}"
-            done = self.microstep(configuration, remembered, name)
+        now = [configuration, remembered]
+
+        def take(name: str) -> bool:
+            done = self.microstep(now[0], now[1], name)
             if done is None:  # its state was left, or its guards refuse: dropped
-                continue
-            internal.append(name)
-            configuration, entered, remembered = done
-            queue += self.chart.raised(entered, configuration)
-        return configuration, remembered, internal
+                return False
+            internal.extend([name] * done[3] if name == ALWAYS else [name])
+            now[0], entered, now[1], _ = done
+            queue.extend(self.chart.raised(entered, now[0]))
+            return True
+
+        eventless = {t.source for t in self.spec.transitions() if t.trigger == "always"}
+        kernel.settle(SimpleNamespace(eventless=frozenset(eventless)), event or ALWAYS,
+                      lambda: now[0], queue, take)
+        return now[0], now[1], internal
 
 
 # Chart has no clock, and a timer's step is a run's (`Run.fire_due`), not an event sent to
@@ -86,10 +101,11 @@ def test_the_chart_replays_the_xstate_trace(trace: dict[str, Any]) -> None:
     runner = _Macrostep(spec, trace["guards"])
     chart = runner.chart
     problems: list[str] = []
-    assert list(chart.initial_configuration()) == trace["initial"][1]
+    start = runner.send(chart.initial_configuration(), {}, None)
+    assert start is not None
+    assert list(start[0]) == trace["initial"][1]
     for index, sequence in enumerate(trace["sequences"]):
-        configuration = chart.initial_configuration()
-        remembered: Remembered = {}
+        configuration, remembered, _ = start
         for j, (event, step) in enumerate(zip(sequence["events"], sequence["steps"],
                                               strict=False)):
             if isinstance(event, int):

@@ -37,7 +37,10 @@ and random rules of all three kinds, of which only those `check` accepts are kep
 property adds completion and history first (`_extend`: nested final states, `done:` on
 compound and parallel states, top-level ones included, some guarded; history transitions,
 shallow and deep, into compound and parallel states, from inside and outside; targetless
-transitions, and internal ones from compound states into their descendants).
+transitions, and internal ones from compound states into their descendants; eventless
+transitions, `always:`, guarded or not, anywhere). Each step after the event's own (a
+completion or an eventless one) is judged on its own, as the record's replay takes it; so
+are the eventless steps a new run takes before its first event.
 """
 
 from __future__ import annotations
@@ -67,6 +70,7 @@ from statechart import semantics
 from statechart.graph import Graph
 from statechart.linter import check_source
 from statechart.model import Spec
+from statechart_runtime.errors import MacrostepLoop
 from statechart_runtime.semantics import Move
 
 # Fixed examples (derandomize, so no example database); each one generates, checks and
@@ -143,17 +147,31 @@ class Walk:
         # The checker assumes every guard may pass or fail, on every call.
         seeded = type(facade.__name__, (facade,), {g: lambda self: coin() for g in guards})
         base = facade.__name__
+        # MacrostepLoop: a loop of eventless transitions the coins kept going (or one
+        # `check`'s completion-loop cannot prove endless) is refused whole, as an event.
         self.refusals = (TransitionNotAllowed, getattr(module, base + "LimitExceeded"),
-                         getattr(module, base + "MissingField"))
+                         getattr(module, base + "MissingField"), MacrostepLoop)
         self.spec, self.module = spec, module
         self.reachable = Graph(spec).reachable([spec.initial])
         self.chart = semantics.chart(spec)
         self.rules = rules
-        self.run = seeded(run_id="soundness")
         self.trail: list[str] = []
         self.seen = [False] * len(self.rules)  # unreachable: a state of `from` was active
         self.violations: list[str] = []
-        self._observe(set(), self.configuration(), set(), "(start)")
+        initial = self.chart.initial_configuration()
+        self._observe(set(), set(initial), set(), "(start)")
+        for attempt in range(3):  # a start whose eventless loop the coins kept going
+            try:
+                self.run = seeded(run_id="soundness")
+                break
+            except MacrostepLoop:
+                # Three times: a loop no coin stops, which `check` did not prove endless
+                # (completion-loop reports the loops it can prove; the run's bound stops the
+                # others): no run of the spec starts, so there is nothing to walk.
+                if attempt == 2:
+                    raise
+        # The eventless transitions a new run takes before its first event.
+        self._microsteps([[s] for s in self.run.record.history], initial, {}, "(start)")
 
     def configuration(self) -> set[str]:
         return {s.value for s in self.run.configuration}
@@ -177,9 +195,17 @@ class Walk:
         assert steps[0].event.value == event, (event, steps[0])
         microsteps = [[s for s in steps if s.event.value == event]]
         rest = steps[len(microsteps[0]):]
-        assert all(s.event.value.startswith("done.state.") for s in rest), (event, rest)
+        assert all(s.event.value.startswith("done.state.") or s.event.value == "always"
+                   for s in rest), (event, rest)
+        # Each later step on its own, as the record's replay takes them (the transitions of
+        # one eventless microstep conflict with none of each other).
         microsteps += [[s] for s in rest]
-        configuration = self.chart.sort(before)
+        self._microsteps(microsteps, self.chart.sort(before), remembered, event)
+        return True
+
+    def _microsteps(self, microsteps: list[list[Any]], configuration: tuple[str, ...],
+                    remembered: dict[str, tuple[str, ...]], event: str) -> None:
+        """Check each microstep (its history steps) from `configuration`."""
         for micro in microsteps:
             label = micro[0].event.value
             moves = [(s.source.value, s.target.value) for s in micro]
@@ -203,7 +229,6 @@ class Walk:
             configuration = configuration_after
         assert set(configuration) == self.configuration(), (event, configuration, self.trail)
         assert remembered == self.remembered(), (event, remembered, self.trail)
-        return True
 
     def has_kind(self, event: str, source: str, target: str, kind: str) -> bool:
         """Whether the spec has that history, internal or targetless transition (the step's
@@ -265,7 +290,10 @@ def random_walks(spec: Spec, text: str, folder: Path, seed: int) -> Iterator[str
     _, _, events = parts(module)
     every = [e.value for e in events if e.value not in module._SPEC.internal]  # sendable
     for _ in range(WALKS):
-        walk = Walk(spec, rules, module, coin=lambda: rng.random() < 0.5)
+        try:
+            walk = Walk(spec, rules, module, coin=lambda: rng.random() < 0.5)
+        except MacrostepLoop:
+            return
         for _ in range(STEPS):
             if walk.run.is_terminated or walk.violations:
                 break
@@ -480,6 +508,18 @@ def _extend(draw: st.DrawFn, tree: dict) -> None:
         if _is_group(body) and body.get("parallel") != "true" and draw(st.integers(0, 2)) == 0:
             target = draw(st.sampled_from(sorted(n for n, _ in _states_of(body))))
             body.setdefault("on", {})[free_event(body)] = {"target": target, "internal": "true"}
+    # Eventless transitions (`always:`): a target, or a guarded alternative and a fallback,
+    # anywhere. An unguarded loop is refused by `check` (completion-loop); a guarded one ends
+    # when a coin says no (or at the run's bound: MacrostepLoop, a refusal).
+    for _, body in _states_of(tree):
+        if not isinstance(body, dict) or body.get("final") == "true" \
+                or draw(st.integers(0, 4)) != 0:
+            continue
+        shape = draw(st.integers(0, 2))
+        target = draw(st.sampled_from(targets))
+        body["always"] = target if shape == 0 else \
+            {"target": target, "guard": draw(st.sampled_from(guards))} if shape == 1 else \
+            [{"target": target, "guard": guards[1]}, {"target": draw(st.sampled_from(targets))}]
 
 
 @st.composite

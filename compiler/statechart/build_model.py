@@ -360,6 +360,12 @@ class _Builder:
                 self.schema(got["done"][0], f"`done` on {kind} state `{name}`",
                             "only a state with nested states completes: its final child "
                             "(or every region's) raises `done`")
+        if "always" in got:
+            if kind == "final":
+                self.schema(got["always"][0], f"final state `{name}` cannot have `always`",
+                            "a final state is never left")
+            else:
+                transitions += self.done_transitions(name, *got["always"], trigger="always")
         limit = self.integer(value("limit"), f"`limit` of {where}", 1) if "limit" in got else None
         state = State(
             name=name,
@@ -422,6 +428,12 @@ class _Builder:
             alternatives = value.value if isinstance(value, yaml.SequenceNode) else [value]
             if isinstance(value, yaml.SequenceNode) and not alternatives:
                 self.schema(value, f"event `{event}` of `{source}` lists no targets")
+            if event == events.ALWAYS:
+                self.schema(event_node, f"`always` under `on` of `{source}`: no event may be "
+                            "called so", "eventless transitions are written `always:` on the "
+                            "state, next to `on:`; else name the event otherwise")
+                self.dropped("transition", source, event)
+                continue
             for order, alt in enumerate(alternatives):
                 t = self.transition(source, event, event_node, alt, order)
                 if t is not None:
@@ -513,16 +525,18 @@ class _Builder:
                         t.span, f"declare `{t.deadline}: {{type: datetime}}`, or write a delay "
                         "such as `15m`"))
 
-    def done_transitions(self, source: str, key_node: yaml.Node,
-                         node: yaml.Node) -> tuple[Transition, ...]:
-        """`done:` of a compound or parallel state: its transitions on `done.state.SOURCE`."""
+    def done_transitions(self, source: str, key_node: yaml.Node, node: yaml.Node,
+                         trigger: Trigger = "done") -> tuple[Transition, ...]:
+        """`done:` of a compound or parallel state: its transitions on `done.state.SOURCE`;
+        or (`trigger` "always") `always:` of a state: its eventless transitions, on the
+        event `always`."""
         alternatives = node.value if isinstance(node, yaml.SequenceNode) else [node]
         if isinstance(node, yaml.SequenceNode) and not alternatives:
-            self.schema(node, f"`done` of `{source}` lists no targets")
+            self.schema(node, f"`{trigger}` of `{source}` lists no targets")
+        event = events.ALWAYS if trigger == "always" else events.done_event(source)
         out: list[Transition] = []
         for order, alt in enumerate(alternatives):
-            t = self.transition(source, f"done.state.{source}", key_node, alt, order,
-                                trigger="done")
+            t = self.transition(source, event, key_node, alt, order, trigger=trigger)
             if t is not None:
                 out.append(t)
         return tuple(out)

@@ -67,6 +67,8 @@ KINDS: dict[str, str] = {
     "history-changed": "A transition now enters its target by history, or no longer does, "
                        "or by the other kind of history.",
     "transition-actions-changed": "A transition runs other actions (`actions:`).",
+    "eventless-added": "A state has a new eventless transition (`always:`): runs may leave "
+                       "it by themselves, so callers may find them elsewhere.",
     "in-changed": "A transition is enabled while other states are active (`in:`), or no "
                   "longer depends on one; stored runs are safe (a step taken stays valid).",
     "transition-kind-changed": "A transition became targetless or internal (`internal: true`), "
@@ -419,6 +421,9 @@ class _Differ:
             n = _first(self.new, event)
             self.add("transition-added", f"`{n.source}` now has a `{n.trigger}` transition "
                      f"to `{n.target}`", n.span)
+        if any(t.trigger == "always" for spec in (self.old, self.new)
+               for t in spec.transitions()):
+            self.emap[events.ALWAYS] = events.ALWAYS  # eventless: compared per state
         old_events, new_events = _sent(self.old), _sent(self.new)
         removed = [e for e in old_events if e not in self.emap]
         added = [e for e in new_events if e not in old_events]
@@ -601,11 +606,18 @@ class _Differ:
         for o in olds:
             lost = self.lost(o)
             self.add("transition-removed", f"{where} no longer goes to `{o.target}`"
-                     + (f" (guard `{o.guard}`)" if o.guard else ""), o.span, callers=True,
-                     runs=lost, help=f"callers that send `{event}` in `{source}` fail"
-                     + ("; " + _LOST if lost else ""))
+                     + (f" (guard `{o.guard}`)" if o.guard else ""), o.span,
+                     callers=not o.internal, runs=lost,
+                     help="; ".join(([f"callers that send `{event}` in `{source}` fail"]
+                                     if not o.internal else []) + ([_LOST] if lost else [])))
         for n in news:
-            self.add("transition-added", f"{where} now goes to `{n.target}`", n.span)
+            if n.trigger == "always":
+                self.add("eventless-added", f"`{source}` now goes to `{n.target}` by itself "
+                         f"(`always:`{n.condition_text})", n.span, callers=True,
+                         help=f"a run may leave `{source}` as soon as it enters it: events "
+                              "callers send there may now be refused")
+            else:
+                self.add("transition-added", f"{where} now goes to `{n.target}`", n.span)
 
     def compare_pair(self, where: str, o: Transition, n: Transition) -> None:
         # Nobody sends the run's own events: their changes break no caller.

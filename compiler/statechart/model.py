@@ -15,9 +15,10 @@ from statechart_runtime import events
 
 StateKind = Literal["atomic", "compound", "parallel", "final"]
 # What raises a transition's event: a caller (`on:`), the completion of its source (`done:`,
-# event `done.state.SOURCE`) or a timer of its source (`after:`, event `after.ID.SOURCE`, ID
-# the timer's id: docs/spec-format.md "Timers").
-Trigger = Literal["event", "done", "after"]
+# event `done.state.SOURCE`), a timer of its source (`after:`, event `after.ID.SOURCE`, ID
+# the timer's id: docs/spec-format.md "Timers"), or nothing (`always:`, eventless: event
+# `always`, taken whenever enabled).
+Trigger = Literal["event", "done", "after", "always"]
 HistoryKind = Literal["shallow", "deep"]
 # `external` (SCXML's default: the source is exited, and entered again when the target is it or
 # inside it), `internal` (`internal: true`: a target inside the source, which stays active) or
@@ -124,7 +125,7 @@ class Transition:
     @property
     def shown(self) -> str:
         """The event as messages and pictures name it: `after 15m` for a timer, `done` for a
-        completion, else the event's name."""
+        completion, else the event's name (`always` for an eventless transition)."""
         if self.trigger == "after":
             return f"after {self.after_key}"
         return "done" if self.trigger == "done" else self.event
@@ -132,7 +133,8 @@ class Transition:
     @property
     def key(self) -> str:
         """The transition's key under its state in `remove: {transitions: [STATE.KEY]}`:
-        the event, or `after.15m` for a timer (its `after:` key as written)."""
+        the event (`always` for the eventless ones), or `after.15m` for a timer (its `after:`
+        key as written)."""
         return f"after.{self.after_key}" if self.trigger == "after" else self.event
 
     @property

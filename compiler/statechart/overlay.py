@@ -31,6 +31,7 @@ from statechart.build_model import did_you_mean
 from statechart.diagnostics import Diagnostic, Span
 from statechart.spec_file import SpecFileError, read_spec, specs_root
 from statechart.yaml_source import MAP_TAG, SEQ_TAG, Source, load_bytes, scalar_value, span_of
+from statechart_runtime import events
 
 MAX_CHAIN = 16
 ID = "overlay"
@@ -226,10 +227,11 @@ class _Resolver:
                     kind = "transition-replaced" if _get(on[1], event) else "transition-added"
                     _set(on[1], ek, ev)  # type: ignore[arg-type]
                     self.changes.append(Change(kind, prefix + event))
-            elif key == "done":  # a transition, named like others `STATE.EVENT`
-                kind = "transition-replaced" if _get(base, "done") else "transition-added"
+            elif key in ("done", "always"):  # a transition, named like others `STATE.EVENT`
+                kind = "transition-replaced" if _get(base, key) else "transition-added"
                 _set(base, k, v)
-                self.changes.append(Change(kind, f"{name}.done.state.{name}"))
+                self.changes.append(Change(kind, f"{name}.done.state.{name}" if key == "done"
+                                           else f"{name}.{events.ALWAYS}"))
             elif key == "states":
                 nested = _get(base, "states")
                 if nested is None or not isinstance(nested[1], yaml.MappingNode):
@@ -306,10 +308,13 @@ class _Resolver:
     def _remove_transition(self, root: yaml.MappingNode, name: str, node: yaml.Node) -> None:
         state, _, event = name.partition(".")
         where = self.index(root).get(state)
-        if where is not None and event == f"done.state.{state}":  # the `done:` transition
+        # The `done:` transition, or the eventless ones (`always:`)
+        written = "done" if event == f"done.state.{state}" else \
+            "always" if event == events.ALWAYS else None
+        if where is not None and written is not None:
             body = where[0].value[where[1]][1]
-            if isinstance(body, yaml.MappingNode) and _get(body, "done") is not None:
-                body.value[:] = [(k, v) for k, v in body.value if _key(k) != "done"]
+            if isinstance(body, yaml.MappingNode) and _get(body, written) is not None:
+                body.value[:] = [(k, v) for k, v in body.value if _key(k) != written]
                 self.changes.append(Change("transition-removed", name))
                 return
         section = "on"

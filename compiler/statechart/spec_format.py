@@ -42,6 +42,9 @@ STATE_KEYS = {
              "timer, whose id is else its field or `delayN`",
     "done": "where a compound or parallel state goes once it completes (a final child "
             "reached; every region final): `done: next` or `{target: next, guard: ok}`",
+    "always": "eventless transitions, taken as soon as enabled, before the next event (SCXML "
+              "eventless transitions, XState `always`): `always: next` or guarded "
+              "alternatives `[{target: a, guard: ok}, {target: b}]`",
     "tags": "labels that rules and diagrams select states by",
     "entry": "action methods run on entering the state",
     "exit": "action methods run on leaving the state",
@@ -74,7 +77,8 @@ TRANSITION_KEYS = {
                "when last left, or by default the first time",
 }
 HISTORY_KINDS = ("shallow", "deep")
-# Completion transitions and timers: transitions without values (nothing sends the event).
+# Completion, eventless transitions and timers: transitions without values (nothing sends
+# the event).
 DONE_KEYS = {k: v for k, v in TRANSITION_KEYS.items() if k != "set"}
 # A timer's alternatives may also name it (the id in its event `after.ID.STATE`).
 TIMER_KEYS = {**DONE_KEYS,
@@ -123,6 +127,8 @@ WHERE_KEY_BELONGS = {
 }
 
 _NAME = {"type": "string", "pattern": "^[A-Za-z][A-Za-z0-9_]*$"}
+# An event under `on:`: a name, not `always` (the event of eventless transitions).
+_EVENT = {**_NAME, "not": {"const": "always"}}
 # An `after:` key: a delay (checked further by the builder: > 0, no ISO years or months) or
 # the name of a datetime record field.
 _AFTER_KEY = {"type": "string", "anyOf": [
@@ -192,12 +198,14 @@ def json_schema() -> dict[str, Any]:
             "states": {"$ref": "#/$defs/states"},
             "parallel": {"type": "boolean"},
             "final": {"type": "boolean"},
-            "on": {"type": "object", "propertyNames": _NAME, "additionalProperties": {
+            "on": {"type": "object", "propertyNames": _EVENT, "additionalProperties": {
                 "oneOf": [one_transition, {"type": "array", "items": one_transition,
                                            "minItems": 1}]}},
             "after": {"type": "object", "propertyNames": _AFTER_KEY, "additionalProperties": {
                 "oneOf": [one_timer, {"type": "array", "items": one_timer, "minItems": 1}]}},
             "done": {"oneOf": [one_done, {"type": "array", "items": one_done, "minItems": 1}]},
+            "always": {"oneOf": [one_done, {"type": "array", "items": one_done,
+                                            "minItems": 1}]},
             "tags": _names(), "entry": _names(), "exit": _names(), "requires": _names(),
             "limit": {"type": "integer", "minimum": 1},
             "clear": _names(), "status": _NAME, "counter": _NAME,

@@ -53,6 +53,27 @@ class LimitExceeded(RunError, RuntimeError):
         return (type(self), (self.state, self.limit))
 
 
+class MacrostepLoop(RunError, RuntimeError):
+    """A `send` (or a timer, or a new run) whose eventless (`always:`) and completion
+    (`done:`) transitions kept being enabled: after `steps` of them in one macrostep the run
+    stops trying (`statechart_runtime.kernel.MAX_MICROSTEPS`). Nothing of it was applied: the
+    run is as it was before (a new run is not created). `configuration` is where the loop
+    was when it stopped. A guard of the loop must say no at some point."""
+
+    def __init__(self, event: str, steps: int, configuration: tuple[str, ...]) -> None:
+        super().__init__(
+            f"event `{event}`: the run took {steps} eventless and completion steps without "
+            f"coming to rest (last in {', '.join(configuration)}); nothing was applied. A loop "
+            "of `always:` (or `done:`) transitions whose guards keep saying yes: make one of "
+            "them say no, or take the loop out of the spec")
+        self.event = event
+        self.steps = steps
+        self.configuration = configuration
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (type(self), (self.event, self.steps, self.configuration))
+
+
 class PathMismatch(RunError, AssertionError):
     """A run driven along a path (`statechart_runtime.testing.follow`) did not do what the
     path says: `step` is its index (0: before the first step), and the message names what

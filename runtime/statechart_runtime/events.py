@@ -2,13 +2,16 @@
 
 - A completion event, `done.state.STATE`: STATE (a compound or parallel state with `done:`)
   has finished.
+- The event of eventless transitions (`always:`), `always`: one name for all of them, since
+  one microstep may take those of several states (parallel regions), as SCXML selects them;
+  a step's source says whose it was. No application event may be called so.
 - A timer's event, `after.KEY.STATE`: the timer KEY of STATE is due. KEY is the timer's id
   (docs/spec-format.md, "Timers"): its `name:`, else a deadline timer's datetime field, else
   `delayN` for the Nth delay timer of STATE (`delay_key`). Records written before timers had
   ids name a delay timer by its delay as written (`after.15m.waiting`): `looks_like_delay`
   tells such a KEY apart, and `statechart_runtime.timers.current_event` maps it.
 
-Both are in a spec's event enum and in a record's history, but no caller sends them
+All are in a spec's event enum and in a record's history, but no caller sends them
 (`Run.send` refuses them). Everything else (the compiler, the runtime, `diff`, overlays)
 asks this module rather than slicing strings, so a change of scheme is one change here.
 """
@@ -20,6 +23,7 @@ from collections.abc import Mapping
 from typing import Literal, NamedTuple
 
 DONE_PREFIX = "done.state."
+ALWAYS = "always"
 TIMER_PREFIX = "after."
 DELAY_KEY_PREFIX = "delay"
 # A delay as an `after:` key is written: a digit first, or `P` followed by a digit or `T`

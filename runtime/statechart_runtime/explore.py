@@ -32,7 +32,8 @@ from typing import Any, Literal
 
 from statechart_runtime import kernel
 from statechart_runtime import timers as _timers
-from statechart_runtime.events import done_event
+from statechart_runtime.errors import MacrostepLoop
+from statechart_runtime.events import ALWAYS
 
 START = dt.datetime(2025, 1, 1, tzinfo=dt.UTC)  # the clock of every explored run
 DEADLINE = dt.timedelta(hours=1)  # how far after its step a placeholder time lies
@@ -85,6 +86,10 @@ class Space:
         field(init=False)
     sendable: list[str] = field(init=False)
     watched: frozenset[str] = field(init=False)  # fields whose being set changes a step
+    # What a new run's constructor takes (its eventless steps, as `start` found them): the
+    # microsteps, and the states it was in (its initial ones, those the steps entered);
+    # every path starts after them.
+    opening: tuple[tuple[Micro, ...], tuple[str, ...]] = field(init=False, default=((), ()))
 
     def __post_init__(self) -> None:
         from statechart_runtime.run import _guard_names
@@ -128,7 +133,16 @@ class Space:
         values = dict(self.context())
         armed = _timers.rearm(spec, [], initial, initial, START, (), values.get) \
             if spec.timers else []
-        return Snapshot(initial, {}, dict(spec.initial_counts), tuple(armed), values, START)
+        snap = Snapshot(initial, {}, dict(spec.initial_counts), tuple(armed), values, START)
+        if not spec.eventless:
+            return snap
+        # The eventless transitions the initial states enable, taken by the constructor with
+        # every guard saying yes (as `follow`'s model answers before the first step).
+        micro: list[Micro] = []
+        entered: list[str] = []
+        snap = self._complete(snap, [], _answerer({}), [], micro, entered, START, ALWAYS)
+        self.opening = (tuple(micro), spec.chart.sort((*initial, *entered)))
+        return snap
 
     def key(self, snap: Snapshot) -> tuple[object, ...]:
         limits = self.spec.limits
@@ -163,7 +177,7 @@ class Space:
         reason than its guards (a limit, a required field)."""
         try:
             return self._event(snap, event, _answerer(guards), values)
-        except kernel.Refused:
+        except (kernel.Refused, MacrostepLoop):
             return None
 
     def advance(self, snap: Snapshot, guards: Mapping[str, bool]
@@ -171,7 +185,7 @@ class Space:
         """The clock run to the earliest armed timer (see `_clock`)."""
         try:
             return self._clock(snap, _answerer(guards))
-        except kernel.Refused:
+        except (kernel.Refused, MacrostepLoop):
             return None
 
     @staticmethod
@@ -193,7 +207,7 @@ class Space:
 
             try:
                 yield attempt(ask)
-            except kernel.Refused:
+            except (kernel.Refused, MacrostepLoop):  # the run refuses it too
                 pass
 
     def _event(self, snap: Snapshot, event: str, ask: Callable[[str], bool],
@@ -215,7 +229,7 @@ class Space:
             # every value the event can set: its method may require them all
             return (Move("event", event, given, _answers(asked), snap.at, (), (),
                          tuple(asked), refused=True), snap)
-        after = self._complete(*stepped, ask, asked, micro, entered, snap.at)
+        after = self._complete(*stepped, ask, asked, micro, entered, snap.at, event)
         return (Move("event", event, needed, _answers(asked), snap.at, tuple(micro),
                      tuple(entered), tuple(asked)), after)
 
@@ -242,7 +256,7 @@ class Space:
             try:
                 stepped = self._microstep(snap, event, {}, ask, asked, micro, entered, at)
                 after = None if stepped is None else \
-                    self._complete(*stepped, ask, asked, micro, entered, at)
+                    self._complete(*stepped, ask, asked, micro, entered, at, event)
             except kernel.Refused:
                 after = None
             if after is None:
@@ -306,20 +320,25 @@ class Space:
 
     def _complete(self, snap: Snapshot, queue: list[str], ask: Callable[[str], bool],
                   asked: list[Asked], micro: list[Micro], entered: list[str],
-                  at: dt.datetime) -> Snapshot:
-        """The completion events the last microstep raised, in order (`Run._complete`): each
-        one microstep; one whose state is no longer active, or that selects nothing, is
-        dropped."""
-        while queue:
-            state = queue.pop(0)
-            if state not in snap.configuration:
-                continue
-            stepped = self._microstep(snap, done_event(state), {}, ask, asked, micro,
-                                      entered, at, strict=False)
-            if stepped is not None:
-                snap = stepped[0]
-                queue.extend(stepped[1])
-        return snap
+                  at: dt.datetime, event: str) -> Snapshot:
+        """The rest of the macrostep (`kernel.settle`, as `Run._complete`): eventless
+        transitions while one is enabled, then the completion events raised, in order, one
+        microstep each; one whose state is no longer active, or that selects nothing, is
+        dropped. Raises MacrostepLoop as the run does."""
+        current = snap
+
+        def take(name: str) -> bool:
+            nonlocal current
+            stepped = self._microstep(current, name, {}, ask, asked, micro, entered, at,
+                                      strict=False)
+            if stepped is None:
+                return False
+            current = stepped[0]
+            queue.extend(stepped[1])
+            return True
+
+        kernel.settle(self.spec, event, lambda: current.configuration, queue, take)
+        return current
 
 
 def _answerer(guards: Mapping[str, bool]) -> Callable[[str], bool]:

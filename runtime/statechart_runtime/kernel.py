@@ -18,6 +18,10 @@ timers (`statechart_runtime.run`), and the replay that checks and upgrades store
   `MissingField` or `LimitExceeded`, the integrity check's `InvalidRecord` at `history[i]`).
 - `commit`: writes an effect into a record and returns what undoes it, so an event whose
   action fails is taken back whole, whatever fields a spec has.
+
+And the order of a macrostep's microsteps after its first (`settle`): eventless transitions
+while any is enabled, then the next pending completion event, as SCXML's mainEventLoop, at
+most MAX_MICROSTEPS of them.
 """
 
 from __future__ import annotations
@@ -27,7 +31,9 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from statechart_runtime import events as _events
 from statechart_runtime import timers as _timers
+from statechart_runtime.errors import MacrostepLoop
 from statechart_runtime.semantics import TARGETLESS, Move, Remembered
 from statechart_runtime.values import JsonValue
 
@@ -38,6 +44,9 @@ Given = Mapping[str, tuple[Any, JsonValue]]
 # statechart_runtime.semantics.Move), its guard (None: none; else called, it says yes or
 # no), and whatever the caller wants back for it (python-statemachine's transition object).
 Alternative = tuple[str, str | None, Callable[[], bool] | None, object]
+# The most microsteps a macrostep takes after its event's own (eventless transitions and
+# completion events): more means a loop whose guards keep saying yes (MacrostepLoop).
+MAX_MICROSTEPS = 1_000
 
 
 class Refused(Exception):
@@ -177,6 +186,33 @@ def select(spec: Any, state: RunState,
     found.taken = [by_move[m][0] for m in found.moves]
     found.positions = [by_move[m][1] for m in found.moves]
     return found
+
+
+def settle(spec: Any, event: str, active: Callable[[], Sequence[str]], raised: list[str],
+           take: Callable[[str], bool]) -> None:
+    """The rest of a macrostep after `event`'s microstep (SCXML mainEventLoop, XState's
+    macrostep): while an eventless transition of the active states may be enabled, one
+    microstep of them (`take(ALWAYS)`: selected as any event's, `select`); when none is,
+    the first pending completion event of `raised` whose state is still active
+    (`take("done.state.X")`). `take` says whether it took a microstep (it adds the
+    completion events that one raised to `raised`); `active()` is the configuration now.
+    Raises MacrostepLoop on a microstep beyond MAX_MICROSTEPS."""
+    eventless = spec.eventless
+    steps = 0
+    while True:
+        if eventless and not eventless.isdisjoint(active()) and take(_events.ALWAYS):
+            pass
+        else:
+            while raised:
+                state = raised.pop(0)
+                # One whose state a microstep left selects nothing (SCXML drops it).
+                if state in active() and take(_events.done_event(state)):
+                    break
+            else:
+                return
+        steps += 1
+        if steps > MAX_MICROSTEPS:
+            raise MacrostepLoop(event, steps, tuple(active()))
 
 
 def in_history_order(moves: Sequence[Move], positions: Sequence[int] = ()

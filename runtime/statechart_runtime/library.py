@@ -109,7 +109,8 @@ INTERNALS: tuple[Internal, ...] = (
              params=("transitions",)),
     Internal(f"{_SYNC}.select_eventless_transitions", "overridden",
              "machine:_Engine.select_eventless_transitions",
-             "returns nothing: specs have no eventless transitions (saves two lookups an event)",
+             "returns nothing: the run takes eventless transitions itself (kernel.settle), "
+             "as the machine events `always`",
              params=("trigger_data",)),
     Internal(f"{_SYNC}._check_root_final_state", "overridden",
              "machine:_Engine._check_root_final_state",

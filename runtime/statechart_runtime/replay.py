@@ -180,8 +180,11 @@ def _replay(spec: Any, steps: Sequence[object], read: Callable[[Any, str, object
                 raise invalid(where, f"`{source}` had not completed (active: "
                               f"{', '.join(state.configuration)})")
             del raised[:raised.index(source) + 1]
-        elif previous is not None and (previous[0] != event or _events.is_done(previous[0])):
-            raised = []  # a new event: the last one's pending completions were dropped
+        elif event != _events.ALWAYS and previous is not None and (
+                previous[0] != event or _events.is_done(previous[0])):
+            # A new event: the last one's pending completions were dropped. (An eventless
+            # step belongs to the macrostep before it: its completions wait behind it.)
+            raised = []
         positions: tuple[int, ...] = ()
         constants: Mapping[str, tuple[Any, JsonValue]] = {}
         if spec.alternatives and key in spec.alternatives:

@@ -52,8 +52,8 @@ class EventNotAccepted(RunError, TransitionNotAllowed):
         if not known:
             cause, reason = "unknown", "the spec has no such event"
         elif internal:
-            cause, reason = "internal", ("the run raises it itself (completion or timer); it "
-                                         "cannot be sent")
+            cause, reason = "internal", ("the run raises it itself (completion, timer or "
+                                         "eventless); it cannot be sent")
         elif ended:
             cause, reason = "ended", f"the run has ended (in {where})"
         elif guards or inactive:
@@ -180,6 +180,10 @@ class Run(Generic[R, S, E]):
             self._sc_state = active[0] if len(active) == 1 else OrderedSet(active)
         if coverage.RECORDER is not None:
             coverage.RECORDER.started(self, entered)
+        if spec.eventless and entered:
+            # A new run's macrostep: the eventless transitions its initial states enable
+            # (SCXML and XState take them before the first event).
+            self._take(events.ALWAYS, None, at)
 
     def _value_of(self, field: str) -> Any:
         return getattr(self.record, self._sc_spec.attrs[field])
@@ -390,11 +394,13 @@ class Run(Generic[R, S, E]):
                    if v is not None} if values else _NO_VALUES
         self._take(event, checked, when)
 
-    def _take(self, event: str, checked: dict[str, tuple[Any, JsonValue]],
+    def _take(self, event: str, checked: dict[str, tuple[Any, JsonValue]] | None,
               at: dt.datetime) -> None:
-        """Take `event` and the completion events it raises, as one atomic step: computed by
-        the kernel (`_sc_select`), committed before the actions run (`_sc_microstep`), and
-        taken back whole if anything raises."""
+        """Take `event` and the eventless transitions and completion events that follow, as
+        one atomic step (a macrostep): computed by the kernel (`_sc_select`), committed
+        before the actions run (`_sc_microstep`), and taken back whole if anything raises.
+        `checked` None: a new run's first macrostep, which has no event of its own (only the
+        eventless transitions its initial states enable)."""
         if self._machine is None:
             self._take_direct(event, checked, at)
             return
@@ -404,13 +410,14 @@ class Run(Generic[R, S, E]):
         history_values = dict(self.machine.history_values) if chart.remembers else None
         self._undo = []
         self._selection = None
-        self._pending = (event, checked, at)
+        self._pending = (event, checked or _NO_VALUES, at)
         self._stepped = False
         try:
-            # The machine's event id: the spec's name unless the module maps it.
-            StateMachine.send(self.machine,
-                              spec.event_ids.get(event, event) if spec.event_ids else event)
-            if self._raised:
+            if checked is not None:
+                # The machine's event id: the spec's name unless the module maps it.
+                StateMachine.send(self.machine,
+                                  spec.event_ids.get(event, event) if spec.event_ids else event)
+            if self._raised or spec.eventless:
                 self._complete()
         except BaseException as exc:
             # All or nothing: every step this event committed is undone, and the machine goes
@@ -437,25 +444,27 @@ class Run(Generic[R, S, E]):
             # with the record in its final state.
             self.machine.run_exit_actions(list(reversed(self._active)), event)
 
-    def _take_direct(self, event: str, checked: dict[str, tuple[Any, JsonValue]],
+    def _take_direct(self, event: str, checked: dict[str, tuple[Any, JsonValue]] | None,
                      at: dt.datetime) -> None:
         """`_take` for a run with no machine (its class has no actions: `machine`): the
-        kernel's selection and step, and the completion events they raise, committed in
-        turn; all taken back if anything raises (a guard may)."""
+        kernel's selection and step, and the eventless transitions and completion events
+        that follow (`kernel.settle`, as `_complete`), committed in turn; all taken back if
+        anything raises (a guard may)."""
         active = self._active
         undo: list[Callable[[], None]] = []
         self._selection = None
-        self._pending = (event, checked, at)
+        self._pending = (event, checked or _NO_VALUES, at)
+
+        def internal(name: str) -> bool:
+            self._pending = (name, _NO_VALUES, at)
+            return self._step_direct(name, _NO_VALUES, at, undo)
+
         try:
-            if not self._step_direct(event, checked, at, undo):
+            if checked is not None and not self._step_direct(event, checked, at, undo):
                 raise self._refusal(event)
-            # The `done.state` events, in order (SCXML's internal queue; see `_complete`).
-            while self._raised:
-                state = self._raised.pop(0)
-                if state in self._active:
-                    done = events.done_event(state)
-                    self._pending = (done, _NO_VALUES, at)
-                    self._step_direct(done, _NO_VALUES, at, undo)
+            if self._raised or self._sc_spec.eventless:
+                kernel.settle(self._sc_spec, event, lambda: self._active, self._raised,
+                              internal)
         except BaseException:
             for step_undo in reversed(undo):
                 step_undo()
@@ -594,25 +603,27 @@ class Run(Generic[R, S, E]):
     # -- the steps (called by the engine, statechart_runtime.machine) ------------------------
 
     def _complete(self) -> None:
-        """Take the `done.state` events the last microsteps raised, one microstep each, in
-        order (SCXML's internal queue; each may raise more). An event whose state a previous
-        one left, or whose transitions are all refused, selects nothing and is dropped, as
-        SCXML drops it."""
-        spec = self._sc_spec
+        """The rest of the macrostep (`kernel.settle`): the eventless transitions enabled
+        after each microstep, then the `done.state` events the microsteps raised, in order
+        (SCXML's internal queue; each may raise more), one microstep each. An event whose
+        state a previous one left, or whose transitions are all refused, selects nothing and
+        is dropped, as SCXML drops it."""
         assert self._pending is not None
-        at = self._pending[2]
-        while self._raised:
-            state = self._raised.pop(0)
-            if state not in self._active:
-                continue
-            event = events.done_event(state)
-            self._pending = (event, _NO_VALUES, at)
-            self._stepped = False
-            try:
-                StateMachine.send(self.machine, spec.event_ids[event])
-            except TransitionNotAllowed:
-                if self._stepped:
-                    raise
+        kernel.settle(self._sc_spec, self._pending[0], lambda: self._active, self._raised,
+                      self._internal_step)
+
+    def _internal_step(self, event: str) -> bool:
+        """One microstep of an event the run raises itself (`always`, `done.state.X`),
+        through the machine; whether it took one."""
+        assert self._pending is not None
+        self._pending = (event, _NO_VALUES, self._pending[2])
+        self._stepped = False
+        try:
+            StateMachine.send(self.machine, self._sc_spec.event_ids[event])
+        except TransitionNotAllowed:
+            if self._stepped:
+                raise
+        return self._stepped
 
     def _sc_select(self, engine: Any, trigger_data: Any, predicate: Any) -> Any:
         """The engine's selection, by the runtime (`kernel.select`: SCXML order, limits and

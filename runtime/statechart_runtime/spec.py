@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from statechart_runtime.errors import InvalidRecord, LimitExceeded, MissingField
+from statechart_runtime.events import ALWAYS
 from statechart_runtime.semantics import Chart, StateRow
 from statechart_runtime.timers import GeneratedTimerRow, TimerTable
 from statechart_runtime.values import FieldCodec, JsonValue
@@ -44,6 +45,7 @@ class SpecTables:
         "event_enum",
         "event_fields",
         "event_ids",
+        "eventless",
         "events_by_name",
         "exit_clears",
         "fills",
@@ -171,6 +173,8 @@ class SpecTables:
             self.by_event.setdefault(event, {}).setdefault(source, []).append(target)
             known = self.event_fields.get(event, ())
             self.event_fields[event] = known + tuple(f for f in sets if f not in known)
+        # The states with eventless transitions (`always:`), which `kernel.settle` asks.
+        self.eventless = frozenset(self.by_event.get(ALWAYS, ()))
         self.invalid, self.limit, self.missing = errors
         # A field's type is a type name, or the enum class of an `enum` field.
         fields = fields or {}

@@ -174,8 +174,14 @@ class _Graph:
         self.complete = True
         self.index: dict[Item, int] = {}
         self.items: list[Item] = []
+        # What every new run covers: its configuration, and what its constructor's
+        # eventless steps took (`Space.opening`).
+        opening, entered = space.opening
         if cover == "states":
-            self.mask(Item("state", s) for s in start.configuration)
+            self.mask(Item("state", s) for s in (*start.configuration, *entered))
+        elif cover == "transitions":
+            self.mask(Item("transition", source, event, position, target)
+                      for source, event, target, _, position in opening)
         missing = len(wanted - self.index.keys())
         head = 0
         while head < len(self.snaps) and missing:
@@ -312,8 +318,14 @@ def paths(run_class: Any, cover: Cover = "transitions", *, to: str | None = None
     graph = _Graph(space, cover, set(wanted), max_configurations)
     reachable = set(graph.items)
     left = (1 << len(graph.items)) - 1
-    if cover == "states":  # a new run is in its initial configuration: nothing to do
-        left &= ~graph.mask(Item("state", s) for s in start.configuration)
+    # A new run is in its initial configuration, after its constructor's eventless steps:
+    # nothing to do for them.
+    opening, entered = space.opening
+    if cover == "states":
+        left &= ~graph.mask(Item("state", s) for s in (*start.configuration, *entered))
+    elif cover == "transitions":
+        left &= ~graph.mask(Item("transition", source, event, position, target)
+                            for source, event, target, _, position in opening)
     found_paths: list[Path] = []
     while left:
         steps, taken = graph.walk(left)

@@ -2,7 +2,7 @@
 
 Run by hand (not by pytest), from the repository root, after `npm ci` in this folder:
 
-    .venv/bin/python tests/conformance/make_traces.py [--family base|done_history|timers|lang]
+    .venv/bin/python tests/conformance/make_traces.py [--family base|done_history|timers|lang|in|always]
 
 It builds seeded random specs in our YAML format (plus, for the base family, the fixed repro
 specs below), keeps only those `statechart check` accepts, converts each to an XState machine
@@ -10,7 +10,9 @@ config, draws event sequences, runs them all through `xstate_runner.mjs` in one 
 and writes the family's files: `traces/part-NN.json.gz` (base) or
 `traces/done-history-NN.json.gz` (completion and history, `CompletionBuilder`) or
 `traces/timers-NN.json.gz` (delay timers, `TimerBuilder`) or `traces/lang-NN.json.gz`
-(targetless and internal transitions, `LangBuilder`). The same seed
+(targetless and internal transitions, `LangBuilder`) or `traces/in-NN.json.gz` (`in:`,
+`InBuilder`) or `traces/always-NN.json.gz` (eventless transitions, `AlwaysBuilder`). The same
+seed
 gives the same files byte for byte.
 `tests/test_conformance.py` replays the traces against the generated Python modules.
 """
@@ -25,6 +27,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from itertools import pairwise
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -80,6 +83,8 @@ class State:
     acts: dict[str, dict[int, list[str]]] = field(default_factory=dict)
     # `in:` conditions (in family), keyed as `acts`: the states that must all be active.
     ins: dict[str, dict[int, list[str]]] = field(default_factory=dict)
+    # Eventless transitions (always family: `always:`, XState `always`), tried in order.
+    always: list[Alt] = field(default_factory=list)
 
     def walk(self) -> Iterator[State]:
         yield self
@@ -173,6 +178,9 @@ def to_yaml(spec: Spec) -> str:
                              s.ins.get(f"on.{event}"))
         if s.done:
             alternatives(f"{body}done", s.done, None, s.acts.get("done"), s.ins.get("done"))
+        if s.always:
+            alternatives(f"{body}always", s.always, None, s.acts.get("always"),
+                         s.ins.get("always"))
         if s.after:
             lines.append(f"{body}after:")
             for key, alts in s.after.items():
@@ -256,6 +264,8 @@ def xstate_config(spec: Spec) -> dict[str, object]:
             # top-level parallel state without `done:` completes (see xstate_runner.mjs). A
             # targetless transition changes nothing; its action tells the runner it happened.
             out["onDone"] = {"actions": [DONE_MARKER]}
+        if s.always:
+            out["always"] = transitions(s.always, s.acts.get("always"), s.ins.get("always"))
         if s.after:
             out["after"] = {str(delay_ms(key)): transitions(alts, s.acts.get(f"after.{key}"),
                                                             s.ins.get(f"after.{key}"))
@@ -579,7 +589,7 @@ def check_tree(spec: Spec) -> None:
             assert c.parent is s, (spec.name, c.name)
     by_name = spec.by_name()
     for s in states:
-        for alts in (*s.on.values(), s.done, *s.after.values()):
+        for alts in (*s.on.values(), s.done, *s.after.values(), s.always):
             for target, _, history in alts:
                 t = by_name[target]
                 allowed = (t is s if history == "targetless" else internal_allowed(s, t)
@@ -907,6 +917,78 @@ class InBuilder(LangBuilder):
                 s.ins.clear()
 
 
+class AlwaysBuilder(InBuilder):
+    """The `always` family: the in family's specs plus eventless transitions (`always:`,
+    XState's `always`) on about a third of the atomic states that are not final (nor inside a
+    state without transitions), one to three alternatives, all but the last guarded (the
+    last one too, half the time), some with actions or `in:` conditions. The guards' answers
+    are fixed per spec, so the generator makes no loop: a target comes later in document
+    order than its source and enters no final state (an eventless step raises no completion,
+    and every step moves the run's eventless sources forward); inside a parallel state it
+    stays in the source's region, so the regions' eventless transitions never conflict
+    (XState walks the active states in the order they were entered, SCXML in document
+    order: they would pick different winners). A spec `check` would refuse keeps none."""
+
+    def finish(self, spec: Spec) -> None:
+        super().finish(spec)
+        rng = self.rng
+        states = spec.states()
+        order = {id(x): i for i, x in enumerate(states)}
+        for s in states:
+            if s.kind != "atomic" or any(a.closed for a in (s, *s.ancestors())) \
+                    or rng.random() > 0.35:
+                continue
+            pool = [t for t in states[order[id(s)] + 1:]
+                    if t.kind != "final" and target_allowed(s, t)
+                    and not any(d.kind == "final" for d in default_entry(t))
+                    and within_region(s, t)]
+            if not pool:
+                continue
+            n = min(len(pool), rng.choice((1, 1, 2, 3)))
+            targets = rng.sample(pool, n)
+            s.always = [(t.name, self.guard() if i < n - 1 or rng.random() < 0.5 else None,
+                         None) for i, t in enumerate(targets)]
+            line = s.ancestors()
+            others = [o for i, p in enumerate(line) if p.kind == "parallel"
+                      for region in p.children if region is not (line[i - 1] if i else s)
+                      for o in region.walk()]
+            self.count = getattr(self, "count", 0)
+            for index in range(n):
+                if rng.random() < 0.3:
+                    self.count += 1
+                    s.acts.setdefault("always", {})[index] = [f"al{self.count}_{s.name}"]
+                if others and rng.random() < 0.3:
+                    s.ins.setdefault("always", {})[index] = [rng.choice(others).name]
+        if checked_text(to_yaml(spec)) is None:
+            for s in states:
+                s.always = []
+                s.acts.pop("always", None)
+                s.ins.pop("always", None)
+
+
+def default_entry(s: State) -> list[State]:
+    """`s` and the states entered with it by default."""
+    out, stack = [], [s]
+    while stack:
+        x = stack.pop()
+        out.append(x)
+        if x.kind == "compound":
+            stack.extend(c for c in x.children if c.name == x.initial)
+        elif x.kind == "parallel":
+            stack.extend(x.children)
+    return out
+
+
+def within_region(source: State, target: State) -> bool:
+    """Whether `target` is strictly inside the region of the innermost parallel ancestor of
+    `source` that holds `source` (True when `source` is in no parallel state)."""
+    line = [source, *source.ancestors()]
+    for child, parent in pairwise(line):
+        if parent.kind == "parallel":
+            return child in target.ancestors()
+    return True
+
+
 def shadowed_events(s: State) -> frozenset[str]:
     """The events a targetless transition of `s` must not take: those of a parallel ancestor
     P of `s` or of any state above P, and those of any state inside a parallel state that is
@@ -939,6 +1021,7 @@ FAMILIES: dict[str, tuple[type[Builder], int, int, str]] = {
     "timers": (TimerBuilder, 60, 20261202, "timers"),
     "lang": (LangBuilder, 60, 20261203, "lang"),
     "in": (InBuilder, 25, 20261204, "in"),
+    "always": (AlwaysBuilder, 50, 20261205, "always"),
 }
 # Clock advances of the timers family (ms): whole multiples of 100, see TimerBuilder.
 ADVANCES = (100, 200, 300, 500, 800, 1000, 1500, 2500)
@@ -951,7 +1034,7 @@ def random_specs(count: int, seed: int, family: str = "base") -> Iterator[Spec]:
     made = tried = 0
     builder_class = FAMILIES[family][0]
     prefix = {"base": "conf", "done_history": "dh", "timers": "tm", "lang": "lg",
-              "in": "in"}[family]
+              "in": "in", "always": "al"}[family]
     while made < count:
         tried += 1
         builder = builder_class(random.Random(rng.getrandbits(64)), f"{prefix}_{made:03d}")
@@ -1010,17 +1093,17 @@ def main() -> None:
     parser.add_argument("--family", choices=sorted(FAMILIES), default="base",
                         help="base: the first 203 specs; done_history: completion and history; "
                         "timers: `after:` delays; lang: targetless and internal transitions; in: "
-                        "`in:` conditions")
+                        "`in:` conditions; always: eventless transitions")
     parser.add_argument("--specs", type=int, help="random specs (base 200, done_history 100)")
     parser.add_argument("--seed", type=int, help="base 20250501, done_history 20261201, "
-                        "timers 20261202, lang 20261203, in 20261204")
+                        "timers 20261202, lang 20261203, in 20261204, always 20261205")
     parser.add_argument("--out", type=Path, default=HERE / "traces")
     args = parser.parse_args()
     _, default_count, default_seed, prefix = FAMILIES[args.family]
     count = default_count if args.specs is None else args.specs
     seed = default_seed if args.seed is None else args.seed
     extended = args.family != "base"
-    timed = args.family in ("timers", "lang", "in")
+    timed = args.family in ("timers", "lang", "in", "always")
 
     specs = ([] if extended else fixed_specs()) + list(random_specs(count, seed, args.family))
     rng = random.Random(seed + 1)

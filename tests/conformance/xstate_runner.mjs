@@ -5,8 +5,9 @@
 //   {name, initial: STEP, sequences: [[STEP]]}, STEP = [accepted 0|1, [state id], [action], done 0|1]
 // where the states are every active state (ancestors included) in document order, the actions
 // are the entry/exit actions run, in order, and a sequence stops at the step that ends the run.
-// With `internal`, a STEP has a fifth field: the internal events (`done.state.ID`) the
-// macrostep took after the event's own microstep, in order (a raised event no transition
+// With `internal`, a STEP has a fifth field: the internal events (`done.state.ID`, and
+// `always` for each eventless transition) the macrostep took after the event's own
+// microstep, in order (a raised event no transition
 // took is not listed). The state ids are those of the spec: history states are never active.
 // With `timers`, a sequence's actions are events (strings) or clock advances in ms (numbers):
 // the actor runs on a LogicalClock (below), an advance is `clock.increment(ms)` (a STEP with
@@ -104,6 +105,13 @@ function run(spec) {
   let internal = [];
   const inspect = (ev) => {
     if (ev.type !== '@xstate.microstep') return;
+    // An eventless microstep (`always`: XState's transitions with the empty event type)
+    // reports the event before it: one `always` per transition it took, as our history.
+    const eventless = ev._transitions.filter((t) => t.eventType === '').length;
+    if (eventless > 0) {
+      for (let i = 0; i < eventless; i++) internal.push('always');
+      return;
+    }
     if (!ev.event.type.startsWith('xstate.done.state.')
         && !ev.event.type.startsWith('xstate.after.')) return;
     // The targetless transition marked DONE_MARKER is the runner's own, not a spec's `done:`.
@@ -206,6 +214,7 @@ function withIn(node) {
   const out = { ...node };
   if (node.on) out.on = Object.fromEntries(Object.entries(node.on).map(([e, t]) => [e, fix(t)]));
   if (node.onDone) out.onDone = fix(node.onDone);
+  if (node.always) out.always = fix(node.always);
   if (node.after) out.after = Object.fromEntries(Object.entries(node.after).map(([k, t]) => [k, fix(t)]));
   if (node.states) out.states = Object.fromEntries(Object.entries(node.states).map(([k, s]) => [k, withIn(s)]));
   return out;

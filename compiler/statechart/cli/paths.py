@@ -47,6 +47,7 @@ def run(args: argparse.Namespace) -> int:
     from statechart.linter import check_file
     from statechart.writes import WriteError, write_atomic
     from statechart_runtime import testing
+    from statechart_runtime.errors import MacrostepLoop
 
     if missing_paths("paths", [args.spec], files=True):
         return 2
@@ -70,7 +71,13 @@ def run(args: argparse.Namespace) -> int:
     if limit < 1:
         print("statechart paths: --max-configurations must be at least 1", file=sys.stderr)
         return 2
-    found = testing.paths(run_class(spec), args.cover, to=args.to, max_configurations=limit)
+    try:
+        found = testing.paths(run_class(spec), args.cover, to=args.to,
+                              max_configurations=limit)
+    except MacrostepLoop as exc:  # a new run's eventless steps, every guard saying yes
+        print(f"statechart paths: a new run of `{spec.name}` cannot start with every guard "
+              f"saying yes, as paths start: {inert(str(exc))}", file=sys.stderr)
+        return 1
     with outputs.using(config):  # file names relative to the project root
         if args.format == "json":
             product = paths_output.as_json(spec, found)

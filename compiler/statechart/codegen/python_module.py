@@ -405,9 +405,12 @@ def _context_tables(spec: Spec, pn: PythonNames, classes: dict[str, Ident]
 
 def _api_version(spec: Spec, data: dict[str, object]) -> tuple[int, int]:
     """The runtime API the module needs, the oldest that has what it uses (so that a module
-    imports on every runtime that can run it): 1.4 for `assign:` (transition rows with
+    imports on every runtime that can run it): 1.5 for eventless transitions (`always:`,
+    which an older runtime would never take), 1.4 for `assign:` (transition rows with
     constants), 1.3 for timers (their rows end with the `after:` key as written), 1.2 for run
     context or statuses, else 1.1."""
+    if any(t.trigger == "always" for t in spec.transitions()):
+        return (1, 5)
     if any(t.assigns for t in spec.transitions()):
         return (1, 4)
     if spec.timers():
