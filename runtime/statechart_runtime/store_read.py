@@ -179,14 +179,22 @@ def _snapshot(store: Any, where: str, args: list[Any], limit: int | None
                      + ("" if limit is None else f" LIMIT {int(limit)}"), args).fetchall()
     if not heads:
         return []
-    if limit is not None:  # the batch's ids: those after the last one read are not its own
+    ranged: dict[str, tuple[str, list[Any]]] = {"s": ("", []), "h": ("", [])}
+    if limit is not None:
+        # The batch's ids, from the first to the last one read, on the rows' own tables too:
+        # their primary keys are read over that range alone (a condition on `runs` only
+        # lets PostgreSQL scan the whole history table for every batch).
+        first, last = heads[0][0], heads[-1][0]
         where += f" AND r.run_id <= {p}"
-        args = [*args, heads[-1][0]]
+        args = [*args, last]
+        ranged = {alias: (f" AND {alias}.run_id >= {p} AND {alias}.run_id <= {p}",
+                          [first, last]) for alias in ranged}
     states = store._x(f"SELECT s.run_id, s.state FROM run_states s JOIN runs r ON r.run_id = "
-                      f"s.run_id WHERE {where} ORDER BY s.run_id, s.state", args)
+                      f"s.run_id WHERE {where}{ranged['s'][0]} ORDER BY s.run_id, s.state",
+                      [*args, *ranged["s"][1]])
     steps = store._x('SELECT h.run_id, h.event, h.source, h.target, h.at, h."values", h.kind '
-                     f"FROM history h JOIN runs r ON r.run_id = h.run_id WHERE {where} "
-                     "ORDER BY h.run_id, h.idx", args)
+                     f"FROM history h JOIN runs r ON r.run_id = h.run_id WHERE {where}"
+                     f"{ranged['h'][0]} ORDER BY h.run_id, h.idx", [*args, *ranged["h"][1]])
     by_run: dict[str, tuple[list[str], list[Sequence[Any]]]] = {
         head[0]: ([], []) for head in heads}
     for run_id, state in states.fetchall():
