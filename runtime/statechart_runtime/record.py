@@ -248,18 +248,20 @@ _SCALARS = frozenset((str, int, float, bool, type(None)))
 
 def _refuse_deep(data: object, invalid: type[Exception]) -> None:
     """Iteratively: a record is shallow; a deeply nested value is refused with its path.
-    (Depths first, without paths: a run store restores a head on every `fire`.)"""
-    stack: list[tuple[object, int]] = [(data, 0)]
-    deepest = 0
-    while stack:
-        value, depth = stack.pop()
-        deepest = max(depth, deepest)
-        if isinstance(value, Mapping):
-            stack.extend((v, depth + 1) for v in value.values() if type(v) not in _SCALARS)
-        elif isinstance(value, list):
-            stack.extend((v, depth + 1) for v in value if type(v) not in _SCALARS)
-    if deepest + 1 > MAX_JSON_DEPTH:  # a scalar inside the deepest container counts too
-        _refuse_deep_path(data, invalid)
+    (Level by level and without paths first, as a run store restores a head on every
+    `fire`; the walk that names the path runs only when a level reaches the limit.)"""
+    level = [data]
+    for _ in range(MAX_JSON_DEPTH):
+        deeper: list[object] = []
+        for value in level:
+            if isinstance(value, Mapping):
+                deeper.extend(v for v in value.values() if type(v) not in _SCALARS)
+            elif isinstance(value, list):
+                deeper.extend(v for v in value if type(v) not in _SCALARS)
+        if not deeper:
+            return
+        level = deeper
+    _refuse_deep_path(data, invalid)
 
 
 def _refuse_deep_path(data: object, invalid: type[Exception]) -> None:
