@@ -45,7 +45,7 @@ from statechart_runtime.api import EventNotAccepted
 TRACES = Path(__file__).parent / "conformance" / "traces"
 # Trace families: file prefix -> format. Format 2 steps have a fifth field, the internal
 # events taken; format 3 sequences also advance the clock (tests/conformance/README.md).
-FAMILIES = {"part": 1, "done-history": 2, "timers": 3, "lang": 3, "in": 3}
+FAMILIES = {"part": 1, "done-history": 2, "timers": 3, "lang": 3, "in": 3, "defaults": 3}
 # The timers family's clock starts here (the runner's LogicalClock at 0).
 EPOCH = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
 
@@ -137,6 +137,10 @@ def test_traces_are_there() -> None:
     conditioned = [t["yaml"] for t in SPECS if t["name"].startswith("in_")]
     assert len(conditioned) >= 25
     assert sum(", in: [" in y or "{in: [" in y for y in conditioned) >= 15
+    # The defaults family has history defaults (XState's history `target`) in most specs.
+    defaulted = [t["yaml"] for t in SPECS if t["name"].startswith("hd_")]
+    assert len(defaulted) >= 25
+    assert sum("history_default: {" in y for y in defaulted) >= 15
 
 
 class Clock:

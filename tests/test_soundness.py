@@ -464,6 +464,18 @@ def _extend(draw: st.DrawFn, tree: dict) -> None:
         _, body = draw(st.sampled_from(leaves))
         body.setdefault("on", {})[free_event(body)] = {
             "target": target, "history": draw(st.sampled_from(["shallow", "deep"]))}
+    # History defaults (`history_default:`) on some groups: a state inside them (a child for
+    # shallow history), one for both kinds or one per kind.
+    for name, body in groups:
+        inside = [n for n, _ in _states_of(body) if n != name]
+        children = sorted(body["states"])
+        if not inside or draw(st.integers(0, 2)) == 0:
+            continue
+        if draw(st.booleans()):
+            body["history_default"] = draw(st.sampled_from(children))
+        else:
+            body["history_default"] = {"deep": draw(st.sampled_from(sorted(inside))),
+                                       "shallow": draw(st.sampled_from(children))}
     # Targetless transitions (guarded or not, first of an event's alternatives or alone) and
     # internal ones, from a compound state into a state inside it.
     for _, body in _states_of(tree):

@@ -382,7 +382,32 @@ class _Builder:
         )
         if any(k in got for k in ("clear", "status", "counter")):
             state = self._context_keys(state, got, where)
+        if "history_default" in got:
+            state = replace(state, history_defaults=self._history_defaults(
+                kind, *got["history_default"], where))
         return state, children_node
+
+    def _history_defaults(self, kind: str, key: yaml.Node, node: yaml.Node, where: str
+                          ) -> tuple[tuple[HistoryKind, str, Span], ...]:
+        """`history_default: NAME` (both kinds) or `{shallow: NAME, deep: NAME}`."""
+        if kind not in ("compound", "parallel"):
+            self.schema(key, f"`history_default` on {kind} {where}",
+                        "only a state with nested states is entered by history")
+            return ()
+        if isinstance(node, yaml.MappingNode):
+            out: list[tuple[HistoryKind, str, Span]] = []
+            for written, _, value in self.mapping(node, f"`history_default` of {where}", {
+                    k: f"the state a {k} history transition enters the first time"
+                    for k in fmt.HISTORY_KINDS}) or ():
+                name = self.string(value, f"`history_default.{written}` of {where}")
+                if name is not None:
+                    out.append((written, name, self.span(value)))  # type: ignore[arg-type]
+            return tuple(out)
+        name = self.string(node, f"`history_default` of {where}")
+        if name is None:
+            return ()
+        kinds: tuple[HistoryKind, ...] = ("shallow", "deep")
+        return tuple((k, name, self.span(node)) for k in kinds)
 
     def _context_keys(self, state: State, got: dict[str, tuple[yaml.Node, yaml.Node]],
                       where: str) -> State:

@@ -67,6 +67,8 @@ KINDS: dict[str, str] = {
     "history-changed": "A transition now enters its target by history, or no longer does, "
                        "or by the other kind of history.",
     "transition-actions-changed": "A transition runs other actions (`actions:`).",
+    "history-default-changed": "A state's history default (`history_default:`) names another "
+                               "state, or was added or removed.",
     "in-changed": "A transition is enabled while other states are active (`in:`), or no "
                   "longer depends on one; stored runs are safe (a step taken stays valid).",
     "transition-kind-changed": "A transition became targetless or internal (`internal: true`), "
@@ -332,6 +334,15 @@ class _Differ:
         if o.initial and n.initial and self.smap.get(o.initial) != n.initial:
             self.add("initial-changed", f"entering `{name}` now enters `{n.initial}` "
                      f"(was `{o.initial}`)", n.initial_span or n.span)
+        for kind in ("shallow", "deep"):
+            was, now = o.history_default(kind), n.history_default(kind)
+            if (self.smap.get(was, was) if was else None) != now:
+                span = next((s for k, _, s in n.history_defaults if k == kind), n.span)
+                self.add("history-default-changed", f"`{name}` {kind} history now enters "
+                         f"`{now or 'its default entry'}` when nothing is remembered (was "
+                         f"`{was or 'its default entry'}`)", span, runs=True,
+                         help="a stored run's history replays to other states: raise "
+                              "`version` so stored records are re-read through their history")
         old_requires = {self.fmap.get(f, f) for f in o.requires}
         for f in n.requires:
             if f not in old_requires and f in self.fills:

@@ -47,11 +47,19 @@ class Graph:
         self.names = list(states)
         index = {name: i for i, name in enumerate(self.names)}
         chart = semantics.chart(spec)
+        # A history transition whose target remembers nothing enters the history's default
+        # (`history_default:`, with its ancestors up to the target) when it has one.
+        history_defaults = chart.history_defaults
+
+        def entered_by(t: Transition) -> int:
+            first = history_defaults.get((t.target, t.history)) if t.history else None
+            return 2 * index[first or t.target] + ENTERED
+
         self.out: list[list[tuple[int, Transition | None]]] = [[] for _ in range(2 * len(index))]
         self.into: list[list[int]] = [[] for _ in range(2 * len(index))]
         for i, state in enumerate(states.values()):
             shared: list[tuple[int, Transition | None]] = [
-                (2 * index[t.target] + ENTERED, t) for t in state.transitions
+                (entered_by(t), t) for t in state.transitions
                 if t.target in index and not t.targetless]  # a targetless one enters nothing
             if state.parent is not None:
                 shared.append((2 * index[state.parent] + ACTIVE, None))

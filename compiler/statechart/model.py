@@ -168,10 +168,19 @@ class State:
     counter: str | None = None  # record key: how many times the state was entered
     status_span: Span | None = None
     counter_span: Span | None = None
+    # `history_default:` (SCXML's history default transition): (kind, state, span) per
+    # history kind, the state a history transition of that kind enters while nothing is
+    # remembered (else the state's default entry).
+    history_defaults: tuple[tuple[HistoryKind, str, Span], ...] = ()
 
     @property
     def is_final(self) -> bool:
         return self.kind == "final"
+
+    def history_default(self, kind: str) -> str | None:
+        """The state a `kind` history transition into this one enters when nothing is
+        remembered yet; None: the default entry."""
+        return next((name for k, name, _ in self.history_defaults if k == kind), None)
 
 
 @dataclass(frozen=True)

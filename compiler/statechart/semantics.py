@@ -43,9 +43,19 @@ def chart(spec: Spec) -> Chart:
         found = _charts[key] = Chart(
             rows(spec), top,
             completes={t.source for t in transitions if t.trigger == "done"},
-            remembers={t.target for t in transitions if t.history and t.target in spec.states})
+            remembers={t.target for t in transitions if t.history and t.target in spec.states},
+            history_defaults=history_defaults(spec))
         weakref.finalize(spec, _charts.pop, key, None)
     return found
+
+
+def history_defaults(spec: Spec) -> dict[tuple[str, str], str]:
+    """(state, history kind) -> its `history_default:` state, for those inside the state
+    (`invalid-history-default` reports the others; they are ignored here)."""
+    return {(s.name, kind): default for s in spec.states.values()
+            for kind, default, _ in s.history_defaults
+            if default in spec.states and default != s.name and s.name in spec.ancestors(default)
+            and (kind == "deep" or spec.states[default].parent == s.name)}
 
 
 def entry_set(spec: Spec, t: Transition) -> tuple[str, ...]:

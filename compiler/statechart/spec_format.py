@@ -53,6 +53,10 @@ STATE_KEYS = {
               "that names one: `status: waiting`",
     "counter": "a record key that reports how many times the state was entered: "
                "`counter: retryCount`",
+    "history_default": "where a history transition into this state goes while nothing is "
+                       "remembered yet (SCXML's history default), instead of its default "
+                       "entry: a state inside it (a child for shallow history), or "
+                       "`{shallow: CHILD, deep: STATE}`",
 }
 
 TRANSITION_KEYS = {
@@ -201,6 +205,9 @@ def json_schema() -> dict[str, Any]:
             "tags": _names(), "entry": _names(), "exit": _names(), "requires": _names(),
             "limit": {"type": "integer", "minimum": 1},
             "clear": _names(), "status": _NAME, "counter": _NAME,
+            "history_default": {"oneOf": [_NAME, {
+                "type": "object", "properties": {kind: _NAME for kind in HISTORY_KINDS},
+                "minProperties": 1, "additionalProperties": False}]},
         }, STATE_KEYS),
         "additionalProperties": False,
     }

@@ -27,8 +27,9 @@ XState's with `reenter: true`. `docs/semantics.md` states it in words with examp
   active inside it is exited (SCXML `type="internal"`, XState's `reenter: false`).
 - A *history* transition (`history: shallow|deep`) to compound or parallel P enters P where it
   was when P was last exited: deep, every state that was active under P; shallow, the children
-  of P that were active, each by default entry. Never exited yet: P's default entry. Its domain
-  is that of a transition to a child of P (SCXML's history pseudo-state).
+  of P that were active, each by default entry. Never exited yet: the history's default (a
+  state inside P the spec names, SCXML's history default transition), else P's default
+  entry. Its domain is that of a transition to a child of P (SCXML's history pseudo-state).
 - The run *ends* when a top-level final state is active, or when a top-level parallel state
   without a `done:` transition is done.
 
@@ -38,7 +39,7 @@ library: a generated module builds a `Chart` from its tables at import time.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Literal
 
 Kind = Literal["atomic", "compound", "parallel", "final"]
@@ -58,13 +59,17 @@ _MEMO_LIMIT = 4096
 class Chart:
     """The state tree of one spec and the SCXML algorithms over it."""
 
-    __slots__ = ("_effects", "_internal", "_next", "children", "completes", "initial", "kind",
-                 "names", "order", "parent", "remembers", "top", "top_initial")
+    __slots__ = ("_effects", "_internal", "_next", "children", "completes", "history_defaults",
+                 "initial", "kind", "names", "order", "parent", "remembers", "top",
+                 "top_initial")
 
     def __init__(self, rows: Sequence[StateRow], top_initial: str, *,
-                 completes: Iterable[str] = (), remembers: Iterable[str] = ()) -> None:
+                 completes: Iterable[str] = (), remembers: Iterable[str] = (),
+                 history_defaults: Mapping[tuple[str, str], str] | None = None) -> None:
         """`completes`: the states with `done:` transitions; `remembers`: the targets of
-        history transitions (whose last configuration a run keeps)."""
+        history transitions (whose last configuration a run keeps); `history_defaults`:
+        (target, history kind) -> the state a history transition enters while the target
+        remembers nothing (SCXML's history default transition; else its default entry)."""
         self.names: tuple[str, ...] = tuple(row[0] for row in rows)
         self.order: dict[str, int] = {name: i for i, name in enumerate(self.names)}
         self.parent: dict[str, str | None] = {row[0]: row[1] for row in rows}
@@ -77,6 +82,7 @@ class Chart:
         self.top_initial = top_initial
         self.completes = frozenset(completes)
         self.remembers = frozenset(remembers)
+        self.history_defaults = dict(history_defaults or {})
         self._effects: dict[tuple[str, str], tuple[str | None, tuple[str, ...]]] = {}
         self._internal: dict[tuple[str, str], tuple[str | None, tuple[str, ...]]] = {}
         self._next: dict[tuple[tuple[str, ...], tuple[tuple[str, str], ...]],
@@ -200,7 +206,13 @@ class Chart:
                 domain = ancestor
                 break
         content: set[str] = set()
-        if remembered is None:
+        default = self.history_defaults.get((target, kind)) if remembered is None else None
+        if default is not None:
+            # The history's default transition: the path from the target down to it, and its
+            # default entry (other regions of a parallel state on the way: below).
+            content.update(self.default_entry(default))
+            content.update(a for a in self.ancestors(default) if self.is_descendant(a, target))
+        elif remembered is None:
             for child in self.default_entry(target)[1:]:
                 content.add(child)
         elif kind == "deep":

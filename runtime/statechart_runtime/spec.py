@@ -49,6 +49,7 @@ class SpecTables:
         "fills",
         "flat",
         "history",
+        "history_defaults",
         "history_ids",
         "history_targets",
         "in_states",
@@ -106,6 +107,7 @@ class SpecTables:
         status_enum: type[enum.Enum] | None = None,
         counters: Mapping[str, str] | None = None,
         in_states: Mapping[tuple[str, str, int], tuple[str, ...]] | None = None,
+        history_defaults: Mapping[tuple[str, str], str] | None = None,
     ) -> None:
         """`event_ids` and `attrs` hold the spec's names that the generated module maps to
         other Python names (docs/generated-code.md, "Names"): event -> python-statemachine
@@ -129,7 +131,9 @@ class SpecTables:
 
         `in_states`: (source, event, position among the event's alternatives on the source)
         -> the states that must all be active for that alternative to be enabled (`in:`,
-        asked by `kernel.select`)."""
+        asked by `kernel.select`). `history_defaults` (API 1.5): (target, history kind) -> the
+        state a history transition enters while the target remembers nothing
+        (`history_default:`; else the target's default entry)."""
         self.name = name
         self.version = version
         self.sha256 = sha256
@@ -144,6 +148,7 @@ class SpecTables:
             key = (source, event, target)
             self.history[key] = self.history.get(key, frozenset()) | {kind}
         self.history_ids: dict[str, str] = dict(history_ids or {})
+        self.history_defaults = dict(history_defaults or {})
         # The machine's HistoryState id -> the state it stands for (a step's target).
         self.history_targets: dict[str, tuple[str, str]] = {
             hid: tuple(key.rsplit(".", 1)) for key, hid in self.history_ids.items()}  # type: ignore[misc]
@@ -151,7 +156,8 @@ class SpecTables:
                            completes={state for event, state in self.internal.items()
                                       if event.startswith("done.state.")},
                            remembers={key[2] for key, kinds in self.history.items()
-                                      if kinds & {"shallow", "deep"}})
+                                      if kinds & {"shallow", "deep"}},
+                           history_defaults=history_defaults)
         self.flat = all(row[1] is None for row in states)
         self.state_enum: Any = state_enum
         self.event_enum: Any = event_enum

@@ -80,6 +80,8 @@ class State:
     acts: dict[str, dict[int, list[str]]] = field(default_factory=dict)
     # `in:` conditions (in family), keyed as `acts`: the states that must all be active.
     ins: dict[str, dict[int, list[str]]] = field(default_factory=dict)
+    # `history_default:` (defaults family): history kind -> the state it enters first.
+    hdefault: dict[str, str] = field(default_factory=dict)
 
     def walk(self) -> Iterator[State]:
         yield self
@@ -162,6 +164,9 @@ def to_yaml(spec: Spec) -> str:
             lines.append(f"{body}parallel: true")
         if s.kind == "compound":
             lines.append(f"{body}initial: {s.initial}")
+        if s.hdefault:
+            lines.append(f"{body}history_default: {{"
+                         + ", ".join(f"{k}: {v}" for k, v in sorted(s.hdefault.items())) + "}")
         if s.entry:
             lines.append(f"{body}entry: [{', '.join(s.entry)}]")
         if s.exit:
@@ -203,8 +208,8 @@ def xstate_config(spec: Spec) -> dict[str, object]:
     written `#id`, so targets resolve the same wherever the source is. Every transition has
     `reenter: true`: our transitions are SCXML external transitions. A history transition
     targets a history child of its target (`{type: 'history', history: KIND}`) whose default
-    is the target's `initial` (a parallel state's: every region, XState's default); `done:` is
-    `onDone`."""
+    is the target's `history_default:` for KIND, else its `initial` (a parallel state's: every
+    region, XState's default); `done:` is `onDone`."""
     histories: dict[str, set[str]] = {}
     for s in spec.states():
         for alts in (*s.on.values(), s.done):
@@ -265,8 +270,9 @@ def xstate_config(spec: Spec) -> dict[str, object]:
             # History states last: they are never active, so document order is unchanged.
             for kind in sorted(histories.get(s.name, ())):
                 hid = history_id(s.name, kind)
+                default = s.hdefault.get(kind) or (s.initial if s.kind == "compound" else None)
                 states[hid] = {"id": hid, "type": "history", "history": kind,
-                               **({"target": f"#{s.initial}"} if s.kind == "compound" else {})}
+                               **({"target": f"#{default}"} if default else {})}
             out["states"] = states
         return out
 
@@ -907,6 +913,31 @@ class InBuilder(LangBuilder):
                 s.ins.clear()
 
 
+class DefaultsBuilder(InBuilder):
+    """The `defaults` family: the in family's specs plus history defaults
+    (`history_default:`, XState's history `target`) on about two thirds of the states that
+    history transitions enter: per kind, a child for shallow history, any state inside for
+    deep history (final ones included)."""
+
+    def finish(self, spec: Spec) -> None:
+        super().finish(spec)
+        rng = self.rng
+        kinds: dict[str, set[str]] = {}
+        for s in spec.states():
+            for alts in (*s.on.values(), s.done):
+                for target, _, kind in alts:
+                    if kind in HISTORY_KINDS:
+                        kinds.setdefault(target, set()).add(kind)
+        for s in spec.states():
+            for kind in sorted(kinds.get(s.name, ())):
+                if rng.random() < 0.67:
+                    pool = s.children if kind == "shallow" else list(s.walk())[1:]
+                    s.hdefault[kind] = rng.choice(pool).name
+        if checked_text(to_yaml(spec)) is None:
+            for s in spec.states():
+                s.hdefault.clear()
+
+
 def shadowed_events(s: State) -> frozenset[str]:
     """The events a targetless transition of `s` must not take: those of a parallel ancestor
     P of `s` or of any state above P, and those of any state inside a parallel state that is
@@ -939,6 +970,7 @@ FAMILIES: dict[str, tuple[type[Builder], int, int, str]] = {
     "timers": (TimerBuilder, 60, 20261202, "timers"),
     "lang": (LangBuilder, 60, 20261203, "lang"),
     "in": (InBuilder, 25, 20261204, "in"),
+    "defaults": (DefaultsBuilder, 25, 20261205, "defaults"),
 }
 # Clock advances of the timers family (ms): whole multiples of 100, see TimerBuilder.
 ADVANCES = (100, 200, 300, 500, 800, 1000, 1500, 2500)
@@ -951,7 +983,7 @@ def random_specs(count: int, seed: int, family: str = "base") -> Iterator[Spec]:
     made = tried = 0
     builder_class = FAMILIES[family][0]
     prefix = {"base": "conf", "done_history": "dh", "timers": "tm", "lang": "lg",
-              "in": "in"}[family]
+              "in": "in", "defaults": "hd"}[family]
     while made < count:
         tried += 1
         builder = builder_class(random.Random(rng.getrandbits(64)), f"{prefix}_{made:03d}")
@@ -1010,17 +1042,17 @@ def main() -> None:
     parser.add_argument("--family", choices=sorted(FAMILIES), default="base",
                         help="base: the first 203 specs; done_history: completion and history; "
                         "timers: `after:` delays; lang: targetless and internal transitions; in: "
-                        "`in:` conditions")
+                        "`in:` conditions; defaults: history defaults")
     parser.add_argument("--specs", type=int, help="random specs (base 200, done_history 100)")
     parser.add_argument("--seed", type=int, help="base 20250501, done_history 20261201, "
-                        "timers 20261202, lang 20261203, in 20261204")
+                        "timers 20261202, lang 20261203, in 20261204, defaults 20261205")
     parser.add_argument("--out", type=Path, default=HERE / "traces")
     args = parser.parse_args()
     _, default_count, default_seed, prefix = FAMILIES[args.family]
     count = default_count if args.specs is None else args.specs
     seed = default_seed if args.seed is None else args.seed
     extended = args.family != "base"
-    timed = args.family in ("timers", "lang", "in")
+    timed = args.family in ("timers", "lang", "in", "defaults")
 
     specs = ([] if extended else fixed_specs()) + list(random_specs(count, seed, args.family))
     rng = random.Random(seed + 1)

@@ -228,15 +228,24 @@ def _history_rows(spec: Spec) -> list[object]:
     return [py(row) for row in rows]
 
 
+def _used_history_defaults(spec: Spec) -> dict[tuple[str, str], str]:
+    """(target, kind) -> `history_default:` state, for the kinds history transitions use."""
+    histories = _histories(spec)
+    return {key: default for key, default in semantics.history_defaults(spec).items()
+            if key[1] in histories.get(key[0], ())}
+
+
 def _history_defaults(spec: Spec, pn: PythonNames) -> list[tuple[Ident, Ident]]:
-    """(history state, default target): a history state never left enters its parent's
-    default: the initial child, or every region."""
+    """(history state, default target): a history state never left enters the state's
+    `history_default:`, else its parent's default: the initial child, or every region."""
     out: list[tuple[Ident, Ident]] = []
+    named = semantics.history_defaults(spec)
     for target, kinds in _histories(spec).items():
         state = spec.states[target]
-        defaults = state.children if state.kind == "parallel" else \
-            [semantics.chart(spec).default_initial(target)]
         for kind in kinds:
+            defaults = [named[(target, kind)]] if (target, kind) in named else \
+                state.children if state.kind == "parallel" else \
+                [semantics.chart(spec).default_initial(target)]
             path = Ident(_state_path(spec, pn, target) + "." + pn.history_state(target, kind))
             out.extend((path, Ident(_state_path(spec, pn, d))) for d in defaults if d)
     return out
@@ -329,6 +338,8 @@ def _tables(spec: Spec, pn: PythonNames) -> dict[str, object]:
         "history": _history_rows(spec),
         "in_states": [(py((t.source, t.event, t.order)), py(t.in_states))
                       for t in spec.transitions() if t.in_states],
+        "history_default_rows": [(py(key), py(default))
+                                 for key, default in _used_history_defaults(spec).items()],
         "history_ids": [(py(f"{target}.{kind}"), py(str(pn.history_state(target, kind))))
                         for target, kinds in histories.items() for kind in kinds],
         "remembers": sorted(histories),
@@ -407,7 +418,9 @@ def _api_version(spec: Spec, data: dict[str, object]) -> tuple[int, int]:
     """The runtime API the module needs, the oldest that has what it uses (so that a module
     imports on every runtime that can run it): 1.4 for `assign:` (transition rows with
     constants), 1.3 for timers (their rows end with the `after:` key as written), 1.2 for run
-    context or statuses, else 1.1."""
+    context or statuses, else 1.1; 1.5 for history defaults."""
+    if _used_history_defaults(spec):
+        return (1, 5)
     if any(t.assigns for t in spec.transitions()):
         return (1, 4)
     if spec.timers():

@@ -87,6 +87,13 @@ def _state_row(spec: Spec, state: State) -> dict[str, str]:
     if state.exit:
         sentences.append("On exit: " + _names(state.exit) + ".")
     sentences.extend(_status_sentences(state))
+    if state.history_defaults:
+        kinds: dict[str, list[str]] = {}
+        for history, default, _ in state.history_defaults:
+            kinds.setdefault(default, []).append(history)
+        sentences.append("History default (entered by history when nothing is remembered): "
+                         + ", ".join(f"{_code(d)} ({' and '.join(k)})" for d, k in kinds.items())
+                         + ".")
     description = " ".join(sentences)
     marks = overlay_marks(spec)
     change = " **added**" if state.name in marks.added_states else \
