@@ -45,7 +45,8 @@ from statechart_runtime.api import EventNotAccepted
 TRACES = Path(__file__).parent / "conformance" / "traces"
 # Trace families: file prefix -> format. Format 2 steps have a fifth field, the internal
 # events taken; format 3 sequences also advance the clock (tests/conformance/README.md).
-FAMILIES = {"part": 1, "done-history": 2, "timers": 3, "lang": 3, "in": 3, "defaults": 3}
+FAMILIES = {"part": 1, "done-history": 2, "timers": 3, "lang": 3, "in": 3, "defaults": 3,
+            "multi": 3}
 # The timers family's clock starts here (the runner's LogicalClock at 0).
 EPOCH = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
 
@@ -141,6 +142,10 @@ def test_traces_are_there() -> None:
     defaulted = [t["yaml"] for t in SPECS if t["name"].startswith("hd_")]
     assert len(defaulted) >= 25
     assert sum("history_default: {" in y for y in defaulted) >= 15
+    # The multi family has multi-target transitions (XState's target arrays) in most specs.
+    forked = [t["yaml"] for t in SPECS if t["name"].startswith("mt_")]
+    assert len(forked) >= 25
+    assert sum("target: [" in y for y in forked) >= 15
 
 
 class Clock:

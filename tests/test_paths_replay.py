@@ -81,6 +81,8 @@ def paths_hold(spec: Spec, covers: tuple[testing.Cover, ...] = testing.COVERS,
                 # parent's `done:` leaves at once) is in no configuration: its entry set
                 states |= {name for t in step.transitions for name in (
                     () if t.kind == "targetless" else (t.target,) if t.kind in HISTORY
+                    else chart.entry_set(t.source, run._sc_spec.multi_targets[  # its targets
+                        (t.source, t.event, t.target)]) if t.kind == "multi"
                     else chart.entry_set(t.source, t.target))}
                 answers |= set(step.guards.items())
         assert states <= reachable, (spec.name, states - reachable)

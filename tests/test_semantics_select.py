@@ -29,7 +29,7 @@ def _enabled(spec: Any, event: str, guards: dict[str, bool],
             # `in:` is asked against the configuration before the step (SCXML `In()`)
             if t.event == event and (t.guard is None or guards[t.guard]) and all(
                     s in configuration for s in t.in_states):
-                yield (t.target, t.move_kind) if t.move_kind else t.target
+                yield (t.move_target, t.move_kind) if t.move_kind else t.target
     return enabled
 
 

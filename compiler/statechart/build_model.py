@@ -578,6 +578,7 @@ class _Builder:
             return None
         got = {key: (k, v) for key, k, v in items}
         kind: TransitionKind = "external"
+        targets: list[tuple[str, yaml.Node]] = []
         misspelt = _misspelt_target(node) if "target" not in got else None
         if misspelt is not None:
             cause = next(
@@ -604,7 +605,11 @@ class _Builder:
             target_node = node
         else:
             target_node = got["target"][1]
-            target = self.string(target_node, f"`target` of {where}")
+            if isinstance(target_node, yaml.SequenceNode):
+                targets = self.targets(target_node, where)
+                target = targets[0][0] if targets else None
+            else:
+                target = self.string(target_node, f"`target` of {where}")
         if target is None:
             self.dropped("transition", source, event)
             return None
@@ -645,11 +650,32 @@ class _Builder:
             action_spans=tuple(self.span(n) for _, n in actions),
             in_states=tuple(n for n, _ in in_states),
             in_spans=tuple(self.span(n) for _, n in in_states),
+            targets=tuple(n for n, _ in targets),
+            target_spans=tuple(self.span(n) for _, n in targets),
             clears=tuple(n for n, _ in clears), clear_spans=tuple(self.span(n) for _, n in clears),
             assigns=tuple((n, v) for n, v, _, _ in assigns),
             assign_spans=tuple(self.span(v) for _, _, _, v in assigns),
             **extra,
         )
+
+    def targets(self, node: yaml.SequenceNode, where: str) -> list[tuple[str, yaml.Node]]:
+        """`target: [a2, b2]`: two states or more, each once (SCXML `target="a2 b2"`)."""
+        found = self.names(node, f"`target` of {where}")
+        names = [n for n, _ in found]
+        if len(names) != len(node.value):
+            return []  # not a name: reported
+        if len(names) < 2:
+            self.schema(node, f"`target` of {where} lists {len(names)} state"
+                        f"{'' if len(names) == 1 else 's'}",
+                        "a list of targets names two states or more (states of different "
+                        "regions of one parallel state); write one target as a name")
+            return []
+        twice = next((n for i, (n, _) in enumerate(found) if n in names[:i]), None)
+        if twice is not None:
+            self.schema(node, f"`target` of {where} lists `{twice}` twice",
+                        "name each state once")
+            return []
+        return found
 
     def assigns(self, node: yaml.Node, where: str, sets: set[str]
                 ) -> list[tuple[str, Any, yaml.Node, yaml.Node]]:

@@ -67,6 +67,8 @@ KINDS: dict[str, str] = {
     "history-changed": "A transition now enters its target by history, or no longer does, "
                        "or by the other kind of history.",
     "transition-actions-changed": "A transition runs other actions (`actions:`).",
+    "targets-changed": "A multi-target transition (`target: [a2, b2]`) enters other states "
+                       "besides its first target, or now has several targets, or one.",
     "history-default-changed": "A state's history default (`history_default:`) names another "
                                "state, or was added or removed.",
     "in-changed": "A transition is enabled while other states are active (`in:`), or no "
@@ -626,6 +628,14 @@ class _Differ:
                      f"(was `{o.target}`)", n.target_span, runs=lost,
                      help=_LOST + f"; keep an alternative (guarded, if need be) to `{o.target}`"
                      if lost else "")
+        if self.smap.get(o.target) == n.target and \
+                tuple(self.smap.get(x, x) for x in o.targets) != n.targets:
+            # A step records the first target: the others come from the spec when replayed.
+            self.add("targets-changed", f"{where} now enters {n.shown_target} (was "
+                     f"{o.shown_target})", n.target_span, runs=True,
+                     help="a stored run's history replays to other states (a step records "
+                          "the first target): raise `version` so stored records are re-read "
+                          "through their history")
         if o.actions != n.actions:
             self.add("transition-actions-changed", f"{where} now runs "
                      f"{_names(n.actions) if n.actions else 'no action'} (was "

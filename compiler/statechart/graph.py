@@ -61,6 +61,10 @@ class Graph:
             shared: list[tuple[int, Transition | None]] = [
                 (entered_by(t), t) for t in state.transitions
                 if t.target in index and not t.targetless]  # a targetless one enters nothing
+            # A multi-target transition enters its other targets too. (The graph also has
+            # the other regions' default entries as possible next to each: a "may" answer.)
+            shared += [(2 * index[x] + ENTERED, t) for t in state.transitions
+                       for x in t.targets[1:] if x in index]
             if state.parent is not None:
                 shared.append((2 * index[state.parent] + ACTIVE, None))
             defaults: list[tuple[int, Transition | None]] = []
@@ -181,7 +185,7 @@ def format_path(start: str, steps: list[Step]) -> str:
         if t is not None:
             if current != t.source:
                 parts.append(f"({t.source})")
-            parts.append(f"-{t.shown}-> {t.target}")
+            parts.append(f"-{t.shown}-> {t.shown_target if t.targets else t.target}")
             if t.history and step.target != t.target:
                 parts.append(f"(history: {step.target})")  # where the target was left
         current = step.target

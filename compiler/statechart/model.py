@@ -71,20 +71,39 @@ class Transition:
     # asked against the configuration before the step, before the guard.
     in_states: tuple[str, ...] = ()
     in_spans: tuple[Span, ...] = ()
+    # `target: [a2, b2]` (SCXML `target="a2 b2"`): every target, `target` being the first;
+    # empty for a transition with one target.
+    targets: tuple[str, ...] = ()
+    target_spans: tuple[Span, ...] = ()
 
     @property
     def targetless(self) -> bool:
         return self.kind == "targetless"
 
     @property
+    def all_targets(self) -> tuple[str, ...]:
+        """Every state it targets: `targets`, or its one `target`."""
+        return self.targets or (self.target,)
+
+    @property
+    def move_target(self) -> str:
+        """Its target as the runtime's tables and moves hold it: a multi-target transition's
+        targets separated by spaces (SCXML's spelling)."""
+        return " ".join(self.targets) if self.targets else self.target
+
+    @property
     def move_kind(self) -> str | None:
         """How the runtime takes it (statechart_runtime.semantics.Move): its history kind,
-        `internal` or `targetless`; None for a plain external transition."""
+        `internal`, `targetless` or `multi`; None for a plain external transition."""
+        if self.targets:
+            return "multi"
         return self.history or (None if self.kind == "external" else self.kind)
 
     @property
     def shown_target(self) -> str:
-        """The target as messages name it: `targetless` has none."""
+        """The target as messages name it: `targetless` has none; `[a2, b2]`."""
+        if self.targets:
+            return "[" + ", ".join(self.targets) + "]"
         return "(no target)" if self.kind == "targetless" else self.target
 
     @property

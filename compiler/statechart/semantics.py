@@ -58,10 +58,15 @@ def history_defaults(spec: Spec) -> dict[tuple[str, str], str]:
             and (kind == "deep" or spec.states[default].parent == s.name)}
 
 
+def known(spec: Spec, t: Transition) -> bool:
+    """Whether every target of `t` is a state (unknown-state reports the others)."""
+    return all(x in spec.states for x in t.all_targets)
+
+
 def entry_set(spec: Spec, t: Transition) -> tuple[str, ...]:
     """The states transition `t` may enter (none when its target is unknown). A history
     transition may enter any state under its target that was active before: all of them."""
-    if t.target not in spec.states or t.targetless:
+    if not known(spec, t) or t.targetless:
         return ()
     c = chart(spec)
     entered = effect(spec, t)[1]
@@ -76,7 +81,7 @@ def effect(spec: Spec, t: Transition) -> tuple[str | None, tuple[str, ...]]:
     c = chart(spec)
     if t.kind == "internal":
         return c.internal_effect(t.source, t.target)
-    return c.effect(t.source, t.target)
+    return c.effect(t.source, t.move_target)  # several targets: separated by spaces
 
 
 def sure_entry_set(spec: Spec, t: Transition) -> tuple[str, ...]:
@@ -207,6 +212,6 @@ def can_fire_while(spec: Spec, names: Iterable[str]) -> list[Transition]:
 
 def exits(spec: Spec, t: Transition, name: str) -> bool:
     """Whether taking `t` exits `name` when `name` is active (it lies under t's domain)."""
-    if t.target not in spec.states or t.targetless:
+    if not known(spec, t) or t.targetless:
         return False
     return chart(spec).is_descendant(name, effect(spec, t)[0])  # domain, computed once

@@ -60,7 +60,9 @@ STATE_KEYS = {
 }
 
 TRANSITION_KEYS = {
-    "target": "the state this transition enters; without one, a targetless transition: no "
+    "target": "the state this transition enters, or a list of states in different regions of "
+              "one parallel state, entered at once (`target: [a2, b2]`); without one, a "
+              "targetless transition: no "
               "state is exited or entered, its `set`/`assign`/`clear` and guard still apply",
     "internal": "`true`: the target is inside the source, which is not exited (its exit and "
                 "entry actions do not run, its timers keep running)",
@@ -146,6 +148,9 @@ _ASSIGN = {"type": "object", "propertyNames": _NAME, "minProperties": 1,
 
 
 _NEEDS_TARGET = {"history": ["target"], "internal": ["target"]}
+# A transition's target: a state, or states of different regions of one parallel state.
+_TARGETS = {"oneOf": [_NAME, {"type": "array", "items": _NAME, "minItems": 2,
+                              "uniqueItems": True}]}
 
 
 def _names() -> dict[str, Any]:
@@ -167,7 +172,7 @@ def json_schema() -> dict[str, Any]:
     transition = {
         "type": "object",
         "properties": _described({
-            "target": _NAME, "guard": _NAME, "set": _names(), "clear": _names(),
+            "target": _TARGETS, "guard": _NAME, "set": _names(), "clear": _names(),
             "description": {"type": "string"}, "history": {"enum": list(HISTORY_KINDS)},
             "assign": _ASSIGN, "internal": {"type": "boolean"}, "actions": _names(),
             "in": _names(),
@@ -177,7 +182,7 @@ def json_schema() -> dict[str, Any]:
         "additionalProperties": False,
     }
     one_transition = {"oneOf": [_NAME, {"$ref": "#/$defs/transition"}]}
-    done_keys = {"target": _NAME, "guard": _NAME, "description": {"type": "string"},
+    done_keys = {"target": _TARGETS, "guard": _NAME, "description": {"type": "string"},
                  "history": {"enum": list(HISTORY_KINDS)}, "assign": _ASSIGN,
                  "internal": {"type": "boolean"}, "actions": _names(), "in": _names()}
     done_transition = {"type": "object", "properties": _described(done_keys, DONE_KEYS),

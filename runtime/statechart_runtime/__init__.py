@@ -14,7 +14,8 @@ from __future__ import annotations
 # 1.3: a timer's event is its id (`after.delay1.waiting`), and its `SpecTables(timers=...)` row
 # ends with its `after:` key as written (`24h`), which records written before name it by.
 # 1.4: `assign:` constants, a fifth element of a `SpecTables(transitions=...)` row.
-# 1.5: history defaults (`SpecTables(history_defaults=...)`).
+# 1.5: history defaults (`SpecTables(history_defaults=...)`), multi-target transitions (a
+# transition row's target is its targets separated by spaces; step kind `multi`).
 API_VERSION = (1, 5)
 __version__ = "0.2.0"
 

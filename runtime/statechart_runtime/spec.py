@@ -60,6 +60,7 @@ class SpecTables:
         "limits",
         "migrations",
         "missing",
+        "multi_targets",
         "name",
         "requires",
         "sha256",
@@ -173,8 +174,13 @@ class SpecTables:
         self.by_event: dict[str, dict[str, list[str]]] = {}
         # event -> every field one of its transitions sets (what `send` accepts).
         self.event_fields: dict[str, tuple[str, ...]] = {}
+        # A multi-target transition's row has its targets separated by spaces; a step of the
+        # record names the first: (source, event, first target) -> the row's target.
+        self.multi_targets: dict[tuple[str, str, str], str] = {}
         for source, event, target, sets, *_ in transitions:
             self.by_event.setdefault(event, {}).setdefault(source, []).append(target)
+            if " " in target:
+                self.multi_targets[(source, event, target.split(" ", 1)[0])] = target
             known = self.event_fields.get(event, ())
             self.event_fields[event] = known + tuple(f for f in sets if f not in known)
         self.invalid, self.limit, self.missing = errors

@@ -145,7 +145,9 @@ def to_yaml(spec: Spec) -> str:
             return
         lines.append(f"{key}:")
         for i, (target, guard, kind) in enumerate(alts):
-            written = [] if kind == "targetless" else [f"target: {target}"]
+            written = [] if kind == "targetless" else \
+                [f"target: [{', '.join(target.split())}]"] if kind == "multi" else \
+                [f"target: {target}"]
             written += [f"guard: {guard}"] if guard else []
             written += [f"in: [{', '.join(ins[i])}]"] if i in ins else []
             written += [f"history: {kind}"] if kind in HISTORY_KINDS else []
@@ -221,6 +223,8 @@ def xstate_config(spec: Spec) -> dict[str, object]:
                    acts: list[str], ins: list[str]) -> dict[str, object]:
         if h == "targetless":
             out: dict[str, object] = {"actions": [*acts, TARGETLESS_MARKER]}
+        elif h == "multi":  # `target: [a2, b2]`: every target, one transition
+            out = {"target": [f"#{x}" for x in t.split()], "reenter": True}
         elif h == "internal":  # XState's default, `reenter: false`
             out = {"target": f"#{t}", "reenter": False}
         else:
@@ -587,6 +591,10 @@ def check_tree(spec: Spec) -> None:
     for s in states:
         for alts in (*s.on.values(), s.done, *s.after.values()):
             for target, _, history in alts:
+                if history == "multi":
+                    assert all(target_allowed(s, by_name[x]) for x in target.split()), (
+                        spec.name, s.name, target)
+                    continue
                 t = by_name[target]
                 allowed = (t is s if history == "targetless" else internal_allowed(s, t)
                            if history == "internal" else history_allowed(s, t) if history
@@ -938,6 +946,46 @@ class DefaultsBuilder(InBuilder):
                 s.hdefault.clear()
 
 
+class MultiBuilder(DefaultsBuilder):
+    """The `multi` family: the defaults family's specs plus multi-target transitions
+    (`target: [a2, b2]`, XState's `target: ['#a2', '#b2']`): from about two thirds of the
+    parallel states with two regions or more, one or two transitions on a new event, from a
+    state outside the parallel state (`target_allowed` for each target: SCXML's and XState's
+    domains agree), to a state of each of two or more of its regions (any state inside the
+    region, the region itself and final states included), a fifth of them guarded."""
+
+    def finish(self, spec: Spec) -> None:
+        super().finish(spec)
+        rng = self.rng
+        states = spec.states()
+        added: list[tuple[State, str]] = []
+        for p in states:
+            if p.kind != "parallel" or len(p.children) < 2 or rng.random() >= 0.67:
+                continue
+            inside = set(map(id, p.walk()))
+            sources = [s for s in states if id(s) not in inside and s.kind != "final"
+                       and target_allowed(s, p)]
+            for _ in range(rng.randint(1, 2) if sources else 0):
+                regions = rng.sample(p.children, rng.randint(2, len(p.children)))
+                targets = [rng.choice(list(r.walk())).name for r in regions]
+                source = rng.choice(sources)
+                free = [e for e in self.events if e not in source.on]
+                if not free:
+                    self.events.append(f"e{len(self.events)}")
+                    free = [self.events[-1]]
+                event = rng.choice(free)
+                source.on[event] = [(" ".join(targets),
+                                     self.guard() if rng.random() < 0.2 else None, "multi")]
+                if any(h == "targetless" for s in states for e in shadowed_events(s)
+                       for _, _, h in s.on.get(e, ())):
+                    del source.on[event]  # see `shadowed_events`
+                    continue
+                added.append((source, event))
+        if added and checked_text(to_yaml(spec)) is None:
+            for source, event in added:
+                del source.on[event]
+
+
 def shadowed_events(s: State) -> frozenset[str]:
     """The events a targetless transition of `s` must not take: those of a parallel ancestor
     P of `s` or of any state above P, and those of any state inside a parallel state that is
@@ -971,6 +1019,7 @@ FAMILIES: dict[str, tuple[type[Builder], int, int, str]] = {
     "lang": (LangBuilder, 60, 20261203, "lang"),
     "in": (InBuilder, 25, 20261204, "in"),
     "defaults": (DefaultsBuilder, 25, 20261205, "defaults"),
+    "multi": (MultiBuilder, 25, 20261206, "multi"),
 }
 # Clock advances of the timers family (ms): whole multiples of 100, see TimerBuilder.
 ADVANCES = (100, 200, 300, 500, 800, 1000, 1500, 2500)
@@ -983,7 +1032,7 @@ def random_specs(count: int, seed: int, family: str = "base") -> Iterator[Spec]:
     made = tried = 0
     builder_class = FAMILIES[family][0]
     prefix = {"base": "conf", "done_history": "dh", "timers": "tm", "lang": "lg",
-              "in": "in", "defaults": "hd"}[family]
+              "in": "in", "defaults": "hd", "multi": "mt"}[family]
     while made < count:
         tried += 1
         builder = builder_class(random.Random(rng.getrandbits(64)), f"{prefix}_{made:03d}")
@@ -1042,17 +1091,19 @@ def main() -> None:
     parser.add_argument("--family", choices=sorted(FAMILIES), default="base",
                         help="base: the first 203 specs; done_history: completion and history; "
                         "timers: `after:` delays; lang: targetless and internal transitions; in: "
-                        "`in:` conditions; defaults: history defaults")
+                        "`in:` conditions; defaults: history defaults; multi: multi-target "
+                        "transitions")
     parser.add_argument("--specs", type=int, help="random specs (base 200, done_history 100)")
     parser.add_argument("--seed", type=int, help="base 20250501, done_history 20261201, "
-                        "timers 20261202, lang 20261203, in 20261204, defaults 20261205")
+                        "timers 20261202, lang 20261203, in 20261204, defaults 20261205, "
+                        "multi 20261206")
     parser.add_argument("--out", type=Path, default=HERE / "traces")
     args = parser.parse_args()
     _, default_count, default_seed, prefix = FAMILIES[args.family]
     count = default_count if args.specs is None else args.specs
     seed = default_seed if args.seed is None else args.seed
     extended = args.family != "base"
-    timed = args.family in ("timers", "lang", "in", "defaults")
+    timed = args.family in ("timers", "lang", "in", "defaults", "multi")
 
     specs = ([] if extended else fixed_specs()) + list(random_specs(count, seed, args.family))
     rng = random.Random(seed + 1)

@@ -222,9 +222,9 @@ def _history_rows(spec: Spec) -> list[object]:
     """(source, event, target, kind) of each alternative of a history, internal or targetless
     kind (`Transition.move_kind`), and (..., None) of a plain alternative with the same
     source, event and target (a step says which one it took)."""
-    keys = {(t.source, t.event, t.target) for t in spec.transitions() if t.move_kind}
-    rows = dict.fromkeys((t.source, t.event, t.target, t.move_kind) for t in spec.transitions()
-                         if (t.source, t.event, t.target) in keys)
+    keys = {(t.source, t.event, t.move_target) for t in spec.transitions() if t.move_kind}
+    rows = dict.fromkeys((t.source, t.event, t.move_target, t.move_kind) for t in spec.transitions()
+                         if (t.source, t.event, t.move_target) in keys)
     return [py(row) for row in rows]
 
 
@@ -304,7 +304,7 @@ def _tables(spec: Spec, pn: PythonNames) -> dict[str, object]:
     by_key: dict[tuple[str, str, str], list[str]] = {}
     alternatives: dict[tuple[str, str, str], list[tuple[int, dict[str, object]]]] = {}
     for t in spec.transitions():
-        key = (t.source, t.event, t.target)
+        key = (t.source, t.event, t.move_target)
         sets = by_key.setdefault(key, [])
         sets.extend(f for f in t.given if f not in sets)
         alternatives.setdefault(key, []).append((t.order, dict(t.assigns)))
@@ -374,7 +374,7 @@ def _context_tables(spec: Spec, pn: PythonNames, classes: dict[str, Ident]
     clears: dict[tuple[str, str, str], list[str]] = {}
     for t in spec.transitions():
         if t.clears:
-            cleared = clears.setdefault((t.source, t.event, t.target), [])
+            cleared = clears.setdefault((t.source, t.event, t.move_target), [])
             cleared.extend(f for f in t.clears if f not in cleared)
     statuses = spec.statuses()
     initial_status = None
@@ -418,8 +418,8 @@ def _api_version(spec: Spec, data: dict[str, object]) -> tuple[int, int]:
     """The runtime API the module needs, the oldest that has what it uses (so that a module
     imports on every runtime that can run it): 1.4 for `assign:` (transition rows with
     constants), 1.3 for timers (their rows end with the `after:` key as written), 1.2 for run
-    context or statuses, else 1.1; 1.5 for history defaults."""
-    if _used_history_defaults(spec):
+    context or statuses, else 1.1; 1.5 for history defaults and multi-target transitions."""
+    if _used_history_defaults(spec) or any(t.targets for t in spec.transitions()):
         return (1, 5)
     if any(t.assigns for t in spec.transitions()):
         return (1, 4)
@@ -445,6 +445,9 @@ def render(spec: Spec) -> str:
                    for f in spec.record],
         "machine": _machine_body(spec, pn),
         "transitions": [(Ident(_state_path(spec, pn, t.source)),
+                         # several targets: a list of validated names (one transition)
+                         Lit("[" + ", ".join(Ident(_state_path(spec, pn, x))
+                                             for x in t.targets) + "]") if t.targets else
                          Ident("None" if t.targetless else _state_path(spec, pn, t.target) + (
                              "." + pn.history_state(t.target, t.history) if t.history else "")),
                          py(pn.event(t.event)), py(pn.guard(t.guard)) if t.guard else None,

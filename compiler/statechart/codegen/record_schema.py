@@ -164,12 +164,15 @@ def schema(spec: Spec) -> dict[str, Any]:
         out["$defs"]["step"]["properties"]["history"] = {
             "enum": ["shallow", "deep"],
             "description": "present when the step entered its target by history"}
-    kinds = [k for k in ("internal", "targetless") if any(t.kind == k for t in spec.transitions())]
+    kinds = [k for k in ("internal", "targetless", "multi")
+             if any(t.move_kind == k for t in spec.transitions())]
     if kinds:
         out["$defs"]["step"]["properties"]["kind"] = {
             "enum": kinds,
             "description": "`internal`: the step did not exit its source; `targetless`: it "
-                           "exited and entered nothing (its target is its source)"}
+                           "exited and entered nothing (its target is its source); `multi`: "
+                           "it entered several targets (`target: [a2, b2]`), its `target` "
+                           "being the first"}
     return out
 
 

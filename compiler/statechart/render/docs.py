@@ -111,7 +111,7 @@ def _transition_row(t: Transition, marks: OverlayMarks) -> dict[str, str]:
     mark = marks.edge_mark(t.source, t.key)
     change = f" **{mark}**" if mark else ""
     return {"event": _event_cell(t, change), "source": _code(t.source),
-            "target": _code(t.target),
+            "target": _names(t.all_targets),
             "guard": ", ".join(([_code(t.guard)] if t.guard else [])
                                + [f"in {_code(s)}" for s in t.in_states]),
             # an `assign:` field with its constant: `failureType` = `retries_exhausted`

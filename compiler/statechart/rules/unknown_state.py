@@ -61,8 +61,10 @@ def check(spec: Spec, graph: Graph) -> Check:
             if default not in states:
                 yield from _unknown(spec, default, span, "history default")
         for t in state.transitions:
-            if t.target not in states:
-                yield from _unknown(spec, t.target, t.target_span, "target")
+            for target, span in zip(t.all_targets, t.target_spans or (t.target_span,),
+                                    strict=True):
+                if target not in states:
+                    yield from _unknown(spec, target, span, "target")
             for name, span in zip(t.in_states, t.in_spans, strict=True):
                 if name not in states:
                     yield from _unknown(spec, name, span, "`in:` state")
