@@ -354,10 +354,12 @@ class Spec:
         return list(seen)
 
     def events(self) -> list[str]:
-        """Every event name, in first-use order (internal ones, `done.state.X`, included)."""
+        """Every event name, in first-use order (internal ones, `done.state.X`, included);
+        not `*`, which is a descriptor only (docs/spec-format.md, "Event descriptors")."""
         seen: dict[str, None] = {}
         for t in self.transitions():
             seen.setdefault(t.event, None)
+        seen.pop("*", None)
         return list(seen)
 
     def statuses(self) -> list[str]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Iterable
+from dataclasses import replace
 from itertools import pairwise
 
 from statechart.model import Spec, State, Transition
@@ -47,6 +48,44 @@ def chart(spec: Spec) -> Chart:
             history_defaults=history_defaults(spec))
         weakref.finalize(spec, _charts.pop, key, None)
     return found
+
+
+def matches(descriptor: str, event: str) -> bool:
+    """Whether an `on:` key takes `event` (SCXML event descriptors): `*` takes every event,
+    any other key the event itself and the events it is a token prefix of (`error` takes
+    `error.tool.timeout`, not `errors`)."""
+    return descriptor in ("*", event) or event.startswith(descriptor + ".")
+
+
+def per_event(spec: Spec) -> Spec:
+    """`spec` with each state's `on:` alternatives listed under every event they take, in the
+    order a run tries them (the state's `on:` keys in document order, each key's alternatives
+    in order: SCXML), `order` being the position in that list: the runtime's tables (and the
+    generated machine) know events, not descriptors. The spec itself when no key takes an
+    event other than its own name."""
+    internal = {t.event for t in spec.transitions() if t.internal}
+    sent = [e for e in spec.events() if e not in internal]
+    # key -> the events it takes besides itself (its proper token prefixes lead to them)
+    family: dict[str, list[str]] = {}
+    for event in sent:
+        tokens = event.split(".")
+        for end in range(1, len(tokens)):
+            family.setdefault(".".join(tokens[:end]), []).append(event)
+    keys = {t.event for t in spec.transitions() if t.trigger == "event"}
+    if "*" not in keys and keys.isdisjoint(family):
+        return spec
+    states = {}
+    for name, state in spec.states.items():
+        lists: dict[str, list[Transition]] = {}
+        for t in state.transitions:
+            if t.trigger == "event":
+                for event in sent if t.event == "*" else [t.event, *family.get(t.event, ())]:
+                    lists.setdefault(event, []).append(t)
+        listed = [replace(t, event=event, order=i) for event in sent
+                  for i, t in enumerate(lists.get(event, ()))]
+        states[name] = replace(state, transitions=tuple(
+            listed + [t for t in state.transitions if t.trigger != "event"]))
+    return replace(spec, states=states)
 
 
 def history_defaults(spec: Spec) -> dict[tuple[str, str], str]:

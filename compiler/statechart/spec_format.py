@@ -35,7 +35,8 @@ STATE_KEYS = {
     "states": "nested states, by name",
     "parallel": "`true`: every nested state is a region, all active at once",
     "final": "`true`: the run (or region) ends here",
-    "on": "transitions by event: `on: {start: running}`",
+    "on": "transitions by event: `on: {start: running}`; a dotted event also takes the events "
+          "it is a prefix of (`error` takes `error.tool`), `\"*\"` every event",
     "after": "timers: `after: {15m: expired}`; a key is a delay (`30s`, `15m`, `2h`, `1d`, "
              "`PT15M`) counted from entering the state, or a `datetime` record field (a "
              "deadline); leaving the state disarms them; `name:` (on an alternative) names a "
@@ -129,6 +130,9 @@ WHERE_KEY_BELONGS = {
 }
 
 _NAME = {"type": "string", "pattern": "^[A-Za-z][A-Za-z0-9_]*$"}
+# An `on:` key: an event (dotted: an event descriptor, SCXML's, `error.tool`), or `*`.
+_EVENT = {"type": "string",
+          "pattern": r"^(\*|[A-Za-z][A-Za-z0-9_]*(\.[A-Za-z][A-Za-z0-9_]*)*)$"}
 # An `after:` key: a delay (checked further by the builder: > 0, no ISO years or months) or
 # the name of a datetime record field.
 _AFTER_KEY = {"type": "string", "anyOf": [
@@ -201,7 +205,7 @@ def json_schema() -> dict[str, Any]:
             "states": {"$ref": "#/$defs/states"},
             "parallel": {"type": "boolean"},
             "final": {"type": "boolean"},
-            "on": {"type": "object", "propertyNames": _NAME, "additionalProperties": {
+            "on": {"type": "object", "propertyNames": _EVENT, "additionalProperties": {
                 "oneOf": [one_transition, {"type": "array", "items": one_transition,
                                            "minItems": 1}]}},
             "after": {"type": "object", "propertyNames": _AFTER_KEY, "additionalProperties": {

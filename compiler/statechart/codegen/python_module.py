@@ -99,8 +99,15 @@ class PythonNames:
         self.states = names.python_names(spec.states, "state", names.member_needs_mapping,
                                          taken)
         internal = {t.event for t in spec.transitions() if t.internal}
-        self.events = names.python_names([e for e in spec.events() if e not in internal],
-                                         "event", method_needs, taken)
+        sent = [e for e in spec.events() if e not in internal]
+        # A dotted event's Python name has `_` for its dots (`error.tool` -> `error_tool`;
+        # invalid-name refuses one that is another name of the spec), then is mapped as any.
+        flat = {e: names.event_python_name(e) for e in sent if "." in e}
+        taken.update(flat.values())
+        mapped = names.python_names([flat.get(e, e) for e in sent], "event", method_needs,
+                                    taken)
+        self.events = {e: mapped.get(flat[e], flat[e]) if e in flat else mapped[e]
+                       for e in sent if e in flat or e in mapped}
         # Internal events (`done.state.x`) are enum members named after them (`done_state_x`)
         # and machine events `_sc_<member>`: no spec name starts with `_`, and
         # python-statemachine gives `done_state_*` ids a meaning of its own.
@@ -148,7 +155,8 @@ class PythonNames:
     def event_member(self, name: str) -> Ident:
         if name in self.internal:
             return Ident(self.internal[name])
-        return self.event(name) if names.enum_member_needs_mapping(name) else Ident(name)
+        return self.event(name) if "." in name or names.enum_member_needs_mapping(name) \
+            else Ident(name)
 
     def history_state(self, target: str, kind: str) -> Ident:
         """The machine's HistoryState for history transitions of `kind` into `target`."""
@@ -431,6 +439,9 @@ def _api_version(spec: Spec, data: dict[str, object]) -> tuple[int, int]:
 
 
 def render(spec: Spec) -> str:
+    # The runtime and python-statemachine know events, not descriptors (`error` taking
+    # `error.tool`, `*`): each alternative is listed under every event it takes.
+    spec = semantics.per_event(spec)
     classes = class_names(spec)
     pn = PythonNames(spec)
     context = {

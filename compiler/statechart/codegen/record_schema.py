@@ -201,5 +201,7 @@ def _step_constants(spec: Spec) -> list[dict[str, Any]]:
 
 
 def outputs(spec: Spec) -> dict[str, bytes]:
-    text = json.dumps(schema(spec), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    # steps are recorded under the event sent, not the `on:` key that took it
+    text = json.dumps(schema(semantics.per_event(spec)), indent=2, ensure_ascii=False,
+                      allow_nan=False) + "\n"
     return {f"{folder('schema')}/{spec.name}.schema.json": text.encode("utf-8")}

@@ -4,7 +4,10 @@ What: the spec's name, a state, event, guard, action, tag, record field or enum 
 not a plain ASCII identifier (a letter, then letters, digits or `_`; at most 64 characters), a
 record field or a state's `counter:` is named like a built-in key of every run record
 (`status`, `history`, ...) or like another field or counter, or one name is used for different
-things (a state and an event with one name, a guard named like an event).
+things (a state and an event with one name, a guard named like an event). An event may be
+dotted (`error.tool.timeout`, an SCXML event descriptor) or `*`: each part an identifier, the
+first not `done` or `after`; its Python name has `_` for the dots (`error_tool_timeout`), and
+must not be another name of the spec (`error_tool`).
 
 Why: names become attributes, methods, enum members and JSON keys. Non-ASCII names can
 normalise to other names in Python (`ﬁnal` is `final`, `ᴺone` is `None`), so two spec names
@@ -72,11 +75,20 @@ def check(spec: Spec, graph: Graph) -> Check:
         role.setdefault(state.name, "state")
     for state in spec.states.values():
         for t in state.transitions:
-            if t.order == 0 and not t.internal:  # `done.state.x`: the run's own name
-                reason = names.member_problem(t.event)
+            if t.order == 0 and not t.internal and t.event != "*":  # not `done.state.x`
+                reason = names.event_problem(t.event)
                 if reason:
                     yield from _bad("event", t.event, reason, t.span)
-                yield from claim(t.event, "event", t.span)
+                    continue
+                flat = names.event_python_name(t.event)
+                if flat != t.event and role.get(flat) is not None:
+                    yield problem(ID, SEVERITY, t.span,
+                                  f"event `{t.event}` becomes the Python name `{flat}`, the "
+                                  f"name of {_article(role[flat])} {role[flat]}",
+                                  "rename one of them: the generated class has a method or "
+                                  "attribute for each")
+                    continue
+                yield from claim(flat, "event", t.span)
             for name, span in zip(t.actions, t.action_spans, strict=True):
                 reason = names.member_problem(name)
                 if reason:
