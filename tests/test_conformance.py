@@ -46,7 +46,7 @@ TRACES = Path(__file__).parent / "conformance" / "traces"
 # Trace families: file prefix -> format. Format 2 steps have a fifth field, the internal
 # events taken; format 3 sequences also advance the clock (tests/conformance/README.md).
 FAMILIES = {"part": 1, "done-history": 2, "timers": 3, "lang": 3, "in": 3, "defaults": 3,
-            "multi": 3}
+            "multi": 3, "descriptors": 3}
 # The timers family's clock starts here (the runner's LogicalClock at 0).
 EPOCH = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
 
@@ -146,6 +146,11 @@ def test_traces_are_there() -> None:
     forked = [t["yaml"] for t in SPECS if t["name"].startswith("mt_")]
     assert len(forked) >= 25
     assert sum("target: [" in y for y in forked) >= 15
+    # The descriptors family has event families and keys that take several events.
+    described = [t["yaml"] for t in SPECS if t["name"].startswith("ed_")]
+    assert len(described) >= 25
+    assert sum("f.a" in y for y in described) >= 5
+    assert sum('"*"' in y for y in described) >= 3
 
 
 class Clock:

@@ -59,6 +59,7 @@ def check(spec: Spec, graph: Graph) -> Check:
                       "page that lists every spec",
                       f"choose another name, for example `statechart: {spec.name}_run`")
     role: dict[str, str] = {}  # name -> what it first was (state, event, guard, action)
+    dotted: dict[str, str] = {}  # a dotted event's Python name -> the event
 
     def claim(name: str, what: str, span: Span) -> Check:
         first = role.setdefault(name, what)
@@ -81,13 +82,25 @@ def check(spec: Spec, graph: Graph) -> Check:
                     yield from _bad("event", t.event, reason, t.span)
                     continue
                 flat = names.event_python_name(t.event)
-                if flat != t.event and role.get(flat) is not None:
+                other = dotted.get(flat)
+                if other == t.event:
+                    continue  # the same dotted event, on another state
+                if flat in role and (flat != t.event or other is not None):
+                    # a dotted event's Python name is another name of the spec
+                    what = f"event `{other}`" if other is not None else \
+                        f"{_article(role[flat])} {role[flat]}"
                     yield problem(ID, SEVERITY, t.span,
+                                  f"event `{t.event}` " + (f"becomes the Python name `{flat}`, "
+                                                           if flat != t.event else "is ")
+                                  + f"the Python name of {what}"
+                                  if other is not None and flat == t.event else
                                   f"event `{t.event}` becomes the Python name `{flat}`, the "
-                                  f"name of {_article(role[flat])} {role[flat]}",
+                                  f"name of {what}",
                                   "rename one of them: the generated class has a method or "
                                   "attribute for each")
                     continue
+                if flat != t.event:
+                    dotted[flat] = t.event
                 yield from claim(flat, "event", t.span)
             for name, span in zip(t.actions, t.action_spans, strict=True):
                 reason = names.member_problem(name)
