@@ -47,7 +47,8 @@ from statechart_runtime.api import EventNotAccepted
 TRACES = Path(__file__).parent / "conformance" / "traces"
 # Trace families: file prefix -> format. Format 2 steps have a fifth field, the internal
 # events taken; format 3 sequences also advance the clock (tests/conformance/README.md).
-FAMILIES = {"part": 1, "done-history": 2, "timers": 3, "lang": 3, "in": 3, "always": 3}
+FAMILIES = {"part": 1, "done-history": 2, "timers": 3, "lang": 3, "in": 3, "always": 3,
+            "defaults": 3, "multi": 3, "descriptors": 3}
 # The timers family's clock starts here (the runner's LogicalClock at 0).
 EPOCH = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
 
@@ -150,6 +151,19 @@ def test_traces_are_there() -> None:
     assert sum("always" in taken and any(e.startswith("done.state.") for e in taken)
                for taken in steps) >= 20
     assert sum("always" in t["initial"][4] for t in eventless) >= 5
+    # The defaults family has history defaults (XState's history `target`) in most specs.
+    defaulted = [t["yaml"] for t in SPECS if t["name"].startswith("hd_")]
+    assert len(defaulted) >= 25
+    assert sum("history_default: {" in y for y in defaulted) >= 15
+    # The multi family has multi-target transitions (XState's target arrays) in most specs.
+    forked = [t["yaml"] for t in SPECS if t["name"].startswith("mt_")]
+    assert len(forked) >= 25
+    assert sum("target: [" in y for y in forked) >= 15
+    # The descriptors family has event families and keys that take several events.
+    described = [t["yaml"] for t in SPECS if t["name"].startswith("ed_")]
+    assert len(described) >= 25
+    assert sum("f.a" in y for y in described) >= 5
+    assert sum('"*"' in y for y in described) >= 3
 
 
 class Clock:

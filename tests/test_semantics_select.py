@@ -32,9 +32,12 @@ def _enabled(spec: Any, event: str, guards: dict[str, bool],
     def enabled(state: str) -> Iterator[str | tuple[str, str]]:
         for t in spec.states[state].transitions:
             # `in:` is asked against the configuration before the step (SCXML `In()`)
-            if t.event == event and (t.guard is None or guards[t.guard]) and all(
+            # an `on:` key takes the events it is a descriptor of (SCXML; not the run's own)
+            takes = t.event == event or (t.trigger == "event" and not event.startswith(
+                "done.state.") and semantics.matches(t.event, event))
+            if takes and (t.guard is None or guards[t.guard]) and all(
                     s in configuration for s in t.in_states):
-                yield (t.target, t.move_kind) if t.move_kind else t.target
+                yield (t.move_target, t.move_kind) if t.move_kind else t.target
     return enabled
 
 

@@ -213,6 +213,9 @@ class Walk:
             # so does an internal or a targetless one.
             taken: list[Move] = [(*m, s.kind) if s.kind else m
                                  for m, s in zip(moves, micro, strict=True)]
+            # A multi-target step records its first target; the spec has the others.
+            taken = [(m[0], self.targets_of(label, m[0], m[1]), m[2])
+                     if m[2:] == ("multi",) else m for m in taken]
             assert all(len(m) == 2 or self.has_kind(label, m[0], m[1], m[2])
                        for m in taken), taken
             configuration_after, entered, remembered = self.chart.step(
@@ -231,10 +234,15 @@ class Walk:
         assert remembered == self.remembered(), (event, remembered, self.trail)
 
     def has_kind(self, event: str, source: str, target: str, kind: str) -> bool:
-        """Whether the spec has that history, internal or targetless transition (the step's
-        claim is checked)."""
-        return any(t.event == event and t.target == target and t.move_kind == kind
+        """Whether the spec has that history, internal, targetless or multi-target
+        transition (the step's claim is checked)."""
+        return any(t.event == event and t.move_target == target and t.move_kind == kind
                    for t in self.spec.states[source].transitions)
+
+    def targets_of(self, event: str, source: str, first: str) -> str:
+        """A multi-target transition's targets (as a move holds them), by its first."""
+        return next(t.move_target for t in self.spec.states[source].transitions
+                    if t.event == event and t.target == first and t.targets)
 
     def remembered(self) -> dict[str, tuple[str, ...]]:
         if not self.chart.remembers:
@@ -492,6 +500,18 @@ def _extend(draw: st.DrawFn, tree: dict) -> None:
         _, body = draw(st.sampled_from(leaves))
         body.setdefault("on", {})[free_event(body)] = {
             "target": target, "history": draw(st.sampled_from(["shallow", "deep"]))}
+    # History defaults (`history_default:`) on some groups: a state inside them (a child for
+    # shallow history), one for both kinds or one per kind.
+    for name, body in groups:
+        inside = [n for n, _ in _states_of(body) if n != name]
+        children = sorted(body["states"])
+        if not inside or draw(st.integers(0, 2)) == 0:
+            continue
+        if draw(st.booleans()):
+            body["history_default"] = draw(st.sampled_from(children))
+        else:
+            body["history_default"] = {"deep": draw(st.sampled_from(sorted(inside))),
+                                       "shallow": draw(st.sampled_from(children))}
     # Targetless transitions (guarded or not, first of an event's alternatives or alone) and
     # internal ones, from a compound state into a state inside it.
     for _, body in _states_of(tree):
@@ -520,6 +540,20 @@ def _extend(draw: st.DrawFn, tree: dict) -> None:
         body["always"] = target if shape == 0 else \
             {"target": target, "guard": draw(st.sampled_from(guards))} if shape == 1 else \
             [{"target": target, "guard": guards[1]}, {"target": draw(st.sampled_from(targets))}]
+    # Multi-target transitions (`target: [x, y]`): a state in each of two or more regions of
+    # a parallel state, from any state that is not final.
+    parallels = [b for _, b in _states_of(tree) if isinstance(b, dict)
+                 and b.get("parallel") == "true" and len(b.get("states") or {}) > 1]
+    sources = sorted(((n, b) for n, b in _states_of(tree) if isinstance(b, dict)
+                      and b.get("final") != "true"), key=lambda x: x[0])
+    for _ in range(draw(st.integers(0, 2)) if parallels and sources else 0):
+        regions = sorted(draw(st.sampled_from(parallels))["states"].items())
+        picked = draw(st.lists(st.sampled_from(regions), min_size=2, max_size=len(regions),
+                               unique_by=lambda r: r[0]))
+        targets = [draw(st.sampled_from(sorted(n for n, _ in _states_of({"states": {r: b}}))))
+                   for r, b in picked]
+        _, body = draw(st.sampled_from(sources))
+        body.setdefault("on", {})[free_event(body)] = {"target": targets}
 
 
 @st.composite

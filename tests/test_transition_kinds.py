@@ -167,7 +167,7 @@ def test_an_internal_transition_keeps_its_source(built: tuple[ModuleType, Any]) 
      "an internal one"),
     ({"kind": None}, "history[1].kind", "is taken as a targetless transition, not as an "
      "external one"),
-    ({"kind": "sideways"}, "history[1].kind", "expected `internal` or `targetless`"),
+    ({"kind": "sideways"}, "history[1].kind", "expected `internal`, `targetless` or `multi`"),
     ({"history": "deep"}, "history[1]", "expected an object"),
 ])
 def test_the_check_refuses_a_step_of_another_kind(built: tuple[ModuleType, Any],

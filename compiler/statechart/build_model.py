@@ -388,7 +388,32 @@ class _Builder:
         )
         if any(k in got for k in ("clear", "status", "counter")):
             state = self._context_keys(state, got, where)
+        if "history_default" in got:
+            state = replace(state, history_defaults=self._history_defaults(
+                kind, *got["history_default"], where))
         return state, children_node
+
+    def _history_defaults(self, kind: str, key: yaml.Node, node: yaml.Node, where: str
+                          ) -> tuple[tuple[HistoryKind, str, Span], ...]:
+        """`history_default: NAME` (both kinds) or `{shallow: NAME, deep: NAME}`."""
+        if kind not in ("compound", "parallel"):
+            self.schema(key, f"`history_default` on {kind} {where}",
+                        "only a state with nested states is entered by history")
+            return ()
+        if isinstance(node, yaml.MappingNode):
+            out: list[tuple[HistoryKind, str, Span]] = []
+            for written, _, value in self.mapping(node, f"`history_default` of {where}", {
+                    k: f"the state a {k} history transition enters the first time"
+                    for k in fmt.HISTORY_KINDS}) or ():
+                name = self.string(value, f"`history_default.{written}` of {where}")
+                if name is not None:
+                    out.append((written, name, self.span(value)))  # type: ignore[arg-type]
+            return tuple(out)
+        name = self.string(node, f"`history_default` of {where}")
+        if name is None:
+            return ()
+        kinds: tuple[HistoryKind, ...] = ("shallow", "deep")
+        return tuple((k, name, self.span(node)) for k in kinds)
 
     def _context_keys(self, state: State, got: dict[str, tuple[yaml.Node, yaml.Node]],
                       where: str) -> State:
@@ -567,6 +592,7 @@ class _Builder:
             return None
         got = {key: (k, v) for key, k, v in items}
         kind: TransitionKind = "external"
+        targets: list[tuple[str, yaml.Node]] = []
         misspelt = _misspelt_target(node) if "target" not in got else None
         if misspelt is not None:
             cause = next(
@@ -593,7 +619,11 @@ class _Builder:
             target_node = node
         else:
             target_node = got["target"][1]
-            target = self.string(target_node, f"`target` of {where}")
+            if isinstance(target_node, yaml.SequenceNode):
+                targets = self.targets(target_node, where)
+                target = targets[0][0] if targets else None
+            else:
+                target = self.string(target_node, f"`target` of {where}")
         if target is None:
             self.dropped("transition", source, event)
             return None
@@ -634,11 +664,32 @@ class _Builder:
             action_spans=tuple(self.span(n) for _, n in actions),
             in_states=tuple(n for n, _ in in_states),
             in_spans=tuple(self.span(n) for _, n in in_states),
+            targets=tuple(n for n, _ in targets),
+            target_spans=tuple(self.span(n) for _, n in targets),
             clears=tuple(n for n, _ in clears), clear_spans=tuple(self.span(n) for _, n in clears),
             assigns=tuple((n, v) for n, v, _, _ in assigns),
             assign_spans=tuple(self.span(v) for _, _, _, v in assigns),
             **extra,
         )
+
+    def targets(self, node: yaml.SequenceNode, where: str) -> list[tuple[str, yaml.Node]]:
+        """`target: [a2, b2]`: two states or more, each once (SCXML `target="a2 b2"`)."""
+        found = self.names(node, f"`target` of {where}")
+        names = [n for n, _ in found]
+        if len(names) != len(node.value):
+            return []  # not a name: reported
+        if len(names) < 2:
+            self.schema(node, f"`target` of {where} lists {len(names)} state"
+                        f"{'' if len(names) == 1 else 's'}",
+                        "a list of targets names two states or more (states of different "
+                        "regions of one parallel state); write one target as a name")
+            return []
+        twice = next((n for i, (n, _) in enumerate(found) if n in names[:i]), None)
+        if twice is not None:
+            self.schema(node, f"`target` of {where} lists `{twice}` twice",
+                        "name each state once")
+            return []
+        return found
 
     def assigns(self, node: yaml.Node, where: str, sets: set[str]
                 ) -> list[tuple[str, Any, yaml.Node, yaml.Node]]:

@@ -69,6 +69,10 @@ KINDS: dict[str, str] = {
     "transition-actions-changed": "A transition runs other actions (`actions:`).",
     "eventless-added": "A state has a new eventless transition (`always:`): runs may leave "
                        "it by themselves, so callers may find them elsewhere.",
+    "targets-changed": "A multi-target transition (`target: [a2, b2]`) enters other states "
+                       "besides its first target, or now has several targets, or one.",
+    "history-default-changed": "A state's history default (`history_default:`) names another "
+                               "state, or was added or removed.",
     "in-changed": "A transition is enabled while other states are active (`in:`), or no "
                   "longer depends on one; stored runs are safe (a step taken stays valid).",
     "transition-kind-changed": "A transition became targetless or internal (`internal: true`), "
@@ -334,6 +338,15 @@ class _Differ:
         if o.initial and n.initial and self.smap.get(o.initial) != n.initial:
             self.add("initial-changed", f"entering `{name}` now enters `{n.initial}` "
                      f"(was `{o.initial}`)", n.initial_span or n.span)
+        for kind in ("shallow", "deep"):
+            was, now = o.history_default(kind), n.history_default(kind)
+            if (self.smap.get(was, was) if was else None) != now:
+                span = next((s for k, _, s in n.history_defaults if k == kind), n.span)
+                self.add("history-default-changed", f"`{name}` {kind} history now enters "
+                         f"`{now or 'its default entry'}` when nothing is remembered (was "
+                         f"`{was or 'its default entry'}`)", span, runs=True,
+                         help="a stored run's history replays to other states: raise "
+                              "`version` so stored records are re-read through their history")
         old_requires = {self.fmap.get(f, f) for f in o.requires}
         for f in n.requires:
             if f not in old_requires and f in self.fills:
@@ -627,6 +640,14 @@ class _Differ:
                      f"(was `{o.target}`)", n.target_span, runs=lost,
                      help=_LOST + f"; keep an alternative (guarded, if need be) to `{o.target}`"
                      if lost else "")
+        if self.smap.get(o.target) == n.target and \
+                tuple(self.smap.get(x, x) for x in o.targets) != n.targets:
+            # A step records the first target: the others come from the spec when replayed.
+            self.add("targets-changed", f"{where} now enters {n.shown_target} (was "
+                     f"{o.shown_target})", n.target_span, runs=True,
+                     help="a stored run's history replays to other states (a step records "
+                          "the first target): raise `version` so stored records are re-read "
+                          "through their history")
         if o.actions != n.actions:
             self.add("transition-actions-changed", f"{where} now runs "
                      f"{_names(n.actions) if n.actions else 'no action'} (was "

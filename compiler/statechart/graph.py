@@ -47,12 +47,24 @@ class Graph:
         self.names = list(states)
         index = {name: i for i, name in enumerate(self.names)}
         chart = semantics.chart(spec)
+        # A history transition whose target remembers nothing enters the history's default
+        # (`history_default:`, with its ancestors up to the target) when it has one.
+        history_defaults = chart.history_defaults
+
+        def entered_by(t: Transition) -> int:
+            first = history_defaults.get((t.target, t.history)) if t.history else None
+            return 2 * index[first or t.target] + ENTERED
+
         self.out: list[list[tuple[int, Transition | None]]] = [[] for _ in range(2 * len(index))]
         self.into: list[list[int]] = [[] for _ in range(2 * len(index))]
         for i, state in enumerate(states.values()):
             shared: list[tuple[int, Transition | None]] = [
-                (2 * index[t.target] + ENTERED, t) for t in state.transitions
+                (entered_by(t), t) for t in state.transitions
                 if t.target in index and not t.targetless]  # a targetless one enters nothing
+            # A multi-target transition enters its other targets too. (The graph also has
+            # the other regions' default entries as possible next to each: a "may" answer.)
+            shared += [(2 * index[x] + ENTERED, t) for t in state.transitions
+                       for x in t.targets[1:] if x in index]
             if state.parent is not None:
                 shared.append((2 * index[state.parent] + ACTIVE, None))
             defaults: list[tuple[int, Transition | None]] = []
@@ -173,7 +185,7 @@ def format_path(start: str, steps: list[Step]) -> str:
         if t is not None:
             if current != t.source:
                 parts.append(f"({t.source})")
-            parts.append(f"-{t.shown}-> {t.target}")
+            parts.append(f"-{t.shown}-> {t.shown_target if t.targets else t.target}")
             if t.history and step.target != t.target:
                 parts.append(f"(history: {step.target})")  # where the target was left
         current = step.target

@@ -72,20 +72,39 @@ class Transition:
     # asked against the configuration before the step, before the guard.
     in_states: tuple[str, ...] = ()
     in_spans: tuple[Span, ...] = ()
+    # `target: [a2, b2]` (SCXML `target="a2 b2"`): every target, `target` being the first;
+    # empty for a transition with one target.
+    targets: tuple[str, ...] = ()
+    target_spans: tuple[Span, ...] = ()
 
     @property
     def targetless(self) -> bool:
         return self.kind == "targetless"
 
     @property
+    def all_targets(self) -> tuple[str, ...]:
+        """Every state it targets: `targets`, or its one `target`."""
+        return self.targets or (self.target,)
+
+    @property
+    def move_target(self) -> str:
+        """Its target as the runtime's tables and moves hold it: a multi-target transition's
+        targets separated by spaces (SCXML's spelling)."""
+        return " ".join(self.targets) if self.targets else self.target
+
+    @property
     def move_kind(self) -> str | None:
         """How the runtime takes it (statechart_runtime.semantics.Move): its history kind,
-        `internal` or `targetless`; None for a plain external transition."""
+        `internal`, `targetless` or `multi`; None for a plain external transition."""
+        if self.targets:
+            return "multi"
         return self.history or (None if self.kind == "external" else self.kind)
 
     @property
     def shown_target(self) -> str:
-        """The target as messages name it: `targetless` has none."""
+        """The target as messages name it: `targetless` has none; `[a2, b2]`."""
+        if self.targets:
+            return "[" + ", ".join(self.targets) + "]"
         return "(no target)" if self.kind == "targetless" else self.target
 
     @property
@@ -170,10 +189,19 @@ class State:
     counter: str | None = None  # record key: how many times the state was entered
     status_span: Span | None = None
     counter_span: Span | None = None
+    # `history_default:` (SCXML's history default transition): (kind, state, span) per
+    # history kind, the state a history transition of that kind enters while nothing is
+    # remembered (else the state's default entry).
+    history_defaults: tuple[tuple[HistoryKind, str, Span], ...] = ()
 
     @property
     def is_final(self) -> bool:
         return self.kind == "final"
+
+    def history_default(self, kind: str) -> str | None:
+        """The state a `kind` history transition into this one enters when nothing is
+        remembered yet; None: the default entry."""
+        return next((name for k, name, _ in self.history_defaults if k == kind), None)
 
 
 @dataclass(frozen=True)
@@ -328,10 +356,12 @@ class Spec:
         return list(seen)
 
     def events(self) -> list[str]:
-        """Every event name, in first-use order (internal ones, `done.state.X`, included)."""
+        """Every event name, in first-use order (internal ones, `done.state.X`, included);
+        not `*`, which is a descriptor only (docs/spec-format.md, "Event descriptors")."""
         seen: dict[str, None] = {}
         for t in self.transitions():
             seen.setdefault(t.event, None)
+        seen.pop("*", None)
         return list(seen)
 
     def statuses(self) -> list[str]:

@@ -97,6 +97,30 @@ def identifier_problem(name: str) -> str | None:
     return None
 
 
+def event_problem(name: str) -> str | None:
+    """Why `name` cannot be an event (an `on:` key), or None when it can: `*`, or identifiers
+    separated by dots (an event descriptor, `error.tool.timeout`), the first not `done` or
+    `after` when there is a dot (the run's own events are `done.state.X`, `after.ID.X`)."""
+    if name == "*":
+        return None
+    tokens = name.split(".")
+    for token in tokens:
+        problem = identifier_problem(token)
+        if problem is not None:
+            return problem if len(tokens) == 1 else f"has a part `{token}` that {problem}"
+    if len(tokens) > 1 and tokens[0] in ("done", "after"):
+        return f"starts like the run's own events (`{tokens[0]}.`...)"
+    if len(name) > 200:
+        return "is longer than 200 characters"
+    return None
+
+
+def event_python_name(name: str) -> str:
+    """The Python name a dotted event starts from: dots become `_` (`error.tool.timeout` ->
+    `error_tool_timeout`); then mapped like any name (docs/generated-code.md, "Names")."""
+    return name.replace(".", "_")
+
+
 def suggestion(name: str) -> str:
     """A representable name derived from `name`, for a hint: ASCII letters of its NFKD form
     (`ﬁnal` -> `final`, `café` -> `cafe`), other characters as `_`, a letter first."""

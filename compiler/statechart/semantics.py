@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Iterable
+from dataclasses import replace
 from itertools import pairwise
 
 from statechart.model import Spec, State, Transition
@@ -43,15 +44,68 @@ def chart(spec: Spec) -> Chart:
         found = _charts[key] = Chart(
             rows(spec), top,
             completes={t.source for t in transitions if t.trigger == "done"},
-            remembers={t.target for t in transitions if t.history and t.target in spec.states})
+            remembers={t.target for t in transitions if t.history and t.target in spec.states},
+            history_defaults=history_defaults(spec))
         weakref.finalize(spec, _charts.pop, key, None)
     return found
+
+
+def matches(descriptor: str, event: str) -> bool:
+    """Whether an `on:` key takes `event` (SCXML event descriptors): `*` takes every event,
+    any other key the event itself and the events it is a token prefix of (`error` takes
+    `error.tool.timeout`, not `errors`)."""
+    return descriptor in ("*", event) or event.startswith(descriptor + ".")
+
+
+def per_event(spec: Spec) -> Spec:
+    """`spec` with each state's `on:` alternatives listed under every event they take, in the
+    order a run tries them (the state's `on:` keys in document order, each key's alternatives
+    in order: SCXML), `order` being the position in that list: the runtime's tables (and the
+    generated machine) know events, not descriptors. The spec itself when no key takes an
+    event other than its own name."""
+    internal = {t.event for t in spec.transitions() if t.internal}
+    sent = [e for e in spec.events() if e not in internal]
+    # key -> the events it takes besides itself (its proper token prefixes lead to them)
+    family: dict[str, list[str]] = {}
+    for event in sent:
+        tokens = event.split(".")
+        for end in range(1, len(tokens)):
+            family.setdefault(".".join(tokens[:end]), []).append(event)
+    keys = {t.event for t in spec.transitions() if t.trigger == "event"}
+    if "*" not in keys and keys.isdisjoint(family):
+        return spec
+    states = {}
+    for name, state in spec.states.items():
+        lists: dict[str, list[Transition]] = {}
+        for t in state.transitions:
+            if t.trigger == "event":
+                for event in sent if t.event == "*" else [t.event, *family.get(t.event, ())]:
+                    lists.setdefault(event, []).append(t)
+        listed = [replace(t, event=event, order=i) for event in sent
+                  for i, t in enumerate(lists.get(event, ()))]
+        states[name] = replace(state, transitions=tuple(
+            listed + [t for t in state.transitions if t.trigger != "event"]))
+    return replace(spec, states=states)
+
+
+def history_defaults(spec: Spec) -> dict[tuple[str, str], str]:
+    """(state, history kind) -> its `history_default:` state, for those inside the state
+    (`invalid-history-default` reports the others; they are ignored here)."""
+    return {(s.name, kind): default for s in spec.states.values()
+            for kind, default, _ in s.history_defaults
+            if default in spec.states and default != s.name and s.name in spec.ancestors(default)
+            and (kind == "deep" or spec.states[default].parent == s.name)}
+
+
+def known(spec: Spec, t: Transition) -> bool:
+    """Whether every target of `t` is a state (unknown-state reports the others)."""
+    return all(x in spec.states for x in t.all_targets)
 
 
 def entry_set(spec: Spec, t: Transition) -> tuple[str, ...]:
     """The states transition `t` may enter (none when its target is unknown). A history
     transition may enter any state under its target that was active before: all of them."""
-    if t.target not in spec.states or t.targetless:
+    if not known(spec, t) or t.targetless:
         return ()
     c = chart(spec)
     entered = effect(spec, t)[1]
@@ -66,7 +120,7 @@ def effect(spec: Spec, t: Transition) -> tuple[str | None, tuple[str, ...]]:
     c = chart(spec)
     if t.kind == "internal":
         return c.internal_effect(t.source, t.target)
-    return c.effect(t.source, t.target)
+    return c.effect(t.source, t.move_target)  # several targets: separated by spaces
 
 
 def sure_entry_set(spec: Spec, t: Transition) -> tuple[str, ...]:
@@ -197,6 +251,6 @@ def can_fire_while(spec: Spec, names: Iterable[str]) -> list[Transition]:
 
 def exits(spec: Spec, t: Transition, name: str) -> bool:
     """Whether taking `t` exits `name` when `name` is active (it lies under t's domain)."""
-    if t.target not in spec.states or t.targetless:
+    if not known(spec, t) or t.targetless:
         return False
     return chart(spec).is_descendant(name, effect(spec, t)[0])  # domain, computed once

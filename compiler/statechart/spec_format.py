@@ -35,7 +35,8 @@ STATE_KEYS = {
     "states": "nested states, by name",
     "parallel": "`true`: every nested state is a region, all active at once",
     "final": "`true`: the run (or region) ends here",
-    "on": "transitions by event: `on: {start: running}`",
+    "on": "transitions by event: `on: {start: running}`; a dotted event also takes the events "
+          "it is a prefix of (`error` takes `error.tool`), `\"*\"` every event",
     "after": "timers: `after: {15m: expired}`; a key is a delay (`30s`, `15m`, `2h`, `1d`, "
              "`PT15M`) counted from entering the state, or a `datetime` record field (a "
              "deadline); leaving the state disarms them; `name:` (on an alternative) names a "
@@ -56,10 +57,16 @@ STATE_KEYS = {
               "that names one: `status: waiting`",
     "counter": "a record key that reports how many times the state was entered: "
                "`counter: retryCount`",
+    "history_default": "where a history transition into this state goes while nothing is "
+                       "remembered yet (SCXML's history default), instead of its default "
+                       "entry: a state inside it (a child for shallow history), or "
+                       "`{shallow: CHILD, deep: STATE}`",
 }
 
 TRANSITION_KEYS = {
-    "target": "the state this transition enters; without one, a targetless transition: no "
+    "target": "the state this transition enters, or a list of states in different regions of "
+              "one parallel state, entered at once (`target: [a2, b2]`); without one, a "
+              "targetless transition: no "
               "state is exited or entered, its `set`/`assign`/`clear` and guard still apply",
     "internal": "`true`: the target is inside the source, which is not exited (its exit and "
                 "entry actions do not run, its timers keep running)",
@@ -127,8 +134,11 @@ WHERE_KEY_BELONGS = {
 }
 
 _NAME = {"type": "string", "pattern": "^[A-Za-z][A-Za-z0-9_]*$"}
-# An event under `on:`: a name, not `always` (the event of eventless transitions).
-_EVENT = {**_NAME, "not": {"const": "always"}}
+# An `on:` key: an event (dotted: an event descriptor, SCXML's, `error.tool`), or `*`; not
+# `always` (the event of eventless transitions).
+_EVENT = {"type": "string",
+          "pattern": r"^(\*|[A-Za-z][A-Za-z0-9_]*(\.[A-Za-z][A-Za-z0-9_]*)*)$",
+          "not": {"const": "always"}}
 # An `after:` key: a delay (checked further by the builder: > 0, no ISO years or months) or
 # the name of a datetime record field.
 _AFTER_KEY = {"type": "string", "anyOf": [
@@ -148,6 +158,9 @@ _ASSIGN = {"type": "object", "propertyNames": _NAME, "minProperties": 1,
 
 
 _NEEDS_TARGET = {"history": ["target"], "internal": ["target"]}
+# A transition's target: a state, or states of different regions of one parallel state.
+_TARGETS = {"oneOf": [_NAME, {"type": "array", "items": _NAME, "minItems": 2,
+                              "uniqueItems": True}]}
 
 
 def _names() -> dict[str, Any]:
@@ -169,7 +182,7 @@ def json_schema() -> dict[str, Any]:
     transition = {
         "type": "object",
         "properties": _described({
-            "target": _NAME, "guard": _NAME, "set": _names(), "clear": _names(),
+            "target": _TARGETS, "guard": _NAME, "set": _names(), "clear": _names(),
             "description": {"type": "string"}, "history": {"enum": list(HISTORY_KINDS)},
             "assign": _ASSIGN, "internal": {"type": "boolean"}, "actions": _names(),
             "in": _names(),
@@ -179,7 +192,7 @@ def json_schema() -> dict[str, Any]:
         "additionalProperties": False,
     }
     one_transition = {"oneOf": [_NAME, {"$ref": "#/$defs/transition"}]}
-    done_keys = {"target": _NAME, "guard": _NAME, "description": {"type": "string"},
+    done_keys = {"target": _TARGETS, "guard": _NAME, "description": {"type": "string"},
                  "history": {"enum": list(HISTORY_KINDS)}, "assign": _ASSIGN,
                  "internal": {"type": "boolean"}, "actions": _names(), "in": _names()}
     done_transition = {"type": "object", "properties": _described(done_keys, DONE_KEYS),
@@ -209,6 +222,9 @@ def json_schema() -> dict[str, Any]:
             "tags": _names(), "entry": _names(), "exit": _names(), "requires": _names(),
             "limit": {"type": "integer", "minimum": 1},
             "clear": _names(), "status": _NAME, "counter": _NAME,
+            "history_default": {"oneOf": [_NAME, {
+                "type": "object", "properties": {kind: _NAME for kind in HISTORY_KINDS},
+                "minProperties": 1, "additionalProperties": False}]},
         }, STATE_KEYS),
         "additionalProperties": False,
     }

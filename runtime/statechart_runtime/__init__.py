@@ -14,7 +14,9 @@ from __future__ import annotations
 # 1.3: a timer's event is its id (`after.delay1.waiting`), and its `SpecTables(timers=...)` row
 # ends with its `after:` key as written (`24h`), which records written before name it by.
 # 1.4: `assign:` constants, a fifth element of a `SpecTables(transitions=...)` row.
-# 1.5: eventless transitions (`always:`, the event `always`), which the run takes itself.
+# 1.5: eventless transitions (`always:`, the event `always`), which the run takes itself;
+# history defaults (`SpecTables(history_defaults=...)`); multi-target transitions (a
+# transition row's target is its targets separated by spaces; step kind `multi`).
 API_VERSION = (1, 5)
 __version__ = "0.2.0"
 

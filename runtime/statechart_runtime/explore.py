@@ -34,6 +34,7 @@ from statechart_runtime import kernel
 from statechart_runtime import timers as _timers
 from statechart_runtime.errors import MacrostepLoop
 from statechart_runtime.events import ALWAYS
+from statechart_runtime.semantics import MULTI, step_target
 
 START = dt.datetime(2025, 1, 1, tzinfo=dt.UTC)  # the clock of every explored run
 DEADLINE = dt.timedelta(hours=1)  # how far after its step a placeholder time lies
@@ -220,7 +221,9 @@ class Space:
         entered: list[str] = []
         stepped = self._microstep(snap, event, given, ask, asked, micro, entered, snap.at)
         needed: dict[str, Any] = {}
-        for source, _, target, _, position in micro:
+        for source, _, target, kind, position in micro:
+            if kind == MULTI:  # a step names its first target; the tables, all of them
+                target = spec.multi_targets[(source, event, target)]
             constants = spec.assigns.get((source, event, target, position), {})
             for name in spec.effects[(source, event, target)]:
                 if name not in constants and name in given:
@@ -305,7 +308,7 @@ class Space:
                              selection.positions)
         for move, position in zip(*kernel.in_history_order(selection.moves,
                                                            selection.positions), strict=True):
-            micro.append((move[0], event, move[1], move[2] if len(move) == 3 else None,
+            micro.append((move[0], event, step_target(move), move[2] if len(move) == 3 else None,
                           position))
         entered.extend(effect.entered)
         values = dict(snap.values)

@@ -34,7 +34,7 @@ from typing import Any
 from statechart_runtime import events as _events
 from statechart_runtime import timers as _timers
 from statechart_runtime.errors import MacrostepLoop
-from statechart_runtime.semantics import TARGETLESS, Move, Remembered
+from statechart_runtime.semantics import TARGETLESS, Move, Remembered, step_target
 from statechart_runtime.values import JsonValue
 
 # What a step needs of one value it sets: the typed value, and its JSON form for the history.
@@ -292,7 +292,8 @@ def step(spec: Any, state: RunState, event: str, moves: Sequence[Move], given: G
             changes.pop(name, None)
             changes[name] = typed
             values[name] = as_json
-        steps.append((move[0], move[1], move[2] if len(move) == 3 else None, values))
+        # A multi-target step records its first target (the spec maps it back: replay).
+        steps.append((move[0], step_target(move), move[2] if len(move) == 3 else None, values))
     if spec.requires:
         def value_after(name: str) -> Any:
             return changes[name] if name in changes else state.value_of(name)

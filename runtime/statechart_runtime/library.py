@@ -98,6 +98,8 @@ INTERNALS: tuple[Internal, ...] = (
              "validators count as guards"),
     Internal("statemachine.transition.Transition.internal", "read", "run:_alternatives",
              "an internal transition's move kind (a targetless one has no `target`)"),
+    Internal("statemachine.transition.Transition.targets", "read", "run:_alternatives",
+             "a multi-target transition's targets (`target: [a2, b2]`), its move's target"),
     Internal("statemachine.callbacks.CallbackSpec.attr_name", "read", "run:_guard_names",
              "a guard's method name, for EventNotAccepted.guards"),
     Internal(f"{_SM}.send", "overridden", "machine:Machine.send",

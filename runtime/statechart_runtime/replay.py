@@ -19,7 +19,7 @@ from typing import Any, NamedTuple
 from statechart_runtime import events as _events
 from statechart_runtime import kernel
 from statechart_runtime import timers as _timers
-from statechart_runtime.semantics import INTERNAL, TARGETLESS, Move, Remembered
+from statechart_runtime.semantics import INTERNAL, MULTI, TARGETLESS, Move, Remembered
 from statechart_runtime.values import JsonValue, is_aware, parse_time, time_text
 
 # A step as the replay reads it: event, source, target, time, values (JSON), its kind.
@@ -42,7 +42,7 @@ class Replayed(NamedTuple):
 # How a step took its transition (`Step.kind`), by the key a record's JSON holds it under: a
 # history kind under `history`, the others under `kind` (docs/runs.md, "The record").
 HISTORY_KINDS = ("shallow", "deep")
-OTHER_KINDS = (INTERNAL, TARGETLESS)
+OTHER_KINDS = (INTERNAL, TARGETLESS, MULTI)
 
 
 def kind_entry(kind: str) -> dict[str, str]:
@@ -66,7 +66,8 @@ def raw_step(spec: Any, where: str, step: object) -> Raw:
     if "kind" in step:
         kind = step["kind"]
         if kind not in OTHER_KINDS:
-            raise invalid(where + ".kind", f"expected `internal` or `targetless`, got {kind!r}")
+            raise invalid(where + ".kind", "expected `internal`, `targetless` or `multi`, got "
+                          f"{kind!r}")
     event = step["event"]
     if not isinstance(event, str) or event not in spec.events_by_name:
         raise invalid(where + ".event", f"unknown event {event!r}")
@@ -105,7 +106,8 @@ def typed_step(spec: Any, step_class: type[Any], where: str, step: object) -> Ra
             raise invalid(f"{where}.values.{name}", "not a field of the record")
         spec.codec.from_json(name, value, f"{where}.values.{name}")
     if step.kind not in (None, *HISTORY_KINDS, *OTHER_KINDS):
-        raise invalid(where + ".kind", "expected `shallow`, `deep`, `internal` or `targetless`, "
+        raise invalid(where + ".kind", "expected `shallow`, `deep`, `internal`, `targetless` or "
+                      "`multi`, "
                       f"got {step.kind!r}")
     return (step.event.value, step.source.value, step.target.value, step.at, step.values,
             step.kind)
@@ -156,6 +158,8 @@ def _replay(spec: Any, steps: Sequence[object], read: Callable[[Any, str, object
     for index, entry in enumerate(steps):
         where = f"history[{index}]"
         event, source, target, at, values, kind = read(spec, where, entry)
+        if kind == MULTI:  # recorded by its first target: the transition's targets
+            target = spec.multi_targets.get((source, event, target), target)
         key = (source, event, target)
         sets = spec.effects.get(key)
         if sets is None:

@@ -23,7 +23,7 @@ from statechart_runtime import coverage, events, kernel, timers
 from statechart_runtime.errors import LimitExceeded, MissingField, RunError
 from statechart_runtime.machine import DirectGuards, Machine, direct_guards, number_states
 from statechart_runtime.record import Record, check_record
-from statechart_runtime.semantics import INTERNAL, TARGETLESS
+from statechart_runtime.semantics import INTERNAL, MULTI, TARGETLESS
 from statechart_runtime.spec import SpecTables
 from statechart_runtime.values import Clock, JsonValue, is_aware, now, utcnow
 
@@ -698,6 +698,8 @@ def _alternatives(spec: SpecTables, machine: type[Machine]
             kind: str | None
             if transition.target is None:  # targetless: the step's target is its source
                 target, kind = state.value, TARGETLESS
+            elif len(transition.targets) > 1:  # multi-target: its targets, by spaces
+                target, kind = " ".join(t.value for t in transition.targets), MULTI
             else:
                 target, kind = transition.target.value, INTERNAL if transition.internal else None
             if target in targets:  # a history pseudo-state stands for its parent

@@ -21,14 +21,19 @@ XState's with `reenter: true`. `docs/semantics.md` states it in words with examp
   region is done. Entering a final state raises `done.state.P` for its parent P, and for P's
   parent G too when G is parallel and now done (SCXML enterStates); the run takes the raised
   events one microstep each, in that order, before the next event (`done:` transitions).
+- A *multi-target* transition (`target: [a2, b2]`, states of different regions of one
+  parallel state) has as domain the nearest compound ancestor of its source that contains
+  every target, and enters the path to each target (a region one of them goes through is
+  not entered by default).
 - A *targetless* transition exits and enters nothing (its exit set is empty, so it conflicts
   with no other transition). An *internal* transition (compound source, target a proper
   descendant of it) has the source as its domain: the source stays active, only what is
   active inside it is exited (SCXML `type="internal"`, XState's `reenter: false`).
 - A *history* transition (`history: shallow|deep`) to compound or parallel P enters P where it
   was when P was last exited: deep, every state that was active under P; shallow, the children
-  of P that were active, each by default entry. Never exited yet: P's default entry. Its domain
-  is that of a transition to a child of P (SCXML's history pseudo-state).
+  of P that were active, each by default entry. Never exited yet: the history's default (a
+  state inside P the spec names, SCXML's history default transition), else P's default
+  entry. Its domain is that of a transition to a child of P (SCXML's history pseudo-state).
 - The run *ends* when a top-level final state is active, or when a top-level parallel state
   without a `done:` transition is done.
 
@@ -38,17 +43,27 @@ library: a generated module builds a `Chart` from its tables at import time.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Literal
 
 Kind = Literal["atomic", "compound", "parallel", "final"]
 # (name, parent or None, kind, initial child or None), in document order.
 StateRow = tuple[str, str | None, str, str | None]
 # A transition as the algorithms see it: (source, target), or (source, target, KIND) with KIND
-# a history kind (`shallow`, `deep`), `internal`, or `targetless` (its target is its source).
+# a history kind (`shallow`, `deep`), `internal`, `targetless` (its target is its source) or
+# `multi` (its target is several states, separated by spaces).
 Move = tuple[str, str] | tuple[str, str, str]
-# The move kinds that are not history kinds.
-INTERNAL, TARGETLESS = "internal", "targetless"
+# The move kinds that are not history kinds. A multi-target transition's target is its
+# targets separated by spaces (SCXML's `target="a2 b2"`); a step records the first.
+INTERNAL, TARGETLESS, MULTI = "internal", "targetless", "multi"
+
+
+
+def step_target(move: Move) -> str:
+    """The target a step of the run record names for `move`: a multi-target one's first
+    target (the spec has the others), else the move's."""
+    return move[1].split(" ", 1)[0] if move[2:] == (MULTI,) else move[1]
+
 
 # Compound/parallel state -> the states active under it when it was last exited.
 Remembered = dict[str, tuple[str, ...]]
@@ -58,13 +73,17 @@ _MEMO_LIMIT = 4096
 class Chart:
     """The state tree of one spec and the SCXML algorithms over it."""
 
-    __slots__ = ("_effects", "_internal", "_next", "children", "completes", "initial", "kind",
-                 "names", "order", "parent", "remembers", "top", "top_initial")
+    __slots__ = ("_effects", "_internal", "_next", "children", "completes", "history_defaults",
+                 "initial", "kind", "names", "order", "parent", "remembers", "top",
+                 "top_initial")
 
     def __init__(self, rows: Sequence[StateRow], top_initial: str, *,
-                 completes: Iterable[str] = (), remembers: Iterable[str] = ()) -> None:
+                 completes: Iterable[str] = (), remembers: Iterable[str] = (),
+                 history_defaults: Mapping[tuple[str, str], str] | None = None) -> None:
         """`completes`: the states with `done:` transitions; `remembers`: the targets of
-        history transitions (whose last configuration a run keeps)."""
+        history transitions (whose last configuration a run keeps); `history_defaults`:
+        (target, history kind) -> the state a history transition enters while the target
+        remembers nothing (SCXML's history default transition; else its default entry)."""
         self.names: tuple[str, ...] = tuple(row[0] for row in rows)
         self.order: dict[str, int] = {name: i for i, name in enumerate(self.names)}
         self.parent: dict[str, str | None] = {row[0]: row[1] for row in rows}
@@ -77,6 +96,7 @@ class Chart:
         self.top_initial = top_initial
         self.completes = frozenset(completes)
         self.remembers = frozenset(remembers)
+        self.history_defaults = dict(history_defaults or {})
         self._effects: dict[tuple[str, str], tuple[str | None, tuple[str, ...]]] = {}
         self._internal: dict[tuple[str, str], tuple[str | None, tuple[str, ...]]] = {}
         self._next: dict[tuple[tuple[str, ...], tuple[tuple[str, str], ...]],
@@ -136,9 +156,12 @@ class Chart:
         return self.default_entry(self.top_initial)
 
     def domain(self, source: str, target: str) -> str | None:
-        """The transition domain of an external transition from `source` to `target`."""
+        """The transition domain of an external transition from `source` to `target` (a
+        multi-target one's: to every state of `target`, names separated by spaces)."""
+        targets = target.split(" ") if " " in target else (target,)
         for ancestor in self.ancestors(source):
-            if self.kind[ancestor] == "compound" and self.is_descendant(target, ancestor):
+            if self.kind[ancestor] == "compound" and all(
+                    self.is_descendant(t, ancestor) for t in targets):
                 return ancestor
         return None
 
@@ -153,12 +176,15 @@ class Chart:
         if cached is not None:
             return cached
         domain = self.domain(source, target)
-        path = [target]
-        for ancestor in self.ancestors(target):
-            if ancestor == domain:
-                break
-            path.append(ancestor)
-        result = (domain, self._enter_path(path))
+        paths = []
+        for one in target.split(" ") if " " in target else (target,):
+            path = [one]
+            for ancestor in self.ancestors(one):
+                if ancestor == domain:
+                    break
+                path.append(ancestor)
+            paths.append(path)
+        result = (domain, self._enter_path(*paths))
         self._effects[key] = result
         return result
 
@@ -168,17 +194,23 @@ class Chart:
         parallel ancestor (what a transition from the root to `name` enters)."""
         return self._enter_path([name, *self.ancestors(name)])
 
-    def _enter_path(self, path: list[str]) -> tuple[str, ...]:
+    def _enter_path(self, *paths: list[str]) -> tuple[str, ...]:
         """What entering `path` (a target, then its ancestors up to a domain) enters: the
         path, the target's default entry, and the default entry of every region of a parallel
-        state on the path that the path does not go through (SCXML computeEntrySet)."""
-        entered: set[str] = set(path)
-        entered.update(self.default_entry(path[0]))
-        for ancestor in path[1:]:
-            if self.kind[ancestor] == "parallel":
-                for region in self.children[ancestor]:
-                    if region not in entered:
-                        entered.update(self.default_entry(region))
+        state on the path that the path does not go through (SCXML computeEntrySet). Several
+        paths: a multi-target transition's, one per target (a region one of them goes
+        through is not entered by default)."""
+        entered: set[str] = set()
+        for path in paths:
+            entered.update(path)
+        for path in paths:
+            entered.update(self.default_entry(path[0]))
+        for path in paths:
+            for ancestor in path[1:]:
+                if self.kind[ancestor] == "parallel":
+                    for region in self.children[ancestor]:
+                        if region not in entered:
+                            entered.update(self.default_entry(region))
         return self.sort(entered)
 
     def exit_set(self, configuration: Iterable[str], source: str,
@@ -200,7 +232,13 @@ class Chart:
                 domain = ancestor
                 break
         content: set[str] = set()
-        if remembered is None:
+        default = self.history_defaults.get((target, kind)) if remembered is None else None
+        if default is not None:
+            # The history's default transition: the path from the target down to it, and its
+            # default entry (other regions of a parallel state on the way: below).
+            content.update(self.default_entry(default))
+            content.update(a for a in self.ancestors(default) if self.is_descendant(a, target))
+        elif remembered is None:
             for child in self.default_entry(target)[1:]:
                 content.add(child)
         elif kind == "deep":
@@ -267,6 +305,8 @@ class Chart:
                 return (), ()
             if kind == INTERNAL:
                 domain, entered = self.internal_effect(source, target)
+            elif kind == MULTI:
+                domain, entered = self.effect(source, target)
             else:
                 domain, entered = self.history_effect(
                     source, target, kind, (remembered or {}).get(target))

@@ -51,6 +51,7 @@ class SpecTables:
         "fills",
         "flat",
         "history",
+        "history_defaults",
         "history_ids",
         "history_targets",
         "in_states",
@@ -61,6 +62,7 @@ class SpecTables:
         "limits",
         "migrations",
         "missing",
+        "multi_targets",
         "name",
         "requires",
         "sha256",
@@ -108,6 +110,7 @@ class SpecTables:
         status_enum: type[enum.Enum] | None = None,
         counters: Mapping[str, str] | None = None,
         in_states: Mapping[tuple[str, str, int], tuple[str, ...]] | None = None,
+        history_defaults: Mapping[tuple[str, str], str] | None = None,
     ) -> None:
         """`event_ids` and `attrs` hold the spec's names that the generated module maps to
         other Python names (docs/generated-code.md, "Names"): event -> python-statemachine
@@ -131,7 +134,9 @@ class SpecTables:
 
         `in_states`: (source, event, position among the event's alternatives on the source)
         -> the states that must all be active for that alternative to be enabled (`in:`,
-        asked by `kernel.select`)."""
+        asked by `kernel.select`). `history_defaults` (API 1.5): (target, history kind) -> the
+        state a history transition enters while the target remembers nothing
+        (`history_default:`; else the target's default entry)."""
         self.name = name
         self.version = version
         self.sha256 = sha256
@@ -146,6 +151,7 @@ class SpecTables:
             key = (source, event, target)
             self.history[key] = self.history.get(key, frozenset()) | {kind}
         self.history_ids: dict[str, str] = dict(history_ids or {})
+        self.history_defaults = dict(history_defaults or {})
         # The machine's HistoryState id -> the state it stands for (a step's target).
         self.history_targets: dict[str, tuple[str, str]] = {
             hid: tuple(key.rsplit(".", 1)) for key, hid in self.history_ids.items()}  # type: ignore[misc]
@@ -153,7 +159,8 @@ class SpecTables:
                            completes={state for event, state in self.internal.items()
                                       if event.startswith("done.state.")},
                            remembers={key[2] for key, kinds in self.history.items()
-                                      if kinds & {"shallow", "deep"}})
+                                      if kinds & {"shallow", "deep"}},
+                           history_defaults=history_defaults)
         self.flat = all(row[1] is None for row in states)
         self.state_enum: Any = state_enum
         self.event_enum: Any = event_enum
@@ -169,8 +176,13 @@ class SpecTables:
         self.by_event: dict[str, dict[str, list[str]]] = {}
         # event -> every field one of its transitions sets (what `send` accepts).
         self.event_fields: dict[str, tuple[str, ...]] = {}
+        # A multi-target transition's row has its targets separated by spaces; a step of the
+        # record names the first: (source, event, first target) -> the row's target.
+        self.multi_targets: dict[tuple[str, str, str], str] = {}
         for source, event, target, sets, *_ in transitions:
             self.by_event.setdefault(event, {}).setdefault(source, []).append(target)
+            if " " in target:
+                self.multi_targets[(source, event, target.split(" ", 1)[0])] = target
             known = self.event_fields.get(event, ())
             self.event_fields[event] = known + tuple(f for f in sets if f not in known)
         # The states with eventless transitions (`always:`), which `kernel.settle` asks.

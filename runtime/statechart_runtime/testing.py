@@ -25,6 +25,7 @@ from typing import Any, Literal
 
 from statechart_runtime.errors import PathMismatch
 from statechart_runtime.explore import START, Move, Snapshot, Space
+from statechart_runtime.semantics import step_target
 
 Cover = Literal["transitions", "states", "guards"]
 COVERS: tuple[Cover, ...] = ("transitions", "states", "guards")
@@ -131,7 +132,9 @@ def items(space: Space, cover: Cover) -> list[Item]:
         return [Item("state", name) for name in spec.chart.order]
     out: list[Item] = []
     for (state, event), found in space.alternatives.items():
-        for position, (target, _, guards) in enumerate(found):
+        for position, (move_target, kind, guards) in enumerate(found):
+            # an item names a target as the record's steps do (a multi-target one's first)
+            target = step_target((state, move_target, kind) if kind else (state, move_target))
             if cover == "transitions":
                 out.append(Item("transition", state, event, position, target))
             else:
@@ -150,8 +153,10 @@ def covered_by(space: Space, move: Move, cover: Cover) -> Iterator[Item]:
     else:
         alternatives = space.alternatives
         for state, event, position, guard, answer in move.asked:
-            target = alternatives[(state, event)][position][0]
-            yield Item("guard", state, event, position, target, guard, answer)
+            target, kind, _ = alternatives[(state, event)][position]
+            yield Item("guard", state, event, position,
+                       step_target((state, target, kind) if kind else (state, target)),
+                       guard, answer)
 
 
 class _Graph:

@@ -85,6 +85,8 @@ class State:
     ins: dict[str, dict[int, list[str]]] = field(default_factory=dict)
     # Eventless transitions (always family: `always:`, XState `always`), tried in order.
     always: list[Alt] = field(default_factory=list)
+    # `history_default:` (defaults family): history kind -> the state it enters first.
+    hdefault: dict[str, str] = field(default_factory=dict)
 
     def walk(self) -> Iterator[State]:
         yield self
@@ -118,6 +120,7 @@ class Spec:
         for s in self.states():
             for e in s.on:
                 seen.setdefault(e, None)
+        seen.pop("*", None)  # a descriptor, not an event
         return list(seen)
 
     def actions(self) -> list[str]:
@@ -148,7 +151,9 @@ def to_yaml(spec: Spec) -> str:
             return
         lines.append(f"{key}:")
         for i, (target, guard, kind) in enumerate(alts):
-            written = [] if kind == "targetless" else [f"target: {target}"]
+            written = [] if kind == "targetless" else \
+                [f"target: [{', '.join(target.split())}]"] if kind == "multi" else \
+                [f"target: {target}"]
             written += [f"guard: {guard}"] if guard else []
             written += [f"in: [{', '.join(ins[i])}]"] if i in ins else []
             written += [f"history: {kind}"] if kind in HISTORY_KINDS else []
@@ -167,6 +172,9 @@ def to_yaml(spec: Spec) -> str:
             lines.append(f"{body}parallel: true")
         if s.kind == "compound":
             lines.append(f"{body}initial: {s.initial}")
+        if s.hdefault:
+            lines.append(f"{body}history_default: {{"
+                         + ", ".join(f"{k}: {v}" for k, v in sorted(s.hdefault.items())) + "}")
         if s.entry:
             lines.append(f"{body}entry: [{', '.join(s.entry)}]")
         if s.exit:
@@ -174,7 +182,8 @@ def to_yaml(spec: Spec) -> str:
         if s.on:
             lines.append(f"{body}on:")
             for event, alts in s.on.items():
-                alternatives(f"{body}  {event}", alts, None, s.acts.get(f"on.{event}"),
+                alternatives(f"{body}  " + ('"*"' if event == "*" else event), alts, None,
+                             s.acts.get(f"on.{event}"),
                              s.ins.get(f"on.{event}"))
         if s.done:
             alternatives(f"{body}done", s.done, None, s.acts.get("done"), s.ins.get("done"))
@@ -211,8 +220,13 @@ def xstate_config(spec: Spec) -> dict[str, object]:
     written `#id`, so targets resolve the same wherever the source is. Every transition has
     `reenter: true`: our transitions are SCXML external transitions. A history transition
     targets a history child of its target (`{type: 'history', history: KIND}`) whose default
-    is the target's `initial` (a parallel state's: every region, XState's default); `done:` is
-    `onDone`."""
+    is the target's `history_default:` for KIND, else its `initial` (a parallel state's: every
+    region, XState's default); `done:` is `onDone`."""
+    events = spec.events()
+    firsts = list(dict.fromkeys(e.split(".")[0] for e in events))
+    descriptors = any(s.on.keys() & ({"*"} | {".".join(e.split(".")[:i]) for e in events
+                                            for i in range(1, e.count(".") + 1)})
+                      for s in spec.states())
     histories: dict[str, set[str]] = {}
     for s in spec.states():
         for alts in (*s.on.values(), s.done):
@@ -224,6 +238,8 @@ def xstate_config(spec: Spec) -> dict[str, object]:
                    acts: list[str], ins: list[str]) -> dict[str, object]:
         if h == "targetless":
             out: dict[str, object] = {"actions": [*acts, TARGETLESS_MARKER]}
+        elif h == "multi":  # `target: [a2, b2]`: every target, one transition
+            out = {"target": [f"#{x}" for x in t.split()], "reenter": True}
         elif h == "internal":  # XState's default, `reenter: false`
             out = {"target": f"#{t}", "reenter": False}
         else:
@@ -257,6 +273,8 @@ def xstate_config(spec: Spec) -> dict[str, object]:
             out["on"] = {event: transitions(alts, s.acts.get(f"on.{event}"),
                                             s.ins.get(f"on.{event}"))
                          for event, alts in s.on.items()}
+            if descriptors:
+                out["on"] = xstate_descriptors(out["on"], firsts)
         if s.done:
             out["onDone"] = transitions(s.done, s.acts.get("done"), s.ins.get("done"))
         elif s.kind == "parallel" and top_level:
@@ -275,13 +293,30 @@ def xstate_config(spec: Spec) -> dict[str, object]:
             # History states last: they are never active, so document order is unchanged.
             for kind in sorted(histories.get(s.name, ())):
                 hid = history_id(s.name, kind)
+                default = s.hdefault.get(kind) or (s.initial if s.kind == "compound" else None)
                 states[hid] = {"id": hid, "type": "history", "history": kind,
-                               **({"target": f"#{s.initial}"} if s.kind == "compound" else {})}
+                               **({"target": f"#{default}"} if default else {})}
             out["states"] = states
         return out
 
     return {"initial": spec.initial,
             "states": {s.name: node(s, True) for s in spec.top}}
+
+
+def xstate_descriptors(on: dict[str, object], firsts: list[str]) -> dict[str, object]:
+    """A node's `on` for a spec with event descriptors (the descriptors family): our key `k`
+    (which takes `k` and `k.*`) is XState's wildcard `k.*` (which takes both too), and our `*`
+    (every event the spec names) is `t.*` for the first token t of every event (XState's `*`
+    would also take its own `xstate.done.state.*` events), its alternatives after those of a
+    key `t` (`descriptor-order` puts `*` last). XState then looks at the wildcard keys that
+    take an event most specific first and goes on through all of them, which is our document
+    order (specific first, as `descriptor-order` requires) going on to the next key."""
+    out: dict[str, list[object]] = {}
+    for key, alts in on.items():
+        listed = alts if isinstance(alts, list) else [alts]
+        for xkey in [f"{t}.*" for t in firsts] if key == "*" else [f"{key}.*"]:
+            out.setdefault(xkey, []).extend(listed)
+    return dict(out)
 
 
 # ---- Fixed repro specs --------------------------------------------------------------------
@@ -591,6 +626,10 @@ def check_tree(spec: Spec) -> None:
     for s in states:
         for alts in (*s.on.values(), s.done, *s.after.values(), s.always):
             for target, _, history in alts:
+                if history == "multi":
+                    assert all(target_allowed(s, by_name[x]) for x in target.split()), (
+                        spec.name, s.name, target)
+                    continue
                 t = by_name[target]
                 allowed = (t is s if history == "targetless" else internal_allowed(s, t)
                            if history == "internal" else history_allowed(s, t) if history
@@ -989,6 +1028,149 @@ def within_region(source: State, target: State) -> bool:
     return True
 
 
+class DefaultsBuilder(InBuilder):
+    """The `defaults` family: the in family's specs plus history defaults
+    (`history_default:`, XState's history `target`) on about two thirds of the states that
+    history transitions enter: per kind, a child for shallow history, any state inside for
+    deep history (final ones included)."""
+
+    def finish(self, spec: Spec) -> None:
+        super().finish(spec)
+        rng = self.rng
+        kinds: dict[str, set[str]] = {}
+        for s in spec.states():
+            for alts in (*s.on.values(), s.done):
+                for target, _, kind in alts:
+                    if kind in HISTORY_KINDS:
+                        kinds.setdefault(target, set()).add(kind)
+        for s in spec.states():
+            for kind in sorted(kinds.get(s.name, ())):
+                if rng.random() < 0.67:
+                    pool = s.children if kind == "shallow" else list(s.walk())[1:]
+                    s.hdefault[kind] = rng.choice(pool).name
+        if checked_text(to_yaml(spec)) is None:
+            for s in spec.states():
+                s.hdefault.clear()
+
+
+class MultiBuilder(DefaultsBuilder):
+    """The `multi` family: the defaults family's specs plus multi-target transitions
+    (`target: [a2, b2]`, XState's `target: ['#a2', '#b2']`): from about two thirds of the
+    parallel states with two regions or more, one or two transitions on a new event, from a
+    state outside the parallel state (`target_allowed` for each target: SCXML's and XState's
+    domains agree), to a state of each of two or more of its regions (any state inside the
+    region, the region itself and final states included), a fifth of them guarded."""
+
+    def finish(self, spec: Spec) -> None:
+        super().finish(spec)
+        rng = self.rng
+        states = spec.states()
+        added: list[tuple[State, str]] = []
+        for p in states:
+            if p.kind != "parallel" or len(p.children) < 2 or rng.random() >= 0.67:
+                continue
+            inside = set(map(id, p.walk()))
+            sources = [s for s in states if id(s) not in inside and s.kind != "final"
+                       and target_allowed(s, p)]
+            for _ in range(rng.randint(1, 2) if sources else 0):
+                regions = rng.sample(p.children, rng.randint(2, len(p.children)))
+                targets = [rng.choice(list(r.walk())).name for r in regions]
+                source = rng.choice(sources)
+                free = [e for e in self.events if e not in source.on]
+                if not free:
+                    self.events.append(f"e{len(self.events)}")
+                    free = [self.events[-1]]
+                event = rng.choice(free)
+                source.on[event] = [(" ".join(targets),
+                                     self.guard() if rng.random() < 0.2 else None, "multi")]
+                if any(h == "targetless" for s in states for e in shadowed_events(s)
+                       for _, _, h in s.on.get(e, ())):
+                    del source.on[event]  # see `shadowed_events`
+                    continue
+                added.append((source, event))
+        if added and checked_text(to_yaml(spec)) is None:
+            for source, event in added:
+                del source.on[event]
+
+
+def matches(descriptor: str, event: str) -> bool:
+    """Whether an `on:` key takes `event` (statechart.semantics.matches)."""
+    return descriptor in ("*", event) or event.startswith(descriptor + ".")
+
+
+def descriptor_shadowed(spec: Spec) -> bool:
+    """`shadowed_events` for keys that are descriptors: whether a targetless alternative's key
+    and a key of a state in its shadow (see there) take a common event."""
+    events = spec.events()
+    for s in spec.states():
+        line = s.ancestors()
+        zone: list[State] = []
+        for i, a in enumerate(line):
+            if a.kind == "parallel":
+                zone = line[i:]
+                break
+        zone += [x for p in s.walk() if p.kind == "parallel" for x in p.walk() if x is not p]
+        for key, alts in s.on.items():
+            if not any(h == "targetless" for _, _, h in alts):
+                continue
+            taken = {e for e in events if matches(key, e)}
+            if any(taken & {e for e in events if matches(other, e)}
+                   for z in zone for other in z.on):
+                return True
+    return False
+
+
+class DescriptorBuilder(MultiBuilder):
+    """The `descriptors` family: the multi family's specs with event descriptors. Three or
+    four of a spec's events are renamed into one family (`f.a`, `f.a.b`, `f.c`, ...), and a
+    third of the non-final states get a key that takes several of them (`f`, `f.a`, or `"*"`)
+    with one alternative (a fifth guarded) to a state `target_allowed` lets it enter; every
+    state's keys are then written specific first (`descriptor-order`). A spec where a
+    targetless transition would meet a descriptor in its shadow (`descriptor_shadowed`), or
+    that `check` refuses, keeps its plain events."""
+
+    def finish(self, spec: Spec) -> None:
+        super().finish(spec)
+        rng = self.rng
+        states = spec.states()
+        before = {id(s): (dict(s.on), dict(s.acts), dict(s.ins)) for s in states}
+
+        def specific_first() -> None:  # more parts first, `*` last (`descriptor-order`)
+            for s in states:
+                s.on = dict(sorted(s.on.items(), reverse=True, key=lambda kv: -1
+                                   if kv[0] == "*" else kv[0].count(".") + 1))
+
+        # Renamed into a family: events no targetless alternative takes.
+        plain = [e for e in spec.events() if not any(
+            h == "targetless" for s in states for _, _, h in s.on.get(e, ()))]
+        family = ["f.a", "f.a.b", "f.c", "f.c.d.e"][:rng.randint(3, 4)]
+        if len(plain) < len(family):
+            return
+        renamed = dict(zip(rng.sample(plain, len(family)), family, strict=True))
+        for s in states:
+            s.on = {renamed.get(e, e): alts for e, alts in s.on.items()}
+            for table in (s.acts, s.ins):
+                for key in list(table):
+                    if key.startswith("on.") and key[3:] in renamed:
+                        table[f"on.{renamed[key[3:]]}"] = table.pop(key)
+        specific_first()
+        for s in states:
+            if s.kind == "final" or rng.random() >= 0.33:
+                continue
+            key = rng.choice(["f", "f.a", "f.c", "*"])
+            targets = [t for t in states if target_allowed(s, t)]
+            if key in s.on or not targets:
+                continue
+            s.on[key] = [(rng.choice(targets).name,
+                          self.guard() if rng.random() < 0.2 else None, None)]
+            specific_first()
+            if descriptor_shadowed(spec):
+                del s.on[key]
+        if descriptor_shadowed(spec) or checked_text(to_yaml(spec)) is None:
+            for s in states:
+                s.on, s.acts, s.ins = (dict(x) for x in before[id(s)])  # type: ignore[assignment]
+
+
 def shadowed_events(s: State) -> frozenset[str]:
     """The events a targetless transition of `s` must not take: those of a parallel ancestor
     P of `s` or of any state above P, and those of any state inside a parallel state that is
@@ -1022,6 +1204,9 @@ FAMILIES: dict[str, tuple[type[Builder], int, int, str]] = {
     "lang": (LangBuilder, 60, 20261203, "lang"),
     "in": (InBuilder, 25, 20261204, "in"),
     "always": (AlwaysBuilder, 50, 20261205, "always"),
+    "defaults": (DefaultsBuilder, 25, 20261205, "defaults"),
+    "multi": (MultiBuilder, 25, 20261206, "multi"),
+    "descriptors": (DescriptorBuilder, 25, 20261207, "descriptors"),
 }
 # Clock advances of the timers family (ms): whole multiples of 100, see TimerBuilder.
 ADVANCES = (100, 200, 300, 500, 800, 1000, 1500, 2500)
@@ -1034,7 +1219,8 @@ def random_specs(count: int, seed: int, family: str = "base") -> Iterator[Spec]:
     made = tried = 0
     builder_class = FAMILIES[family][0]
     prefix = {"base": "conf", "done_history": "dh", "timers": "tm", "lang": "lg",
-              "in": "in", "always": "al"}[family]
+              "in": "in", "always": "al", "defaults": "hd", "multi": "mt",
+              "descriptors": "ed"}[family]
     while made < count:
         tried += 1
         builder = builder_class(random.Random(rng.getrandbits(64)), f"{prefix}_{made:03d}")
@@ -1093,17 +1279,21 @@ def main() -> None:
     parser.add_argument("--family", choices=sorted(FAMILIES), default="base",
                         help="base: the first 203 specs; done_history: completion and history; "
                         "timers: `after:` delays; lang: targetless and internal transitions; in: "
-                        "`in:` conditions; always: eventless transitions")
+                        "`in:` conditions; always: eventless transitions; defaults: history "
+                        "defaults; multi: multi-target transitions; descriptors: event "
+                        "descriptors")
     parser.add_argument("--specs", type=int, help="random specs (base 200, done_history 100)")
     parser.add_argument("--seed", type=int, help="base 20250501, done_history 20261201, "
-                        "timers 20261202, lang 20261203, in 20261204, always 20261205")
+                        "timers 20261202, lang 20261203, in 20261204, always 20261205, "
+                        "defaults 20261205, multi 20261206, descriptors 20261207")
     parser.add_argument("--out", type=Path, default=HERE / "traces")
     args = parser.parse_args()
     _, default_count, default_seed, prefix = FAMILIES[args.family]
     count = default_count if args.specs is None else args.specs
     seed = default_seed if args.seed is None else args.seed
     extended = args.family != "base"
-    timed = args.family in ("timers", "lang", "in", "always")
+    timed = args.family in ("timers", "lang", "in", "always", "defaults", "multi",
+                            "descriptors")
 
     specs = ([] if extended else fixed_specs()) + list(random_specs(count, seed, args.family))
     rng = random.Random(seed + 1)

@@ -99,8 +99,15 @@ class PythonNames:
         self.states = names.python_names(spec.states, "state", names.member_needs_mapping,
                                          taken)
         internal = {t.event for t in spec.transitions() if t.internal}
-        self.events = names.python_names([e for e in spec.events() if e not in internal],
-                                         "event", method_needs, taken)
+        sent = [e for e in spec.events() if e not in internal]
+        # A dotted event's Python name has `_` for its dots (`error.tool` -> `error_tool`;
+        # invalid-name refuses one that is another name of the spec), then is mapped as any.
+        flat = {e: names.event_python_name(e) for e in sent if "." in e}
+        taken.update(flat.values())
+        mapped = names.python_names([flat.get(e, e) for e in sent], "event", method_needs,
+                                    taken)
+        self.events = {e: mapped.get(flat[e], flat[e]) if e in flat else mapped[e]
+                       for e in sent if e in flat or e in mapped}
         # Internal events (`done.state.x`) are enum members named after them (`done_state_x`)
         # and machine events `_sc_<member>`: no spec name starts with `_`, and
         # python-statemachine gives `done_state_*` ids a meaning of its own.
@@ -148,7 +155,8 @@ class PythonNames:
     def event_member(self, name: str) -> Ident:
         if name in self.internal:
             return Ident(self.internal[name])
-        return self.event(name) if names.enum_member_needs_mapping(name) else Ident(name)
+        return self.event(name) if "." in name or names.enum_member_needs_mapping(name) \
+            else Ident(name)
 
     def history_state(self, target: str, kind: str) -> Ident:
         """The machine's HistoryState for history transitions of `kind` into `target`."""
@@ -222,21 +230,30 @@ def _history_rows(spec: Spec) -> list[object]:
     """(source, event, target, kind) of each alternative of a history, internal or targetless
     kind (`Transition.move_kind`), and (..., None) of a plain alternative with the same
     source, event and target (a step says which one it took)."""
-    keys = {(t.source, t.event, t.target) for t in spec.transitions() if t.move_kind}
-    rows = dict.fromkeys((t.source, t.event, t.target, t.move_kind) for t in spec.transitions()
-                         if (t.source, t.event, t.target) in keys)
+    keys = {(t.source, t.event, t.move_target) for t in spec.transitions() if t.move_kind}
+    rows = dict.fromkeys((t.source, t.event, t.move_target, t.move_kind) for t in spec.transitions()
+                         if (t.source, t.event, t.move_target) in keys)
     return [py(row) for row in rows]
 
 
+def _used_history_defaults(spec: Spec) -> dict[tuple[str, str], str]:
+    """(target, kind) -> `history_default:` state, for the kinds history transitions use."""
+    histories = _histories(spec)
+    return {key: default for key, default in semantics.history_defaults(spec).items()
+            if key[1] in histories.get(key[0], ())}
+
+
 def _history_defaults(spec: Spec, pn: PythonNames) -> list[tuple[Ident, Ident]]:
-    """(history state, default target): a history state never left enters its parent's
-    default: the initial child, or every region."""
+    """(history state, default target): a history state never left enters the state's
+    `history_default:`, else its parent's default: the initial child, or every region."""
     out: list[tuple[Ident, Ident]] = []
+    named = semantics.history_defaults(spec)
     for target, kinds in _histories(spec).items():
         state = spec.states[target]
-        defaults = state.children if state.kind == "parallel" else \
-            [semantics.chart(spec).default_initial(target)]
         for kind in kinds:
+            defaults = [named[(target, kind)]] if (target, kind) in named else \
+                state.children if state.kind == "parallel" else \
+                [semantics.chart(spec).default_initial(target)]
             path = Ident(_state_path(spec, pn, target) + "." + pn.history_state(target, kind))
             out.extend((path, Ident(_state_path(spec, pn, d))) for d in defaults if d)
     return out
@@ -295,7 +312,7 @@ def _tables(spec: Spec, pn: PythonNames) -> dict[str, object]:
     by_key: dict[tuple[str, str, str], list[str]] = {}
     alternatives: dict[tuple[str, str, str], list[tuple[int, dict[str, object]]]] = {}
     for t in spec.transitions():
-        key = (t.source, t.event, t.target)
+        key = (t.source, t.event, t.move_target)
         sets = by_key.setdefault(key, [])
         sets.extend(f for f in t.given if f not in sets)
         alternatives.setdefault(key, []).append((t.order, dict(t.assigns)))
@@ -329,6 +346,8 @@ def _tables(spec: Spec, pn: PythonNames) -> dict[str, object]:
         "history": _history_rows(spec),
         "in_states": [(py((t.source, t.event, t.order)), py(t.in_states))
                       for t in spec.transitions() if t.in_states],
+        "history_default_rows": [(py(key), py(default))
+                                 for key, default in _used_history_defaults(spec).items()],
         "history_ids": [(py(f"{target}.{kind}"), py(str(pn.history_state(target, kind))))
                         for target, kinds in histories.items() for kind in kinds],
         "remembers": sorted(histories),
@@ -363,7 +382,7 @@ def _context_tables(spec: Spec, pn: PythonNames, classes: dict[str, Ident]
     clears: dict[tuple[str, str, str], list[str]] = {}
     for t in spec.transitions():
         if t.clears:
-            cleared = clears.setdefault((t.source, t.event, t.target), [])
+            cleared = clears.setdefault((t.source, t.event, t.move_target), [])
             cleared.extend(f for f in t.clears if f not in cleared)
     statuses = spec.statuses()
     initial_status = None
@@ -408,8 +427,10 @@ def _api_version(spec: Spec, data: dict[str, object]) -> tuple[int, int]:
     imports on every runtime that can run it): 1.5 for eventless transitions (`always:`,
     which an older runtime would never take), 1.4 for `assign:` (transition rows with
     constants), 1.3 for timers (their rows end with the `after:` key as written), 1.2 for run
-    context or statuses, else 1.1."""
-    if any(t.trigger == "always" for t in spec.transitions()):
+    context or statuses, else 1.1. 1.5 also for history defaults and multi-target
+    transitions."""
+    if any(t.trigger == "always" or t.targets for t in spec.transitions()) \
+            or _used_history_defaults(spec):
         return (1, 5)
     if any(t.assigns for t in spec.transitions()):
         return (1, 4)
@@ -421,6 +442,9 @@ def _api_version(spec: Spec, data: dict[str, object]) -> tuple[int, int]:
 
 
 def render(spec: Spec) -> str:
+    # The runtime and python-statemachine know events, not descriptors (`error` taking
+    # `error.tool`, `*`): each alternative is listed under every event it takes.
+    spec = semantics.per_event(spec)
     classes = class_names(spec)
     pn = PythonNames(spec)
     context = {
@@ -435,6 +459,9 @@ def render(spec: Spec) -> str:
                    for f in spec.record],
         "machine": _machine_body(spec, pn),
         "transitions": [(Ident(_state_path(spec, pn, t.source)),
+                         # several targets: a list of validated names (one transition)
+                         Lit("[" + ", ".join(Ident(_state_path(spec, pn, x))
+                                             for x in t.targets) + "]") if t.targets else
                          Ident("None" if t.targetless else _state_path(spec, pn, t.target) + (
                              "." + pn.history_state(t.target, t.history) if t.history else "")),
                          py(pn.event(t.event)), py(pn.guard(t.guard)) if t.guard else None,

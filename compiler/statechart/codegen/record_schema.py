@@ -164,12 +164,15 @@ def schema(spec: Spec) -> dict[str, Any]:
         out["$defs"]["step"]["properties"]["history"] = {
             "enum": ["shallow", "deep"],
             "description": "present when the step entered its target by history"}
-    kinds = [k for k in ("internal", "targetless") if any(t.kind == k for t in spec.transitions())]
+    kinds = [k for k in ("internal", "targetless", "multi")
+             if any(t.move_kind == k for t in spec.transitions())]
     if kinds:
         out["$defs"]["step"]["properties"]["kind"] = {
             "enum": kinds,
             "description": "`internal`: the step did not exit its source; `targetless`: it "
-                           "exited and entered nothing (its target is its source)"}
+                           "exited and entered nothing (its target is its source); `multi`: "
+                           "it entered several targets (`target: [a2, b2]`), its `target` "
+                           "being the first"}
     return out
 
 
@@ -198,5 +201,7 @@ def _step_constants(spec: Spec) -> list[dict[str, Any]]:
 
 
 def outputs(spec: Spec) -> dict[str, bytes]:
-    text = json.dumps(schema(spec), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    # steps are recorded under the event sent, not the `on:` key that took it
+    text = json.dumps(schema(semantics.per_event(spec)), indent=2, ensure_ascii=False,
+                      allow_nan=False) + "\n"
     return {f"{folder('schema')}/{spec.name}.schema.json": text.encode("utf-8")}

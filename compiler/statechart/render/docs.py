@@ -87,6 +87,13 @@ def _state_row(spec: Spec, state: State) -> dict[str, str]:
     if state.exit:
         sentences.append("On exit: " + _names(state.exit) + ".")
     sentences.extend(_status_sentences(state))
+    if state.history_defaults:
+        kinds: dict[str, list[str]] = {}
+        for history, default, _ in state.history_defaults:
+            kinds.setdefault(default, []).append(history)
+        sentences.append("History default (entered by history when nothing is remembered): "
+                         + ", ".join(f"{_code(d)} ({' and '.join(k)})" for d, k in kinds.items())
+                         + ".")
     description = " ".join(sentences)
     marks = overlay_marks(spec)
     change = " **added**" if state.name in marks.added_states else \
@@ -104,7 +111,7 @@ def _transition_row(t: Transition, marks: OverlayMarks) -> dict[str, str]:
     mark = marks.edge_mark(t.source, t.key)
     change = f" **{mark}**" if mark else ""
     return {"event": _event_cell(t, change), "source": _code(t.source),
-            "target": _code(t.target),
+            "target": _names(t.all_targets),
             "guard": ", ".join(([_code(t.guard)] if t.guard else [])
                                + [f"in {_code(s)}" for s in t.in_states]),
             # an `assign:` field with its constant: `failureType` = `retries_exhausted`

@@ -103,8 +103,11 @@ def event_label(t: Transition) -> str:
     completion (`done.state.X` is the run's internal name), `after 15m` for a timer, and
     `(H)` / `(H*)` after a shallow / deep history transition's (the notation of Harel's
     statecharts and UML), and `(targetless)` / `(internal)` after a transition that exits
-    nothing / not its source (its edge is drawn back to the source / to its target)."""
+    nothing / not its source (its edge is drawn back to the source / to its target); a
+    multi-target transition's (one edge per target) names them all: `go (a2 + b2)`."""
     text = t.shown
+    if t.targets:
+        return text + " (" + " + ".join(t.targets) + ")"
     if t.history:
         text += " (H*)" if t.history == "deep" else " (H)"
     elif t.kind != "external":

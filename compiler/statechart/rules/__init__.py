@@ -13,11 +13,14 @@ from statechart.rules import (
     ambiguous_transition,
     cleared_required,
     completion_loop,
+    descriptor_order,
     duplicate_key,
     duplicate_state,
     in_never_active,
+    invalid_history_default,
     invalid_internal,
     invalid_migration,
+    invalid_multi_target,
     invalid_name,
     missing_initial,
     no_path_to_final,
@@ -42,7 +45,8 @@ RULES: dict[str, ModuleType] = {
         missing_initial, unknown_field, unreachable_state, terminal_exit, trap_state,
         no_path_to_final, completion_loop, ambiguous_transition, rule_violation,
         invalid_migration, unused_field, unused_suppression, cleared_required, invalid_internal,
-        in_never_active, scxml_import,
+        in_never_active, scxml_import, invalid_history_default, invalid_multi_target,
+        descriptor_order,
     )
 }
 

@@ -34,7 +34,7 @@ def check(spec: Spec, graph: Graph) -> Check:
     chart = semantics.chart(spec)
     for state in spec.states.values():
         for t in state.transitions:
-            if t.target not in spec.states:
+            if not semantics.known(spec, t):
                 continue
             # A targetless transition stays in its source; an internal one's domain is it.
             domain, entered = (t.source, ()) if t.targetless else semantics.effect(spec, t)

@@ -4,7 +4,10 @@ What: the spec's name, a state, event, guard, action, tag, record field or enum 
 not a plain ASCII identifier (a letter, then letters, digits or `_`; at most 64 characters), a
 record field or a state's `counter:` is named like a built-in key of every run record
 (`status`, `history`, ...) or like another field or counter, or one name is used for different
-things (a state and an event with one name, a guard named like an event).
+things (a state and an event with one name, a guard named like an event). An event may be
+dotted (`error.tool.timeout`, an SCXML event descriptor) or `*`: each part an identifier, the
+first not `done` or `after`; its Python name has `_` for the dots (`error_tool_timeout`), and
+must not be another name of the spec (`error_tool`).
 
 Why: names become attributes, methods, enum members and JSON keys. Non-ASCII names can
 normalise to other names in Python (`ﬁnal` is `final`, `ᴺone` is `None`), so two spec names
@@ -56,6 +59,7 @@ def check(spec: Spec, graph: Graph) -> Check:
                       "page that lists every spec",
                       f"choose another name, for example `statechart: {spec.name}_run`")
     role: dict[str, str] = {}  # name -> what it first was (state, event, guard, action)
+    dotted: dict[str, str] = {}  # a dotted event's Python name -> the event
 
     def claim(name: str, what: str, span: Span) -> Check:
         first = role.setdefault(name, what)
@@ -72,11 +76,32 @@ def check(spec: Spec, graph: Graph) -> Check:
         role.setdefault(state.name, "state")
     for state in spec.states.values():
         for t in state.transitions:
-            if t.order == 0 and not t.internal:  # `done.state.x`: the run's own name
-                reason = names.member_problem(t.event)
+            if t.order == 0 and not t.internal and t.event != "*":  # not `done.state.x`
+                reason = names.event_problem(t.event)
                 if reason:
                     yield from _bad("event", t.event, reason, t.span)
-                yield from claim(t.event, "event", t.span)
+                    continue
+                flat = names.event_python_name(t.event)
+                other = dotted.get(flat)
+                if other == t.event:
+                    continue  # the same dotted event, on another state
+                if flat in role and (flat != t.event or other is not None):
+                    # a dotted event's Python name is another name of the spec
+                    what = f"event `{other}`" if other is not None else \
+                        f"{_article(role[flat])} {role[flat]}"
+                    yield problem(ID, SEVERITY, t.span,
+                                  f"event `{t.event}` " + (f"becomes the Python name `{flat}`, "
+                                                           if flat != t.event else "is ")
+                                  + f"the Python name of {what}"
+                                  if other is not None and flat == t.event else
+                                  f"event `{t.event}` becomes the Python name `{flat}`, the "
+                                  f"name of {what}",
+                                  "rename one of them: the generated class has a method or "
+                                  "attribute for each")
+                    continue
+                if flat != t.event:
+                    dotted[flat] = t.event
+                yield from claim(flat, "event", t.span)
             for name, span in zip(t.actions, t.action_spans, strict=True):
                 reason = names.member_problem(name)
                 if reason:

@@ -120,7 +120,7 @@ def check(spec: Spec, graph: Graph) -> Check:
             continue
         source_set = set(sources)
         for t in semantics.can_fire_while(spec, sources):
-            if t.target not in spec.states:
+            if not semantics.known(spec, t):
                 continue  # reported by unknown-state; it says nothing about this rule
             if rule.kind == "only" and not any(semantics.exits(spec, t, s) for s in sources):
                 continue  # a transition of another region that leaves A alone
@@ -135,7 +135,7 @@ def check(spec: Spec, graph: Graph) -> Check:
                 fix = f"target one of {_describe(rule.targets)} instead"
             else:
                 continue
-            message = (f"{_label(rule)} is broken by `{t.source}` -{t.shown}-> `{t.target}`: "
+            message = (f"{_label(rule)} is broken by `{t.source}` -{t.shown}-> `{t.shown_target}`: "
                        f"{_through(spec, graph, t)}")
             own = spec.overlay.chain[0] if spec.overlay is not None else None
             if own is not None and rule.span.file == own and t.target_span.file != own:

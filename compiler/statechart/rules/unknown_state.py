@@ -1,6 +1,7 @@
 """A name refers to a state (or tag) that does not exist.
 
-What: a transition `target` or `in:` state, the spec's or a state's `initial`, or a state in
+What: a transition `target` or `in:` state, the spec's or a state's `initial` or
+`history_default`, or a state in
 a rule names no state of the spec; a rule's `{tag: ...}` names a tag no state carries; a
 compound state's `initial` names a state that is not one of its children; the spec's
 `initial` is a nested state.
@@ -55,9 +56,15 @@ def check(spec: Spec, graph: Graph) -> Check:
                 yield problem(ID, SEVERITY, state.initial_span,
                               f"initial state `{state.initial}` is not a child of `{state.name}`",
                               "children: " + ", ".join(state.children))
+        # `history_default: NAME` is both kinds' default: one finding per place written.
+        for span, default in {span: d for _, d, span in state.history_defaults}.items():
+            if default not in states:
+                yield from _unknown(spec, default, span, "history default")
         for t in state.transitions:
-            if t.target not in states:
-                yield from _unknown(spec, t.target, t.target_span, "target")
+            for target, span in zip(t.all_targets, t.target_spans or (t.target_span,),
+                                    strict=True):
+                if target not in states:
+                    yield from _unknown(spec, target, span, "target")
             for name, span in zip(t.in_states, t.in_spans, strict=True):
                 if name not in states:
                     yield from _unknown(spec, name, span, "`in:` state")

@@ -1,0 +1,47 @@
+"""A state handles an event family before one of its members.
+
+What: in one state's `on:`, a key that takes the events of a key written after it: `error`
+before `error.tool` (a dotted event's prefix takes it: SCXML event descriptors), or `"*"`
+before any other key.
+
+Why: a run tries a state's `on:` keys in the order they are written, as SCXML does (document
+order): `error` is tried first for `error.tool`, so `error.tool`'s alternatives are taken only
+when every alternative of `error` is refused (never, if one is unguarded). XState tries the
+most specific key first. Written the other way round, both engines do the same, and the order
+says what happens.
+
+Example:
+
+    running:
+      on:
+        error: failed
+        error.tool: retrying      # descriptor-order: `error` is written before it
+
+Fix: write the specific key first (`error.tool: retrying`, then `error: failed`), and `"*"`
+last; to try `error`'s guarded alternatives first for `error.tool`, list them under
+`error.tool` too.
+"""
+
+from statechart import semantics
+from statechart.diagnostics import Severity
+from statechart.rules._base import Check, Graph, Spec, problem
+
+ID = "descriptor-order"
+SEVERITY: Severity = "error"
+PHASE = "model"
+
+
+def check(spec: Spec, graph: Graph) -> Check:
+    for state in spec.states.values():
+        seen: list[str] = []
+        for t in state.transitions:
+            if t.trigger != "event" or t.order != 0:
+                continue
+            general = next((k for k in seen if semantics.matches(k, t.event)), None)
+            if general is not None:
+                yield problem(ID, SEVERITY, t.span,
+                              f"`{state.name}` on `{t.event}`: written after `{general}`, which "
+                              f"also takes `{t.event}` and is tried first (document order; "
+                              "XState would try the specific one first)",
+                              f"write `{t.event}` before `{general}`")
+            seen.append(t.event)
