@@ -116,6 +116,9 @@ states:
       90s: closed
   held:
     on: {wake: open}
+    always:
+      - {target: closed, guard: expired, in: [held], clear: [note], actions: [a3], description: y}
+      - {guard: late, assign: {flag: true}}
     after:
       due: {target: open, description: at the time set}
   closed: {final: true, tags: [done]}
@@ -332,7 +335,7 @@ REFUSED = """\
   <state id="a">
     <invoke type="http" src="https://example.com/job"/>
     <transition event="go" target="b"><raise event="inner"/></transition>
-    <transition cond="x" target="b"/>
+    <transition event="go stop" target="b"/>
     <transition event="both" target="a b"/>
   </state>
   <state id="b">
@@ -353,12 +356,58 @@ def test_what_a_spec_cannot_say_is_refused_at_its_line(capsys: pytest.CaptureFix
     assert spec.read_text() == "kept\n"  # nothing written
     found = [list(m) for m in re.findall(r":(\d+):\d+: error\[scxml-import\]: ([^:]+):", err)]
     assert found == [["2", "<datamodel>"], ["4", "<invoke> in `a`"], ["5", "<raise>"],
-                     ["6", "<transition> of `a`"], ["7", "<transition> target `a b`"],
+                     ["6", "<transition> event `go stop`"], ["7", "<transition> target `a b`"],
                      ["10", "<send>"], ["10", "<script>"], ["11", "<transition>"]], err
-    assert "eventless transition has no equivalent" in err
+    assert "several event descriptors has no equivalent" in err
     code, _, err = run(capsys, "import", str(chart))  # the full format: a snippet and a help
     assert code == 1 and "help: start it from an entry action" in err
     assert "nothing written" in err
+
+
+EVENTLESS = """\
+<scxml xmlns="http://www.w3.org/2005/07/scxml" version="1.0" initial="triaged">
+  <state id="triaged">
+    <transition event="cancel" target="closed"/>
+    <transition cond="is_urgent" target="urgent"><log label="page_on_call"/></transition>
+    <transition cond="ready and In('triaged')" target="routine"/>
+    <transition event="" target="closed"/>
+  </state>
+  <state id="urgent">
+    <initial><transition target="paged"/></initial>
+    <state id="paged"><transition event="close" target="closed"/></state>
+    <history id="h"><transition target="paged"/></history>
+  </state>
+  <state id="routine"><transition event="reopen" target="h"/></state>
+  <final id="closed"/>
+</scxml>
+"""
+
+
+def test_an_eventless_transition_is_imported_as_always(capsys: pytest.CaptureFixture[str],
+                                                       tmp_path: Path) -> None:
+    """A `<transition>` without `event` (or with an empty one) is an alternative of the
+    state's `always:`, in document order; the transitions of `<initial>` and `<history>` are
+    defaults, not eventless transitions."""
+    chart = tmp_path / "triage.scxml"
+    chart.write_text(EVENTLESS)
+    code, out, err = run(capsys, "import", str(chart))
+    assert (code, err) == (0, ""), err
+    spec = checked_text(out)
+    assert spec is not None
+    triaged = spec.states["triaged"]
+    assert [(t.trigger, t.event, t.guard, t.in_states, t.target, t.actions)
+            for t in triaged.transitions] == [
+        ("event", "cancel", None, (), "closed", ()),
+        ("always", "always", "is_urgent", (), "urgent", ("page_on_call",)),
+        ("always", "always", "ready", ("triaged",), "routine", ()),
+        ("always", "always", None, (), "closed", ())]
+    assert [t.trigger for s in ("urgent", "paged", "routine") for t in
+            spec.states[s].transitions] == ["event", "event"]  # close, reopen
+    # Exported again, the eventless ones are `<transition>`s without `event`.
+    exported = scxml_text(spec, ["header"])
+    assert '<transition cond="is_urgent" target="urgent">' in exported
+    assert '<transition target="closed"/>' in exported
+    assert 'event="always"' not in exported
 
 
 def _chart(states: str) -> str:

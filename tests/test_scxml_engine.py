@@ -202,3 +202,41 @@ def test_how_much_of_the_traces_the_engine_replays(capsys: pytest.CaptureFixture
     assert not _divergences(total)
     sequences = sum(len(t["sequences"]) for t in TRACED)
     assert total["replayed whole"] >= sequences // 3
+
+
+EVENTLESS = """\
+statechart: triage
+version: 1
+initial: new
+states:
+  new:
+    on: {triage: triaged}
+  triaged:
+    always:
+      - {target: urgent, guard: is_urgent, actions: [page_on_call]}
+      - {target: normal, guard: ready, in: [triaged]}
+      - target: waiting
+  urgent: {on: {close: closed}}
+  normal: {on: {close: closed}}
+  waiting:
+    always: {target: normal, guard: ready}
+    on: {close: closed}
+  closed: {final: true}
+"""
+
+
+@pytest.mark.parametrize("guards,configuration,actions", [
+    ({"is_urgent": True, "ready": True}, ["urgent"], ["page_on_call"]),
+    ({"is_urgent": False, "ready": True}, ["normal"], []),
+    ({"is_urgent": False, "ready": False}, ["waiting"], []),
+])
+def test_eventless_transitions_run_in_the_engine(guards: dict[str, bool],
+                                                 configuration: list[str],
+                                                 actions: list[str]) -> None:
+    """`always:` exported as `<transition>`s without `event`: the engine takes the first
+    enabled one right after the event's step, in document order."""
+    spec = checked_text(EVENTLESS, "triage.yaml")
+    assert spec is not None
+    machine, _ = _act(loaded(spec), guards, None)
+    machine, printed = _act(type(machine), guards, "triage", machine)
+    assert (sorted(machine.configuration_values), printed) == (configuration, actions)

@@ -5,7 +5,8 @@ How each construct is written (docs/scxml.md has the table):
 - states, `parallel`, `final`, `initial`: `<state>`, `<parallel>`, `<final>`, `initial=`;
 - a transition: `<transition event cond target type>`, `cond` its guard's name and its `in:`
   states as `In('x')`, joined by `and`; no `target` for a targetless one, `type="internal"` for
-  an internal one; `done:` is the transition on SCXML's own `done.state.ID`;
+  an internal one; `done:` is the transition on SCXML's own `done.state.ID`; `always:` is an
+  eventless `<transition>` (no `event`);
 - `history: shallow|deep`: the target is a `<history>` child of the state, whose default
   transition enters the state's default entry (`_history_default`);
 - actions (`entry`, `exit`, a transition's `actions`): `<log label="NAME"/>`, named executable
@@ -70,7 +71,8 @@ def _actions(parent: ET.Element, names: tuple[str, ...]) -> None:
 
 
 def _transition(parent: ET.Element, t: Transition) -> None:
-    attributes = {"event": t.event}
+    # `always:` is SCXML's eventless transition: no `event` attribute at all.
+    attributes = {} if t.trigger == "always" else {"event": t.event}
     cond = condition(t)
     if cond:
         attributes["cond"] = cond

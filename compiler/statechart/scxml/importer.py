@@ -3,8 +3,9 @@
 Every SCXML element is looked up in a table (`STATE_CHILDREN`, `EXECUTABLE`, the refusals in
 `REFUSED`): what maps is mapped, with a comment where a name or a construct changed on the
 way; what has no equivalent is refused with a diagnostic (rule `scxml-import`) at its line,
-and then nothing is written. Adding a construct the spec format gains (eventless transitions,
-history defaults, several targets) is one entry of a table and its handler.
+and then nothing is written. Adding a construct the spec format gains (history defaults,
+several targets) is one entry of a table and its handler. An eventless `<transition>` (no
+`event`) is an alternative of the state's `always:`.
 
 What our export writes in its own namespace (`statechart.scxml.extras`) is read back, so an
 exported spec comes back as the same model.
@@ -49,8 +50,6 @@ REFUSED: dict[str, tuple[str, str]] = {
              "state's transitions on E"),
     "cancel": ("a <cancel> other than the one of a timer of its own state has no equivalent",
                "cancel only the state's own timers, in its <onexit>"),
-    "eventless": ("an eventless transition has no equivalent yet",
-                  "give the transition an event the application sends"),
     "several-events": ("a transition on several event descriptors has no equivalent yet",
                        "write one transition per event"),
     "wildcard": ("a transition on any event (`*`) has no equivalent",
@@ -383,25 +382,25 @@ class _Importer:
                     timers: dict[str, tuple[Element, str]]) -> None:
         on, after = Block(), Block()
         done: list[dict[str, Any]] = []
+        always: list[dict[str, Any]] = []
         groups: dict[str, list[dict[str, Any]]] = {}
         scxml_id = node.element.get("id") or ""
         for element in node.element.children:
             if not (_scxml(element) and element.name == "transition"):
                 continue
             event = element.get("event")
-            if event is None:
-                self.refuse(element, "eventless", f"of `{node.name}`")
-                continue
-            descriptors = event.split()
+            descriptors = (event or "").split()
             if len(descriptors) > 1:
                 self.refuse(element, "several-events", f"event `{event}`")
                 continue
-            written = descriptors[0]
+            written = descriptors[0] if descriptors else None
             if written in ("*", ".*"):
                 self.refuse(element, "wildcard")
                 continue
             alternative: dict[str, Any] = {}
-            if written == f"done.state.{scxml_id}":
+            if written is None:  # eventless (no `event`, or an empty one): `always:`
+                where, key, group = body, "always", always
+            elif written == f"done.state.{scxml_id}":
                 where, key, group = body, "done", done
             elif written in timers:
                 send, after_key = timers[written]
@@ -439,6 +438,8 @@ class _Importer:
                 body[key] = block
         if done:
             body["done"] = _shorthand(done)
+        if always:
+            body["always"] = _shorthand(always)
 
     def timer_name(self, event: str, node: _Node, send: Element, key: str,
                    timers: dict[str, tuple[Element, str]]) -> str | None:
