@@ -8,7 +8,7 @@ How each construct is written (docs/scxml.md has the table):
   an internal one; `done:` is the transition on SCXML's own `done.state.ID`; `always:` is an
   eventless `<transition>` (no `event`);
 - `history: shallow|deep`: the target is a `<history>` child of the state, whose default
-  transition enters the state's default entry (`_history_default`);
+  transition enters the state's `history_default:` or its default entry (`_history_default`);
 - actions (`entry`, `exit`, a transition's `actions`): `<log label="NAME"/>`, named executable
   content that any SCXML engine runs (it prints the name) and that has no effect on the chart;
 - timers: `<send event="after.ID.STATE" id=... delay="Nms">` on entry and `<cancel>` on exit;
@@ -77,7 +77,9 @@ def _transition(parent: ET.Element, t: Transition) -> None:
     if cond:
         attributes["cond"] = cond
     if not t.targetless:
-        attributes["target"] = history_id(t.target, t.history) if t.history else t.target
+        # Several targets (`target: [a2, b2]`) are SCXML's `target="a2 b2"`.
+        attributes["target"] = history_id(t.target, t.history) if t.history else \
+            t.move_target
     if t.kind == "internal":
         attributes["type"] = "internal"
     element = ET.SubElement(parent, _s("transition"),
@@ -113,12 +115,17 @@ def _state(spec: Spec, parent: ET.Element, state: State, histories: set[tuple[st
             element.append(block)
     for t in state.transitions:
         _transition(element, t)
-    for kind in ("shallow", "deep"):
-        if (state.name, kind) in histories:
-            history = ET.SubElement(element, _s("history"),
-                                    {"id": history_id(state.name, kind), "type": kind})
+    # A `history_default:` is the history's default transition, marked as written (a default
+    # that is the state's default entry would otherwise come back as none); in the order
+    # written, then the kinds only transitions use.
+    defaults: dict[str, str] = {kind: name for kind, name, _ in state.history_defaults}
+    for kind in (*defaults, *(k for k in ("shallow", "deep") if k not in defaults)):
+        if (state.name, kind) in histories or kind in defaults:
+            history = ET.SubElement(element, _s("history"), {
+                "id": history_id(state.name, kind), "type": kind,
+                **_ours({"default": "written"} if kind in defaults else {})})
             ET.SubElement(history, _s("transition"),
-                          {"target": _history_default(spec, state)})
+                          {"target": defaults.get(kind) or _history_default(spec, state)})
     for child in state.children:
         _state(spec, element, spec.states[child], histories)
 

@@ -3,8 +3,9 @@
 Every SCXML element is looked up in a table (`STATE_CHILDREN`, `EXECUTABLE`, the refusals in
 `REFUSED`): what maps is mapped, with a comment where a name or a construct changed on the
 way; what has no equivalent is refused with a diagnostic (rule `scxml-import`) at its line,
-and then nothing is written. Adding a construct the spec format gains (history defaults,
-several targets) is one entry of a table and its handler. An eventless `<transition>` (no
+and then nothing is written. Adding a construct the spec format gains is one entry of a
+table and its handler; several targets, history defaults and event descriptors (`*`,
+`error.*`) map onto the spec's own. An eventless `<transition>` (no
 `event`) is an alternative of the state's `always:`.
 
 What our export writes in its own namespace (`statechart.scxml.extras`) is read back, so an
@@ -52,14 +53,15 @@ REFUSED: dict[str, tuple[str, str]] = {
                "cancel only the state's own timers, in its <onexit>"),
     "several-events": ("a transition on several event descriptors has no equivalent yet",
                        "write one transition per event"),
-    "wildcard": ("a transition on any event (`*`) has no equivalent",
-                 "name the events it stands for, one transition each"),
-    "several-targets": ("a transition into several states at once has no equivalent yet",
-                        "target their common parallel state, or one state"),
-    "history-default": ("a history whose default is not its parent's default entry has no "
-                        "equivalent yet",
-                        "make the history's default transition target the parent's initial "
-                        "state (every region of a parallel parent)"),
+    "several-targets": ("an initial state of several states has no equivalent",
+                        "name one child as the initial state (a parallel child starts all of "
+                        "its regions)"),
+    "history-target": ("a transition into a history and other states at once has no "
+                       "equivalent", "enter the history alone, or the states without it"),
+    "history-default": ("a history whose default enters several states other than its "
+                        "parent's default entry has no equivalent",
+                        "make the history's default transition target one state inside its "
+                        "parent, or the parent's default entry"),
     "history-content": ("executable content on a history's default transition has no "
                         "equivalent", "move the actions to an entry action of the target"),
     "initial-content": ("executable content on an <initial> transition has no equivalent",
@@ -201,7 +203,9 @@ class _Importer:
                     RULE, "error", f"<{child.name}> is not an SCXML element of a state",
                     Span.point(self.path, child.line, child.column),
                     "remove it, or give it a namespace of its own"))
-        self.histories(node, body.get("initial"))
+        defaults = self.histories(node, body.get("initial"))
+        if defaults:
+            body["history_default"] = defaults
         if node.children:
             states = Block()
             for child_id in node.children:
@@ -212,12 +216,13 @@ class _Importer:
             body["states"] = states
         return body
 
-    def histories(self, node: _Node, initial: str | None) -> None:
-        """A history maps onto `history:` of the transitions into its parent when its default
-        is the parent's default entry (what the spec format does when nothing is
-        remembered)."""
+    def histories(self, node: _Node, initial: str | None) -> dict[str, str]:
+        """A history maps onto `history:` of the transitions into its parent; its default
+        transition onto the parent's `history_default:` (by kind) when it enters one state
+        other than the parent's default entry, or is marked as written by our export."""
         element = node.element
-        for history_id, (history, _kind) in node.histories.items():
+        defaults: dict[str, str] = {}
+        for history_id, (history, kind) in node.histories.items():
             transition = next((c for c in history.children
                                if _scxml(c) and c.name == "transition"), None)
             if transition is None:
@@ -229,9 +234,15 @@ class _Importer:
                 default = sorted(node.children)
             else:
                 default = sorted(i for i, n in self.nodes.items() if n.name == initial)
-            if targets != default:
+            written = history.ours(NS).get("default") == "written"
+            if targets == default and not written:
+                continue
+            if len(targets) != 1 or targets[0] not in self.nodes:
                 self.refuse(transition, "history-default",
                             f"of history `{history_id}` (targets `{' '.join(targets)}`)")
+                continue
+            defaults[kind] = self.nodes[targets[0]].name
+        return defaults
 
     # -- timers ----------------------------------------------------------------------------
     def timers(self, node: _Node) -> dict[str, tuple[Element, str]]:
@@ -354,8 +365,12 @@ class _Importer:
         written = (element.get("target") or "").split()
         if not written:
             return
-        if len(written) > 1:
-            self.refuse(element, "several-targets", f"target `{' '.join(written)}`")
+        if len(written) > 1:  # several targets: `target: [a2, b2]`
+            if any(t in self.history_of for t in written):
+                self.refuse(element, "history-target", f"target `{' '.join(written)}`")
+                return
+            alternative["target"] = [self.nodes[t].name if t in self.nodes else t
+                                     for t in written]
             return
         target = written[0]
         if target in self.history_of:
@@ -394,9 +409,6 @@ class _Importer:
                 self.refuse(element, "several-events", f"event `{event}`")
                 continue
             written = descriptors[0] if descriptors else None
-            if written in ("*", ".*"):
-                self.refuse(element, "wildcard")
-                continue
             alternative: dict[str, Any] = {}
             if written is None:  # eventless (no `event`, or an empty one): `always:`
                 where, key, group = body, "always", always
@@ -415,14 +427,20 @@ class _Importer:
                 self.refuse(element, "done-elsewhere", f"`{written}` on `{node.name}`")
                 continue
             else:
-                event_name, changed = self.names.name("event", written.removesuffix(".*"))
+                # SCXML's descriptors are ours: `error` (or `error.*`) takes `error.tool`,
+                # `*` every event. A part that is not a name is renamed part by part.
+                descriptor = "*" if written in ("*", ".*") else written.removesuffix(".*")
+                event_name, changed = descriptor, False
+                if descriptor != "*":
+                    parts = [self.names.name("event", part) for part in descriptor.split(".")]
+                    event_name = ".".join(name for name, _ in parts)
+                    changed = any(c for _, c in parts)
                 where, key = on, event_name
                 group = groups.setdefault(event_name, [])
                 if not group:
                     on[event_name] = group
                 if changed:
-                    on.note(event_name, f"SCXML event `{written}` (here an event matches "
-                                        "its name only, not as a prefix of dotted names)")
+                    on.note(event_name, f"SCXML event `{written}`")
             self.target(element, node, alternative, where, key)
             if element.get("cond"):
                 self.condition(element.get("cond") or "", alternative, where, key)
@@ -517,7 +535,9 @@ def _shorthand(group: list[dict[str, Any]]) -> Any:
     """An event's alternatives as the spec writes them: `event: target` for one plain target."""
     if len(group) == 1:
         only = group[0]
-        return only["target"] if set(only) == {"target"} else only
+        # (not a list of targets: `event: [a, b]` is two alternatives)
+        return only["target"] if set(only) == {"target"} and isinstance(only["target"], str) \
+            else only
     return group
 
 
