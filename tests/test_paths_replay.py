@@ -102,7 +102,13 @@ def paths_hold(spec: Spec, covers: tuple[testing.Cover, ...] = testing.COVERS,
                 answers |= set(step.guards.items())
         assert states <= reachable, (spec.name, states - reachable)
         covered = set(found.items) - set(found.unreachable)
-        if cover == "transitions":
+        if cover == "transitions" and not found.complete:
+            # Stopped at `limit`: a path may take what the exploration did not reach, which
+            # is then listed as not reached (`unreachable`), never claimed and not taken.
+            assert covered <= taken, (spec.name, covered - taken)
+            assert taken - covered <= set(found.unreachable), (spec.name, taken - covered)
+            counts["events"] = found.events
+        elif cover == "transitions":
             assert taken == covered, (spec.name, taken ^ covered)
             counts["events"] = found.events
         elif cover == "states":
@@ -220,11 +226,13 @@ def _random_spec_holds(text: str, limit: int) -> None:
         raise AssertionError(f"{exc}\n--- spec:\n{text}") from None
 
 
+# 40 specs at 300 configurations: the generator's specs now hold eventless transitions,
+# history defaults and multi-target transitions, and 200 at 2,000 took ten minutes of CI.
 @pytest.mark.slow
-@RANDOM
+@settings(RANDOM, max_examples=40)
 @given(random_specs())
 def test_paths_of_random_specs_hold(text: str) -> None:
-    _random_spec_holds(text, 2000)
+    _random_spec_holds(text, 300)
 
 
 @settings(RANDOM, max_examples=8)
