@@ -29,6 +29,7 @@ started with tests/pg_server.py (fsync on, as a real server). Figures: docs/perf
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib.util
 import json
 import multiprocessing
@@ -236,20 +237,29 @@ def head_reads(url: str, reads: int) -> tuple[float, float, float]:
 
 # -- queries over many runs ---------------------------------------------------------------
 
+def _driven(ar: Any, *events: str) -> Any:
+    """A new agent run that took `events`."""
+    run = ar.AgentRun()
+    for event in events:
+        run.send(event)
+    return run
+
+
+def _paused(ar: Any) -> Any:
+    """An agent run paused for an approval."""
+    run = _driven(ar, "triage", "start")
+    run.interrupt(interruptReason=ar.AgentRunInterruptReason.approval)
+    run.await_approval()
+    return run
+
+
 def bulk_runs(ar: Any, store: RunStore, count: int) -> None:
     """`count` runs as most stores hold them: most finished (90% completed), the rest
     running (4% reasoning, 3% in a tool call) or paused waiting for an approval (3%); 1% have
     a timer due. Written as `create` writes them (the head and the active states), in one
     transaction, without their history."""
-    def driven(*events: str) -> Any:
-        run = ar.AgentRun()
-        for event in events:
-            run.send(event)
-        return run
-
-    paused = driven("triage", "start")
-    paused.interrupt(interruptReason=ar.AgentRunInterruptReason.approval)
-    paused.await_approval()
+    driven = functools.partial(_driven, ar)
+    paused = _paused(ar)
     spread = ([driven("triage", "start", "complete")] * 90 + [driven("triage", "start")] * 4
               + [driven("triage", "start", "call_tool")] * 3 + [paused] * 3)
     heads = [(run, json.dumps(run.record.to_dict(history=False))) for run in spread]
@@ -334,15 +344,8 @@ def stored_histories(ar: Any, store: RunStore, count: int) -> None:
     """`count` runs with their histories (2 to 12 steps: finished, looping through tools,
     paused for an approval), written straight into the tables as `create` writes them (head,
     active states, steps), in one transaction."""
-    def driven(*events: str) -> Any:
-        run = ar.AgentRun()
-        for event in events:
-            run.send(event)
-        return run
-
-    paused = driven("triage", "start")
-    paused.interrupt(interruptReason=ar.AgentRunInterruptReason.approval)
-    paused.await_approval()
+    driven = functools.partial(_driven, ar)
+    paused = _paused(ar)
     templates = [driven("triage", "start", "complete"), paused] + [
         driven("triage", "start", *LOOP * loops) for loops in range(6)]
     runs, states, steps = [], [], []
