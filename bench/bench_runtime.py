@@ -69,15 +69,9 @@ from statemachine.orderedset import OrderedSet  # noqa: E402
 
 from statechart.codegen import python_module, record_schema  # noqa: E402
 from statechart.linter import check_source  # noqa: E402
-from statechart_runtime.store import (  # noqa: E402
-    MARK_ATTR,
-    RunStore,
-    _Mark,
-    _mark_of,
-    _saved,
-    _utc_text,
-)
+from statechart_runtime.store import RunStore, _utc_text  # noqa: E402
 from statechart_runtime.store_sqlite import SQL, SqliteStore  # noqa: E402
+from statechart_runtime.store_writes import MARK_ATTR, Mark, mark_of, saved  # noqa: E402
 from statechart_runtime.values import utcnow  # noqa: E402
 
 ALL_SECTIONS = [1, 2, 3, 4, 5, 6]
@@ -452,7 +446,7 @@ class HeadFire:
     RunStore._head_run: fire's preamble (event name, call id), RunStore._head_data (the
     JSON parse) and `from_dict(check=False)` (`parse`); `Run.restore(check=False)` and the
     store's mark (`restore`); `run.send` (`send`); RunStore._write with its statements
-    dropped, and `_saved` (`codec`: the head's to_dict(history=False) and json.dumps, the new
+    dropped, and `saved` (`codec`: the head's to_dict(history=False) and json.dumps, the new
     step's row). The result is checked once against a real `store.fire`. The hand-written
     side: HandwrittenAgentRun constructed on a model holding the same configuration
     (`build`), sent the same event (`send`)."""
@@ -518,15 +512,15 @@ class HeadFire:
     def restore(self, record: Any) -> tuple[Any, Any]:
         row = self.row
         run = self.facade.restore(record, check=False)
-        setattr(run, MARK_ATTR, _Mark(row[2], row[3], 0, run._active))
-        return run, _mark_of(run)
+        setattr(run, MARK_ATTR, Mark(row[2], row[3], 0, run._active))
+        return run, mark_of(run)
 
     def send(self, run: Any) -> None:
         run.send(self.name)
 
     def codec(self, run: Any, mark: Any) -> None:
         revision = self.nosql._write(run, mark, _utc_text(utcnow()), locked=True)
-        _saved(run, mark, revision)
+        saved(run, mark, revision)
 
     def machine_alone(self, model: Any) -> Any:
         """python-statemachine's part of `restore`: the machine as Run.__init__ makes it."""

@@ -16,7 +16,7 @@ from types import ModuleType
 import pytest
 from store_support import GATE, TICKET, Backend, assert_usable
 
-import statechart_runtime.store as store_module
+import statechart_runtime.store_schema as schema_module
 from statechart.cli import main
 from statechart_runtime.errors import ReadOnlyStore, SchemaProblem, StoreError
 from statechart_runtime.store import BACKENDS, SCHEMA_VERSION, open_store
@@ -55,7 +55,7 @@ def test_a_new_schema_step_is_applied_once_in_one_transaction(
     backend_class = type(store)
     steps = list(backend_class.migrations)
     # Version 3: a table of notes, filled from the stored runs.
-    monkeypatch.setattr(store_module, "SCHEMA_VERSION", SCHEMA_VERSION + 1)
+    monkeypatch.setattr(schema_module, "SCHEMA_VERSION", SCHEMA_VERSION + 1)
     monkeypatch.setattr(backend_class, "migrations", [*steps, (
         "CREATE TABLE run_notes (run_id TEXT NOT NULL, note TEXT NOT NULL)",
         "INSERT INTO run_notes SELECT run_id, status FROM runs")])
@@ -67,7 +67,7 @@ def test_a_new_schema_step_is_applied_once_in_one_transaction(
     open_store(backend.url).close()  # applied once: the table is not filled again
     assert len(_rows(backend, "SELECT run_id FROM run_notes")) == 1
     # Version 4 fails at its second statement: nothing of it stays, the version is still 3.
-    monkeypatch.setattr(store_module, "SCHEMA_VERSION", SCHEMA_VERSION + 2)
+    monkeypatch.setattr(schema_module, "SCHEMA_VERSION", SCHEMA_VERSION + 2)
     monkeypatch.setattr(backend_class, "migrations", [*backend_class.migrations, (
         "CREATE TABLE more_notes (x TEXT)", "INSERT INTO no_such_table VALUES (1)")])
     with pytest.raises(SchemaProblem, match=f"from version {SCHEMA_VERSION + 1} to "
@@ -149,7 +149,7 @@ def test_a_read_only_store_creates_and_upgrades_nothing(ticket: ModuleType, back
     store = open_store(backend.url)
     store.close()
     # A runtime whose schema is one version newer would upgrade the store: not read-only.
-    monkeypatch.setattr(store_module, "SCHEMA_VERSION", SCHEMA_VERSION + 1)
+    monkeypatch.setattr(schema_module, "SCHEMA_VERSION", SCHEMA_VERSION + 1)
     monkeypatch.setattr(type(store), "migrations",
                         [*type(store).migrations, ("CREATE TABLE x (y TEXT)",)])
     with pytest.raises(ReadOnlyStore, match="open it once writable"):
@@ -296,7 +296,7 @@ def test_runs_work_upgrades_a_store_the_read_only_actions_cannot_read(
     path, run_id = _read_only_store(ticket, tmp_path)
     with open_store(path, read_only=True) as probe:
         backend_class = type(probe)
-    monkeypatch.setattr(store_module, "SCHEMA_VERSION", SCHEMA_VERSION + 1)
+    monkeypatch.setattr(schema_module, "SCHEMA_VERSION", SCHEMA_VERSION + 1)
     monkeypatch.setattr(backend_class, "migrations",
                         [*backend_class.migrations, ("CREATE TABLE x (y TEXT)",)])
     code = main(["runs", "list", "--store", str(path)])

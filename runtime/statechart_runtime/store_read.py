@@ -131,12 +131,11 @@ def _stored_run(row: Sequence[Any], states: tuple[str, ...], last_at: Any) -> St
 # A run as `stored_record` gives it: its columns, and its record (parsed JSON, NOT checked)
 # with its whole history from the `history` table.
 Stored = tuple[StoredRun, dict[str, Any]]
-SameSteps = Callable[[list[Any], list[Any]], bool]
 _HEAD_COLUMNS = ("r.run_id, r.spec, r.spec_version, r.revision, r.status, r.steps, "
                  "r.created_at, r.updated_at, r.next_due, r.record")
 
 
-def stored_record(store: Any, run_id: str, same_steps: SameSteps) -> Stored:
+def stored_record(store: Any, run_id: str) -> Stored:
     """`store.stored_record`: the run's columns and its record with the table's history,
     not checked against a spec, read in one snapshot; StoreError naming what is damaged."""
     p = store.sql.param
@@ -144,13 +143,13 @@ def stored_record(store: Any, run_id: str, same_steps: SameSteps) -> Stored:
     if not found:
         raise RunNotFound(run_id)
     head, states, steps = found[0]
-    result = _assembled(head, states, steps, same_steps)
+    result = _assembled(head, states, steps)
     if isinstance(result, StoreError):
         raise result
     return result
 
 
-def stored_records(store: Any, spec: str, batch: int, same_steps: SameSteps
+def stored_records(store: Any, spec: str, batch: int
                    ) -> Iterator[tuple[str, Stored | StoreError]]:
     """`store.stored_records`: every run of `spec`, sorted by id, with its record as
     `stored_record` gives it, or the StoreError that says what of it is damaged. Read
@@ -163,7 +162,7 @@ def stored_records(store: Any, spec: str, batch: int, same_steps: SameSteps
         args = [spec] + ([] if after is None else [after])
         runs = store._read(lambda where=where, args=args: _snapshot(store, where, args, batch))
         for head, states, steps in runs:
-            yield head[0], _assembled(head, states, steps, same_steps)
+            yield head[0], _assembled(head, states, steps)
         if len(runs) < batch:
             return
         after = runs[-1][0][0]
@@ -204,8 +203,8 @@ def _snapshot(store: Any, where: str, args: list[Any], limit: int | None
     return [(head, *by_run[head[0]]) for head in heads]
 
 
-def _assembled(head: Sequence[Any], states: list[str], steps: list[Sequence[Any]],
-               same_steps: SameSteps) -> Stored | StoreError:
+def _assembled(head: Sequence[Any], states: list[str], steps: list[Sequence[Any]]
+               ) -> Stored | StoreError:
     """A run's columns and record from its rows (`_snapshot`), or the StoreError naming what
     is damaged: a column time, the record's JSON, a step's values, a record whose history is
     not the table's."""
@@ -229,8 +228,24 @@ def _assembled(head: Sequence[Any], states: list[str], steps: list[Sequence[Any]
     except StoreError as exc:
         return exc
     kept = record.get("history")
-    if kept and not same_steps(kept, history):
+    if kept and not _same_steps(kept, history):
         return StoreError(f"run {run_id!r}: the record's history ({len(kept)} steps) is not "
                           f"the history table's ({len(history)} steps)")
     record["history"] = history
     return stored, record
+
+
+def _same_steps(kept: list[Any], table: list[Any]) -> bool:
+    """Whether a record's own history is the history table's (times as instants)."""
+    return [_step_json(x) for x in kept] == [_step_json(x) for x in table]
+
+
+def _step_json(step: Any) -> Any:
+    """A history step as JSON compares: its time as an instant (the record keeps the text it
+    was given, the table UTC), anything that is not a step as it is."""
+    if not isinstance(step, dict) or not isinstance(step.get("at"), str):
+        return step
+    try:
+        return {**step, "at": parse_time("at", step["at"])}
+    except ValueError:  # not a time: compared as text
+        return step
