@@ -24,10 +24,10 @@ This module holds the API (`open_store`, `RunStore`) and how runs are created, l
 and fired; the rest of the logic is in modules of its own, each saying what it holds:
 `store_connection` (transactions, retries, reconnecting, what a driver's errors mean; the
 `Statements` a backend gives), `store_schema` (the schema's version, upgrade and check),
-`store_writes` (a run encoded into the statements that store it), `store_queries`
-(`history`, `find`, `next_due`), `store_read` (the views tools read, the decoding of stored
-rows), `store_checks` (what a restored head is checked against) and `store_versions` (runs
-of other spec versions).
+`store_writes` (a run encoded into the statements that store it), `store_restore` (a run
+restored from its rows), `store_queries` (`history`, `find`, `next_due`), `store_read` (the
+views tools read, the decoding of stored rows), `store_checks` (what a restored head is
+checked against) and `store_versions` (runs of other spec versions).
 """
 
 from __future__ import annotations
@@ -42,7 +42,13 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from statechart_runtime import store_checks, store_queries, store_read, store_writes
+from statechart_runtime import (
+    store_checks,
+    store_queries,
+    store_read,
+    store_restore,
+    store_writes,
+)
 from statechart_runtime.errors import (
     ConcurrentUpdate,
     DamagedRow,
@@ -169,7 +175,7 @@ class RunStore(StoreConnection):
         def work() -> None:
             if self._x(self.sql.run_exists, (record.runId,)).fetchone():
                 raise RunIdTaken(record.runId)
-            at = store_checks.utc_text(self.now())
+            at = _utc_text(self.now())
             self._x(self.sql.insert_run,
                     (record.runId, spec.name, spec.version, record.status.value, at, at))
             created = Mark(0, 0, 0, (), rewrite=True)
@@ -180,7 +186,7 @@ class RunStore(StoreConnection):
         self._with_retries(work, repeatable=False,
                            duplicate=lambda: RunIdTaken(record.runId))
         setattr(run, MARK_ATTR, Mark(1, len(record.history), len(record.history),
-                                      run._active, due=next_deadline(run)))
+                                     run._active, due=next_deadline(run)))
 
     def load(self, run_class: type[RunT], run_id: str, **kwargs: Any) -> RunT:
         """The stored run `run_id`, restored as a `run_class` (keyword arguments go to
@@ -188,7 +194,8 @@ class RunStore(StoreConnection):
         checked as `from_json` checks it, replaying the history (the spec's InvalidRecord);
         a run of another spec is refused the same way."""
         def work() -> RunT:
-            return self._full_run(run_class, run_id, self._head_row(run_id, self.sql.head), kwargs)
+            return store_restore.full_run(self, run_class, run_id,
+                                          self._head_row(run_id, self.sql.head), kwargs)
         return self._read(work)
 
     def _head_row(self, run_id: str, sql: str) -> tuple[Any, ...]:
@@ -213,76 +220,16 @@ class RunStore(StoreConnection):
             raise RunNotFound(run_id)
         return (*row, *checks.fetchone())
 
-    def _full_run(self, run_class: type[RunT], run_id: str, row: tuple[Any, ...],
-                  kwargs: dict[str, Any]) -> RunT:
-        _, version, revision, steps = row[:4]
-        data = self._head_data(run_class, run_id, row)
-        spec = run_class._sc_spec
-        data["history"] = store_read.step_dicts(self._x(self.sql.steps, (run_id,)).fetchall(),
-                                                spec.invalid)
-        if len(data["history"]) != steps:
-            raise spec.invalid("history", f"the store holds {len(data['history'])} steps of "
-                               f"run {run_id!r}, its row says {steps}")
-        record = run_class._sc_record.from_dict(data)  # upgrades older versions; replays
-        if record.runId != run_id:
-            raise spec.invalid("runId", f"the run stored as {run_id!r} has the record of "
-                               f"{record.runId!r}")
-        run = run_class.restore(record, check=False, **{"clock": self.clock, **kwargs})
-        # A record upgraded from an older version: its steps and its run_states rows (in
-        # the old names) are rewritten by the next save, whatever it changes.
-        rewrite = version != spec.version
-        setattr(run, MARK_ATTR, Mark(revision, steps, steps, () if rewrite else run._active,
-                                      rewrite=rewrite, due=next_deadline(run)))
-        return run
-
     def _head_run(self, run_class: type[RunT], run_id: str, row: tuple[Any, ...]) -> RunT:
-        """The run from its stored head, without its history (trusted: the store wrote it,
-        and checked every step as it was taken). A head of an older spec version is read
-        whole instead, to be upgraded and checked."""
-        spec = run_class._sc_spec
-        if row[1] != spec.version:
-            return self._full_run(run_class, run_id, row, {})
-        data = self._head_data(run_class, run_id, row)
-        data["history"] = []
-        record = run_class._sc_record.from_dict(data, check=False)
-        if record.runId != run_id:
-            raise spec.invalid("runId", f"the run stored as {run_id!r} has the record of "
-                               f"{record.runId!r}")
-        run = run_class.restore(record, check=False, clock=self.clock)
-        # The head is trusted, not replayed: cheap checks that it is the one the store wrote,
-        # against what came with it (head_locked): the columns `find` answers from and the
-        # last stored step. A record, column or step edited by hand disagrees.
-        wrong = store_checks.head_disagreement(run, row[5], store_checks.state_set(row[6]),
-                                               row[3], row[7:10])
-        if wrong is not None:
-            raise spec.invalid(wrong[0], f"run {run_id!r}: {wrong[1]}: "
-                               f"{store_checks.REPAIR_HINT}")
-        setattr(run, MARK_ATTR, Mark(row[2], row[3], 0, run._active, due=next_deadline(run)))
-        return run
-
-    @staticmethod
-    def _head_data(run_class: type[Any], run_id: str, row: tuple[Any, ...]) -> dict[str, Any]:
-        spec = run_class._sc_spec
-        if row[0] != spec.name:
-            raise spec.invalid("(store)", f"run {run_id!r} is a run of {row[0]!r} "
-                               f"(version {row[1]}), not of {spec.name!r}")
-        if row[1] > spec.version:
-            raise spec.invalid("specVersion", f"run {run_id!r} was stored by version {row[1]} "
-                               f"of {spec.name!r}; this module reads version {spec.version}")
-        try:
-            data = json.loads(row[4])
-        except ValueError as exc:
-            raise spec.invalid("(record)", f"the stored record is not JSON: {exc}") from None
-        if not isinstance(data, dict):
-            raise spec.invalid("(record)", "the stored record is not a JSON object")
-        return data
+        """The run from its stored head (`store_restore.head_run`)."""
+        return store_restore.head_run(self, run_class, run_id, row)
 
     def save(self, run: Run[Any, Any, Any]) -> int:
         """Save a run this store created or loaded; its new revision. ConcurrentUpdate if
         the stored run was saved since (by this process or another): nothing is written."""
         self._writable()
         mark = mark_of(run)
-        at = store_checks.utc_text(self.now())
+        at = _utc_text(self.now())
         writes = store_writes.writes(self.sql, run, mark, at)
         revision = self._with_retries(lambda: self._write(writes, mark, locked=False),
                                        repeatable=False)
@@ -359,8 +306,8 @@ class RunStore(StoreConnection):
                 if not run.record.history:  # nothing happened: nothing to save
                     raise
                 # Timers fired before the event was refused: they are kept.
-                return run, mark, store_checks.utc_text(when), refusal
-            return run, mark, store_checks.utc_text(when), None
+                return run, mark, _utc_text(when), refusal
+            return run, mark, _utc_text(when), None
 
         def write(computed: Computed, writes: Writes, *, locked: bool) -> Fired | RunError:
             run, mark, stamp, refusal = computed
@@ -427,8 +374,8 @@ class RunStore(StoreConnection):
             return Fired(run, False, row[2])
         # A declined timer (its guards said no) is saved even when nothing fired: it no
         # longer counts for `next_due`, so it cannot keep other runs' timers waiting.
-        writes = store_writes.writes(self.sql, run, mark, store_checks.utc_text(when))
-        revision = self._write(writes, mark, locked=True)
+        revision = self._write(store_writes.writes(self.sql, run, mark, _utc_text(when)), mark,
+                               locked=True)
         saved(run, mark, revision)
         return Fired(run, bool(events), revision, events)
 
@@ -445,7 +392,7 @@ class RunStore(StoreConnection):
         self._writable()
         at = now if now is not None else self.now()  # claimed and fired at one time
         spec = run_class._sc_spec  # runs of a newer version are passed over: not ours to fire
-        args = (spec.name, spec.version, store_checks.utc_text(at), *skip)
+        args = (spec.name, spec.version, _utc_text(at), *skip)
         claim = self.sql.claim_due.format(skip=self._not_in("run_id", skip))
 
         claimed: list[str] = []  # the run this attempt claimed
@@ -506,7 +453,7 @@ class RunStore(StoreConnection):
         """The ids of the runs of `run_class`'s spec with a timer due at `now` (default: the
         current time), earliest first, at most `limit`. Only a list: `fire_next_due` claims
         and fires them."""
-        when = store_checks.utc_text(now if now is not None else self.now())
+        when = _utc_text(now if now is not None else self.now())
         spec = run_class._sc_spec
         return [row[0] for row in self._read(lambda: self._x(
             self.sql.due, (spec.name, spec.version, when, limit)).fetchall())]
