@@ -1,5 +1,8 @@
 """`statechart runs list|show|verify|work --store URL`: the runs kept in a run store
-(docs/runs.md); `work` (statechart.cli.runs_work) fires their due timers.
+(docs/runs.md). This module holds the command line and what the actions share (the store
+opened as it must exist, the spec checked and compiled); each action is a module of its own:
+`list` (statechart.cli.runs_list), `show` (runs_show), `verify` (runs_verify) and `work`
+(runs_work), which fires the runs' due timers.
 
 `list` and `show` print their product on stdout (a table or JSON); `verify` reports like
 `check` (`--format full|concise|json|github|sarif`, exit 0 ok, 1 findings that are errors).
@@ -15,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import json
 import sqlite3
 import sys
 from pathlib import Path
@@ -23,12 +25,8 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from statechart.cli import add_report_arguments, colour, missing_paths, runs_work
-from statechart.report import REPORTERS, concise, inert, one_line
+from statechart.report import REPORTERS, concise, one_line
 from statechart_runtime.errors import StatechartError
-
-# --diagram PATH: the picture's format by the file's suffix.
-DIAGRAM_SUFFIXES = {".svg": "svg", ".png": "png", ".dot": "dot", ".gv": "dot",
-                    ".mmd": "mermaid", ".mermaid": "mermaid"}
 
 
 class Usage(StatechartError):
@@ -114,10 +112,11 @@ def _store_argument(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from statechart.cli import runs_list, runs_show, runs_verify
     from statechart_runtime.errors import StoreError
 
-    action = {"list": _list, "show": _show, "verify": _verify,
-              "work": runs_work.work}[args.action]
+    action = {"list": runs_list.list_runs, "show": runs_show.show_run,
+              "verify": runs_verify.verify_runs, "work": runs_work.work}[args.action]
     try:
         return action(args)
     except _Reported as exc:
@@ -234,114 +233,7 @@ def compiled(spec: Any) -> type[Any]:
         raise Failure(f"{spec.path} cannot be compiled: {exc}") from None
 
 
-def _names(spec: Any, value: str | None, what: str) -> None:
-    """Refuse (Usage) a state name the spec does not have."""
-    from statechart.build_model import did_you_mean
-
-    if value is None or spec is None:
-        return
-    if value not in spec.states:
-        hint = did_you_mean(value, spec.states)
-        raise Usage(f"{what}: no state `{value}` in spec `{spec.name}`"
-                    + (f"; {hint}" if hint else ""))
-
-
-# -- list ------------------------------------------------------------------------------------
-
-def _list(args: argparse.Namespace) -> int:
-    spec = checked_spec(args.spec, args) if args.spec else None
-    if args.tag and spec is None:
-        raise Usage("--tag needs --spec (tags are the spec's, the store does not keep them)")
-    _statuses(spec, args.status)
-    _names(spec, args.state, "--state")
-    tagged: set[str] | None = None
-    if args.tag is not None and spec is not None:
-        from statechart.build_model import did_you_mean
-
-        tagged = {name for name, state in spec.states.items() if args.tag in state.tags}
-        if not tagged:
-            tags = {t for state in spec.states.values() for t in state.tags}
-            hint = did_you_mean(args.tag, tags)
-            raise Usage(f"--tag: no state of spec `{spec.name}` is tagged `{args.tag}`"
-                        + (f"; {hint}" if hint else ""))
-    with open_existing(args.store) as store:
-        runs = store.stored_runs(spec.name if spec is not None else None)
-    if spec is not None and (args.status, args.state, tagged) != (None, None, None):
-        # In the spec's names, as `find` answers: runs stored at an older version through
-        # their migration's renames, runs of a newer version not at all.
-        tables = compiled(spec)._sc_spec
-        runs = [r for r in runs if _answers(tables, r, args.status, args.state, tagged)]
-    else:
-        runs = [r for r in runs
-                if (args.status is None or r.status == args.status)
-                and (args.state is None or args.state in r.states)]
-    runs = [r for r in runs
-            if args.due is None or (r.next_due is not None and r.next_due <= args.due)]
-    if args.due is not None:
-        runs.sort(key=lambda r: (r.next_due, r.run_id))
-    # The runs' specs, for the states in document order (the store keeps them by name) and
-    # the innermost ones in the table: `--spec`, else each found in the project's specs.
-    specs = {spec.name: spec} if spec is not None else _project_specs({r.spec for r in runs})
-    rows = [{"run_id": r.run_id, "spec": r.spec, "spec_version": r.spec_version,
-             "status": r.status, "states": _in_order(specs.get(r.spec), r.states),
-             "revision": r.revision, "steps": r.steps,
-             "last_transition_at": _time(r.last_transition_at),
-             "updated_at": _time(r.updated_at),
-             "next_due": _time(r.next_due) if r.next_due else None} for r in runs]
-    if args.format == "json":
-        print(json.dumps(rows, indent=2, ensure_ascii=False))
-        return 0
-    if not rows:
-        filtered = args.status or args.state or args.tag or args.due
-        print("no stored runs" + (" match" if filtered else ""))
-        return 0
-    header = ("RUN ID", "SPEC", "STATUS", "STATES", "REVISION", "STEPS", "LAST TRANSITION",
-              "NEXT DUE")
-    table = [header] + [(r["run_id"], f"{r['spec']} v{r['spec_version']}", r["status"],
-                         ",".join(_innermost(specs.get(r["spec"]), r["states"])),
-                         str(r["revision"]), str(r["steps"]), r["last_transition_at"],
-                         r["next_due"] or "-") for r in rows]
-    widths = [max(len(row[i]) for row in table) for i in range(len(header))]
-    for row in table:
-        print(inert("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True))
-                    .rstrip()))
-    return 0
-
-
-def _answers(tables: Any, stored: Any, status: str | None, state: str | None,
-             tagged: set[str] | None) -> bool:
-    """Whether `store.find` with the Run class of `tables` (a spec version) answers the stored
-    run `stored` for these conditions: from its columns at that version, through the
-    migration's renames from an older one, never for a newer one."""
-    from statechart_runtime import store_versions
-
-    if stored.spec_version > tables.version:
-        return False
-    if stored.spec_version == tables.version:
-        active = frozenset(stored.states)
-        return (status is None or stored.status == status) \
-            and (state is None or state in active) and (not tagged or bool(tagged & active))
-    active = store_versions.current_states(tables, stored.spec_version, stored.states)
-    return store_versions.matches(tables, active, status, state,
-                                  None if tagged is None else frozenset(tagged))
-
-
-def _statuses(spec: Any, value: str | None) -> None:
-    """Refuse (Usage) a `--status` the spec's records never report."""
-    from statechart.build_model import did_you_mean
-
-    if value is None or spec is None:
-        return
-    vocabulary = spec.statuses() or [n for n, s in spec.states.items() if s.parent is None]
-    if value not in vocabulary:
-        hint = did_you_mean(value, vocabulary)
-        nested = f"; `{value}` is a nested state: use --state" if value in spec.states else ""
-        raise Usage(f"--status: spec `{spec.name}` reports no status `{value}` (its statuses: "
-                    f"{', '.join(vocabulary)}){nested}" + (f"; {hint}" if hint and not nested
-                                                           else ""))
-
-
-def _project_specs(names: set[str]) -> dict[str, Any]:
+def project_specs(names: set[str]) -> dict[str, Any]:
     """The checked specs of `names` among the project configuration's spec files (files
     `NAME.yaml` first, each checked once): a spec with errors, or none, is left out."""
     from statechart.config import ConfigError, load
@@ -362,187 +254,6 @@ def _project_specs(names: set[str]) -> dict[str, Any]:
     return found
 
 
-def _in_order(spec: Any, states: tuple[str, ...]) -> list[str]:
-    """Active states in the spec's document order (by name without the spec)."""
-    order = {name: i for i, name in enumerate(spec.states)} if spec is not None else {}
-    return sorted(states, key=lambda s: (order.get(s, len(order)), s))
-
-
-def _innermost(spec: Any, states: list[str]) -> list[str]:
-    """The active states without their active ancestors (all of them without the spec)."""
-    if spec is None:
-        return states
-    parents = {spec.states[s].parent for s in states if s in spec.states}
-    return [s for s in states if s not in parents]
-
-
-def _time(value: Any) -> str:
+def time_text(value: Any) -> str:
+    """A time as the commands print it: RFC 3339, UTC as `Z`."""
     return str(value.isoformat().replace("+00:00", "Z"))
-
-
-# -- show ------------------------------------------------------------------------------------
-
-def _show(args: argparse.Namespace) -> int:
-    from statechart_runtime.errors import InvalidRecord, RunNotFound
-
-    fmt = None
-    if args.diagram not in (None, "-"):
-        fmt = DIAGRAM_SUFFIXES.get(Path(args.diagram).suffix.lower())
-        if fmt is None:
-            raise Usage(f"--diagram {args.diagram}: the suffix picks the format: "
-                        f"{', '.join(DIAGRAM_SUFFIXES)} (or `-` for Mermaid on stdout)")
-    spec = checked_spec(args.spec, args) if args.spec else None
-    with open_existing(args.store) as store:
-        try:
-            stored, _ = store.stored_record(args.run_id)
-        except RunNotFound:
-            raise Usage(_unknown_run(store, args.run_id)) from None
-        if spec is None:  # the store names the spec; the project says where specs are
-            spec = _project_specs({stored.spec}).get(stored.spec)
-            if spec is None:
-                raise Usage(f"run `{args.run_id}` is a run of `{stored.spec}`, and no spec "
-                            f"`{stored.spec}` without errors is under the project's spec "
-                            "folders (the configuration's `specs`); name its file: --spec "
-                            "FILE")
-            args.spec = spec.path
-        run_class = compiled(spec)
-        if stored.spec != spec.name:
-            raise Usage(f"run `{args.run_id}` is a run of `{stored.spec}`, not of "
-                        f"`{spec.name}` ({args.spec})")
-        try:
-            run = store.load(run_class, args.run_id)
-        except InvalidRecord as exc:
-            raise Failure(f"run `{args.run_id}`: {args.spec} refuses the stored record: {exc} "
-                          "(`statechart runs verify` reports every such run)") from None
-        history = store.history(args.run_id)
-    active = [state.value for state in run.configuration]
-    record = run.record.to_dict()
-    data = {"run_id": stored.run_id, "spec": stored.spec, "spec_version": spec.version,
-            "revision": stored.revision, "status": record["status"], "states": active,
-            "created_at": _time(stored.created_at), "updated_at": _time(stored.updated_at),
-            "last_transition_at": _time(run.record.lastTransitionAt),
-            "context": {f.name: record.get(f.name) for f in spec.record},
-            "timers": [{"state": t.state.value, "event": t.event.value, "due": _time(t.due),
-                        "declined": t.declined} for t in run.timers],
-            "history": [{"index": h.index, "at": _time(h.at), "event": h.event,
-                         "source": h.source, "target": h.target, "values": h.values}
-                        for h in history]}
-    diagram = _diagram(spec, active, fmt or "mermaid") if args.diagram else None
-    if args.format == "json":
-        if args.diagram == "-":
-            data["diagram"] = diagram.decode("utf-8") if diagram else ""
-        print(json.dumps(data, indent=2, ensure_ascii=False))
-    else:
-        sys.stdout.write(inert_lines(_show_text(data)))
-        if args.diagram == "-" and diagram is not None:
-            print("\ndiagram (Mermaid):")
-            sys.stdout.write(diagram.decode("utf-8"))
-    if args.diagram not in (None, "-") and diagram is not None:
-        try:
-            Path(args.diagram).write_bytes(diagram)
-        except OSError as exc:
-            raise Failure(f"cannot write {args.diagram}: {exc.strerror or exc}") from None
-        print(f"wrote {inert(args.diagram)}", file=sys.stderr)
-    return 0
-
-
-def inert_lines(text: str) -> str:
-    return "".join(inert(line) + "\n" for line in text.splitlines())
-
-
-def _show_text(data: dict[str, Any]) -> str:
-    def value(v: Any) -> str:
-        return "-" if v is None else json.dumps(v, ensure_ascii=False)
-
-    lines = [f"run {data['run_id']}: {data['spec']} version {data['spec_version']}, "
-             f"revision {data['revision']}",
-             f"  status:          {data['status']}",
-             f"  active states:   {', '.join(data['states'])}",
-             f"  created:         {data['created_at']}",
-             f"  updated:         {data['updated_at']}",
-             f"  last transition: {data['last_transition_at']}", "", "context:"]
-    lines += [f"  {name}: {value(v)}" for name, v in data["context"].items()] or ["  (no fields)"]
-    timers = data["timers"]
-    lines += ["", f"armed timers ({len(timers)}):"]
-    lines += [f"  {t['due']}  {t['event']} (of {t['state']})"
-              + ("  declined: its guards said no" if t["declined"] else "") for t in timers]
-    steps = data["history"]
-    lines += ["", f"history ({len(steps)} step{'s' * (len(steps) != 1)}):"]
-    lines += [f"  {h['index']:>3}  {h['at']}  {h['event']}: {h['source']} -> {h['target']}"
-              + (f"  {value(h['values'])}" if h["values"] else "") for h in steps]
-    return "\n".join(lines) + "\n"
-
-
-def _unknown_run(store: Any, run_id: str) -> str:
-    import difflib
-
-    ids = [r.run_id for r in store.stored_runs()]
-    close = difflib.get_close_matches(run_id, ids, n=1, cutoff=0.6) \
-        or [i for i in ids if i.startswith(run_id)][:1]
-    return f"no run `{run_id}` in the store" + (f"; did you mean `{close[0]}`?" if close else "")
-
-
-def _diagram(spec: Any, active: list[str], fmt: str) -> bytes:
-    from statechart.cli.render import render_bytes
-    from statechart.render import bounds, layout
-    from statechart.render.highlight import active_configuration
-
-    marked = active_configuration(spec, active)
-    try:
-        with bounds.using() as limits:
-            return render_bytes(spec, fmt, marked, "graphviz-pure", limits)
-    except (bounds.BoundsError, layout.LayoutError) as exc:
-        raise Failure(f"no diagram: {exc}") from None
-
-
-# -- verify ----------------------------------------------------------------------------------
-
-def _verify(args: argparse.Namespace) -> int:
-    from statechart.cli.check import output_format
-    from statechart.linter import check_file
-    from statechart.runs_verify import Against, reporters, verify
-
-    paths = [args.spec, *([args.spec_new] if args.spec_new else [])]
-    if missing_paths("runs verify", paths, files=True):
-        return 2
-    fmt = output_format(args.format)
-    results = [check_file(p) for p in paths]
-    errors = [d for r in results for d in r.errors]
-    show = colour.enabled(args.color, sys.stdout)
-    if errors:
-        sources = _sources(paths) if fmt == "full" else {}
-        sys.stdout.write(colour.report(reporters(), fmt, errors, sources, show))
-        return 0 if args.exit_zero else 1
-    spec = results[0].spec
-    new = results[1].spec if args.spec_new else None
-    assert spec is not None  # a spec without errors has a model
-    if new is not None and new.name != spec.name:
-        raise Usage(f"{args.spec_new} is spec `{new.name}`, {args.spec} is `{spec.name}`: "
-                    "--spec-new is a new version of the same spec")
-    against = Against(args.spec, compiled(spec))
-    proposed = Against(args.spec_new, compiled(new), proposed=True) if new else None
-    with open_existing(args.store) as store:
-        found = verify(store, location(args.store), against, proposed)
-    sys.stdout.write(colour.report(reporters(), fmt, found.diagnostics, {}, show))
-    if fmt == "full" and not found.diagnostics:
-        if found.runs == 0:
-            print(f"no runs of `{spec.name}` in the store: nothing to verify.")
-        else:
-            also = f" and {args.spec_new}" if args.spec_new else ""
-            print(f"{found.runs} run{'s' * (found.runs != 1)} of `{spec.name}` verified "
-                  f"against {args.spec}{also}: no problems.")
-    return 1 if any(d.severity == "error" for d in found.diagnostics) and not args.exit_zero \
-        else 0
-
-
-def _sources(paths: list[str]) -> dict[str, str]:
-    """The spec texts for `full`'s snippets, read as the checker read them."""
-    from statechart.spec_file import SpecFileError, read_spec
-
-    out: dict[str, str] = {}
-    for path in paths:
-        try:
-            out[path] = read_spec(path).decode("utf-8-sig", "replace")
-        except (OSError, SpecFileError):
-            pass
-    return out
