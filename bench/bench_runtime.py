@@ -69,6 +69,7 @@ from statemachine.orderedset import OrderedSet  # noqa: E402
 
 from statechart.codegen import python_module, record_schema  # noqa: E402
 from statechart.linter import check_source  # noqa: E402
+from statechart_runtime import store_restore, store_writes  # noqa: E402
 from statechart_runtime.store import RunStore, _utc_text  # noqa: E402
 from statechart_runtime.store_sqlite import SQL, SqliteStore  # noqa: E402
 from statechart_runtime.store_writes import MARK_ATTR, Mark, mark_of, saved  # noqa: E402
@@ -443,7 +444,7 @@ class HeadFire:
     The head row is read from a real SqliteStore (in a temporary folder) holding the run:
     its record as `to_dict(history=False)` JSON. Per call, the generated side does what
     `fire` does between its SELECT and its COMMIT, in the same lines as RunStore.fire and
-    RunStore._head_run: fire's preamble (event name, call id), RunStore._head_data (the
+    store_restore.head_run: fire's preamble (event name, call id), store_restore.head_data (the
     JSON parse) and `from_dict(check=False)` (`parse`); `Run.restore(check=False)` and the
     store's mark (`restore`); `run.send` (`send`); RunStore._write with its statements
     dropped, and `saved` (`codec`: the head's to_dict(history=False) and json.dumps, the new
@@ -501,8 +502,8 @@ class HeadFire:
         # RunStore.fire, before its transaction
         name = event.value if isinstance(event, spec.event_enum) else event
         self.name, self.call = name, uuid.uuid4().hex
-        # RunStore._head_run
-        data = RunStore._head_data(facade, run_id, row)
+        # store_restore.head_run
+        data = store_restore.head_data(facade, run_id, row)
         data["history"] = []
         record = facade._sc_record.from_dict(data, check=False)
         if record.runId != run_id:
@@ -519,7 +520,8 @@ class HeadFire:
         run.send(self.name)
 
     def codec(self, run: Any, mark: Any) -> None:
-        revision = self.nosql._write(run, mark, _utc_text(utcnow()), locked=True)
+        writes = store_writes.writes(SQL, run, mark, _utc_text(utcnow()))
+        revision = self.nosql._write(writes, mark, locked=True)
         saved(run, mark, revision)
 
     def machine_alone(self, model: Any) -> Any:

@@ -25,7 +25,7 @@ def full_run(store: StoreConnection, run_class: type[RunT], run_id: str,
     """The run from its stored head `row` and its steps (read here), the whole record
     checked as `from_json` checks it, replaying the history; `kwargs` go to `restore`."""
     _, version, revision, steps = row[:4]
-    data = _head_data(run_class, run_id, row)
+    data = head_data(run_class, run_id, row)
     spec = run_class._sc_spec
     data["history"] = store_read.step_dicts(
         store._x(store.sql.steps, (run_id,)).fetchall(), spec.invalid)
@@ -53,7 +53,7 @@ def head_run(store: StoreConnection, run_class: type[RunT], run_id: str,
     spec = run_class._sc_spec
     if row[1] != spec.version:
         return full_run(store, run_class, run_id, row, {})
-    data = _head_data(run_class, run_id, row)
+    data = head_data(run_class, run_id, row)
     data["history"] = []
     record = run_class._sc_record.from_dict(data, check=False)
     if record.runId != run_id:
@@ -72,7 +72,9 @@ def head_run(store: StoreConnection, run_class: type[RunT], run_id: str,
     return run
 
 
-def _head_data(run_class: type[Any], run_id: str, row: tuple[Any, ...]) -> dict[str, Any]:
+def head_data(run_class: type[Any], run_id: str, row: tuple[Any, ...]) -> dict[str, Any]:
+    """The record of the head `row` as parsed JSON, once its spec and version are checked
+    against `run_class`'s (the spec's InvalidRecord otherwise)."""
     spec = run_class._sc_spec
     if row[0] != spec.name:
         raise spec.invalid("(store)", f"run {run_id!r} is a run of {row[0]!r} "
