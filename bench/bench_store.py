@@ -305,7 +305,8 @@ def queries(url: str, count: int) -> tuple[dict[str, tuple[float, int]], dict[st
             for name, key, value in (("find(status=running)", "status", "running"),
                                      ("find(state=tool_call)", "state", "tool_call"),
                                      ("find(tag=paused)", "tag", "paused"))}
-    sqls["due(now, limit=100)"] = (store.sql.due, ["agent_run", "2026-01-01T00:00:00.000000Z", 100])
+    sqls["due(now, limit=100)"] = (store.sql.due, ["agent_run", ar.AgentRun._sc_spec.version,
+                                                   "2026-01-01T00:00:00.000000Z", 100])
     plans = {}
     for name, query in sqls.items():
         assert query is not None
