@@ -298,7 +298,7 @@ class StoreConnection:
         return self._with_retries(work, repeatable=True, begin=self.sql.begin_read)
 
     def _query(self, sql: str, args: list[Any]) -> list[Any]:
-        """The rows of one read-only query (the views above read through here only)."""
+        """The rows of one read-only query, in a read transaction of its own (`next_due`)."""
         return self._read(lambda: self._x(sql, args).fetchall())
 
 
