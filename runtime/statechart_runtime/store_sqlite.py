@@ -13,14 +13,12 @@ from __future__ import annotations
 import random
 import sqlite3
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager, suppress
+from contextlib import suppress
 from pathlib import Path
 from urllib.parse import quote
 
 from statechart_runtime.errors import ReadOnlyStore, StoreError
 from statechart_runtime.store import RunStore, Statements
-from statechart_runtime.store_sqlite_turns import WriterTurns
 
 # SQLite result codes (https://sqlite.org/rescode.html): sqlite3 gives them on its errors.
 _BUSY, _LOCKED, _READONLY, _CORRUPT, _CANTOPEN, _FULL, _TOOBIG, _NOTADB = (
@@ -153,7 +151,6 @@ class SqliteStore(RunStore):
                  read_only: bool = False) -> None:
         self.path = str(path)
         self._uri = self.path  # a read-only store opens a URI: file:PATH?mode=ro...
-        self._turns = WriterTurns(self.path)  # a read-only store never takes one
         super().__init__(self.path, timeout=timeout, max_attempts=max_attempts,
                          read_only=read_only)
 
@@ -177,39 +174,29 @@ class SqliteStore(RunStore):
         # free most of the time (a commit holds it for about a millisecond).
         self._db.execute("PRAGMA busy_timeout = 0")
 
-    @contextmanager
-    def _transaction(self, begin: str) -> Iterator[None]:
-        try:
-            with super()._transaction(begin):
-                yield
-        finally:
-            self._turns.give_back()  # after the COMMIT or ROLLBACK (no-op: not held)
-
     def _begin(self, begin: str) -> None:
-        """BEGIN IMMEDIATE once this writer's turn came (`WriterTurns`: writers of this
-        runtime wait in the kernel, in order, and wake as the one before them commits). A
-        writer that does not take turns may still hold SQLite's lock: then tried again
-        after a short, random sleep (so that waiting writers do not wake together) for up
-        to `timeout` seconds, then the busy error (`_with_retries` counts an attempt). A
-        turn not come within `timeout`: one try of SQLite's lock, then the busy error."""
+        """BEGIN IMMEDIATE, tried again after a short, random sleep (so that waiting
+        writers do not wake together) while another writer holds the lock, for up to
+        `timeout` seconds; then the busy error (`_with_retries` counts an attempt). (Not
+        shorter sleeps for writers that waited longer: on a busy machine, writers that
+        spin keep the one holding the lock from running.)"""
         if begin != SQL.begin_write or self.read_only:
             self._db.execute(begin)
             return
-        deadline = time.monotonic() + self.timeout
-        if not self._turns.take(self.timeout):
-            deadline = 0.0
+        started = 0.0
         while True:
             try:
                 self._db.execute(begin)
                 return
             except sqlite3.OperationalError as exc:
-                if self._failure(exc) != "busy" or time.monotonic() >= deadline:
+                if self._failure(exc) != "busy":
+                    raise
+                now = time.monotonic()
+                if not started:
+                    started = now
+                elif now - started >= self.timeout:
                     raise
             time.sleep(random.uniform(_WAIT_MIN, _WAIT_MAX))
-
-    def close(self) -> None:
-        self._turns.close()
-        super().close()
 
     def _connect_read_only(self) -> None:
         path = Path(self.path)
