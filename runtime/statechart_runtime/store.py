@@ -220,6 +220,15 @@ class RunStore(StoreConnection):
             raise RunNotFound(run_id)
         return (*row, *checks.fetchone())
 
+    def _one_row(self, sql: str, args: tuple[Any, ...], run_id: str) -> tuple[Any, ...]:
+        """The row of one reading statement, in no transaction (the statement is its own
+        snapshot); RunNotFound if it has none."""
+        row = self._with_retries(lambda: self._x(sql, args).fetchone(), repeatable=True,
+                                 begin="")
+        if row is None:
+            raise RunNotFound(run_id)
+        return tuple(row)
+
     def _head_run(self, run_class: type[RunT], run_id: str, row: tuple[Any, ...]) -> RunT:
         """The run from its stored head (`store_restore.head_run`)."""
         return store_restore.head_run(self, run_class, run_id, row)
@@ -242,14 +251,20 @@ class RunStore(StoreConnection):
         ConcurrentUpdate if the stored revision is not `mark.revision`. No statement here
         needs a result but that check: PostgreSQL sends them all with the COMMIT, in one
         round trip."""
-        if not locked:
+        if writes.announce is not None:
+            self._announce_due(writes.announce)
+        if locked:
+            self._x(self.sql.update_head, writes.head)
+        elif not self.sql.update_head_if or self._x(
+                self.sql.update_head_if, (*writes.head, mark.revision)).rowcount != 1:
+            # Written only if unchanged (one statement where the backend can), else which
+            # of the two it is.
             found = self._x(self.sql.revision_locked, (writes.run_id,)).fetchone()
             if found is None:
                 raise RunNotFound(writes.run_id)
             if found[0] != mark.revision:
                 raise ConcurrentUpdate(writes.run_id, mark.revision, found[0])
-        if writes.announce is not None:
-            self._announce_due(writes.announce)
+            self._x(self.sql.update_head, writes.head)
         for sql, rows in writes.statements:
             self._many(sql, rows)
         return mark.revision + 1
@@ -331,9 +346,14 @@ class RunStore(StoreConnection):
             # run's revision is still the one it was computed from; else computed again. A
             # run whose class has actions is held instead: they would run again.
             for _ in range(self.max_attempts):
-                # The head, what its checks read and the key, in one snapshot.
-                row, seen = self._read(lambda: (self._checked_head(run_id, self.sql.head),
-                                                key_row()))
+                # The head, what its checks read and the key, in one snapshot: with no key,
+                # one statement (no transaction) where the backend has it.
+                if idempotency_key is None and self.sql.head_checked:
+                    row, seen = self._one_row(self.sql.head_checked, (run_id, run_id),
+                                              run_id), None
+                else:
+                    row, seen = self._read(lambda: (
+                        self._checked_head(run_id, self.sql.head), key_row()))
                 computed = compute(row, seen)
                 if isinstance(computed, Fired):
                     return computed

@@ -52,14 +52,24 @@ class Statements:
     # target and at (NULLs: no step). Run after head_locked (PostgreSQL: in the same
     # round trip), so that it reads what the last holder of the row committed.
     head_checks: str
+    # (run_id, run_id) -> head and head_checks in one row, read by one statement (one
+    # snapshot without a transaction): `fire`'s read before it takes the write lock, on a
+    # backend with `optimistic_fire` ("" on the others).
+    head_checked: str
     revision_locked: str  # (run_id) -> revision, holding the row
     update_head: str  # (revision, spec_version, status, steps, record, next_due, at, run_id)
+    # The same with `revision` (the one the step was computed from) appended: the row is
+    # written only if its revision is still that (the cursor's rowcount says whether).
+    # "": the backend checks the revision with revision_locked first (PostgreSQL, whose
+    # pipelined UPDATE gives its rowcount only a round trip later).
+    update_head_if: str
     steps: str  # (run_id) -> event, source, target, at, values, kind, in order
     delete_steps: str  # (run_id)
     insert_step: str  # (run_id, idx, event, source, target, at, values, kind)
     delete_states: str  # (run_id)
     delete_state: str  # (run_id, state)
     insert_state: str  # (run_id, spec, state)
+    update_state: str  # (state, run_id, old state): a state left becomes one entered
     key_seen: str  # (run_id, key) -> event, values, call
     insert_key: str  # (run_id, key, event, values, revision, call, at)
     # Due runs of a spec stored at `version` or older (a newer one is not the caller's to fire):

@@ -50,7 +50,9 @@ SQL = Statements(
     head_checks="SELECT s.states, h.idx, h.target, h.at FROM (SELECT string_agg(state, ' ') "
                 "AS states FROM run_states WHERE run_id = %s) s LEFT JOIN (SELECT idx, "
                 "target, at FROM history WHERE run_id = %s ORDER BY idx DESC LIMIT 1) h ON 1 = 1",
+    head_checked="",  # fire holds the run's row from its read to its write
     revision_locked="SELECT revision FROM runs WHERE run_id = %s FOR UPDATE",
+    update_head_if="",  # revision_locked, then update_head
     update_head="UPDATE runs SET revision = %s, spec_version = %s, status = %s, steps = %s, "
                 "record = %s, next_due = %s, updated_at = %s WHERE run_id = %s",
     steps='SELECT event, source, target, at, "values", kind FROM history WHERE run_id = %s '
@@ -61,6 +63,7 @@ SQL = Statements(
     delete_states="DELETE FROM run_states WHERE run_id = %s",
     delete_state="DELETE FROM run_states WHERE run_id = %s AND state = %s",
     insert_state="INSERT INTO run_states VALUES (%s, %s, %s)",
+    update_state="UPDATE run_states SET state = %s WHERE run_id = %s AND state = %s",
     key_seen='SELECT event, "values", call FROM idempotency WHERE run_id = %s AND key = %s',
     insert_key="INSERT INTO idempotency VALUES (%s, %s, %s, %s, %s, %s, %s)",
     # Runs other workers hold are skipped, not waited for: workers share the due runs.

@@ -47,9 +47,17 @@ SQL = Statements(
     head_checks="SELECT s.states, h.idx, h.target, h.at FROM (SELECT group_concat(state, ' ') "
                 "AS states FROM run_states WHERE run_id = ?) s LEFT JOIN (SELECT idx, "
                 "target, at FROM history WHERE run_id = ? ORDER BY idx DESC LIMIT 1) h ON 1 = 1",
+    head_checked="SELECT r.spec, r.spec_version, r.revision, r.steps, r.record, r.status, "
+                 "(SELECT group_concat(state, ' ') FROM run_states WHERE run_id = r.run_id), "
+                 "h.idx, h.target, h.at FROM runs r LEFT JOIN (SELECT idx, target, at FROM "
+                 "history WHERE run_id = ? ORDER BY idx DESC LIMIT 1) h ON 1 = 1 "
+                 "WHERE r.run_id = ?",
     revision_locked="SELECT revision FROM runs WHERE run_id = ?",
     update_head="UPDATE runs SET revision = ?, spec_version = ?, status = ?, steps = ?, "
                 "record = ?, next_due = ?, updated_at = ? WHERE run_id = ?",
+    update_head_if="UPDATE runs SET revision = ?, spec_version = ?, status = ?, steps = ?, "
+                   "record = ?, next_due = ?, updated_at = ? WHERE run_id = ? "
+                   "AND revision = ?",
     steps='SELECT event, source, target, at, "values", kind FROM history WHERE run_id = ? '
           "ORDER BY idx",
     delete_steps="DELETE FROM history WHERE run_id = ?",
@@ -58,6 +66,7 @@ SQL = Statements(
     delete_states="DELETE FROM run_states WHERE run_id = ?",
     delete_state="DELETE FROM run_states WHERE run_id = ? AND state = ?",
     insert_state="INSERT INTO run_states VALUES (?, ?, ?)",
+    update_state="UPDATE run_states SET state = ? WHERE run_id = ? AND state = ?",
     key_seen='SELECT event, "values", call FROM idempotency WHERE run_id = ? AND key = ?',
     insert_key="INSERT INTO idempotency VALUES (?, ?, ?, ?, ?, ?, ?)",
     claim_due="SELECT run_id FROM runs WHERE spec = ? AND spec_version <= ? "

@@ -25,11 +25,13 @@ MARK_ATTR = "_sc_store"
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Writes:
-    """The statements that store a run (`writes`), each with its rows, and the spec to
-    announce an earlier deadline of (None: none)."""
+    """What stores a run (`writes`): the arguments of its head's UPDATE (`update_head`),
+    the other statements, each with its rows, and the spec to announce an earlier deadline
+    of (None: none)."""
 
     run_id: str
     announce: str | None
+    head: tuple[Any, ...]
     statements: list[tuple[str, list[tuple[Any, ...]]]]
 
 
@@ -67,10 +69,10 @@ def writes(sql: Statements, run: Run[Any, Any, Any], mark: Mark, at: str) -> Wri
                          f"{len(history)}; a stored history only grows")
     steps = len(history) if mark.rewrite else mark.steps + len(history) - mark.known
     deadline = next_deadline(run)
-    statements: list[tuple[str, list[tuple[Any, ...]]]] = [(sql.update_head, [
-        (mark.revision + 1, spec.version, record.status.value, steps,
-         encode(record.to_dict(history=False)),
-         None if deadline is None else utc_text(deadline), at, run_id)])]
+    head = (mark.revision + 1, spec.version, record.status.value, steps,
+            encode(record.to_dict(history=False)),
+            None if deadline is None else utc_text(deadline), at, run_id)
+    statements: list[tuple[str, list[tuple[Any, ...]]]] = []
     if mark.rewrite:
         statements.append((sql.delete_steps, [(run_id,)]))
         start, new = 0, history
@@ -89,13 +91,19 @@ def writes(sql: Statements, run: Run[Any, Any, Any], mark: Mark, at: str) -> Wri
         else:  # only the rows of the states left and entered (a leaf change: one each)
             left = [name for name in mark.active if name not in run._active]
             entered = [name for name in run._active if name not in mark.active]
+            # A state left and one entered: one row renamed (a leaf change, one statement).
+            paired = min(len(left), len(entered))
+            statements.append((sql.update_state, [
+                (new, run_id, old) for old, new in zip(left[:paired], entered[:paired],
+                                                       strict=True)]))
+            left, entered = left[paired:], entered[paired:]
         statements.append((sql.delete_state, [(run_id, name) for name in left]))
         statements.append((sql.insert_state,
                            [(run_id, spec.name, name) for name in entered]))
     # An earlier deadline wakes the sleeping workers.
     announce = spec.name if deadline is not None and (
         mark.due is None or deadline < mark.due) else None
-    return Writes(run_id, announce, statements)
+    return Writes(run_id, announce, head, statements)
 
 
 def mark_of(run: Run[Any, Any, Any]) -> Mark:
