@@ -15,7 +15,7 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-from store_support import TICKET_MODULE, Backend, import_path
+from store_support import TICKET_MODULE, Backend, gate_class, import_path
 
 from statechart_runtime.run import EventNotAccepted
 from statechart_runtime.store import open_store
@@ -138,3 +138,66 @@ def _race(module_path: str, url: str, run_id: str, worker: int, count: int
                 continue
             accepted.append(note)
     return accepted, refused
+
+
+# -- timers: fire_due and fire_next_due compute before the lock too ----------------------
+
+def overtaking_gate(gate: type[Any], url: str, target: str) -> tuple[type[Any], list[str]]:
+    """The gate class whose timer guard, the first time it is asked, answers the run
+    `target` from another store (which must not wait for a write lock: `timeout` 1 s), and
+    the runs it was asked for."""
+    asked: list[str] = []
+
+    class Overtaken(gate):  # type: ignore[misc, valid-type]
+        def may_expire(self) -> bool:
+            asked.append(self.record.runId)
+            if len(asked) == 1:
+                with open_store(url, timeout=1) as other:
+                    other.fire(gate, target, "answer")
+            return True
+
+    return Overtaken, asked
+
+
+@pytest.fixture(scope="module")
+def gate(tmp_path_factory: pytest.TempPathFactory) -> type[Any]:
+    return gate_class(tmp_path_factory.mktemp("gate"))
+
+
+def stored_gate(gate: type[Any], store: Any, run_id: str, at: dt.datetime) -> str:
+    store.create(gate(run_id=run_id, clock=lambda: at))
+    return run_id
+
+
+def test_an_overtaken_fire_due_is_computed_again_from_the_new_head(
+        gate: type[Any], tmp_path: Path) -> None:
+    """The timer's guard runs with no write lock held (another store answers the run
+    meanwhile); the write finds the run changed, and the timer is computed again from the
+    new head: the run has ended, so nothing fires."""
+    url = f"sqlite:///{tmp_path}/runs.db"
+    store = open_store(url)
+    start = dt.datetime(2030, 1, 1, tzinfo=dt.UTC)
+    stored_gate(gate, store, "r1", start)
+    cls, asked = overtaking_gate(gate, url, "r1")
+    fired = store.fire_due(cls, "r1", start + dt.timedelta(minutes=1))
+    assert asked == ["r1"]  # asked once; the new head has no timer to ask about
+    assert not fired.applied and fired.run.status.value == "done"
+    assert [r.event for r in store.history("r1")] == ["answer"]
+    assert store.next_due(gate) is None
+
+
+def test_fire_next_due_overtaken_claims_again(gate: type[Any], tmp_path: Path) -> None:
+    """The run due first is answered by another store while its timer is computed: the
+    worker's call claims again, and fires the next run due instead of returning nothing."""
+    url = f"sqlite:///{tmp_path}/runs.db"
+    store = open_store(url)
+    start = dt.datetime(2030, 1, 1, tzinfo=dt.UTC)
+    stored_gate(gate, store, "first", start)
+    stored_gate(gate, store, "second", start + dt.timedelta(seconds=1))
+    cls, asked = overtaking_gate(gate, url, "first")
+    fired = store.fire_next_due(cls, start + dt.timedelta(minutes=1))
+    assert fired is not None and fired.applied
+    assert fired.run.record.runId == "second" and fired.run.status.value == "expired"
+    assert asked == ["first", "second"]
+    assert [r.event for r in store.history("first")] == ["answer"]
+    assert store.fire_next_due(cls, start + dt.timedelta(minutes=1)) is None

@@ -341,10 +341,9 @@ class RunStore(StoreConnection):
 
         repeatable = idempotency_key is not None
         done: Fired | RunError | None = None
-        if self.optimistic_fire and run_class._sc_direct_guards() is not None:
+        if self._computes_before_locking(run_class):
             # The step is computed before the write lock is taken, and written only if the
-            # run's revision is still the one it was computed from; else computed again. A
-            # run whose class has actions is held instead: they would run again.
+            # run's revision is still the one it was computed from; else computed again.
             for _ in range(self.max_attempts):
                 # The head, what its checks read and the key, in one snapshot: with no key,
                 # one statement (no transaction) where the backend has it.
@@ -376,28 +375,74 @@ class RunStore(StoreConnection):
                  ) -> Fired:
         """Load the run, fire every timer due at `now` (default: the current time) with
         `run.fire_due(now)` (each step at its timer's due time), save it: one transaction,
-        holding the run's row. A run with no timer due fires nothing (`applied` False): two
-        workers firing the same due run fire its timers once. A timer whose guards said no
-        is saved as declined, so `next_due` moves on to the run's next timer."""
+        holding the run's row, or (`optimistic_fire`: SQLite) computed before the write lock
+        and written only if the run is unchanged, as `fire` does. A run with no timer due
+        fires nothing (`applied` False): two workers firing the same due run fire its timers
+        once. A timer whose guards said no is saved as declined, so `next_due` moves on to
+        the run's next timer."""
         self._writable()
-        return self._with_retries(lambda: self._fire_due(run_class, run_id, now),
+        when = now if now is not None else self.now()  # the one time of this call
+        if self._computes_before_locking(run_class):
+            done = self._fire_due_unlocked(run_class, run_id, when)
+            if done is not None:
+                return done
+        return self._with_retries(lambda: self._fire_due(run_class, run_id, when),
                                   repeatable=False)
 
-    def _fire_due(self, run_class: type[RunT], run_id: str, now: dt.datetime | None) -> Fired:
-        row = self._locked_head(run_id)
+    def _computes_before_locking(self, run_class: type[Run[Any, Any, Any]]) -> bool:
+        """Whether a step of `run_class` is computed before the write lock is taken and
+        written only if the run's revision is unchanged (`optimistic_fire`), rather than
+        computed holding the run: a run whose class has actions is held (they would run
+        again when the step is computed again)."""
+        return self.optimistic_fire and run_class._sc_direct_guards() is not None
+
+    def _due_step(self, run_class: type[RunT], run_id: str, row: tuple[Any, ...],
+                  when: dt.datetime) -> tuple[RunT, Mark, tuple[str, ...]] | Fired:
+        """The run from its head `row` with its timers due at `when` fired, its mark and the
+        events fired; a Fired (`applied` False) when nothing is to be written: no timer was
+        due, and none was declined."""
         run = self._head_run(run_class, run_id, row)
         mark = mark_of(run)
         armed = list(run.timers)
-        when = now if now is not None else self.now()  # the one time of this call
         events = tuple(run.fire_due(when))
         if not events and list(run.timers) == armed:  # nothing due (or no timers at all)
             return Fired(run, False, row[2])
         # A declined timer (its guards said no) is saved even when nothing fired: it no
         # longer counts for `next_due`, so it cannot keep other runs' timers waiting.
+        return run, mark, events
+
+    def _fire_due(self, run_class: type[RunT], run_id: str, when: dt.datetime) -> Fired:
+        """fire_due holding the run, inside the caller's write transaction."""
+        due = self._due_step(run_class, run_id, self._locked_head(run_id), when)
+        if isinstance(due, Fired):
+            return due
+        run, mark, events = due
         revision = self._write(store_writes.writes(self.sql, run, mark, _utc_text(when)), mark,
                                locked=True)
         saved(run, mark, revision)
         return Fired(run, bool(events), revision, events)
+
+    def _fire_due_unlocked(self, run_class: type[RunT], run_id: str, when: dt.datetime, *,
+                           attempts: int | None = None) -> Fired | None:
+        """fire_due computed from the head before the write lock, written only if the run's
+        revision is unchanged, computed again if not (up to `attempts` times, default
+        `max_attempts`); None when overtaken every time."""
+        for _ in range(self.max_attempts if attempts is None else attempts):
+            due = self._due_step(run_class, run_id, self._one_row(
+                self.sql.head_checked, (run_id, run_id), run_id), when)
+            if isinstance(due, Fired):
+                return due
+            run, mark, events = due
+            writes = store_writes.writes(self.sql, run, mark, _utc_text(when))
+            try:
+                revision = self._with_retries(
+                    functools.partial(self._write, writes, mark, locked=False),
+                    repeatable=False)
+            except ConcurrentUpdate:  # another worker fired the run meanwhile: again
+                continue
+            saved(run, mark, revision)
+            return Fired(run, bool(events), revision, events)
+        return None
 
     def fire_next_due(self, run_class: type[Run[Any, Any, Any]],
                       now: dt.datetime | None = None, *, skip: Sequence[str] = ()
@@ -405,10 +450,12 @@ class RunStore(StoreConnection):
         """Claim the run of `run_class`'s spec whose timer is due first (at `now`), fire its
         due timers and save it, in one transaction; None when no run is due. On PostgreSQL
         the claim skips runs other workers hold (FOR UPDATE SKIP LOCKED), so any number of
-        workers can call this in a loop and never fire one timer twice. Runs in `skip` are
-        passed over; a claimed run that cannot be fired raises TimerFailed (naming it:
-        skip it to go on), with nothing saved; failures of the store itself (busy, away,
-        full, damaged) are raised as they are."""
+        workers can call this in a loop and never fire one timer twice. On SQLite the claim
+        is a read, and the run is fired as `fire_due` fires it (computed before the write
+        lock, written only if unchanged; a run another worker fired meanwhile is claimed
+        again). Runs in `skip` are passed over; a claimed run that cannot be fired raises
+        TimerFailed (naming it: skip it to go on), with nothing saved; failures of the store
+        itself (busy, away, full, damaged) are raised as they are."""
         self._writable()
         at = now if now is not None else self.now()  # claimed and fired at one time
         spec = run_class._sc_spec  # runs of a newer version are passed over: not ours to fire
@@ -417,7 +464,7 @@ class RunStore(StoreConnection):
 
         claimed: list[str] = []  # the run this attempt claimed
 
-        def work() -> Fired | None:
+        def work() -> Fired | None:  # claimed and fired holding the run
             claimed.clear()
             row = self._x(claim, args).fetchone()
             if row is None:
@@ -425,7 +472,24 @@ class RunStore(StoreConnection):
             claimed.append(row[0])
             return self._fire_due(run_class, row[0], at)
 
+        def unlocked() -> Fired | None:  # claimed by a read, fired as fire_due does
+            for _ in range(self.max_attempts):
+                claimed.clear()
+                row = self._with_retries(lambda: self._x(claim, args).fetchone(),
+                                         repeatable=True, begin="")
+                if row is None:
+                    return None
+                claimed.append(row[0])
+                # Overtaken (another worker fired the run meanwhile): claimed again, as the
+                # run may no longer be the one due first.
+                done = self._fire_due_unlocked(run_class, row[0], at, attempts=1)
+                if done is not None:
+                    return done
+            return self._with_retries(work, repeatable=False)  # overtaken every time
+
         try:
+            if self._computes_before_locking(run_class):
+                return unlocked()
             return self._with_retries(work, repeatable=False)
         except Exception as exc:
             # The claimed run's own failure (a guard raised, a value or a row the database
