@@ -37,6 +37,7 @@ import datetime as dt
 import functools
 import importlib
 import json
+import random
 import uuid
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -93,6 +94,9 @@ __all__ = ["BACKENDS", "SCHEMA_VERSION", "ConcurrentUpdate", "DamagedRow", "Fire
 # does) are this module's names too, where they were before their modules were split off.
 _utc_text = store_checks.utc_text  # times in the store's columns
 RunT = TypeVar("RunT", bound=Run[Any, Any, Any])
+# How many of the runs due first a claim that is only a read (SQLite) picks one of, once
+# overtaken.
+_CLAIM_AMONG = 8
 
 
 # The backends, by URL scheme: the module that holds each (imported when a URL needs it, so
@@ -460,7 +464,8 @@ class RunStore(StoreConnection):
         at = now if now is not None else self.now()  # claimed and fired at one time
         spec = run_class._sc_spec  # runs of a newer version are passed over: not ours to fire
         args = (spec.name, spec.version, _utc_text(at), *skip)
-        claim = self.sql.claim_due.format(skip=self._not_in("run_id", skip))
+        skipped = self._not_in("run_id", skip)
+        claim = self.sql.claim_due.format(skip=skipped, limit=1)
 
         claimed: list[str] = []  # the run this attempt claimed
 
@@ -472,17 +477,28 @@ class RunStore(StoreConnection):
             claimed.append(row[0])
             return self._fire_due(run_class, row[0], at)
 
+        # A claim that is only a read: workers that read at once compute the same run, and
+        # all but one are overtaken. Those claim again one of the first few due at random
+        # (all are due), not all of them the next one.
+        first_due = self.sql.claim_due.format(skip=skipped, limit=_CLAIM_AMONG)
+
+        def read_first() -> list[Any]:
+            return list(self._x(claim, args).fetchall())
+
+        def read_some() -> list[Any]:
+            return list(self._x(first_due, args).fetchall())
+
         def unlocked() -> Fired | None:  # claimed by a read, fired as fire_due does
-            for _ in range(self.max_attempts):
+            for attempt in range(self.max_attempts):
                 claimed.clear()
-                row = self._with_retries(lambda: self._x(claim, args).fetchone(),
-                                         repeatable=True, begin="")
-                if row is None:
+                rows = self._with_retries(read_some if attempt else read_first,
+                                          repeatable=True, begin="")
+                if not rows:
                     return None
-                claimed.append(row[0])
+                claimed.append(random.choice(rows)[0])
                 # Overtaken (another worker fired the run meanwhile): claimed again, as the
-                # run may no longer be the one due first.
-                done = self._fire_due_unlocked(run_class, row[0], at, attempts=1)
+                # run may no longer be due.
+                done = self._fire_due_unlocked(run_class, claimed[0], at, attempts=1)
                 if done is not None:
                     return done
             return self._with_retries(work, repeatable=False)  # overtaken every time

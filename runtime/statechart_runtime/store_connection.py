@@ -74,7 +74,9 @@ class Statements:
     insert_key: str  # (run_id, key, event, values, revision, call, at)
     # Due runs of a spec stored at `version` or older (a newer one is not the caller's to fire):
     # (spec, version, now, *skipped ids) -> the run due first, claimed for the transaction;
-    # `{skip}` is where the condition leaving out `fire_next_due`'s `skip=` runs goes.
+    # `{skip}` is where the condition leaving out `fire_next_due`'s `skip=` runs goes;
+    # `{limit}` (optional) how many of the runs due first a claim that is only a read
+    # (`optimistic_fire`) gives, to pick one of at random.
     claim_due: str
     due: str  # (spec, version, now, limit) -> run ids, earliest due first
 

@@ -70,7 +70,7 @@ SQL = Statements(
     key_seen='SELECT event, "values", call FROM idempotency WHERE run_id = ? AND key = ?',
     insert_key="INSERT INTO idempotency VALUES (?, ?, ?, ?, ?, ?, ?)",
     claim_due="SELECT run_id FROM runs WHERE spec = ? AND spec_version <= ? "
-              "AND next_due IS NOT NULL AND next_due <= ?{skip} ORDER BY next_due LIMIT 1",
+              "AND next_due IS NOT NULL AND next_due <= ?{skip} ORDER BY next_due LIMIT {limit}",
     due="SELECT run_id FROM runs WHERE spec = ? AND spec_version <= ? "
         "AND next_due IS NOT NULL AND next_due <= ? ORDER BY next_due LIMIT ?",
 )
