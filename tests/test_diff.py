@@ -92,6 +92,9 @@ NAMED_TIMERS = ("    limit: 3\n", "    limit: 3\n    after: {30s: {target: runni
 UNTIL = ("  count: {type: integer}\n", "  count: {type: integer}\n  until: {type: datetime}\n")
 DEADLINE = ("    limit: 3\n", "    limit: 3\n    after: {until: running}\n")
 
+# `running` sends a tool timeout to `retrying`.
+ERROR_TIMEOUT = ("      finish: done\n", "      finish: done\n      error.tool.timeout: retrying\n")
+
 CASES: list[tuple[str, Edits, Edits, list[tuple[str, bool]]]] = [
     ("nothing", [], [], []),
     ("state-added", [], [("finish: done", "finish: done\n      archive: archived"),
@@ -240,6 +243,25 @@ CASES: list[tuple[str, Edits, Edits, list[tuple[str, bool]]]] = [
                                "{count: 3}}")],
      [("        - {target: failed}", "        - {target: failed, assign: {count: 4}}")],
      [("assign-changed", B)]),
+    # `working` now takes `finish` itself (a descendant's transition beats an ancestor's):
+    # callers that send it there get another target; stored steps still replay.
+    ("transition-shadowed", [], [("working: {on: {pause: paused}}",
+                                  "working: {on: {pause: paused, finish: failed}}")],
+     [("transition-shadowed", S)]),
+    # ... by a descriptor: `error` takes `error.tool.timeout`, which `running` took.
+    ("transition-shadowed-by-descriptor", [ERROR_TIMEOUT],
+     [ERROR_TIMEOUT, ("working: {on: {pause: paused}}",
+                      "working: {on: {pause: paused, error: failed}}")],
+     [("event-added", S), ("transition-shadowed", S)]),
+    # ... with a field the ancestor's transition did not need: callers are refused without it.
+    ("transition-shadowed-with-set", [], [("working: {on: {pause: paused}}",
+                                           "working: {on: {pause: paused, finish: {target: "
+                                           "failed, set: [note]}}}")],
+     [("transition-shadowed", B)]),
+    # The same transition copied down changes nothing for callers.
+    ("transition-copied-down", [], [("working: {on: {pause: paused}}",
+                                     "working: {on: {pause: paused, finish: done}}")],
+     [("transition-added", S)]),
     ("timer-removed-of-two", [TWO_TIMERS], [(TWO_TIMERS[0], TWO_TIMERS[1].replace(
         "{30s: running, 1h: failed}", "{1h: failed}"))],
      [("timer-removed", B), ("timer-changed", S), ("timer-changed", B)]),
@@ -360,6 +382,25 @@ def test_positions_point_at_new_or_old_file() -> None:
 def test_agent_run_against_itself_has_no_changes() -> None:
     text = (ROOT / "specs" / "agent_run.yaml").read_text()
     assert kinds(text, text) == []
+
+
+def test_a_key_that_takes_over_events_names_them_and_where_they_went() -> None:
+    """`"*"` on `working` takes every event `running` (or the top) took there: each is named,
+    with the step it made before; events `working` took itself already, and events nobody
+    took there, are not."""
+    old = edit(BASE, [ERROR_TIMEOUT])
+    new = edit(old, [("version: 1", "version: 2"),
+                     ("working: {on: {pause: paused}}",
+                      'working: {on: {pause: paused, "*": {target: failed, set: [note]}}}')])
+    shadowed = [c for c in diff_specs(spec(old, "old.yaml"), spec(new, "new.yaml"))
+                if c.kind == "transition-shadowed"]
+    assert [c.diagnostic().message for c in shadowed] == [
+        "`working` on `*` now takes `cancel`, `finish`, `error.tool.timeout`, `fail` to "
+        "`failed` (before: `cancel` went from `running` to `cancelled`, `finish` went from "
+        "`running` to `done`, `error.tool.timeout` went from `running` to `retrying`, `fail` "
+        "went from `running` to `retrying` [can_retry] or `failed`) (breaks callers)"]
+    assert shadowed[0].help.endswith("while `working` is active without `note` are refused")
+    assert (shadowed[0].span.file, shadowed[0].span.line) == ("new.yaml", 16)
 
 
 def test_every_kind_is_documented() -> None:

@@ -486,3 +486,45 @@ def test_paths_says_when_no_run_can_start(tmp_path: Path,
     assert err.startswith("statechart paths: a new run of `loopstart` cannot start with every "
                           "guard saying yes")
     assert "Traceback" not in err
+
+
+PASS_THROUGH = """\
+statechart: pass_through
+version: 1
+initial: a
+states:
+  a: {always: b}
+  b: {on: {go: c}}
+  c: {always: d}
+  d: {on: {stop: e}}
+  e: {final: true}
+"""
+
+
+def test_paths_to_a_state_a_run_only_passes_through(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`--to` reaches a state as `--cover states` counts it: `a`, which a new run's
+    constructor enters and leaves, by the empty path; `c`, which `go` enters and its
+    eventless transition leaves in the same step, by that step."""
+    from statechart.cli import main
+    from statechart_runtime import testing
+
+    module = build(PASS_THROUGH, tmp_path, "pass_through")
+    for state, events in (("a", []), ("b", []), ("c", ["go"]), ("e", ["go", "stop"])):
+        found = testing.paths(module.PassThrough, to=state)
+        assert found.unreachable == (), state
+        (path,) = found.paths
+        assert [s.event for s in path.steps] == events
+        testing.follow(module.PassThrough, path)
+    assert testing.paths(module.PassThrough, "states").unreachable == ()
+    spec = tmp_path / "pass_through.yaml"
+    spec.write_text(PASS_THROUGH)
+    assert main(["paths", str(spec), "--to", "a", "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert ([p["steps"] for p in data["paths"]], data["unreachable"]) == ([[]], [])
+    assert [(t["source"], t["target"], t["line"]) for t in data["opening"]] == [("a", "b", 5)]
+    assert main(["paths", str(spec), "--to", "a"]) == 0
+    out = capsys.readouterr().out
+    assert "\na new run's constructor takes (every path starts after it):\n  a -always-> b  " \
+        in out
+    assert out.endswith("pass_through.yaml:5\n\npath 1 (0 steps), from [b] (status b)\n")

@@ -50,6 +50,8 @@ KINDS: dict[str, str] = {
     "transition-added": "A new transition of an existing event on an existing state.",
     "transition-removed": "A state no longer handles an event it handled.",
     "transition-retargeted": "A transition enters a different state.",
+    "transition-shadowed": "A state's new transition takes events an ancestor's transition "
+                           "took while the state is active (by their name or a descriptor).",
     "guard-added": "An unguarded transition now has a guard.",
     "guard-removed": "A guarded transition lost its guard.",
     "guard-changed": "A transition's guard is a different method.",
@@ -219,6 +221,8 @@ class _Differ:
         self.emap: dict[str, str] = {e: e for e in _sent(old) if e in set(_sent(new))}
         # old states a migration folds into another existing state: their own shape is gone
         self.merged: set[str] = set()
+        # (state, event) of NEW that `compare_shadowing` reported: not a `transition-added`
+        self.shadowed: set[tuple[str, str]] = set()
         # fields NEW's migration from OLD's version fills with their default (`fill:`)
         self.fills = {name for m in new.migrations if m.from_version == old.version
                       for name, _ in m.fill}
@@ -255,6 +259,7 @@ class _Differ:
             if o not in self.merged:
                 self.compare_state(self.old.states[o], self.new.states[n])
         self.match_events()
+        self.compare_shadowing()
         self.compare_transitions()
         self.compare_timers()
         self.compare_record()
@@ -475,6 +480,41 @@ class _Differ:
         for key in dict.fromkeys([*old_groups, *new_groups]):
             self.compare_alternatives(key, old_groups.get(key, []), new_groups.get(key, []))
 
+    def compare_shadowing(self) -> None:
+        """A state's new `on:` key that takes events which, in OLD, the state did not take
+        itself and an ancestor did: a descendant's transition beats an ancestor's, so callers
+        that send them while the state is active get another target (the event's own name
+        written on a child, or a descriptor: `error` takes `error.tool.timeout`). One finding
+        per key. Stored runs are safe: the ancestor's steps still replay."""
+        sent = [e for e in _sent(self.old) if e != "*" and e in self.emap]
+        for o, n in self.smap.items():
+            if o in self.merged:
+                continue
+            # the key that now takes them -> [(event in NEW, OLD's alternatives that took it)]
+            found: dict[str, list[tuple[str, list[Transition]]]] = {}
+            for event in sent:
+                now = semantics.takers(self.new.states[n], self.emap[event])
+                was = semantics.handling(self.old, o, event)
+                if now and was and was[0].source != o and \
+                        {self.alt(t, False) for t in now} != {self.alt(t, True) for t in was}:
+                    found.setdefault(now[0].event, []).append((self.emap[event], was))
+            for key, taken in found.items():
+                alts = [t for t in self.new.states[n].transitions if t.event == key]
+                # fields an event now needs there that none of its old alternatives took
+                needs = {f for _, was in taken for f in {f for t in alts for f in t.given}
+                         - {self.fmap.get(f, f) for t in was for f in t.given}}
+                self.shadowed.update((n, event) for event, _ in taken)
+                named = _names(e for e, _ in taken)
+                self.add("transition-shadowed", f"`{n}` on `{key}` now "
+                         + ("goes" if [e for e, _ in taken] == [key] else f"takes {named}")
+                         + f" to {_targets(alts)} (before: " + ", ".join(
+                             f"`{e}` went from `{was[0].source}` to {_targets(was)}"
+                             for e, was in taken) + ")", alts[0].span, callers=bool(needs),
+                         help=f"a descendant's transition beats an ancestor's: callers that "
+                              f"send {named} while `{n}` is active "
+                              + (f"without {_names(sorted(needs))} are refused" if needs
+                                 else "find the run elsewhere afterwards"))
+
     def compare_timers(self) -> None:
         """Timers per state, by their id (the KEY of their event `after.KEY.STATE`: a `name:`,
         a deadline field, or `delayN`), as the runtime reads a stored run: the upgrade renames
@@ -629,7 +669,7 @@ class _Differ:
                          f"(`always:`{n.condition_text})", n.span, callers=True,
                          help=f"a run may leave `{source}` as soon as it enters it: events "
                               "callers send there may now be refused")
-            else:
+            elif key not in self.shadowed:
                 self.add("transition-added", f"{where} now goes to `{n.target}`", n.span)
 
     def compare_pair(self, where: str, o: Transition, n: Transition) -> None:
@@ -818,6 +858,11 @@ def _timers(state: State) -> dict[str, list[Transition]]:
 def _sent(spec: Spec) -> list[str]:
     """The events callers send (not those the run raises itself), in first-use order."""
     return list(dict.fromkeys(t.event for t in spec.transitions() if t.trigger == "event"))
+
+
+def _targets(alts: Sequence[Transition]) -> str:
+    """Where alternatives go, as messages name it: `a`, or `a [ok]` or `b`."""
+    return " or ".join(f"`{t.shown_target}`{t.condition_text}" for t in alts)
 
 
 def _kind_text(t: Transition) -> str:

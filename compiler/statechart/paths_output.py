@@ -18,7 +18,7 @@ from statechart.model import Spec
 from statechart.outputs import spec_display_path
 from statechart.report import inert
 from statechart_runtime.explore import START
-from statechart_runtime.testing import Item, Path, Paths, Step
+from statechart_runtime.testing import Item, Path, Paths, Step, Transition
 
 
 def spec_line(spec: Spec, item: Item) -> int:
@@ -65,6 +65,9 @@ def text(spec: Spec, found: Paths) -> str:
              + f" ({found.configurations} configurations explored)",
              f"T is the run's clock at its start ({START.isoformat()}); guards not named "
              "answer yes."]
+    if found.opening:
+        lines += ["", "a new run's constructor takes (every path starts after it):"]
+        lines += [_transition_line(spec, where, t, "  ") for t in found.opening]
     for number, path in enumerate(found.paths, 1):
         lines += ["", f"path {number} ({path.events} step{'s' * (path.events != 1)}), from "
                   + _configuration(path.configuration, path.status)
@@ -96,14 +99,16 @@ def _step_lines(spec: Spec, where: str, index: int, step: Step) -> list[str]:
     out = [f"  {index}. {head}"]
     if step.refused:
         out.append("       refused (its guards said no): the run stays where it is")
-    for t in step.transitions:
-        item = Item("transition", t.source, t.event, t.alternative, t.target)
-        by = "" if t.kind is None else f" (history: {t.kind})" if t.kind in ("shallow", "deep") \
-            else f" ({t.kind})"
-        out.append(f"       {t.source} -{t.event}-> {t.target}{by}  "
-                   f"{where}:{spec_line(spec, item)}")
+    out += [_transition_line(spec, where, t, " " * 7) for t in step.transitions]
     out.append(f"       => {_configuration(step.configuration, step.status)}")
     return out
+
+
+def _transition_line(spec: Spec, where: str, t: Transition, indent: str) -> str:
+    item = Item("transition", t.source, t.event, t.alternative, t.target)
+    by = "" if t.kind is None else f" (history: {t.kind})" if t.kind in ("shallow", "deep") \
+        else f" ({t.kind})"
+    return f"{indent}{t.source} -{t.event}-> {t.target}{by}  {where}:{spec_line(spec, item)}"
 
 
 # -- JSON ------------------------------------------------------------------------------------
@@ -120,15 +125,17 @@ def as_json(spec: Spec, found: Paths) -> str:
         data.update(text=str(i), file=where, line=spec_line(spec, i))
         return data
 
+    def transition(t: Transition) -> dict[str, Any]:
+        return {"source": t.source, "event": t.event, "target": t.target,
+                "alternative": t.alternative, "kind": t.kind,
+                "line": spec_line(spec, Item("transition", t.source, t.event, t.alternative,
+                                             t.target))}
+
     def step(s: Step) -> dict[str, Any]:
         return {"kind": s.kind, "event": s.event,
                 "values": {k: _json_value(v) for k, v in s.values.items()},
                 "guards": dict(s.guards), "at": s.at.isoformat(),
-                "transitions": [{"source": t.source, "event": t.event, "target": t.target,
-                                 "alternative": t.alternative, "kind": t.kind,
-                                 "line": spec_line(spec, Item("transition", t.source, t.event,
-                                                              t.alternative, t.target))}
-                                for t in s.transitions],
+                "transitions": [transition(t) for t in s.transitions],
                 "fired": list(s.fired), "refused": s.refused,
                 "configuration": list(s.configuration), "status": s.status}
 
@@ -140,7 +147,8 @@ def as_json(spec: Spec, found: Paths) -> str:
     data = {"spec": spec.name, "file": where, "cover": found.cover, "start": START.isoformat(),
             "configurations": found.configurations, "complete": found.complete,
             "items": len(found.items), "covered": len(found.items) - len(found.unreachable),
-            "events": found.events, "paths": [path(p) for p in found.paths],
+            "events": found.events, "opening": [transition(t) for t in found.opening],
+            "paths": [path(p) for p in found.paths],
             "unreachable": [item(i) for i in found.unreachable]}
     return json.dumps(data, indent=2) + "\n"
 

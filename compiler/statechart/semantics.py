@@ -201,14 +201,22 @@ def in_parallel(spec: Spec, name: str) -> bool:
 
 
 def handling(spec: Spec, state: str, event: str) -> list[Transition]:
-    """The alternatives of the nearest state (the state, then its ancestors) that declares
-    `event`: what the event does while `state` is active, unless every one of them is guarded
-    and refuses (then the search goes on up; `Chart.select` is the whole rule)."""
+    """The alternatives of the nearest state (the state, then its ancestors) with a key that
+    takes `event` (its own name or a descriptor of it), in the order they are tried: what the
+    event does while `state` is active, unless every one of them is guarded and refuses (then
+    the search goes on up; `Chart.select` is the whole rule)."""
     for name in (state, *spec.ancestors(state)):
-        own = [t for t in spec.states[name].transitions if t.event == event]
+        own = takers(spec.states[name], event)
         if own:
             return own
     return []
+
+
+def takers(state: State, event: str) -> list[Transition]:
+    """`state`'s own alternatives that take `event`, in the order a run tries them: `on:` keys
+    by descriptor (`matches`), the run's own events (`done`, timers, `always`) by name."""
+    return [t for t in state.transitions if t.event == event
+            or (t.trigger == "event" and matches(t.event, event))]
 
 
 def co_active(spec: Spec, names: Iterable[str]) -> list[str]:

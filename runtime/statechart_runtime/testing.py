@@ -5,7 +5,8 @@
   each answer of every guard asked), with the values each event needs (typed placeholders),
   the clock advances that fire timers, the guard answers each step assumes, and what the run
   is in after each step. What no path reaches is listed as unreachable. `to="STATE"`: the
-  shortest path to a configuration with STATE active instead.
+  shortest path that enters STATE instead (the empty path when a new run is in it or its
+  constructor passed through it).
 - `follow(AgentRun, path)`: drive a new run along a path and check every step did what the
   path says (configuration, status, the transitions taken, the timers fired); raises
   `PathMismatch` otherwise.
@@ -24,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from statechart_runtime.errors import PathMismatch
-from statechart_runtime.explore import START, Move, Snapshot, Space
+from statechart_runtime.explore import START, Micro, Move, Snapshot, Space
 from statechart_runtime.semantics import step_target
 
 Cover = Literal["transitions", "states", "guards"]
@@ -110,7 +111,8 @@ class Paths:
     """What `paths` found: the `paths`, every item of the cover (`items`), those no path
     reaches (`unreachable`), and how many configurations were explored. `complete` is False
     when the exploration stopped at `max_configurations`: then an item not reached may still
-    be reachable."""
+    be reachable. `opening`: the eventless transitions a new run's constructor takes, before
+    the first step of every path (what they take and enter is covered by every path)."""
 
     spec: str
     cover: Cover | None
@@ -119,6 +121,7 @@ class Paths:
     unreachable: tuple[Item, ...]
     configurations: int
     complete: bool
+    opening: tuple[Transition, ...] = ()
 
     @property
     def events(self) -> int:
@@ -300,7 +303,9 @@ class _Graph:
 def paths(run_class: Any, cover: Cover = "transitions", *, to: str | None = None,
           max_configurations: int = MAX_CONFIGURATIONS) -> Paths:
     """Paths through `run_class` (a generated Run class) that cover its spec (see the module
-    docstring); with `to`, the shortest path to a configuration where state `to` is active."""
+    docstring); with `to`, the shortest path that enters state `to`, as `cover="states"`
+    counts a state entered (the empty path when a new run is in it or its constructor
+    passed through it)."""
     space = Space(run_class)
     spec = space.spec
     if cover not in COVERS:
@@ -312,13 +317,18 @@ def paths(run_class: Any, cover: Cover = "transitions", *, to: str | None = None
     if to is not None:
         goal = Item("state", to)
         graph = _Graph(space, "states", {goal}, max_configurations)
-        route = graph.route(0, lambda _mask, target: to in graph.snaps[target].configuration)
-        reached = to in start.configuration or route is not None
-        # A state a new run is in is reached by the empty path (its test asserts the start).
-        found = (_path(space, start, [], [goal]),) if to in start.configuration else () \
+        # Reached as `cover="states"` counts a state: by the empty path when a new run is in
+        # it or its constructor's eventless steps passed through it (the path's test asserts
+        # the start), else by the shortest route whose last step enters it, even if the same
+        # step's eventless transitions leave it again.
+        at_start = to in (*start.configuration, *space.opening[1])
+        bit = graph.index.get(goal)
+        route = None if at_start or bit is None else \
+            graph.route(0, lambda mask, _target: bool(mask >> bit & 1))
+        found = (_path(space, start, [], [goal]),) if at_start else () \
             if route is None else (_path(space, start, graph.follow(start, 0, route)[0], []),)
-        return Paths(spec.name, None, found, (goal,), () if reached else (goal,),
-                     len(graph.snaps), graph.complete)
+        return Paths(spec.name, None, found, (goal,), () if found else (goal,),
+                     len(graph.snaps), graph.complete, _opening(space))
     wanted = items(space, cover)
     graph = _Graph(space, cover, set(wanted), max_configurations)
     reachable = set(graph.items)
@@ -341,12 +351,21 @@ def paths(run_class: Any, cover: Cover = "transitions", *, to: str | None = None
     missed = set(graph.unmask(left))
     unreachable = tuple(i for i in wanted if i not in reachable or i in missed)
     return Paths(spec.name, cover, tuple(found_paths), tuple(wanted), unreachable,
-                 len(graph.snaps), graph.complete)
+                 len(graph.snaps), graph.complete, _opening(space))
+
+
+def _transitions(micro: Iterable[Micro]) -> tuple[Transition, ...]:
+    return tuple(Transition(s, e, t, p, h) for s, e, t, h, p in micro)
+
+
+def _opening(space: Space) -> tuple[Transition, ...]:
+    """What a new run's constructor takes (`Space.opening`; `start` has run)."""
+    return _transitions(space.opening[0])
 
 
 def _step(space: Space, move: Move, after: Snapshot) -> Step:
     return Step(move.kind, move.event, dict(move.values), dict(move.guards), move.at,
-                tuple(Transition(s, e, t, p, h) for s, e, t, h, p in move.micro),
+                _transitions(move.micro),
                 after.configuration, space.spec.reported(after.configuration).value,
                 move.fired, move.refused)
 
