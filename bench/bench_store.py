@@ -20,6 +20,11 @@
   one fire must not depend on it (target: within 2x).
 - **verify**: `runs verify` over `--verify-runs` stored runs with their histories, against
   the same checks on two streamed queries (target: within 1.5x), and one run at a time.
+- **peers** (not in the default parts; `pip install -e '.[bench]'`): one durable step of the
+  store (`fire`, one process), the same writes by hand, and what users would pick instead:
+  LangGraph (`invoke` of a one-node graph holding the same record fields, with its
+  `SqliteSaver` / `PostgresSaver`) and DBOS (a `@DBOS.step` in a workflow), p50 of each
+  (bench/peers.py).
 
 SQLite files are in a temporary folder (WAL, synchronous=FULL: an fsync per commit).
 PostgreSQL is the server named by $STATECHART_TEST_POSTGRES_URL, else a throwaway server
@@ -52,6 +57,8 @@ from pg_server import URL_VARIABLE, Server  # noqa: E402
 from statechart_runtime.store import RunStore, _utc_text, open_store  # noqa: E402
 
 WORKERS = 8
+MISSING_PEERS = ("--parts peers needs LangGraph and DBOS, which are not project "
+                 "dependencies: pip install -e '.[bench]'")
 WORKER_COUNTS = (1, 4, WORKERS)  # worker processes, each on 8 runs of its own
 LOOP = ("call_tool", "tool_result")
 
@@ -483,7 +490,8 @@ def main() -> None:
     parser.add_argument("--backends", nargs="+", default=["sqlite", "postgres"])
     parser.add_argument("--verify-runs", type=int, default=10_000)
     parser.add_argument("--repeats", type=int, default=2)
-    parser.add_argument("--parts", nargs="+", default=["fire", "queries", "long", "verify"])
+    parser.add_argument("--parts", nargs="+", default=["fire", "queries", "long", "verify"],
+                        help="also: peers (LangGraph and DBOS, pip install -e '.[bench]')")
     args = parser.parse_args()
     ar = agent_run_module()
     server = None
@@ -507,6 +515,10 @@ def main() -> None:
             long_table(urls, args.steps, args.fires)
         if "verify" in args.parts:
             verify_table(urls, args.verify_runs, args.repeats)
+        if "peers" in args.parts:
+            peers_table(ar, urls, args.events, base_urls={
+                name: (server.url if server is not None else os.environ[URL_VARIABLE])
+                for name in urls if name != "sqlite"})
     finally:
         if server is not None:
             server.stop()
@@ -537,6 +549,43 @@ def fire_table(ar: Any, urls: dict[str, Any], events: int) -> None:
         alone, checked, python = head_reads(url("heads"), 500)
         print(f"| {backend} | {alone:.0f} | {checked:.0f} | {checked / alone:.2f}x | "
               f"{python:.1f} |")
+
+
+def peers_table(ar: Any, urls: dict[str, Any], events: int, base_urls: dict[str, str]
+                ) -> None:
+    """One durable step of the store (`fire`, one process), by hand, of LangGraph (`invoke`
+    with its checkpointer) and of DBOS (a step in a workflow): the p50 of each, on the same
+    database, in one run."""
+    import threading
+
+    try:
+        import peers
+    except ImportError:
+        raise SystemExit(MISSING_PEERS) from None
+    fields = running_run(ar).record.to_dict(history=False)
+    print("\n| backend | `fire` p50 (ms) | by hand p50 (ms) | LangGraph `invoke` p50 (ms) "
+          "| DBOS step p50 (ms) | LangGraph / `fire` | DBOS / `fire` |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for backend, url in urls.items():
+        store_url = url("peers_fire")
+        store = open_store(store_url)
+        runs = [running_run(ar) for _ in range(8)]
+        for run in runs:
+            store.create(run)
+        store.close()
+        latencies = fire_worker(store_url, [r.record.runId for r in runs], 2, events,
+                                threading.Barrier(1))[0]
+        fire = statistics.median(latencies) * 1000
+        hand = handwritten(url("peers_hand"), events)
+        if backend == "sqlite":
+            folder = store_url.removeprefix("sqlite:///").rsplit("/", 1)[0]
+            graph = peers.langgraph_sqlite(f"{folder}/langgraph.db", fields, events)
+            dbos = peers.dbos_steps(f"sqlite:///{folder}/dbos.db", fields, events)
+        else:
+            graph = peers.langgraph_postgres(url("peers_langgraph"), fields, events)
+            dbos = peers.dbos_steps(base_urls[backend], fields, events)
+        print(f"| {backend} | {fire:.2f} | {hand:.2f} | {graph:.2f} | {dbos:.2f} | "
+              f"{graph / fire:.2f}x | {dbos / fire:.2f}x |")
 
 
 def query_tables(urls: dict[str, Any], runs: int) -> None:
