@@ -188,3 +188,42 @@ def test_runs_list_filters_in_the_spec_s_version(
     assert main(["runs", "list", "--store", backend.url, "--spec", str(spec),
                  "--state", "waiting"]) == 2  # a v1 name: the spec's names are v2's
     assert "no state `waiting`" in capsys.readouterr().err
+
+
+def test_a_v1_head_read_before_the_lock_is_upgraded_holding_the_run(
+        versions: tuple[type[Any], type[Any]], tmp_path: Path) -> None:
+    """SQLite reads a head before it takes the write lock; an older version's head must be
+    read whole (its steps too) to be upgraded. Another writer fires the run right after the
+    head was read: the v2 `fire` still sees one moment of the run (it reads an older head
+    and its steps holding the run), and applies its event after the other one."""
+    v1, v2 = versions
+    url = f"sqlite:///{tmp_path}/runs.db"
+    store = open_store(url)
+    store.create(v1(run_id="r"))
+    store.fire(v1, "r", "hold", why="lunch")
+    read = store._x
+    others: list[str] = []
+
+    class Row:
+        def __init__(self, row: Any) -> None:
+            self.row = row
+
+        def fetchone(self) -> Any:
+            return self.row
+
+    def read_then_overtake(sql: str, args: Any = ()) -> Any:
+        if sql != store.sql.head_checked or others:
+            return read(sql, args)
+        row = read(sql, args).fetchone()
+        with open_store(url, timeout=1) as other:  # a v1 worker, between the two reads
+            other.fire(v1, "r", "wake")
+        others.append("wake")
+        return Row(row)
+
+    store._x = read_then_overtake  # type: ignore[method-assign]
+    fired = store.fire(v2, "r", "close")
+    assert others == ["wake"]
+    assert fired.run.status.value == "closed"
+    assert [r.event for r in store.history("r")] == ["hold", "wake", "close"]
+    assert store.load(v2, "r").record.reason == "lunch"
+    store.close()

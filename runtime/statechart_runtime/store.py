@@ -357,6 +357,10 @@ class RunStore(StoreConnection):
                 else:
                     row, seen = self._read(lambda: (
                         self._checked_head(run_id, self.sql.head), key_row()))
+                if row[1] < spec.version:
+                    # An older version's head is upgraded from its whole history, read with
+                    # it in one moment: holding the run.
+                    break
                 computed = compute(row, seen)
                 if isinstance(computed, Fired):
                     return computed
@@ -432,8 +436,13 @@ class RunStore(StoreConnection):
         revision is unchanged, computed again if not (up to `attempts` times, default
         `max_attempts`); None when overtaken every time."""
         for _ in range(self.max_attempts if attempts is None else attempts):
-            due = self._due_step(run_class, run_id, self._one_row(
-                self.sql.head_checked, (run_id, run_id), run_id), when)
+            row = self._one_row(self.sql.head_checked, (run_id, run_id), run_id)
+            if row[1] < run_class._sc_spec.version:
+                # An older version's head is upgraded from its whole history, read with it
+                # in one moment: holding the run.
+                return self._with_retries(lambda: self._fire_due(run_class, run_id, when),
+                                          repeatable=False)
+            due = self._due_step(run_class, run_id, row, when)
             if isinstance(due, Fired):
                 return due
             run, mark, events = due
