@@ -256,6 +256,10 @@ def step(spec: Any, state: RunState, event: str, moves: Sequence[Move], given: G
     if spec.flat:
         after: tuple[str, ...] = (moves[0][1],)
         entered: tuple[str, ...] = () if moves[0][2:] == (TARGETLESS,) else after
+    elif kinds and all(m[2:] == (TARGETLESS,) for m in moves):
+        # Targetless moves exit and enter nothing (so nothing is remembered either): the
+        # configuration stays as it is.
+        after, entered = tuple(configuration), ()
     elif chart.remembers or kinds:
         after, entered, remembered = chart.step(configuration, moves, remembered)
     else:

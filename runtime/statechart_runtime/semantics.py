@@ -73,9 +73,9 @@ _MEMO_LIMIT = 4096
 class Chart:
     """The state tree of one spec and the SCXML algorithms over it."""
 
-    __slots__ = ("_effects", "_internal", "_next", "children", "completes", "history_defaults",
-                 "initial", "kind", "names", "order", "parent", "remembers", "top",
-                 "top_initial")
+    __slots__ = ("_effects", "_internal", "_next", "_steps", "children", "completes",
+                 "history_defaults", "initial", "kind", "names", "order", "parent",
+                 "remembers", "top", "top_initial")
 
     def __init__(self, rows: Sequence[StateRow], top_initial: str, *,
                  completes: Iterable[str] = (), remembers: Iterable[str] = (),
@@ -101,6 +101,10 @@ class Chart:
         self._internal: dict[tuple[str, str], tuple[str | None, tuple[str, ...]]] = {}
         self._next: dict[tuple[tuple[str, ...], tuple[tuple[str, str], ...]],
                          tuple[str, ...]] = {}
+        # (configuration, moves) -> (next configuration, entered): `step`'s memo, for a
+        # chart whose steps depend on nothing else (it remembers no history).
+        self._steps: dict[tuple[tuple[str, ...], tuple[Move, ...]],
+                          tuple[tuple[str, ...], tuple[str, ...]]] = {}
 
     # -- the tree ---------------------------------------------------------------------------
 
@@ -324,6 +328,11 @@ class Chart:
         # comes back to it by history returns to where it just was. The domain of a history
         # transition does not depend on what is remembered, so the exit set is the same
         # either way.
+        key = (tuple(configuration), tuple(moves))
+        if not self.remembers:  # nothing remembered: the same step, the same result
+            found = self._steps.get(key)
+            if found is not None:
+                return found[0], found[1], remembered
         exited: set[str] = set()
         for m in moves:
             exited.update(self.move(configuration, m, remembered)[0])
@@ -332,6 +341,11 @@ class Chart:
         for m in moves:
             entered.update(self.move(configuration, m, after)[1])
         result = self.sort((set(configuration) - exited) | entered)
+        if not self.remembers:
+            if len(self._steps) >= _MEMO_LIMIT:
+                self._steps.clear()  # bounded, as `next_configuration`'s
+            self._steps[key] = (result, self.sort(entered))
+            return result, self._steps[key][1], after
         return result, self.sort(entered), after
 
     # -- completion -------------------------------------------------------------------------
