@@ -350,8 +350,8 @@ class RunStore(StoreConnection):
             # run's revision is still the one it was computed from; else computed again.
             for _ in range(self.max_attempts):
                 # The head, what its checks read and the key, in one snapshot: with no key,
-                # one statement (no transaction) where the backend has it.
-                if idempotency_key is None and self.sql.head_checked:
+                # one statement (no transaction).
+                if idempotency_key is None:
                     row, seen = self._one_row(self.sql.head_checked, (run_id, run_id),
                                               run_id), None
                 else:
@@ -402,7 +402,8 @@ class RunStore(StoreConnection):
         written only if the run's revision is unchanged (`optimistic_fire`), rather than
         computed holding the run: a run whose class has actions is held (they would run
         again when the step is computed again)."""
-        return self.optimistic_fire and run_class._sc_direct_guards() is not None
+        return (self.optimistic_fire and bool(self.sql.head_checked)
+                and run_class._sc_direct_guards() is not None)
 
     def _due_step(self, run_class: type[RunT], run_id: str, row: tuple[Any, ...],
                   when: dt.datetime) -> tuple[RunT, Mark, tuple[str, ...]] | Fired:
