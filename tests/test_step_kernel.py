@@ -219,3 +219,38 @@ def test_step_computes_and_changes_nothing(ar: ModuleType) -> None:
     assert run.record.approvedBy == "alice" and run.record.status.value == "resumed"
     undo()
     assert run.record == before[-1]
+
+
+def test_the_chart_memo_cleared_by_another_thread_meanwhile_is_not_read_back(
+        tmp_path: Path) -> None:
+    """A chart, and its memo of steps, is shared by the runs of every thread; one of them may
+    clear the memo (it is full) right after another stored a step in it. The step's result
+    is the one computed, not read back from the memo (a KeyError out of `send`)."""
+    text = """\
+statechart: parm
+version: 1
+initial: work
+states:
+  work:
+    parallel: true
+    on: {stop: stopped}
+    states:
+      left: {initial: a1, states: {a1: {on: {both: {target: [a2, b2]}}}, a2: {on: {back: a1}}}}
+      right: {initial: b1, states: {b1: {on: {step: b2}}, b2: {on: {back: b1}}}}
+  stopped: {final: true}
+"""
+    spec = checked_text(text)
+    assert spec is not None
+    run_class = import_source(generate(spec)["generated/parm.py"], tmp_path, "parm_memo").Parm
+    chart = run_class._sc_spec.chart
+    assert not chart.remembers
+
+    class ClearedByAnotherThread(dict):  # type: ignore[type-arg]
+        def __setitem__(self, key: Any, value: Any) -> None:
+            super().__setitem__(key, value)
+            self.clear()  # the other thread, its memo full
+
+    chart._steps = ClearedByAnotherThread()
+    run = run_class(run_id="r")
+    run.send("both")  # a multi-target move: the chart's general step
+    assert run._active == ("work", "left", "a2", "right", "b2")

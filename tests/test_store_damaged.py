@@ -187,3 +187,22 @@ def test_a_head_that_disagrees_with_its_states_or_last_step_is_refused(
     assert store.stored_runs()[0].revision == 2  # nothing fired, nothing written
     assert_usable(store, ticket)
     store.close()
+
+
+def test_a_missing_run_states_row_comes_back_with_the_next_state_change(
+        ticket: Any, tmp_path: Path) -> None:
+    """`load` does not check the run_states rows (`fire`'s head check and `runs verify` do).
+    A row deleted by hand is written again by the next save that changes the state (the
+    rows of the states left are deleted, those of the states entered inserted), so `find`
+    sees the run and the next `fire` accepts it."""
+    path = tmp_path / "runs.db"
+    store = open_store(path)
+    store.create(ticket.Ticket(run_id="t"))
+    with sqlite3.connect(path) as db:
+        db.execute("DELETE FROM run_states WHERE run_id = 't'")
+    run = store.load(ticket.Ticket, "t")
+    run.approve(note="ok")
+    store.save(run)
+    assert store.find(ticket.Ticket, state="approved") == ["t"]
+    assert store.fire(ticket.Ticket, "t", "close").applied
+    store.close()

@@ -201,3 +201,120 @@ def test_fire_next_due_overtaken_claims_again(gate: type[Any], tmp_path: Path) -
     assert asked == ["first", "second"]
     assert [r.event for r in store.history("first")] == ["answer"]
     assert store.fire_next_due(cls, start + dt.timedelta(minutes=1)) is None
+
+
+def answered_after_the_claim(store: Any, url: str, gate: type[Any]) -> list[str]:
+    """Make `store`'s next head read (after fire_next_due's claim, a read) find the claimed
+    run answered by another worker in between; the runs so answered."""
+    read = store._x
+    done: list[str] = []
+
+    def overtaken_after_the_claim(sql: str, args: Any = ()) -> Any:
+        if sql == store.sql.head_checked and not done:
+            with open_store(url, timeout=1) as other:  # worker B, between A's two reads
+                other.fire(gate, args[0], "answer")
+            done.append(args[0])
+        return read(sql, args)
+
+    store._x = overtaken_after_the_claim
+    return done
+
+
+def test_fire_next_due_claims_again_a_run_fired_between_its_claim_and_its_read(
+        gate: type[Any], tmp_path: Path) -> None:
+    """The claim is a read: the run it found may be fired by another writer before its head
+    is read, and have nothing due then. The call claims again and fires the next run due,
+    rather than returning a run it did nothing to (applied False), which a worker would
+    count as a timer its guards declined."""
+    from statechart_runtime.worker import Worker
+
+    url = f"sqlite:///{tmp_path}/runs.db"
+    start = dt.datetime(2030, 1, 1, tzinfo=dt.UTC)
+    later = start + dt.timedelta(minutes=1)
+    store = open_store(url, clock=lambda: later)
+    stored_gate(gate, store, "first", start)
+    stored_gate(gate, store, "second", start + dt.timedelta(seconds=1))
+    done = answered_after_the_claim(store, url, gate)
+    fired = store.fire_next_due(gate, later)
+    assert done == ["first"]
+    assert fired is not None
+    assert (fired.run.record.runId, fired.applied) == ("second", True)
+    # The same race seen by the worker: nothing fired, nothing declined.
+    stored_gate(gate, store, "third", start)
+    done = answered_after_the_claim(store, url, gate)
+    with Worker(store, gate, listen=False) as worker:
+        assert worker.run_once() == 0
+        assert done == ["third"]
+        assert (worker.fired, worker.declined) == (0, 0)
+
+
+PARALLEL = """\
+statechart: par
+version: 1
+initial: work
+states:
+  work:
+    parallel: true
+    on:
+      pause: paused
+      tick: {}
+    states:
+      left:
+        initial: a1
+        states:
+          a1: {on: {both: {target: [a2, b2]}, step: a2}}
+          a2: {on: {step: a3}}
+          a3: {on: {back: a1}}
+      right:
+        initial: b1
+        states:
+          b1: {on: {step: b2, deeper: b3}}
+          b2: {on: {step: b1}}
+          b3:
+            initial: c1
+            states:
+              c1: {on: {step: c2}}
+              c2: {on: {back: b1}}
+  paused:
+    on:
+      resume: {target: work, history: deep}
+      restart: work
+      stop: stopped
+  stopped: {final: true}
+"""
+
+
+@pytest.fixture(scope="module")
+def par(tmp_path_factory: pytest.TempPathFactory) -> type[Any]:
+    from codegen_support import checked_text, generate
+
+    spec = checked_text(PARALLEL, "par.yaml")
+    assert spec is not None
+    path = tmp_path_factory.mktemp("par") / "par_store_race_test.py"
+    path.write_bytes(generate(spec)["generated/par.py"])
+    return import_path(path, "par_store_race_test").Par  # type: ignore[no-any-return]
+
+
+@pytest.mark.parametrize("events", [
+    ["step", "step", "pause", "resume", "back", "deeper", "step", "pause", "resume", "back"],
+    ["both", "tick", "step", "deeper", "pause", "restart", "deeper", "step", "pause",
+     "resume", "step", "back"],
+    ["deeper", "step", "tick", "pause", "resume", "tick", "back", "step", "step"],
+])
+def test_run_states_rows_follow_every_kind_of_step(par: type[Any], backend: Backend,
+                                                    events: list[str]) -> None:
+    """Leaf changes in one region or both, a region entered deeper, the parallel state left
+    and entered again by deep history or by default, targetless steps: after each fire the
+    run_states rows are the active states (what `find` answers from), and the next fire's
+    head check accepts them."""
+    store = open_store(backend.url)
+    store.create(par(run_id="r"))
+    for event in events:
+        try:
+            fired = store.fire(par, "r", event)
+        except EventNotAccepted:  # an event the run does not take there
+            continue
+        (stored,) = store.stored_runs("par")
+        assert sorted(stored.states) == sorted(fired.run._active), event
+        assert sorted(store.load(par, "r")._active) == sorted(stored.states)
+    store.close()

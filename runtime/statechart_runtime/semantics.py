@@ -341,12 +341,14 @@ class Chart:
         for m in moves:
             entered.update(self.move(configuration, m, after)[1])
         result = self.sort((set(configuration) - exited) | entered)
+        entered_in_order = self.sort(entered)
         if not self.remembers:
             if len(self._steps) >= _MEMO_LIMIT:
                 self._steps.clear()  # bounded, as `next_configuration`'s
-            self._steps[key] = (result, self.sort(entered))
-            return result, self._steps[key][1], after
-        return result, self.sort(entered), after
+            # Not read back: a chart is shared by the runs of every thread, one of which may
+            # clear the memo in between.
+            self._steps[key] = (result, entered_in_order)
+        return result, entered_in_order, after
 
     # -- completion -------------------------------------------------------------------------
 

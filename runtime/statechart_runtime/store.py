@@ -432,11 +432,13 @@ class RunStore(StoreConnection):
         return Fired(run, bool(events), revision, events)
 
     def _fire_due_unlocked(self, run_class: type[RunT], run_id: str, when: dt.datetime, *,
-                           attempts: int | None = None) -> Fired | None:
+                           claimed: bool = False) -> Fired | None:
         """fire_due computed from the head before the write lock, written only if the run's
-        revision is unchanged, computed again if not (up to `attempts` times, default
-        `max_attempts`); None when overtaken every time."""
-        for _ in range(self.max_attempts if attempts is None else attempts):
+        revision is unchanged, computed again if not, up to `max_attempts` times; None when
+        overtaken every time. A run `claimed` (by fire_next_due's read) is tried once, and
+        None also when it has nothing due any more (another writer fired it since the
+        claim): the caller claims again."""
+        for _ in range(1 if claimed else self.max_attempts):
             row = self._one_row(self.sql.head_checked, (run_id, run_id), run_id)
             if row[1] < run_class._sc_spec.version:
                 # An older version's head is upgraded from its whole history, read with it
@@ -445,7 +447,7 @@ class RunStore(StoreConnection):
                                           repeatable=False)
             due = self._due_step(run_class, run_id, row, when)
             if isinstance(due, Fired):
-                return due
+                return None if claimed else due
             run, mark, events = due
             writes = store_writes.writes(self.sql, run, mark, _utc_text(when))
             try:
@@ -506,9 +508,9 @@ class RunStore(StoreConnection):
                 if not rows:
                     return None
                 claimed.append(random.choice(rows)[0])
-                # Overtaken (another worker fired the run meanwhile): claimed again, as the
-                # run may no longer be due.
-                done = self._fire_due_unlocked(run_class, claimed[0], at, attempts=1)
+                # Overtaken, or found with nothing due (another writer fired the run since
+                # the claim): claimed again.
+                done = self._fire_due_unlocked(run_class, claimed[0], at, claimed=True)
                 if done is not None:
                     return done
             return self._with_retries(work, repeatable=False)  # overtaken every time

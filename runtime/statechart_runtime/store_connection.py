@@ -69,7 +69,6 @@ class Statements:
     delete_states: str  # (run_id)
     delete_state: str  # (run_id, state)
     insert_state: str  # (run_id, spec, state)
-    update_state: str  # (state, run_id, old state): a state left becomes one entered
     key_seen: str  # (run_id, key) -> event, values, call
     insert_key: str  # (run_id, key, event, values, revision, call, at)
     # Due runs of a spec stored at `version` or older (a newer one is not the caller's to fire):

@@ -63,7 +63,6 @@ SQL = Statements(
     delete_states="DELETE FROM run_states WHERE run_id = %s",
     delete_state="DELETE FROM run_states WHERE run_id = %s AND state = %s",
     insert_state="INSERT INTO run_states VALUES (%s, %s, %s)",
-    update_state="UPDATE run_states SET state = %s WHERE run_id = %s AND state = %s",
     key_seen='SELECT event, "values", call FROM idempotency WHERE run_id = %s AND key = %s',
     insert_key="INSERT INTO idempotency VALUES (%s, %s, %s, %s, %s, %s, %s)",
     # Runs other workers hold are skipped, not waited for: workers share the due runs.

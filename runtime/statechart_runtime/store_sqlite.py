@@ -66,7 +66,6 @@ SQL = Statements(
     delete_states="DELETE FROM run_states WHERE run_id = ?",
     delete_state="DELETE FROM run_states WHERE run_id = ? AND state = ?",
     insert_state="INSERT INTO run_states VALUES (?, ?, ?)",
-    update_state="UPDATE run_states SET state = ? WHERE run_id = ? AND state = ?",
     key_seen='SELECT event, "values", call FROM idempotency WHERE run_id = ? AND key = ?',
     insert_key="INSERT INTO idempotency VALUES (?, ?, ?, ?, ?, ?, ?)",
     claim_due="SELECT run_id FROM runs WHERE spec = ? AND spec_version <= ? "

@@ -91,12 +91,6 @@ def writes(sql: Statements, run: Run[Any, Any, Any], mark: Mark, at: str) -> Wri
         else:  # only the rows of the states left and entered (a leaf change: one each)
             left = [name for name in mark.active if name not in run._active]
             entered = [name for name in run._active if name not in mark.active]
-            # A state left and one entered: one row renamed (a leaf change, one statement).
-            paired = min(len(left), len(entered))
-            statements.append((sql.update_state, [
-                (new, run_id, old) for old, new in zip(left[:paired], entered[:paired],
-                                                       strict=True)]))
-            left, entered = left[paired:], entered[paired:]
         statements.append((sql.delete_state, [(run_id, name) for name in left]))
         statements.append((sql.insert_state,
                            [(run_id, spec.name, name) for name in entered]))
