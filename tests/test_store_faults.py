@@ -33,6 +33,7 @@ from statechart_runtime.errors import (
     RunIdTaken,
     RunNotFound,
     StoreFull,
+    StoreUnavailable,
     UnstorableValue,
 )
 from statechart_runtime.run import EventNotAccepted
@@ -44,12 +45,26 @@ EVENTS = 4000
 RESTART_EVENTS = 1600  # fewer: the restart test starts a server of its own, and waits for it
 
 
+def _opened(url: str) -> Any:
+    """The store, opened as a supervised worker process opens it: opening fails at once when
+    the server is away (StoreUnavailable, documented), and the process tries again. A worker
+    that starts late may open it while the restart test's server is restarting."""
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            return open_store(url, timeout=60)
+        except StoreUnavailable:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)
+
+
 def _worker(module_path: str, url: str, run_ids: list[str], worker: int, count: int
             ) -> tuple[list[str], int, int]:
     """Fire `count` random events at the shared runs: (notes of those accepted, how many were
     refused, how many repeats were applied again: must be 0)."""
     module = import_path(Path(module_path), TICKET_MODULE)
-    store = open_store(url, timeout=60)
+    store = _opened(url)
     rng = random.Random(worker)
     accepted, refused, doubled = [], 0, 0
     for n in range(count):
