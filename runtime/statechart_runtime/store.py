@@ -292,8 +292,11 @@ class RunStore(StoreConnection):
         self._writable()
         spec = run_class._sc_spec
         name = event.value if isinstance(event, spec.event_enum) else event
-        key_values = "" if idempotency_key is None else json.dumps(
-            {f: json_value(spec, f, v) for f, v in values.items()}, sort_keys=True)
+        try:
+            key_values = "" if idempotency_key is None else json.dumps(
+                {f: json_value(spec, f, v) for f, v in values.items()}, sort_keys=True)
+        except ValueError as exc:  # an integer too long for JSON text
+            raise store_writes.unstorable(run_id, exc) from None
         # Tells this call's own commit from an earlier call's (a key's retry after a lost
         # connection).
         call = "" if idempotency_key is None else uuid.uuid4().hex

@@ -1,0 +1,70 @@
+"""The run store at the edges of what callers and operators do, on every backend: values at
+the limits of what the store's JSON columns can hold, a retry that lands on a worker
+of the next spec version, rows edited by hand, and workers racing for the same due run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+from codegen_support import checked_text, generate
+from store_support import Backend, assert_usable, import_path
+
+from statechart_runtime.errors import UnstorableValue
+from statechart_runtime.store import open_store
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# A counter whose value is any integer.
+COUNTER = """\
+statechart: counter
+version: 1
+initial: counting
+record:
+  total: {type: integer}
+states:
+  counting:
+    on:
+      add: {target: counting, set: [total]}
+      stop: stopped
+  stopped: {final: true}
+"""
+
+
+@pytest.fixture(scope="module")
+def counter(tmp_path_factory: pytest.TempPathFactory) -> type[Any]:
+    spec = checked_text(COUNTER)
+    assert spec is not None
+    path = tmp_path_factory.mktemp("counter") / "counter_edges_test.py"
+    path.write_bytes(generate(spec)["generated/counter.py"])
+    return import_path(path, "counter_edges_test").Counter  # type: ignore[no-any-return]
+
+
+@pytest.fixture(scope="module")
+def ar() -> ModuleType:
+    return import_path(ROOT / "generated" / "agent_run.py", "agent_run")
+
+
+def test_an_integer_too_long_for_json_text_is_unstorable(counter: type[Any], ticket: ModuleType,
+                                                         backend: Backend) -> None:
+    """A run takes an integer of 5,000 digits; the store cannot write it (Python writes no
+    JSON text of an int over 4,300 digits): UnstorableValue, from `fire` (with a key or
+    not) and `create`, nothing written, the store usable, the run goes on without it."""
+    store = open_store(backend.url)
+    store.create(counter(run_id="c"))
+    huge = 10 ** 5000
+    born_big = counter(run_id="born-big")
+    born_big.add(total=huge)
+    calls = [lambda: store.fire(counter, "c", "add", total=huge),
+             lambda: store.fire(counter, "c", "add", total=huge, idempotency_key="k"),
+             lambda: store.create(born_big)]
+    for call in calls:
+        with pytest.raises(UnstorableValue, match="change the value"):
+            call()
+        assert store.history("c") == []
+        assert_usable(store, ticket)
+    assert [r.run_id for r in store.stored_runs(spec="counter")] == ["c"]
+    assert store.fire(counter, "c", "add", total=10 ** 40).revision == 2
+    assert store.load(counter, "c").record.total == 10 ** 40
