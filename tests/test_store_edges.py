@@ -12,7 +12,7 @@ import pytest
 from codegen_support import checked_text, generate
 from store_support import Backend, assert_usable, import_path
 
-from statechart_runtime.errors import UnstorableValue
+from statechart_runtime.errors import StoreError, UnstorableValue
 from statechart_runtime.store import open_store
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -68,3 +68,39 @@ def test_an_integer_too_long_for_json_text_is_unstorable(counter: type[Any], tic
     assert [r.run_id for r in store.stored_runs(spec="counter")] == ["c"]
     assert store.fire(counter, "c", "add", total=10 ** 40).revision == 2
     assert store.load(counter, "c").record.total == 10 ** 40
+
+
+@pytest.fixture(scope="module")
+def desks(tmp_path_factory: pytest.TempPathFactory) -> tuple[type[Any], type[Any]]:
+    """Version 1 and 2 of tests/test_store_deploy.py's spec (v2 renames `why` to `reason`)."""
+    from test_store_deploy import V1, V2
+
+    folder = tmp_path_factory.mktemp("desk")
+    classes = []
+    for version, text in (("v1", V1), ("v2", V2)):
+        spec = checked_text(text)
+        assert spec is not None
+        path = folder / f"desk_{version}_deploy_test.py"
+        path.write_bytes(generate(spec)["generated/desk.py"])
+        classes.append(import_path(path, f"desk_{version}_deploy_test").Desk)
+    return classes[0], classes[1]
+
+
+def test_a_key_applied_by_v1_and_retried_by_v2_is_the_same_request(
+        desks: tuple[type[Any], type[Any]], backend: Backend) -> None:
+    """During a rolling deploy a request applied by a v1 worker is retried (its reply was
+    lost) on a v2 worker, in v2's field names: the key is the same request (`applied`
+    False, nothing fired twice), not a key reused for another event. Other values are still
+    a reused key."""
+    v1, v2 = desks
+    store = open_store(backend.url)
+    store.create(v1(run_id="r"))
+    assert store.fire(v1, "r", "hold", idempotency_key="k", why="lunch").applied
+    retried = store.fire(v2, "r", "hold", idempotency_key="k", reason="lunch")
+    assert (retried.applied, retried.revision) == (False, 2)
+    assert [row.event for row in store.history("r")] == ["hold"]
+    with pytest.raises(StoreError, match="idempotency key 'k'"):
+        store.fire(v2, "r", "hold", idempotency_key="k", reason="tea")
+    with pytest.raises(StoreError, match="idempotency key 'k'"):
+        store.fire(v2, "r", "close", idempotency_key="k")
+    assert store.fire(v2, "r", "wake", idempotency_key="k2").revision == 3

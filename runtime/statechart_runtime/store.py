@@ -48,6 +48,7 @@ from statechart_runtime import (
     store_queries,
     store_read,
     store_restore,
+    store_versions,
     store_writes,
 )
 from statechart_runtime.errors import (
@@ -311,7 +312,8 @@ class RunStore(StoreConnection):
             a Fired when there is nothing to write (the key was used already), else the run
             with the event taken (and the refusal, when timers fired before it)."""
             if seen is not None:
-                if (seen[0], seen[1]) != (name, key_values):
+                if seen[0] != name or (seen[1] != key_values and not store_versions
+                                       .same_key_values(spec, seen[1], key_values)):
                     raise StoreError(
                         f"idempotency key {idempotency_key!r} of run {run_id!r} was "
                         f"used for `{seen[0]}` {seen[1]}, not `{name}` {key_values}")
