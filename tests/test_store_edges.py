@@ -4,6 +4,7 @@ of the next spec version, rows edited by hand, and workers racing for the same d
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -104,3 +105,28 @@ def test_a_key_applied_by_v1_and_retried_by_v2_is_the_same_request(
     with pytest.raises(StoreError, match="idempotency key 'k'"):
         store.fire(v2, "r", "close", idempotency_key="k")
     assert store.fire(v2, "r", "wake", idempotency_key="k2").revision == 3
+
+
+def test_a_store_opened_in_one_thread_works_in_another(ticket: ModuleType,
+                                                       backend: Backend) -> None:
+    """One store per thread, but not necessarily the thread that opened it: a worker built
+    in the main thread and run in a thread of its own, a store handed to a thread pool's
+    task. SQLite's module refuses that by default (an error that said the database refused
+    the call and rolled back); PostgreSQL always allowed it."""
+    store = open_store(backend.url)
+    done: list[Any] = []
+
+    def elsewhere() -> None:
+        try:
+            assert_usable(store, ticket)
+            done.append(store.find(ticket.Ticket, status="approved"))
+        except Exception as exc:  # reported below, in the test's thread
+            done.append(exc)
+
+    thread = threading.Thread(target=elsewhere)
+    thread.start()
+    thread.join()
+    assert len(done) == 1 and not isinstance(done[0], Exception), done
+    assert len(done[0]) == 1
+    assert_usable(store, ticket)  # and back in the thread that opened it
+    store.close()

@@ -166,8 +166,10 @@ class SqliteStore(RunStore):
         if self.read_only:
             self._connect_read_only()
             return
-        # Autocommit mode: every transaction is begun and ended here, explicitly.
-        self._db = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None)
+        # Autocommit mode: every transaction is begun and ended here, explicitly. Any thread
+        # may use the store (one at a time, as PostgreSQL's), not only the one that opened it.
+        self._db = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None,
+                                   check_same_thread=False)
         self._db.execute(f"PRAGMA busy_timeout = {int(self.timeout * 1000)}")
         mode = self._db.execute("PRAGMA journal_mode = WAL").fetchone()[0]
         if mode.lower() != "wal":
@@ -235,7 +237,7 @@ class SqliteStore(RunStore):
         with suppress(Exception):
             self._db.close()
         self._db = sqlite3.connect(self._uri, uri=True, timeout=self.timeout,
-                                   isolation_level=None)
+                                   isolation_level=None, check_same_thread=False)
         self._db.execute(f"PRAGMA busy_timeout = {int(self.timeout * 1000)}")
         self._db.execute("SELECT count(*) FROM sqlite_master").fetchone()  # opens the file
 
