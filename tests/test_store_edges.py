@@ -4,6 +4,7 @@ of the next spec version, rows edited by hand, and workers racing for the same d
 
 from __future__ import annotations
 
+import datetime as dt
 import threading
 from pathlib import Path
 from types import ModuleType
@@ -13,7 +14,8 @@ import pytest
 from codegen_support import checked_text, generate
 from store_support import Backend, assert_usable, import_path
 
-from statechart_runtime.errors import StoreError, UnstorableValue
+from statechart.cli import main
+from statechart_runtime.errors import DamagedRow, StoreError, UnstorableValue
 from statechart_runtime.store import open_store
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -130,3 +132,37 @@ def test_a_store_opened_in_one_thread_works_in_another(ticket: ModuleType,
     assert len(done[0]) == 1
     assert_usable(store, ticket)  # and back in the thread that opened it
     store.close()
+
+
+@pytest.mark.parametrize("column", ["spec_version", "revision", "steps"])
+def test_text_in_an_integer_column_is_a_damaged_row(
+        ar: ModuleType, ticket: ModuleType, tmp_path: Path, column: str,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """SQLite keeps the text an UPDATE by hand puts in an INTEGER column (PostgreSQL refuses
+    the UPDATE): every call that reads the column says which run and column (DamagedRow),
+    never a TypeError, and `statechart runs` says so in one line, with no traceback."""
+    url = f"sqlite:///{tmp_path}/runs.db"
+    store = open_store(url)
+    store.create(ar.AgentRun(run_id="w"))
+    store.fire(ar.AgentRun, "w", "triage")
+    Backend("sqlite", url).execute(f"UPDATE runs SET {column} = 'abc' WHERE run_id = 'w'")
+    later = dt.datetime(2100, 1, 1, tzinfo=dt.UTC)
+    calls = [lambda: store.load(ar.AgentRun, "w"),
+             lambda: store.fire(ar.AgentRun, "w", "start"),
+             lambda: store.fire(ar.AgentRun, "w", "start", idempotency_key="k"),
+             lambda: store.fire_due(ar.AgentRun, "w", later),
+             lambda: store.stored_runs(),
+             lambda: store.stored_record("w")]
+    if column == "spec_version":
+        calls.append(lambda: store.find(ar.AgentRun, state="triaging"))
+    for call in calls:
+        with pytest.raises(DamagedRow, match=f"runs.{column}"):
+            call()
+        assert_usable(store, ticket)
+    spec = str(ROOT / "specs" / "agent_run.yaml")
+    for action in (["list"], ["list", "--spec", spec, "--tag", "active"],
+                   ["show", "w", "--spec", spec], ["verify", "--spec", spec]):
+        assert main(["runs", *action, "--store", url]) in (1, 2)
+        said = capsys.readouterr()  # verify reports the run as a finding, on stdout
+        assert "Traceback" not in said.err and f"runs.{column}" in said.err + said.out, (
+            action, said)

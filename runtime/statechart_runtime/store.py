@@ -114,6 +114,11 @@ BACKENDS: dict[str, tuple[str, str]] = {
 }
 
 
+def _stored_version(run_id: str, head: tuple[Any, ...]) -> int:
+    """The spec version of a head row; DamagedRow if it is not a whole number."""
+    return store_read.whole_number(run_id, "runs.spec_version", head[1])
+
+
 @dataclasses.dataclass(frozen=True, slots=True)
 class Fired:
     """What `store.fire` (or `fire_due`) did: `run` is the stored run after it, saved at
@@ -362,7 +367,7 @@ class RunStore(StoreConnection):
                 else:
                     row, seen = self._read(lambda: (
                         self._checked_head(run_id, self.sql.head), key_row()))
-                if row[1] < spec.version:
+                if _stored_version(run_id, row) < spec.version:
                     # An older version's head is upgraded from its whole history, read with
                     # it in one moment: holding the run.
                     break
@@ -445,7 +450,7 @@ class RunStore(StoreConnection):
         claim): the caller claims again."""
         for _ in range(1 if claimed else self.max_attempts):
             row = self._one_row(self.sql.head_checked, (run_id, run_id), run_id)
-            if row[1] < run_class._sc_spec.version:
+            if _stored_version(run_id, row) < run_class._sc_spec.version:
                 # An older version's head is upgraded from its whole history, read with it
                 # in one moment: holding the run.
                 return self._with_retries(lambda: self._fire_due(run_class, run_id, when),

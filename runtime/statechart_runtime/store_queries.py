@@ -69,7 +69,8 @@ def find(store: StoreConnection, run_class: type[Run[Any, Any, Any]], *, status:
     # their migration renames them; newer ones not at all (docs/runs.md, Mixed versions).
     stored: dict[str, tuple[int, list[str]]] = {}
     for run_id, version, name in others:
-        stored.setdefault(run_id, (version, []))[1].extend([name] if name else [])
+        stored.setdefault(run_id, (store_read.whole_number(
+            run_id, "runs.spec_version", version), []))[1].extend([name] if name else [])
     tagged = None if tag is None else frozenset(spec.tags.get(tag, ()))
     wanted = (None if status is None else versions.status_name(spec, status),
               None if state is None else versions.state_name(spec, state), tagged)
