@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from codegen_support import checked_text, generate
-from store_support import Backend, assert_usable, import_path
+from store_support import Backend, assert_usable, import_path, timed
 
 from statechart.cli import main
 from statechart_runtime.errors import DamagedRow, StoreError, UnstorableValue
@@ -166,3 +166,24 @@ def test_text_in_an_integer_column_is_a_damaged_row(
         said = capsys.readouterr()  # verify reports the run as a finding, on stdout
         assert "Traceback" not in said.err and f"runs.{column}" in said.err + said.out, (
             action, said)
+
+
+def test_a_skip_list_longer_than_a_statement_s_parameters(ticket: ModuleType,
+                                                          backend: Backend) -> None:
+    """A worker skips each run whose timers failed; a dependency down for every run can
+    make that list longer than the 65,535 parameters a PostgreSQL statement takes (the
+    driver then dropped the connection: the store reconnected and retried until its timeout,
+    and said the database could not be reached). Any number of ids is one parameter."""
+    timed_ticket = timed(ticket)
+    store = open_store(backend.url, timeout=2)
+    start = dt.datetime(2030, 1, 1, tzinfo=dt.UTC)
+    for run_id in ("a", "b"):
+        store.create(timed_ticket(run_id=run_id, clock=lambda: start))
+    skip = [f"failed-{i}" for i in range(70_000)] + ["a"]
+    later = start + dt.timedelta(hours=2)
+    assert store.next_due(timed_ticket, skip=skip) == start + dt.timedelta(hours=1)
+    fired = store.fire_next_due(timed_ticket, later, skip=skip)
+    assert fired is not None and fired.run.record.runId == "b"
+    assert store.fire_next_due(timed_ticket, later, skip=skip) is None
+    assert store.next_due(timed_ticket, skip=skip) is None
+    assert store.next_due(timed_ticket) == start + dt.timedelta(hours=1)

@@ -485,7 +485,7 @@ class RunStore(StoreConnection):
         self._writable()
         at = now if now is not None else self.now()  # claimed and fired at one time
         spec = run_class._sc_spec  # runs of a newer version are passed over: not ours to fire
-        args = (spec.name, spec.version, _utc_text(at), *skip)
+        args = (spec.name, spec.version, _utc_text(at), *self._not_in_args(skip))
         skipped = self._not_in("run_id", skip)
         claim = self.sql.claim_due.format(skip=skipped, limit=1)
 

@@ -119,6 +119,7 @@ def next_due(store: StoreConnection, run_class: type[Run[Any, Any, Any]], *,
     found = store._query(f"SELECT run_id, next_due FROM runs WHERE spec = {p} AND "
                          f"spec_version <= {p} AND next_due IS NOT NULL"
                          f"{store._not_in('run_id', skip)} "
-                         "ORDER BY next_due LIMIT 1", [spec.name, spec.version, *skip])
+                         "ORDER BY next_due LIMIT 1",
+                         [spec.name, spec.version, *store._not_in_args(skip)])
     return store_read.column_time(found[0][0], "runs.next_due", found[0][1]) if found \
         else None

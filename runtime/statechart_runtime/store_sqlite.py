@@ -68,6 +68,7 @@ SQL = Statements(
     insert_state="INSERT INTO run_states VALUES (?, ?, ?)",
     key_seen='SELECT event, "values", call FROM idempotency WHERE run_id = ? AND key = ?',
     insert_key="INSERT INTO idempotency VALUES (?, ?, ?, ?, ?, ?, ?)",
+    not_in="{column} NOT IN (SELECT value FROM json_each(?))",
     claim_due="SELECT run_id FROM runs WHERE spec = ? AND spec_version <= ? "
               "AND next_due IS NOT NULL AND next_due <= ?{skip} ORDER BY next_due LIMIT {limit}",
     due="SELECT run_id FROM runs WHERE spec = ? AND spec_version <= ? "
