@@ -48,6 +48,7 @@ from statechart_runtime import (
     store_queries,
     store_read,
     store_restore,
+    store_versions,
     store_writes,
 )
 from statechart_runtime.errors import (
@@ -111,6 +112,11 @@ BACKENDS: dict[str, tuple[str, str]] = {
     "postgresql": ("statechart_runtime.store_postgres", _PSYCOPG),
     "postgres": ("statechart_runtime.store_postgres", _PSYCOPG),
 }
+
+
+def _stored_version(run_id: str, head: tuple[Any, ...]) -> int:
+    """The spec version of a head row; DamagedRow if it is not a whole number."""
+    return store_read.whole_number(run_id, "runs.spec_version", head[1])
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -292,8 +298,11 @@ class RunStore(StoreConnection):
         self._writable()
         spec = run_class._sc_spec
         name = event.value if isinstance(event, spec.event_enum) else event
-        key_values = "" if idempotency_key is None else json.dumps(
-            {f: json_value(spec, f, v) for f, v in values.items()}, sort_keys=True)
+        try:
+            key_values = "" if idempotency_key is None else json.dumps(
+                {f: json_value(spec, f, v) for f, v in values.items()}, sort_keys=True)
+        except ValueError as exc:  # an integer too long for JSON text
+            raise store_writes.unstorable(run_id, exc) from None
         # Tells this call's own commit from an earlier call's (a key's retry after a lost
         # connection).
         call = "" if idempotency_key is None else uuid.uuid4().hex
@@ -308,7 +317,8 @@ class RunStore(StoreConnection):
             a Fired when there is nothing to write (the key was used already), else the run
             with the event taken (and the refusal, when timers fired before it)."""
             if seen is not None:
-                if (seen[0], seen[1]) != (name, key_values):
+                if seen[0] != name or (seen[1] != key_values and not store_versions
+                                       .same_key_values(spec, seen[1], key_values)):
                     raise StoreError(
                         f"idempotency key {idempotency_key!r} of run {run_id!r} was "
                         f"used for `{seen[0]}` {seen[1]}, not `{name}` {key_values}")
@@ -357,7 +367,7 @@ class RunStore(StoreConnection):
                 else:
                     row, seen = self._read(lambda: (
                         self._checked_head(run_id, self.sql.head), key_row()))
-                if row[1] < spec.version:
+                if _stored_version(run_id, row) < spec.version:
                     # An older version's head is upgraded from its whole history, read with
                     # it in one moment: holding the run.
                     break
@@ -440,7 +450,7 @@ class RunStore(StoreConnection):
         claim): the caller claims again."""
         for _ in range(1 if claimed else self.max_attempts):
             row = self._one_row(self.sql.head_checked, (run_id, run_id), run_id)
-            if row[1] < run_class._sc_spec.version:
+            if _stored_version(run_id, row) < run_class._sc_spec.version:
                 # An older version's head is upgraded from its whole history, read with it
                 # in one moment: holding the run.
                 return self._with_retries(lambda: self._fire_due(run_class, run_id, when),
@@ -475,7 +485,7 @@ class RunStore(StoreConnection):
         self._writable()
         at = now if now is not None else self.now()  # claimed and fired at one time
         spec = run_class._sc_spec  # runs of a newer version are passed over: not ours to fire
-        args = (spec.name, spec.version, _utc_text(at), *skip)
+        args = (spec.name, spec.version, _utc_text(at), *self._not_in_args(skip))
         skipped = self._not_in("run_id", skip)
         claim = self.sql.claim_due.format(skip=skipped, limit=1)
 

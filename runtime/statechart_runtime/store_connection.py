@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import json
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
@@ -71,8 +72,11 @@ class Statements:
     insert_state: str  # (run_id, spec, state)
     key_seen: str  # (run_id, key) -> event, values, call
     insert_key: str  # (run_id, key, event, values, revision, call, at)
+    # `{column}` is none of the values of one parameter (`StoreConnection._not_in_args`).
+    not_in: str
     # Due runs of a spec stored at `version` or older (a newer one is not the caller's to fire):
-    # (spec, version, now, *skipped ids) -> the run due first, claimed for the transaction;
+    # (spec, version, now, the skipped ids' parameter if any) -> the run due first, claimed
+    # for the transaction;
     # `{skip}` is where the condition leaving out `fire_next_due`'s `skip=` runs goes;
     # `{limit}` (optional) how many of the runs due first a claim that is only a read
     # (`optimistic_fire`) gives, to pick one of at random.
@@ -301,9 +305,15 @@ class StoreConnection:
             self._failure(driver) in ("busy", "disconnected", "full", "damaged")
 
     def _not_in(self, column: str, values: Sequence[Any]) -> str:
-        """` AND column NOT IN (?, ...)` with a parameter per value; "" for none."""
-        return f" AND {column} NOT IN ({', '.join([self.sql.param] * len(values))})" \
-            if values else ""
+        """` AND column` is none of `values`, given as one parameter (`_not_in_args`): any
+        number of them fits in a statement (PostgreSQL's take at most 65,535 parameters; a
+        worker's skip list may grow past that); "" for none."""
+        return f" AND {self.sql.not_in.format(column=column)}" if values else ""
+
+    def _not_in_args(self, values: Sequence[Any]) -> list[Any]:
+        """The parameter of `_not_in`'s condition (none for no values): the values as JSON
+        text (SQLite's `json_each` reads it); a backend may pass them otherwise."""
+        return [json.dumps(list(values))] if values else []
 
     def _read(self, work: Callable[[], T]) -> T:
         return self._with_retries(work, repeatable=True, begin=self.sql.begin_read)

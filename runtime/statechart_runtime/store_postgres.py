@@ -14,7 +14,7 @@ their own (`postgresql://host/db?options=-csearch_path%3Dmy_schema`).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
 from typing import Any
 
@@ -65,6 +65,7 @@ SQL = Statements(
     insert_state="INSERT INTO run_states VALUES (%s, %s, %s)",
     key_seen='SELECT event, "values", call FROM idempotency WHERE run_id = %s AND key = %s',
     insert_key="INSERT INTO idempotency VALUES (%s, %s, %s, %s, %s, %s, %s)",
+    not_in="{column} <> ALL(%s)",  # a Python list: a text[] parameter
     # Runs other workers hold are skipped, not waited for: workers share the due runs.
     claim_due="SELECT run_id FROM runs WHERE spec = %s AND spec_version <= %s "
               "AND next_due IS NOT NULL AND next_due <= %s{skip} ORDER BY next_due LIMIT 1"
@@ -205,6 +206,9 @@ class PostgresStore(RunStore):
         except Exception:
             with suppress(Exception):
                 self._db.close()
+
+    def _not_in_args(self, values: Sequence[Any]) -> list[Any]:
+        return [list(values)] if values else []
 
     def _announce_due(self, spec: str) -> None:
         # Delivered at commit, once per transaction and payload; `statechart_runtime.worker`

@@ -69,7 +69,8 @@ def find(store: StoreConnection, run_class: type[Run[Any, Any, Any]], *, status:
     # their migration renames them; newer ones not at all (docs/runs.md, Mixed versions).
     stored: dict[str, tuple[int, list[str]]] = {}
     for run_id, version, name in others:
-        stored.setdefault(run_id, (version, []))[1].extend([name] if name else [])
+        stored.setdefault(run_id, (store_read.whole_number(
+            run_id, "runs.spec_version", version), []))[1].extend([name] if name else [])
     tagged = None if tag is None else frozenset(spec.tags.get(tag, ()))
     wanted = (None if status is None else versions.status_name(spec, status),
               None if state is None else versions.state_name(spec, state), tagged)
@@ -118,6 +119,7 @@ def next_due(store: StoreConnection, run_class: type[Run[Any, Any, Any]], *,
     found = store._query(f"SELECT run_id, next_due FROM runs WHERE spec = {p} AND "
                          f"spec_version <= {p} AND next_due IS NOT NULL"
                          f"{store._not_in('run_id', skip)} "
-                         "ORDER BY next_due LIMIT 1", [spec.name, spec.version, *skip])
+                         "ORDER BY next_due LIMIT 1",
+                         [spec.name, spec.version, *store._not_in_args(skip)])
     return store_read.column_time(found[0][0], "runs.next_due", found[0][1]) if found \
         else None

@@ -95,6 +95,15 @@ def column_time(run_id: str, column: str, text: Any) -> dt.datetime:
         raise DamagedRow(run_id, column, f"is {text!r}, not a time") from None
 
 
+def whole_number(run_id: str, column: str, value: Any) -> int:
+    """An integer column of run `run_id` (`runs.spec_version`, `runs.revision`,
+    `runs.steps`); DamagedRow if it is not a whole number (SQLite keeps any text an UPDATE
+    by hand puts there)."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    raise DamagedRow(run_id, column, f"is {value!r}, not a whole number")
+
+
 def stored_runs(store: Any, where: str, args: list[Any]) -> list[StoredRun]:
     """The runs matching `where` (a condition on `spec` or `run_id`, columns of `runs` and
     `run_states`), sorted by id, from the store's columns, read in one snapshot."""
@@ -121,7 +130,9 @@ def _stored_run(row: Sequence[Any], states: tuple[str, ...], last_at: Any) -> St
     """A StoredRun from a `runs` row (run_id, spec, spec_version, revision, status, steps,
     created_at, updated_at, next_due), its states and its last step's time (None: none)."""
     run_id = row[0]
-    return StoredRun(run_id, row[1], row[2], row[3], row[4], states, row[5],
+    return StoredRun(run_id, row[1], whole_number(run_id, "runs.spec_version", row[2]),
+                     whole_number(run_id, "runs.revision", row[3]), row[4], states,
+                     whole_number(run_id, "runs.steps", row[5]),
                      column_time(run_id, "runs.created_at", row[6]),
                      column_time(run_id, "runs.updated_at", row[7]),
                      column_time(run_id, "history.at", last_at or row[6]),

@@ -76,6 +76,8 @@ def head_data(run_class: type[Any], run_id: str, row: tuple[Any, ...]) -> dict[s
     """The record of the head `row` as parsed JSON, once its spec and version are checked
     against `run_class`'s (the spec's InvalidRecord otherwise)."""
     spec = run_class._sc_spec
+    for column, value in zip(("spec_version", "revision", "steps"), row[1:4], strict=True):
+        store_read.whole_number(run_id, f"runs.{column}", value)
     if row[0] != spec.name:
         raise spec.invalid("(store)", f"run {run_id!r} is a run of {row[0]!r} "
                            f"(version {row[1]}), not of {spec.name!r}")

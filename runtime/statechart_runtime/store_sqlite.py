@@ -68,6 +68,7 @@ SQL = Statements(
     insert_state="INSERT INTO run_states VALUES (?, ?, ?)",
     key_seen='SELECT event, "values", call FROM idempotency WHERE run_id = ? AND key = ?',
     insert_key="INSERT INTO idempotency VALUES (?, ?, ?, ?, ?, ?, ?)",
+    not_in="{column} NOT IN (SELECT value FROM json_each(?))",
     claim_due="SELECT run_id FROM runs WHERE spec = ? AND spec_version <= ? "
               "AND next_due IS NOT NULL AND next_due <= ?{skip} ORDER BY next_due LIMIT {limit}",
     due="SELECT run_id FROM runs WHERE spec = ? AND spec_version <= ? "
@@ -166,8 +167,10 @@ class SqliteStore(RunStore):
         if self.read_only:
             self._connect_read_only()
             return
-        # Autocommit mode: every transaction is begun and ended here, explicitly.
-        self._db = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None)
+        # Autocommit mode: every transaction is begun and ended here, explicitly. Any thread
+        # may use the store (one at a time, as PostgreSQL's), not only the one that opened it.
+        self._db = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None,
+                                   check_same_thread=False)
         self._db.execute(f"PRAGMA busy_timeout = {int(self.timeout * 1000)}")
         mode = self._db.execute("PRAGMA journal_mode = WAL").fetchone()[0]
         if mode.lower() != "wal":
@@ -235,7 +238,7 @@ class SqliteStore(RunStore):
         with suppress(Exception):
             self._db.close()
         self._db = sqlite3.connect(self._uri, uri=True, timeout=self.timeout,
-                                   isolation_level=None)
+                                   isolation_level=None, check_same_thread=False)
         self._db.execute(f"PRAGMA busy_timeout = {int(self.timeout * 1000)}")
         self._db.execute("SELECT count(*) FROM sqlite_master").fetchone()  # opens the file
 

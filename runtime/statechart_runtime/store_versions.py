@@ -12,6 +12,7 @@ newer version are not answered: the caller can neither load nor fire them.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -74,3 +75,20 @@ def matches(spec: Any, active: frozenset[str], status: str | None, state: str | 
 
 def chart_order(spec: Any, active: Iterable[str]) -> tuple[str, ...]:
     return tuple(spec.chart.sort(active))
+
+
+def same_key_values(spec: Any, stored: str, values: str) -> bool:
+    """Whether the values an idempotency key was applied with (`stored`, JSON text) are
+    `values` in `spec`'s names: a request applied by a worker of an older version, retried on
+    one of `spec`'s version, names the fields its migration renamed by their old names."""
+    try:
+        old = json.loads(stored)
+    except ValueError:
+        return False
+    if not isinstance(old, dict):
+        return False
+    for _, fields in spec.migrations.values():
+        renamed = {fields.get(name, name): value for name, value in old.items()}
+        if None not in renamed and json.dumps(renamed, sort_keys=True) == values:
+            return True
+    return False

@@ -12,7 +12,7 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from statechart_runtime.errors import RunError, StoreError
+from statechart_runtime.errors import RunError, StoreError, UnstorableValue
 from statechart_runtime.run import Run
 from statechart_runtime.store_checks import utc_text
 
@@ -59,7 +59,22 @@ Computed = tuple[Run[Any, Any, Any], Mark, str, RunError | None]
 def writes(sql: Statements, run: Run[Any, Any, Any], mark: Mark, at: str) -> Writes:
     """What stores the run (`RunStore._write` runs it): its head, its new steps (or all of them),
     its active states if they changed. Encoded here, with no database: a caller may do
-    it before it takes a lock."""
+    it before it takes a lock. UnstorableValue for a value the columns' JSON cannot hold."""
+    try:
+        return _writes(sql, run, mark, at)
+    except ValueError as exc:
+        raise unstorable(run.record.runId, exc) from None
+
+
+def unstorable(run_id: str, exc: Exception) -> UnstorableValue:
+    """The error of a value the store cannot encode as JSON: an integer too long for JSON
+    text (Python writes at most 4,300 digits)."""
+    return UnstorableValue(f"run {run_id!r}: a value of this call cannot be stored as JSON "
+                           f"({exc}): nothing was stored; change the value (integers of at "
+                           "most 4,300 digits)")
+
+
+def _writes(sql: Statements, run: Run[Any, Any, Any], mark: Mark, at: str) -> Writes:
     record: Any = run.record
     run_id = record.runId
     spec = run._sc_spec
