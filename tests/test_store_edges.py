@@ -187,3 +187,33 @@ def test_a_skip_list_longer_than_a_statement_s_parameters(ticket: ModuleType,
     assert store.fire_next_due(timed_ticket, later, skip=skip) is None
     assert store.next_due(timed_ticket, skip=skip) is None
     assert store.next_due(timed_ticket) == start + dt.timedelta(hours=1)
+
+
+def test_a_time_outside_utc_s_years_is_a_type_error_not_an_overflow(
+        ticket: ModuleType, backend: Backend) -> None:
+    """9999-12-31T23:00-05:00 is year 10000 in UTC: as a step's time (`at=`), and as a
+    datetime field's value, it is refused as a bad value (TypeError) before anything is
+    written, not an OverflowError from inside the step; the store stays usable."""
+    store = open_store(backend.url)
+    store.create(run := ticket.Ticket())
+    far = dt.datetime.fromisoformat("9999-12-31T23:00-05:00")
+    with pytest.raises(TypeError, match="outside the years 1-9999 in UTC"):
+        store.fire(ticket.Ticket, run.record.runId, "approve", at=far, note="late")
+    assert store.history(run.record.runId) == []
+    assert_usable(store, ticket)
+    store.close()
+
+
+def test_fire_next_due_with_a_naive_now_blames_the_caller(
+        ticket: ModuleType, backend: Backend) -> None:
+    """A `now` without a time zone is the caller's mistake: a TypeError, not a TimerFailed
+    naming the run that happened to be claimed."""
+    store = open_store(backend.url)
+    timed_ticket = timed(ticket)
+    store.create(due := timed_ticket())
+    naive = (due.record.lastTransitionAt + dt.timedelta(hours=2)).replace(tzinfo=None)
+    with pytest.raises(TypeError, match="`now` must be a datetime with a time zone"):
+        store.fire_next_due(timed_ticket, naive)
+    assert store.due(timed_ticket, due.record.lastTransitionAt + dt.timedelta(hours=2)) == [
+        due.record.runId]
+    store.close()

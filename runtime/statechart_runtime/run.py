@@ -25,7 +25,7 @@ from statechart_runtime.machine import DirectGuards, Machine, direct_guards, num
 from statechart_runtime.record import Record, check_record
 from statechart_runtime.semantics import INTERNAL, MULTI, TARGETLESS
 from statechart_runtime.spec import SpecTables
-from statechart_runtime.values import Clock, JsonValue, is_aware, now, utcnow
+from statechart_runtime.values import Clock, JsonValue, is_aware, now, outside_utc, utcnow
 
 R = TypeVar("R", bound=Record)
 S = TypeVar("S")
@@ -375,6 +375,9 @@ class Run(Generic[R, S, E]):
         when = now(self.clock) if at is None else at
         if not is_aware(when):
             raise TypeError(f"a step's time must be a datetime with a time zone, got {when!r}")
+        outside = outside_utc(when)
+        if outside is not None:
+            raise TypeError(f"a step's time {outside}")
         last: dt.datetime = self.record.lastTransitionAt  # type: ignore[attr-defined]
         return last if when < last else when
 

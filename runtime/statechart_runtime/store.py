@@ -84,7 +84,7 @@ from statechart_runtime.store_writes import (
     next_deadline,
     saved,
 )
-from statechart_runtime.values import Clock
+from statechart_runtime.values import Clock, is_aware
 
 __all__ = ["BACKENDS", "SCHEMA_VERSION", "ConcurrentUpdate", "DamagedRow", "Fired", "HistoryRow",
            "OutcomeUnknown", "ReadOnlyStore", "RunIdTaken", "RunNotFound", "RunStore",
@@ -484,6 +484,9 @@ class RunStore(StoreConnection):
         itself (busy, away, full, damaged) are raised as they are."""
         self._writable()
         at = now if now is not None else self.now()  # claimed and fired at one time
+        if not is_aware(at):  # the caller's mistake, not a TimerFailed of the run claimed
+            raise TypeError(f"fire_next_due: `now` must be a datetime with a time zone, got "
+                            f"{at!r}")
         spec = run_class._sc_spec  # runs of a newer version are passed over: not ours to fire
         args = (spec.name, spec.version, _utc_text(at), *self._not_in_args(skip))
         skipped = self._not_in("run_id", skip)

@@ -36,6 +36,16 @@ def is_aware(value: object) -> bool:
     return isinstance(value, dt.datetime) and value.utcoffset() is not None
 
 
+def outside_utc(value: dt.datetime) -> str | None:
+    """Why an aware time cannot be a step's or a field's time, or None: one whose UTC falls
+    outside the years 1-9999 (9999-12-31T23:00-05:00) cannot be compared, stored or armed."""
+    try:
+        value.astimezone(dt.UTC)
+    except OverflowError:
+        return f"{value.isoformat()} is outside the years 1-9999 in UTC"
+    return None
+
+
 def time_text(value: dt.datetime) -> str:
     """RFC 3339 text of an aware time: its own offset when that is whole minutes (RFC 3339
     has no seconds in offsets), else converted to UTC."""
@@ -49,6 +59,9 @@ def now(clock: Clock) -> dt.datetime:
     value = clock()
     if not is_aware(value):
         raise TypeError(f"the clock must return a datetime with a time zone, got {value!r}")
+    outside = outside_utc(value)
+    if outside is not None:
+        raise TypeError(f"the clock's time {outside}")
     return value
 
 
@@ -95,6 +108,9 @@ class FieldCodec:
         if kind == "boolean" and isinstance(value, bool):
             return value
         if kind == "datetime" and isinstance(value, dt.datetime) and is_aware(value):
+            outside = outside_utc(value)
+            if outside is not None:
+                raise TypeError(f"{field}: {outside}")
             return time_text(value)
         if kind == "enum" and isinstance(value, self.enums[field]):
             return str(value.value)
