@@ -69,9 +69,8 @@ T0 = dt.datetime(2030, 1, 1, tzinfo=dt.UTC)
 HOUR = dt.timedelta(hours=1)
 
 
-@pytest.fixture(scope="module")
-def versions(tmp_path_factory: pytest.TempPathFactory) -> tuple[type[Any], type[Any]]:
-    folder = tmp_path_factory.mktemp("desk")
+def desk_versions(folder: Path) -> tuple[type[Any], type[Any]]:
+    """The run classes of V1 and V2, generated into `folder`."""
     classes = []
     for version, text in (("v1", V1), ("v2", V2)):
         spec = checked_text(text)
@@ -80,6 +79,11 @@ def versions(tmp_path_factory: pytest.TempPathFactory) -> tuple[type[Any], type[
         path.write_bytes(generate(spec)["generated/desk.py"])
         classes.append(import_path(path, f"desk_{version}_deploy_test").Desk)
     return classes[0], classes[1]
+
+
+@pytest.fixture(scope="module")
+def versions(tmp_path_factory: pytest.TempPathFactory) -> tuple[type[Any], type[Any]]:
+    return desk_versions(tmp_path_factory.mktemp("desk"))
 
 
 def test_v1_and_v2_workers_share_one_store(versions: tuple[type[Any], type[Any]],

@@ -76,17 +76,9 @@ def test_an_integer_too_long_for_json_text_is_unstorable(counter: type[Any], tic
 @pytest.fixture(scope="module")
 def desks(tmp_path_factory: pytest.TempPathFactory) -> tuple[type[Any], type[Any]]:
     """Version 1 and 2 of tests/test_store_deploy.py's spec (v2 renames `why` to `reason`)."""
-    from test_store_deploy import V1, V2
+    from test_store_deploy import desk_versions
 
-    folder = tmp_path_factory.mktemp("desk")
-    classes = []
-    for version, text in (("v1", V1), ("v2", V2)):
-        spec = checked_text(text)
-        assert spec is not None
-        path = folder / f"desk_{version}_deploy_test.py"
-        path.write_bytes(generate(spec)["generated/desk.py"])
-        classes.append(import_path(path, f"desk_{version}_deploy_test").Desk)
-    return classes[0], classes[1]
+    return desk_versions(tmp_path_factory.mktemp("desk"))
 
 
 def test_a_key_applied_by_v1_and_retried_by_v2_is_the_same_request(

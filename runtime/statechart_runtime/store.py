@@ -435,9 +435,15 @@ class RunStore(StoreConnection):
         due = self._due_step(run_class, run_id, self._locked_head(run_id), when)
         if isinstance(due, Fired):
             return due
-        run, mark, events = due
-        revision = self._write(store_writes.writes(self.sql, run, mark, _utc_text(when)), mark,
+        return self._write_due(due, store_writes.writes(self.sql, *due[:2], _utc_text(when)),
                                locked=True)
+
+    def _write_due(self, due: tuple[RunT, Mark, tuple[str, ...]], writes: Writes, *,
+                   locked: bool) -> Fired:
+        """Write a run's due timers fired (`_due_step`, encoded as `writes`), inside the
+        caller's write transaction."""
+        run, mark, events = due
+        revision = self._write(writes, mark, locked=locked)
         saved(run, mark, revision)
         return Fired(run, bool(events), revision, events)
 
@@ -458,16 +464,13 @@ class RunStore(StoreConnection):
             due = self._due_step(run_class, run_id, row, when)
             if isinstance(due, Fired):
                 return None if claimed else due
-            run, mark, events = due
-            writes = store_writes.writes(self.sql, run, mark, _utc_text(when))
+            writes = store_writes.writes(self.sql, *due[:2], _utc_text(when))  # before the lock
             try:
-                revision = self._with_retries(
-                    functools.partial(self._write, writes, mark, locked=False),
+                return self._with_retries(
+                    functools.partial(self._write_due, due, writes, locked=False),
                     repeatable=False)
             except ConcurrentUpdate:  # another worker fired the run meanwhile: again
                 continue
-            saved(run, mark, revision)
-            return Fired(run, bool(events), revision, events)
         return None
 
     def fire_next_due(self, run_class: type[Run[Any, Any, Any]],
