@@ -77,7 +77,7 @@ def test_text_covers_every_transition_of_the_agent_run(capsys: pytest.CaptureFix
     assert main(["paths", str(AGENT_RUN)]) == 0
     out = capsys.readouterr().out
     first = out.splitlines()[0]
-    assert first.startswith("agent_run: ") and "covering 29 of 29 transitions" in first
+    assert first.startswith("agent_run: ") and "covering 30 of 30 transitions" in first
     assert "unreachable" not in out
     # a timer is fired by running the clock to it, and a guard's answer is shown
     assert "clock to T+1:00:00: fire_due()" in out

@@ -9,13 +9,32 @@ from __future__ import annotations
 from statemachine import HistoryState, State
 
 from statechart_runtime import errors
+from statechart_runtime.json_values import JsonData
 from statechart_runtime.machine import Machine
 from statechart_runtime.record import Counter, Record, Step, check_record, record_checker
 from statechart_runtime.run import EventNotAccepted, Run
 from statechart_runtime.spec import SpecTables
 from statechart_runtime.timers import Timer
 from statechart_runtime.values import Clock, parse_time, utcnow
+from statechart_runtime.work import WorkTable
 
-__all__ = ["Clock", "Counter", "EventNotAccepted", "HistoryState", "Machine", "Record", "Run",
-           "SpecTables", "State", "Step", "Timer", "check_record", "errors", "parse_time",
-           "record_checker", "utcnow"]
+__all__ = [
+           "Clock",
+           "Counter",
+           "EventNotAccepted",
+           "HistoryState",
+           "JsonData",
+           "Machine",
+           "Record",
+           "Run",
+           "SpecTables",
+           "State",
+           "Step",
+           "Timer",
+           "WorkTable",
+           "check_record",
+           "errors",
+           "parse_time",
+           "record_checker",
+           "utcnow",
+]

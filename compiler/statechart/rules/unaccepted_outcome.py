@@ -20,9 +20,9 @@ the state or one of its ancestors.
 """
 
 from statechart import semantics
+from statechart.build_model.spelling import did_you_mean
 from statechart.diagnostics import Severity
 from statechart.rules._base import Check, Graph, Spec, problem
-from statechart.build_model.spelling import did_you_mean
 
 ID = "unaccepted-outcome"
 SEVERITY: Severity = "error"
