@@ -84,7 +84,7 @@ def test_text_covers_every_transition_of_the_agent_run(capsys: pytest.CaptureFix
     assert "with can_retry=no" in out and "with can_retry=yes" in out
     # each transition with its spec line: the approval deadline is at line 122
     assert ("waiting_for_approval -after.approvalDeadline.waiting_for_approval-> timed_out  "
-            "specs/agent_run.yaml:122") in out
+            "specs/agent_run.yaml:151") in out
     assert "await_approval(approvalId='<approvalId>', approvalDeadline=T+1:00:00)" in out
 
 
@@ -93,11 +93,11 @@ def test_json_paths_take_every_transition_when_followed(capsys: pytest.CaptureFi
     assert main(["paths", str(AGENT_RUN), "--format", "json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert (data["spec"], data["cover"], data["complete"]) == ("agent_run", "transitions", True)
-    assert data["items"] == data["covered"] == 29 and data["unreachable"] == []
+    assert data["items"] == data["covered"] == 30 and data["unreachable"] == []
     taken = {(t["source"], t["event"], t["alternative"]) for p in data["paths"]
              for s in p["steps"] for t in s["transitions"]}
     assert taken == _all_transitions(AgentRun)
-    assert data["events"] == sum(len(p["steps"]) for p in data["paths"]) <= 3 * 29
+    assert data["events"] == sum(len(p["steps"]) for p in data["paths"]) <= 3 * 30
     # the same paths from the Python API, each followed by the generated class
     found = testing.paths(AgentRun)
     assert found.events == data["events"] and len(found.paths) == len(data["paths"])
@@ -213,7 +213,7 @@ print(len(found.items) - len(found.unreachable), len(found.items))
 """
     result = _python(code)
     assert result.returncode == 0, result.stderr
-    assert result.stdout.split() == ["29", "29"]
+    assert result.stdout.split() == ["30", "30"]
 
 
 def _pytest(folder: Path, *test_files: Path) -> subprocess.CompletedProcess[str]:

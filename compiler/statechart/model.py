@@ -164,6 +164,11 @@ class Transition:
         return found.key if found is not None else None
 
 
+# `work.retry` when a spec gives none (docs/spec-format.md, "Work").
+WORK_RETRIES = 3
+WORK_BACKOFF = "1s"
+
+
 @dataclass(frozen=True)
 class Work:
     """The work a run does while `state` is active (`work:`, docs/spec-format.md "Work"):
@@ -190,9 +195,9 @@ class Work:
     heartbeat_span: Span | None = None
     error: str | None = None
     error_span: Span | None = None
-    retries: int = 3
-    backoff: str = "1s"
-    backoff_ms: int | None = 1000
+    retries: int = WORK_RETRIES
+    backoff: str = WORK_BACKOFF
+    backoff_ms: int | None = 1000  # WORK_BACKOFF's
     backoff_span: Span | None = None
 
     @property
