@@ -15,6 +15,7 @@ from statechart import spec_format as fmt
 from statechart.build_model.reader import Reader
 from statechart.model import Work
 
+
 def duration_ms(text: str) -> int | None:
     """A duration's milliseconds, or None when `text` is not one (statechart.durations)."""
     parsed = durations.parse(text)
