@@ -104,9 +104,10 @@ def _short(item: object) -> str:
 
 
 def shortened(value: object, limit: int = 80) -> str:
-    """A JSON value as text output shows it: compact JSON, cut to `limit` characters with its
-    whole size after an ellipsis when longer (`{"rows":[1,2,3,... (2,345 bytes)`)."""
-    text = _encode(value)
+    """A JSON value as text output shows it (`json.dumps`'s spacing): cut to `limit`
+    characters when longer, with its size as the limit measures it after an ellipsis
+    (`{"rows": [1, 2, 3, ... (2,345 bytes)`)."""
+    text = json.dumps(value, ensure_ascii=False)
     if len(text) <= limit:
         return text
-    return f"{text[:limit]}... ({len(text.encode('utf-8')):,} bytes)"
+    return f"{text[:limit]}... ({len(_encode(value).encode('utf-8')):,} bytes)"
