@@ -11,7 +11,8 @@ warnings, because a reviewer should see them).
 
 This module holds the entry, `diff_specs`, and the order of the comparisons. Its modules:
 `kinds` (the change kinds, `Change`), `sarif` (the reporters), `base` (what the comparisons
-share), and one per concern: `states`, `transitions`, `shadowing`, `timers`, `work`, `record`, `rules`.
+share), and one per concern: `states`, `transitions`, `shadowing`, `timers`, `work`,
+`record`, `rules`.
 """
 
 from __future__ import annotations
