@@ -23,7 +23,7 @@ SPEC_KEYS = {
     "migrations": "how records of earlier versions map onto this one: `[{from_version: 1, "
                   "states: {old: new}, fields: {old: new}}]`",
     "remove": "what an overlay removes from its base: `{states: [...], transitions: "
-              "[STATE.EVENT, STATE.after.15m], fields: [...], rules: [ID]}`",
+              "[STATE.EVENT, STATE.after.15m], fields: [...], rules: [ID], work: [STATE]}`",
     "add": "the new states of an overlay: `{states: {NAME: {...}}}`; `states:` only changes "
            "states the base has",
 }
@@ -302,7 +302,7 @@ def json_schema() -> dict[str, Any]:
             "migrations": {"type": "array", "items": {"$ref": "#/$defs/migration"}},
             "remove": {"type": "object", "additionalProperties": False, "properties": {
                 k: {"type": "array", "items": {"type": "string"}}
-                for k in ("states", "transitions", "fields", "rules")}},
+                for k in ("states", "transitions", "fields", "rules", "work")}},
             "add": {"type": "object", "additionalProperties": False, "properties": {
                 "states": {"type": "object", "propertyNames": _NAME,
                            "additionalProperties": {"$ref": "#/$defs/state"}}}},
