@@ -217,10 +217,11 @@ class Work:
 
     @property
     def text(self) -> str:
-        """How diagrams and docs label it: `work: call_tool (5m, heartbeat 30s)`."""
+        """How diagrams label it: `work call_tool (5m, heartbeat 30s)` (no colon: Mermaid
+        would escape it)."""
         extra = ", ".join(filter(None, (self.timeout, self.heartbeat and
                                         f"heartbeat {self.heartbeat}")))
-        return f"work: {self.handler} ({extra})"
+        return f"work {self.handler} ({extra})"
 
 
 @dataclass(frozen=True)
