@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from statechart.diagnostics import Span
-from statechart_runtime import events
+from statechart_runtime.chart import events
 
 StateKind = Literal["atomic", "compound", "parallel", "final"]
 # What raises a transition's event: a caller (`on:`), the completion of its source (`done:`,

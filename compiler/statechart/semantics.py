@@ -15,7 +15,7 @@ from dataclasses import replace
 from itertools import pairwise
 
 from statechart.model import Spec, State, Transition
-from statechart_runtime.semantics import Chart, StateRow
+from statechart_runtime.chart.chart import Chart, StateRow
 
 _charts: dict[int, Chart] = {}
 

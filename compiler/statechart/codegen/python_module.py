@@ -31,7 +31,7 @@ from statechart.codegen._jinja import Ident, Lit, entry, environment, py
 from statechart.diagnostics import Span
 from statechart.model import RecordField, Spec, State, Transition
 from statechart.outputs import display_path, folder, header_lines, project
-from statechart_runtime import events
+from statechart_runtime.chart import events
 
 if TYPE_CHECKING:
     from statechart.linter import FileResult

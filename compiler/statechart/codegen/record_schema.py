@@ -22,7 +22,7 @@ from typing import Any
 from statechart import semantics
 from statechart.model import RecordField, Spec
 from statechart.outputs import folder, header_lines
-from statechart_runtime.values import parse_time, time_text
+from statechart_runtime.chart.values import parse_time, time_text
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
 ID_BASE = "https://statechart-compiler.dev/schema/run-record"

@@ -9,7 +9,7 @@ from statechart.overlay.base import ResolverBase
 from statechart.overlay.merged import Change
 from statechart.overlay.nodes import entry, key_name
 from statechart.overlay.record_rules import rule_id_of
-from statechart_runtime import events
+from statechart_runtime.chart import events
 
 
 class Removal(ResolverBase):

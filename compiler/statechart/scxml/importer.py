@@ -27,7 +27,7 @@ from statechart.scxml.export import ELEMENT
 from statechart.scxml.names import Names
 from statechart.scxml.xml_tree import Element, XMLError, parse
 from statechart.scxml.yaml_text import Block, dump
-from statechart_runtime import events
+from statechart_runtime.chart import events
 
 RULE = "scxml-import"
 STATES = frozenset(ELEMENT.values())  # state, parallel, final

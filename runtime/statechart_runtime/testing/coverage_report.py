@@ -23,8 +23,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from xml.etree import ElementTree
 
-from statechart_runtime.coverage import KINDS, Item, SpecCoverage
 from statechart_runtime.errors import CoverageError
+from statechart_runtime.testing.coverage import KINDS, Item, SpecCoverage
 
 FORMATS = ("json", "lcov", "cobertura")
 _HEADINGS = {"transition": "transitions", "state": "states", "guard": "guard outcomes"}

@@ -35,11 +35,11 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, Generic, Self, TypeVar, overload
 
-from statechart_runtime import events as internal_events
-from statechart_runtime import replay as _replay
-from statechart_runtime import timers
-from statechart_runtime.spec import SpecTables
-from statechart_runtime.values import JsonValue, is_aware, parse_time, time_text
+from statechart_runtime.chart import events as internal_events
+from statechart_runtime.chart import timers
+from statechart_runtime.chart.spec import SpecTables
+from statechart_runtime.chart.values import JsonValue, is_aware, parse_time, time_text
+from statechart_runtime.run import replay as _replay
 
 E = TypeVar("E", bound=enum.Enum)
 S = TypeVar("S", bound=enum.Enum)

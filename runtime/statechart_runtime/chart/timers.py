@@ -21,8 +21,8 @@ import datetime as dt
 from collections.abc import Callable, Iterable
 from typing import Any, Generic, NamedTuple, TypeVar
 
-from statechart_runtime import events as internal_events
-from statechart_runtime.values import parse_time, time_text
+from statechart_runtime.chart import events as internal_events
+from statechart_runtime.chart.values import parse_time, time_text
 
 S = TypeVar("S")
 E = TypeVar("E")

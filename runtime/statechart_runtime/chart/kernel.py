@@ -31,11 +31,11 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from statechart_runtime import events as _events
-from statechart_runtime import timers as _timers
+from statechart_runtime.chart import events as _events
+from statechart_runtime.chart import timers as _timers
+from statechart_runtime.chart.chart import TARGETLESS, Move, Remembered, step_target
+from statechart_runtime.chart.values import JsonValue
 from statechart_runtime.errors import MacrostepLoop
-from statechart_runtime.semantics import TARGETLESS, Move, Remembered, step_target
-from statechart_runtime.values import JsonValue
 
 # What a step needs of one value it sets: the typed value, and its JSON form for the history.
 Given = Mapping[str, tuple[Any, JsonValue]]

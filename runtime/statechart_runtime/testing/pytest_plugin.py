@@ -54,8 +54,8 @@ def pytest_configure(config: pytest.Config) -> None:
     fail_under = config.getoption("statechart_cov_fail_under")
     if not (config.getoption("statechart_cov") or reports or fail_under is not None):
         return
-    from statechart_runtime import coverage_report
     from statechart_runtime.errors import CoverageError
+    from statechart_runtime.testing import coverage_report
 
     try:
         targets = [coverage_report.parse_target(text) for text in reports]
@@ -70,7 +70,7 @@ class _SpecCoverage:
 
     def __init__(self, config: pytest.Config, targets: list[tuple[str, Any]],
                  fail_under: float | None) -> None:
-        from statechart_runtime import coverage
+        from statechart_runtime.testing import coverage
 
         self.config = config
         self.targets = targets
@@ -97,8 +97,8 @@ class _SpecCoverage:
         return result
 
     def _report(self, session: pytest.Session) -> None:
-        from statechart_runtime import coverage, coverage_report
         from statechart_runtime.errors import CoverageError
+        from statechart_runtime.testing import coverage, coverage_report
 
         specs = coverage.merge([self.recorder.data(), *self.parts])
         if not specs:
@@ -135,6 +135,6 @@ class _SpecCoverage:
             terminalreporter.write_line(line)
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
-        from statechart_runtime import coverage
+        from statechart_runtime.testing import coverage
 
         coverage.stop(self.previous)

@@ -30,7 +30,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from statechart_runtime.kernel import Effect, Selection
+from statechart_runtime.chart.kernel import Effect, Selection
 
 KINDS = ("transition", "state", "guard")
 
@@ -168,7 +168,7 @@ class Recorder:
 def _table_of(run_class: type[Any]) -> _Table:
     """The items of a generated Run class's spec: its states in document order, then its
     transition alternatives and their guard outcomes, as the spec writes them (`_SOURCE`)."""
-    from statechart_runtime.run import _guard_names  # run imports this module
+    from statechart_runtime.run.run import _guard_names  # run imports this module
 
     spec = run_class._sc_spec
     source: Mapping[str, Any] = run_class._sc_source or {}

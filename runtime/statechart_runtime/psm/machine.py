@@ -34,7 +34,7 @@ from statemachine.graph import iterate_states_and_transitions
 from statemachine.orderedset import OrderedSet
 from statemachine.transition import Transition
 
-from statechart_runtime.semantics import Chart
+from statechart_runtime.chart.chart import Chart
 
 
 class RunHook(Protocol):

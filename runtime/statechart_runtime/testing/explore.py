@@ -30,11 +30,11 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from statechart_runtime import kernel
-from statechart_runtime import timers as _timers
+from statechart_runtime.chart import kernel
+from statechart_runtime.chart import timers as _timers
+from statechart_runtime.chart.chart import MULTI, step_target
+from statechart_runtime.chart.events import ALWAYS
 from statechart_runtime.errors import MacrostepLoop
-from statechart_runtime.events import ALWAYS
-from statechart_runtime.semantics import MULTI, step_target
 
 START = dt.datetime(2025, 1, 1, tzinfo=dt.UTC)  # the clock of every explored run
 DEADLINE = dt.timedelta(hours=1)  # how far after its step a placeholder time lies
@@ -93,7 +93,7 @@ class Space:
     opening: tuple[tuple[Micro, ...], tuple[str, ...]] = field(init=False, default=((), ()))
 
     def __post_init__(self) -> None:
-        from statechart_runtime.run import _guard_names
+        from statechart_runtime.run.run import _guard_names
 
         spec = self.spec = self.run_class._sc_spec
         names = self.run_class._sc_names

@@ -16,11 +16,11 @@ import datetime as dt
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
-from statechart_runtime import events as _events
-from statechart_runtime import kernel
-from statechart_runtime import timers as _timers
-from statechart_runtime.semantics import INTERNAL, MULTI, TARGETLESS, Move, Remembered
-from statechart_runtime.values import JsonValue, is_aware, parse_time, time_text
+from statechart_runtime.chart import events as _events
+from statechart_runtime.chart import kernel
+from statechart_runtime.chart import timers as _timers
+from statechart_runtime.chart.chart import INTERNAL, MULTI, TARGETLESS, Move, Remembered
+from statechart_runtime.chart.values import JsonValue, is_aware, parse_time, time_text
 
 # A step as the replay reads it: event, source, target, time, values (JSON), its kind.
 Raw = tuple[str, str, str, dt.datetime, Mapping[str, JsonValue], str | None]

@@ -11,11 +11,11 @@ import enum
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from statechart_runtime.chart.chart import Chart, StateRow
+from statechart_runtime.chart.events import ALWAYS
+from statechart_runtime.chart.timers import GeneratedTimerRow, TimerTable
+from statechart_runtime.chart.values import FieldCodec, JsonValue
 from statechart_runtime.errors import InvalidRecord, LimitExceeded, MissingField
-from statechart_runtime.events import ALWAYS
-from statechart_runtime.semantics import Chart, StateRow
-from statechart_runtime.timers import GeneratedTimerRow, TimerTable
-from statechart_runtime.values import FieldCodec, JsonValue
 
 # (source, event, target, fields the caller gives), one row per distinct (source, event,
 # target); API 1.4: a key with an `assign:` alternative adds ((position among the event's
