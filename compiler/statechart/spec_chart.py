@@ -1,6 +1,7 @@
-"""The statechart semantics, as the compiler asks it about a `Spec`.
+"""A spec's chart: the statechart semantics, as the compiler asks it about a `Spec` (one
+`Chart` cached per spec, and event-descriptor matching).
 
-The definitions live in one place, `statechart_runtime.semantics` (default entry, entry and
+The definitions live in one place, `statechart_runtime.chart.chart` (default entry, entry and
 exit sets, the transition domain, selection and priority, completion), which generated modules
 also run on; this module builds its `Chart` from a checked model and answers in the model's
 terms. The graph rules, code generation, the renderers, `--highlight` and `diff` ask here.
