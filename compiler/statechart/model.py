@@ -154,7 +154,7 @@ class Transition:
         """The transition's key under its state in `remove: {transitions: [STATE.KEY]}`:
         the event (`always` for the eventless ones), or `after.15m` for a timer (its `after:`
         key as written)."""
-        return f"after.{self.after_key}" if self.trigger == "after" else self.event
+        return f"{events.TIMER_PREFIX}{self.after_key}" if self.trigger == "after" else self.event
 
     @property
     def timer_id(self) -> str | None:

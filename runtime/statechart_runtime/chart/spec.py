@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from statechart_runtime.chart.chart import Chart, StateRow
-from statechart_runtime.chart.events import ALWAYS
+from statechart_runtime.chart.events import ALWAYS, is_done
 from statechart_runtime.chart.timers import GeneratedTimerRow, TimerTable
 from statechart_runtime.chart.values import FieldCodec, JsonValue
 from statechart_runtime.errors import InvalidRecord, LimitExceeded, MissingField
@@ -157,7 +157,7 @@ class SpecTables:
             hid: tuple(key.rsplit(".", 1)) for key, hid in self.history_ids.items()}  # type: ignore[misc]
         self.chart = Chart(states, initial,
                            completes={state for event, state in self.internal.items()
-                                      if event.startswith("done.state.")},
+                                      if is_done(event)},
                            remembers={key[2] for key, kinds in self.history.items()
                                       if kinds & {"shallow", "deep"}},
                            history_defaults=history_defaults)
