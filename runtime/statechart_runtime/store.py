@@ -45,6 +45,7 @@ from typing import Any, TypeVar
 
 from statechart_runtime import (
     store_checks,
+    store_pages,
     store_queries,
     store_read,
     store_restore,
@@ -70,6 +71,7 @@ from statechart_runtime.errors import (
 from statechart_runtime.run import Run
 from statechart_runtime.store_connection import UNREACHABLE_HINT as UNREACHABLE_HINT
 from statechart_runtime.store_connection import Statements, StoreConnection
+from statechart_runtime.store_pages import RunFilter
 from statechart_runtime.store_read import HistoryRow, StoredRun
 from statechart_runtime.store_schema import OLDEST_VERSION as OLDEST_VERSION
 from statechart_runtime.store_schema import SCHEMA_VERSION
@@ -87,7 +89,7 @@ from statechart_runtime.store_writes import (
 from statechart_runtime.values import Clock, is_aware
 
 __all__ = ["BACKENDS", "SCHEMA_VERSION", "ConcurrentUpdate", "DamagedRow", "Fired", "HistoryRow",
-           "OutcomeUnknown", "ReadOnlyStore", "RunIdTaken", "RunNotFound", "RunStore",
+           "OutcomeUnknown", "ReadOnlyStore", "RunFilter", "RunIdTaken", "RunNotFound", "RunStore",
            "SchemaProblem", "Statements", "StoreError", "StoreFull", "StoreUnavailable",
            "StoredRun", "TimerFailed", "UnknownName", "UnstorableValue", "open_store"]
 
@@ -98,6 +100,8 @@ RunT = TypeVar("RunT", bound=Run[Any, Any, Any])
 # How many of the runs due first a claim that is only a read (SQLite) picks one of, once
 # overtaken.
 _CLAIM_AMONG = 8
+# No condition: every stored run (`runs_page`, `status_counts`).
+_ANY_RUN = RunFilter()
 
 
 # The backends, by URL scheme: the module that holds each (imported when a URL needs it, so
@@ -552,11 +556,46 @@ class RunStore(StoreConnection):
     # -- queries -------------------------------------------------------------------------
 
     def history(self, run_id: str, *, event: str | None = None,
-                since: dt.datetime | None = None, until: dt.datetime | None = None
-                ) -> list[HistoryRow]:
+                since: dt.datetime | None = None, until: dt.datetime | None = None,
+                first: int = 0, limit: int | None = None) -> list[HistoryRow]:
         """The stored transitions of `run_id` in order, optionally only those of `event`
-        and those at or after `since` and before `until`."""
-        return store_queries.history(self, run_id, event=event, since=since, until=until)
+        and those at or after `since` and before `until`; from the step of index `first`,
+        at most `limit` of them (a page of a long history)."""
+        return store_queries.history(self, run_id, event=event, since=since, until=until,
+                                     first=first, limit=limit)
+
+    # -- pages, for consoles (store_pages) -------------------------------------------------
+
+    def runs_page(self, conditions: RunFilter = _ANY_RUN, *, by_due: bool = False,
+                  after: tuple[Any, ...] | None = None, limit: int = 50) -> list[StoredRun]:
+        """At most `limit` (up to 500) stored runs matching `conditions` (a `RunFilter`, in
+        the names the runs are stored in), sorted by id, or with `by_due` by when their
+        earliest timer is due (runs with none armed left out); after the cursor `after`:
+        `(run_id,)`, or `(next_due, run_id)` with `by_due`, of the last run of the previous
+        page. One snapshot; no record is loaded."""
+        return store_pages.runs_page(self, conditions, by_due=by_due, after=after,
+                                     limit=limit)
+
+    def status_counts(self, conditions: RunFilter = _ANY_RUN) -> dict[str, int]:
+        """How many stored runs matching `conditions` (its `status` aside) report each
+        status (the `status` column), by status."""
+        return store_pages.status_counts(self, conditions)
+
+    def head(self, run_class: type[RunT], run_id: str) -> Fired:
+        """The stored run restored from its head alone, as `fire` restores it (its record's
+        history is empty, its checks are `fire`'s; a run of an older spec version is
+        upgraded from its whole history), as a `Fired` with `applied` False and the stored
+        `revision`: the run as a console shows it, in a time that does not grow with its
+        history. RunNotFound if there is none."""
+        def work() -> Fired:
+            row = self._checked_head(run_id, self.sql.head)
+            if _stored_version(run_id, row) < run_class._sc_spec.version:
+                run = store_restore.full_run(self, run_class, run_id,
+                                             self._head_row(run_id, self.sql.head), {})
+            else:
+                run = self._head_run(run_class, run_id, row)
+            return Fired(run, False, row[2])
+        return self._read(work)
 
     def find(self, run_class: type[Run[Any, Any, Any]], *, status: Any = None,
              state: Any = None, tag: str | None = None) -> list[str]:

@@ -123,10 +123,10 @@ def stored_runs(store: Any, where: str, args: list[Any]) -> list[StoredRun]:
     for run_id, state in state_rows:
         states.setdefault(run_id, []).append(state)
     last = dict(last_rows)
-    return [_stored_run(r, tuple(states.get(r[0], ())), last.get(r[0])) for r in runs]
+    return [stored_run(r, tuple(states.get(r[0], ())), last.get(r[0])) for r in runs]
 
 
-def _stored_run(row: Sequence[Any], states: tuple[str, ...], last_at: Any) -> StoredRun:
+def stored_run(row: Sequence[Any], states: tuple[str, ...], last_at: Any) -> StoredRun:
     """A StoredRun from a `runs` row (run_id, spec, spec_version, revision, status, steps,
     created_at, updated_at, next_due), its states and its last step's time (None: none)."""
     run_id = row[0]
@@ -221,7 +221,7 @@ def _assembled(head: Sequence[Any], states: list[str], steps: list[Sequence[Any]
     not the table's."""
     run_id = head[0]
     try:
-        stored = _stored_run(head, tuple(states), steps[-1][3] if steps else None)
+        stored = stored_run(head, tuple(states), steps[-1][3] if steps else None)
     except StoreError as exc:
         return exc
     try:
