@@ -76,3 +76,21 @@ def test_head_and_a_page_of_history(ar: ModuleType, backend: Backend) -> None:
         assert [h.event for h in store.history("r-3", first=3)] == ["await_approval"]
         with pytest.raises(RunNotFound):
             store.head(ar.AgentRun, "nope")
+
+
+def test_fire_if_revision_refuses_a_run_that_moved_on(ar: ModuleType, backend: Backend) -> None:
+    from statechart_runtime.errors import ConcurrentUpdate
+
+    with open_store(backend.url) as store:
+        _runs(ar, store)
+        with pytest.raises(ConcurrentUpdate) as caught:
+            store.fire(ar.AgentRun, "r-1", "approve", if_revision=7, approvedBy="x")
+        assert (caught.value.expected, caught.value.found) == (7, 1)
+        assert store.head(ar.AgentRun, "r-1").revision == 1  # nothing written
+        fired = store.fire(ar.AgentRun, "r-1", "approve", if_revision=1, approvedBy="x",
+                           idempotency_key="k")
+        assert fired.revision == 2
+        # A repeat of the applied key is answered as a repeat, not as moved on.
+        again = store.fire(ar.AgentRun, "r-1", "approve", if_revision=1, approvedBy="x",
+                           idempotency_key="k")
+        assert not again.applied and again.revision == 2

@@ -287,7 +287,7 @@ class RunStore(StoreConnection):
 
     def fire(self, run_class: type[RunT], run_id: str, event: Any, *,
              idempotency_key: str | None = None, at: dt.datetime | None = None,
-             **values: Any) -> Fired:
+             if_revision: int | None = None, **values: Any) -> Fired:
         """Load the run, send it `event` with `values` at `at` (default: now), save it: one
         transaction, holding the run's row from load to save, or (`optimistic_fire`: SQLite)
         written only if the run's revision is the one the step was computed from, and
@@ -297,7 +297,10 @@ class RunStore(StoreConnection):
         that fired before it are saved (they happened: an approval sent after its deadline
         finds, and leaves, the run timed out). With `idempotency_key`, an event already
         applied with that key for this run is not fired again (`applied` is False); the key
-        reused for another event is a StoreError. A busy database is retried up to
+        reused for another event is a StoreError. With `if_revision`, the event is fired
+        only if the run is at that revision (an answer given for what someone saw):
+        ConcurrentUpdate otherwise, checked in the transaction that writes (a repeat of an
+        applied key is answered as such first). A busy database is retried up to
         `max_attempts` times, a lost connection for up to `timeout` seconds."""
         self._writable()
         spec = run_class._sc_spec
@@ -330,6 +333,8 @@ class RunStore(StoreConnection):
                 mine = seen[2] == call
                 return Fired(self._head_run(run_class, run_id, row), mine, row[2],
                              (name,) if mine else ())
+            if if_revision is not None and row[2] != if_revision:
+                raise ConcurrentUpdate(run_id, if_revision, row[2])
             run = self._head_run(run_class, run_id, row)
             mark = mark_of(run)
             when = at if at is not None else self.now()  # the one time of this call
