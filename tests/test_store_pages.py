@@ -64,6 +64,7 @@ def test_pages_cover_every_run_once_and_filter(ar: ModuleType, backend: Backend)
         assert store.runs_page(RunFilter(active=((hostile,),))) == []
         assert store.status_counts(RunFilter(spec=hostile)) == {}
         assert len(store.runs_page()) == 7
+        assert [r.run_id for r in store.runs_page(RunFilter(run_id="r-2"))] == ["r-2"]
 
 
 def test_head_and_a_page_of_history(ar: ModuleType, backend: Backend) -> None:

@@ -28,12 +28,13 @@ class RunFilter:
     spec's name; `status`: the status column; `active`: groups of states, each group
     satisfied when one of its states is active (a state: a group of one; a tag: the group of
     the states it is on); `due_by`: an armed timer due at or before it (`datetime.max` with
-    a time zone: any armed timer)."""
+    a time zone: any armed timer); `run_id`: that run only."""
 
     spec: str | None = None
     status: str | None = None
     active: tuple[tuple[str, ...], ...] = ()
     due_by: dt.datetime | None = None
+    run_id: str | None = None
 
 
 def _where(store: Any, conditions: RunFilter, *, with_status: bool = True
@@ -44,6 +45,9 @@ def _where(store: Any, conditions: RunFilter, *, with_status: bool = True
     if conditions.spec is not None:
         parts.append(f"r.spec = {p}")
         args.append(conditions.spec)
+    if conditions.run_id is not None:
+        parts.append(f"r.run_id = {p}")
+        args.append(conditions.run_id)
     if with_status and conditions.status is not None:
         parts.append(f"r.status = {p}")
         args.append(conditions.status)
