@@ -25,7 +25,7 @@ def history(store: StoreConnection, run_id: str, *, event: str | None = None,
             first: int = 0, limit: int | None = None) -> list[HistoryRow]:
     """`RunStore.history`: the query, its filters as conditions."""
     p = store.sql.param
-    sql = ('SELECT run_id, idx, event, source, target, at, "values" FROM history '
+    sql = ('SELECT run_id, idx, event, source, target, at, "values", kind FROM history '
            f"WHERE run_id = {p}")
     args: list[Any] = [run_id]
     if event is not None:

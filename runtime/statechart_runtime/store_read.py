@@ -34,6 +34,9 @@ class HistoryRow:
     target: str
     at: dt.datetime
     values: dict[str, Any]
+    # How the step took its transition (docs/runs.md, "The record"): None for an external
+    # one, `shallow`/`deep` (into its target by history), `internal`, `targetless`, `multi`.
+    kind: str | None = None
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -77,12 +80,12 @@ def step_dicts(rows: Iterable[Sequence[Any]], invalid: Invalid) -> list[dict[str
 
 
 def history_rows(rows: Iterable[Sequence[Any]]) -> list[HistoryRow]:
-    """`store.history`'s rows from (run_id, idx, event, source, target, at, values)."""
+    """`store.history`'s rows from (run_id, idx, event, source, target, at, values, kind)."""
     out = []
-    for run_id, idx, event, source, target, at, values in rows:
+    for run_id, idx, event, source, target, at, values, kind in rows:
         when = parse_time(f"history[{idx}].at", at)
         out.append(HistoryRow(run_id, idx, event, source, target, when,
-                              step_values(idx, values, InvalidRecord)))
+                              step_values(idx, values, InvalidRecord), kind or None))
     return out
 
 
