@@ -65,8 +65,10 @@ MOVED = {
 
 @pytest.mark.parametrize(("old", "new"), sorted(MOVED.items()))
 def test_a_path_written_before_the_layout_is_the_same_module(old: str, new: str) -> None:
-    assert (importlib.import_module(f"statechart_runtime.{old}")
-            is importlib.import_module(f"statechart_runtime.{new}"))
+    """The old path gives the moved module itself (by its name: a test elsewhere that drops the
+    runtime from sys.modules and imports it again makes a second copy of both)."""
+    moved = importlib.import_module(f"statechart_runtime.{old}")
+    assert moved.__name__ == f"statechart_runtime.{new}"
 
 
 def test_the_run_and_testing_packages_keep_their_modules_names() -> None:

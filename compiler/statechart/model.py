@@ -94,7 +94,7 @@ class Transition:
 
     @property
     def move_kind(self) -> str | None:
-        """How the runtime takes it (statechart_runtime.semantics.Move): its history kind,
+        """How the runtime takes it (statechart_runtime.chart.chart.Move): its history kind,
         `internal`, `targetless` or `multi`; None for a plain external transition."""
         if self.targets:
             return "multi"

@@ -8,8 +8,8 @@ and betterproto's generated code subclasses their runtime's message class):
 - enums for states, events and every `enum` record field;
 - `_SPEC`, the spec's tables (states, transitions, fields, limits, ...);
 - `<Name>Record`, the run record (a dataclass with the spec's typed fields over
-  `statechart_runtime.record.Record`) and `<Name>Step`, one entry of its history;
-- `<Name>Machine`, the python-statemachine class (over `statechart_runtime.machine.Machine`):
+  `statechart_runtime.run.record.Record`) and `<Name>Step`, one entry of its history;
+- `<Name>Machine`, the python-statemachine class (over `statechart_runtime.psm.machine.Machine`):
   every state (nested and parallel ones as `State.Compound` / `State.Parallel` classes), one
   statement per transition;
 - `<Name>`, the facade users call (over `statechart_runtime.run.Run`): one method per event

@@ -22,7 +22,12 @@ from typing import Any
 from statechart import spec_chart
 from statechart.model import RecordField, Spec
 from statechart.outputs import folder, header_lines
-from statechart_runtime.chart.values import parse_time, time_text
+from statechart_runtime.chart.values import SENT_BY, SENT_BY_MAX, parse_time, time_text
+
+# A step's reserved value: who sent its event (statechart_runtime.chart.values.SENT_BY).
+_SENT_BY_SCHEMA = {"type": "string", "minLength": 1, "maxLength": SENT_BY_MAX,
+                   "description": "who sent the event (the identity an authenticated "
+                                  "caller gave), kept with the step; no transition sets it"}
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
 ID_BASE = "https://statechart-compiler.dev/schema/run-record"
@@ -154,7 +159,8 @@ def schema(spec: Spec) -> dict[str, Any]:
             "target": {"enum": states},
             "at": {"type": "string", "format": "date-time"},
             "values": {"type": "object", "additionalProperties": False,
-                       "properties": {f.name: field_schema(f) for f in spec.record}},
+                       "properties": {**{f.name: field_schema(f) for f in spec.record},
+                                      SENT_BY: _SENT_BY_SCHEMA}},
         },
     }}
     constants = _step_constants(spec)

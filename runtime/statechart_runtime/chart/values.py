@@ -27,6 +27,25 @@ _RFC3339 = re.compile(
     r"(Z|[+-](?:[01]\d|2[0-3]):[0-5]\d)", re.ASCII)
 _MINUTE = dt.timedelta(minutes=1)
 
+# The reserved value of a step: who sent its event (`run.send(event, **{SENT_BY: "alice"})`),
+# as an authenticated caller names them (the console stores the identity its authentication
+# gives, never a form's). No record field can be called so (a field name is an identifier),
+# and no transition sets it: it is kept in the step's `values` only, so the store, `history`
+# and a record's JSON carry it without a column of their own (docs/runs.md, "Who sent it").
+SENT_BY = "@by"
+# The longest identity a step keeps (a name, an e-mail address, a subject claim).
+SENT_BY_MAX = 256
+
+
+def sent_by_problem(value: object) -> str | None:
+    """Why `value` cannot be a step's `@by`, or None when it can: a non-empty string of at
+    most SENT_BY_MAX characters."""
+    if not isinstance(value, str) or not value:
+        return f"expected a non-empty string (who sent the event), got {value!r}"
+    if len(value) > SENT_BY_MAX:
+        return f"longer than {SENT_BY_MAX} characters"
+    return None
+
 
 def utcnow() -> dt.datetime:
     return dt.datetime.now(dt.UTC)

@@ -38,7 +38,7 @@ from typing import Any, ClassVar, Generic, Self, TypeVar, overload
 from statechart_runtime.chart import events as internal_events
 from statechart_runtime.chart import timers
 from statechart_runtime.chart.spec import SpecTables
-from statechart_runtime.chart.values import JsonValue, is_aware, parse_time, time_text
+from statechart_runtime.chart.values import SENT_BY, JsonValue, is_aware, parse_time, time_text
 from statechart_runtime.run import replay as _replay
 
 E = TypeVar("E", bound=enum.Enum)
@@ -309,8 +309,11 @@ def _status_of(spec: SpecTables, raw: object) -> Any:
 def _step_from_dict(cls: type[Record], index: int, raw: object) -> Step[Any, Any]:
     spec = cls._sc_spec
     event, source, target, at, values, kind = _replay.raw_step(spec, f"history[{index}]", raw)
+    kept = dict(values)
+    if SENT_BY in raw["values"]:  # type: ignore[index]  # raw_step read it as a dict
+        kept[SENT_BY] = raw["values"][SENT_BY]  # type: ignore[index]
     return cls._sc_step(spec.events_by_name[event], spec.states_by_name[source],
-                        spec.states_by_name[target], at, dict(values), kind)
+                        spec.states_by_name[target], at, kept, kind)
 
 
 def check_record(record: Record, record_class: type[Record] | None = None) -> None:

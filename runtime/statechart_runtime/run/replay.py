@@ -20,7 +20,14 @@ from statechart_runtime.chart import events as _events
 from statechart_runtime.chart import kernel
 from statechart_runtime.chart import timers as _timers
 from statechart_runtime.chart.chart import INTERNAL, MULTI, TARGETLESS, Move, Remembered
-from statechart_runtime.chart.values import JsonValue, is_aware, parse_time, time_text
+from statechart_runtime.chart.values import (
+    SENT_BY,
+    JsonValue,
+    is_aware,
+    parse_time,
+    sent_by_problem,
+    time_text,
+)
 
 # A step as the replay reads it: event, source, target, time, values (JSON), its kind.
 Raw = tuple[str, str, str, dt.datetime, Mapping[str, JsonValue], str | None]
@@ -77,12 +84,26 @@ def raw_step(spec: Any, where: str, step: object) -> Raw:
     values = step["values"]
     if not isinstance(values, dict):
         raise invalid(where + ".values", "expected an object")
-    for name, value in values.items():
-        if name not in spec.codec.types:
-            raise invalid(f"{where}.values.{name}", "not a field of the record")
-        spec.codec.from_json(name, value, f"{where}.values.{name}")
     return (event, step["source"], step["target"], parse_time(where + ".at", step["at"], invalid),
-            values, kind)
+            _field_values(spec, where, values), kind)
+
+
+def _field_values(spec: Any, where: str, values: dict[str, Any]) -> dict[str, Any]:
+    """A step's values as the replay reads them: the fields it set, each checked; the
+    reserved `@by` (who sent the event: `values.SENT_BY`) is checked and left out, since no
+    transition sets it."""
+    for name, value in values.items():
+        if name == SENT_BY:
+            problem = sent_by_problem(value)
+            if problem is not None:
+                raise spec.invalid(f"{where}.values.{name}", problem)
+            continue
+        if name not in spec.codec.types:
+            raise spec.invalid(f"{where}.values.{name}", "not a field of the record")
+        spec.codec.from_json(name, value, f"{where}.values.{name}")
+    if SENT_BY in values:
+        return {name: value for name, value in values.items() if name != SENT_BY}
+    return values
 
 
 def typed_step(spec: Any, step_class: type[Any], where: str, step: object) -> Raw:
@@ -101,15 +122,12 @@ def typed_step(spec: Any, step_class: type[Any], where: str, step: object) -> Ra
         raise invalid(where + ".at", f"expected a datetime with a time zone, got {step.at!r}")
     if not isinstance(step.values, dict):
         raise invalid(where + ".values", f"expected a dict, got {step.values!r}")
-    for name, value in step.values.items():
-        if name not in spec.codec.types:
-            raise invalid(f"{where}.values.{name}", "not a field of the record")
-        spec.codec.from_json(name, value, f"{where}.values.{name}")
+    values = _field_values(spec, where, step.values)
     if step.kind not in (None, *HISTORY_KINDS, *OTHER_KINDS):
         raise invalid(where + ".kind", "expected `shallow`, `deep`, `internal`, `targetless` or "
                       "`multi`, "
                       f"got {step.kind!r}")
-    return (step.event.value, step.source.value, step.target.value, step.at, step.values,
+    return (step.event.value, step.source.value, step.target.value, step.at, values,
             step.kind)
 
 
