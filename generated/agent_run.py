@@ -311,8 +311,9 @@ _SPEC: _Final = _api.SpecTables(
     counters={'retryCount': 'retrying'},
 )
 
-# Work (docs/spec-format.md "Work"; statechart_runtime.work.work_of): (state, handler, timeout
-# in ms, heartbeat in ms or None, outcome events, error event or None, retries, backoff in ms)
+# Work (docs/spec-format.md "Work"; statechart_runtime.chart.work.work_of): (state, handler,
+# timeout in ms, heartbeat in ms or None, outcome events, error event or None, retries,
+# backoff in ms)
 _WORK: _Final = _api.WorkTable((
     ('reasoning', 'reason', 120000, 30000, ('call_tool', 'complete'), 'error', 2, 2000),
     ('tool_call', 'call_tool', 300000, 30000, ('tool_output',), 'error', 2, 5000),

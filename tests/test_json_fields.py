@@ -15,8 +15,8 @@ import pytest
 from codegen_support import checked_text, generate, validator
 from store_support import Backend, assert_usable, import_path
 
+from statechart_runtime.chart.json_values import MAX_DEPTH, MAX_JSON_BYTES, shortened
 from statechart_runtime.errors import UnstorableValue
-from statechart_runtime.json_values import MAX_DEPTH, MAX_JSON_BYTES, shortened
 from statechart_runtime.store import open_store
 
 ROOT = Path(__file__).parent.parent

@@ -1,4 +1,4 @@
-"""The work table a generated module carries (`statechart_runtime.work`): one row per state
+"""The work table a generated module carries (`statechart_runtime.chart.work`): one row per state
 with `work:`, read by `work_of`, and what a step does to a run's items."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from types import ModuleType
 import pytest
 from codegen_support import checked_spec, generate, import_source
 
-from statechart_runtime.work import EMPTY, Work, WorkTable, item_key, work_of
+from statechart_runtime.chart.work import EMPTY, Work, WorkTable, item_key, work_of
 
 ROOT = Path(__file__).parent.parent
 

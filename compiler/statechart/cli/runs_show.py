@@ -97,7 +97,7 @@ def inert_lines(text: str) -> str:
 
 
 def _show_text(data: dict[str, Any]) -> str:
-    from statechart_runtime.json_values import shortened
+    from statechart_runtime.chart.json_values import shortened
 
     def value(v: Any) -> str:
         """A value as JSON, a long one (a `json` field's) cut short: `--format json` has it

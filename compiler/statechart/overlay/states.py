@@ -10,7 +10,7 @@ from statechart.overlay.base import ResolverBase
 from statechart.overlay.merged import Change
 from statechart.overlay.nodes import empty_map, entry, key_name, set_entry
 from statechart.yaml_source import SEQ_TAG
-from statechart_runtime import events
+from statechart_runtime.chart import events
 
 
 class StateMerge(ResolverBase):
@@ -97,7 +97,7 @@ class StateMerge(ResolverBase):
                     and isinstance(found[1], yaml.MappingNode):
                 # Work is patched key by key: `work: {timeout: 10m}` keeps the base's handler.
                 for wk, wv in v.value:
-                    set_entry(found[1], wk, wv)  # type: ignore[arg-type]
+                    set_entry(found[1], wk, wv)
                 changed = True
             elif key == "states":
                 nested = entry(base, "states")

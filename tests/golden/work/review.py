@@ -136,8 +136,9 @@ _SPEC: _Final = _api.SpecTables(
     defaults={'verdict': 'pending'},
 )
 
-# Work (docs/spec-format.md "Work"; statechart_runtime.work.work_of): (state, handler, timeout
-# in ms, heartbeat in ms or None, outcome events, error event or None, retries, backoff in ms)
+# Work (docs/spec-format.md "Work"; statechart_runtime.chart.work.work_of): (state, handler,
+# timeout in ms, heartbeat in ms or None, outcome events, error event or None, retries,
+# backoff in ms)
 _WORK: _Final = _api.WorkTable((
     ('linting', 'run_linter', 120000, 20000, ('lint_done',), 'check_failed', 1, 500),
     ('testing', 'run_tests', 600000, None, ('tests_done',), None, 3, 1000),
