@@ -2,7 +2,8 @@
 
 What: an event listed in a state's `work.outcomes`, or its `work.error`, that neither the
 state nor any of its ancestors has a transition on (an `on:` key that takes it: the event,
-a descriptor of it such as `error` for `error.tool`, or `*`).
+a descriptor of it such as `error` for `error.tool`, or `*`); or one the run raises itself
+(`always`, `done.state.X`, a timer's `after.ID.X`).
 
 Why: a handler's outcome is fired as an event of the run while the state is active. An event
 no active state takes is refused (`EventNotAccepted`), so the work's result could never be
@@ -36,8 +37,12 @@ def check(spec: Spec, graph: Graph) -> Check:
         accepted = sorted({t.event for a in (work.state, *spec.ancestors(work.state))
                            for t in spec.states[a].transitions if t.trigger == "event"})
         for event, span in work.events:
-            if semantics.handling(spec, work.state, event):
+            taken = semantics.handling(spec, work.state, event)
+            if any(t.trigger == "event" for t in taken):
                 continue
+            why = (f"`{event}` is an event the run raises itself (eventless, completion or "
+                   "timer), never a handler's" if taken else
+                   f"no transition of `{work.state}` or its ancestors takes it")
             kind = "error event" if event == work.error and event not in work.outcomes \
                 else "outcome"
             hint = did_you_mean(event, accepted) or (
@@ -45,5 +50,5 @@ def check(spec: Spec, graph: Graph) -> Check:
                 else "the state takes no events")
             yield problem(ID, SEVERITY, span,
                           f"{kind} `{event}` of the work of `{work.state}` is not accepted "
-                          f"there: no transition of `{work.state}` or its ancestors takes it",
+                          f"there: {why}",
                           f"{hint}; or add a transition on `{event}`")
