@@ -118,9 +118,20 @@ def test_not_json_is_a_type_error_and_too_deep_is_unstorable(tool: ModuleType) -
         deep = [deep]
     with pytest.raises(UnstorableValue, match="nests deeper than 100 levels"):
         run.result(output=deep)
+    deep = "leaf"
+    for _ in range(5000):  # past the interpreter's recursion limit too
+        deep = [deep]
+    with pytest.raises(UnstorableValue, match="nests deeper than 100 levels"):
+        run.result(output=deep)
+    deep = "leaf"
+    for _ in range(MAX_DEPTH):  # as deep as it may be, brackets in strings not counted
+        deep = ["[{" * 200, deep]
+    run.result(output={"tuple": (1, 2), "deep": deep[1]})
+    assert run.record.output["tuple"] == [1, 2]  # as JSON reads it back
+    run.call()
     with pytest.raises(UnstorableValue, match="over the limit"):
         run.update(meta=_value_of_size(MAX_JSON_BYTES + 1))
-    assert run.record.meta is None and len(run.record.history) == 1
+    assert run.record.meta is None and len(run.record.history) == 3  # call, result, call
 
 
 def test_send_takes_a_json_payload_as_it_is(tool: ModuleType) -> None:

@@ -79,6 +79,10 @@ def test_a_step_starts_and_ends_items_as_the_run_moves(review: ModuleType) -> No
     again = table.change(exited=["linting"], entered=["linting"])
     assert [w.state for w in again.ended] == [w.state for w in again.started] == ["linting"]
     assert not table.between(during, during)
+    # From the step's entry set: a state entered that was active before was left first
+    loop = table.step(during, during, entered=["linting"])
+    assert [w.state for w in loop.ended] == [w.state for w in loop.started] == ["linting"]
+    assert not table.step(during, during, entered=[])
 
 
 def test_item_keys_are_stable_across_attempts_and_new_per_entry() -> None:

@@ -105,6 +105,14 @@ class WorkTable:
         return WorkChange(tuple(w for s, w in self.by_state.items() if s in left),
                           tuple(w for s, w in self.by_state.items() if s in came))
 
+    def step(self, before: Iterable[str], after: Iterable[str],
+             entered: Iterable[str]) -> WorkChange:
+        """What a step does, from the configurations before and after it and the states it
+        entered (the kernel's `Effect.entered`): a state entered that was active before was
+        exited first (a transition to itself), so its item ends and a new one starts."""
+        was, now, came = set(before), set(after), set(entered)
+        return self.change((was - now) | (came & was), came)
+
     def between(self, before: Sequence[str], after: Sequence[str]) -> WorkChange:
         """What a step from configuration `before` to `after` does, judged by the
         configurations alone: right for every step but one that leaves a state with work and
