@@ -308,7 +308,7 @@ def _golden_modules_pass(tmp_path: Path, names: list[str] | None,
             assert main(["paths", str(spec), "--cover", cover, "--format", "pytest",
                          "--module", module.stem, "-o", str(out)]) == 0
             written.append(out)
-    assert len(written) == (10 if names is None else len(names)) * len(covers)
+    assert len(written) == (11 if names is None else len(names)) * len(covers)
     result = _pytest(tmp_path, *written)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "passed" in result.stdout and "failed" not in result.stdout
@@ -317,7 +317,7 @@ def _golden_modules_pass(tmp_path: Path, names: list[str] | None,
 @pytest.mark.slow
 def test_pytest_format_of_every_golden_spec_passes(tmp_path: Path) -> None:
     """Odd names (mapped methods, guards, fields, enum members), run context, enums, timers,
-    parallel and nested states: each cover's module passes against the golden module."""
+    work and json fields, parallel and nested states: each cover's module passes against the golden module."""
     _golden_modules_pass(tmp_path, None, testing.COVERS)
 
 
