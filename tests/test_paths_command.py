@@ -317,7 +317,8 @@ def _golden_modules_pass(tmp_path: Path, names: list[str] | None,
 @pytest.mark.slow
 def test_pytest_format_of_every_golden_spec_passes(tmp_path: Path) -> None:
     """Odd names (mapped methods, guards, fields, enum members), run context, enums, timers,
-    work and json fields, parallel and nested states: each cover's module passes against the golden module."""
+    work and json fields, parallel and nested states: each cover's module passes against the
+    golden module."""
     _golden_modules_pass(tmp_path, None, testing.COVERS)
 
 
