@@ -676,3 +676,19 @@ def test_diff_base_and_against_do_not_combine(repo: Path,
     out, err = capsys.readouterr()
     assert out == ""
     assert "statechart diff: --base and --against do not combine" in err
+
+
+def test_a_guarded_alternative_moved_before_the_ancestors_fallback_changes_nothing() -> None:
+    """`working`'s guarded `fail` moved to `running`, before the fallback `running` had:
+    while `working` is active, `fail` is taken as before (`can_retry`: `retrying`, else
+    `failed`), as the run selects: no caller breaks, only stored steps name the old source."""
+    old = edit(BASE, [("working: {on: {pause: paused}}",
+                       "working: {on: {pause: paused, fail: {target: retrying, "
+                       "guard: can_retry, set: [note]}}}"),
+                      ("        - {target: retrying, guard: can_retry, set: [note]}\n", "")])
+    new = edit(BASE, [("version: 1", "version: 2")])
+    changes = diff_specs(spec(old, "old.yaml"), spec(new, "new.yaml"))
+    removed = [c for c in changes if c.kind == "transition-removed"]
+    assert [c.diagnostic().message for c in removed] == [
+        "`working` on `fail` now goes to `retrying` from an ancestor of `working` (breaks "
+        "stored runs)"]
