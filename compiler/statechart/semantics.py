@@ -26,6 +26,8 @@ _charts: dict[int, Chart] = {}
 _fired: dict[int, dict[str, tuple[Transition, ...]]] = {}
 _sent: dict[int, dict[str, tuple[list[str], dict[str, list[str]]]]] = {}
 _limits: dict[int, dict[str, frozenset[str]]] = {}
+_taking: dict[int, dict[str, dict[str, list[Transition]]]] = {}  # state -> event -> takers
+_known: dict[int, dict[str, bool]] = {}  # the events `_taking` has
 
 
 def rows(spec: Spec) -> list[StateRow]:
@@ -221,11 +223,29 @@ def takers(state: State, event: str) -> list[Transition]:
             or (sent and t.trigger == "event" and matches(t.event, event))]
 
 
+def _takers(spec: Spec, name: str, event: str) -> list[Transition]:
+    """`takers(spec.states[name], event)`, from a table made once per model (every event
+    the spec names, and each `on:` key as written)."""
+    cache = _per_spec(spec, _taking)
+    known = _per_spec(spec, _known)
+    if not known:
+        for state in spec.states.values():
+            table = cache[state.name] = {}
+            for t in state.transitions:
+                for e in dict.fromkeys((*taken_events(spec, t), t.event)):
+                    table.setdefault(e, []).append(t)
+                    known[e] = True
+        known[""] = False  # made, even for a spec without transitions
+    if not known.get(event):
+        return takers(spec.states[name], event)
+    return cache[name].get(event, [])
+
+
 def surely_enabled(spec: Spec, t: Transition, active: Iterable[str]) -> bool:
     """Whether nothing can keep alternative `t` from being taken when its event comes while
     the states `active` are (and maybe others): no guard, every `in:` state among `active`,
     and no state with a `limit:` that it may enter (the limit refuses it once reached)."""
-    if t.guard is not None or not set(t.in_states) <= set(active):
+    if t.guard is not None or (t.in_states and not set(t.in_states) <= set(active)):
         return False
     limited = _limited(spec)
     return not limited or limited.isdisjoint(entry_set(spec, t))
@@ -245,8 +265,11 @@ def may_take(spec: Spec, state: str, event: str) -> list[Transition]:
     branches stay possible. Approximation: the other active atomic states (parallel regions)
     are not looked at; their transitions can only take this one's place (conflicts), never
     add one here."""
-    c = chart(spec)
     line = [state, *spec.ancestors(state)]
+    found = [t for name in line for t in _takers(spec, name, event)]
+    if len(found) < 2:
+        return found  # the one alternative is reached whatever the conditions answer
+    c = chart(spec)
     out: list[Transition] = []
     chosen: dict[str, Transition] = {}
     refusing = 0  # this branch: the first `refusing` uncertain alternatives say no
@@ -254,7 +277,7 @@ def may_take(spec: Spec, state: str, event: str) -> list[Transition]:
 
     def enabled(name: str) -> Iterator[str | tuple[str, str]]:
         nonlocal seen
-        for t in takers(spec.states[name], event):
+        for t in _takers(spec, name, event):
             if not surely_enabled(spec, t, line):
                 seen += 1
                 if seen <= refusing:
