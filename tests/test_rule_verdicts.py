@@ -37,7 +37,7 @@ from hypothesis import strategies as st
 from test_property_check import valid_specs
 from test_soundness import _dump, _is_group, _states_of, candidate_rule
 
-from statechart import semantics
+from statechart import spec_chart
 from statechart.codegen.in_memory import run_class
 from statechart.graph import Graph
 from statechart.linter import check_source
@@ -114,7 +114,7 @@ class Runs:
     def __init__(self, spec: Spec) -> None:
         self.spec = spec
         self.space = Space(run_class(spec))
-        self.chart = semantics.chart(spec)
+        self.chart = spec_chart.chart(spec)
 
     def moves(self, snap: Snapshot) -> Iterator[tuple[Move, Snapshot]]:
         for move, after in self.space.moves(snap):
@@ -180,7 +180,7 @@ def _is(t: Transition, micro: tuple[str, str, str, str | None, int]) -> bool:
     """Whether the explorer's microstep `micro` takes the spec's alternative `t`."""
     source, event, target, kind, _ = micro
     return source == t.source and target == t.target and kind == t.move_kind \
-        and t.trigger == "event" and semantics.matches(t.event, event)
+        and t.trigger == "event" and spec_chart.matches(t.event, event)
 
 
 # -- the properties --------------------------------------------------------------------------

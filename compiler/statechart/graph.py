@@ -11,7 +11,7 @@ Each state appears twice in the graph, because there are two ways of being activ
   `(P, ACTIVE) -> (R, ENTERED)`.
 Both kinds have `(S, *) -> (parent(S), ACTIVE)`. Transitions are selected from atomic states
 (as a run selects them): an atomic S has `(S, *) -> (T, ENTERED)` for each transition to T
-that may fire while S is active (`semantics.may_fire`: S's own and its ancestors', those no
+that may fire while S is active (`spec_chart.may_fire`: S's own and its ancestors', those no
 alternative before them hides: a descendant's transition shadows its ancestor's, an
 unguarded alternative the ones after it), labelled with the transition; a compound or
 parallel state's transitions are edges of the atomic states under it that do not shadow
@@ -32,7 +32,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from statechart import semantics
+from statechart import spec_chart
 from statechart.model import Spec, Transition
 
 ENTERED, ACTIVE = 0, 1
@@ -56,7 +56,7 @@ class Graph:
         states = spec.states
         self.names = list(states)
         index = {name: i for i, name in enumerate(self.names)}
-        chart = semantics.chart(spec)
+        chart = spec_chart.chart(spec)
         # A history transition whose target remembers nothing enters the history's default
         # (`history_default:`, with its ancestors up to the target) when it has one.
         history_defaults = chart.history_defaults
@@ -68,7 +68,7 @@ class Graph:
         self.out: list[list[tuple[int, Transition | None]]] = [[] for _ in range(2 * len(index))]
         self.into: list[list[int]] = [[] for _ in range(2 * len(index))]
         for i, state in enumerate(states.values()):
-            fired = semantics.may_fire(spec, state.name) if chart.is_atomic(state.name) else ()
+            fired = spec_chart.may_fire(spec, state.name) if chart.is_atomic(state.name) else ()
             shared: list[tuple[int, Transition | None]] = [
                 (entered_by(t), t) for t in fired
                 if t.target in index and not t.targetless]  # a targetless one enters nothing
@@ -108,11 +108,11 @@ class Graph:
         if not history or spec.initial not in self._index:
             return
         reached = self.reachable([spec.initial])
-        chart = semantics.chart(spec)
+        chart = spec_chart.chart(spec)
         firing: dict[int, list[int]] = {}  # a history transition -> the atomic states it fires in
         for i, name in enumerate(self.names):
             if chart.is_atomic(name):
-                for t in semantics.may_fire(spec, name):
+                for t in spec_chart.may_fire(spec, name):
                     if t.history:
                         firing.setdefault(id(t), []).append(i)
         for t in history:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from statechart import semantics
+from statechart import spec_chart
 from statechart.diff.base import Alt, DiffBase, names_text, sent_events
 from statechart.model import Spec, Transition
 from statechart_runtime import events
@@ -103,7 +103,7 @@ class TransitionDiff(DiffBase):
         for o, n in pairs:
             self.compare_pair(where, o, n)
         if olds and self.effective(self.new, source, event) == \
-                frozenset(self.alt(t, True) for t in semantics.may_take(
+                frozenset(self.alt(t, True) for t in spec_chart.may_take(
                     self.old, olds[0].source, event)):
             # Moved to an ancestor that now handles the event the same way: callers see no
             # change, but a stored step names the old source.
@@ -209,8 +209,8 @@ class TransitionDiff(DiffBase):
 
     def effective(self, spec: Spec, state: str, event: str) -> frozenset[Alt]:
         """What `event` does in `state` of NEW: the alternatives it may take there
-        (`semantics.may_take`: the state's, then its ancestors', as the run selects)."""
-        return frozenset(self.alt(t, False) for t in semantics.may_take(spec, state, event))
+        (`spec_chart.may_take`: the state's, then its ancestors', as the run selects)."""
+        return frozenset(self.alt(t, False) for t in spec_chart.may_take(spec, state, event))
 
 
 def _kind_text(t: Transition) -> str:

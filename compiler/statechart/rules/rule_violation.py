@@ -39,7 +39,7 @@ team's intent changed.
 
 import os
 
-from statechart import semantics
+from statechart import spec_chart
 from statechart.diagnostics import Severity
 from statechart.graph import Step, format_path
 from statechart.model import Selector, SpecRule, Transition
@@ -72,20 +72,20 @@ def _label(rule: SpecRule) -> str:
     return f'rule "{rule.id}" ({sentence})' if rule.id else f'rule "{sentence}"'
 
 
-def _firing_while(spec: Spec, sources: list[str]) -> list[tuple[Transition, list[str]]]:
+def firing_while(spec: Spec, sources: list[str]) -> list[tuple[Transition, list[str]]]:
     """The transitions that may fire while a state of `sources` is active, each with the
     atomic states it may fire from then: those under a state of `sources` or in another
-    region of a parallel state one of them is in (`semantics.co_active`), whose line does
-    not shadow it (`semantics.may_fire`: the run's selection, whatever the guards answer).
+    region of a parallel state one of them is in (`spec_chart.co_active`), whose line does
+    not shadow it (`spec_chart.may_fire`: the run's selection, whatever the guards answer).
     Approximation (a "may" answer): a run is assumed able to be in any such atomic state
     while `sources` are active; a transition of another region may in fact always be
     preempted by one of this region's. In the order the spec declares them."""
-    chart = semantics.chart(spec)
-    around = semantics.co_active(spec, sources)
+    chart = spec_chart.chart(spec)
+    around = spec_chart.co_active(spec, sources)
     found: dict[int, tuple[Transition, list[str]]] = {}
     for leaf in around:
         if chart.is_atomic(leaf):
-            for t in semantics.may_fire(spec, leaf):
+            for t in spec_chart.may_fire(spec, leaf):
                 found.setdefault(id(t), (t, []))[1].append(leaf)
     rank = {name: i for i, name in enumerate(around)}
     return sorted(found.values(), key=lambda item: (
@@ -105,7 +105,7 @@ def counter_example(spec: Spec, graph: Graph, t: Transition, leaves: list[str],
     inside = {x for x in leaves if x in sources}
     prefix = graph.shortest_path([spec.initial], inside) if inside else None
     if prefix is None:
-        beside = {a for a in sources if not set(leaves).isdisjoint(semantics.alongside(spec, [a]))}
+        beside = {a for a in sources if not set(leaves).isdisjoint(spec_chart.alongside(spec, [a]))}
         prefix = graph.shortest_path([spec.initial], beside) if beside else None
         if prefix is not None:
             rest = graph.shortest_path([prefix[-1].target if prefix else spec.initial],
@@ -132,22 +132,22 @@ def violations(spec: Spec, graph: Graph, rule: SpecRule) -> list[tuple[Transitio
 
 def broken_by(spec: Spec, rule: SpecRule) -> list[tuple[Transition, list[str]]]:
     """The transitions that break a `never` or `only` rule, each with the atomic states it
-    may fire from while a state of the rule's `from` is active (`_firing_while`)."""
+    may fire from while a state of the rule's `from` is active (`firing_while`)."""
     sources = states(spec, rule.sources)
     targets = set(states(spec, rule.targets))
     if not sources or not targets or rule.kind == "unreachable":
         return []  # unknown names: reported by unknown-state
     source_set = set(sources)
     out = []
-    for t, leaves in _firing_while(spec, sources):
-        if not semantics.known(spec, t):
+    for t, leaves in firing_while(spec, sources):
+        if not spec_chart.known(spec, t):
             continue  # reported by unknown-state; it says nothing about this rule
-        if rule.kind == "only" and not any(semantics.exits(spec, t, s) for s in sources):
+        if rule.kind == "only" and not any(spec_chart.exits(spec, t, s) for s in sources):
             continue  # a transition of another region that leaves A alone
         # `never`: what t may enter; `only`: what it surely enters (a history transition
         # may or may not re-enter A or a state of B).
-        entered = semantics.entry_set(spec, t) if rule.kind == "never" \
-            else semantics.sure_entry_set(spec, t)
+        entered = spec_chart.entry_set(spec, t) if rule.kind == "never" \
+            else spec_chart.sure_entry_set(spec, t)
         hits = [s for s in entered if s in targets]
         if (rule.kind == "never" and hits) or (
                 rule.kind == "only" and source_set.isdisjoint(entered) and not hits):
@@ -167,14 +167,14 @@ def _unreachable(spec: Spec, graph: Graph, rule: SpecRule, sources: list[str],
                       "a state is always reachable from itself; fix `from` or `to`")
         return
     reached = graph.reachable([spec.initial]) if spec.initial in spec.states else set()
-    alongside = [s for s in semantics.alongside(spec, sources) if s in reached]
+    alongside = [s for s in spec_chart.alongside(spec, sources) if s in reached]
     path = graph.shortest_path([*sources, *alongside], targets)
     if path is None:
         return
     start = path[0].source if path else next(s for s in alongside if s in targets)
     end = path[-1].target if path else start
     if start in alongside:
-        beside = next(a for a in sources if start in semantics.alongside(spec, [a]))
+        beside = next(a for a in sources if start in spec_chart.alongside(spec, [a]))
         how = f"`{start}` can be active alongside `{beside}` (another region of a parallel " \
               "state)" + (f", then {format_path(start, path)}" if path else "")
     else:

@@ -16,7 +16,7 @@ Fix: add a transition out of the state (a timeout or cancel event is common), or
 `final: true`.
 """
 
-from statechart import semantics
+from statechart import spec_chart
 from statechart.diagnostics import Severity
 from statechart.rules._base import Check, Graph, Spec, problem
 
@@ -27,7 +27,7 @@ PHASE = "model"
 
 def check(spec: Spec, graph: Graph) -> Check:
     for state in spec.states.values():
-        if not semantics.is_trap(spec, state.name):
+        if not spec_chart.is_trap(spec, state.name):
             continue
         yield problem(ID, SEVERITY, state.span,
                       f"state `{state.name}` is not final and has no transition out",
