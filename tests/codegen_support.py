@@ -40,14 +40,14 @@ def checked_text(text: str, path: str = "spec.yaml") -> Spec | None:
 # descendant's transition hides its ancestor's for the same event: in some of them, that
 # leaves states no run reaches (or that cannot finish), which `check` now reports. XState
 # runs them all the same, and a trace only goes where runs go, so these are warnings here.
-_TRACED = Config(Path.cwd(), severity={"unreachable-state": "warning",
+TRACED = Config(Path.cwd(), severity={"unreachable-state": "warning",
                                        "no-path-to-final": "warning",
                                        "trap-state": "warning"})
 
 
 def traced_spec(text: str, path: str) -> Spec | None:
     """The model of a conformance trace's spec (`checked_text`, dead states allowed)."""
-    result = check_source(path, text.encode("utf-8"), _TRACED)
+    result = check_source(path, text.encode("utf-8"), TRACED)
     return None if result.errors or result.spec is None else result.spec
 
 
