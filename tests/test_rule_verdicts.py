@@ -204,17 +204,22 @@ def _verdicts_hold(text: str, rule_text: dict[str, Any]) -> None:
     # own (a transition of one may be preempted by another region's in the same step, or its
     # state left meanwhile), and a limit may or may not refuse an alternative. Without them,
     # a counter-example is a run (its guards answered as each step needs).
-    exact = not any(s.kind == "parallel" or s.limit for s in spec.states.values())
+    features = [name for name, present in (
+        ("parallel regions", any(s.kind == "parallel" for s in spec.states.values())),
+        ("limits", any(s.limit for s in spec.states.values()))) if present]
+    exact = not features
+    why = " and ".join(features)
     for _, steps in broken:
         path = [s.transition for s in steps if s.transition is not None]
         RUNS["counter-examples"] += 1
         if runs.replay(path, kind, sources, targets):
             RUNS["counter-examples replayed: a run breaks the rule"] += 1
+            RUNS[f"counter-examples replayed (spec with {why or 'neither'})"] += 1
             continue
         assert not exact, (
             f"{text}\ncheck's counter-example is not a run breaking the rule: "
             + " ".join(f"{p.source} -{p.shown}-> {p.shown_target}" for p in path))
-        RUNS["counter-examples not a run (parallel regions or limits)"] += 1
+        RUNS[f"counter-examples not a run (spec with {why})"] += 1
     found = runs.search(kind, sources, targets)
     RUNS[f"exploration: a run breaks the rule: {found}"] += 1
     if found:
@@ -222,7 +227,7 @@ def _verdicts_hold(text: str, rule_text: dict[str, Any]) -> None:
     elif found is False and broken:
         # every run explored: `check` says broken, no run breaks it (an approximation)
         assert not exact, f"{text}\n`check` says broken, no run breaks the rule"
-        RUNS["check broken, no run breaks it (parallel regions or limits)"] += 1
+        RUNS[f"check broken, no run breaks it (spec with {why})"] += 1
 
 
 @settings(SETTINGS, max_examples=25)
