@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from statechart.diagnostics import Span
+from statechart.frozen import fast_init
 from statechart_runtime import events
 
 StateKind = Literal["atomic", "compound", "parallel", "final"]
@@ -27,6 +28,7 @@ TransitionKind = Literal["external", "internal", "targetless"]
 FieldType = Literal["string", "integer", "number", "boolean", "datetime", "enum"]
 
 
+@fast_init  # built once per state and alternative: statechart.frozen
 @dataclass(frozen=True)
 class Transition:
     """One way out of `source` on `event`.
@@ -164,6 +166,7 @@ class Transition:
         return found.key if found is not None else None
 
 
+@fast_init  # built once per state and alternative: statechart.frozen
 @dataclass(frozen=True)
 class State:
     name: str
