@@ -362,9 +362,13 @@ def _source_tables(spec: Spec) -> dict[str, object]:
     target's line: alternatives of one event share the event's key), and of its guard; spec
     coverage reports them (statechart_runtime.coverage)."""
     files: dict[str, int] = {}
+    shown: dict[str, int] = {}  # a span's file -> its index: display_path resolves the path
 
     def at(span: Span) -> int:
-        return files.setdefault(display_path(span.file), len(files))
+        index = shown.get(span.file)
+        if index is None:
+            index = shown[span.file] = files.setdefault(display_path(span.file), len(files))
+        return index
 
     states = [(py(s.name), py((at(s.span), s.span.line))) for s in spec.states.values()]
     transitions = [(py((t.source, t.event, t.order)),
