@@ -22,7 +22,7 @@ last; to try `error`'s guarded alternatives first for `error.tool`, list them un
 `error.tool` too.
 """
 
-from statechart import semantics
+from statechart import spec_chart
 from statechart.diagnostics import Severity
 from statechart.rules._base import Check, Graph, Spec, problem
 
@@ -39,7 +39,7 @@ def check(spec: Spec, graph: Graph) -> Check:
                 continue
             # Only `*`, the event itself or a dotted event's prefix can take it: most events
             # of most states need no search.
-            general = next((k for k in seen if semantics.matches(k, t.event)), None) \
+            general = next((k for k in seen if spec_chart.matches(k, t.event)), None) \
                 if "." in t.event or "*" in seen or t.event in seen else None
             if general is not None:
                 yield problem(ID, SEVERITY, t.span,
