@@ -72,7 +72,7 @@ def _overlay(spec: Spec) -> dict[str, object] | None:
             "link": f"{base}.md" if IDENTIFIER.match(base) else "", "changes": changes}
 
 
-def _state_row(spec: Spec, state: State) -> dict[str, str]:
+def _state_row(spec: Spec, state: State, marks: OverlayMarks) -> dict[str, str]:
     parent = spec.states.get(state.parent) if state.parent else None
     where = ""
     if parent is not None:
@@ -95,7 +95,6 @@ def _state_row(spec: Spec, state: State) -> dict[str, str]:
                          + ", ".join(f"{_code(d)} ({' and '.join(k)})" for d, k in kinds.items())
                          + ".")
     description = " ".join(sentences)
-    marks = overlay_marks(spec)
     change = " **added**" if state.name in marks.added_states else \
         " **changed**" if state.name in marks.changed_states else ""
     return {
@@ -228,6 +227,7 @@ def spec_page(spec: Spec, limits: LayoutBounds | None = None) -> str:
     limits = limits or bounds.current()
     settings = limits.settings(spec)
     source = spec_display_path(spec)
+    marks = overlay_marks(spec)
     docs = folder("docs")
     svg = ""
     omitted = limits.omitted(spec) if settings is None else ""
@@ -245,9 +245,8 @@ def spec_page(spec: Spec, limits: LayoutBounds | None = None) -> str:
         mermaid=mermaid_source(spec, header=False).rstrip("\n"),
         svg=svg, fast=settings == "fast", full_max=f"{bounds.FULL_MAX_TRANSITIONS:,}",
         omitted=omitted,
-        states=[_state_row(spec, s) for s in spec.states.values()],
-        transitions=[_transition_row(t, overlay_marks(spec))
-                     for t in spec.transitions()],
+        states=[_state_row(spec, s, marks) for s in spec.states.values()],
+        transitions=[_transition_row(t, marks) for t in spec.transitions()],
         overlay=_overlay(spec),
         # A rule id starts its list item: one that is not an identifier is escaped as a
         # paragraph (`# x` would be a heading, `> x` a quote).
