@@ -1,0 +1,116 @@
+"""The console's one way to the run store: every store call the console makes is a coroutine
+of `ConsoleStore`, and nothing else in the console touches a store.
+
+Today it runs the synchronous store (`statechart_runtime.store.open_store`) in worker threads
+(`anyio.to_thread.run_sync`): a store object holds one connection and serves one thread at a
+time, so each call takes a store from a small pool and gives it back. Given a store object,
+the pool is that one store (the calls take turns); given a URL, up to `size` stores are opened
+as calls need them (PostgreSQL answers them at once; SQLite readers never wait for the
+writer). When the run store has an asynchronous API, this module is the one to change.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import queue
+import threading
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import anyio.to_thread
+
+from statechart_runtime.store import Fired, HistoryRow, RunFilter, RunStore, StoredRun, open_store
+
+T = TypeVar("T")
+
+
+class ConsoleStore:
+    """A pool of synchronous stores, called from the event loop through worker threads."""
+
+    def __init__(self, store: RunStore | str, *, size: int = 4, read_only: bool = False
+                 ) -> None:
+        self._free: queue.Queue[RunStore] = queue.Queue()
+        self._lock = threading.Lock()
+        self._opened: list[RunStore] = []
+        self._url: str | None = None
+        self._size = 1
+        self._read_only = read_only
+        if isinstance(store, str):
+            self._url = store
+            self._size = max(1, size)
+            self._free.put(self._open())  # the first now: a bad URL fails at once
+        else:
+            self._opened.append(store)
+            self._free.put(store)
+        self._limiter = anyio.CapacityLimiter(self._size)
+
+    def _open(self) -> RunStore:
+        assert self._url is not None
+        store = open_store(self._url, read_only=self._read_only)
+        with self._lock:
+            self._opened.append(store)
+        return store
+
+    def _take(self) -> RunStore:
+        try:
+            return self._free.get_nowait()
+        except queue.Empty:
+            pass
+        with self._lock:
+            room = self._url is not None and len(self._opened) < self._size
+        return self._open() if room else self._free.get()
+
+    def _call(self, work: Callable[[RunStore], T]) -> T:
+        store = self._take()
+        try:
+            return work(store)
+        finally:
+            self._free.put(store)
+
+    async def _run(self, work: Callable[[RunStore], T]) -> T:
+        return await anyio.to_thread.run_sync(self._call, work, limiter=self._limiter)
+
+    def close(self) -> None:
+        """Close the stores this pool opened (a store given to it is the caller's)."""
+        if self._url is None:
+            return
+        with self._lock:
+            opened, self._opened = self._opened, []
+        for store in opened:
+            store.close()
+
+    # -- the calls ---------------------------------------------------------------------------
+
+    async def now(self) -> dt.datetime:
+        return await self._run(lambda store: store.now())
+
+    async def runs_page(self, conditions: RunFilter, *, by_due: bool = False,
+                        after: tuple[Any, ...] | None = None, limit: int = 50
+                        ) -> list[StoredRun]:
+        return await self._run(lambda store: store.runs_page(
+            conditions, by_due=by_due, after=after, limit=limit))
+
+    async def status_counts(self, conditions: RunFilter) -> dict[str, int]:
+        return await self._run(lambda store: store.status_counts(conditions))
+
+    async def stored_run(self, run_id: str) -> StoredRun | None:
+        """The run's columns (no record read), or None when there is no such run."""
+        def work(store: RunStore) -> StoredRun | None:
+            found = store.runs_page(RunFilter(run_id=run_id), limit=1)
+            return found[0] if found else None
+        return await self._run(work)
+
+    async def head(self, run_class: type[Any], run_id: str) -> Fired:
+        return await self._run(lambda store: store.head(run_class, run_id))
+
+    async def history(self, run_id: str, *, first: int = 0, limit: int | None = None
+                      ) -> list[HistoryRow]:
+        return await self._run(lambda store: store.history(run_id, first=first, limit=limit))
+
+    async def fire(self, run_class: type[Any], run_id: str, event: str, *,
+                   idempotency_key: str | None, if_revision: int | None,
+                   values: dict[str, Any]) -> Fired:
+        return await self._run(lambda store: store.fire(
+            run_class, run_id, event, idempotency_key=idempotency_key,
+            if_revision=if_revision, **values))
+
