@@ -41,7 +41,7 @@ class Identity:
 Auth = Callable[[HTTPConnection], Identity | Awaitable[Identity | None] | None]
 # Loopback addresses: the only clients of a console without authentication, and the
 # default addresses a trusted header is believed from.
-LOOPBACK = frozenset({"127.0.0.1", "::1", "localhost", "testclient"})
+LOOPBACK = frozenset({"127.0.0.1", "::1", "localhost"})
 
 
 class AuthConfigError(StatechartError, ValueError):

@@ -397,7 +397,9 @@ class Console:
 
     async def bulk_preview(self, query: Query) -> dict[str, Any]:
         run_class, conditions = await self.bulk_conditions(query)
-        count = sum((await self.store.status_counts(conditions)).values())
+        counts = await self.store.status_counts(conditions)  # by status: the status aside
+        count = counts.get(conditions.status, 0) if conditions.status is not None \
+            else sum(counts.values())
         fields = views.event_fields(run_class, self.cancel_event)
         return {"count": count, "takes": min(count, BULK_MAX), "event": self.cancel_event,
                 "fields": fields}
