@@ -1,0 +1,201 @@
+"""The run console (statechart_runtime.console) on SQLite and PostgreSQL: the server time of
+`GET /api/runs` over 100,000 stored runs (one status, first page) against the two store
+calls it makes; the run page of a run with 10,000 steps (first view and later ones); an
+answer over HTTP on loopback (POST to committed response) against the store's own `fire`,
+interleaved.
+
+    python bench/bench_console.py [--runs 100000] [--steps 10000] [--answers 200]
+                                  [--backends sqlite postgres]
+
+- **list**: `--runs` runs written in bulk as bench_store.py writes them (90% completed);
+  `GET /api/runs?spec=agent_run&status=running` and `...&status=completed` through the app
+  in this process (httpx's ASGI transport: server time, no socket), p50 of 30, against
+  `runs_page` + `status_counts` called directly.
+- **run page**: `GET /runs/{id}` (HTML: head, the newest 50 steps, each with the
+  configuration after it, the state tree, the answer forms) of a run with `--steps` steps:
+  the first view (which walks the whole history once for the configurations) and the p50
+  of later ones.
+- **answer**: uvicorn on 127.0.0.1 in this process, httpx on loopback: `POST
+  /api/runs/{id}/events/{event}` (JSON, an Idempotency-Key, no auth) against
+  `store.fire(...)` with a key on another run of the same store, in turn, p50 of each.
+
+PostgreSQL: the server named by $STATECHART_TEST_POSTGRES_URL, else a throwaway one.
+Figures: docs/performance.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import socket
+import statistics
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "bench"))
+
+import httpx  # noqa: E402
+import uvicorn  # noqa: E402
+from bench_store import _schema_url, agent_run_module, bulk_runs, running_run  # noqa: E402
+from pg_server import URL_VARIABLE, Server  # noqa: E402
+
+from statechart_runtime.console import app  # noqa: E402
+from statechart_runtime.store import RunFilter, open_store  # noqa: E402
+
+LOOP = ("call_tool", "tool_result")
+
+
+def p50(samples: list[float]) -> float:
+    return statistics.median(samples) * 1000
+
+
+def list_part(url: str, runs: int, repeats: int = 30) -> dict[str, float]:
+    ar = agent_run_module()
+    store = open_store(url)
+    bulk_runs(ar, store, runs)
+    asgi = app(store, [ar.AgentRun])
+    out: dict[str, float] = {}
+
+    async def measure() -> None:
+        transport = httpx.ASGITransport(app=asgi, client=("127.0.0.1", 5000))
+        async with httpx.AsyncClient(transport=transport, base_url="http://console") as web:
+            for status in ("running", "completed"):
+                path = f"/api/runs?spec=agent_run&status={status}"
+                assert len((await web.get(path)).json()["runs"]) == 50
+                samples = []
+                for _ in range(repeats):
+                    started = time.perf_counter()
+                    answer = await web.get(path)
+                    samples.append(time.perf_counter() - started)
+                    assert answer.status_code == 200
+                out[f"api {status}"] = p50(samples)
+                direct = []
+                conditions = RunFilter(spec="agent_run", status=status)
+                for _ in range(repeats):
+                    started = time.perf_counter()
+                    store.runs_page(conditions, limit=50)
+                    store.status_counts(conditions)
+                    direct.append(time.perf_counter() - started)
+                out[f"store {status}"] = p50(direct)
+
+    asyncio.run(measure())
+    store.close()
+    return out
+
+
+def run_page_part(url: str, steps: int, repeats: int = 20) -> tuple[float, float]:
+    ar = agent_run_module()
+    store = open_store(url)
+    run = running_run(ar, steps)
+    store.create(run)
+    run_id = run.record.runId
+    asgi = app(store, [ar.AgentRun])
+    result: list[float] = []
+
+    async def measure() -> None:
+        transport = httpx.ASGITransport(app=asgi, client=("127.0.0.1", 5000))
+        async with httpx.AsyncClient(transport=transport, base_url="http://console") as web:
+            started = time.perf_counter()
+            first = await web.get(f"/runs/{run_id}")
+            result.append(time.perf_counter() - started)
+            assert first.status_code == 200 and f"{steps} steps" in first.text
+            samples = []
+            for _ in range(repeats):
+                started = time.perf_counter()
+                await web.get(f"/runs/{run_id}")
+                samples.append(time.perf_counter() - started)
+            result.append(statistics.median(samples))
+
+    asyncio.run(measure())
+    store.close()
+    return result[0] * 1000, result[1] * 1000
+
+
+def answer_part(url: str, answers: int) -> tuple[float, float]:
+    ar = agent_run_module()
+    store = open_store(url)
+    http_run, direct_run = running_run(ar), running_run(ar)
+    store.create(http_run)
+    store.create(direct_run)
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(app(url, [ar.AgentRun]), host="127.0.0.1",
+                                           port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    while not server.started:
+        time.sleep(0.01)
+    over_http, direct = [], []
+    try:
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}") as web:
+            web.get("/api/runs")  # connection and pool warm
+            for n in range(answers):
+                event = LOOP[n % 2]
+                body: dict[str, Any] = {}
+                started = time.perf_counter()
+                done = web.post(f"/api/runs/{http_run.record.runId}/events/{event}",
+                                json=body, headers={"Idempotency-Key": uuid.uuid4().hex})
+                over_http.append(time.perf_counter() - started)
+                assert done.status_code == 200, done.text
+                started = time.perf_counter()
+                store.fire(ar.AgentRun, direct_run.record.runId, event,
+                           idempotency_key=uuid.uuid4().hex, **body)
+                direct.append(time.perf_counter() - started)
+    finally:
+        server.should_exit = True
+        thread.join(10)
+        store.close()
+    return p50(over_http), p50(direct)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--runs", type=int, default=100_000)
+    parser.add_argument("--steps", type=int, default=10_000)
+    parser.add_argument("--answers", type=int, default=200)
+    parser.add_argument("--backends", nargs="+", default=["sqlite", "postgres"])
+    args = parser.parse_args()
+    folder = tempfile.mkdtemp(prefix="bench-console-")
+    server = None
+    try:
+        urls: dict[str, Any] = {}
+        for backend in args.backends:
+            if backend == "sqlite":
+                urls[backend] = lambda name: f"sqlite:///{folder}/{name}.db"
+            else:
+                base = os.environ.get(URL_VARIABLE)
+                if not base:
+                    server = Server.start(fsync=True)
+                    base = server.url
+                urls[backend] = _schema_url(base)
+        print(f"\n| backend | GET /api/runs status=running (ms) | store calls (ms) | "
+              f"status=completed (ms) | store calls (ms) | run page, {args.steps:,} steps: "
+              "first / later (ms) | POST answer (ms) | store.fire (ms) | difference (ms) |")
+        print("| --- |" + " ---: |" * 8)
+        for backend, url in urls.items():
+            listed = list_part(url("list"), args.runs)
+            first, later = run_page_part(url("page"), args.steps)
+            posted, fired = answer_part(url("answer"), args.answers)
+            print(f"| {backend} | {listed['api running']:.1f} | {listed['store running']:.1f}"
+                  f" | {listed['api completed']:.1f} | {listed['store completed']:.1f} | "
+                  f"{first:.0f} / {later:.1f} | {posted:.2f} | {fired:.2f} | "
+                  f"{posted - fired:+.2f} |", flush=True)
+    finally:
+        if server is not None:
+            server.stop()
+        for path in Path(folder).glob("*"):
+            path.unlink()
+        os.rmdir(folder)
+
+
+if __name__ == "__main__":
+    main()
