@@ -15,9 +15,10 @@ interleaved.
   configuration after it, the state tree, the answer forms) of a run with `--steps` steps:
   the first view (which walks the whole history once for the configurations) and the p50
   of later ones.
-- **answer**: uvicorn on 127.0.0.1 in this process, httpx on loopback: `POST
-  /api/runs/{id}/events/{event}` (JSON, an Idempotency-Key, no auth) against
-  `store.fire(...)` with a key on another run of the same store, in turn, p50 of each.
+- **answer**: `POST /api/runs/{id}/events/{event}` (JSON, an Idempotency-Key, no auth) to
+  uvicorn on 127.0.0.1 in a process of its own (httpx on loopback), and through the app in
+  this process (server time), against `store.fire(...)` with a key, each on a run of its
+  own of the same store, in turn; p50 of each (the difference to `fire` in brackets).
 
 PostgreSQL: the server named by $STATECHART_TEST_POSTGRES_URL, else a throwaway one.
 Figures: docs/performance.md.
@@ -27,12 +28,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import multiprocessing
 import os
 import socket
 import statistics
 import sys
 import tempfile
-import threading
 import time
 import uuid
 from pathlib import Path
@@ -119,42 +120,64 @@ def run_page_part(url: str, steps: int, repeats: int = 20) -> tuple[float, float
     return result[0] * 1000, result[1] * 1000
 
 
-def answer_part(url: str, answers: int) -> tuple[float, float]:
+def answer_part(url: str, answers: int) -> tuple[float, float, float]:
+    """p50 of a POST answer over loopback HTTP, of the same through the app in this process
+    (server time), and of the store's own `fire`, interleaved, each on a run of its own."""
     ar = agent_run_module()
     store = open_store(url)
-    http_run, direct_run = running_run(ar), running_run(ar)
-    store.create(http_run)
-    store.create(direct_run)
+    runs = [running_run(ar) for _ in range(3)]
+    for run in runs:
+        store.create(run)
+    http_id, asgi_id, direct_id = (run.record.runId for run in runs)
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app(url, [ar.AgentRun]), host="127.0.0.1",
-                                           port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    while not server.started:
-        time.sleep(0.01)
-    over_http, direct = [], []
-    try:
-        with httpx.Client(base_url=f"http://127.0.0.1:{port}") as web:
-            web.get("/api/runs")  # connection and pool warm
+    # The server in a process of its own, as deployed (in this process its threads and the
+    # client's would take turns on the GIL).
+    server = multiprocessing.get_context("fork").Process(
+        target=_serve, args=(url, ar.AgentRun, port), daemon=True)
+    server.start()
+    over_http: list[float] = []
+    in_process: list[float] = []
+    direct: list[float] = []
+
+    async def measure() -> None:
+        transport = httpx.ASGITransport(app=app(url, [ar.AgentRun]), client=("127.0.0.1", 1))
+        async with httpx.AsyncClient(transport=transport, base_url="http://console") as local, \
+                httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as web:
+            deadline = time.monotonic() + 30
+            while True:  # started, connection and pool warm
+                try:
+                    await web.get("/api/runs")
+                    break
+                except httpx.TransportError:
+                    assert time.monotonic() < deadline, "the console did not start"
+                    await asyncio.sleep(0.05)
+            await local.get("/api/runs")
             for n in range(answers):
                 event = LOOP[n % 2]
-                body: dict[str, Any] = {}
+                for client, run_id, samples in ((web, http_id, over_http),
+                                                (local, asgi_id, in_process)):
+                    started = time.perf_counter()
+                    done = await client.post(f"/api/runs/{run_id}/events/{event}", json={},
+                                             headers={"Idempotency-Key": uuid.uuid4().hex})
+                    samples.append(time.perf_counter() - started)
+                    assert done.status_code == 200, done.text
                 started = time.perf_counter()
-                done = web.post(f"/api/runs/{http_run.record.runId}/events/{event}",
-                                json=body, headers={"Idempotency-Key": uuid.uuid4().hex})
-                over_http.append(time.perf_counter() - started)
-                assert done.status_code == 200, done.text
-                started = time.perf_counter()
-                store.fire(ar.AgentRun, direct_run.record.runId, event,
-                           idempotency_key=uuid.uuid4().hex, **body)
+                store.fire(ar.AgentRun, direct_id, event, idempotency_key=uuid.uuid4().hex)
                 direct.append(time.perf_counter() - started)
+
+    try:
+        asyncio.run(measure())
     finally:
-        server.should_exit = True
-        thread.join(10)
+        server.terminate()
+        server.join(10)
         store.close()
-    return p50(over_http), p50(direct)
+    return p50(over_http), p50(in_process), p50(direct)
+
+
+def _serve(url: str, run_class: type[Any], port: int) -> None:
+    uvicorn.run(app(url, [run_class]), host="127.0.0.1", port=port, log_level="warning")
 
 
 def main() -> None:
@@ -179,16 +202,17 @@ def main() -> None:
                 urls[backend] = _schema_url(base)
         print(f"\n| backend | GET /api/runs status=running (ms) | store calls (ms) | "
               f"status=completed (ms) | store calls (ms) | run page, {args.steps:,} steps: "
-              "first / later (ms) | POST answer (ms) | store.fire (ms) | difference (ms) |")
+              "first / later (ms) | POST over loopback (ms) | POST, server time (ms) | "
+              "store.fire (ms) |")
         print("| --- |" + " ---: |" * 8)
         for backend, url in urls.items():
             listed = list_part(url("list"), args.runs)
             first, later = run_page_part(url("page"), args.steps)
-            posted, fired = answer_part(url("answer"), args.answers)
+            posted, served, fired = answer_part(url("answer"), args.answers)
             print(f"| {backend} | {listed['api running']:.1f} | {listed['store running']:.1f}"
                   f" | {listed['api completed']:.1f} | {listed['store completed']:.1f} | "
-                  f"{first:.0f} / {later:.1f} | {posted:.2f} | {fired:.2f} | "
-                  f"{posted - fired:+.2f} |", flush=True)
+                  f"{first:.0f} / {later:.1f} | {posted:.2f} ({posted - fired:+.2f}) | "
+                  f"{served:.2f} ({served - fired:+.2f}) | {fired:.2f} |", flush=True)
     finally:
         if server is not None:
             server.stop()

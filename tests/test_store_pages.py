@@ -59,6 +59,11 @@ def test_pages_cover_every_run_once_and_filter(ar: ModuleType, backend: Backend)
         assert [r.run_id for r in second] == ["r-3"]
         assert store.status_counts(RunFilter(spec="agent_run", status="waiting")) == {
             "triaging": 4, "waiting": 3}
+        assert store.status_counts(RunFilter(spec="agent_run"), statuses=["waiting", "triaging",
+                                                                          "running"], cap=3) == {
+            "triaging": 3, "waiting": 3}
+        assert store.status_counts(RunFilter(spec="agent_run"), statuses=["triaging"],
+                                   cap=10) == {"triaging": 4}
         hostile = "x' OR '1'='1"
         assert store.runs_page(RunFilter(spec=hostile, status=hostile)) == []
         assert store.runs_page(RunFilter(active=((hostile,),))) == []

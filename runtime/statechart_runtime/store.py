@@ -581,10 +581,14 @@ class RunStore(StoreConnection):
         return store_pages.runs_page(self, conditions, by_due=by_due, after=after,
                                      limit=limit)
 
-    def status_counts(self, conditions: RunFilter = _ANY_RUN) -> dict[str, int]:
+    def status_counts(self, conditions: RunFilter = _ANY_RUN, *,
+                      statuses: Sequence[str] | None = None, cap: int | None = None
+                      ) -> dict[str, int]:
         """How many stored runs matching `conditions` (its `status` aside) report each
-        status (the `status` column), by status."""
-        return store_pages.status_counts(self, conditions)
+        status (the `status` column), by status (statuses no run reports left out). With
+        `statuses`, only those, each counted up to `cap`: a read bounded by `cap` per
+        status, whatever the number of runs (a count equal to `cap` means at least)."""
+        return store_pages.status_counts(self, conditions, statuses, cap)
 
     def head(self, run_class: type[RunT], run_id: str) -> Fired:
         """The stored run restored from its head alone, as `fire` restores it (its record's

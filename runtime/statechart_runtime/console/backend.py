@@ -14,12 +14,20 @@ from __future__ import annotations
 import datetime as dt
 import queue
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 import anyio.to_thread
 
-from statechart_runtime.store import Fired, HistoryRow, RunFilter, RunStore, StoredRun, open_store
+from statechart_runtime.store import (
+    Fired,
+    HistoryRow,
+    RunFilter,
+    RunNotFound,
+    RunStore,
+    StoredRun,
+    open_store,
+)
 
 T = TypeVar("T")
 
@@ -79,38 +87,77 @@ class ConsoleStore:
         for store in opened:
             store.close()
 
-    # -- the calls ---------------------------------------------------------------------------
+    # -- the calls: each request's reads (or its fire) in one call, one trip to a thread ----
 
     async def now(self) -> dt.datetime:
         return await self._run(lambda store: store.now())
 
-    async def runs_page(self, conditions: RunFilter, *, by_due: bool = False,
-                        after: tuple[Any, ...] | None = None, limit: int = 50
-                        ) -> list[StoredRun]:
-        return await self._run(lambda store: store.runs_page(
-            conditions, by_due=by_due, after=after, limit=limit))
+    async def listing(self, conditions: Callable[[dt.datetime], RunFilter], *,
+                      by_due: bool = False, after: tuple[Any, ...] | None = None,
+                      limit: int = 50, counts: Sequence[str] | None = None,
+                      cap: int | None = None
+                      ) -> tuple[dt.datetime, list[StoredRun], dict[str, int]]:
+        """The store's time, a page of the runs matching `conditions(now)`, and the counts
+        of the statuses `counts` among the runs matching them but the status, each up to
+        `cap` (`store.status_counts`)."""
+        def work(store: RunStore) -> tuple[dt.datetime, list[StoredRun], dict[str, int]]:
+            now = store.now()
+            found = conditions(now)
+            return (now, store.runs_page(found, by_due=by_due, after=after, limit=limit),
+                    store.status_counts(found, statuses=counts, cap=cap) if counts else {})
+        return await self._run(work)
 
-    async def status_counts(self, conditions: RunFilter) -> dict[str, int]:
+    async def counts(self, conditions: RunFilter) -> dict[str, int]:
         return await self._run(lambda store: store.status_counts(conditions))
 
     async def stored_run(self, run_id: str) -> StoredRun | None:
         """The run's columns (no record read), or None when there is no such run."""
-        def work(store: RunStore) -> StoredRun | None:
-            found = store.runs_page(RunFilter(run_id=run_id), limit=1)
-            return found[0] if found else None
+        return await self._run(lambda store: _stored(store, run_id))
+
+    async def run_view(self, run_id: str, run_class: Callable[[str], type[Any] | None]
+                       ) -> tuple[dt.datetime, StoredRun | None, Fired | None]:
+        """The store's time, the run's columns (None: no such run) and, when `run_class`
+        gives a class for its spec, the run restored from its head (`store.head`)."""
+        def work(store: RunStore) -> tuple[dt.datetime, StoredRun | None, Fired | None]:
+            now = store.now()
+            stored = _stored(store, run_id)
+            found = None if stored is None else run_class(stored.spec)
+            return now, stored, None if found is None else store.head(found, run_id)
+        return await self._run(work)
+
+    async def history_view(self, run_id: str,
+                           plan: Callable[[StoredRun], tuple[int, int, int | None]]
+                           ) -> tuple[StoredRun | None, list[HistoryRow], list[HistoryRow]]:
+        """The run's columns and, as `plan(stored)` says (first, limit, and the first step
+        of a second read to the end, or None), a page of its history and the rest."""
+        def work(store: RunStore) -> tuple[StoredRun | None, list[HistoryRow],
+                                           list[HistoryRow]]:
+            stored = _stored(store, run_id)
+            if stored is None:
+                return None, [], []
+            first, limit, rest = plan(stored)
+            page = store.history(run_id, first=first, limit=limit)
+            return stored, page, [] if rest is None else store.history(run_id, first=rest)
         return await self._run(work)
 
     async def head(self, run_class: type[Any], run_id: str) -> Fired:
         return await self._run(lambda store: store.head(run_class, run_id))
 
-    async def history(self, run_id: str, *, first: int = 0, limit: int | None = None
-                      ) -> list[HistoryRow]:
-        return await self._run(lambda store: store.history(run_id, first=first, limit=limit))
-
-    async def fire(self, run_class: type[Any], run_id: str, event: str, *,
-                   idempotency_key: str | None, if_revision: int | None,
+    async def fire(self, run_id: str, run_class: Callable[[StoredRun], type[Any]], event: str,
+                   *, idempotency_key: str | None, if_revision: int | None,
                    values: dict[str, Any]) -> Fired:
-        return await self._run(lambda store: store.fire(
-            run_class, run_id, event, idempotency_key=idempotency_key,
-            if_revision=if_revision, **values))
+        """Fire `event` at the run, with the class `run_class(stored)` gives for it (which
+        may refuse, raising); RunNotFound when there is no such run."""
+        def work(store: RunStore) -> Fired:
+            stored = _stored(store, run_id)
+            if stored is None:
+                raise RunNotFound(run_id)
+            return store.fire(run_class(stored), run_id, event,
+                              idempotency_key=idempotency_key, if_revision=if_revision,
+                              **values)
+        return await self._run(work)
 
+
+def _stored(store: RunStore, run_id: str) -> StoredRun | None:
+    found = store.runs_page(RunFilter(run_id=run_id), limit=1)
+    return found[0] if found else None

@@ -36,13 +36,16 @@ from statechart_runtime.errors import (
     UnstorableValue,
 )
 from statechart_runtime.run import EventNotAccepted
-from statechart_runtime.store import RunFilter
+from statechart_runtime.store import RunFilter, StoredRun
 from statechart_runtime.values import SENT_BY, parse_time
 
 # The statuses and tags that put a run in the inbox (a state tagged so, or reporting it).
 WAITING = ("waiting",)
 PAGE = 50
 HISTORY_PAGE = 50
+# A list counts each status up to this many runs (a bounded read, whatever the store holds;
+# the page says "10000+").
+COUNT_CAP = 10_000
 # How many runs one bulk cancel takes at most (the preview says when there are more).
 BULK_MAX = 10_000
 _FOREVER = dt.datetime.max.replace(tzinfo=dt.UTC)
@@ -169,6 +172,11 @@ class Console:
         found = self.classes.get(spec)
         return [found] if found is not None else []
 
+    def statuses(self, spec: str | None) -> list[str]:
+        """The statuses the runs of `spec` (of every spec given) report: what a list counts."""
+        return sorted({name for run_class in self._class_of(spec)
+                       for name in run_class._sc_spec.statuses_by_name})
+
     def waiting_states(self, spec: str | None) -> tuple[str, ...]:
         """The states that put a run in the inbox: tagged with, or reporting, a waiting name."""
         names: set[str] = set()
@@ -213,30 +221,29 @@ class Console:
     # -- lists ---------------------------------------------------------------------------
 
     async def list_runs(self, query: Query) -> dict[str, Any]:
-        now = await self.store.now()
-        conditions = self.conditions(query, now)
         by_due = query.order == "due"
         after = None if query.after is None else _uncursor(query.after, by_due)
-        rows = await self.store.runs_page(conditions, by_due=by_due, after=after,
-                                          limit=query.limit)
-        counts = await self.store.status_counts(conditions)
+        now, rows, counts = await self.store.listing(
+            lambda now: self.conditions(query, now), by_due=by_due, after=after,
+            limit=query.limit, counts=self.statuses(query.spec), cap=COUNT_CAP)
         runs = [views.run_summary(r, self.run_class(r.spec), now) for r in rows]
         cursor = None
         if len(rows) == query.limit:
             last = rows[-1]
             cursor = _cursor([views.when(last.next_due), last.run_id] if by_due
                              else [last.run_id])
-        return {"runs": runs, "counts": counts, "next": cursor, "now": views.when(now)}
+        return {"runs": runs, "counts": counts, "next": cursor, "now": views.when(now),
+                "counts_at_least": sorted(s for s, n in counts.items() if n >= COUNT_CAP)}
 
     async def inbox(self, spec: str | None = None) -> dict[str, Any]:
         """The runs waiting for someone (`waiting` states), earliest deadline first, then
         those without one; each with the events it takes now (for the answer forms)."""
-        now = await self.store.now()
-        states = self.waiting_states(spec)
-        conditions = RunFilter(spec=spec, active=(states,))
-        with_deadline = await self.store.runs_page(conditions, by_due=True, limit=200)
-        rest = [r for r in await self.store.runs_page(conditions, limit=200)
-                if r.next_due is None]
+        conditions = RunFilter(spec=spec, active=(self.waiting_states(spec),))
+        now, with_deadline, _ = await self.store.listing(
+            lambda now: conditions, by_due=True, limit=200, counts=None)
+        _, everyone, _ = await self.store.listing(lambda now: conditions, limit=200,
+                                                  counts=None)
+        rest = [r for r in everyone if r.next_due is None]
         items = []
         for stored in [*with_deadline, *rest]:
             run_class = self.run_class(stored.spec)
@@ -255,64 +262,61 @@ class Console:
     # -- one run -------------------------------------------------------------------------
 
     async def run(self, run_id: str) -> dict[str, Any]:
-        stored = await self.store.stored_run(run_id)
+        try:
+            now, stored, head = await self.store.run_view(run_id, self.run_class)
+        except RunNotFound:
+            raise Problem(404, "not_found", f"no run {run_id!r} in the store") from None
+        except RunError as exc:  # a record the spec refuses (edited by hand, newer version)
+            raise Problem(409, "unreadable", str(exc)) from None
         if stored is None:
             raise Problem(404, "not_found", f"no run {run_id!r} in the store")
-        now = await self.store.now()
-        run_class = self.run_class(stored.spec)
-        if run_class is None:
+        if head is None:
             return {**views.run_summary(stored, None, now), "record": None,
                     "configuration": sorted(stored.states), "timers": [],
                     "accepted_events": [], "ended": None,
                     "note": f"the console was started without the spec `{stored.spec}`: "
                             "its record cannot be read"}
-        try:
-            head = await self.store.head(run_class, run_id)
-        except RunNotFound:
-            raise Problem(404, "not_found", f"no run {run_id!r} in the store") from None
-        except RunError as exc:  # a record the spec refuses (edited by hand, newer version)
-            raise Problem(409, "unreadable", str(exc)) from None
         return views.run_detail(head.run, head.revision, stored, now)
 
     async def history(self, run_id: str, page: int | None = None) -> dict[str, Any]:
         """A page of the run's history, newest first (page 0 holds the latest steps), each
-        step with who sent it and the configuration after it."""
-        stored = await self.store.stored_run(run_id)
+        step with who sent it and the configuration after it (walked once per run over the
+        chart, `views.Trail`, extended as the history grows; the 256 runs last looked at
+        are kept)."""
+        page = 0 if page is None else page
+        trail = self._trails.pop(run_id, None)
+
+        def plan(stored: StoredRun) -> tuple[int, int, int | None]:
+            pages = max(1, -(-stored.steps // HISTORY_PAGE))
+            if not 0 <= page < pages:
+                raise Problem(422, "invalid", f"page: expected 0 to {pages - 1}",
+                              field="page")
+            end = stored.steps - page * HISTORY_PAGE
+            first = max(0, end - HISTORY_PAGE)
+            walked = 0 if trail is None or len(trail.configurations) > stored.steps \
+                else len(trail.configurations)
+            return first, end - first, walked if walked < stored.steps else None
+
+        stored, rows, rest = await self.store.history_view(run_id, plan)
         if stored is None:
             raise Problem(404, "not_found", f"no run {run_id!r} in the store")
-        pages = max(1, -(-stored.steps // HISTORY_PAGE))
-        page = 0 if page is None else page
-        if not 0 <= page < pages:
-            raise Problem(422, "invalid", f"page: expected 0 to {pages - 1}", field="page")
-        end = stored.steps - page * HISTORY_PAGE
-        first = max(0, end - HISTORY_PAGE)
-        rows = await self.store.history(run_id, first=first, limit=end - first)
         steps = [views.step(row) for row in reversed(rows)]
         run_class = self.run_class(stored.spec)
         if run_class is not None and stored.spec_version == run_class._sc_spec.version:
-            trail = await self._trail(run_class, run_id, stored.steps)
+            if trail is None or len(trail.configurations) > stored.steps:
+                trail = views.Trail(run_class)
+            if rest:
+                await anyio.to_thread.run_sync(trail.extend, run_class, rest)
+            self._trails[run_id] = trail
+            while len(self._trails) > 256:
+                self._trails.popitem(last=False)
             for item in steps:
                 index = item["index"]
                 found = trail.configurations[index] if index < len(trail.configurations) \
                     else None
                 item["after"] = views.innermost(run_class, found) if found else None
-        return {"run_id": run_id, "steps": steps, "page": page, "pages": pages,
-                "total": stored.steps}
-
-    async def _trail(self, run_class: type[Any], run_id: str, steps: int) -> views.Trail:
-        """The run's configurations after each step, walked once and extended as it grows
-        (the last few hundred runs looked at are kept)."""
-        trail = self._trails.pop(run_id, None)
-        if trail is None or len(trail.configurations) > steps:
-            trail = views.Trail(run_class)
-        missing = steps - len(trail.configurations)
-        if missing > 0:
-            rows = await self.store.history(run_id, first=len(trail.configurations))
-            await anyio.to_thread.run_sync(trail.extend, run_class, rows)
-        self._trails[run_id] = trail
-        while len(self._trails) > 256:
-            self._trails.popitem(last=False)
-        return trail
+        return {"run_id": run_id, "steps": steps, "page": page,
+                "pages": max(1, -(-stored.steps // HISTORY_PAGE)), "total": stored.steps}
 
     async def diagram_svg(self, run_class: type[Any], active: tuple[str, ...]) -> str | None:
         if self.diagram is None:
@@ -338,20 +342,22 @@ class Console:
         """Fire `event` at the run in `who`'s name (the step's `@by`; a `@by` among the
         values is dropped), bound to `if_revision` when given."""
         self._writer(who)
-        stored = await self.store.stored_run(run_id)
-        if stored is None:
-            raise Problem(404, "not_found", f"no run {run_id!r} in the store")
-        run_class = self.run_class(stored.spec)
-        if run_class is None:
-            raise Problem(409, "no_spec", f"the console was started without the spec "
-                          f"`{stored.spec}`: it cannot send events to its runs")
-        spec = run_class._sc_spec
-        if event not in spec.events_by_name or event in spec.internal:
-            raise Problem(404, "no_event", f"`{stored.spec}` has no event `{event}` to send")
         given = {name: value for name, value in values.items() if name != SENT_BY}
         given[SENT_BY] = who.name
+
+        def run_class_of(stored: StoredRun) -> type[Any]:
+            run_class = self.run_class(stored.spec)
+            if run_class is None:
+                raise Problem(409, "no_spec", f"the console was started without the spec "
+                              f"`{stored.spec}`: it cannot send events to its runs")
+            spec = run_class._sc_spec
+            if event not in spec.events_by_name or event in spec.internal:
+                raise Problem(404, "no_event", f"`{stored.spec}` has no event `{event}` to "
+                              "send")
+            return run_class
+
         try:
-            fired = await self.store.fire(run_class, run_id, event, idempotency_key=key,
+            fired = await self.store.fire(run_id, run_class_of, event, idempotency_key=key,
                                           if_revision=if_revision, values=given)
         except ConcurrentUpdate as exc:
             now = await self.run(run_id)
@@ -375,7 +381,7 @@ class Console:
         return {"applied": fired.applied, "revision": fired.revision,
                 "events": list(fired.events), "run_id": run_id,
                 "status": fired.run.status.value,
-                "states": views.innermost(run_class, tuple(
+                "states": views.innermost(type(fired.run), tuple(
                     s.value for s in fired.run.configuration))}
 
     # -- bulk cancel ---------------------------------------------------------------------
@@ -392,12 +398,12 @@ class Console:
         if not sources:
             raise Problem(422, "invalid", f"`{query.spec}` has no event "
                           f"`{self.cancel_event}`", field="spec")
-        base = self.conditions(query, await self.store.now())
+        base = self.conditions(query, await self.store.now())  # names checked here
         return run_class, dataclasses.replace(base, active=(*base.active, sources))
 
     async def bulk_preview(self, query: Query) -> dict[str, Any]:
         run_class, conditions = await self.bulk_conditions(query)
-        counts = await self.store.status_counts(conditions)  # by status: the status aside
+        counts = await self.store.counts(conditions)  # by status: the status aside
         count = counts.get(conditions.status, 0) if conditions.status is not None \
             else sum(counts.values())
         fields = views.event_fields(run_class, self.cancel_event)
@@ -416,7 +422,8 @@ class Console:
         after: tuple[Any, ...] | None = None
         done = 0
         while done < BULK_MAX:
-            rows = await self.store.runs_page(conditions, after=after, limit=200)
+            _, rows, _ = await self.store.listing(lambda now: conditions, after=after,
+                                                  limit=200, counts=None)
             if not rows:
                 break
             for stored in rows:

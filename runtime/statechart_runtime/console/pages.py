@@ -88,11 +88,12 @@ def routes(console: Console) -> list[Route]:
             listed = await console.list_runs(query)
             problem = None
         except Problem as exc:
-            listed, problem = {"runs": [], "counts": {}, "next": None, "now": None}, exc
+            listed, problem = {"runs": [], "counts": {}, "counts_at_least": [], "next": None,
+                              "now": None}, exc
         template = "runs_table.html" if request.query_params.get("fragment") else "runs.html"
         return render(request, template, 422 if problem else 200, who=who, query=query,
                       listed=listed, problem=problem,
-                      statuses=_statuses(console, query.spec))
+                      statuses=console.statuses(query.spec))
 
     async def run_page(request: Request, problem: Problem | None = None,
                        who: Identity | None = None) -> Response:
@@ -212,12 +213,3 @@ def routes(console: Console) -> list[Route]:
 
 def _only(form: FormData, names: set[str]) -> FormData:
     return FormData([(k, v) for k, v in form.multi_items() if k in names])
-
-
-def _statuses(console: Console, spec: str | None) -> list[str]:
-    names: set[str] = set()
-    for name, run_class in console.classes.items():
-        if spec is None or name == spec:
-            names.update(run_class._sc_spec.statuses_by_name)
-    return sorted(names)
-
