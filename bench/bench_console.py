@@ -10,7 +10,8 @@ interleaved.
 - **list**: `--runs` runs written in bulk as bench_store.py writes them (90% completed);
   `GET /api/runs?spec=agent_run&status=running` and `...&status=completed` through the app
   in this process (httpx's ASGI transport: server time, no socket), p50 of 30, against
-  `runs_page` + `status_counts` called directly.
+  the same two store calls (`runs_page`, `status_counts` of the spec's statuses up to
+  10,000 each) made directly.
 - **run page**: `GET /runs/{id}` (HTML: head, the newest 50 steps, each with the
   configuration after it, the state tree, the answer forms) of a run with `--steps` steps:
   the first view (which walks the whole history once for the configurations) and the p50
@@ -49,6 +50,7 @@ from bench_store import _schema_url, agent_run_module, bulk_runs, running_run  #
 from pg_server import URL_VARIABLE, Server  # noqa: E402
 
 from statechart_runtime.console import app  # noqa: E402
+from statechart_runtime.console.core import COUNT_CAP  # noqa: E402
 from statechart_runtime.store import RunFilter, open_store  # noqa: E402
 
 LOOP = ("call_tool", "tool_result")
@@ -63,6 +65,7 @@ def list_part(url: str, runs: int, repeats: int = 30) -> dict[str, float]:
     store = open_store(url)
     bulk_runs(ar, store, runs)
     asgi = app(store, [ar.AgentRun])
+    statuses = sorted(ar.AgentRun._sc_spec.statuses_by_name)
     out: dict[str, float] = {}
 
     async def measure() -> None:
@@ -83,7 +86,7 @@ def list_part(url: str, runs: int, repeats: int = 30) -> dict[str, float]:
                 for _ in range(repeats):
                     started = time.perf_counter()
                     store.runs_page(conditions, limit=50)
-                    store.status_counts(conditions)
+                    store.status_counts(conditions, statuses=statuses, cap=COUNT_CAP)
                     direct.append(time.perf_counter() - started)
                 out[f"store {status}"] = p50(direct)
 

@@ -143,18 +143,22 @@ class ConsoleStore:
     async def head(self, run_class: type[Any], run_id: str) -> Fired:
         return await self._run(lambda store: store.head(run_class, run_id))
 
-    async def fire(self, run_id: str, run_class: Callable[[StoredRun], type[Any]], event: str,
-                   *, idempotency_key: str | None, if_revision: int | None,
+    async def fire(self, run_id: str, run_class: type[Any] | Callable[[str], type[Any]],
+                   event: str, *, idempotency_key: str | None, if_revision: int | None,
                    values: dict[str, Any]) -> Fired:
-        """Fire `event` at the run, with the class `run_class(stored)` gives for it (which
-        may refuse, raising); RunNotFound when there is no such run."""
+        """Fire `event` at the run as a `run_class`, or with the class `run_class(spec)`
+        gives for the run's spec (read first; the callable may refuse, raising);
+        RunNotFound when there is no such run."""
         def work(store: RunStore) -> Fired:
-            stored = _stored(store, run_id)
-            if stored is None:
-                raise RunNotFound(run_id)
-            return store.fire(run_class(stored), run_id, event,
-                              idempotency_key=idempotency_key, if_revision=if_revision,
-                              **values)
+            if isinstance(run_class, type):
+                found = run_class
+            else:
+                stored = _stored(store, run_id)
+                if stored is None:
+                    raise RunNotFound(run_id)
+                found = run_class(stored.spec)
+            return store.fire(found, run_id, event, idempotency_key=idempotency_key,
+                              if_revision=if_revision, **values)
         return await self._run(work)
 
 

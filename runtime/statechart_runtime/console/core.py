@@ -158,6 +158,8 @@ class Console:
         self.waiting = frozenset(waiting)
         self.cancel_event = cancel_event
         self._trails: collections.OrderedDict[str, views.Trail] = collections.OrderedDict()
+        # Run id -> its spec's name, for the runs last shown or answered (it never changes).
+        self._specs: collections.OrderedDict[str, str] = collections.OrderedDict()
         self._diagrams: collections.OrderedDict[tuple[str, tuple[str, ...]], str | None] = \
             collections.OrderedDict()
 
@@ -270,6 +272,9 @@ class Console:
             raise Problem(409, "unreadable", str(exc)) from None
         if stored is None:
             raise Problem(404, "not_found", f"no run {run_id!r} in the store")
+        self._specs[run_id] = stored.spec
+        while len(self._specs) > 10_000:
+            self._specs.popitem(last=False)
         if head is None:
             return {**views.run_summary(stored, None, now), "record": None,
                     "configuration": sorted(stored.states), "timers": [],
@@ -345,20 +350,25 @@ class Console:
         given = {name: value for name, value in values.items() if name != SENT_BY}
         given[SENT_BY] = who.name
 
-        def run_class_of(stored: StoredRun) -> type[Any]:
-            run_class = self.run_class(stored.spec)
+        def run_class_of(name: str) -> type[Any]:
+            run_class = self.run_class(name)
             if run_class is None:
                 raise Problem(409, "no_spec", f"the console was started without the spec "
-                              f"`{stored.spec}`: it cannot send events to its runs")
+                              f"`{name}`: it cannot send events to its runs")
             spec = run_class._sc_spec
             if event not in spec.events_by_name or event in spec.internal:
-                raise Problem(404, "no_event", f"`{stored.spec}` has no event `{event}` to "
-                              "send")
+                raise Problem(404, "no_event", f"`{name}` has no event `{event}` to send")
+            self._specs[run_id] = name
+            while len(self._specs) > 10_000:
+                self._specs.popitem(last=False)
             return run_class
 
+        # A run's spec never changes: once known, the answer is the fire alone.
+        known = self._specs.get(run_id)
         try:
-            fired = await self.store.fire(run_id, run_class_of, event, idempotency_key=key,
-                                          if_revision=if_revision, values=given)
+            fired = await self.store.fire(
+                run_id, run_class_of(known) if known is not None else run_class_of, event,
+                idempotency_key=key, if_revision=if_revision, values=given)
         except ConcurrentUpdate as exc:
             now = await self.run(run_id)
             raise Problem(409, "moved_on", f"the run moved on: it is now {now['status']} "
