@@ -15,17 +15,10 @@ import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, ClassVar, Generic, Self, TypeVar
 
-from statemachine import StateMachine
-from statemachine.exceptions import TransitionNotAllowed
-from statemachine.orderedset import OrderedSet
-
-from statechart_runtime import coverage, events, kernel, timers
-from statechart_runtime.errors import LimitExceeded, MissingField, RunError
-from statechart_runtime.machine import DirectGuards, Machine, direct_guards, number_states
-from statechart_runtime.record import Record, check_record
-from statechart_runtime.semantics import INTERNAL, MULTI, TARGETLESS
-from statechart_runtime.spec import SpecTables
-from statechart_runtime.values import (
+from statechart_runtime.chart import events, kernel, timers
+from statechart_runtime.chart.chart import INTERNAL, MULTI, TARGETLESS
+from statechart_runtime.chart.spec import SpecTables
+from statechart_runtime.chart.values import (
     SENT_BY,
     Clock,
     JsonValue,
@@ -35,6 +28,11 @@ from statechart_runtime.values import (
     sent_by_problem,
     utcnow,
 )
+from statechart_runtime.errors import LimitExceeded, MissingField, RunError
+from statechart_runtime.psm.machine import DirectGuards, Machine, direct_guards, number_states
+from statechart_runtime.psm.names import OrderedSet, StateMachine, TransitionNotAllowed
+from statechart_runtime.run.record import Record, check_record
+from statechart_runtime.testing import coverage
 
 R = TypeVar("R", bound=Record)
 S = TypeVar("S")
