@@ -149,8 +149,9 @@ def _diagram(specs: dict[str, Any], run_class: type[Any], active: tuple[str, ...
     from statechart.cli.render import render_bytes
     from statechart.render import bounds, layout
     from statechart.render.highlight import active_configuration
+    from statechart_runtime.console.views import tables
 
-    spec = specs.get(run_class._sc_spec.name)
+    spec = specs.get(tables(run_class).name)
     if spec is None:
         return None
     try:

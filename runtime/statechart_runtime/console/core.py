@@ -152,7 +152,7 @@ class Console:
         self.auth = auth
         self.classes: dict[str, type[Any]] = {}
         for run_class in run_classes:
-            self.classes[run_class._sc_spec.name] = run_class
+            self.classes[views.tables(run_class).name] = run_class
         self.read_only = read_only
         self.diagram = diagram
         self.waiting = frozenset(waiting)
@@ -177,13 +177,13 @@ class Console:
     def statuses(self, spec: str | None) -> list[str]:
         """The statuses the runs of `spec` (of every spec given) report: what a list counts."""
         return sorted({name for run_class in self._class_of(spec)
-                       for name in run_class._sc_spec.statuses_by_name})
+                       for name in views.tables(run_class).statuses_by_name})
 
     def waiting_states(self, spec: str | None) -> tuple[str, ...]:
         """The states that put a run in the inbox: tagged with, or reporting, a waiting name."""
         names: set[str] = set()
         for run_class in self._class_of(spec):
-            tables = run_class._sc_spec
+            tables = views.tables(run_class)
             for tag in self.waiting:
                 names.update(tables.tags.get(tag, ()))
             names.update(state for state, (_, status) in tables.status_of.items()
@@ -200,16 +200,16 @@ class Console:
                               f"(it has: {', '.join(sorted(self.classes)) or 'none'})",
                               field="spec")
         if query.status is not None and classes and not any(
-                query.status in c._sc_spec.statuses_by_name for c in classes):
+                query.status in views.tables(c).statuses_by_name for c in classes):
             raise Problem(422, "invalid", f"status: no spec here reports `{query.status}`",
                           field="status")
         if query.state is not None:
-            if classes and not any(query.state in c._sc_spec.states_by_name for c in classes):
+            if classes and not any(query.state in views.tables(c).states_by_name for c in classes):
                 raise Problem(422, "invalid", f"state: no state `{query.state}`",
                               field="state")
             active.append((query.state,))
         if query.tag is not None:
-            tagged = sorted({s for c in classes for s in c._sc_spec.tags.get(query.tag, ())})
+            tagged = sorted({s for c in classes for s in views.tables(c).tags.get(query.tag, ())})
             if not tagged:
                 raise Problem(422, "invalid", f"tag: no state is tagged `{query.tag}`",
                               field="tag")
@@ -307,7 +307,7 @@ class Console:
             raise Problem(404, "not_found", f"no run {run_id!r} in the store")
         steps = [views.step(row) for row in reversed(rows)]
         run_class = self.run_class(stored.spec)
-        if run_class is not None and stored.spec_version == run_class._sc_spec.version:
+        if run_class is not None and stored.spec_version == views.tables(run_class).version:
             if trail is None or len(trail.configurations) > stored.steps:
                 trail = views.Trail(run_class)
             if rest:
@@ -326,7 +326,7 @@ class Console:
     async def diagram_svg(self, run_class: type[Any], active: tuple[str, ...]) -> str | None:
         if self.diagram is None:
             return None
-        key = (run_class._sc_spec.name, active)
+        key = (views.tables(run_class).name, active)
         if key not in self._diagrams:
             self._diagrams[key] = await anyio.to_thread.run_sync(self.diagram, run_class,
                                                                  active)
@@ -355,7 +355,7 @@ class Console:
             if run_class is None:
                 raise Problem(409, "no_spec", f"the console was started without the spec "
                               f"`{name}`: it cannot send events to its runs")
-            spec = run_class._sc_spec
+            spec = views.tables(run_class)
             if event not in spec.events_by_name or event in spec.internal:
                 raise Problem(404, "no_event", f"`{name}` has no event `{event}` to send")
             self._specs[run_id] = name
@@ -403,7 +403,7 @@ class Console:
             raise Problem(422, "invalid", "a bulk cancel needs one spec (spec=...)",
                           field="spec")
         run_class = self.classes[query.spec]
-        tables = run_class._sc_spec
+        tables = views.tables(run_class)
         sources = tuple(sorted(tables.by_event.get(self.cancel_event, ())))
         if not sources:
             raise Problem(422, "invalid", f"`{query.spec}` has no event "

@@ -9,8 +9,16 @@ import datetime as dt
 from collections.abc import Iterator
 from typing import Any
 
+from statechart_runtime.chart.spec import SpecTables
 from statechart_runtime.store import HistoryRow, StoredRun
 from statechart_runtime.values import SENT_BY, time_text
+
+
+def tables(run_class: type[Any]) -> SpecTables:
+    """A generated Run class's spec tables (the generated-code contract names them
+    `_sc_spec`): the console's one read of them."""
+    found: SpecTables = run_class._sc_spec
+    return found
 
 
 def when(value: dt.datetime | None) -> str | None:
@@ -37,7 +45,7 @@ def innermost(run_class: type[Any] | None, states: tuple[str, ...]) -> list[str]
     """The active states without their active ancestors, in document order."""
     if run_class is None:
         return sorted(states)
-    chart = run_class._sc_spec.chart
+    chart = tables(run_class).chart
     known = [s for s in states if s in chart.order]
     parents = {chart.parent[s] for s in known}
     return [s for s in chart.sort(known) if s not in parents]
@@ -60,7 +68,7 @@ def accepted_events(run: Any) -> list[dict[str, Any]]:
     may still be refused), each with the fields it may set from here: type, enum values,
     and `required` when every transition the event may take from here sets it (a value an
     alternative assigns itself, `assign:`, is not asked of the caller)."""
-    spec = run._sc_spec
+    spec = tables(type(run))
     active = {state.value for state in run.configuration}
     codec = spec.codec
     out = []
@@ -94,9 +102,9 @@ def event_fields(run_class: type[Any] | None, event: str) -> list[dict[str, Any]
     answer to a run that moved on): each required."""
     if run_class is None:
         return []
-    codec = run_class._sc_spec.codec
+    codec = tables(run_class).codec
     out = []
-    for field in run_class._sc_spec.event_fields.get(event, ()):
+    for field in tables(run_class).event_fields.get(event, ()):
         kind = codec.types[field]
         out.append({"name": field, "type": kind, "required": True,
                     "enum": [m.value for m in codec.enums[field]] if kind == "enum" else None})
@@ -140,13 +148,13 @@ class Trail:
     __slots__ = ("broken", "configuration", "configurations", "remembered")
 
     def __init__(self, run_class: type[Any]) -> None:
-        self.configuration: tuple[str, ...] = run_class._sc_spec.chart.initial_configuration()
+        self.configuration: tuple[str, ...] = tables(run_class).chart.initial_configuration()
         self.remembered: dict[str, tuple[str, ...]] = {}
         self.configurations: list[tuple[str, ...] | None] = []
         self.broken = False
 
     def extend(self, run_class: type[Any], rows: list[HistoryRow]) -> None:
-        spec = run_class._sc_spec
+        spec = tables(run_class)
         chart = spec.chart
         for row in rows:
             if row.index != len(self.configurations):
@@ -169,7 +177,7 @@ class Trail:
 def state_tree(run_class: type[Any], active: set[str]) -> Iterator[tuple[str, int, str, bool]]:
     """The spec's states in document order as (name, depth, kind, active): the diagram a
     runtime-only console draws (an indented tree, active states marked)."""
-    chart = run_class._sc_spec.chart
+    chart = tables(run_class).chart
     stack = [(name, 0) for name in reversed(chart.top)]
     while stack:
         name, depth = stack.pop()
