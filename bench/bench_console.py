@@ -11,7 +11,7 @@ interleaved.
   `GET /api/runs?spec=agent_run&status=running` and `...&status=completed` through the app
   in this process (httpx's ASGI transport: server time, no socket), p50 of 30, against
   the same two store calls (`runs_page`, `status_counts` of the spec's statuses up to
-  10,000 each) made directly.
+  1,000 each) made directly.
 - **run page**: `GET /runs/{id}` (HTML: head, the newest 50 steps, each with the
   configuration after it, the state tree, the answer forms) of a run with `--steps` steps:
   the first view (which walks the whole history once for the configurations) and the p50

@@ -44,8 +44,8 @@ WAITING = ("waiting",)
 PAGE = 50
 HISTORY_PAGE = 50
 # A list counts each status up to this many runs (a bounded read, whatever the store holds;
-# the page says "10000+").
-COUNT_CAP = 10_000
+# the page says "1000+").
+COUNT_CAP = 1_000
 # How many runs one bulk cancel takes at most (the preview says when there are more).
 BULK_MAX = 10_000
 _FOREVER = dt.datetime.max.replace(tzinfo=dt.UTC)

@@ -94,10 +94,10 @@ DOCUMENT: dict[str, Any] = {
                     "runs": {"type": "array", "items": _ref("RunSummary")},
                     "counts": {"type": "object", "additionalProperties": {"type": "integer"},
                                "description": "runs matching the conditions but the status, "
-                                              "by status, each counted up to 10,000"},
+                                              "by status, each counted up to 1,000"},
                     "counts_at_least": {"type": "array", "items": {"type": "string"},
                                         "description": "the statuses whose count reached "
-                                                       "10,000: at least that many"},
+                                                       "1,000: at least that many"},
                     "next": {"type": ["string", "null"]}, "now": _TIME}}, "the page"),
                 "401": _PROBLEM, "422": _PROBLEM}}},
         "/api/runs/{run_id}": {"get": {
