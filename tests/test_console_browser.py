@@ -1,4 +1,4 @@
-"""The console in a real browser: Debian's chromium driven by pytest-playwright against
+"""The console in a real browser: Debian's chromium driven by playwright against
 `statechart_runtime.console` served by uvicorn over a SQLite store (the pages' scripts run
 under their Content-Security-Policy). Approving a waiting run, an answer from a stale page,
 the list's filters, the highlighted diagram of a nested and a parallel configuration, the
@@ -6,6 +6,9 @@ inbox's deadlines. `UPDATE_SCREENSHOTS=1` writes the screenshots docs/console.md
 
 chromium: `apt-get install chromium` (`playwright install` cannot download a browser on
 these machines); CI installs it (.ci/run). Without it these tests are skipped, except in CI.
+The browser is launched through playwright's API with `executable_path`, not through the
+pytest-playwright plugin, whose session hooks would also join the pytest runs that other
+tests start in-process.
 """
 
 from __future__ import annotations
@@ -33,20 +36,31 @@ if not Path(CHROMIUM).exists():
         pytest.fail(f"no {CHROMIUM}: apt-get install chromium", pytrace=False)
     pytest.skip(f"no {CHROMIUM} (apt-get install chromium)", allow_module_level=True)
 
-playwright = pytest.importorskip("playwright.sync_api")
+sync_api = pytest.importorskip("playwright.sync_api")
 
 
+# The browser, launched once per worker process with playwright's own API (pytest-playwright's
+# plugin would also join every pytest run that the other tests start in this process).
 @pytest.fixture(scope="session")
-def browser_type_launch_args(browser_type_launch_args: dict[str, Any]) -> dict[str, Any]:
-    return {**browser_type_launch_args, "executable_path": CHROMIUM,
-            "args": ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                     "--disable-component-update", "--disable-sync"]}
+def browser() -> Iterator[Any]:
+    driver = sync_api.sync_playwright().start()
+    launched = driver.chromium.launch(
+        executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu",
+                                        "--disable-background-networking",
+                                        "--disable-component-update", "--disable-sync"])
+    yield launched
+    launched.close()
+    driver.stop()
 
 
 @pytest.fixture
-def browser_context_args(browser_context_args: dict[str, Any]) -> dict[str, Any]:
-    return {**browser_context_args, "viewport": {"width": 1280, "height": 900},
-            "http_credentials": {"username": "alice", "password": USERS["alice"]}}
+def page(browser: Any) -> Iterator[Any]:
+    context = browser.new_context(viewport={"width": 1280, "height": 900},
+                                  http_credentials={"username": "alice",
+                                                    "password": USERS["alice"]})
+    context.set_default_timeout(15_000)
+    yield context.new_page()
+    context.close()
 
 
 class Served:
