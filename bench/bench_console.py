@@ -19,7 +19,10 @@ interleaved.
 - **answer**: `POST /api/runs/{id}/events/{event}` (JSON, an Idempotency-Key, no auth) to
   uvicorn on 127.0.0.1 in a process of its own (httpx on loopback), and through the app in
   this process (server time), against `store.fire(...)` with a key, each on a run of its
-  own of the same store, in turn; p50 of each (the difference to `fire` in brackets).
+  own of the same store, in turn; p50 of each, and in brackets the p50 of each answer's
+  difference to the `fire` measured next to it (the load of the machine moves both alike);
+  and the mean CPU time of this process per in-process answer (client, app and store) and
+  per `fire`, which the machine's load does not move.
 
 PostgreSQL: the server named by $STATECHART_TEST_POSTGRES_URL, else a throwaway one.
 Figures: docs/performance.md.
@@ -123,7 +126,7 @@ def run_page_part(url: str, steps: int, repeats: int = 20) -> tuple[float, float
     return result[0] * 1000, result[1] * 1000
 
 
-def answer_part(url: str, answers: int) -> tuple[float, float, float]:
+def answer_part(url: str, answers: int) -> tuple[float, ...]:
     """p50 of a POST answer over loopback HTTP, of the same through the app in this process
     (server time), and of the store's own `fire`, interleaved, each on a run of its own."""
     ar = agent_run_module()
@@ -143,6 +146,8 @@ def answer_part(url: str, answers: int) -> tuple[float, float, float]:
     over_http: list[float] = []
     in_process: list[float] = []
     direct: list[float] = []
+    cpu_answer: list[float] = []
+    cpu_fire: list[float] = []
 
     async def measure() -> None:
         transport = httpx.ASGITransport(app=app(url, [ar.AgentRun]), client=("127.0.0.1", 1))
@@ -161,14 +166,17 @@ def answer_part(url: str, answers: int) -> tuple[float, float, float]:
                 event = LOOP[n % 2]
                 for client, run_id, samples in ((web, http_id, over_http),
                                                 (local, asgi_id, in_process)):
-                    started = time.perf_counter()
+                    started, cpu = time.perf_counter(), time.process_time()
                     done = await client.post(f"/api/runs/{run_id}/events/{event}", json={},
                                              headers={"Idempotency-Key": uuid.uuid4().hex})
                     samples.append(time.perf_counter() - started)
+                    if client is local:  # this process's CPU: client, app and store
+                        cpu_answer.append(time.process_time() - cpu)
                     assert done.status_code == 200, done.text
-                started = time.perf_counter()
+                started, cpu = time.perf_counter(), time.process_time()
                 store.fire(ar.AgentRun, direct_id, event, idempotency_key=uuid.uuid4().hex)
                 direct.append(time.perf_counter() - started)
+                cpu_fire.append(time.process_time() - cpu)
 
     try:
         asyncio.run(measure())
@@ -176,7 +184,11 @@ def answer_part(url: str, answers: int) -> tuple[float, float, float]:
         server.terminate()
         server.join(10)
         store.close()
-    return p50(over_http), p50(in_process), p50(direct)
+    # Each answer against the fire next to it: the machine's load moves both alike.
+    pairs = [(h - d, a - d) for h, a, d in zip(over_http, in_process, direct, strict=True)]
+    return (p50(over_http), p50(in_process), p50(direct),
+            p50([h for h, _ in pairs]), p50([a for _, a in pairs]),
+            statistics.mean(cpu_answer) * 1000, statistics.mean(cpu_fire) * 1000)
 
 
 def _serve(url: str, run_class: type[Any], port: int) -> None:
@@ -206,16 +218,18 @@ def main() -> None:
         print(f"\n| backend | GET /api/runs status=running (ms) | store calls (ms) | "
               f"status=completed (ms) | store calls (ms) | run page, {args.steps:,} steps: "
               "first / later (ms) | POST over loopback (ms) | POST, server time (ms) | "
-              "store.fire (ms) |")
-        print("| --- |" + " ---: |" * 8)
+              "store.fire (ms) | CPU: answer / fire (ms) |")
+        print("| --- |" + " ---: |" * 9)
         for backend, url in urls.items():
             listed = list_part(url("list"), args.runs)
             first, later = run_page_part(url("page"), args.steps)
-            posted, served, fired = answer_part(url("answer"), args.answers)
+            posted, served, fired, posted_more, served_more, cpu_answer, cpu_fire = \
+                answer_part(url("answer"), args.answers)
             print(f"| {backend} | {listed['api running']:.1f} | {listed['store running']:.1f}"
                   f" | {listed['api completed']:.1f} | {listed['store completed']:.1f} | "
-                  f"{first:.0f} / {later:.1f} | {posted:.2f} ({posted - fired:+.2f}) | "
-                  f"{served:.2f} ({served - fired:+.2f}) | {fired:.2f} |", flush=True)
+                  f"{first:.0f} / {later:.1f} | {posted:.2f} ({posted_more:+.2f}) | "
+                  f"{served:.2f} ({served_more:+.2f}) | {fired:.2f} | "
+                  f"{cpu_answer:.2f} / {cpu_fire:.2f} |", flush=True)
     finally:
         if server is not None:
             server.stop()
