@@ -26,7 +26,8 @@ and fired; the rest of the logic is in modules of its own, each saying what it h
 `Statements` a backend gives), `store_schema` (the schema's version, upgrade and check),
 `store_writes` (a run encoded into the statements that store it), `store_restore` (a run
 restored from its rows), `store_queries` (`history`, `find`, `next_due`), `store_read` (the
-views tools read, the decoding of stored rows), `store_checks` (what a restored head is
+views tools read, the decoding of stored rows), `store_pages` (the paged views consoles
+read), `store_checks` (what a restored head is
 checked against) and `store_versions` (runs of other spec versions).
 """
 

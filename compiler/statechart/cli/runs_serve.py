@@ -61,7 +61,7 @@ def serve(args: argparse.Namespace) -> int:
         import uvicorn
 
         from statechart_runtime import console
-        from statechart_runtime.console.auth import AuthConfigError
+        from statechart_runtime.errors import AuthConfigError
     except ImportError as exc:
         raise Failure(f"the console needs the `console` extra ({exc.name} is missing): pip "
                       "install 'statechart-compiler[console]'") from None

@@ -24,7 +24,7 @@ from collections.abc import Awaitable, Callable, Collection, Mapping
 
 from starlette.requests import HTTPConnection
 
-from statechart_runtime.errors import StatechartError
+from statechart_runtime.errors import AuthConfigError, StatechartError
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -42,10 +42,6 @@ Auth = Callable[[HTTPConnection], Identity | Awaitable[Identity | None] | None]
 # Loopback addresses: the only clients of a console without authentication, and the
 # default addresses a trusted header is believed from.
 LOOPBACK = frozenset({"127.0.0.1", "::1", "localhost"})
-
-
-class AuthConfigError(StatechartError, ValueError):
-    """Authentication configured wrongly: users given in a form that cannot be read."""
 
 
 class Unauthenticated(StatechartError):
