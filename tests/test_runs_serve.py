@@ -56,6 +56,8 @@ def test_it_serves_the_console_with_basic_auth(tmp_path: Path) -> None:
     finally:
         server.terminate()
         server.wait(10)
+        if server.stderr is not None:
+            server.stderr.close()
 
 
 @pytest.mark.parametrize(("args", "env", "said"), [
