@@ -80,6 +80,10 @@ def test_head_and_a_page_of_history(ar: ModuleType, backend: Backend) -> None:
         assert head.run.record.approvalId == "a-3"
         assert [h.index for h in store.history("r-3", first=2, limit=2)] == [2, 3]
         assert [h.event for h in store.history("r-3", first=3)] == ["await_approval"]
+        assert store.moves("r-3", first=2) == [
+            (2, "interrupt", "running", "interrupted", None),
+            (3, "await_approval", "suspended", "waiting_for_approval", None)]
+        assert store.moves("nope") == []
         with pytest.raises(RunNotFound):
             store.head(ar.AgentRun, "nope")
 

@@ -591,6 +591,12 @@ class RunStore(StoreConnection):
         status, whatever the number of runs (a count equal to `cap` means at least)."""
         return store_pages.status_counts(self, conditions, statuses, cap)
 
+    def moves(self, run_id: str, *, first: int = 0) -> list[store_pages.Move]:
+        """The run's steps from index `first` as `(index, event, source, target, kind)`,
+        read without parsing their times or values: what a walk over the chart needs (the
+        console's configuration after each step). Empty for an unknown run."""
+        return store_pages.moves(self, run_id, first)
+
     def head(self, run_class: type[RunT], run_id: str) -> Fired:
         """The stored run restored from its head alone, as `fire` restores it (its record's
         history is empty, its checks are `fire`'s; a run of an older spec version is

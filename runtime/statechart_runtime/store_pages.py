@@ -129,3 +129,15 @@ def status_counts(store: Any, conditions: RunFilter, statuses: Sequence[str] | N
         all_args += [status, *args, status]
     rows = store._query(" UNION ALL ".join(parts), all_args)
     return {status: int(count) for status, count in rows if count}
+
+
+# A step as a walk over the chart needs it: (index, event, source, target, kind).
+Move = tuple[int, str, str, str, str | None]
+
+
+def moves(store: Any, run_id: str, first: int) -> list[Move]:
+    """`RunStore.moves`: the run's steps from index `first`, as moves, nothing parsed."""
+    p = store.sql.param
+    rows = store._query(f"SELECT idx, event, source, target, kind FROM history WHERE "
+                        f"run_id = {p} AND idx >= {p} ORDER BY idx", [run_id, int(first)])
+    return [(int(i), e, s, t, k or None) for i, e, s, t, k in rows]

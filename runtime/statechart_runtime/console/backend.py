@@ -28,6 +28,7 @@ from statechart_runtime.store import (
     StoredRun,
     open_store,
 )
+from statechart_runtime.store_pages import Move
 
 T = TypeVar("T")
 
@@ -127,17 +128,17 @@ class ConsoleStore:
 
     async def history_view(self, run_id: str,
                            plan: Callable[[StoredRun], tuple[int, int, int | None]]
-                           ) -> tuple[StoredRun | None, list[HistoryRow], list[HistoryRow]]:
+                           ) -> tuple[StoredRun | None, list[HistoryRow], list[Move]]:
         """The run's columns and, as `plan(stored)` says (first, limit, and the first step
-        of a second read to the end, or None), a page of its history and the rest."""
-        def work(store: RunStore) -> tuple[StoredRun | None, list[HistoryRow],
-                                           list[HistoryRow]]:
+        of a second read to the end, or None), a page of its history and the moves of the
+        steps from that second first (`store.moves`)."""
+        def work(store: RunStore) -> tuple[StoredRun | None, list[HistoryRow], list[Move]]:
             stored = _stored(store, run_id)
             if stored is None:
                 return None, [], []
             first, limit, rest = plan(stored)
             page = store.history(run_id, first=first, limit=limit)
-            return stored, page, [] if rest is None else store.history(run_id, first=rest)
+            return stored, page, [] if rest is None else store.moves(run_id, first=rest)
         return await self._run(work)
 
     async def head(self, run_class: type[Any], run_id: str) -> Fired:

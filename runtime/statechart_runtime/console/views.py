@@ -11,6 +11,7 @@ from typing import Any
 
 from statechart_runtime.chart.spec import SpecTables
 from statechart_runtime.store import HistoryRow, StoredRun
+from statechart_runtime.store_pages import Move
 from statechart_runtime.values import SENT_BY, time_text
 
 
@@ -153,22 +154,21 @@ class Trail:
         self.configurations: list[tuple[str, ...] | None] = []
         self.broken = False
 
-    def extend(self, run_class: type[Any], rows: list[HistoryRow]) -> None:
+    def extend(self, run_class: type[Any], steps: list[Move]) -> None:
+        """Walk on through `steps` (`store.moves`: index, event, source, target, kind)."""
         spec = tables(run_class)
         chart = spec.chart
-        for row in rows:
-            if row.index != len(self.configurations):
-                raise ValueError(f"step {row.index} follows step {len(self.configurations) - 1}")
-            target = row.target
-            if row.kind == "multi":
-                target = spec.multi_targets.get((row.source, row.event, target), target)
-            if self.broken or row.source not in self.configuration \
-                    or row.target not in chart.order:
+        for index, event, source, target, kind in steps:
+            if index != len(self.configurations):
+                raise ValueError(f"step {index} follows step {len(self.configurations) - 1}")
+            entered = target
+            if kind == "multi":
+                entered = spec.multi_targets.get((source, event, target), target)
+            if self.broken or source not in self.configuration or target not in chart.order:
                 self.broken = True
                 self.configurations.append(None)
                 continue
-            move: Any = (row.source, target) if row.kind is None \
-                else (row.source, target, row.kind)
+            move: Any = (source, entered) if kind is None else (source, entered, kind)
             self.configuration, _, self.remembered = chart.step(
                 self.configuration, [move], self.remembered)
             self.configurations.append(self.configuration)
