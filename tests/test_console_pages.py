@@ -134,3 +134,32 @@ def test_a_runtime_only_console_shows_the_state_tree(store: Any) -> None:
     # A run of a spec the console was not given: listed, its page says why it is bare.
     assert "deploy-1" in web.get("/runs").text
     assert "started without the spec `deploy`" in web.get("/runs/deploy-1").text
+
+
+@pytest.mark.parametrize(("kind", "text", "value"), [
+    ("json", '{"a": [1, 2, {"b": null}]}', {"a": [1, 2, {"b": None}]}),
+    ("integer", "42", 42), ("number", "2.5", 2.5), ("boolean", "true", True),
+    ("string", " kept as typed ", " kept as typed "),
+])
+def test_form_values_take_the_fields_types(kind: str, text: str, value: Any) -> None:
+    from starlette.datastructures import FormData
+
+    from statechart_runtime.console.pages import form_values
+
+    fields = [{"name": "x", "type": kind, "required": True, "enum": None}]
+    form = FormData([("x", text), ("_csrf", "t"), ("@by", "mallory")])
+    assert form_values(fields, form) == {"x": value}
+
+
+@pytest.mark.parametrize(("kind", "text"), [("json", "{not json"), ("integer", "4.5"),
+                                            ("number", "many")])
+def test_a_form_value_not_of_its_type_is_a_422_naming_it(kind: str, text: str) -> None:
+    from starlette.datastructures import FormData
+
+    from statechart_runtime.console.core import Problem
+    from statechart_runtime.console.pages import form_values
+
+    with pytest.raises(Problem) as caught:
+        form_values([{"name": "x", "type": kind, "required": True, "enum": None}],
+                    FormData([("x", text)]))
+    assert (caught.value.status, caught.value.field) == (422, "x")

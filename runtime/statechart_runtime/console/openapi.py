@@ -46,7 +46,7 @@ DOCUMENT: dict[str, Any] = {
             "Field": {"type": "object", "properties": {
                 "name": {"type": "string"},
                 "type": {"enum": ["string", "integer", "number", "boolean", "datetime",
-                                  "enum"]},
+                                  "enum", "json"]},
                 "required": {"type": "boolean"},
                 "enum": {"type": ["array", "null"], "items": {"type": "string"}}}},
             "Run": {"allOf": [_ref("RunSummary"), {"type": "object", "properties": {

@@ -7,6 +7,7 @@ so) and an idempotency key made when the page was drawn (a form sent twice appli
 
 from __future__ import annotations
 
+import json
 import uuid
 from pathlib import Path
 from typing import Any
@@ -55,6 +56,8 @@ def form_values(fields: list[dict[str, Any]], form: FormData) -> dict[str, Any]:
                 out[name] = float(text)
             elif kind == "boolean":
                 out[name] = text.lower() in ("true", "on", "1", "yes")
+            elif kind == "json":  # a `json` field: JSON text in the form
+                out[name] = json.loads(text)
             else:
                 out[name] = raw
         except ValueError:
