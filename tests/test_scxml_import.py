@@ -1,0 +1,65 @@
+"""`statechart import` of documents as other engines and editors write them: the project's
+configuration applies as in `check`, and the SCXML constructs a spec says another way (several
+events on one transition, document order, an initial history, deep history defaults) import
+to a spec that builds and behaves as the document."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from statechart.cli import main
+
+DOOR = """<scxml xmlns="http://www.w3.org/2005/07/scxml" version="1.0" name="door" initial="a">
+  <state id="a"><transition event="go" target="b"/></state>
+  <state id="b"/>
+  <state id="c"><transition event="back" target="a"/></state>
+</scxml>
+"""
+
+
+def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.mark.parametrize("config", [
+    "[severity]\nno-path-to-final = 'ignore'\ntrap-state = 'ignore'\n"
+    "unreachable-state = 'ignore'\n",
+    "[per-file-ignores]\n'specs/door.yaml' = ['no-path-to-final', 'trap-state', "
+    "'unreachable-state']\n",
+], ids=["severity", "per-file-ignores"])
+def test_import_reports_and_exits_as_check_does_on_the_file_it_wrote(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        config: str) -> None:
+    (tmp_path / "specs").mkdir()
+    (tmp_path / "door.scxml").write_text(DOOR)
+    monkeypatch.chdir(tmp_path)
+    # Without the configuration, the spec's problems are errors: written, exit 1.
+    code, _, err = _run(capsys, "import", "door.scxml", "-o", "specs/door.yaml")
+    assert code == 1 and "error[unreachable-state]" in err
+    assert _run(capsys, "check", "specs/door.yaml")[0] == 1
+    (tmp_path / "statechart.toml").write_text(config)
+    code, out, err = _run(capsys, "import", "door.scxml", "-o", "specs/door.yaml")
+    assert (code, out, err) == (0, "", "wrote specs/door.yaml\n")
+    assert _run(capsys, "check", "specs/door.yaml")[0] == 0
+
+
+def test_import_takes_the_configuration_named(capsys: pytest.CaptureFixture[str],
+                                              tmp_path: Path) -> None:
+    chart, spec = tmp_path / "door.scxml", tmp_path / "door.yaml"
+    chart.write_text(DOOR)
+    lax = tmp_path / "elsewhere" / "statechart.toml"
+    lax.parent.mkdir()
+    lax.write_text("[severity]\nno-path-to-final = 'warning'\n"
+                                       "trap-state = 'warning'\nunreachable-state = 'warning'\n")
+    code, _, err = _run(capsys, "import", str(chart), "-o", str(spec), "--config",
+                        str(lax), "--format", "concise")
+    assert code == 0 and "warning[unreachable-state]" in err and "error[" not in err
+    code, _, _ = _run(capsys, "import", str(chart), "-o", str(spec), "--config",
+                      str(lax), "--strict")
+    assert code == 1
+    code, _, err = _run(capsys, "import", str(chart), "--config", str(tmp_path / "none.toml"))
+    assert code == 2 and "none.toml" in err
