@@ -8,8 +8,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from scxml_oracle import divergences
 
 from statechart.cli import main
+from statechart.linter import check_source
+from statechart.scxml.importer import import_scxml
 
 DOOR = """<scxml xmlns="http://www.w3.org/2005/07/scxml" version="1.0" name="door" initial="a">
   <state id="a"><transition event="go" target="b"/></state>
@@ -63,3 +66,54 @@ def test_import_takes_the_configuration_named(capsys: pytest.CaptureFixture[str]
     assert code == 1
     code, _, err = _run(capsys, "import", str(chart), "--config", str(tmp_path / "none.toml"))
     assert code == 2 and "none.toml" in err
+
+
+ORDER = """<scxml xmlns="http://www.w3.org/2005/07/scxml" version="1.0" name="order" initial="a">
+  <state id="a">
+    <transition event="go" cond="g" target="b"/>
+    <transition event="go.far stop" cond="h" target="d"/>
+    <transition event="*" target="c"/>
+    <transition event="go" target="d"/>
+    <transition event="error" cond="h" target="b"/>
+  </state>
+  <state id="b">
+    <transition event="error" cond="h" target="c"/>
+    <transition event="error.tool" target="d"/>
+    <transition event="error.tool" cond="g" target="a"/>
+    <transition event="error" cond="h" target="a"/>
+    <transition event="back" target="a"/>
+    <transition event="back" target="c"/>
+    <transition event="end" target="z"/>
+  </state>
+  <state id="c"><transition event="back next" target="a"/><transition event="end" target="z"/>
+  </state>
+  <state id="d"><transition event="back" target="a"/><transition event="end" target="z"/></state>
+  <final id="z"/>
+</scxml>
+"""
+
+
+def test_document_order_imports_to_a_spec_that_behaves_as_the_document(tmp_path: Path) -> None:
+    """What SCXML never takes is dropped with a comment at its line; a family's transitions
+    written before a member's are listed under the member too; several events are split."""
+    imported = import_scxml("order.scxml", ORDER.encode())
+    assert imported.text is not None
+    text = imported.text
+    for line in (6, 7, 13, 15):  # after `*`, after `go`'s unguarded; `error` h again; `back`
+        assert f"the transition of line {line} is dropped: SCXML never takes it" in text, line
+    assert check_source("order.yaml", text.encode()).errors == []
+    for g in (False, True):
+        for h in (False, True):
+            assert divergences(ORDER, {"g": g, "h": h}, tmp_path, seed=int(g) * 2 + h) == []
+
+
+def test_an_event_list_is_one_alternative_per_event() -> None:
+    imported = import_scxml("c.scxml", (
+        b'<scxml xmlns="http://www.w3.org/2005/07/scxml" version="1.0" initial="a">'
+        b'<state id="a"><transition event="go stop.* halt" target="b"/></state>'
+        b'<final id="b"/></scxml>'))
+    assert imported.text is not None
+    spec = check_source("c.yaml", imported.text.encode()).spec
+    assert spec is not None
+    assert [(t.event, t.target) for t in spec.states["a"].transitions] == [
+        ("go", "b"), ("stop", "b"), ("halt", "b")]

@@ -25,6 +25,7 @@ from statechart.names import SPEC_NAME
 from statechart.scxml import NS, SCXML_NS, extras
 from statechart.scxml.export import ELEMENT
 from statechart.scxml.names import Names
+from statechart.scxml.order import Written, keys_in_order, taken
 from statechart.scxml.xml_tree import Element, XMLError, parse
 from statechart.scxml.yaml_text import Block, dump
 from statechart_runtime import events
@@ -51,8 +52,6 @@ REFUSED: dict[str, tuple[str, str]] = {
              "state's transitions on E"),
     "cancel": ("a <cancel> other than the one of a timer of its own state has no equivalent",
                "cancel only the state's own timers, in its <onexit>"),
-    "several-events": ("a transition on several event descriptors has no equivalent yet",
-                       "write one transition per event"),
     "several-targets": ("an initial state of several states has no equivalent",
                         "name one child as the initial state (a parallel child starts all of "
                         "its regions)"),
@@ -395,52 +394,27 @@ class _Importer:
 
     def transitions(self, node: _Node, body: Block,
                     timers: dict[str, tuple[Element, str]]) -> None:
+        """The state's transitions as `on:`, `after:`, `done:` and `always:`, in SCXML's
+        document order (`statechart.scxml.order`); a transition on several descriptors
+        (`event="go stop"`) is one alternative under each."""
         on, after = Block(), Block()
-        done: list[dict[str, Any]] = []
-        always: list[dict[str, Any]] = []
-        groups: dict[str, list[dict[str, Any]]] = {}
+        written: dict[str, list[Written]] = {"on": [], "after": [], "done": [], "always": []}
         scxml_id = node.element.get("id") or ""
         for element in node.element.children:
             if not (_scxml(element) and element.name == "transition"):
                 continue
             event = element.get("event")
-            descriptors = (event or "").split()
-            if len(descriptors) > 1:
-                self.refuse(element, "several-events", f"event `{event}`")
+            entries: list[tuple[str, Block, str]] = []  # (group, where its notes go, key)
+            descriptors: list[str | None] = [*(event or "").split()] or [None]
+            for descriptor in descriptors:
+                entry = self.place(element, node, descriptor, scxml_id, timers,
+                                   (body, on, after))
+                if entry is not None:
+                    entries.append(entry)
+            if not entries:
                 continue
-            written = descriptors[0] if descriptors else None
+            group, where, key = entries[0]
             alternative: dict[str, Any] = {}
-            if written is None:  # eventless (no `event`, or an empty one): `always:`
-                where, key, group = body, "always", always
-            elif written == f"done.state.{scxml_id}":
-                where, key, group = body, "done", done
-            elif written in timers:
-                send, after_key = timers[written]
-                where, key = after, after_key
-                group = groups.setdefault(f"after {written}", [])
-                if not group:
-                    after[after_key] = group
-                    name = self.timer_name(written, node, send, after_key, timers)
-                    if name is not None:
-                        alternative["name"] = name
-            elif written.startswith("done.state."):
-                self.refuse(element, "done-elsewhere", f"`{written}` on `{node.name}`")
-                continue
-            else:
-                # SCXML's descriptors are ours: `error` (or `error.*`) takes `error.tool`,
-                # `*` every event. A part that is not a name is renamed part by part.
-                descriptor = "*" if written in ("*", ".*") else written.removesuffix(".*")
-                event_name, changed = descriptor, False
-                if descriptor != "*":
-                    parts = [self.names.name("event", part) for part in descriptor.split(".")]
-                    event_name = ".".join(name for name, _ in parts)
-                    changed = any(c for _, c in parts)
-                where, key = on, event_name
-                group = groups.setdefault(event_name, [])
-                if not group:
-                    on[event_name] = group
-                if changed:
-                    on.note(event_name, f"SCXML event `{written}`")
             self.target(element, node, alternative, where, key)
             if element.get("cond"):
                 self.condition(element.get("cond") or "", alternative, where, key)
@@ -448,16 +422,72 @@ class _Importer:
             actions = self.actions(element, f"{node.name}_{key}", where, key, {})
             if actions:
                 alternative["actions"] = actions
-            group.append(alternative)
+            limited = self.limited(alternative)
+            for group, _, key in entries:
+                written[group].append(Written(key, element.line, dict(alternative), limited))
+        for group, where in (("on", on), ("after", after), ("done", body), ("always", body)):
+            keys = list(dict.fromkeys(w.key for w in written[group]))
+            for key in keys_in_order(keys) if group == "on" else keys:
+                kept, dropped = taken(key, written[group], descriptors=group == "on")
+                for w, winner in dropped:
+                    where.note(winner.key, f"the transition of line {w.line} is dropped: SCXML "
+                                           f"never takes it (line {winner.line} is taken "
+                                           "whenever it would be)")
+                if kept:
+                    alternatives = [dict(w.alternative) for w in kept]
+                    if group == "after":
+                        self.name_timer(key, kept, alternatives, node, timers)
+                    where[key] = _shorthand(alternatives)
         for block, key in ((on, "on"), (after, "after")):
-            for name, group in list(block.items()):
-                block[name] = _shorthand(group)
             if block:
                 body[key] = block
-        if done:
-            body["done"] = _shorthand(done)
-        if always:
-            body["always"] = _shorthand(always)
+
+    def place(self, element: Element, node: _Node, descriptor: str | None, scxml_id: str,
+              timers: dict[str, tuple[Element, str]],
+              blocks: tuple[Block, Block, Block]) -> tuple[str, Block, str] | None:
+        """Where a transition on `descriptor` goes: (`on`, `after`, `done` or `always`, the
+        block its comments go in, its key); None when refused. `blocks`: the state's, its
+        `on:`'s and its `after:`'s."""
+        body, on, after = blocks
+        if descriptor is None:  # eventless (no `event`, or an empty one): `always:`
+            return ("always", body, "always")
+        if descriptor == f"done.state.{scxml_id}":
+            return ("done", body, "done")
+        if descriptor in timers:
+            return ("after", after, timers[descriptor][1])
+        if descriptor.startswith("done.state."):
+            self.refuse(element, "done-elsewhere", f"`{descriptor}` on `{node.name}`")
+            return None
+        # SCXML's descriptors are ours: `error` (or `error.*`) takes `error.tool`, `*` every
+        # event. A part that is not a name is renamed part by part.
+        plain = "*" if descriptor in ("*", ".*") else descriptor.removesuffix(".*")
+        if plain != descriptor or plain == "*":  # written as a family: say what a run takes
+            on.note(plain, f"SCXML `{descriptor}` (line {element.line}) also takes events "
+                           "the document does not name; a run takes the events its spec "
+                           "lists: add a key for each one the application sends")
+        if plain == "*":
+            return ("on", on, plain)
+        parts = [self.names.name("event", part) for part in plain.split(".")]
+        event_name = ".".join(name for name, _ in parts)
+        if any(c for _, c in parts):
+            on.note(event_name, f"SCXML event `{descriptor}`")
+        return ("on", on, event_name)
+
+    def limited(self, alternative: dict[str, Any]) -> bool:
+        """Whether the alternative enters a state with a `limit:` (ours, from our export):
+        then a run may refuse it even unguarded, and the ones after it are tried."""
+        targets = alternative.get("target", [])
+        names = [targets] if isinstance(targets, str) else targets
+        return any(n.name in names and n.element.ours(NS).get("limit") is not None
+                   for n in self.nodes.values())
+
+    def name_timer(self, key: str, kept: list[Written], alternatives: list[dict[str, Any]],
+                   node: _Node, timers: dict[str, tuple[Element, str]]) -> None:
+        """The `name:` of the timer whose `after:` key is `key`, on its first alternative."""
+        event, (send, _) = next((e, t) for e, t in timers.items() if t[1] == key)
+        name = self.timer_name(event, node, send, key, timers)
+        if name is not None:
+            alternatives[0] = {"name": name, **alternatives[0]}
 
     def timer_name(self, event: str, node: _Node, send: Element, key: str,
                    timers: dict[str, tuple[Element, str]]) -> str | None:
