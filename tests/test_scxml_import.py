@@ -117,3 +117,65 @@ def test_an_event_list_is_one_alternative_per_event() -> None:
     assert spec is not None
     assert [(t.event, t.target) for t in spec.states["a"].transitions] == [
         ("go", "b"), ("stop", "b"), ("halt", "b")]
+
+
+HISTORIES = """<scxml xmlns="http://www.w3.org/2005/07/scxml" version="1.0" name="hist" initial="idle">
+  <state id="idle">
+    <transition event="start" target="work"/>
+    <transition event="peek" target="hs"/>
+    <transition event="stop" target="end"/>
+  </state>
+  <state id="work" initial="hd">
+    <history id="hd" type="deep"><transition target="plan"/></history>
+    <history id="hs" type="shallow"><transition target="reading"/></history>
+    <state id="plan"><transition event="next" target="review"/></state>
+    <state id="review">
+      <state id="reading"><transition event="next" target="checking"/></state>
+      <state id="checking"><transition event="next" target="reading"/></state>
+    </state>
+    <transition event="pause" target="idle"/>
+  </state>
+  <final id="end"/>
+</scxml>
+"""
+
+
+def test_an_initial_history_and_a_deeper_shallow_default_behave_as_the_document(
+        tmp_path: Path) -> None:
+    """`initial="hd"` (a <history>): every transition into `work` enters it by that history;
+    `hs`'s default, a grandchild, is its shallow `history_default:`."""
+    imported = import_scxml("hist.scxml", HISTORIES.encode())
+    assert imported.text is not None, [d.message for d in imported.diagnostics]
+    assert "start: {history: deep, target: work}" in imported.text
+    assert "initial: plan" in imported.text
+    assert "history_default: {shallow: reading}" in imported.text
+    assert divergences(HISTORIES, {}, tmp_path, sequences=40) == []
+
+
+def test_an_initial_history_entered_with_its_parent_is_refused_at_its_line() -> None:
+    """Entered by default as its parent's initial, after the start, the state would need its
+    history there too: the spec cannot say that."""
+    chart = HISTORIES.replace('name="hist" initial="idle"', 'name="hist" initial="outer"') \
+        .replace('<state id="idle">', '<state id="outer"><state id="idle">') \
+        .replace('<final id="end"/>', '</state><final id="end"/>') \
+        .replace('<transition event="pause" target="idle"/>',
+                 '<transition event="pause" target="outer"/>')
+    imported = import_scxml("hist.scxml", chart.encode())
+    assert imported.text is not None, imported.diagnostics  # `work` is not `outer`'s default
+    chart = chart.replace('<state id="outer">', '<state id="outer" initial="work">')
+    imported = import_scxml("hist.scxml", chart.encode())
+    assert [(d.span.line, d.message) for d in imported.diagnostics] == [
+        (7, "<state> `hd` of `work` (entered by default with `outer`): an initial <history> of "
+            "a state entered by default as part of its parent's default entry has no "
+            "equivalent")]
+
+
+def test_a_delay_in_a_unit_scxml_does_not_have_is_named_as_such() -> None:
+    imported = import_scxml("t.scxml", (
+        b'<scxml xmlns="http://www.w3.org/2005/07/scxml" version="1.0" initial="a">\n'
+        b'<state id="a"><onentry><send event="t" delay="2h"/></onentry>\n'
+        b'<transition event="t" target="b"/></state><final id="b"/></scxml>'))
+    assert [(d.span.line, d.message, d.help) for d in imported.diagnostics] == [
+        (2, "<send> delay `2h`: a delay in a unit SCXML does not have (its delays are CSS "
+            "times: a number of `s` or `ms`)",
+         'write it in seconds or milliseconds: `delay="7200s"` for two hours')]

@@ -65,6 +65,10 @@ REFUSED: dict[str, tuple[str, str]] = {
                         "equivalent", "move the actions to an entry action of the target"),
     "initial-content": ("executable content on an <initial> transition has no equivalent",
                         "move the actions to an entry action of the initial state"),
+    "initial-history": ("an initial <history> of a state entered by default as part of its "
+                        "parent's default entry has no equivalent",
+                        "target the state's <history> in the transitions that enter its "
+                        "parent, or make the history's parent the target"),
     "deep-initial": ("an initial state that is not a child has no equivalent",
                      "name a child of the state as its initial state, and give that child its "
                      "own initial"),
@@ -76,6 +80,9 @@ REFUSED: dict[str, tuple[str, str]] = {
     "same-delay": ("a second timer of a state with the same delay has no equivalent (a "
                    "state's `after:` keys are its delays)",
                    "send one event for both, or make one delay differ by a millisecond"),
+    "delay-unit": ("a delay in a unit SCXML does not have (its delays are CSS times: a "
+                   "number of `s` or `ms`)",
+                   "write it in seconds or milliseconds: `delay=\"7200s\"` for two hours"),
     "delayexpr": ("a timer whose delay is an expression has no equivalent",
                   "write the delay as `delay=\"30s\"`, or set a datetime field and use it as "
                   "a deadline"),
@@ -122,6 +129,8 @@ class _Importer:
         self.history_of: dict[str, tuple[str, str]] = {}  # history id -> (state id, type)
         self.found_timers: dict[str, dict[str, tuple[Element, str]]] = {}
         self.timer_like: set[int] = set()  # ids of the <send> elements read as timers
+        self.initial_histories: dict[str, str] = {}  # state id -> kind of its initial history
+        self.initial_child: dict[str, str] = {}  # state id -> its `initial:` (such a state's)
 
     def refuse(self, element: Element, reason: str, detail: str = "") -> None:
         message, hint = REFUSED[reason]
@@ -167,11 +176,74 @@ class _Importer:
             self.refuse(initial_element or element, "several-targets",
                         f"initial `{written}` of `{owner}`")
             return None
+        owner_id = element.get("id")
+        if owner_id in self.nodes and written in self.nodes[owner_id].histories:
+            return self.initial_child.get(owner_id)  # found first: `find_initial_histories`
         if written not in children:
             self.refuse(initial_element or element, "deep-initial",
                         f"initial `{written}` of `{owner}`")
             return None
         return self.nodes[written].name
+
+    def find_initial_histories(self) -> None:
+        """The states whose initial is a <history> child, before any transition is read (the
+        transitions into them become history transitions)."""
+        for owner_id, node in self.nodes.items():
+            written, where = _written_initial(node.element)
+            if written in node.histories:
+                child = self.initial_history(where, owner_id, written)
+                if child is not None:
+                    self.initial_child[owner_id] = child
+
+    def initial_history(self, element: Element, owner_id: str, history_id: str) -> str | None:
+        """`initial="h"`, `h` a `<history>` child: the state is entered by its history
+        whenever it is entered by default. In the spec: the transitions that target it are
+        history transitions, its `initial` is the child on the way to the history's default
+        (`histories` makes the default its `history_default:`). Refused when the state can be
+        entered by default otherwise (as its parent's default entry, after the start)."""
+        node = self.nodes[owner_id]
+        history, kind = node.histories[history_id]
+        transition = next((c for c in history.children
+                           if _scxml(c) and c.name == "transition"), None)
+        targets = (transition.get("target") or "").split() if transition is not None else []
+        if len(targets) != 1 or targets[0] not in self.nodes or \
+                not self.inside(targets[0], node):
+            self.refuse(element, "history-default", f"of history `{history_id}`, the initial "
+                                                    f"of `{node.name}`")
+            return None
+        entering = self.entered_by_default_with(owner_id)
+        if entering is not None:
+            self.refuse(element, "initial-history", f"`{history_id}` of `{node.name}` "
+                        f"(entered by default with `{self.nodes[entering].name}`)")
+            return None
+        self.initial_histories[owner_id] = kind
+        child = targets[0]
+        while self.nodes[child].parent != owner_id:
+            child = self.nodes[child].parent or ""
+        return self.nodes[child].name
+
+    def entered_by_default_with(self, scxml_id: str) -> str | None:
+        """An ancestor whose default entry enters `scxml_id` and that a transition targets
+        (so the state is entered by default after the start), else None."""
+        targeted = {t for n in self.nodes.values() for c in n.element.children
+                    if _scxml(c) and c.name == "transition"
+                    for t in (c.get("target") or "").split()}
+        targeted |= {t for t, (parent, _) in self.history_of.items()}  # conservatively
+        current = scxml_id
+        while True:
+            parent_id = self.nodes[current].parent
+            if parent_id is None:
+                return None
+            parent = self.nodes[parent_id]
+            first = parent.children[0] if parent.children else None
+            on_default = parent.element.name == "parallel" or \
+                (_written_initial(parent.element)[0] or first) == current
+            if not on_default:
+                return None
+            histories = set(parent.histories)
+            if parent_id in targeted or histories & targeted:
+                return parent_id
+            current = parent_id
 
     def state(self, scxml_id: str) -> Block:
         node = self.nodes[scxml_id]
@@ -285,6 +357,9 @@ class _Importer:
         if found:
             value = float(found.group(1)) * (1 if found.group(2) == "ms" else 1000)
             ms = int(value) if value == int(value) and value > 0 else None
+        if ms is None and re.fullmatch(r"\s*\d+(\.\d+)?\s*[a-zA-Z]+\s*", delay):
+            self.refuse(send, "delay-unit", f"delay `{delay}`")
+            return None
         if ms is None:
             self.refuse(send, "delayexpr", f"delay `{delay}`")
             return None
@@ -375,6 +450,10 @@ class _Importer:
         if target in self.history_of:
             target, kind = self.history_of[target]
             alternative["history"] = kind
+        elif target in self.initial_histories:  # entered by default: by its initial history
+            alternative["history"] = self.initial_histories[target]
+            where.note(key, f"`history: {alternative['history']}`: the initial of "
+                            f"`{self.nodes[target].name}` is its <history>")
         alternative["target"] = self.nodes[target].name if target in self.nodes else target
         if element.get("type") == "internal":
             inside = target != node.element.get("id") and self.inside(target, node)
@@ -531,6 +610,7 @@ class _Importer:
         if "description" in ours:
             tree["description"] = extras.text_in(ours["description"])
         self.index(root, None)
+        self.find_initial_histories()
         top = [i for i, n in self.nodes.items() if n.parent is None]
         initial = self.initial(root, top, "the document")
         if initial is not None:
@@ -559,6 +639,17 @@ class _Importer:
         if migrations:
             tree["migrations"] = migrations
         return tree
+
+
+def _written_initial(element: Element) -> tuple[str | None, Element]:
+    """A state's initial as written (`initial=`, or its `<initial>`'s transition target),
+    and the element that says it."""
+    for child in element.children:
+        if _scxml(child) and child.name == "initial":
+            transition = next((c for c in child.children
+                               if _scxml(c) and c.name == "transition"), None)
+            return (transition.get("target") if transition is not None else None), child
+    return element.get("initial"), element
 
 
 def _shorthand(group: list[dict[str, Any]]) -> Any:
