@@ -157,3 +157,100 @@ def test_a_spec_with_errors_is_not_written(capsys: pytest.CaptureFixture[str],
     assert "An XState config is written only for a spec without errors" in \
         capsys.readouterr().err
     assert not (tmp_path / "b.json").exists()
+
+
+def round_trip(spec: Any) -> Any:
+    """The spec as an XState config, imported again and checked (which must pass)."""
+    from statechart.linter import check_source
+    from statechart.xstate.export import config_text
+    from statechart.xstate.importer import import_xstate
+
+    imported = import_xstate("machine.json", config_text(spec, ["header"]).encode())
+    assert imported.text is not None, [d.message for d in imported.diagnostics]
+    back = check_source("back.yaml", imported.text.encode())
+    assert not back.errors, [d.message for d in back.errors] + [imported.text]
+    return back.spec
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "specs").glob("*.yaml")), ids=lambda p: p.stem)
+def test_the_repositorys_specs_come_back_as_the_same_model(path: Path) -> None:
+    from test_scxml import model
+
+    from statechart.linter import check_file
+
+    spec = check_file(path).spec
+    assert model(round_trip(spec)) == model(spec)
+
+
+def test_every_conformance_spec_comes_back_as_the_same_model() -> None:
+    """So the imported machines replay the conformance traces as the specs do: 0
+    divergences (the same model; test_conformance.py replays the model's runs)."""
+    from test_scxml import model
+
+    different = []
+    for _, _, trace in TRACED:
+        spec = checked_text(trace["yaml"], f"{trace['name']}.yaml")
+        if model(round_trip(spec)) != model(spec):
+            different.append(trace["name"])
+    assert different == []
+
+
+# A machine as a front end writes it: relative targets, shorthand transitions, a wildcard key,
+# a history state without an id, guards and actions as names and objects, tags as a string.
+FRONT_END = {
+    "id": "checkout",
+    "initial": "cart",
+    "states": {
+        "cart": {"on": {"CHECKOUT": "payment", "error.*": "failed"}},
+        "payment": {
+            "initial": "card",
+            "tags": "busy",
+            "states": {
+                "card": {"on": {"NEXT": "review", "BACK": "#checkout.cart"}},
+                "review": {"on": {"NEXT": {"target": "card", "guard": {"type": "canEdit"}}},
+                           "after": {"60000": "#checkout.payment.card"}},
+                "hist": {"type": "history", "history": "deep", "target": "review"},
+            },
+            "on": {"PAUSE": {"target": "#checkout.paused", "actions": ["save",
+                                                                       {"type": "log"}]},
+                   "error.*": [{"target": "#checkout.cart", "guard": "retryable"},
+                               {"target": "failed"}]},
+        },
+        "paused": {"on": {"RESUME": "payment.hist"}, "always": [
+            {"target": "failed", "guard": "expired"}]},
+        "failed": {"type": "final", "description": "gave up"},
+    },
+}
+
+
+def test_a_machine_written_by_hand_imports_to_a_spec_that_behaves_as_it(tmp_path: Path) -> None:
+    from statechart.linter import check_source
+    from statechart.xstate.importer import import_xstate
+
+    imported = import_xstate("checkout.json", json.dumps(FRONT_END).encode())
+    assert imported.text is not None, [d.message for d in imported.diagnostics]
+    text = imported.text
+    for line in ("CHECKOUT: payment", "tags: [busy]", "RESUME: {target: payment, history: deep}",
+                 "history_default: {deep: review}", "\"1m\": card",
+                 "NEXT: {target: card, guard: canEdit}", "actions: [save, log]",
+                 "- {target: cart, guard: retryable}", "always: {target: failed, guard: "
+                 "expired}"):
+        assert line in text, (line, text)
+    checked = check_source("checkout.yaml", text.encode())
+    assert not checked.errors, [d.message for d in checked.errors]
+
+
+def test_what_a_spec_cannot_say_is_refused_with_its_path() -> None:
+    from statechart.xstate.importer import import_xstate
+
+    config = json.loads(json.dumps(FRONT_END))
+    config["context"] = {"count": 0}
+    config["states"]["cart"]["invoke"] = {"src": "loadCart"}
+    config["states"]["cart"]["on"]["CHECKOUT"] = {"target": "nowhere"}
+    imported = import_xstate("checkout.json", json.dumps(config).encode())
+    assert imported.text is None
+    assert sorted(d.message.split(":")[0] for d in imported.diagnostics) == [
+        "cart.invoke", "cart.on.CHECKOUT.0", "context"]
+    assert "`invoke` has no equivalent" in " ".join(d.message for d in imported.diagnostics)
+    broken = import_xstate("bad.json", b'{"states": ')
+    assert [d.message.split(":")[0] for d in broken.diagnostics] == ["not JSON"]

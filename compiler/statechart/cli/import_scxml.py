@@ -1,4 +1,5 @@
-"""`statechart import FILE.scxml [-o SPEC.yaml]`: an SCXML document as a spec.
+"""`statechart import FILE.scxml|MACHINE.json [-o SPEC.yaml]`: an SCXML document, or an
+XState v5 machine config (JSON), as a spec.
 
 stdout is the spec (or `-o FILE`, written whole or not at all); what the document has that a
 spec cannot say is reported on stderr in `check`'s formats (rule `scxml-import`, exit 1,
@@ -18,7 +19,8 @@ from statechart.report import REPORTERS, inert
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("scxml", metavar="FILE", help="the SCXML document (*.scxml)")
+    parser.add_argument("scxml", metavar="FILE", help="the SCXML document (*.scxml), or an "
+                        "XState v5 machine config (*.json)")
     parser.add_argument("-o", "--output", metavar="SPEC", default=None,
                         help="write the spec here (replaced whole, only when the import "
                              "succeeds); default: stdout")
@@ -53,7 +55,13 @@ def run(args: argparse.Namespace) -> int:
         print(f"statechart import: cannot read {inert(args.scxml)}: {exc.strerror or exc}",
               file=sys.stderr)
         return 1
-    imported = import_scxml(args.scxml, data)
+    # An XState machine config is JSON; anything else is read as SCXML.
+    if Path(args.scxml).suffix.lower() == ".json":
+        from statechart.xstate.importer import import_xstate
+
+        imported = import_xstate(args.scxml, data)
+    else:
+        imported = import_scxml(args.scxml, data)
     coloured = colour.enabled(args.color, sys.stderr)
     if imported.text is None:
         sources = {args.scxml: data.decode("utf-8", "replace")}

@@ -516,7 +516,7 @@ class _Importer:
                     alternatives = [dict(w.alternative) for w in kept]
                     if group == "after":
                         self.name_timer(key, kept, alternatives, node, timers)
-                    where[key] = _shorthand(alternatives)
+                    where[key] = shorthand(alternatives)
         for block, key in ((on, "on"), (after, "after")):
             if block:
                 body[key] = block
@@ -602,7 +602,7 @@ class _Importer:
     def document(self, root: Element) -> Block:
         tree = Block()
         ours = root.ours(NS)
-        tree["statechart"] = _spec_name(root.get("name"), self.path)
+        tree["statechart"] = spec_name(root.get("name"), self.path)
         if tree["statechart"] != root.get("name"):
             tree.note("statechart", f"SCXML name `{root.get('name')}`" if root.get("name")
                       else "the file's name: the document has no `name`")
@@ -652,7 +652,7 @@ def _written_initial(element: Element) -> tuple[str | None, Element]:
     return element.get("initial"), element
 
 
-def _shorthand(group: list[dict[str, Any]]) -> Any:
+def shorthand(group: list[dict[str, Any]]) -> Any:
     """An event's alternatives as the spec writes them: `event: target` for one plain target."""
     if len(group) == 1:
         only = group[0]
@@ -690,7 +690,7 @@ def _migration(element: Element) -> dict[str, Any]:
     return migration
 
 
-def _spec_name(written: str | None, path: str) -> str:
+def spec_name(written: str | None, path: str) -> str:
     """The spec's name: the document's `name`, else the file's, as lower snake_case."""
     for text in (written, Path(path).stem):
         if not text:
