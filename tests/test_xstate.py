@@ -254,3 +254,46 @@ def test_what_a_spec_cannot_say_is_refused_with_its_path() -> None:
     assert "`invoke` has no equivalent" in " ".join(d.message for d in imported.diagnostics)
     broken = import_xstate("bad.json", b'{"states": ')
     assert [d.message.split(":")[0] for d in broken.diagnostics] == ["not JSON"]
+
+
+@needs_xstate
+@pytest.mark.parametrize("guards", [
+    {"canEdit": True, "retryable": True, "expired": False},
+    {"canEdit": False, "retryable": False, "expired": True}], ids=["yes", "no"])
+def test_the_imported_hand_written_machine_runs_as_in_xstate(tmp_path: Path,
+                                                             guards: dict[str, bool]) -> None:
+    """The same random events through XState (the config as written) and through our runtime
+    (the imported spec): the same active states after every event."""
+    import random
+
+    from codegen_support import generate, import_source, parts
+
+    from statechart.linter import check_source
+    from statechart.xstate.importer import import_xstate
+    from statechart_runtime.api import EventNotAccepted
+
+    imported = import_xstate("checkout.json", json.dumps(FRONT_END).encode())
+    assert imported.text is not None
+    spec = check_source("checkout.yaml", imported.text.encode()).spec
+    assert spec is not None
+    # The events the spec lists: a run refuses `error.net`, which XState's `error.*` takes
+    # (the closed set: docs/scxml.md, "Event families").
+    events = ["CHECKOUT", "NEXT", "BACK", "PAUSE", "RESUME", "error"]
+    rng = random.Random(7)
+    sequences = [[rng.choice(events) for _ in range(10)] for _ in range(30)]
+    [result] = run_in_xstate([{"name": "checkout", "machine": FRONT_END, "guards": guards,
+                               "actions": ["save", "log"], "sequences": sequences,
+                               "internal": False, "timers": False}])
+    module = import_source(generate(spec)["generated/checkout.py"], tmp_path, "checkout")
+    body: dict[str, Any] = {g: (lambda v: lambda self: v)(v) for g, v in guards.items()}
+    body.update({a: (lambda self: None) for a in ("save", "log")})
+    facade = type("Scripted", (parts(module)[0],), body)
+    for n, (sequence, steps) in enumerate(zip(sequences, result["sequences"], strict=True)):
+        run = facade(run_id=f"r{n}")
+        for event, step in zip(sequence, steps, strict=False):
+            try:
+                run.send(event)
+            except EventNotAccepted:
+                pass
+            theirs = sorted(state_id.split(".")[-1] for state_id in step[1])
+            assert sorted(s.value for s in run.configuration) == theirs, (n, event)
