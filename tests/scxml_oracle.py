@@ -49,7 +49,7 @@ def divergences(text: str, guards: dict[str, bool], folder: Path, *, sequences: 
     spec = checked.spec
     module = import_source(generate(spec)[f"generated/{spec.name}.py"], folder, spec.name)
     facade = parts(module)[0]
-    body: dict[str, Any] = {g: (lambda value: lambda self: value)(v) for g, v in guards.items()}
+    body: dict[str, Any] = {g: _answer(v) for g, v in guards.items()}
     body.update({a: (lambda self: None) for a in spec.actions()})
     ours_class = type("Oracle" + facade.__name__, (facade,), body)
     theirs_class = load(text, format="scxml")
@@ -73,3 +73,10 @@ def divergences(text: str, guards: dict[str, bool], folder: Path, *, sequences: 
                            f"{_psm_configuration(theirs)}")
                 break
     return out
+
+
+def _answer(value: bool) -> Any:
+    """A guard method that always answers `value`."""
+    def guard(self: Any) -> bool:
+        return value
+    return guard
