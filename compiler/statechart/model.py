@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from statechart.diagnostics import Span
-from statechart_runtime import events
+from statechart_runtime.chart import events
 
 StateKind = Literal["atomic", "compound", "parallel", "final"]
 # What raises a transition's event: a caller (`on:`), the completion of its source (`done:`,
@@ -94,7 +94,7 @@ class Transition:
 
     @property
     def move_kind(self) -> str | None:
-        """How the runtime takes it (statechart_runtime.semantics.Move): its history kind,
+        """How the runtime takes it (statechart_runtime.chart.chart.Move): its history kind,
         `internal`, `targetless` or `multi`; None for a plain external transition."""
         if self.targets:
             return "multi"
@@ -154,7 +154,7 @@ class Transition:
         """The transition's key under its state in `remove: {transitions: [STATE.KEY]}`:
         the event (`always` for the eventless ones), or `after.15m` for a timer (its `after:`
         key as written)."""
-        return f"after.{self.after_key}" if self.trigger == "after" else self.event
+        return f"{events.TIMER_PREFIX}{self.after_key}" if self.trigger == "after" else self.event
 
     @property
     def timer_id(self) -> str | None:

@@ -45,6 +45,7 @@ from typing import Any, TypeVar
 
 from statechart_runtime import (
     store_checks,
+    store_pages,
     store_queries,
     store_read,
     store_restore,
@@ -70,6 +71,7 @@ from statechart_runtime.errors import (
 from statechart_runtime.run import Run
 from statechart_runtime.store_connection import UNREACHABLE_HINT as UNREACHABLE_HINT
 from statechart_runtime.store_connection import Statements, StoreConnection
+from statechart_runtime.store_pages import RunFilter
 from statechart_runtime.store_read import HistoryRow, StoredRun
 from statechart_runtime.store_schema import OLDEST_VERSION as OLDEST_VERSION
 from statechart_runtime.store_schema import SCHEMA_VERSION
@@ -87,7 +89,7 @@ from statechart_runtime.store_writes import (
 from statechart_runtime.values import Clock, is_aware
 
 __all__ = ["BACKENDS", "SCHEMA_VERSION", "ConcurrentUpdate", "DamagedRow", "Fired", "HistoryRow",
-           "OutcomeUnknown", "ReadOnlyStore", "RunIdTaken", "RunNotFound", "RunStore",
+           "OutcomeUnknown", "ReadOnlyStore", "RunFilter", "RunIdTaken", "RunNotFound", "RunStore",
            "SchemaProblem", "Statements", "StoreError", "StoreFull", "StoreUnavailable",
            "StoredRun", "TimerFailed", "UnknownName", "UnstorableValue", "open_store"]
 
@@ -98,6 +100,8 @@ RunT = TypeVar("RunT", bound=Run[Any, Any, Any])
 # How many of the runs due first a claim that is only a read (SQLite) picks one of, once
 # overtaken.
 _CLAIM_AMONG = 8
+# No condition: every stored run (`runs_page`, `status_counts`).
+_ANY_RUN = RunFilter()
 
 
 # The backends, by URL scheme: the module that holds each (imported when a URL needs it, so
@@ -283,7 +287,7 @@ class RunStore(StoreConnection):
 
     def fire(self, run_class: type[RunT], run_id: str, event: Any, *,
              idempotency_key: str | None = None, at: dt.datetime | None = None,
-             **values: Any) -> Fired:
+             if_revision: int | None = None, **values: Any) -> Fired:
         """Load the run, send it `event` with `values` at `at` (default: now), save it: one
         transaction, holding the run's row from load to save, or (`optimistic_fire`: SQLite)
         written only if the run's revision is the one the step was computed from, and
@@ -293,7 +297,10 @@ class RunStore(StoreConnection):
         that fired before it are saved (they happened: an approval sent after its deadline
         finds, and leaves, the run timed out). With `idempotency_key`, an event already
         applied with that key for this run is not fired again (`applied` is False); the key
-        reused for another event is a StoreError. A busy database is retried up to
+        reused for another event is a StoreError. With `if_revision`, the event is fired
+        only if the run is at that revision (an answer given for what someone saw):
+        ConcurrentUpdate otherwise, checked in the transaction that writes (a repeat of an
+        applied key is answered as such first). A busy database is retried up to
         `max_attempts` times, a lost connection for up to `timeout` seconds."""
         self._writable()
         spec = run_class._sc_spec
@@ -326,6 +333,8 @@ class RunStore(StoreConnection):
                 mine = seen[2] == call
                 return Fired(self._head_run(run_class, run_id, row), mine, row[2],
                              (name,) if mine else ())
+            if if_revision is not None and row[2] != if_revision:
+                raise ConcurrentUpdate(run_id, if_revision, row[2])
             run = self._head_run(run_class, run_id, row)
             mark = mark_of(run)
             when = at if at is not None else self.now()  # the one time of this call
@@ -552,11 +561,46 @@ class RunStore(StoreConnection):
     # -- queries -------------------------------------------------------------------------
 
     def history(self, run_id: str, *, event: str | None = None,
-                since: dt.datetime | None = None, until: dt.datetime | None = None
-                ) -> list[HistoryRow]:
+                since: dt.datetime | None = None, until: dt.datetime | None = None,
+                first: int = 0, limit: int | None = None) -> list[HistoryRow]:
         """The stored transitions of `run_id` in order, optionally only those of `event`
-        and those at or after `since` and before `until`."""
-        return store_queries.history(self, run_id, event=event, since=since, until=until)
+        and those at or after `since` and before `until`; from the step of index `first`,
+        at most `limit` of them (a page of a long history)."""
+        return store_queries.history(self, run_id, event=event, since=since, until=until,
+                                     first=first, limit=limit)
+
+    # -- pages, for consoles (store_pages) -------------------------------------------------
+
+    def runs_page(self, conditions: RunFilter = _ANY_RUN, *, by_due: bool = False,
+                  after: tuple[Any, ...] | None = None, limit: int = 50) -> list[StoredRun]:
+        """At most `limit` (up to 500) stored runs matching `conditions` (a `RunFilter`, in
+        the names the runs are stored in), sorted by id, or with `by_due` by when their
+        earliest timer is due (runs with none armed left out); after the cursor `after`:
+        `(run_id,)`, or `(next_due, run_id)` with `by_due`, of the last run of the previous
+        page. One snapshot; no record is loaded."""
+        return store_pages.runs_page(self, conditions, by_due=by_due, after=after,
+                                     limit=limit)
+
+    def status_counts(self, conditions: RunFilter = _ANY_RUN) -> dict[str, int]:
+        """How many stored runs matching `conditions` (its `status` aside) report each
+        status (the `status` column), by status."""
+        return store_pages.status_counts(self, conditions)
+
+    def head(self, run_class: type[RunT], run_id: str) -> Fired:
+        """The stored run restored from its head alone, as `fire` restores it (its record's
+        history is empty, its checks are `fire`'s; a run of an older spec version is
+        upgraded from its whole history), as a `Fired` with `applied` False and the stored
+        `revision`: the run as a console shows it, in a time that does not grow with its
+        history. RunNotFound if there is none."""
+        def work() -> Fired:
+            row = self._checked_head(run_id, self.sql.head)
+            if _stored_version(run_id, row) < run_class._sc_spec.version:
+                run = store_restore.full_run(self, run_class, run_id,
+                                             self._head_row(run_id, self.sql.head), {})
+            else:
+                run = self._head_run(run_class, run_id, row)
+            return Fired(run, False, row[2])
+        return self._read(work)
 
     def find(self, run_class: type[Run[Any, Any, Any]], *, status: Any = None,
              state: Any = None, tag: str | None = None) -> list[str]:

@@ -21,11 +21,11 @@ if TYPE_CHECKING:
 
 
 def history(store: StoreConnection, run_id: str, *, event: str | None = None,
-            since: dt.datetime | None = None, until: dt.datetime | None = None
-            ) -> list[HistoryRow]:
+            since: dt.datetime | None = None, until: dt.datetime | None = None,
+            first: int = 0, limit: int | None = None) -> list[HistoryRow]:
     """`RunStore.history`: the query, its filters as conditions."""
     p = store.sql.param
-    sql = ('SELECT run_id, idx, event, source, target, at, "values" FROM history '
+    sql = ('SELECT run_id, idx, event, source, target, at, "values", kind FROM history '
            f"WHERE run_id = {p}")
     args: list[Any] = [run_id]
     if event is not None:
@@ -37,7 +37,11 @@ def history(store: StoreConnection, run_id: str, *, event: str | None = None,
     if until is not None:
         sql += f" AND at < {p}"
         args.append(utc_text(until))
-    rows = store._read(lambda: store._x(sql + " ORDER BY idx", args).fetchall())
+    if first:
+        sql += f" AND idx >= {p}"
+        args.append(int(first))
+    tail = "" if limit is None else f" LIMIT {int(limit)}"
+    rows = store._read(lambda: store._x(sql + " ORDER BY idx" + tail, args).fetchall())
     return store_read.history_rows(rows)
 
 

@@ -34,6 +34,9 @@ class HistoryRow:
     target: str
     at: dt.datetime
     values: dict[str, Any]
+    # How the step took its transition (docs/runs.md, "The record"): None for an external
+    # one, `shallow`/`deep` (into its target by history), `internal`, `targetless`, `multi`.
+    kind: str | None = None
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -77,12 +80,12 @@ def step_dicts(rows: Iterable[Sequence[Any]], invalid: Invalid) -> list[dict[str
 
 
 def history_rows(rows: Iterable[Sequence[Any]]) -> list[HistoryRow]:
-    """`store.history`'s rows from (run_id, idx, event, source, target, at, values)."""
+    """`store.history`'s rows from (run_id, idx, event, source, target, at, values, kind)."""
     out = []
-    for run_id, idx, event, source, target, at, values in rows:
+    for run_id, idx, event, source, target, at, values, kind in rows:
         when = parse_time(f"history[{idx}].at", at)
         out.append(HistoryRow(run_id, idx, event, source, target, when,
-                              step_values(idx, values, InvalidRecord)))
+                              step_values(idx, values, InvalidRecord), kind or None))
     return out
 
 
@@ -123,10 +126,10 @@ def stored_runs(store: Any, where: str, args: list[Any]) -> list[StoredRun]:
     for run_id, state in state_rows:
         states.setdefault(run_id, []).append(state)
     last = dict(last_rows)
-    return [_stored_run(r, tuple(states.get(r[0], ())), last.get(r[0])) for r in runs]
+    return [stored_run(r, tuple(states.get(r[0], ())), last.get(r[0])) for r in runs]
 
 
-def _stored_run(row: Sequence[Any], states: tuple[str, ...], last_at: Any) -> StoredRun:
+def stored_run(row: Sequence[Any], states: tuple[str, ...], last_at: Any) -> StoredRun:
     """A StoredRun from a `runs` row (run_id, spec, spec_version, revision, status, steps,
     created_at, updated_at, next_due), its states and its last step's time (None: none)."""
     run_id = row[0]
@@ -221,7 +224,7 @@ def _assembled(head: Sequence[Any], states: list[str], steps: list[Sequence[Any]
     not the table's."""
     run_id = head[0]
     try:
-        stored = _stored_run(head, tuple(states), steps[-1][3] if steps else None)
+        stored = stored_run(head, tuple(states), steps[-1][3] if steps else None)
     except StoreError as exc:
         return exc
     try:

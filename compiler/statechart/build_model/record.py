@@ -14,8 +14,8 @@ from statechart.build_model.spelling import did_you_mean
 from statechart.diagnostics import Diagnostic
 from statechart.model import RecordField, State
 from statechart.yaml_source import scalar_value
+from statechart_runtime.chart.values import parse_time
 from statechart_runtime.errors import InvalidRecord
-from statechart_runtime.values import parse_time
 
 
 class RecordBuilder(Reader):

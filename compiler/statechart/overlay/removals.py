@@ -10,7 +10,7 @@ from statechart.overlay.base import ResolverBase
 from statechart.overlay.merged import Change
 from statechart.overlay.nodes import entry, key_name
 from statechart.overlay.record_rules import rule_id_of
-from statechart_runtime import events
+from statechart_runtime.chart import events
 
 
 class Removal(ResolverBase):
@@ -57,7 +57,7 @@ class Removal(ResolverBase):
         state, _, event = name.partition(".")
         where = self.index(root).get(state)
         # The `done:` transition, or the eventless ones (`always:`)
-        written = "done" if event == f"done.state.{state}" else \
+        written = "done" if event == events.done_event(state) else \
             "always" if event == events.ALWAYS else None
         if where is not None and written is not None:
             body = where[0].value[where[1]][1]
@@ -66,8 +66,9 @@ class Removal(ResolverBase):
                 self.changes.append(Change("transition-removed", name))
                 return
         section = "on"
-        if event.startswith("after.") and len(event) > 6:  # a timer: `STATE.after.15m`
-            section, event = "after", event[6:]
+        prefix = events.TIMER_PREFIX
+        if event.startswith(prefix) and len(event) > len(prefix):  # a timer: `STATE.after.15m`
+            section, event = "after", event[len(prefix):]
         on = entry(where[0].value[where[1]][1], section) if where else None
         if event and on is not None and section == "after" and entry(on[1], event) is None:
             # A timer named `name: reminder` is also `STATE.after.reminder`; its change is

@@ -10,7 +10,7 @@ from statechart.overlay.base import ResolverBase
 from statechart.overlay.merged import Change
 from statechart.overlay.nodes import empty_map, entry, key_name, set_entry
 from statechart.yaml_source import SEQ_TAG
-from statechart_runtime import events
+from statechart_runtime.chart import events
 
 
 class StateMerge(ResolverBase):

@@ -23,7 +23,7 @@ from statechart.render.layout import LayoutError, layout, with_svg_header
 from statechart.render.mermaid import mermaid_source
 from statechart.render.style import OverlayMarks, overlay_marks
 from statechart.report import uri_reference
-from statechart.semantics import ends_run
+from statechart.spec_chart import ends_run
 
 _ENV = jinja2.Environment(
     loader=jinja2.FileSystemLoader(str(Path(__file__).resolve().parent.parent / "templates")),

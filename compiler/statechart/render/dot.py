@@ -34,7 +34,7 @@ from statechart.render.style import (
     overlay_marks,
     tag_fills,
 )
-from statechart.semantics import ends_run, initial_leaf
+from statechart.spec_chart import ends_run, initial_leaf
 
 FONT = "Helvetica"
 GRAPH_ATTR = {

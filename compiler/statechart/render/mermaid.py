@@ -31,7 +31,7 @@ from statechart.render.style import (
     overlay_marks,
     tag_fills,
 )
-from statechart.semantics import ends_run, in_parallel, initial_leaf
+from statechart.spec_chart import ends_run, in_parallel, initial_leaf
 
 INDENT = "    "
 

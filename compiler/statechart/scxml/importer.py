@@ -28,7 +28,7 @@ from statechart.scxml.names import Names
 from statechart.scxml.order import Written, keys_in_order, taken
 from statechart.scxml.xml_tree import Element, XMLError, parse
 from statechart.scxml.yaml_text import Block, dump
-from statechart_runtime import events
+from statechart_runtime.chart import events
 
 RULE = "scxml-import"
 STATES = frozenset(ELEMENT.values())  # state, parallel, final
@@ -530,11 +530,11 @@ class _Importer:
         body, on, after = blocks
         if descriptor is None:  # eventless (no `event`, or an empty one): `always:`
             return ("always", body, "always")
-        if descriptor == f"done.state.{scxml_id}":
+        if descriptor == events.done_event(scxml_id):
             return ("done", body, "done")
         if descriptor in timers:
             return ("after", after, timers[descriptor][1])
-        if descriptor.startswith("done.state."):
+        if events.is_done(descriptor):
             self.refuse(element, "done-elsewhere", f"`{descriptor}` on `{node.name}`")
             return None
         # SCXML's descriptors are ours: `error` (or `error.*`) takes `error.tool`, `*` every

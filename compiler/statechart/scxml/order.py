@@ -25,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from statechart.semantics import matches
+from statechart.spec_chart import matches
 
 
 @dataclass

@@ -1,0 +1,15 @@
+"""The run layer: a run of a generated class, its record, and replay.
+
+- `run`: the `Run` facade (`statechart_runtime.run.Run`);
+- `record`: the record a run keeps and checks;
+- `replay`: rebuilding macrostep boundaries from a record.
+
+`statechart_runtime.run` was the module of `Run` before the runtime was laid out by layer; its
+names are re-exported here so that `from statechart_runtime.run import Run` keeps working.
+"""
+
+from __future__ import annotations
+
+from statechart_runtime.run.run import MAX_TIMER_STEPS, EventNotAccepted, Run
+
+__all__ = ["MAX_TIMER_STEPS", "EventNotAccepted", "Run"]
