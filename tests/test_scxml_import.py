@@ -179,3 +179,21 @@ def test_a_delay_in_a_unit_scxml_does_not_have_is_named_as_such() -> None:
         (2, "<send> delay `2h`: a delay in a unit SCXML does not have (its delays are CSS "
             "times: a number of `s` or `ms`)",
          'write it in seconds or milliseconds: `delay="7200s"` for two hours')]
+
+
+def test_an_event_whose_transitions_are_all_dropped_stays_one_the_spec_lists(
+        tmp_path: Path) -> None:
+    """`*` before `foo`: SCXML takes `*` for `foo`; the spec keeps `foo` (with `*`'s
+    alternative), so that a run is not told the spec has no such event."""
+    chart = ('<scxml xmlns="http://www.w3.org/2005/07/scxml" version="1.0" initial="a">\n'
+             '<state id="a"><transition event="*" target="b"/>\n'
+             '<transition event="foo" target="c"/>\n'
+             '<transition event="bar" target="c"/></state>\n'
+             '<state id="b"><transition event="back" target="a"/>'
+             '<transition event="go" target="c"/></state>\n'
+             '<state id="c"><transition event="back" target="a"/>'
+             '<transition event="end" target="z"/></state><final id="z"/></scxml>\n')
+    imported = import_scxml("star.scxml", chart.encode())
+    assert imported.text is not None
+    assert "foo: b" in imported.text and "bar: b" in imported.text
+    assert divergences(chart, {}, tmp_path) == []

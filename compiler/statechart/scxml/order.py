@@ -14,7 +14,9 @@ state are regrouped, not copied as written:
 - the transitions SCXML never takes are dropped, each with a comment naming its line: those
   after one without `cond` (or with a `cond` already tried) on the same key;
 - keys are written specific first; transitions a key would only repeat at its end (its
-  family's, tried next anyway) are left to the family's key.
+  family's, tried next anyway) are left to the family's key, unless every transition written
+  on the key is dropped: then the key lists the family's, so that its event stays one the
+  spec names.
 
 Guards are names the application supplies (pure): trying one again under a broader key after
 a specific key refused it gives the same answer.
@@ -85,6 +87,12 @@ def taken(key: str, written: list[Written], *, descriptors: bool) -> tuple[
             winner = w
         elif condition is not None:
             tried[condition] = w
+    listed = list(kept)
     while kept and kept[-1].key != key:  # tried under the family's key next anyway
         kept.pop()
+    if not kept and any(w.key == key for w in candidates):
+        # Every transition the document writes on this key is dropped (`*` before `foo`):
+        # the key stays, with the family's that SCXML takes, so the event stays one the
+        # spec lists (a run refuses an event its spec does not name).
+        kept = listed
     return kept, dropped
