@@ -200,7 +200,7 @@ process.stdout.write(JSON.stringify(specs.map(run)));
 
 // The config as `statechart render --format xstate` writes it (make_traces.py), made ready to
 // run and trace:
-// - a guard `{type: 'statechart.in', params: {guard?, in: ['#id', ...]}}` (a transition with
+// - a guard `{type: 'statechart:in', params: {guard?, in: ['#id', ...]}}` (a transition with
 //   `in:` states) becomes `and([guard, stateIn('#id'), ...])`, XState's In(): the config is
 //   JSON, so the runner makes the guard objects;
 // - a targetless transition gets TARGETLESS_MARKER (XState's `can()` refuses a transition with
@@ -218,7 +218,7 @@ function prepare(node, depth = 0) {
       if (out.target === undefined) {
         out = { ...out, actions: [...(out.actions ?? []), TARGETLESS_MARKER] };
       }
-      if (out.guard?.type === 'statechart.in') {
+      if (out.guard?.type === 'statechart:in') {
         const { guard: given, in: states } = out.guard.params;
         out = { ...out, guard: and([...(given ? [given] : []), ...states.map((id) => stateIn(id))]) };
       }

@@ -9,6 +9,7 @@ from pathlib import Path
 from statechart.overlay.nodes import entry, key_name
 from statechart.spec_file import SpecFileError, read_spec, specs_root
 from statechart.yaml_source import load_bytes
+from statechart_runtime.errors import StatechartError
 
 MAX_CHAIN = 16
 
@@ -20,7 +21,7 @@ PACKAGE_PREFIX = "pkg:"
 _SHIPPED: dict[str, str] = {}
 
 
-class PackageBaseError(Exception):
+class PackageBaseError(StatechartError):
     """`extends: pkg:PACKAGE/PATH` names a package that is not installed, or no file in it."""
 
     def __init__(self, message: str, hint: str) -> None:

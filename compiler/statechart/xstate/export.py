@@ -12,7 +12,7 @@ runs these configs in XState to record its golden traces.
 - `done:` is `onDone`, `always:` is `always`, `after: {15m: ...}` is `after: {"900000":
   ...}` (a deadline's field name is a named delay the application supplies);
 - guards and actions are named (`guard: "g"`, `actions: ["a"]`); a transition with `in:`
-  states has the guard `{type: "statechart.in", params: {guard?, in: ["#a"]}}` (XState's
+  states has the guard `{type: "statechart:in", params: {guard?, in: ["#a"]}}` (XState's
   `stateIn`, which a JSON config cannot hold as a function);
 - a spec whose keys take families (`error` takes `error.tool`, `"*"`) has XState's wildcard
   keys: our `k` is `k.*` (which takes `k` too), our `*` is `t.*` for the first token t of
@@ -32,7 +32,7 @@ from statechart.model import Spec, State, Transition
 from statechart.scxml import extras
 from statechart.xstate import META
 
-IN_GUARD = "statechart.in"  # a dot: never the name of one of the spec's guards
+IN_GUARD = "statechart:in"  # a colon: never the name of one of the spec's guards
 
 
 def history_id(target: str, kind: str) -> str:
