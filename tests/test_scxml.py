@@ -415,8 +415,9 @@ SCXML = "http://www.w3.org/2005/07/scxml"
 
 
 @pytest.mark.parametrize("states,line,says", [
-    ('<state id="p" initial="c">\n <state id="b"><state id="c"/></state>\n</state>\n', 2,
-     "initial `c` of `p`: an initial state that is not a child"),
+    ('<state id="p" initial="c">\n <state id="b"><state id="d"/><state id="c"/></state>\n'
+     '</state>\n', 2, "initial `c` of `p`: an initial state deeper than a child that a state "
+     "on the way does not enter by its own default"),
     ('<parallel id="p"><history id="h"><transition target="a1 b1"/></history>\n'
      ' <state id="a"><state id="a1"/></state><state id="b"><state id="b1"/></state>'
      '</parallel>\n', 2, "a history whose default enters several states"),

@@ -197,3 +197,15 @@ def test_an_event_whose_transitions_are_all_dropped_stays_one_the_spec_lists(
     assert imported.text is not None
     assert "foo: b" in imported.text and "bar: b" in imported.text
     assert divergences(chart, {}, tmp_path) == []
+
+
+def test_an_initial_deeper_than_a_child_imports_when_the_way_down_is_the_default(
+        tmp_path: Path) -> None:
+    chart = ('<scxml xmlns="http://www.w3.org/2005/07/scxml" version="1.0" initial="b1">\n'
+             '<state id="a"><transition event="go" target="b"/></state>\n'
+             '<state id="b"><state id="b1"><transition event="next" target="b2"/></state>\n'
+             '<state id="b2"><transition event="back" target="a"/>'
+             '<transition event="end" target="z"/></state></state><final id="z"/></scxml>\n')
+    imported = import_scxml("deep.scxml", chart.encode())
+    assert imported.text is not None and "initial: b\n" in imported.text
+    assert divergences(chart, {}, tmp_path) == []

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -69,7 +70,8 @@ REFUSED: dict[str, tuple[str, str]] = {
                         "parent's default entry has no equivalent",
                         "target the state's <history> in the transitions that enter its "
                         "parent, or make the history's parent the target"),
-    "deep-initial": ("an initial state that is not a child has no equivalent",
+    "deep-initial": ("an initial state deeper than a child that a state on the way does not "
+                     "enter by its own default has no equivalent",
                      "name a child of the state as its initial state, and give that child its "
                      "own initial"),
     "done-elsewhere": ("a completion event handled on another state than the one that "
@@ -180,10 +182,33 @@ class _Importer:
         if owner_id in self.nodes and written in self.nodes[owner_id].histories:
             return self.initial_child.get(owner_id)  # found first: `find_initial_histories`
         if written not in children:
-            self.refuse(initial_element or element, "deep-initial",
-                        f"initial `{written}` of `{owner}`")
-            return None
+            child = self.deep_initial(written, children)
+            if child is None:
+                self.refuse(initial_element or element, "deep-initial",
+                            f"initial `{written}` of `{owner}`")
+            return child
         return self.nodes[written].name
+
+    def deep_initial(self, written: str, children: list[str]) -> str | None:
+        """An initial deeper than a child (SCXML allows any descendant): the child on the way
+        to it, when each state on the way enters the next by its own default (so the spec's
+        `initial:`s say the same); else None."""
+        if written not in self.nodes:
+            return None
+        path = [written]
+        while path[-1] not in children:
+            parent = self.nodes[path[-1]].parent
+            if parent is None:
+                return None
+            path.append(parent)
+        for inner, outer in pairwise(path):  # inner is outer's child
+            node = self.nodes[outer]
+            if node.element.name == "parallel":
+                continue  # every region is entered
+            own, _ = _written_initial(node.element)
+            if (own or (node.children[0] if node.children else None)) != inner:
+                return None
+        return self.nodes[path[-1]].name
 
     def find_initial_histories(self) -> None:
         """The states whose initial is a <history> child, before any transition is read (the
