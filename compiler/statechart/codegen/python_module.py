@@ -428,7 +428,9 @@ def _api_version(spec: Spec, data: dict[str, object]) -> tuple[int, int]:
     which an older runtime would never take), 1.4 for `assign:` (transition rows with
     constants), 1.3 for timers (their rows end with the `after:` key as written), 1.2 for run
     context or statuses, else 1.1. 1.5 also for history defaults and multi-target
-    transitions."""
+    transitions. 1.6 for work (`work:`) and `json` fields."""
+    if spec.work() or any(f.type == "json" for f in spec.record):
+        return (1, 6)
     if any(t.trigger == "always" or t.targets for t in spec.transitions()) \
             or _used_history_defaults(spec):
         return (1, 5)
@@ -480,6 +482,7 @@ def render(spec: Spec) -> str:
         "facade_doc": docstring(f"One run of `{spec.name}`: a method per event, the record "
                                 "in `record`, guards and actions to override.", 4),
         "field_types": {f.type for f in spec.record},
+        "work": [py(w.row) for w in spec.work()],
         "compiler": py(f"statechart-compiler {__version__}"),
         **_tables(spec, pn),
         **_source_tables(spec),
