@@ -433,7 +433,7 @@ def _texts(ours: dict[str, Any]) -> dict[str, str]:
     for key, value in ours.items():
         if isinstance(value, list):
             out[key] = " ".join(str(v) for v in value)
-        elif key == "assign":
+        elif isinstance(value, dict):  # `assign`, `work`: the tables read JSON
             out[key] = json.dumps(value)
         elif isinstance(value, str):
             out[key] = json.dumps(value) if value.startswith('"') else value
