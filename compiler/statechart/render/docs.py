@@ -68,6 +68,12 @@ def _overlay(spec: Spec) -> dict[str, object] | None:
         shown = " on ".join(_code(part) for part in reversed(name.split(".", 1))) \
             if kind.startswith("transition-") else _code(name)
         changes.append(f"{_CHANGE_WORDS.get(kind, kind)} {shown}")
+    from statechart.outputs import package_ref
+
+    shipped = package_ref(spec.overlay.base)
+    if shipped is not None:  # a base an installed package ships: no page of this project
+        quoted = f"`{shipped}`" if "`" not in shipped else labels.markdown_cell(shipped)
+        return {"base": quoted, "link": "", "changes": changes}
     return {"base": _code(base) if IDENTIFIER.match(base) else labels.markdown_cell(base),
             "link": f"{base}.md" if IDENTIFIER.match(base) else "", "changes": changes}
 
