@@ -63,12 +63,12 @@ def _fresh_postgres(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[
 # How the backend-neutral suite gets an empty store of each backend module of the registry
 # (statechart_runtime.store.BACKENDS). A backend added there without an entry here fails
 # every store test until it has one: no backend goes untested.
-FRESH_STORES = {"statechart_runtime.store_sqlite": _fresh_sqlite,
-                "statechart_runtime.store_postgres": _fresh_postgres}
+FRESH_STORES = {"statechart_runtime.store.sqlite": _fresh_sqlite,
+                "statechart_runtime.store.postgres": _fresh_postgres}
 
 
-@pytest.fixture(params=sorted({module for module, _ in BACKENDS.values()}),
-                ids=lambda module: module.rpartition("store_")[2])
+@pytest.fixture(params=sorted({backend.module for backend in BACKENDS.values()}),
+                ids=lambda module: module.rpartition(".")[2])
 def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
     """An empty store on each backend of the registry: a new SQLite file, a new schema of its
     own on the PostgreSQL server (so that tests never see each other's runs)."""

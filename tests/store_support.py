@@ -150,3 +150,32 @@ def assert_usable(store: Any, module: ModuleType) -> None:
     assert fired.applied and fired.revision == 2
     loaded = store.load(module.Ticket, run.record.runId)
     assert [s.values for s in loaded.record.history] == [{"note": "still usable"}]
+
+
+class Intercepted:
+    """A store's connection whose `execute` goes through `hook(sql, args, execute)`."""
+
+    def __init__(self, db: Any, hook: Any) -> None:
+        self._db = db
+        self._hook = hook
+
+    def execute(self, sql: str, args: Any = ()) -> Any:
+        return self._hook(sql, args, self._db.execute)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._db, name)
+
+
+def intercept(store: Any, hook: Any) -> None:
+    """Make every statement of the synchronous `store` go through `hook(sql, args,
+    execute)` (fault injection: a statement held, another writer let in between two)."""
+    from contextlib import contextmanager
+
+    lease = store._lease
+
+    @contextmanager
+    def intercepted() -> Any:
+        with lease() as db:
+            yield Intercepted(db, hook)
+
+    store._lease = intercepted

@@ -28,7 +28,6 @@ import logging
 import os
 import select
 import signal
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -76,9 +75,8 @@ class Worker:
         os.set_blocking(self._wake_w, False)
         # PostgreSQL: a connection of its own that LISTENs for earlier deadlines (opened at
         # the first sleep, and again at most every LISTEN_RETRY seconds after it failed).
-        postgres = sys.modules.get("statechart_runtime.store_postgres")
-        self._listens = listen and postgres is not None \
-            and isinstance(store, postgres.PostgresStore)
+        # A backend that announces earlier deadlines says on which channel (`due_channel`).
+        self._listens = listen and store.due_channel is not None
         self._listener: _Listener | None = None
         self._listen_at = 0.0  # monotonic time of the next attempt to listen
 
@@ -238,16 +236,13 @@ class Worker:
 
 
 class _Listener:
-    """A connection of its own that LISTENs on the PostgreSQL store's due channel."""
+    """A connection of its own that LISTENs on the store's due channel (PostgreSQL)."""
 
     def __init__(self, store: Any) -> None:
         self.conn: Any = None
         self.alive = False
         try:
-            from statechart_runtime.store_postgres import DUE_CHANNEL
-
-            self.conn = store.new_connection()  # a PostgresStore's: its URL, its timeout
-            self.conn.execute(f"LISTEN {DUE_CHANNEL}")
+            self.conn = store.listening_connection()  # the backend's: its URL, its timeout
             self.alive = True
         except Exception as exc:  # no server now: the worker sleeps its bounded sleep
             log.warning("cannot listen for new deadlines (waking every max_sleep): %s", exc)
