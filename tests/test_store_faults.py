@@ -274,6 +274,7 @@ def test_a_connection_lost_right_after_the_commit_is_a_success_applied_once(
     assert_usable(store, ticket)
 
 
+@pytest.mark.sync_only("holds the synchronous driver's write between its INSERT and its COMMIT")
 def test_a_run_id_created_twice_at_once_is_run_id_taken(ticket: ModuleType,
                                                         backend: Backend) -> None:
     """The loser of two `create`s of one id is told so (RunIdTaken), on PostgreSQL too, where

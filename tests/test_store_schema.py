@@ -47,6 +47,7 @@ def test_every_backend_builds_the_schema_from_its_own_migrations(backend: Backen
     assert _version(backend) == [(str(SCHEMA_VERSION),)]
 
 
+@pytest.mark.sync_only("patches the synchronous driver class's migrations")
 def test_a_new_schema_step_is_applied_once_in_one_transaction(
         ticket: ModuleType, backend: Backend, monkeypatch: pytest.MonkeyPatch) -> None:
     store = open_store(backend.url)
@@ -133,6 +134,7 @@ def test_a_read_only_store_reads_and_refuses_every_change(ticket: ModuleType,
     assert [r.event for r in reader.history(run.record.runId)] == ["approve"]
 
 
+@pytest.mark.sync_only("patches the synchronous driver class's migrations")
 def test_a_read_only_store_creates_and_upgrades_nothing(ticket: ModuleType, backend: Backend,
                                                        monkeypatch: pytest.MonkeyPatch,
                                                        tmp_path: Path) -> None:
