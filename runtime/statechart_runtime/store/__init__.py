@@ -172,13 +172,15 @@ class _Opening:
 
 
 def open_async_store(url: str | Path, *, timeout: float = 30.0, read_only: bool = False,
-                     clock: Clock | None = None, pool_size: int | None = None) -> _Opening:
+                     clock: Clock | None = None, pool_size: int | None = None,
+                     pool_timeout: float | None = None) -> _Opening:
     """The asynchronous store at `url` (as `open_store`'s), its operations coroutines,
     serving any number of tasks at once: `store = await open_async_store(url)` (then `await
     store.close()`, or `async with store:`), or `async with open_async_store(url) as
     store:`. Each call leases a connection of the store's pool for its transaction: `pool_size`
     connections (PostgreSQL: psycopg_pool, default 8; SQLite: aiosqlite, a thread each,
-    default 4). A call that finds no connection free within `timeout` seconds raises
-    PoolExhausted. Needs the `postgres` extra (PostgreSQL) or the `sqlite-async` extra."""
+    default 4). A call that finds no connection free within `pool_timeout` seconds (default:
+    `timeout`) raises PoolExhausted. Needs the `postgres` extra (PostgreSQL) or the
+    `sqlite-async` extra."""
     return _Opening(str(url), {"timeout": timeout, "read_only": read_only, "clock": clock,
-                               "pool_size": pool_size})
+                               "pool_size": pool_size, "pool_timeout": pool_timeout})

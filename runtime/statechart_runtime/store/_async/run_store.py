@@ -145,8 +145,10 @@ class AsyncRunStore:
         if not begin:
             yield
             return
-        await self._begin(db, begin)
         try:
+            # Inside: a call cancelled while its BEGIN is under way (aiosqlite runs it in
+            # its thread all the same) queues the ROLLBACK after it.
+            await self._begin(db, begin)
             yield
             call.committing = True  # a failure from here on may come after the commit
             await db.execute("COMMIT")

@@ -79,8 +79,8 @@ class RunStore:
         if not begin:
             yield
             return
-        self._begin(db, begin)
         try:
+            self._begin(db, begin)
             yield
             call.committing = True
             db.execute('COMMIT')

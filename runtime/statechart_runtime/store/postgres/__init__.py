@@ -218,12 +218,13 @@ def open_url(url: str, *, timeout: float, read_only: bool) -> PostgresStore:
 
 
 async def open_async_url(url: str, *, timeout: float, read_only: bool,
-                         pool_size: int | None) -> AsyncPostgresStore:
+                         pool_size: int | None, pool_timeout: float | None
+                         ) -> AsyncPostgresStore:
     """The asynchronous store of `url`, its pool opened (tables created or upgraded)."""
     from statechart_runtime.store.postgres._async import AsyncPostgresStore
 
     store = AsyncPostgresStore(url, timeout=timeout, read_only=read_only,
-                               pool_size=pool_size or DEFAULT_POOL)
+                               pool_size=pool_size or DEFAULT_POOL, pool_timeout=pool_timeout)
     await store.open()
     return store
 

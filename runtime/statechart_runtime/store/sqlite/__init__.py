@@ -229,12 +229,13 @@ def open_url(url: str, *, timeout: float, read_only: bool) -> SqliteStore:
 
 
 async def open_async_url(url: str, *, timeout: float, read_only: bool,
-                         pool_size: int | None) -> AsyncSqliteStore:
+                         pool_size: int | None, pool_timeout: float | None
+                         ) -> AsyncSqliteStore:
     """The asynchronous store of `url`, opened (tables created or upgraded)."""
     from statechart_runtime.store.sqlite._async import AsyncSqliteStore
 
     store = AsyncSqliteStore(path_of(url), timeout=timeout, read_only=read_only,
-                             pool_size=pool_size or DEFAULT_POOL)
+                             pool_size=pool_size or DEFAULT_POOL, pool_timeout=pool_timeout)
     await store.open()
     return store
 

@@ -43,10 +43,12 @@ class AsyncSqliteStore(AsyncRunStore):
     optimistic_fire = True
 
     def __init__(self, path: str | Path, *, timeout: float = 30.0, max_attempts: int = 5,
-                 read_only: bool = False, pool_size: int = 4) -> None:
+                 read_only: bool = False, pool_size: int = 4,
+                 pool_timeout: float | None = None) -> None:
         self.path = str(path)
         self._uri = self.path  # a read-only store opens a URI: file:PATH?mode=ro...
         self.pool_size = pool_size
+        self.pool_timeout = timeout if pool_timeout is None else pool_timeout
         self._pool: Any = None  # the asynchronous store's (store/_async/pool.py)
         super().__init__(self.path, timeout=timeout, max_attempts=max_attempts,
                          read_only=read_only)
@@ -154,9 +156,9 @@ class AsyncSqliteStore(AsyncRunStore):
     # -- the asynchronous store's pool ------------------------------------------------
 
     async def _open_pool(self) -> None:
-        self._pool = Pool(self._connect, self.pool_size, self.timeout,
+        self._pool = Pool(self._connect, self.pool_size, self.pool_timeout,
                           lambda: failures.pool_exhausted(self.where, self.pool_size,
-                                                          self.timeout))
+                                                          self.pool_timeout))
 
     @asynccontextmanager
     async def _pooled(self) -> AsyncIterator[Any]:

@@ -25,10 +25,11 @@ class SqliteStore(RunStore):
     driver_errors = (sqlite3.Error,)
     optimistic_fire = True
 
-    def __init__(self, path: str | Path, *, timeout: float=30.0, max_attempts: int=5, read_only: bool=False, pool_size: int=4) -> None:
+    def __init__(self, path: str | Path, *, timeout: float=30.0, max_attempts: int=5, read_only: bool=False, pool_size: int=4, pool_timeout: float | None=None) -> None:
         self.path = str(path)
         self._uri = self.path
         self.pool_size = pool_size
+        self.pool_timeout = timeout if pool_timeout is None else pool_timeout
         self._pool: Any = None
         super().__init__(self.path, timeout=timeout, max_attempts=max_attempts, read_only=read_only)
 
