@@ -63,7 +63,8 @@ def parts(module: ModuleType) -> tuple[type, type, type]:
 def sample(module: ModuleType, annotation: str) -> Any:
     kind = annotation.split(" | ")[0]
     simple = {"_Str": "text \"'\\\n é", "_Int": 7, "_Float": 2.5, "_Bool": True,
-              "_DateTime": dt.datetime(2025, 5, 1, 12, 30, tzinfo=dt.UTC)}
+              "_DateTime": dt.datetime(2025, 5, 1, 12, 30, tzinfo=dt.UTC),
+              "_Json": {"rows": [1, 2.5, "é", None], "ok": True}}
     if kind in simple:
         return simple[kind]
     enum_class = getattr(module, kind.lstrip("_"))

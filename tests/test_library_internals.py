@@ -108,7 +108,7 @@ def test_the_list_is_unique_and_names_places_that_exist() -> None:
             module, _, names = group.strip().partition(":")
             if module == "generated":
                 continue
-            source = (runtime / f"{module}.py").read_text(encoding="utf-8")
+            source = (runtime / f"{module.replace('.', '/')}.py").read_text(encoding="utf-8")
             for name in filter(None, (n.strip() for n in names.split(","))):
                 last = name.split(".")[-1]
                 assert re.search(rf"^\s*(def|class) {re.escape(last)}\b", source, re.M), (

@@ -89,7 +89,7 @@ def test_the_runtime_wheel_needs_only_python_statemachine(tmp_path: Path) -> Non
                             if n.endswith("/entry_points.txt"))
     # The spec coverage plugin comes with the runtime (docs/testing-coverage.md).
     assert entry_points.split() == ["[pytest11]", "statechart_cov", "=",
-                                    "statechart_runtime.pytest_plugin"]
+                                    "statechart_runtime.testing.pytest_plugin"]
     packages = {n.split("/")[0] for n in names if not n.split("/")[0].endswith(".dist-info")}
     assert packages == {"statechart_runtime"}
     requires = [line.split(":", 1)[1].strip() for line in metadata.splitlines()

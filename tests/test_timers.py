@@ -193,7 +193,7 @@ states:
         T0 + dt.timedelta(seconds=n) for n in range(1, 61)]
     assert run.next_deadline == clock.at + dt.timedelta(seconds=1)
     # A spec that never stops: one call takes at most MAX_TIMER_STEPS steps.
-    import statechart_runtime.run as run_module
+    import statechart_runtime.run.run as run_module
     monkeypatch.setattr(run_module, "MAX_TIMER_STEPS", 5)
     clock.advance(dt.timedelta(minutes=1))
     assert len(run.fire_due()) == 5 and run.next_deadline == T0 + dt.timedelta(seconds=66)

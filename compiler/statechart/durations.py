@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from decimal import Decimal
 
-from statechart_runtime import events
+from statechart_runtime.chart import events
 
 _SHORT = re.compile(r"(\d+)(ms|s|m|h|d)\Z")
 _ISO = re.compile(r"P(?:(\d+)W|(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?)\Z")

@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from statechart import semantics
+from statechart import spec_chart
 from statechart.model import Spec, Transition
 
 ENTERED, ACTIVE = 0, 1
@@ -46,7 +46,7 @@ class Graph:
         states = spec.states
         self.names = list(states)
         index = {name: i for i, name in enumerate(self.names)}
-        chart = semantics.chart(spec)
+        chart = spec_chart.chart(spec)
         # A history transition whose target remembers nothing enters the history's default
         # (`history_default:`, with its ancestors up to the target) when it has one.
         history_defaults = chart.history_defaults

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from statechart.diagnostics import Span
-from statechart_runtime import events
+from statechart_runtime.chart import events
 
 StateKind = Literal["atomic", "compound", "parallel", "final"]
 # What raises a transition's event: a caller (`on:`), the completion of its source (`done:`,
@@ -24,7 +24,7 @@ HistoryKind = Literal["shallow", "deep"]
 # inside it), `internal` (`internal: true`: a target inside the source, which stays active) or
 # `targetless` (no `target`: nothing is exited or entered; `target` is then the source).
 TransitionKind = Literal["external", "internal", "targetless"]
-FieldType = Literal["string", "integer", "number", "boolean", "datetime", "enum"]
+FieldType = Literal["string", "integer", "number", "boolean", "datetime", "enum", "json"]
 
 
 @dataclass(frozen=True)
@@ -94,7 +94,7 @@ class Transition:
 
     @property
     def move_kind(self) -> str | None:
-        """How the runtime takes it (statechart_runtime.semantics.Move): its history kind,
+        """How the runtime takes it (statechart_runtime.chart.chart.Move): its history kind,
         `internal`, `targetless` or `multi`; None for a plain external transition."""
         if self.targets:
             return "multi"
@@ -154,7 +154,7 @@ class Transition:
         """The transition's key under its state in `remove: {transitions: [STATE.KEY]}`:
         the event (`always` for the eventless ones), or `after.15m` for a timer (its `after:`
         key as written)."""
-        return f"after.{self.after_key}" if self.trigger == "after" else self.event
+        return f"{events.TIMER_PREFIX}{self.after_key}" if self.trigger == "after" else self.event
 
     @property
     def timer_id(self) -> str | None:
@@ -162,6 +162,67 @@ class Transition:
         `after.KEY.STATE`; None for any other transition."""
         found = events.parse(self.event) if self.trigger == "after" else None
         return found.key if found is not None else None
+
+
+# `work.retry` when a spec gives none (docs/spec-format.md, "Work").
+WORK_RETRIES = 3
+WORK_BACKOFF = "1s"
+
+
+@dataclass(frozen=True)
+class Work:
+    """The work a run does while `state` is active (`work:`, docs/spec-format.md "Work"):
+    entering the state enqueues one item for `handler`, leaving it ends the item.
+
+    Durations are kept as written and in milliseconds; a `*_ms` of None means the text is
+    not a duration (`invalid-work` reports it). `outcomes` are the events a handler may
+    return; `error` the event fired once its attempts are used up (None: the item fails and
+    the run stays). `retries` more attempts follow a failed one, the Nth after
+    `backoff_ms * 2**(N-1)`.
+    """
+
+    state: str
+    handler: str
+    timeout: str
+    timeout_ms: int | None
+    outcomes: tuple[str, ...]
+    span: Span  # the `work` key
+    handler_span: Span
+    timeout_span: Span
+    outcome_spans: tuple[Span, ...]
+    heartbeat: str | None = None
+    heartbeat_ms: int | None = None
+    heartbeat_span: Span | None = None
+    error: str | None = None
+    error_span: Span | None = None
+    retries: int = WORK_RETRIES
+    backoff: str = WORK_BACKOFF
+    backoff_ms: int | None = 1000  # WORK_BACKOFF's
+    backoff_span: Span | None = None
+
+    @property
+    def events(self) -> tuple[tuple[str, Span], ...]:
+        """Every event its outcome may fire, with where it is written: the outcomes, then
+        the error event."""
+        found = tuple(zip(self.outcomes, self.outcome_spans, strict=True))
+        if self.error is not None and self.error_span is not None:
+            found += ((self.error, self.error_span),)
+        return found
+
+    @property
+    def row(self) -> tuple[str, str, int, int | None, tuple[str, ...], str | None, int, int]:
+        """The row of the generated module's work table
+        (statechart_runtime.chart.work.WorkRow)."""
+        return (self.state, self.handler, self.timeout_ms or 0, self.heartbeat_ms,
+                self.outcomes, self.error, self.retries, self.backoff_ms or 0)
+
+    @property
+    def text(self) -> str:
+        """How diagrams label it: `work call_tool (5m, heartbeat 30s)` (no colon: Mermaid
+        would escape it)."""
+        extra = ", ".join(filter(None, (self.timeout, self.heartbeat and
+                                        f"heartbeat {self.heartbeat}")))
+        return f"work {self.handler} ({extra})"
 
 
 @dataclass(frozen=True)
@@ -193,6 +254,7 @@ class State:
     # history kind, the state a history transition of that kind enters while nothing is
     # remembered (else the state's default entry).
     history_defaults: tuple[tuple[HistoryKind, str, Span], ...] = ()
+    work: Work | None = None  # `work:`: what a run does while in this state
 
     @property
     def is_final(self) -> bool:
@@ -344,6 +406,10 @@ class Spec:
         rows = {t.event: (t.source, t.event, t.delay_ms, t.deadline, t.after_key or "")
                 for t in self.timers()}
         return list(rows.values())
+
+    def work(self) -> list[Work]:
+        """The states' `work:`, in document order."""
+        return [s.work for s in self.states.values() if s.work is not None]
 
     def actions(self) -> list[str]:
         """Every action method name (states' `entry`/`exit`, transitions' `actions`), in

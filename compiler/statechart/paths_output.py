@@ -17,8 +17,8 @@ from statechart.codegen.python_module import PythonNames, class_names
 from statechart.model import Spec
 from statechart.outputs import spec_display_path
 from statechart.report import inert
-from statechart_runtime.explore import START
 from statechart_runtime.testing import Item, Path, Paths, Step, Transition
+from statechart_runtime.testing.explore import START
 
 
 def spec_line(spec: Spec, item: Item) -> int:

@@ -32,7 +32,8 @@ from typing import Any
 from statechart import report
 from statechart.diagnostics import Diagnostic, Span
 from statechart.report import Reporter, Sources
-from statechart_runtime import store_checks, timers
+from statechart_runtime import store_checks
+from statechart_runtime.chart import timers
 from statechart_runtime.errors import InvalidRecord, StoreError
 
 DOCS_URL = ("https://github.com/statechart-compiler/statechart-compiler/blob/main/docs/runs.md")

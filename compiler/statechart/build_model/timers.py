@@ -12,7 +12,7 @@ from statechart import durations
 from statechart.build_model.transitions import TransitionBuilder
 from statechart.diagnostics import Diagnostic
 from statechart.model import RecordField, State, Transition
-from statechart_runtime import events
+from statechart_runtime.chart import events
 
 _IDENTIFIER = re.compile(r"[A-Za-z][A-Za-z0-9_]*\Z")
 

@@ -13,7 +13,7 @@ from statechart.build_model.reader import Reader, node_kind
 from statechart.build_model.spelling import did_you_mean
 from statechart.model import HistoryKind, Repair, Transition, TransitionKind, Trigger
 from statechart.yaml_source import scalar_value
-from statechart_runtime import events
+from statechart_runtime.chart import events
 
 
 class TransitionBuilder(Reader):

@@ -92,7 +92,7 @@ _ANY_TIME = datetime.datetime.max.replace(tzinfo=datetime.UTC)
 
 
 def _due_before(text: str) -> Any:
-    from statechart_runtime.values import parse_time
+    from statechart_runtime.chart.values import parse_time
 
     if text == "now":
         return datetime.datetime.now(datetime.UTC)

@@ -8,8 +8,8 @@ and betterproto's generated code subclasses their runtime's message class):
 - enums for states, events and every `enum` record field;
 - `_SPEC`, the spec's tables (states, transitions, fields, limits, ...);
 - `<Name>Record`, the run record (a dataclass with the spec's typed fields over
-  `statechart_runtime.record.Record`) and `<Name>Step`, one entry of its history;
-- `<Name>Machine`, the python-statemachine class (over `statechart_runtime.machine.Machine`):
+  `statechart_runtime.run.record.Record`) and `<Name>Step`, one entry of its history;
+- `<Name>Machine`, the python-statemachine class (over `statechart_runtime.psm.machine.Machine`):
   every state (nested and parallel ones as `State.Compound` / `State.Parallel` classes), one
   statement per transition;
 - `<Name>`, the facade users call (over `statechart_runtime.run.Run`): one method per event
@@ -25,13 +25,13 @@ import string
 import textwrap
 from typing import TYPE_CHECKING
 
-from statechart import RUNTIME_REQUIREMENT, __version__, names, semantics
+from statechart import RUNTIME_REQUIREMENT, __version__, names, spec_chart
 from statechart.codegen import CodegenError
 from statechart.codegen._jinja import Ident, Lit, entry, environment, py
 from statechart.diagnostics import Span
 from statechart.model import RecordField, Spec, State, Transition
 from statechart.outputs import display_path, folder, header_lines, project
-from statechart_runtime import events
+from statechart_runtime.chart import events
 
 if TYPE_CHECKING:
     from statechart.linter import FileResult
@@ -239,7 +239,7 @@ def _history_rows(spec: Spec) -> list[object]:
 def _used_history_defaults(spec: Spec) -> dict[tuple[str, str], str]:
     """(target, kind) -> `history_default:` state, for the kinds history transitions use."""
     histories = _histories(spec)
-    return {key: default for key, default in semantics.history_defaults(spec).items()
+    return {key: default for key, default in spec_chart.history_defaults(spec).items()
             if key[1] in histories.get(key[0], ())}
 
 
@@ -247,13 +247,13 @@ def _history_defaults(spec: Spec, pn: PythonNames) -> list[tuple[Ident, Ident]]:
     """(history state, default target): a history state never left enters the state's
     `history_default:`, else its parent's default: the initial child, or every region."""
     out: list[tuple[Ident, Ident]] = []
-    named = semantics.history_defaults(spec)
+    named = spec_chart.history_defaults(spec)
     for target, kinds in _histories(spec).items():
         state = spec.states[target]
         for kind in kinds:
             defaults = [named[(target, kind)]] if (target, kind) in named else \
                 state.children if state.kind == "parallel" else \
-                [semantics.chart(spec).default_initial(target)]
+                [spec_chart.chart(spec).default_initial(target)]
             path = Ident(_state_path(spec, pn, target) + "." + pn.history_state(target, kind))
             out.extend((path, Ident(_state_path(spec, pn, d))) for d in defaults if d)
     return out
@@ -324,8 +324,8 @@ def _tables(spec: Spec, pn: PythonNames) -> dict[str, object]:
             by_tag.setdefault(tag, []).append(s.name)
     tags = [entry(tag, tuple(names), 8) for tag, names in by_tag.items()]
     return {
-        "flat": semantics.is_flat(spec) and not spec.statuses(),  # statuses keep configuration
-        "state_rows": [py(row) for row in semantics.rows(spec)],
+        "flat": spec_chart.is_flat(spec) and not spec.statuses(),  # statuses keep configuration
+        "state_rows": [py(row) for row in spec_chart.rows(spec)],
         "transition_rows": [py((*key, tuple(sets), *(
             [tuple(alternatives[key])] if any(a for _, a in alternatives[key]) else [])))
             for key, sets in by_key.items()],
@@ -334,7 +334,7 @@ def _tables(spec: Spec, pn: PythonNames) -> dict[str, object]:
         "requires": requires,
         "tags": tags,
         "initial_configuration": [pn.state_member(n)
-                                  for n in semantics.initial_configuration(spec)],
+                                  for n in spec_chart.initial_configuration(spec)],
         # A timer's machine event id is derived by the runtime (`_sc_` + its member's name).
         "event_ids": [(py(k), py(v)) for k, v in pn.events.items()
                       if not events.is_timer(k)],
@@ -388,7 +388,7 @@ def _context_tables(spec: Spec, pn: PythonNames, classes: dict[str, Ident]
     initial_status = None
     if statuses:
         best: tuple[int, str] | None = None
-        initial = semantics.initial_configuration(spec)
+        initial = spec_chart.initial_configuration(spec)
         for name in initial:
             s = spec.states[name]
             if s.status and (best is None or s.depth > best[0]):
@@ -428,7 +428,9 @@ def _api_version(spec: Spec, data: dict[str, object]) -> tuple[int, int]:
     which an older runtime would never take), 1.4 for `assign:` (transition rows with
     constants), 1.3 for timers (their rows end with the `after:` key as written), 1.2 for run
     context or statuses, else 1.1. 1.5 also for history defaults and multi-target
-    transitions."""
+    transitions. 1.6 for work (`work:`) and `json` fields."""
+    if spec.work() or any(f.type == "json" for f in spec.record):
+        return (1, 6)
     if any(t.trigger == "always" or t.targets for t in spec.transitions()) \
             or _used_history_defaults(spec):
         return (1, 5)
@@ -444,7 +446,7 @@ def _api_version(spec: Spec, data: dict[str, object]) -> tuple[int, int]:
 def render(spec: Spec) -> str:
     # The runtime and python-statemachine know events, not descriptors (`error` taking
     # `error.tool`, `*`): each alternative is listed under every event it takes.
-    spec = semantics.per_event(spec)
+    spec = spec_chart.per_event(spec)
     classes = class_names(spec)
     pn = PythonNames(spec)
     context = {
@@ -480,6 +482,7 @@ def render(spec: Spec) -> str:
         "facade_doc": docstring(f"One run of `{spec.name}`: a method per event, the record "
                                 "in `record`, guards and actions to override.", 4),
         "field_types": {f.type for f in spec.record},
+        "work": [py(w.row) for w in spec.work()],
         "compiler": py(f"statechart-compiler {__version__}"),
         **_tables(spec, pn),
         **_source_tables(spec),

@@ -19,10 +19,15 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from statechart import semantics
+from statechart import spec_chart
 from statechart.model import RecordField, Spec
 from statechart.outputs import folder, header_lines
-from statechart_runtime.values import parse_time, time_text
+from statechart_runtime.chart.values import SENT_BY, SENT_BY_MAX, parse_time, time_text
+
+# A step's reserved value: who sent its event (statechart_runtime.chart.values.SENT_BY).
+_SENT_BY_SCHEMA = {"type": "string", "minLength": 1, "maxLength": SENT_BY_MAX,
+                   "description": "who sent the event (the identity an authenticated "
+                                  "caller gave), kept with the step; no transition sets it"}
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
 ID_BASE = "https://statechart-compiler.dev/schema/run-record"
@@ -34,6 +39,10 @@ def field_schema(f: RecordField) -> dict[str, Any]:
         out = {"enum": list(f.enum)}
     elif f.type == "datetime":
         out = {"type": "string", "format": "date-time"}
+    elif f.type == "json":  # any JSON value but null (None unsets a field)
+        out = {"type": ["object", "array", "string", "number", "boolean"],
+               "$comment": "json: at most 1,048,576 bytes of compact JSON text "
+                           "(statechart_runtime.chart.json_values.MAX_JSON_BYTES)"}
     else:
         out = {"type": f.type}
     if f.description:
@@ -44,7 +53,7 @@ def field_schema(f: RecordField) -> dict[str, Any]:
 
 
 def schema(spec: Spec) -> dict[str, Any]:
-    flat = semantics.is_flat(spec)
+    flat = spec_chart.is_flat(spec)
     states = list(spec.states)
     limits = {s.name: s.limit for s in spec.states.values() if s.limit or s.counter}
     required = ["runId", "specVersion", "status", "lastTransitionAt", "history", "counts"]
@@ -104,7 +113,7 @@ def schema(spec: Spec) -> dict[str, Any]:
                 },
             },
         }
-    remembers = sorted(semantics.chart(spec).remembers)
+    remembers = sorted(spec_chart.chart(spec).remembers)
     if remembers:
         required.append("remembered")
         properties["remembered"] = {
@@ -154,7 +163,8 @@ def schema(spec: Spec) -> dict[str, Any]:
             "target": {"enum": states},
             "at": {"type": "string", "format": "date-time"},
             "values": {"type": "object", "additionalProperties": False,
-                       "properties": {f.name: field_schema(f) for f in spec.record}},
+                       "properties": {**{f.name: field_schema(f) for f in spec.record},
+                                      SENT_BY: _SENT_BY_SCHEMA}},
         },
     }}
     constants = _step_constants(spec)
@@ -202,6 +212,6 @@ def _step_constants(spec: Spec) -> list[dict[str, Any]]:
 
 def outputs(spec: Spec) -> dict[str, bytes]:
     # steps are recorded under the event sent, not the `on:` key that took it
-    text = json.dumps(schema(semantics.per_event(spec)), indent=2, ensure_ascii=False,
+    text = json.dumps(schema(spec_chart.per_event(spec)), indent=2, ensure_ascii=False,
                       allow_nan=False) + "\n"
     return {f"{folder('schema')}/{spec.name}.schema.json": text.encode("utf-8")}

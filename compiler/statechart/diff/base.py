@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from statechart.diagnostics import Span
 from statechart.diff.kinds import KINDS, Change
 from statechart.model import Spec, Transition
-from statechart_runtime import events
+from statechart_runtime.chart import events
 
 Alt = tuple[str, str | None, frozenset[str]]  # (target, guard, sets) of one alternative
 

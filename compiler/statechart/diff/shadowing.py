@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from statechart import semantics
+from statechart import spec_chart
 from statechart.diff.base import DiffBase, names_text, sent_events
 from statechart.model import Transition
 
@@ -24,8 +24,8 @@ class ShadowingDiff(DiffBase):
             # the key that now takes them -> [(event in NEW, OLD's alternatives that took it)]
             found: dict[str, list[tuple[str, list[Transition]]]] = {}
             for event in sent:
-                now = semantics.takers(self.new.states[n], self.emap[event])
-                was = semantics.handling(self.old, o, event)
+                now = spec_chart.takers(self.new.states[n], self.emap[event])
+                was = spec_chart.handling(self.old, o, event)
                 if now and was and was[0].source != o and \
                         {self.alt(t, False) for t in now} != {self.alt(t, True) for t in was}:
                     found.setdefault(now[0].event, []).append((self.emap[event], was))

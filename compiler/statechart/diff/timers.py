@@ -6,8 +6,8 @@ from __future__ import annotations
 from statechart.diagnostics import Span
 from statechart.diff.base import DiffBase
 from statechart.model import State, Transition
-from statechart_runtime import events
-from statechart_runtime.timers import TimerTable
+from statechart_runtime.chart import events
+from statechart_runtime.chart.timers import TimerTable
 
 # What a change covered by the upgrade of a stored run (no migration needed) says.
 _UPGRADED = "safe once `version` is raised: stored runs are upgraded"

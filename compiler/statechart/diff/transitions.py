@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from statechart import semantics
+from statechart import spec_chart
 from statechart.diff.base import Alt, DiffBase, names_text, sent_events
 from statechart.model import Spec, Transition
-from statechart_runtime import events
+from statechart_runtime.chart import events
 
 _LOST = ("stored runs that took it cannot be loaded: their history has that step, which no "
          "transition of the new version takes")
@@ -211,7 +211,7 @@ class TransitionDiff(DiffBase):
 
     def effective(self, spec: Spec, state: str, event: str) -> frozenset[Alt]:
         """What `event` does in `state` of NEW: the nearest state up the tree that handles it."""
-        return frozenset(self.alt(t, False) for t in semantics.handling(spec, state, event))
+        return frozenset(self.alt(t, False) for t in spec_chart.handling(spec, state, event))
 
 
 def _kind_text(t: Transition) -> str:

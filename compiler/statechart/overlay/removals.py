@@ -1,5 +1,5 @@
-"""An overlay's `remove:`: states, transitions and timers, record fields, and overridable
-rules of the base. Removals apply before additions, so remove-then-add replaces."""
+"""An overlay's `remove:`: states, transitions and timers, record fields, overridable rules
+and states' work of the base. Removals apply before additions, so remove-then-add replaces."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from statechart.overlay.base import ResolverBase
 from statechart.overlay.merged import Change
 from statechart.overlay.nodes import entry, key_name
 from statechart.overlay.record_rules import rule_id_of
-from statechart_runtime import events
+from statechart_runtime.chart import events
 
 
 class Removal(ResolverBase):
@@ -36,9 +36,11 @@ class Removal(ResolverBase):
                     self._remove_from(root, "record", name, item, "field")
                 elif key == "rules":
                     self._remove_rule(root, name, item, base_rules)
+                elif key == "work":
+                    self._remove_work(root, name, item)
                 else:
                     self.error(k, f"unknown key `{key}` in `remove`",
-                               "allowed: `states`, `transitions`, `fields`, `rules`")
+                               "allowed: `states`, `transitions`, `fields`, `rules`, `work`")
                     break
 
     def _remove_state(self, root: yaml.MappingNode, name: str, node: yaml.Node) -> None:
@@ -50,11 +52,22 @@ class Removal(ResolverBase):
         del holder.value[i]
         self.changes.append(Change("state-removed", name, self.span(node)))
 
+    def _remove_work(self, root: yaml.MappingNode, name: str, node: yaml.Node) -> None:
+        """`remove: {work: [STATE]}`: the state stays, without its `work:`."""
+        where = self.index(root).get(name)
+        body = where[0].value[where[1]][1] if where is not None else None
+        if not isinstance(body, yaml.MappingNode) or entry(body, "work") is None:
+            self.error(node, f"cannot remove the work of `{name}`: the base has "
+                             + ("no such state" if where is None else "no work on it"))
+            return
+        body.value[:] = [(k, v) for k, v in body.value if key_name(k) != "work"]
+        self.changes.append(Change("state-changed", name, self.span(node)))
+
     def _remove_transition(self, root: yaml.MappingNode, name: str, node: yaml.Node) -> None:
         state, _, event = name.partition(".")
         where = self.index(root).get(state)
         # The `done:` transition, or the eventless ones (`always:`)
-        written = "done" if event == f"done.state.{state}" else \
+        written = "done" if event == events.done_event(state) else \
             "always" if event == events.ALWAYS else None
         if where is not None and written is not None:
             body = where[0].value[where[1]][1]
@@ -63,8 +76,9 @@ class Removal(ResolverBase):
                 self.changes.append(Change("transition-removed", name))
                 return
         section = "on"
-        if event.startswith("after.") and len(event) > 6:  # a timer: `STATE.after.15m`
-            section, event = "after", event[6:]
+        prefix = events.TIMER_PREFIX
+        if event.startswith(prefix) and len(event) > len(prefix):  # a timer: `STATE.after.15m`
+            section, event = "after", event[len(prefix):]
         on = entry(where[0].value[where[1]][1], section) if where else None
         if event and on is not None and section == "after" and entry(on[1], event) is None:
             # A timer named `name: reminder` is also `STATE.after.reminder`; its change is

@@ -13,7 +13,7 @@ from pathlib import Path
 import jinja2
 
 from statechart.linter import FileResult
-from statechart.model import RecordField, Selector, Spec, SpecRule, State, Transition
+from statechart.model import RecordField, Selector, Spec, SpecRule, State, Transition, Work
 from statechart.names import IDENTIFIER
 from statechart.outputs import OutputUnavailable, folder, header_lines, project, spec_display_path
 from statechart.render import bounds, labels
@@ -23,7 +23,7 @@ from statechart.render.layout import LayoutError, layout, with_svg_header
 from statechart.render.mermaid import mermaid_source
 from statechart.render.style import OverlayMarks, overlay_marks
 from statechart.report import uri_reference
-from statechart.semantics import ends_run
+from statechart.spec_chart import ends_run
 
 _ENV = jinja2.Environment(
     loader=jinja2.FileSystemLoader(str(Path(__file__).resolve().parent.parent / "templates")),
@@ -213,6 +213,15 @@ def _record_row(f: RecordField) -> dict[str, str]:
             "description": labels.markdown_cell(f.description)}
 
 
+def _work_row(work: Work) -> dict[str, str]:
+    return {"state": _code(work.state), "handler": _code(work.handler),
+            "timeout": _constant(work.timeout),
+            "heartbeat": _constant(work.heartbeat) if work.heartbeat else "",
+            "outcomes": _names(work.outcomes), "error": _code(work.error) if work.error else "",
+            "retry": f"{work.retries}, first after {_constant(work.backoff)}, doubling"
+            if work.retries else "none"}
+
+
 def spec_page(spec: Spec, limits: LayoutBounds | None = None) -> str:
     """The page; what it says about the Graphviz picture depends on the spec's size and
     `limits` (default: `bounds.current()`), never on how a layout went."""
@@ -247,6 +256,7 @@ def spec_page(spec: Spec, limits: LayoutBounds | None = None) -> str:
                 "words": rule_in_words(spec, r),
                 "description": labels.markdown_cell(r.description)} for r in spec.rules],
         record=[_record_row(f) for f in spec.record],
+        work=[_work_row(w) for w in spec.work()],
         named_statuses=bool(spec.statuses()), statuses=_statuses(spec),
         version_changes=_migrations(spec) if spec.version > 1 or spec.migrations else None,
     )

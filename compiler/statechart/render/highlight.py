@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from statechart import semantics
+from statechart import spec_chart
 from statechart.build_model import did_you_mean
 from statechart.model import Spec
 from statechart_runtime.errors import StatechartError
@@ -24,7 +24,7 @@ def active_configuration(spec: Spec, names: list[str]) -> frozenset[str]:
     """The configuration to mark. One name (`--highlight STATE`, or a record with only a
     `status`) means a run that has just entered that state: its ancestors, its default
     children and the default states of the other regions of a parallel ancestor
-    (`semantics.configuration_of`). Several names (a record's `configuration`) are taken as
+    (`spec_chart.configuration_of`). Several names (a record's `configuration`) are taken as
     they are, with their ancestors (an ancestor of an active state is active)."""
     for name in names:
         if name not in spec.states:
@@ -32,7 +32,7 @@ def active_configuration(spec: Spec, names: list[str]) -> frozenset[str]:
             raise HighlightError(f"no state `{name}` in spec `{spec.name}`"
                                  + (f"; {hint}" if hint else ""))
     if len(names) == 1:
-        return frozenset(semantics.configuration_of(spec, names[0]))
+        return frozenset(spec_chart.configuration_of(spec, names[0]))
     active: set[str] = set(names)
     for name in names:
         active.update(spec.ancestors(name))

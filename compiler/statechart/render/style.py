@@ -1,6 +1,6 @@
 """What a state looks like, decided once for DOT, Mermaid and the docs legend.
 
-Terminal = a state that ends the run (`statechart.semantics.ends_run`). Tags get a fill
+Terminal = a state that ends the run (`statechart.spec_chart.ends_run`). Tags get a fill
 colour: `paused` and `terminal` have fixed ones (the spec format's rules talk about them),
 other tags take colours from a palette in first-use order, so the same spec always gets the
 same colours.
@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from statechart.model import Spec, State, Transition
-from statechart.semantics import ends_run
+from statechart.spec_chart import ends_run
 
 TERMINAL_FILL = "#d9d9d9"
 FIXED_TAG_FILLS = {"paused": "#ffd8a8", "terminal": TERMINAL_FILL}

@@ -23,7 +23,7 @@ Fix: put the guarded alternatives first and the unguarded fallback last, and giv
 alternative its own guard.
 """
 
-from statechart import semantics
+from statechart import spec_chart
 from statechart.diagnostics import Severity
 from statechart.model import Transition
 from statechart.rules._base import Check, Graph, Spec, problem
@@ -37,7 +37,7 @@ def check(spec: Spec, graph: Graph) -> Check:
     limited = {s.name for s in spec.states.values() if s.limit}
 
     def may_be_limited(t: Transition) -> bool:
-        return bool(limited) and any(n in limited for n in semantics.entry_set(spec, t))
+        return bool(limited) and any(n in limited for n in spec_chart.entry_set(spec, t))
 
     for state in spec.states.values():
         by_event: dict[str, list[Transition]] = {}

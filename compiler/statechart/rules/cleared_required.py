@@ -19,7 +19,7 @@ Fix: do not clear the field on this way out (move the `clear:` to the transition
 it), set it again on the transition (`set: [approvalId]`), or drop the `requires`.
 """
 
-from statechart import semantics
+from statechart import spec_chart
 from statechart.diagnostics import Severity
 from statechart.rules._base import Check, Graph, Spec, problem
 
@@ -31,13 +31,13 @@ PHASE = "model"
 def check(spec: Spec, graph: Graph) -> Check:
     if not any(s.clear or any(t.clears for t in s.transitions) for s in spec.states.values()):
         return
-    chart = semantics.chart(spec)
+    chart = spec_chart.chart(spec)
     for state in spec.states.values():
         for t in state.transitions:
-            if not semantics.known(spec, t):
+            if not spec_chart.known(spec, t):
                 continue
             # A targetless transition stays in its source; an internal one's domain is it.
-            domain, entered = (t.source, ()) if t.targetless else semantics.effect(spec, t)
+            domain, entered = (t.source, ()) if t.targetless else spec_chart.effect(spec, t)
             exited = [a for a in (t.source, *chart.ancestors(t.source))
                       if chart.is_descendant(a, domain)]
             cleared = {f: f"`{t.source}` on `{t.event}` clears it" for f in t.clears}

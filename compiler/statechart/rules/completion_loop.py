@@ -33,7 +33,7 @@ Fix: target a state outside the loop (`done:` usually leaves the completed state
 a transition of the loop so that it stops.
 """
 
-from statechart import semantics
+from statechart import spec_chart
 from statechart.diagnostics import Severity
 from statechart.model import Transition
 from statechart.rules._base import Check, Diagnostic, Graph, Spec, problem
@@ -62,9 +62,9 @@ def _surely_taken(spec: Spec) -> dict[Node, list[Transition]]:
             if trigger == "always" and (
                     any(s in eventless for s in spec.subtree(state.name)[1:])
                     or any(s in eventless and order[s] < order[state.name]
-                           for s in semantics.alongside(spec, [state.name]))
+                           for s in spec_chart.alongside(spec, [state.name]))
                     or any(spec.states[s].limit
-                           for s in semantics.sure_entry_set(spec, alternatives[last]))):
+                           for s in spec_chart.sure_entry_set(spec, alternatives[last]))):
                 continue
             out[(trigger, state.name)] = alternatives[:last + 1]
     return out
@@ -76,13 +76,13 @@ def _next(spec: Spec, t: Transition, taken: dict[Node, list[Transition]],
     leaves active, and the completions it surely raises (a final state it surely enters
     completes its parent)."""
     out: list[Node] = []
-    after = list(semantics.sure_entry_set(spec, t))
+    after = list(spec_chart.sure_entry_set(spec, t))
     if t.kind != "external":  # targetless or internal: the source stays active
         after.append(t.source)
     for name in after:
         if ("always", name) in taken and ("always", name) not in out:
             out.append(("always", name))
-    for name in semantics.sure_entry_set(spec, t):
+    for name in spec_chart.sure_entry_set(spec, t):
         parent = spec.states[name].parent
         if spec.states[name].is_final and parent in completing and ("done", parent) not in out:
             out.append(("done", parent))

@@ -22,7 +22,7 @@ last; to try `error`'s guarded alternatives first for `error.tool`, list them un
 `error.tool` too.
 """
 
-from statechart import semantics
+from statechart import spec_chart
 from statechart.diagnostics import Severity
 from statechart.rules._base import Check, Graph, Spec, problem
 
@@ -37,7 +37,7 @@ def check(spec: Spec, graph: Graph) -> Check:
         for t in state.transitions:
             if t.trigger != "event" or t.order != 0:
                 continue
-            general = next((k for k in seen if semantics.matches(k, t.event)), None)
+            general = next((k for k in seen if spec_chart.matches(k, t.event)), None)
             if general is not None:
                 yield problem(ID, SEVERITY, t.span,
                               f"`{state.name}` on `{t.event}`: written after `{general}`, which "

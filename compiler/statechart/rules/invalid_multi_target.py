@@ -28,7 +28,7 @@ Fix: name one state per region of one parallel state (`target: [a2, c2]`); for h
 `internal`, use one target; list the targets of such alternatives in another order.
 """
 
-from statechart import semantics
+from statechart import spec_chart
 from statechart.diagnostics import Severity
 from statechart.rules._base import Check, Graph, Spec, problem
 
@@ -55,7 +55,7 @@ def check(spec: Spec, graph: Graph) -> Check:
     for state in spec.states.values():
         first_targets: dict[tuple[str, str], tuple[str, ...]] = {}
         for t in state.transitions:
-            if not t.targets or not semantics.known(spec, t):
+            if not t.targets or not spec_chart.known(spec, t):
                 continue
             where = f"`{t.source}` on `{t.shown}`"
             if t.history or t.kind == "internal":

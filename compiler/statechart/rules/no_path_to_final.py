@@ -19,7 +19,7 @@ Fix: add a way out of the cycle (a timeout, a cancel, a give-up after retries) t
 final state.
 """
 
-from statechart import semantics
+from statechart import spec_chart
 from statechart.diagnostics import Severity
 from statechart.rules._base import Check, Graph, Spec, problem
 
@@ -31,7 +31,7 @@ PHASE = "graph"
 def check(spec: Spec, graph: Graph) -> Check:
     if spec.initial not in spec.states:
         return
-    finals = semantics.ending_states(spec)
+    finals = spec_chart.ending_states(spec)
     if not finals:
         yield problem(ID, SEVERITY, spec.span, "no top-level state is final: runs never finish",
                       "mark the states where a run ends with `final: true`")
@@ -56,13 +56,13 @@ def _finishing(spec: Spec, graph: Graph) -> set[str]:
     region, or by restarting its own), or leaves the parallel state towards a finishing state."""
     tops = [s.name for s in spec.top_level if s.is_final]
     finishing = graph.reaching(tops) if tops else set()
-    for parallel, regions in semantics.ending_parallels(spec).items():
+    for parallel, regions in spec_chart.ending_parallels(spec).items():
         inside = set(spec.subtree(parallel))
         within: set[str] = set()
         for region, finals in regions.items():
             within |= _reaching_within(spec, region, finals)
         starts_done = all(
-            all(s in within or s in finishing for s in semantics.default_entry(spec, r)
+            all(s in within or s in finishing for s in spec_chart.default_entry(spec, r)
                 if not spec.states[s].children)
             for r in regions)
         if starts_done:  # entering the parallel state leads to the end
@@ -81,7 +81,7 @@ def _reaching_within(spec: Spec, region: str, finals: list[str]) -> set[str]:
         for t in spec.states[name].transitions:
             if t.target not in inside:
                 continue
-            entered = [s for s in semantics.entry_set(spec, t) if s in inside]
+            entered = [s for s in spec_chart.entry_set(spec, t) if s in inside]
             for source in spec.subtree(name):
                 for target in entered:
                     into.setdefault(target, set()).add(source)

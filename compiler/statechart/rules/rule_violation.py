@@ -35,7 +35,7 @@ team's intent changed.
 
 import os
 
-from statechart import semantics
+from statechart import spec_chart
 from statechart.diagnostics import Severity
 from statechart.graph import Step, format_path
 from statechart.model import Selector, SpecRule, Transition
@@ -89,14 +89,14 @@ def _unreachable(spec: Spec, graph: Graph, rule: SpecRule, sources: list[str],
                       "a state is always reachable from itself; fix `from` or `to`")
         return
     reached = graph.reachable([spec.initial]) if spec.initial in spec.states else set()
-    alongside = [s for s in semantics.alongside(spec, sources) if s in reached]
+    alongside = [s for s in spec_chart.alongside(spec, sources) if s in reached]
     path = graph.shortest_path([*sources, *alongside], targets)
     if path is None:
         return
     start = path[0].source if path else next(s for s in alongside if s in targets)
     end = path[-1].target if path else start
     if start in alongside:
-        beside = next(a for a in sources if start in semantics.alongside(spec, [a]))
+        beside = next(a for a in sources if start in spec_chart.alongside(spec, [a]))
         how = f"`{start}` can be active alongside `{beside}` (another region of a parallel " \
               "state)" + (f", then {format_path(start, path)}" if path else "")
     else:
@@ -119,15 +119,15 @@ def check(spec: Spec, graph: Graph) -> Check:
             yield from _unreachable(spec, graph, rule, sources, targets)
             continue
         source_set = set(sources)
-        for t in semantics.can_fire_while(spec, sources):
-            if not semantics.known(spec, t):
+        for t in spec_chart.can_fire_while(spec, sources):
+            if not spec_chart.known(spec, t):
                 continue  # reported by unknown-state; it says nothing about this rule
-            if rule.kind == "only" and not any(semantics.exits(spec, t, s) for s in sources):
+            if rule.kind == "only" and not any(spec_chart.exits(spec, t, s) for s in sources):
                 continue  # a transition of another region that leaves A alone
             # `never`: what t may enter; `only`: what it surely enters (a history transition
             # may or may not re-enter A or a state of B).
-            entered = semantics.entry_set(spec, t) if rule.kind == "never" \
-                else semantics.sure_entry_set(spec, t)
+            entered = spec_chart.entry_set(spec, t) if rule.kind == "never" \
+                else spec_chart.sure_entry_set(spec, t)
             hits = [s for s in entered if s in targets]
             if rule.kind == "never" and hits:
                 fix = "remove this transition or change its target"

@@ -27,7 +27,7 @@ from statechart.scxml.export import ELEMENT
 from statechart.scxml.names import Names
 from statechart.scxml.xml_tree import Element, XMLError, parse
 from statechart.scxml.yaml_text import Block, dump
-from statechart_runtime import events
+from statechart_runtime.chart import events
 
 RULE = "scxml-import"
 STATES = frozenset(ELEMENT.values())  # state, parallel, final
@@ -412,7 +412,7 @@ class _Importer:
             alternative: dict[str, Any] = {}
             if written is None:  # eventless (no `event`, or an empty one): `always:`
                 where, key, group = body, "always", always
-            elif written == f"done.state.{scxml_id}":
+            elif written == events.done_event(scxml_id):
                 where, key, group = body, "done", done
             elif written in timers:
                 send, after_key = timers[written]
@@ -423,7 +423,7 @@ class _Importer:
                     name = self.timer_name(written, node, send, after_key, timers)
                     if name is not None:
                         alternative["name"] = name
-            elif written.startswith("done.state."):
+            elif events.is_done(written):
                 self.refuse(element, "done-elsewhere", f"`{written}` on `{node.name}`")
                 continue
             else:

@@ -52,6 +52,7 @@ from statechart_runtime.store._async.run_store import AsyncRunStore
 from statechart_runtime.store._sync.run_store import RunStore
 from statechart_runtime.store.core.failures import UNREACHABLE_HINT as UNREACHABLE_HINT
 from statechart_runtime.store.core.failures import refuse_in_event_loop
+from statechart_runtime.store.core.pages import RunFilter
 from statechart_runtime.store.core.rows import HistoryRow, StoredRun
 from statechart_runtime.store.core.schema import OLDEST_VERSION as OLDEST_VERSION
 from statechart_runtime.store.core.schema import SCHEMA_VERSION
@@ -62,7 +63,7 @@ from statechart_runtime.values import Clock
 
 __all__ = ["BACKENDS", "SCHEMA_VERSION", "AsyncRunStore", "Backend", "ConcurrentUpdate",
            "DamagedRow", "Fired", "HistoryRow", "OutcomeUnknown", "PoolExhausted",
-           "ReadOnlyStore", "RunIdTaken", "RunNotFound", "RunStore", "SchemaProblem",
+           "ReadOnlyStore", "RunFilter", "RunIdTaken", "RunNotFound", "RunStore", "SchemaProblem",
            "Statements", "StoreError", "StoreFull", "StoreUnavailable", "StoredRun",
            "TimerFailed", "UnknownName", "UnstorableValue", "open_async_store", "open_store"]
 

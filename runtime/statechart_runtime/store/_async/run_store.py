@@ -37,8 +37,17 @@ from statechart_runtime.errors import (
 )
 from statechart_runtime.run import Run, spec_of, steps_without_machine
 from statechart_runtime.store._async import is_async
-from statechart_runtime.store.core import failures, restore, rows, schema, versions, writes
+from statechart_runtime.store.core import (
+    failures,
+    pages,
+    restore,
+    rows,
+    schema,
+    versions,
+    writes,
+)
 from statechart_runtime.store.core.checks import utc_text
+from statechart_runtime.store.core.pages import RunFilter
 from statechart_runtime.store.core.rows import HistoryRow, Stored, StoredRun
 from statechart_runtime.store.core.statements import Statements
 from statechart_runtime.store.core.writes import (
@@ -453,7 +462,7 @@ class AsyncRunStore:
 
     async def fire(self, run_class: type[RunT], run_id: str, event: Any, *,
                    idempotency_key: str | None = None, at: dt.datetime | None = None,
-                   **values: Any) -> Fired:
+                   if_revision: int | None = None, **values: Any) -> Fired:
         """Load the run, send it `event` with `values` at `at` (default: now), save it: one
         transaction, holding the run's row from load to save, or (`optimistic_fire`: SQLite)
         written only if the run's revision is the one the step was computed from, and
@@ -463,7 +472,10 @@ class AsyncRunStore:
         that fired before it are saved (they happened: an approval sent after its deadline
         finds, and leaves, the run timed out). With `idempotency_key`, an event already
         applied with that key for this run is not fired again (`applied` is False); the key
-        reused for another event is a StoreError. A busy database is retried up to
+        reused for another event is a StoreError. With `if_revision`, the event is fired
+        only if the run is at that revision (an answer given for what someone saw):
+        ConcurrentUpdate otherwise, checked in the transaction that writes (a repeat of an
+        applied key is answered as such first). A busy database is retried up to
         `max_attempts` times, a lost connection for up to `timeout` seconds."""
         self._writable()
         spec = spec_of(run_class)
@@ -497,6 +509,8 @@ class AsyncRunStore:
                 mine = seen[2] == call
                 return Fired(await self._head_run(db, run_class, run_id, row), mine, row[2],
                              (name,) if mine else ())
+            if if_revision is not None and row[2] != if_revision:
+                raise ConcurrentUpdate(run_id, if_revision, row[2])
             run = await self._head_run(db, run_class, run_id, row)
             mark = mark_of(run)
             when = at if at is not None else self.now()  # the one time of this call
@@ -734,12 +748,13 @@ class AsyncRunStore:
     # -- queries -------------------------------------------------------------------------
 
     async def history(self, run_id: str, *, event: str | None = None,
-                      since: dt.datetime | None = None, until: dt.datetime | None = None
-                      ) -> list[HistoryRow]:
+                      since: dt.datetime | None = None, until: dt.datetime | None = None,
+                      first: int = 0, limit: int | None = None) -> list[HistoryRow]:
         """The stored transitions of `run_id` in order, optionally only those of `event`
-        and those at or after `since` and before `until`."""
+        and those at or after `since` and before `until`; from the step of index `first`,
+        at most `limit` of them (a page of a long history)."""
         sql = self.sql.history(event=event is not None, since=since is not None,
-                               until=until is not None)
+                               until=until is not None, first=bool(first), limit=limit)
         args: list[Any] = [run_id]
         if event is not None:
             args.append(getattr(event, "value", event))
@@ -747,11 +762,57 @@ class AsyncRunStore:
             args.append(utc_text(since))
         if until is not None:
             args.append(utc_text(until))
+        if first:
+            args.append(int(first))
 
         async def work(db: Any) -> list[Any]:
             return list(await (await db.execute(sql, args)).fetchall())
 
         return rows.history_rows(await self._read(work))
+
+    # -- pages, for consoles (core/pages.py) ---------------------------------------------
+
+    async def runs_page(self, conditions: RunFilter = pages.ANY_RUN, *, by_due: bool = False,
+                        after: tuple[Any, ...] | None = None, limit: int = 50
+                        ) -> list[StoredRun]:
+        """At most `limit` (up to 500) stored runs matching `conditions` (a `RunFilter`, in
+        the names the runs are stored in), sorted by id, or with `by_due` by when their
+        earliest timer is due (runs with none armed left out); after the cursor `after`:
+        `(run_id,)`, or `(next_due, run_id)` with `by_due`, of the last run of the previous
+        page. One snapshot; no record is loaded."""
+        shape, args = pages.filter_args(conditions)
+        sql = self.sql.runs_page(self.sql.run_filter(**shape), by_due=by_due,
+                                 after=after is not None, limit=pages.checked_limit(limit))
+        args += pages.after_args(by_due, after)
+
+        async def work(db: Any) -> tuple[list[Any], list[Any]]:  # one snapshot
+            found = list(await (await db.execute(sql, args)).fetchall())
+            if not found:
+                return found, []
+            ids = [row[0] for row in found]
+            states = await (await db.execute(self.sql.states_of(len(ids)), ids)).fetchall()
+            return found, list(states)
+
+        found, state_rows = await self._read(work)
+        return rows.page(found, state_rows)
+
+    async def status_counts(self, conditions: RunFilter = pages.ANY_RUN) -> dict[str, int]:
+        """How many stored runs matching `conditions` (its `status` aside) report each
+        status (the `status` column), by status."""
+        shape, args = pages.filter_args(conditions, with_status=False)
+        found = await self._rows(self.sql.status_counts(self.sql.run_filter(**shape)), args)
+        return {status: int(count) for status, count in found}
+
+    async def head(self, run_class: type[RunT], run_id: str) -> Fired:
+        """The stored run restored from its head alone, as `fire` restores it (its record's
+        history is empty, its checks are `fire`'s; a run of an older spec version is
+        upgraded from its whole history), as a `Fired` with `applied` False and the stored
+        `revision`: the run as a console shows it, in a time that does not grow with its
+        history. RunNotFound if there is none."""
+        async def work(db: Any) -> Fired:
+            row = await self._checked_head(db, run_id, self.sql.head)
+            return Fired(await self._head_run(db, run_class, run_id, row), False, row[2])
+        return await self._read(work)
 
     async def find(self, run_class: type[Run[Any, Any, Any]], *, status: Any = None,
                    state: Any = None, tag: str | None = None) -> list[str]:

@@ -34,6 +34,9 @@ class HistoryRow:
     target: str
     at: dt.datetime
     values: dict[str, Any]
+    # How the step took its transition (docs/runs.md, "The record"): None for an external
+    # one, `shallow`/`deep` (into its target by history), `internal`, `targetless`, `multi`.
+    kind: str | None = None
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -77,12 +80,12 @@ def step_dicts(rows: Iterable[Sequence[Any]], invalid: Invalid) -> list[dict[str
 
 
 def history_rows(rows: Iterable[Sequence[Any]]) -> list[HistoryRow]:
-    """`store.history`'s rows from (run_id, idx, event, source, target, at, values)."""
+    """`store.history`'s rows from (run_id, idx, event, source, target, at, values, kind)."""
     out = []
-    for run_id, idx, event, source, target, at, values in rows:
+    for run_id, idx, event, source, target, at, values, kind in rows:
         when = parse_time(f"history[{idx}].at", at)
         out.append(HistoryRow(run_id, idx, event, source, target, when,
-                              step_values(idx, values, InvalidRecord)))
+                              step_values(idx, values, InvalidRecord), kind or None))
     return out
 
 
@@ -112,10 +115,20 @@ def stored_runs(runs: Sequence[Sequence[Any]], state_rows: Sequence[Sequence[Any
     for run_id, state in state_rows:
         states.setdefault(run_id, []).append(state)
     last = {row[0]: row[1] for row in last_rows}
-    return [_stored_run(r, tuple(states.get(r[0], ())), last.get(r[0])) for r in runs]
+    return [stored_run(r, tuple(states.get(r[0], ())), last.get(r[0])) for r in runs]
 
 
-def _stored_run(row: Sequence[Any], states: tuple[str, ...], last_at: Any) -> StoredRun:
+def page(found: Sequence[Sequence[Any]], state_rows: Sequence[Sequence[Any]]
+         ) -> list[StoredRun]:
+    """A page of runs (`runs_page`) from its rows: the `runs` columns and the last step's
+    time, and the (run_id, state) rows."""
+    states: dict[str, list[str]] = {}
+    for run_id, state in state_rows:
+        states.setdefault(run_id, []).append(state)
+    return [stored_run(row[:9], tuple(states.get(row[0], ())), row[9]) for row in found]
+
+
+def stored_run(row: Sequence[Any], states: tuple[str, ...], last_at: Any) -> StoredRun:
     """A StoredRun from a `runs` row (run_id, spec, spec_version, revision, status, steps,
     created_at, updated_at, next_due), its states and its last step's time (None: none)."""
     run_id = row[0]
@@ -156,7 +169,7 @@ def assembled(head: Sequence[Any], states: list[str], steps: list[Sequence[Any]]
     not the table's."""
     run_id = head[0]
     try:
-        stored = _stored_run(head, tuple(states), steps[-1][3] if steps else None)
+        stored = stored_run(head, tuple(states), steps[-1][3] if steps else None)
     except StoreError as exc:
         return exc
     try:

@@ -77,9 +77,30 @@ class Statements:
         run due first."""
         raise NotImplementedError
 
-    def history(self, *, event: bool, since: bool, until: bool) -> str:
-        """(run_id, [event], [since], [until]) -> (run_id, idx, event, source, target, at,
-        values), in order: the conditions given."""
+    def history(self, *, event: bool, since: bool, until: bool, first: bool = False,
+                limit: int | None = None) -> str:
+        """(run_id, [event], [since], [until], [first index]) -> (run_id, idx, event,
+        source, target, at, values, kind), in order, at most `limit`: the conditions given."""
+        raise NotImplementedError
+
+    def run_filter(self, *, spec: bool, run_id: bool, status: bool, groups: Sequence[int],
+                   due_by: bool) -> str:
+        """A condition on `runs r` (core/pages.py's `filter_args` gives its shape and its
+        arguments): the spec, the run, the status, one group of states each active, an
+        armed timer due by a time."""
+        raise NotImplementedError
+
+    def runs_page(self, where: str, *, by_due: bool, after: bool, limit: int) -> str:
+        """(the condition's arguments, the cursor's) -> a page of `runs` rows (as
+        `stored_runs`', and the last step's time), by id or by when due."""
+        raise NotImplementedError
+
+    def states_of(self, count: int) -> str:
+        """(`count` run ids) -> their (run_id, state) rows."""
+        raise NotImplementedError
+
+    def status_counts(self, where: str) -> str:
+        """(the condition's arguments) -> (status, how many runs)."""
         raise NotImplementedError
 
     def find(self, *, status: bool, state: bool, tagged: int) -> str:

@@ -61,10 +61,46 @@ class _SqliteStatements(Statements):
         return ("SELECT run_id, next_due FROM runs WHERE spec = ? AND spec_version <= ? "
                 f"AND next_due IS NOT NULL{self._skip(skip)} ORDER BY next_due LIMIT 1")
 
-    def history(self, *, event: bool, since: bool, until: bool) -> str:
-        return ('SELECT run_id, idx, event, source, target, at, "values" FROM history '
+    def history(self, *, event: bool, since: bool, until: bool, first: bool = False,
+                limit: int | None = None) -> str:
+        return ('SELECT run_id, idx, event, source, target, at, "values", kind FROM history '
                 "WHERE run_id = ?" + " AND event = ?" * event + " AND at >= ?" * since
-                + " AND at < ?" * until + " ORDER BY idx")
+                + " AND at < ?" * until + " AND idx >= ?" * first + " ORDER BY idx"
+                + ("" if limit is None else f" LIMIT {int(limit)}"))
+
+    def run_filter(self, *, spec: bool, run_id: bool, status: bool, groups: Sequence[int],
+                   due_by: bool) -> str:
+        parts = ["1 = 1"] + ["r.spec = ?"] * spec + ["r.run_id = ?"] * run_id \
+            + ["r.status = ?"] * status
+        for size in groups:
+            if not size:
+                return "1 = 0"
+            parts.append("EXISTS (SELECT 1 FROM run_states s WHERE s.run_id = r.run_id AND "
+                         f"s.state IN ({', '.join(['?'] * size)}))")
+        if due_by:
+            parts.append("r.next_due IS NOT NULL AND r.next_due <= ?")
+        return " AND ".join(parts)
+
+    def runs_page(self, where: str, *, by_due: bool, after: bool, limit: int) -> str:
+        if by_due:
+            where += " AND r.next_due IS NOT NULL"
+            if after:
+                where += " AND (r.next_due > ? OR (r.next_due = ? AND r.run_id > ?))"
+        elif after:
+            where += " AND r.run_id > ?"
+        order = "r.next_due, r.run_id" if by_due else "r.run_id"
+        return ("SELECT r.run_id, r.spec, r.spec_version, r.revision, r.status, r.steps, "
+                "r.created_at, r.updated_at, r.next_due, (SELECT h.at FROM history h WHERE "
+                "h.run_id = r.run_id AND h.idx = r.steps - 1) "
+                f"FROM runs r WHERE {where} ORDER BY {order} LIMIT {int(limit)}")
+
+    def states_of(self, count: int) -> str:
+        return ("SELECT run_id, state FROM run_states WHERE run_id IN ("
+                + ", ".join(["?"] * count) + ") ORDER BY run_id, state")
+
+    def status_counts(self, where: str) -> str:
+        return (f"SELECT r.status, COUNT(*) FROM runs r WHERE {where} "
+                "GROUP BY r.status ORDER BY r.status")
 
     def find(self, *, status: bool, state: bool, tagged: int) -> str:
         parts = []

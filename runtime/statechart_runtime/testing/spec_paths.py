@@ -24,9 +24,9 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from statechart_runtime.chart.chart import step_target
 from statechart_runtime.errors import PathMismatch
-from statechart_runtime.explore import START, Micro, Move, Snapshot, Space
-from statechart_runtime.semantics import step_target
+from statechart_runtime.testing.explore import START, Micro, Move, Snapshot, Space
 
 Cover = Literal["transitions", "states", "guards"]
 COVERS: tuple[Cover, ...] = ("transitions", "states", "guards")
@@ -414,7 +414,7 @@ def follow(run_class: Any, path: Path) -> Any:
     """A new run of `run_class` driven along `path` (the clock and the guards' answers as the
     path says); after each step its configuration, status, the transitions it took and the
     timers it fired must be the path's, else PathMismatch. Returns the run."""
-    from statechart_runtime.run import EventNotAccepted
+    from statechart_runtime.run.run import EventNotAccepted
 
     clock = _Clock()
     model = answers_model(guard_names(run_class))
@@ -471,7 +471,13 @@ def event_sequences(run_class: Any, *, max_steps: int = 20) -> Any:
     space = Space(run_class)
     codec = space.spec.codec
     drawn = {"string": st.text(max_size=20), "integer": st.integers(-10**6, 10**6),
-             "number": st.floats(-1e6, 1e6, allow_nan=False), "boolean": st.booleans()}
+             "number": st.floats(-1e6, 1e6, allow_nan=False), "boolean": st.booleans(),
+             # small JSON values, nulls inside (at the top None unsets a field)
+             "json": st.recursive(
+                 st.booleans() | st.integers(-10**6, 10**6) | st.text(max_size=10),
+                 lambda inner: st.lists(inner | st.none(), max_size=3)
+                 | st.dictionaries(st.text(max_size=5), inner | st.none(), max_size=3),
+                 max_leaves=6)}
 
     @st.composite
     def sequences(draw: Any) -> Path:

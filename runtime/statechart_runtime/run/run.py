@@ -15,17 +15,24 @@ import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, ClassVar, Generic, Self, TypeVar
 
-from statemachine import StateMachine
-from statemachine.exceptions import TransitionNotAllowed
-from statemachine.orderedset import OrderedSet
-
-from statechart_runtime import coverage, events, kernel, timers
+from statechart_runtime.chart import events, kernel, timers
+from statechart_runtime.chart.chart import INTERNAL, MULTI, TARGETLESS
+from statechart_runtime.chart.spec import SpecTables
+from statechart_runtime.chart.values import (
+    SENT_BY,
+    Clock,
+    JsonValue,
+    is_aware,
+    now,
+    outside_utc,
+    sent_by_problem,
+    utcnow,
+)
 from statechart_runtime.errors import LimitExceeded, MissingField, RunError
-from statechart_runtime.machine import DirectGuards, Machine, direct_guards, number_states
-from statechart_runtime.record import Record, check_record
-from statechart_runtime.semantics import INTERNAL, MULTI, TARGETLESS
-from statechart_runtime.spec import SpecTables
-from statechart_runtime.values import Clock, JsonValue, is_aware, now, outside_utc, utcnow
+from statechart_runtime.psm.machine import DirectGuards, Machine, direct_guards, number_states
+from statechart_runtime.psm.names import OrderedSet, StateMachine, TransitionNotAllowed
+from statechart_runtime.run.record import Record, check_record
+from statechart_runtime.testing import coverage
 
 R = TypeVar("R", bound=Record)
 S = TypeVar("S")
@@ -264,7 +271,7 @@ class Run(Generic[R, S, E]):
                 raise TypeError(f"`{key}` is not a run-context field of `{spec.name}` (its "
                                 f"context: {', '.join(sorted(spec.context)) or 'none'})")
             if value is not None:
-                spec.codec.to_json(field, value)
+                value = spec.codec.checked(field, value)[0]
             changes.append((key, value))
         return changes
 
@@ -350,13 +357,25 @@ class Run(Generic[R, S, E]):
             raise EventNotAccepted(str(name), self._active, ended=False, known=False)
         if name in spec.internal:
             raise EventNotAccepted(name, self._active, ended=False, internal=True)
+        by = values.pop(SENT_BY, None)
+        if by is not None and (problem := sent_by_problem(by)) is not None:
+            raise TypeError(f"`{name}`: {SENT_BY}: {problem}")
         settable = spec.event_fields.get(name, ())
         for field in values:
             if field not in settable:
                 raise TypeError(f"`{name}` takes no value `{field}` (it sets "
                                 f"{', '.join(settable) or 'nothing'})")
         codec = spec.codec
+        history = self.record.history  # type: ignore[attr-defined]
+        length = len(history)
         self._fire(name, {f: codec.from_input(f, v) for f, v in values.items()}, at)
+        if by is not None:
+            # Who sent it, kept with the steps of its macrostep (not with the timer steps
+            # that fired before it): the reserved value of a step (values.SENT_BY).
+            event = spec.events_by_name[name]
+            for step in history[length:]:
+                if step.event is event:
+                    step.values = {**step.values, SENT_BY: by}
 
     def _machine_send(self, event_id: str, *args: Any, **kwargs: Any) -> None:
         """`run.machine.send(...)`: the run's own `send` (the record is kept), by the
@@ -393,7 +412,7 @@ class Run(Generic[R, S, E]):
         if spec.chart.ended(self._active):
             raise EventNotAccepted(event, self._active, ended=True)
         codec = spec.codec
-        checked = {f: (v, codec.to_json(f, v)) for f, v in values.items()
+        checked = {f: codec.checked(f, v) for f, v in values.items()
                    if v is not None} if values else _NO_VALUES
         self._take(event, checked, when)
 

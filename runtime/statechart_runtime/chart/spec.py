@@ -1,0 +1,277 @@
+"""`SpecTables`: everything a generated module tells the runtime about its spec, as data.
+
+A generated module builds one `SpecTables` at import from literal tables (states, transitions,
+fields, limits, ...) and hands it to its record and run classes. The runtime derives the rest
+(the state tree, each transition's effect) through `statechart_runtime.semantics`.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from statechart_runtime.chart.chart import Chart, StateRow
+from statechart_runtime.chart.events import ALWAYS, is_done
+from statechart_runtime.chart.timers import GeneratedTimerRow, TimerTable
+from statechart_runtime.chart.values import FieldCodec, JsonValue
+from statechart_runtime.errors import InvalidRecord, LimitExceeded, MissingField
+
+# (source, event, target, fields the caller gives), one row per distinct (source, event,
+# target); API 1.4: a key with an `assign:` alternative adds ((position among the event's
+# alternatives on the source, {field: JSON constant}), ...) for each of its alternatives.
+TransitionRow = tuple[Any, ...]
+# {from version: ({old state: new state}, {old field: new field, or None when dropped})}
+Migrations = Mapping[int, tuple[Mapping[str, str], Mapping[str, str | None]]]
+
+
+class SpecTables:
+    __slots__ = (
+        "alternatives",
+        "assigns",
+        "attrs",
+        "by_event",
+        "chart",
+        "clearing",
+        "clears",
+        "codec",
+        "compiler",
+        "context",
+        "context_attrs",
+        "counted",
+        "counters",
+        "defaults",
+        "effects",
+        "event_enum",
+        "event_fields",
+        "event_ids",
+        "eventless",
+        "events_by_name",
+        "exit_clears",
+        "fills",
+        "flat",
+        "history",
+        "history_defaults",
+        "history_ids",
+        "history_targets",
+        "in_states",
+        "initial_counts",
+        "internal",
+        "invalid",
+        "limit",
+        "limits",
+        "migrations",
+        "missing",
+        "multi_targets",
+        "name",
+        "requires",
+        "sha256",
+        "state_enum",
+        "states_by_name",
+        "status_enum",
+        "status_of",
+        "statuses_by_name",
+        "tags",
+        "timers",
+        "version",
+    )
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        version: int,
+        sha256: str,
+        compiler: str,
+        states: Sequence[StateRow],
+        initial: str,
+        transitions: Sequence[TransitionRow],
+        state_enum: type[enum.Enum],
+        event_enum: type[enum.Enum],
+        fields: Mapping[str, str | type[enum.Enum]] | None = None,
+        limits: Mapping[str, int] | None = None,
+        requires: Mapping[str, tuple[str, ...]] | None = None,
+        migrations: Migrations | None = None,
+        tags: Mapping[str, tuple[str, ...]] | None = None,  # tag -> the states it is on
+        errors: tuple[type[InvalidRecord], type[LimitExceeded], type[MissingField]] = (
+            InvalidRecord, LimitExceeded, MissingField),
+        event_ids: Mapping[str, str] | None = None,
+        attrs: Mapping[str, str] | None = None,
+        internal: Mapping[str, str] | None = None,
+        timers: Sequence[GeneratedTimerRow] | None = None,
+        history: Sequence[tuple[str, str, str, str | None]] = (),
+        history_ids: Mapping[str, str] | None = None,
+        context: Sequence[str] = (),
+        defaults: Mapping[str, JsonValue] | None = None,
+        clears: Mapping[tuple[str, str, str], tuple[str, ...]] | None = None,
+        exit_clears: Mapping[str, tuple[str, ...]] | None = None,
+        fills: Mapping[int, tuple[str, ...]] | None = None,
+        statuses: Mapping[str, str] | None = None,
+        status_enum: type[enum.Enum] | None = None,
+        counters: Mapping[str, str] | None = None,
+        in_states: Mapping[tuple[str, str, int], tuple[str, ...]] | None = None,
+        history_defaults: Mapping[tuple[str, str], str] | None = None,
+    ) -> None:
+        """`event_ids` and `attrs` hold the spec's names that the generated module maps to
+        other Python names (docs/generated-code.md, "Names"): event -> python-statemachine
+        event id, record field -> attribute. Absent names are their own Python names.
+
+        `internal`: the events the run raises itself (`done.state.X`, timers) -> the state
+        that declares them. `history`: (source, event, target, KIND) for every transition of
+        a kind other than external (KIND `shallow`|`deep` for a history transition, else
+        `internal` or `targetless`, whose target is its source), and None for a plain
+        alternative with the same key (a step of the record says which one it took);
+        `history_ids`: `TARGET.KIND` -> the id of the machine's HistoryState for it.
+        `timers`: the `after:` timers (statechart_runtime.timers), whose events are internal
+        too (they need not be listed in `internal`).
+
+        Run context and status (docs/spec-format.md): `context` fields the application sets;
+        `defaults` (field -> JSON value) a new run starts with; `clears` ((source, event,
+        target) -> fields the transition unsets) and `exit_clears` (state -> fields unset
+        when it is exited); `fills` (version -> fields its migration fills with their
+        default); `statuses` (state -> the status it reports) with `status_enum`; `counters`
+        (record key -> the state whose entries it reports).
+
+        `in_states`: (source, event, position among the event's alternatives on the source)
+        -> the states that must all be active for that alternative to be enabled (`in:`,
+        asked by `kernel.select`). `history_defaults` (API 1.5): (target, history kind) -> the
+        state a history transition enters while the target remembers nothing
+        (`history_default:`; else the target's default entry)."""
+        self.name = name
+        self.version = version
+        self.sha256 = sha256
+        self.compiler = compiler
+        self.internal: dict[str, str] = dict(internal or {})
+        self.internal.update((row[1], row[0]) for row in timers or ())
+        # (source, event, target) -> how its alternatives take it: a history kind, `internal`,
+        # `targetless`, or None for an external one (a key may have several, told apart by
+        # their guards).
+        self.history: dict[tuple[str, str, str], frozenset[str | None]] = {}
+        for source, event, target, kind in history:
+            key = (source, event, target)
+            self.history[key] = self.history.get(key, frozenset()) | {kind}
+        self.history_ids: dict[str, str] = dict(history_ids or {})
+        self.history_defaults = dict(history_defaults or {})
+        # The machine's HistoryState id -> the state it stands for (a step's target).
+        self.history_targets: dict[str, tuple[str, str]] = {
+            hid: tuple(key.rsplit(".", 1)) for key, hid in self.history_ids.items()}  # type: ignore[misc]
+        self.chart = Chart(states, initial,
+                           completes={state for event, state in self.internal.items()
+                                      if is_done(event)},
+                           remembers={key[2] for key, kinds in self.history.items()
+                                      if kinds & {"shallow", "deep"}},
+                           history_defaults=history_defaults)
+        self.flat = all(row[1] is None for row in states)
+        self.state_enum: Any = state_enum
+        self.event_enum: Any = event_enum
+        # Spec name -> member: a member's name may be a mapped one, its value is the name.
+        self.states_by_name: dict[str, Any] = {m.value: m for m in state_enum}
+        self.events_by_name: dict[str, Any] = {m.value: m for m in event_enum}
+        self.event_ids: dict[str, str] = dict(event_ids or {})
+        for row in timers or ():  # a timer's machine event: `_sc_` + its enum member's name
+            self.event_ids.setdefault(row[1], "_sc_" + self.events_by_name[row[1]].name)
+        self.effects: dict[tuple[str, str, str], tuple[str, ...]] = {
+            (row[0], row[1], row[2]): row[3] for row in transitions}
+        # event -> state -> targets in document order: what `select` looks at.
+        self.by_event: dict[str, dict[str, list[str]]] = {}
+        # event -> every field one of its transitions sets (what `send` accepts).
+        self.event_fields: dict[str, tuple[str, ...]] = {}
+        # A multi-target transition's row has its targets separated by spaces; a step of the
+        # record names the first: (source, event, first target) -> the row's target.
+        self.multi_targets: dict[tuple[str, str, str], str] = {}
+        for source, event, target, sets, *_ in transitions:
+            self.by_event.setdefault(event, {}).setdefault(source, []).append(target)
+            if " " in target:
+                self.multi_targets[(source, event, target.split(" ", 1)[0])] = target
+            known = self.event_fields.get(event, ())
+            self.event_fields[event] = known + tuple(f for f in sets if f not in known)
+        # The states with eventless transitions (`always:`), which `kernel.settle` asks.
+        self.eventless = frozenset(self.by_event.get(ALWAYS, ()))
+        self.invalid, self.limit, self.missing = errors
+        # A field's type is a type name, or the enum class of an `enum` field.
+        fields = fields or {}
+        self.codec = FieldCodec(
+            {f: t if isinstance(t, str) else "enum" for f, t in fields.items()},
+            {f: t for f, t in fields.items() if not isinstance(t, str)}, self.invalid)
+        # Record field -> attribute of the record class (its JSON key is the field's name).
+        # `assign:` (docs/spec-format.md): (source, event, target, position) -> {field: (typed,
+        # JSON)} for an alternative with constants; `alternatives`: (source, event, target) ->
+        # every alternative of such a key, (position, constants), for the replay to tell
+        # which one a stored step took.
+        self.alternatives: dict[tuple[str, str, str], tuple[tuple[int, dict[str, Any]], ...]] = {
+            (row[0], row[1], row[2]): tuple(
+                (position, {f: self._constant(f, v) for f, v in constants.items()})
+                for position, constants in row[4])
+            for row in transitions if len(row) > 4}
+        self.assigns: dict[tuple[str, str, str, int], dict[str, Any]] = {
+            (*key, position): constants for key, found in self.alternatives.items()
+            for position, constants in found if constants}
+        self.attrs: dict[str, str] = {f: f for f in fields}
+        self.attrs.update(attrs or {})
+        self.limits = dict(limits or {})
+        self.in_states = {key: tuple(states) for key, states in (in_states or {}).items()}
+        self.requires = dict(requires or {})
+        self.migrations = dict(migrations or {})
+        self.timers = TimerTable(timers or ())
+        self.tags = {tag: frozenset(states) for tag, states in (tags or {}).items()}
+        self._context_tables(context, defaults, clears, exit_clears, fills)
+        self._status_tables(statuses, status_enum, counters)
+        self.initial_counts: dict[str, int] = dict.fromkeys(self.counted, 0)
+        for state in self.chart.initial_configuration():
+            if state in self.initial_counts:
+                self.initial_counts[state] += 1
+
+    def _constant(self, name: str, raw: JsonValue) -> tuple[Any, JsonValue]:
+        """An `assign:` constant as a step holds it: typed, and in the JSON a caller's value
+        of the field takes (a time as `time_text` writes it)."""
+        typed = self.codec.from_json(name, raw, name)
+        return typed, self.codec.to_json(name, typed)
+
+    # -- run context and status (docs/spec-format.md "Run context", "Status") ----------------
+    def _context_tables(self, context: Sequence[str],
+                        defaults: Mapping[str, JsonValue] | None,
+                        clears: Mapping[tuple[str, str, str], tuple[str, ...]] | None,
+                        exit_clears: Mapping[str, tuple[str, ...]] | None,
+                        fills: Mapping[int, tuple[str, ...]] | None) -> None:
+        self.context = frozenset(context)
+        # The facade's keyword (the field's attribute) -> the field.
+        self.context_attrs = {self.attrs[f]: f for f in context}
+        self.defaults = dict(defaults or {})
+        self.clears = dict(clears or {})
+        self.exit_clears = dict(exit_clears or {})
+        self.clearing = bool(self.clears or self.exit_clears)
+        self.fills = dict(fills or {})
+
+    def _status_tables(self, statuses: Mapping[str, str] | None,
+                       status_enum: type[enum.Enum] | None,
+                       counters: Mapping[str, str] | None) -> None:
+        self.status_enum: Any = status_enum if statuses and status_enum else self.state_enum
+        self.statuses_by_name: dict[str, Any] = {m.value: m for m in self.status_enum}
+        # state -> (depth, status member) for states that name a status: the deepest wins.
+        self.status_of: dict[str, tuple[int, Any]] = {
+            state: (len(self.chart.ancestors(state)), self.statuses_by_name[status])
+            for state, status in (statuses or {}).items()}
+        # A record with a status vocabulary keeps its configuration: `status` no longer
+        # names a state.
+        self.flat = self.flat and not self.status_of
+        self.counters = dict(counters or {})
+        self.counted = frozenset({*self.limits, *self.counters.values()})
+
+    def reported(self, configuration: Sequence[str]) -> Any:
+        """The status a record in `configuration` reports: the status of its deepest state
+        that names one (the first in document order among equals), else its top-level
+        state."""
+        if not self.status_of:
+            return self.states_by_name[configuration[0]]
+        best: tuple[int, Any] | None = None
+        for name in configuration:
+            found = self.status_of.get(name)
+            if found is not None and (best is None or found[0] > best[0]):
+                best = found
+        return best[1] if best is not None else self.statuses_by_name[configuration[0]]
+
+    def configuration_names(self, record: Any) -> tuple[str, ...]:
+        """The record's configuration as names (a flat spec's record keeps only `status`)."""
+        if self.flat:
+            return (record.status.value,)
+        return tuple(state.value for state in record.configuration)

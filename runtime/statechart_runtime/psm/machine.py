@@ -1,0 +1,205 @@
+"""`Machine`: the python-statemachine base class of every generated machine, made to follow
+`statechart_runtime.semantics` where python-statemachine 3.2.2 departs from SCXML.
+
+Three departures are routed around here (the tests under tests/conformance pin them against
+XState):
+
+- Selection order. The library walks the active atomic states in the order they were
+  *entered* (its code carries a "TODO: sorted by document order"), so when two parallel regions
+  take conflicting transitions on one event the region entered last wins, and a restored run
+  (whose configuration is stored in document order) can choose differently from the run it was
+  saved from. `_Engine` walks them in document order, as SCXML does.
+- Ending. The library stops when every region of a top-level parallel state is final, before
+  the run's own completion events (`done:` of a region) are taken; the run decides instead.
+- Document order numbers. The library numbers a compound state's children without carrying
+  the counter back up, so a region listing states before its initial one gets numbers that
+  reorder entries and exits across regions. `number_states` renumbers every state from the
+  spec's own document order (`Chart.order`).
+
+The run facade (`statechart_runtime.run.Run`) keeps the record; it is called once per
+microstep from `_Engine.microstep`, before any action runs, so it may refuse the step. It is
+not registered as a listener: the library would build a per-instance callback registry for it
+(most of a run's memory), and a listener's hook costs more per event than this call.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any, Protocol
+
+from statemachine import StateMachine
+from statemachine.callbacks import CallbackGroup, SpecReference
+from statemachine.engines.sync import SyncEngine
+from statemachine.graph import iterate_states_and_transitions
+from statemachine.orderedset import OrderedSet
+from statemachine.transition import Transition
+
+from statechart_runtime.chart.chart import Chart
+
+
+class RunHook(Protocol):
+    """What the engine asks of the run facade (statechart_runtime.run.Run)."""
+
+    def _sc_select(self, engine: Any, trigger_data: Any, predicate: Any) -> Any: ...
+    def _sc_microstep(self, transitions: list[Any], trigger: str) -> None: ...
+    def _machine_send(self, event_id: str, *args: Any, **kwargs: Any) -> None: ...
+
+
+class _Engine(SyncEngine):
+    def select_eventless_transitions(self, trigger_data: Any) -> Any:
+        # The run takes a spec's eventless transitions (`always:`) itself, in SCXML's order,
+        # as microsteps of the machine event `always` (statechart_runtime.kernel.settle); the
+        # library would look for its own twice per event, a good part of its time per event.
+        return OrderedSet()
+
+    def _select_transitions(self, trigger_data: Any, predicate: Any) -> Any:
+        run: RunHook | None = getattr(self.sm, "_sc_run", None)
+        if run is not None:  # the run selects (statechart_runtime.kernel.select)
+            return run._sc_select(self, trigger_data, predicate)
+        # A machine used without its run facade: the library's selection, in document order.
+        enabled: Any = OrderedSet()
+        atomic = [s for s in self.sm.configuration if s.is_atomic]
+        if len(atomic) > 1:
+            atomic.sort(key=_document_order)
+        for state in atomic:
+            transition = self._first_transition_that_matches(state, trigger_data, predicate)
+            if transition is not None:
+                enabled.add(transition)
+        return self._filter_conflicting_transitions(enabled)
+
+    def _check_root_final_state(self) -> None:
+        # The library stops the machine at the end of a macrostep that leaves every region of
+        # a top-level parallel state final. The run's own `done.state` events (a region's
+        # `done:`) come after that macrostep and may leave the parallel state, so the run
+        # decides when it has ended (`Chart.ended`, once its completion cascade is over) and
+        # refuses events from then on.
+        return
+
+    def microstep(self, transitions: list[Any], trigger_data: Any) -> Any:
+        hook: RunHook | None = getattr(self.sm, "_sc_run", None)
+        if hook is not None:
+            # Raising here cancels the step: nothing ran yet.
+            hook._sc_microstep(transitions, str(trigger_data.event))
+        self._sc_content_ran: set[str] = set()
+        return super().microstep(transitions, trigger_data)
+
+    def _execute_transition_content(self, enabled_transitions: list[Any], trigger_data: Any,
+                                    get_key: Any, *args: Any, **kwargs: Any) -> Any:
+        # A transition's content (`actions:`, before/after hooks) runs once per microstep.
+        # The library runs a history transition's again when the history is entered by its
+        # default (it passes the transition that targets the history state, not the
+        # history's own default transition); SCXML runs it once, between exits and entries.
+        ran = getattr(self, "_sc_content_ran", None)
+        if ran is not None:
+            enabled_transitions = [t for t in enabled_transitions if get_key(t) not in ran]
+            ran.update(get_key(t) for t in enabled_transitions)
+        return super()._execute_transition_content(enabled_transitions, trigger_data, get_key,
+                                                   *args, **kwargs)
+
+
+def _document_order(state: Any) -> int:
+    return state.document_order  # type: ignore[no-any-return]
+
+
+class Machine(StateMachine):
+    """Base of generated machine classes: SCXML selection order, and the class checks off
+    (`statechart check` already proved what they check, and one of them is quadratic)."""
+
+    # SCXML: an internal transition to a descendant of its source enters it (the library's
+    # default skips the target's entry; it matters only for internal transitions).
+    enable_self_transition_entries = True
+    validate_disconnected_states = False
+    validate_trap_states = False
+    validate_final_reachability = False
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        # python-statemachine refuses an instance attribute named like a state's *value* (it
+        # means to protect the state attributes, whose names are ids). A generated machine's
+        # values are the spec's names (`model`, `configuration`) and any state id that would
+        # clash with the library's own attributes is mapped (`state_model`), so nothing is lost
+        # by skipping the check, and a state may be named like an attribute the library sets.
+        object.__setattr__(self, name, value)
+
+    def _get_engine(self) -> Any:
+        return _Engine(self)
+
+    def send(self, event: str, *args: Any, **kwargs: Any) -> Any:
+        """python-statemachine's `send`; on a run's machine (`run.machine.send("approve")`),
+        the run's own `send`, so the record is kept and a refusal is EventNotAccepted."""
+        run: RunHook | None = self.__dict__.get("_sc_run")
+        if run is not None:
+            return run._machine_send(event, *args, **kwargs)
+        return super().send(event, *args, **kwargs)
+
+    def run_exit_actions(self, names: list[str], event: str) -> None:
+        """Run the exit actions of the named states, in this order, as the library would on
+        exit (inline names, then conventions; on the model and every listener), with the
+        arguments it injects by name (`event`, `state`/`source`, `machine`, `model`)."""
+        states = self.states_map
+        callbacks = self._callbacks
+        for name in names:
+            state = states[name]
+            key = state.exit.key
+            if key in callbacks:  # `call` would add an empty entry for every state
+                callbacks.call(key, event=event, state=state, source=state, target=None,
+                               machine=self, model=self.model)
+
+    def reset_to(self, names: tuple[str, ...]) -> None:
+        """Put the configuration back to `names` (after a failed event) and drop anything the
+        failure left queued; nothing runs."""
+        self._engine.clear()
+        if [s.value for s in self.configuration] != list(names):
+            states = self.states_map
+            self.configuration = OrderedSet(states[name] for name in names)
+
+
+def number_states(machine_class: type[Machine], chart: Chart) -> None:
+    """Give every state of the class its document-order number from the spec (see above)."""
+    for state in machine_class.states_map.values():
+        state.document_order = chart.order[state.value] + 1
+
+
+# Guards, as a run asks them without a machine: transition -> (method name, the answer that
+# lets it through), for each guarded transition (python-statemachine's `cond` / `unless`).
+DirectGuards = dict[Any, tuple[tuple[str, bool], ...]]
+
+
+def direct_guards(run_class: type, machine_class: type[Machine]) -> DirectGuards | None:
+    """The guards of `run_class`'s transitions, if a run of it can step without a
+    python-statemachine machine (statechart_runtime.run.Run.machine); None if it cannot.
+
+    A machine is needed only for what the library would call: any action (a declared
+    `enter` / `exit` / `on` one, or a method named by the library's conventions, such as
+    `on_enter_running` or `before_approve`, on the run class or the machine class), a
+    validator, class-level listeners, or a guard the library would call with arguments (a
+    guard method must take only `self`). What remains is the kernel's selection and step,
+    with each guard called as the method it names: the same answers, without building the
+    machine's callback registry for every run (most of the cost of restoring a run)."""
+    if getattr(machine_class, "_class_listeners", None):
+        return None
+    guards: DirectGuards = {}
+    for specs, owner in _spec_lists(machine_class):
+        for spec in specs:
+            if spec.is_convention:
+                name = spec.attr_name
+                if hasattr(run_class, name) or hasattr(machine_class, name):
+                    return None  # the library would find and call it
+                continue
+            if spec.group is not CallbackGroup.COND or spec.reference is not SpecReference.NAME:
+                return None  # an action, a validator, a guard given as a callable
+            name = spec.attr_name
+            function = inspect.getattr_static(run_class, name, None)
+            if not name.isidentifier() or hasattr(machine_class, name) or \
+                    not inspect.isfunction(function) or \
+                    len(inspect.signature(function).parameters) != 1:
+                return None  # an expression, a property, a guard taking arguments
+            guards[owner] = (*guards.get(owner, ()), (name, spec.expected_value is not False))
+    return guards
+
+
+def _spec_lists(machine_class: type[Machine]) -> Any:
+    """Every callback spec list of the machine class, with the transition it belongs to
+    (None for the class's and the states' own)."""
+    yield machine_class._specs, None
+    for visited in iterate_states_and_transitions(machine_class.states):
+        yield visited._specs, visited if isinstance(visited, Transition) else None

@@ -1,0 +1,26 @@
+"""The run layer: a run of a generated class, its record, and replay.
+
+- `run`: the `Run` facade (`statechart_runtime.run.Run`);
+- `record`: the record a run keeps and checks;
+- `replay`: rebuilding macrostep boundaries from a record.
+
+`statechart_runtime.run` was the module of `Run` before the runtime was laid out by layer; its
+names are re-exported here so that `from statechart_runtime.run import Run` keeps working.
+"""
+
+from __future__ import annotations
+
+from statechart_runtime.run.run import (
+    MAX_TIMER_STEPS,
+    EventNotAccepted,
+    Run,
+    active_states,
+    record_class_of,
+    spec_of,
+    steps_without_machine,
+)
+
+# spec_of, record_class_of, active_states, steps_without_machine: what a run store reads of
+# runs and their classes (statechart_runtime.store), without reading their private names.
+__all__ = ["MAX_TIMER_STEPS", "EventNotAccepted", "Run", "active_states", "record_class_of",
+           "spec_of", "steps_without_machine"]

@@ -1,0 +1,272 @@
+"""Replaying a record's history through the step kernel: the integrity check and upgrades.
+
+One replay, two modes. Strict (`check_record`, `from_dict`): the first step the spec could
+not have taken raises the spec's InvalidRecord naming it (`history[3]`, `history[3].values.x`).
+Lenient (`upgrade`, which must decide what an old record's states are before checking it):
+the same replay, returning None where it breaks; the strict check then says why.
+
+Each step is taken with `kernel.step`, the function a live run takes its steps with, so what
+the check accepts is what the run does: the configuration, entry counts, remembered history,
+field values and armed timers a history ends in are the kernel's, not a copy of it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, NamedTuple
+
+from statechart_runtime.chart import events as _events
+from statechart_runtime.chart import kernel
+from statechart_runtime.chart import timers as _timers
+from statechart_runtime.chart.chart import INTERNAL, MULTI, TARGETLESS, Move, Remembered
+from statechart_runtime.chart.values import (
+    SENT_BY,
+    JsonValue,
+    is_aware,
+    parse_time,
+    sent_by_problem,
+    time_text,
+)
+
+# A step as the replay reads it: event, source, target, time, values (JSON), its kind.
+Raw = tuple[str, str, str, dt.datetime, Mapping[str, JsonValue], str | None]
+
+
+class Replayed(NamedTuple):
+    """Where a history ends: the configuration, entry counts, each field's last value
+    (field -> (JSON value, typed value, the step that set or cleared it, -1 for its default;
+    None values when cleared)), remembered history, and the armed timers (None for a spec
+    without timers, or when no creation time was given)."""
+
+    configuration: tuple[str, ...]
+    counts: dict[str, int]
+    last: dict[str, tuple[Any, Any, int]]
+    remembered: Remembered
+    timers: list[_timers.Timer[Any, Any]] | None
+
+
+# How a step took its transition (`Step.kind`), by the key a record's JSON holds it under: a
+# history kind under `history`, the others under `kind` (docs/runs.md, "The record").
+HISTORY_KINDS = ("shallow", "deep")
+OTHER_KINDS = (INTERNAL, TARGETLESS, MULTI)
+
+
+def kind_entry(kind: str) -> dict[str, str]:
+    """A step's kind as its JSON object holds it: `{"history": "deep"}`, `{"kind": "internal"}`."""
+    return {"history" if kind in HISTORY_KINDS else "kind": kind}
+
+
+def raw_step(spec: Any, where: str, step: object) -> Raw:
+    """A history entry as JSON holds it (a dict), checked and read: InvalidRecord at `where`
+    when it is not one."""
+    invalid = spec.invalid
+    keys = {"event", "source", "target", "at", "values"}
+    if not isinstance(step, dict) or not keys <= set(step) <= keys | {"history", "kind"} \
+            or {"history", "kind"} <= set(step):
+        raise invalid(where, f"expected an object with keys {sorted(keys)} (and `history` for "
+                      "a step that entered its target by history, or `kind` for an internal or "
+                      "targetless one)")
+    kind = step.get("history")
+    if kind not in (None, *HISTORY_KINDS):
+        raise invalid(where + ".history", f"expected `shallow` or `deep`, got {kind!r}")
+    if "kind" in step:
+        kind = step["kind"]
+        if kind not in OTHER_KINDS:
+            raise invalid(where + ".kind", "expected `internal`, `targetless` or `multi`, got "
+                          f"{kind!r}")
+    event = step["event"]
+    if not isinstance(event, str) or event not in spec.events_by_name:
+        raise invalid(where + ".event", f"unknown event {event!r}")
+    for end in ("source", "target"):
+        if not isinstance(step[end], str) or step[end] not in spec.states_by_name:
+            raise invalid(f"{where}.{end}", f"unknown state {step[end]!r}")
+    values = step["values"]
+    if not isinstance(values, dict):
+        raise invalid(where + ".values", "expected an object")
+    return (event, step["source"], step["target"], parse_time(where + ".at", step["at"], invalid),
+            _field_values(spec, where, values), kind)
+
+
+def _field_values(spec: Any, where: str, values: dict[str, Any]) -> dict[str, Any]:
+    """A step's values as the replay reads them: the fields it set, each checked; the
+    reserved `@by` (who sent the event: `values.SENT_BY`) is checked and left out, since no
+    transition sets it."""
+    for name, value in values.items():
+        if name == SENT_BY:
+            problem = sent_by_problem(value)
+            if problem is not None:
+                raise spec.invalid(f"{where}.values.{name}", problem)
+            continue
+        if name not in spec.codec.types:
+            raise spec.invalid(f"{where}.values.{name}", "not a field of the record")
+        spec.codec.from_json(name, value, f"{where}.values.{name}")
+    if SENT_BY in values:
+        return {name: value for name, value in values.items() if name != SENT_BY}
+    return values
+
+
+def typed_step(spec: Any, step_class: type[Any], where: str, step: object) -> Raw:
+    """A history entry of a record object (a `Step`), checked and read."""
+    invalid = spec.invalid
+    if not isinstance(step, step_class):
+        raise invalid(where, f"expected a {step_class.__name__}, got {step!r}")
+    if not isinstance(step.event, spec.event_enum):
+        raise invalid(where + ".event", f"expected a {spec.event_enum.__name__}, got "
+                      f"{step.event!r}")
+    for end, state in (("source", step.source), ("target", step.target)):
+        if not isinstance(state, spec.state_enum):
+            raise invalid(f"{where}.{end}", f"expected a {spec.state_enum.__name__}, got "
+                          f"{state!r}")
+    if not is_aware(step.at):
+        raise invalid(where + ".at", f"expected a datetime with a time zone, got {step.at!r}")
+    if not isinstance(step.values, dict):
+        raise invalid(where + ".values", f"expected a dict, got {step.values!r}")
+    values = _field_values(spec, where, step.values)
+    if step.kind not in (None, *HISTORY_KINDS, *OTHER_KINDS):
+        raise invalid(where + ".kind", "expected `shallow`, `deep`, `internal`, `targetless` or "
+                      "`multi`, "
+                      f"got {step.kind!r}")
+    return (step.event.value, step.source.value, step.target.value, step.at, values,
+            step.kind)
+
+
+def replay(spec: Any, steps: Sequence[object], read: Callable[[Any, str, object], Raw], *,
+           created_at: dt.datetime | None, context_of: Callable[[str], Any],
+           strict: bool = True) -> Replayed | None:
+    """Replay `steps` (each read by `read`: `raw_step` or a `typed_step` partial) from the
+    initial state through `kernel.step`. `created_at`: when the run was created, where delay
+    timers of the initial states count from (None: timers are not replayed). `context_of`:
+    a run-context field's value, as the record holds it now (deadline timers read it).
+    Strict: InvalidRecord at the first step the spec could not have taken; lenient (`strict`
+    False): None instead."""
+    try:
+        return _replay(spec, steps, read, created_at, context_of)
+    except spec.invalid:
+        if strict:
+            raise
+        return None
+
+
+def _replay(spec: Any, steps: Sequence[object], read: Callable[[Any, str, object], Raw],
+            created_at: dt.datetime | None, context_of: Callable[[str], Any]) -> Replayed:
+    invalid = spec.invalid
+    chart = spec.chart
+    codec = spec.codec
+    last: dict[str, tuple[Any, Any, int]] = {
+        f: (raw, codec.from_json(f, raw, f), -1) for f, raw in spec.defaults.items()
+        if f not in spec.context}
+    context = spec.context
+
+    def value_of(name: str) -> Any:
+        if name in context:
+            return context_of(name)
+        found = last.get(name)
+        return None if found is None else found[1]
+
+    initial = chart.initial_configuration()
+    with_timers = bool(spec.timers) and created_at is not None
+    armed: list[_timers.Timer[Any, Any]] = _timers.rearm(
+        spec, [], initial, initial, created_at, (), value_of) \
+        if with_timers and created_at is not None else []
+    state = kernel.RunState(initial, {}, dict(spec.initial_counts), armed, value_of,
+                            context_known=False)
+    raised: list[str] = []  # states whose `done.state` event is pending, in order
+    previous: tuple[str, dt.datetime] | None = None  # the last step's event and time
+    for index, entry in enumerate(steps):
+        where = f"history[{index}]"
+        event, source, target, at, values, kind = read(spec, where, entry)
+        if kind == MULTI:  # recorded by its first target: the transition's targets
+            target = spec.multi_targets.get((source, event, target), target)
+        key = (source, event, target)
+        sets = spec.effects.get(key)
+        if sets is None:
+            raise invalid(where, f"the spec has no transition {source} -{event}-> {target}")
+        if source not in state.configuration:
+            raise invalid(where, f"`{source}` was not active (active: "
+                          f"{', '.join(state.configuration)})")
+        earliest = previous[1] if previous is not None else created_at
+        if earliest is not None and at < earliest:
+            raise invalid(where + ".at", f"{time_text(at)} is before "
+                          + (f"history[{index - 1}]'s {time_text(earliest)}"
+                             if previous is not None else f"createdAt {time_text(earliest)}")
+                          + ": a run's time only moves forward")
+        if _events.is_done(event):
+            # The run takes the completion events its event raised, in order (those it
+            # skips had no enabled transition). SCXML takes a raised event even when an
+            # earlier one left its state and re-entered it unfinished: `raised`, not
+            # `is_done`, is the test. (From the history alone, two sends of one event in a
+            # row look like one event moving two regions: what the first raised and did not
+            # take stays pending here.)
+            if source not in raised:
+                raise invalid(where, f"`{source}` had not completed (active: "
+                              f"{', '.join(state.configuration)})")
+            del raised[:raised.index(source) + 1]
+        elif event != _events.ALWAYS and previous is not None and (
+                previous[0] != event or _events.is_done(previous[0])):
+            # A new event: the last one's pending completions were dropped. (An eventless
+            # step belongs to the macrostep before it: its completions wait behind it.)
+            raised = []
+        positions: tuple[int, ...] = ()
+        constants: Mapping[str, tuple[Any, JsonValue]] = {}
+        if spec.alternatives and key in spec.alternatives:
+            # Which alternative the step took: the first whose `assign:` constants the step's
+            # values hold (one that assigns nothing takes the caller's values); a value that
+            # is none of them is refused below, naming the constant.
+            found = spec.alternatives[key]
+            position, constants = next(
+                ((p, c) for p, c in found if all(values.get(f) == v[1] for f, v in c.items())),
+                next((p, c) for p, c in found if c))
+            positions = (position,)
+            sets = tuple(dict.fromkeys((*sets, *constants)))
+        for name in set(values) | set(sets):
+            if name not in sets:
+                raise invalid(f"{where}.values.{name}", f"`{event}` does not set it")
+            if name not in values:
+                raise invalid(f"{where}.values.{name}", f"`{event}` sets it; missing")
+            if name in constants and values[name] != constants[name][1]:
+                raise invalid(f"{where}.values.{name}", f"`{event}` from `{source}` to "
+                              f"`{target}` assigns {constants[name][1]!r} (`assign:`), not "
+                              f"{values[name]!r}")
+        allowed = spec.history.get(key, (None,))
+        if kind not in allowed:
+            by_history = kind in HISTORY_KINDS or (kind is None and None not in allowed
+                                                   and not set(allowed) & set(OTHER_KINDS))
+            raise invalid(where + (".history" if by_history else ".kind"),
+                          f"`{event}` from `{source}` to `{target}` is taken "
+                          + " or ".join(_taken(k) for k in sorted(allowed, key=str))
+                          + f", not {_taken(kind).replace(' transition', ' one')}")
+        given = {name: (codec.from_json(name, raw, f"{where}.values.{name}"), raw)
+                 for name, raw in values.items()}
+        move: Move = (source, target) if kind is None else (source, target, kind)
+        try:
+            effect = kernel.step(spec, state, event, [move], given, at, positions)
+        except kernel.Refused as refused:
+            raise invalid(where, _refusal_text(refused, last)) from None
+        for name, value in effect.changes.items():
+            last[name] = (given[name][1] if name in given else None, value, index)
+        state = kernel.RunState(effect.configuration, effect.remembered, effect.counts,
+                                effect.timers if effect.timers is not None else [],
+                                value_of, context_known=False)
+        raised.extend(effect.raised)
+        previous = (event, at)
+    return Replayed(state.configuration, state.counts, last, state.remembered,
+                    state.timers if with_timers else None)
+
+
+def _taken(kind: str | None) -> str:
+    """How a step of `kind` takes its transition, in words."""
+    return f"by {kind} history" if kind in HISTORY_KINDS else \
+        f"as {'an' if kind != TARGETLESS else 'a'} {kind or 'external'} transition"
+
+
+def _refusal_text(refused: kernel.Refused, last: Mapping[str, tuple[Any, Any, int]]) -> str:
+    if refused.cause == "limit":
+        return f"enters `{refused.state}` more than {refused.limit} times (its limit)"
+    if refused.cause == "requires":
+        required = refused.field
+        found = last.get(required or "")
+        how = ("this step clears it" if refused.cleared else "no step so far set it"
+               if found is None else f"history[{found[2]}] cleared it")
+        return f"enters `{refused.state}`, which requires `{required}`, and {how}"
+    return f"`{refused.field}` is not set by the step"  # "missing": values are checked first

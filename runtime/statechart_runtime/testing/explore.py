@@ -1,0 +1,360 @@
+"""The runs of a generated Run class, explored step by step: what `statechart_runtime.testing`
+builds its paths and its hypothesis strategy on.
+
+A step here is what a caller does to a run: send one event (`Run.send`), or let the clock run
+to the next armed timer (`Run.fire_due` at its due time). Its effect is computed by the step
+kernel (`statechart_runtime.kernel`: `select`, then `step`), exactly as a live run computes it,
+with the completion events a step raises taken in the same step and the due timers fired in
+due order; so a path found here is one the generated class takes. Nothing here runs
+python-statemachine: a `Snapshot` is the part of a run a step reads.
+
+What the caller chooses at each step, and the explorer enumerates:
+- the event (every sendable event some active state handles);
+- the guards' answers, one answer per guard name for the whole step (as a `model=` object
+  that answers from a table would give them): each guard asked is tried both ways;
+- the values: a typed placeholder per field the step sets (`placeholder`), a time one hour
+  after the step for a `datetime`, so a deadline is never due by the next event;
+- the time: events are sent at the time of the step before, so a timer fires only when a
+  clock step runs the clock to the earliest one's due time.
+
+Runs that differ only in their times and values are one configuration of the exploration
+(`Snapshot.key`): the configuration, remembered history, entry counts of limited states, which
+of the fields a step reads (`requires`, deadlines) are set, and the armed timers in due order.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import functools
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from statechart_runtime.chart import kernel
+from statechart_runtime.chart import timers as _timers
+from statechart_runtime.chart.chart import MULTI, step_target
+from statechart_runtime.chart.events import ALWAYS
+from statechart_runtime.errors import MacrostepLoop
+
+START = dt.datetime(2025, 1, 1, tzinfo=dt.UTC)  # the clock of every explored run
+DEADLINE = dt.timedelta(hours=1)  # how far after its step a placeholder time lies
+
+# One microstep as a step takes it: (source, event, target, step kind or None, position
+# of the alternative among the event's alternatives on its source).
+Micro = tuple[str, str, str, str | None, int]
+# A guard asked during a step: (state, event, position of the alternative, guard, answer).
+Asked = tuple[str, str, int, str, bool]
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """What a step reads of a run (`kernel.RunState`) and its time."""
+
+    configuration: tuple[str, ...]
+    remembered: Mapping[str, tuple[str, ...]]
+    counts: Mapping[str, int]
+    timers: tuple[_timers.Timer[Any, Any], ...]
+    values: Mapping[str, Any]  # field -> typed value (absent: unset)
+    at: dt.datetime
+
+
+@dataclass(frozen=True, slots=True)
+class Move:
+    """One step: an `event` sent (`kind` "event") or the clock run to `at` ("clock", which
+    fires `fired`, the timer events taken in order). `refused`: the event was refused (every
+    alternative's guard said no); the run did not change."""
+
+    kind: Literal["event", "clock"]
+    event: str | None
+    values: Mapping[str, Any]
+    guards: Mapping[str, bool]
+    at: dt.datetime
+    micro: tuple[Micro, ...]
+    entered: tuple[str, ...]
+    asked: tuple[Asked, ...]
+    fired: tuple[str, ...] = ()
+    refused: bool = False
+
+
+@dataclass(slots=True)
+class Space:
+    """A Run class's spec as the explorer asks it (made once per class)."""
+
+    run_class: Any
+    spec: Any = field(init=False)
+    # (state, spec event) -> alternatives (target, step kind, guard names)
+    alternatives: dict[tuple[str, str], list[tuple[str, str | None, tuple[str, ...]]]] = \
+        field(init=False)
+    sendable: list[str] = field(init=False)
+    watched: frozenset[str] = field(init=False)  # fields whose being set changes a step
+    # What a new run's constructor takes (its eventless steps, as `start` found them): the
+    # microsteps, and the states it was in (its initial ones, those the steps entered);
+    # every path starts after them.
+    opening: tuple[tuple[Micro, ...], tuple[str, ...]] = field(init=False, default=((), ()))
+
+    def __post_init__(self) -> None:
+        from statechart_runtime.run.run import _guard_names
+
+        spec = self.spec = self.run_class._sc_spec
+        names = self.run_class._sc_names
+        self.alternatives = {
+            (state, names.get(event, event)): [
+                (target, kind, tuple(_guard_names(t)) if guarded else ())
+                for target, kind, t, guarded in found]
+            for (state, event), found in self.run_class._sc_alternatives.items()}
+        self.sendable = [e for e in spec.events_by_name if e not in spec.internal]
+        self.watched = frozenset({f for fields in spec.requires.values() for f in fields}
+                                 | set(spec.timers.by_field))
+
+    # -- values ------------------------------------------------------------------------------
+
+    def placeholder(self, name: str, at: dt.datetime) -> Any:
+        """A value of field `name`'s type for a step at `at`: the field's name in angle
+        brackets, 0, 0.0, True, the enum's first value, `at` plus one hour, or for a `json`
+        field an object naming it."""
+        codec = self.spec.codec
+        kind = codec.types[name]
+        if kind == "enum":
+            return next(iter(codec.enums[name]))
+        if kind == "datetime":
+            return at + DEADLINE
+        return {"string": f"<{name}>", "integer": 0, "number": 0.0, "boolean": True,
+                "json": {"placeholder": name}}[kind]
+
+    def context(self) -> dict[str, Any]:
+        """The run context a new run is given: the context fields a state requires that no
+        transition sets (the application sets them, outside the run's steps)."""
+        spec = self.spec
+        set_by_steps = {f for fields in spec.effects.values() for f in fields}
+        return {f: self.placeholder(f, START) for f in sorted(spec.context)
+                if f in self.watched and f not in set_by_steps}
+
+    def start(self) -> Snapshot:
+        """A new run, as `Run.__init__` makes it, started at START with `context()`."""
+        spec = self.spec
+        initial = spec.chart.initial_configuration()
+        values = dict(self.context())
+        armed = _timers.rearm(spec, [], initial, initial, START, (), values.get) \
+            if spec.timers else []
+        snap = Snapshot(initial, {}, dict(spec.initial_counts), tuple(armed), values, START)
+        if not spec.eventless:
+            return snap
+        # The eventless transitions the initial states enable, taken by the constructor with
+        # every guard saying yes (as `follow`'s model answers before the first step).
+        micro: list[Micro] = []
+        entered: list[str] = []
+        snap = self._complete(snap, [], _answerer({}), [], micro, entered, START, ALWAYS)
+        self.opening = (tuple(micro), spec.chart.sort((*initial, *entered)))
+        return snap
+
+    def key(self, snap: Snapshot) -> tuple[object, ...]:
+        limits = self.spec.limits
+        return (snap.configuration, tuple(sorted(snap.remembered.items())),
+                tuple(min(snap.counts.get(s, 0), n) for s, n in limits.items()),
+                tuple(sorted(f for f in self.watched if f in snap.values)),
+                tuple((t.event.value, t.declined) for t in snap.timers))
+
+    # -- steps -------------------------------------------------------------------------------
+
+    def moves(self, snap: Snapshot, refusals: bool = False) -> Iterator[tuple[Move, Snapshot]]:
+        """Every step a caller can take from `snap`, each guard answer tried both ways (with
+        `refusals`, also the events every guard refuses), with the snapshot it leads to."""
+        chart = self.spec.chart
+        if chart.ended(snap.configuration):
+            return
+        active = set(snap.configuration)
+        by_event = self.spec.by_event
+        for event in self.sendable:
+            if active.isdisjoint(by_event.get(event, ())):
+                continue
+            for found in self._branches(functools.partial(self._event, snap, event)):
+                if refusals or not found[0].refused:
+                    yield found
+        if any(not t.declined for t in snap.timers):
+            yield from self._branches(lambda ask: self._clock(snap, ask))
+
+    def send(self, snap: Snapshot, event: str, guards: Mapping[str, bool],
+             values: Mapping[str, Any] | None = None) -> tuple[Move, Snapshot] | None:
+        """`event` sent to `snap` with these guard answers (a guard not in `guards` says
+        yes), and `values` (default: placeholders); None when the run refuses it for another
+        reason than its guards (a limit, a required field)."""
+        try:
+            return self._event(snap, event, _answerer(guards), values)
+        except (kernel.Refused, MacrostepLoop):
+            return None
+
+    def advance(self, snap: Snapshot, guards: Mapping[str, bool]
+                ) -> tuple[Move, Snapshot] | None:
+        """The clock run to the earliest armed timer (see `_clock`)."""
+        try:
+            return self._clock(snap, _answerer(guards))
+        except (kernel.Refused, MacrostepLoop):
+            return None
+
+    @staticmethod
+    def _branches(attempt: Callable[[Callable[[str], bool]], tuple[Move, Snapshot]]
+                  ) -> Iterator[tuple[Move, Snapshot]]:
+        """The step `attempt` takes under every set of answers that makes it go differently:
+        first with every guard saying yes, then with each guard it asked saying no in turn (a
+        decision tree over the guards, in the order the step asks them). A branch the spec
+        refuses (a limit, a required field) is left out."""
+        pending: list[dict[str, bool]] = [{}]
+        while pending:
+            used = pending.pop()
+
+            def ask(name: str, used: dict[str, bool] = used) -> bool:
+                if name not in used:
+                    used[name] = True
+                    pending.append({**used, name: False})
+                return used[name]
+
+            try:
+                yield attempt(ask)
+            except (kernel.Refused, MacrostepLoop):  # the run refuses it too
+                pass
+
+    def _event(self, snap: Snapshot, event: str, ask: Callable[[str], bool],
+               values: Mapping[str, Any] | None = None) -> tuple[Move, Snapshot]:
+        spec = self.spec
+        given = {f: self.placeholder(f, snap.at) for f in spec.event_fields.get(event, ())} \
+            if values is None else dict(values)
+        asked: list[Asked] = []
+        micro: list[Micro] = []
+        entered: list[str] = []
+        stepped = self._microstep(snap, event, given, ask, asked, micro, entered, snap.at)
+        needed: dict[str, Any] = {}
+        for source, _, target, kind, position in micro:
+            if kind == MULTI:  # a step names its first target; the tables, all of them
+                target = spec.multi_targets[(source, event, target)]
+            constants = spec.assigns.get((source, event, target, position), {})
+            for name in spec.effects[(source, event, target)]:
+                if name not in constants and name in given:
+                    needed[name] = given[name]
+        if stepped is None:  # refused: every alternative's guard said no
+            # every value the event can set: its method may require them all
+            return (Move("event", event, given, _answers(asked), snap.at, (), (),
+                         tuple(asked), refused=True), snap)
+        after = self._complete(*stepped, ask, asked, micro, entered, snap.at, event)
+        return (Move("event", event, needed, _answers(asked), snap.at, tuple(micro),
+                     tuple(entered), tuple(asked)), after)
+
+    def _clock(self, snap: Snapshot, ask: Callable[[str], bool]
+               ) -> tuple[Move, Snapshot]:
+        """`fire_due` at the earliest armed timer's due time: every timer due by then, in due
+        order (those armed meanwhile too), each one step; one with no enabled transition is
+        declined."""
+        pending = [t for t in snap.timers if not t.declined]
+        when = pending[0].due
+        asked: list[Asked] = []
+        micro: list[Micro] = []
+        entered: list[str] = []
+        fired: list[str] = []
+        chart = self.spec.chart
+        while True:
+            due = _timers.pending(list(snap.timers), when)
+            if not due or chart.ended(snap.configuration):
+                break
+            timer = due[0]
+            event = timer.event.value
+            at = max(timer.due, snap.at)
+            mark = (len(asked), len(micro), len(entered))
+            try:
+                stepped = self._microstep(snap, event, {}, ask, asked, micro, entered, at)
+                after = None if stepped is None else \
+                    self._complete(*stepped, ask, asked, micro, entered, at, event)
+            except kernel.Refused:
+                after = None
+            if after is None:
+                del micro[mark[1]:], entered[mark[2]:]
+                snap = _replace(snap, timers=tuple(_timers.declined(list(snap.timers), timer)))
+                continue
+            fired.append(event)
+            snap = after
+        return (Move("clock", None, {}, _answers(asked), when, tuple(micro), tuple(entered),
+                     tuple(asked), tuple(fired)), _replace(snap, at=max(snap.at, when)))
+
+    def _microstep(self, snap: Snapshot, event: str, given: Mapping[str, Any],
+                   ask: Callable[[str], bool], asked: list[Asked], micro: list[Micro],
+                   entered: list[str], at: dt.datetime, strict: bool = True
+                   ) -> tuple[Snapshot, list[str]] | None:
+        """One microstep of `event` (kernel.select, kernel.step): the snapshot after it and
+        the states whose completion event it raised; None when it selects no transition.
+        Raises kernel.Refused for a step the spec refuses, and (`strict`: an event's or a
+        timer's own microstep) when a limit kept an alternative from being taken."""
+        spec = self.spec
+        table = self.alternatives
+
+        def alternatives(name: str) -> Iterator[kernel.Alternative]:
+            for position, (target, kind, guards) in enumerate(table.get((name, event), ())):
+                guard = None
+                if guards:
+                    def guard(name: str = name, position: int = position,
+                              guards: tuple[str, ...] = guards) -> bool:
+                        answers = [ask(g) for g in guards]
+                        asked.extend((name, event, position, g, a)
+                                     for g, a in zip(guards, answers, strict=True))
+                        return all(answers)
+                yield target, kind, guard, position
+
+        state = kernel.RunState(snap.configuration, dict(snap.remembered), dict(snap.counts),
+                                list(snap.timers), snap.values.get)
+        selection = kernel.select(spec, state, alternatives, event)
+        if not selection.moves:
+            if strict and any(r[2] == "limit" for r in selection.refused):
+                # `Run` names the limit (LimitExceeded), not the guards: not a refusal by
+                # the guards, which is all a path may expect
+                raise kernel.Refused("limit")
+            return None
+        typed = {f: (v, spec.codec.to_json(f, v)) for f, v in given.items()}
+        effect = kernel.step(spec, state, event, selection.moves, typed, at,
+                             selection.positions)
+        for move, position in zip(*kernel.in_history_order(selection.moves,
+                                                           selection.positions), strict=True):
+            micro.append((move[0], event, step_target(move), move[2] if len(move) == 3 else None,
+                          position))
+        entered.extend(effect.entered)
+        values = dict(snap.values)
+        for name, value in effect.changes.items():
+            if value is None:
+                values.pop(name, None)
+            else:
+                values[name] = value
+        return Snapshot(effect.configuration, effect.remembered, effect.counts,
+                        tuple(effect.timers) if effect.timers is not None else (),
+                        values, at), list(effect.raised)
+
+    def _complete(self, snap: Snapshot, queue: list[str], ask: Callable[[str], bool],
+                  asked: list[Asked], micro: list[Micro], entered: list[str],
+                  at: dt.datetime, event: str) -> Snapshot:
+        """The rest of the macrostep (`kernel.settle`, as `Run._complete`): eventless
+        transitions while one is enabled, then the completion events raised, in order, one
+        microstep each; one whose state is no longer active, or that selects nothing, is
+        dropped. Raises MacrostepLoop as the run does."""
+        current = snap
+
+        def take(name: str) -> bool:
+            nonlocal current
+            stepped = self._microstep(current, name, {}, ask, asked, micro, entered, at,
+                                      strict=False)
+            if stepped is None:
+                return False
+            current = stepped[0]
+            queue.extend(stepped[1])
+            return True
+
+        kernel.settle(self.spec, event, lambda: current.configuration, queue, take)
+        return current
+
+
+def _answerer(guards: Mapping[str, bool]) -> Callable[[str], bool]:
+    return lambda name: guards.get(name, True)
+
+
+def _answers(asked: list[Asked]) -> dict[str, bool]:
+    return {guard: answer for _, _, _, guard, answer in asked}
+
+
+def _replace(snap: Snapshot, **changes: Any) -> Snapshot:
+    fields = {name: getattr(snap, name) for name in Snapshot.__slots__}
+    fields.update(changes)
+    return Snapshot(**fields)
