@@ -180,7 +180,7 @@ def open_async_store(url: str | Path, *, timeout: float = 30.0, read_only: bool 
     store.close()`, or `async with store:`), or `async with open_async_store(url) as
     store:`. Each call leases a connection of the store's pool for its transaction: `pool_size`
     connections (PostgreSQL: psycopg_pool, default 8; SQLite: aiosqlite, a thread each,
-    default 4). A call that finds no connection free within `pool_timeout` seconds (default:
+    default 1). A call that finds no connection free within `pool_timeout` seconds (default:
     `timeout`) raises PoolExhausted. Needs the `postgres` extra (PostgreSQL) or the
     `sqlite-async` extra."""
     return _Opening(str(url), {"timeout": timeout, "read_only": read_only, "clock": clock,

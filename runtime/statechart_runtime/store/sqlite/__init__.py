@@ -276,9 +276,11 @@ async def open_async_url(url: str, *, timeout: float, read_only: bool,
     return store
 
 
-# The asynchronous store's connections (aiosqlite: a thread each): readers never wait for
-# each other (WAL); writers take turns on the database's lock whatever their number.
-DEFAULT_POOL = 4
+# The asynchronous store's connections (aiosqlite: a thread each). One by default: writers
+# take turns on the database's lock whatever their number, and more threads contend for the
+# GIL (200 fires at once: a pool of 8 did 0.12x the events of a pool of 1,
+# docs/performance.md); a larger pool lets long reads overlap.
+DEFAULT_POOL = 1
 
 
 def failure(exc: BaseException) -> str | None:

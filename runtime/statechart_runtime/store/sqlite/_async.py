@@ -19,8 +19,9 @@ from urllib.parse import quote
 import aiosqlite
 
 from statechart_runtime.errors import ReadOnlyStore, StoreError
+from statechart_runtime.store._async import is_async
 from statechart_runtime.store._async.pool import Pool
-from statechart_runtime.store._async.run_store import AsyncRunStore
+from statechart_runtime.store._async.run_store import AsyncRunStore, Attempt
 from statechart_runtime.store.core import failures
 from statechart_runtime.store.sqlite import (
     CANTOPEN,
@@ -43,13 +44,14 @@ class AsyncSqliteStore(AsyncRunStore):
     optimistic_fire = True
 
     def __init__(self, path: str | Path, *, timeout: float = 30.0, max_attempts: int = 5,
-                 read_only: bool = False, pool_size: int = 4,
+                 read_only: bool = False, pool_size: int = 1,
                  pool_timeout: float | None = None) -> None:
         self.path = str(path)
         self._uri = self.path  # a read-only store opens a URI: file:PATH?mode=ro...
         self.pool_size = pool_size
         self.pool_timeout = timeout if pool_timeout is None else pool_timeout
         self._pool: Any = None  # the asynchronous store's (store/_async/pool.py)
+        self._writing: Any = None  # the asynchronous store's writers take turns on it
         super().__init__(self.path, timeout=timeout, max_attempts=max_attempts,
                          read_only=read_only)
 
@@ -155,7 +157,22 @@ class AsyncSqliteStore(AsyncRunStore):
 
     # -- the asynchronous store's pool ------------------------------------------------
 
+    @asynccontextmanager
+    async def _transaction(self, db: Any, begin: str, call: Attempt) -> AsyncIterator[None]:
+        if is_async():
+            if begin == SQL.begin_write and not self.read_only:
+                # The pool's writers take turns here, on the loop, rather than on the
+                # database's lock: a writer that found it taken would sleep and try again,
+                # while the one holding it waits for its turn on the loop.
+                async with self._writing:
+                    async with super()._transaction(db, begin, call):
+                        yield
+                return
+        async with super()._transaction(db, begin, call):
+            yield
+
     async def _open_pool(self) -> None:
+        self._writing = asyncio.Lock()
         self._pool = Pool(self._connect, self.pool_size, self.pool_timeout,
                           lambda: failures.pool_exhausted(self.where, self.pool_size,
                                                           self.pool_timeout))

@@ -8,13 +8,14 @@ DO NOT EDIT (edit the source, then run the script).
 from __future__ import annotations
 import time
 import random
-from contextlib import suppress
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 import sqlite3
 from statechart_runtime.errors import ReadOnlyStore, StoreError
-from statechart_runtime.store._sync.run_store import RunStore
+from statechart_runtime.store._sync.run_store import RunStore, Attempt
 from statechart_runtime.store.sqlite import CANTOPEN, MIGRATIONS, READONLY, SQL, WAIT_MAX, WAIT_MIN, failure
 
 class SqliteStore(RunStore):
@@ -25,12 +26,13 @@ class SqliteStore(RunStore):
     driver_errors = (sqlite3.Error,)
     optimistic_fire = True
 
-    def __init__(self, path: str | Path, *, timeout: float=30.0, max_attempts: int=5, read_only: bool=False, pool_size: int=4, pool_timeout: float | None=None) -> None:
+    def __init__(self, path: str | Path, *, timeout: float=30.0, max_attempts: int=5, read_only: bool=False, pool_size: int=1, pool_timeout: float | None=None) -> None:
         self.path = str(path)
         self._uri = self.path
         self.pool_size = pool_size
         self.pool_timeout = timeout if pool_timeout is None else pool_timeout
         self._pool: Any = None
+        self._writing: Any = None
         super().__init__(self.path, timeout=timeout, max_attempts=max_attempts, read_only=read_only)
 
     def _failure(self, exc: BaseException, db: Any=None) -> str | None:
@@ -112,3 +114,9 @@ class SqliteStore(RunStore):
         """What the store opened: the path, or the URI of a read-only open (`mode=ro`, and
         `immutable=1` where SQLite could not make its -shm file)."""
         return self._uri
+
+    @contextmanager
+    def _transaction(self, db: Any, begin: str, call: Attempt) -> Iterator[None]:
+        pass
+        with super()._transaction(db, begin, call):
+            yield
