@@ -704,3 +704,19 @@ def test_work_changes_of_pending_items_need_no_new_version() -> None:
     assert kinds(old, new) == [("work-handler-changed", True)]
     [change] = diff_specs(spec(old, "old.yaml"), spec(new, "new.yaml"))
     assert "pending items of stored runs in `working` name `run_tool`" in change.help
+
+
+def test_a_guarded_alternative_moved_before_the_ancestors_fallback_changes_nothing() -> None:
+    """`working`'s guarded `fail` moved to `running`, before the fallback `running` had:
+    while `working` is active, `fail` is taken as before (`can_retry`: `retrying`, else
+    `failed`), as the run selects: no caller breaks, only stored steps name the old source."""
+    old = edit(BASE, [("working: {on: {pause: paused}}",
+                       "working: {on: {pause: paused, fail: {target: retrying, "
+                       "guard: can_retry, set: [note]}}}"),
+                      ("        - {target: retrying, guard: can_retry, set: [note]}\n", "")])
+    new = edit(BASE, [("version: 1", "version: 2")])
+    changes = diff_specs(spec(old, "old.yaml"), spec(new, "new.yaml"))
+    removed = [c for c in changes if c.kind == "transition-removed"]
+    assert [c.diagnostic().message for c in removed] == [
+        "`working` on `fail` now goes to `retrying` from an ancestor of `working` (breaks "
+        "stored runs)"]

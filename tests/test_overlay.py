@@ -103,9 +103,25 @@ states:
 """})
     problems = found(specs / "team.yaml")
     assert ("team.yaml", "terminal-exit", 5) in [p[:3] for p in problems]
+    # `done` is a top-level final state: the run ends there, and the transition is never
+    # taken (terminal-exit), so it breaks no rule
+    assert [p for p in problems if p[1] == "rule-violation"] == []
+    (specs / "team.yaml").write_text(REOPENED)
+    problems = found(specs / "team.yaml")
     violation = [p for p in problems if p[1] == "rule-violation"]
-    assert violation and violation[0][:3] == ("team.yaml", "rule-violation", 5)
+    assert violation and violation[0][:3] == ("team.yaml", "rule-violation", 6)
     assert 'rule "done-stays-done"' in violation[0][3]
+
+
+# An overlay that makes `done` go on: a transition of the overlay breaks a rule of the base.
+REOPENED = """\
+extends: base
+statechart: team
+states:
+  done:
+    final: false
+    on: {reopen: working}
+"""
 
 
 def test_a_rule_that_is_not_overridable_cannot_be_replaced_or_removed(tmp_path: Path) -> None:
@@ -403,13 +419,7 @@ rules:
 
 
 def test_a_base_rule_names_its_file_when_broken_in_the_overlay(tmp_path: Path) -> None:
-    specs = write(tmp_path, {"base.yaml": BASE, "team.yaml": """\
-extends: base
-statechart: team
-states:
-  done:
-    on: {reopen: working}
-"""})
+    specs = write(tmp_path, {"base.yaml": BASE, "team.yaml": REOPENED})
     violation = [d for d in check_file(specs / "team.yaml").diagnostics
                  if d.rule == "rule-violation"]
     assert violation and violation[0].help.endswith("(rule at base.yaml:19)")

@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 import yaml
-from codegen_support import checked_text
+from codegen_support import checked_text, traced_spec
 from hypothesis import HealthCheck, Phase, assume, given, settings
 from hypothesis import strategies as st
 from test_property_check import valid_specs
@@ -166,14 +166,14 @@ SLOW_SAMPLE = CONFORMANCE[1::3]
 @pytest.mark.slow
 @pytest.mark.parametrize("name, text", SLOW_SAMPLE, ids=[n for n, _ in SLOW_SAMPLE])
 def test_paths_of_every_conformance_spec_hold(name: str, text: str) -> None:
-    spec = checked_text(text, f"{name}.yaml")
+    spec = traced_spec(text, f"{name}.yaml")
     assert spec is not None, name
     paths_hold(spec, limit=400)
 
 
 @pytest.mark.parametrize("name, text", CONFORMANCE[::12], ids=[n for n, _ in CONFORMANCE[::12]])
 def test_paths_of_every_conformance_spec_hold_sample(name: str, text: str) -> None:
-    spec = checked_text(text, f"{name}.yaml")
+    spec = traced_spec(text, f"{name}.yaml")
     assert spec is not None, name
     paths_hold(spec, ("transitions",), limit=150)
 

@@ -384,14 +384,6 @@ class Spec:
             stack.extend(reversed(self.states[current].children))
         return out
 
-    def is_trap(self, name: str) -> bool:
-        """An atomic state with no way out: no transition of its own or of an ancestor that
-        leaves (a targetless one stays)."""
-        state = self.states[name]
-        return state.kind == "atomic" and not any(
-            not t.targetless for a in (name, *self.ancestors(name))
-            for t in self.states[a].transitions)
-
     def transitions(self) -> list[Transition]:
         return [t for s in self.states.values() for t in s.transitions]
 

@@ -54,5 +54,5 @@ def check(spec: Spec, graph: Graph) -> Check:
 def _ends(spec: Spec, work: Work, other: str) -> bool:
     """Whether every transition an outcome of `work` can take leaves `other` (and there is
     one): while both are active, the outcome always ends `other`'s item."""
-    taken = [t for event in work.outcomes for t in semantics.handling(spec, work.state, event)]
+    taken = [t for event in work.outcomes for t in semantics.may_take(spec, work.state, event)]
     return bool(taken) and all(semantics.exits(spec, t, other) for t in taken)

@@ -37,7 +37,7 @@ def check(spec: Spec, graph: Graph) -> Check:
         accepted = sorted({t.event for a in (work.state, *spec.ancestors(work.state))
                            for t in spec.states[a].transitions if t.trigger == "event"})
         for event, span in work.events:
-            taken = semantics.handling(spec, work.state, event)
+            taken = semantics.may_take(spec, work.state, event)
             if any(t.trigger == "event" for t in taken):
                 continue
             why = (f"`{event}` is an event the run raises itself (eventless, completion or "
