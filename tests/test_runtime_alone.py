@@ -98,6 +98,8 @@ def test_the_runtime_wheel_needs_only_python_statemachine(tmp_path: Path) -> Non
     # statechart_runtime.testing.event_sequences.
     assert requires == ["python-statemachine<3.3,>=3.2.2",
                         "psycopg[binary]>=3.1; extra == \"postgres\"",
+                        "psycopg_pool>=3.2; extra == \"postgres\"",
+                        "aiosqlite>=0.20; extra == \"sqlite-async\"",
                         "hypothesis>=6.100; extra == \"testing\""]
 
 

@@ -770,7 +770,7 @@ class AsyncRunStore:
 
         return rows.history_rows(await self._read(work))
 
-    # -- pages, for consoles (core/pages.py) ---------------------------------------------
+    # -- pages, for consoles (store/core/pages.py's RunFilter) -------------------------
 
     async def runs_page(self, conditions: RunFilter = pages.ANY_RUN, *, by_due: bool = False,
                         after: tuple[Any, ...] | None = None, limit: int = 50

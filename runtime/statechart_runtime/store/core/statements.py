@@ -26,7 +26,7 @@ class Statements:
     insert_run: str  # (run_id, spec, spec_version, status, created_at, updated_at)
     head: str  # (run_id) -> spec, spec_version, revision, steps, record, status
     head_locked: str  # the same, holding the run's row until the transaction ends
-    # (run_id, run_id) -> one row: what `fire` checks the head against (core/checks.py):
+    # (run_id, run_id) -> one row: what `fire` checks the head against (checks.py):
     # the run_states rows (names joined by spaces, or NULL), the last history row's idx,
     # target and at (NULLs: no step). Run after head_locked (PostgreSQL: in the same
     # round trip), so that it reads what the last holder of the row committed.
@@ -85,7 +85,7 @@ class Statements:
 
     def run_filter(self, *, spec: bool, run_id: bool, status: bool, groups: Sequence[int],
                    due_by: bool) -> str:
-        """A condition on `runs r` (core/pages.py's `filter_args` gives its shape and its
+        """A condition on `runs r` (pages.py's `filter_args` gives its shape and its
         arguments): the spec, the run, the status, one group of states each active, an
         armed timer due by a time."""
         raise NotImplementedError
