@@ -11,6 +11,7 @@ import datetime as dt
 import random
 import sqlite3
 import time
+import warnings
 from types import ModuleType
 from typing import Any
 
@@ -18,8 +19,13 @@ import psycopg
 import pytest
 from store_support import Backend, timed
 
-from statechart_runtime.errors import PoolExhausted, StoreError
-from statechart_runtime.store import AsyncRunStore, open_async_store, open_store
+from statechart_runtime.errors import PoolExhausted
+from statechart_runtime.store import (
+    AsyncRunStore,
+    BlockingInEventLoop,
+    open_async_store,
+    open_store,
+)
 from statechart_runtime.worker import AsyncWorker
 
 
@@ -85,15 +91,18 @@ def test_a_pool_exhausted_past_its_timeout_is_pool_exhausted(ticket: ModuleType,
     asyncio.run(main())
 
 
-def test_the_sync_store_refuses_a_running_event_loop(backend: Backend) -> None:
+def test_the_sync_store_in_a_running_event_loop_warns(backend: Backend) -> None:
     store = open_store(backend.url)
 
     async def inside() -> None:
-        with pytest.raises(StoreError, match="open_async_store"):
-            open_store(backend.url)
-        with pytest.raises(StoreError, match="inside a running asyncio event loop"):
-            store.stored_runs()
-        # In a thread of its own (no loop there) it works.
+        with pytest.warns(BlockingInEventLoop, match="open_async_store"):
+            open_store(backend.url).close()
+        with pytest.warns(BlockingInEventLoop, match="inside a running asyncio event loop"):
+            assert store.stored_runs() == []
+        with warnings.catch_warnings():  # once per store
+            warnings.simplefilter("error")
+            assert store.stored_runs() == []
+        # In a thread of its own (no loop there) it says nothing.
         assert await asyncio.to_thread(store.stored_runs) == []
     try:
         asyncio.run(inside())

@@ -123,6 +123,10 @@ def test_the_built_wheels_install_and_run_in_a_fresh_environment(tmp_path: Path)
     run(bin_dir / "python", "-m", "pip", "install", "-q", wheels["statechart_compiler"])
     run(bin_dir / "statechart", "init", project)
     assert run(bin_dir / "statechart", "build", cwd=project).count("created") >= 4
+    # The wheel ships the agent run as a base: an overlay of it checks in the fresh tool.
+    (project / "specs" / "platform_run.yaml").write_text(
+        "extends: pkg:statechart/bases/agent_run.yaml\nstatechart: platform_run\n")
+    run(bin_dir / "statechart", "check", "specs/platform_run.yaml", cwd=project)
     # The runtime's wheel alone runs the generated module.
     app = tmp_path / "app"
     venv.create(app, with_pip=True)

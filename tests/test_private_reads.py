@@ -35,6 +35,9 @@ KEPT: dict[tuple[str, str], tuple[int, str]] = {
     ("statechart/runs_verify.py", "_sc_spec"): (3, "the same"),
     ("statechart/runs_verify.py", "_sc_record"): (1, "a generated class's record class"),
     ("statechart_runtime/chart/kernel.py", "_sc_step"): (1, "a generated record's step class"),
+    ("statechart_runtime/console/views.py", "_sc_spec"): (1, "a generated class's spec tables "
+                                                          "(`views.tables`, the console's one "
+                                                          "read)"),
     ("statechart_runtime/psm/machine.py", "_specs"): (2, "python-statemachine's callback specs "
                                                       "(library.INTERNALS)"),
     ("statechart_runtime/psm/machine.py", "_sc_select"): (1, "the machine hands selection to "

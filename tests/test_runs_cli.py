@@ -359,7 +359,8 @@ def test_runs_help_imports_no_heavy_dependency(argv: list[str]) -> None:
     assert heavy == []
     assert "statechart_runtime.store" not in modules
     assert {m for m in modules if m.startswith("statechart.cli.")} <= {
-        "statechart.cli.runs", "statechart.cli.runs_work", "statechart.cli.colour"}
+        "statechart.cli.runs", "statechart.cli.runs_work", "statechart.cli.runs_serve",
+        "statechart.cli.colour"}
 
 
 def test_nested_states_of_the_agent_run(capsys: pytest.CaptureFixture[str],

@@ -13,6 +13,7 @@ it (`_settle`).
 from __future__ import annotations
 
 import gc
+import hashlib
 import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
@@ -40,6 +41,9 @@ class FileResult:
     # Findings a `# statechart: ignore[...]` comment suppressed: not reported, except by SARIF
     # (as results suppressed in source).
     suppressed: list[Diagnostic] = field(default_factory=list)
+    # (path, SHA-256 of the text checked) of each file the spec was read from: its own, and
+    # an overlay's bases (what `build` may skip a spec by: statechart.build_cache).
+    sources: tuple[tuple[str, str], ...] = ()
 
     @property
     def errors(self) -> list[Diagnostic]:
@@ -100,7 +104,8 @@ def _check_source(path: str, raw: bytes, config: Config | None) -> FileResult:
     if config is not None:
         problems, suppressed = _settle(problems, config), _settle(suppressed, config)
     problems.sort(key=_order)
-    return FileResult(path, spec, problems, suppressed)
+    read = tuple((s.path, hashlib.sha256(s.text.encode("utf-8")).hexdigest()) for s in sources)
+    return FileResult(path, spec, problems, suppressed, read)
 
 
 def _settle(problems: list[Diagnostic], config: Config) -> list[Diagnostic]:

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from statechart.diagnostics import Span
+from statechart.frozen import fast_init
 from statechart_runtime.chart import events
 
 StateKind = Literal["atomic", "compound", "parallel", "final"]
@@ -27,6 +28,7 @@ TransitionKind = Literal["external", "internal", "targetless"]
 FieldType = Literal["string", "integer", "number", "boolean", "datetime", "enum", "json"]
 
 
+@fast_init  # built once per state and alternative: statechart.frozen
 @dataclass(frozen=True)
 class Transition:
     """One way out of `source` on `event`.
@@ -225,6 +227,7 @@ class Work:
         return f"work {self.handler} ({extra})"
 
 
+@fast_init  # built once per state and alternative: statechart.frozen
 @dataclass(frozen=True)
 class State:
     name: str

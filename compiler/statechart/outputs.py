@@ -113,11 +113,23 @@ def display_path(file: str) -> str:
     """A spec file's path (a spec's, or a base's it extends) as generated files name it:
     relative to the project root, POSIX, so the same wherever the build runs."""
     root = project().root
+    if not Path(file).resolve().is_relative_to(root.resolve()):
+        shipped = package_ref(file)
+        if shipped is not None:  # a base an installed package ships: the same everywhere
+            return shipped
     try:
         path = os.path.relpath(Path(file).resolve(), root.resolve())
     except ValueError:  # another drive (Windows): no relative path exists
         path = Path(file).name
     return path if os.sep == "/" else path.replace(os.sep, "/")
+
+
+def package_ref(file: str) -> str | None:
+    """`pkg:PACKAGE/PATH` for a base spec an installed Python package ships (as `extends:`
+    named it), else None."""
+    from statechart.overlay.chain import shipped_ref
+
+    return shipped_ref(file)
 
 
 def header_lines(spec: Spec) -> list[str]:

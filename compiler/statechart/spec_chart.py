@@ -107,8 +107,7 @@ def history_defaults(spec: Spec) -> dict[tuple[str, str], str]:
     (`invalid-history-default` reports the others; they are ignored here)."""
     return {(s.name, kind): default for s in spec.states.values()
             for kind, default, _ in s.history_defaults
-            if default in spec.states and default != s.name and s.name in spec.ancestors(default)
-            and (kind == "deep" or spec.states[default].parent == s.name)}
+            if default in spec.states and default != s.name and s.name in spec.ancestors(default)}
 
 
 def known(spec: Spec, t: Transition) -> bool:

@@ -37,6 +37,7 @@ from codegen_support import checked_text  # noqa: E402
 
 from statechart.durations import parse as parse_delay  # noqa: E402
 from statechart.linter import check_source  # noqa: E402
+from statechart.xstate.export import machine_config  # noqa: E402
 
 FORMAT = 1
 # The done_history family's steps have a fifth field: the internal events taken (see README).
@@ -47,18 +48,12 @@ FORMAT_TIMERS = 3
 SEQUENCES = 20
 EVENTS = 30
 SPECS_PER_FILE = 25
-# The runner reports this action when a top-level parallel state's regions have all reached
-# final states (see xstate_runner.mjs). It can never be a spec name: names start with a letter.
-DONE_MARKER = "__top_parallel_done__"
 
 
 # A transition alternative: (target, guard or None, kind or None), the kind a history kind,
 # `internal` (`internal: true`) or `targetless` (no `target`; the tuple's is the source).
 Alt = tuple[str, str | None, str | None]
 HISTORY_KINDS = ("shallow", "deep")
-# The runner's action on a targetless transition: XState's `can()` says no to a transition
-# with neither a target nor an action, and the runner leaves it out of the action log.
-TARGETLESS_MARKER = "__targetless__"
 
 
 @dataclass
@@ -209,114 +204,15 @@ def to_yaml(spec: Spec) -> str:
 
 # ---- XState -------------------------------------------------------------------------------
 
-def history_id(target: str, kind: str) -> str:
-    """The id of the XState history state that stands for `history: KIND` to `target` (a
-    spec name never contains two underscores in a row)."""
-    return f"{target}__{kind}"
-
-
 def xstate_config(spec: Spec) -> dict[str, object]:
-    """The machine config: every state's id is its (globally unique) name and every target is
-    written `#id`, so targets resolve the same wherever the source is. Every transition has
-    `reenter: true`: our transitions are SCXML external transitions. A history transition
-    targets a history child of its target (`{type: 'history', history: KIND}`) whose default
-    is the target's `history_default:` for KIND, else its `initial` (a parallel state's: every
-    region, XState's default); `done:` is `onDone`."""
-    events = spec.events()
-    firsts = list(dict.fromkeys(e.split(".")[0] for e in events))
-    descriptors = any(s.on.keys() & ({"*"} | {".".join(e.split(".")[:i]) for e in events
-                                            for i in range(1, e.count(".") + 1)})
-                      for s in spec.states())
-    histories: dict[str, set[str]] = {}
-    for s in spec.states():
-        for alts in (*s.on.values(), s.done):
-            for t, _, h in alts:
-                if h in HISTORY_KINDS:
-                    histories.setdefault(t, set()).add(h)
-
-    def transition(t: str, g: str | None, h: str | None,
-                   acts: list[str], ins: list[str]) -> dict[str, object]:
-        if h == "targetless":
-            out: dict[str, object] = {"actions": [*acts, TARGETLESS_MARKER]}
-        elif h == "multi":  # `target: [a2, b2]`: every target, one transition
-            out = {"target": [f"#{x}" for x in t.split()], "reenter": True}
-        elif h == "internal":  # XState's default, `reenter: false`
-            out = {"target": f"#{t}", "reenter": False}
-        else:
-            out = {"target": f"#{history_id(t, h) if h else t}", "reenter": True}
-        if acts and h != "targetless":
-            out["actions"] = list(acts)
-        # `in:`: the runner makes the guard `and([g, stateIn('#a'), ...])` (XState's In()).
-        return {**out, **({"guard": g} if g else {}),
-                **({"in": [f"#{n}" for n in ins]} if ins else {})}
-
-    def transitions(alts: list[Alt], acts: dict[int, list[str]] | None = None,
-                    ins: dict[int, list[str]] | None = None) -> list[dict[str, object]]:
-        acts = acts or {}
-        ins = ins or {}
-        return [transition(t, g, h, acts.get(i, []), ins.get(i, []))
-                for i, (t, g, h) in enumerate(alts)]
-
-    def node(s: State, top_level: bool) -> dict[str, object]:
-        out: dict[str, object] = {"id": s.name}
-        if s.kind == "parallel":
-            out["type"] = "parallel"
-        elif s.kind == "final":
-            out["type"] = "final"
-        elif s.kind == "compound":
-            out["initial"] = s.initial
-        if s.entry:
-            out["entry"] = list(s.entry)
-        if s.exit:
-            out["exit"] = list(s.exit)
-        if s.on:
-            out["on"] = {event: transitions(alts, s.acts.get(f"on.{event}"),
-                                            s.ins.get(f"on.{event}"))
-                         for event, alts in s.on.items()}
-            if descriptors:
-                out["on"] = xstate_descriptors(out["on"], firsts)
-        if s.done:
-            out["onDone"] = transitions(s.done, s.acts.get("done"), s.ins.get("done"))
-        elif s.kind == "parallel" and top_level:
-            # XState ends a machine only in a top-level final state; our runs also end when a
-            # top-level parallel state without `done:` completes (see xstate_runner.mjs). A
-            # targetless transition changes nothing; its action tells the runner it happened.
-            out["onDone"] = {"actions": [DONE_MARKER]}
-        if s.always:
-            out["always"] = transitions(s.always, s.acts.get("always"), s.ins.get("always"))
-        if s.after:
-            out["after"] = {str(delay_ms(key)): transitions(alts, s.acts.get(f"after.{key}"),
-                                                            s.ins.get(f"after.{key}"))
-                            for key, alts in s.after.items()}
-        if s.children:
-            states = {c.name: node(c, False) for c in s.children}
-            # History states last: they are never active, so document order is unchanged.
-            for kind in sorted(histories.get(s.name, ())):
-                hid = history_id(s.name, kind)
-                default = s.hdefault.get(kind) or (s.initial if s.kind == "compound" else None)
-                states[hid] = {"id": hid, "type": "history", "history": kind,
-                               **({"target": f"#{default}"} if default else {})}
-            out["states"] = states
-        return out
-
-    return {"initial": spec.initial,
-            "states": {s.name: node(s, True) for s in spec.top}}
-
-
-def xstate_descriptors(on: dict[str, object], firsts: list[str]) -> dict[str, object]:
-    """A node's `on` for a spec with event descriptors (the descriptors family): our key `k`
-    (which takes `k` and `k.*`) is XState's wildcard `k.*` (which takes both too), and our `*`
-    (every event the spec names) is `t.*` for the first token t of every event (XState's `*`
-    would also take its own `xstate.done.state.*` events), its alternatives after those of a
-    key `t` (`descriptor-order` puts `*` last). XState then looks at the wildcard keys that
-    take an event most specific first and goes on through all of them, which is our document
-    order (specific first, as `descriptor-order` requires) going on to the next key."""
-    out: dict[str, list[object]] = {}
-    for key, alts in on.items():
-        listed = alts if isinstance(alts, list) else [alts]
-        for xkey in [f"{t}.*" for t in firsts] if key == "*" else [f"{key}.*"]:
-            out.setdefault(xkey, []).extend(listed)
-    return dict(out)
+    """The machine config: the one `statechart render --format xstate` writes
+    (`statechart.xstate.export`), of the spec as `statechart check` reads its YAML. The
+    runner adds what only a trace needs: an action marking targetless transitions and the
+    completion of a top-level parallel state (see xstate_runner.mjs)."""
+    checked = checked_text(to_yaml(spec))
+    if checked is None:
+        sys.exit(f"{spec.name}: `statechart check` refuses it:\n{to_yaml(spec)}")
+    return machine_config(checked)
 
 
 # ---- Fixed repro specs --------------------------------------------------------------------

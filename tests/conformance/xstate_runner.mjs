@@ -128,7 +128,7 @@ function run(spec) {
   for (const [name, value] of Object.entries(spec.guards)) {
     guards[name] = () => value;
   }
-  const machine = createMachine(withIn(spec.machine)).provide({ actions, guards });
+  const machine = createMachine(prepare(spec.machine)).provide({ actions, guards });
   const exits = exitsOf(spec.machine);
 
   // `_nodes` is XState's own list of active state nodes (the pinned version's snapshot field);
@@ -198,24 +198,42 @@ function run(spec) {
 const specs = JSON.parse(readFileSync(0, 'utf8'));
 process.stdout.write(JSON.stringify(specs.map(run)));
 
-// A transition's `in: ['#id', ...]` (make_traces.py, the `in` family): its guard becomes
-// `and([guard, stateIn('#id'), ...])`, XState's In(). The config is JSON, so the runner makes
-// the guard objects.
-function withIn(node) {
+// The config as `statechart render --format xstate` writes it (make_traces.py), made ready to
+// run and trace:
+// - a guard `{type: 'statechart:in', params: {guard?, in: ['#id', ...]}}` (a transition with
+//   `in:` states) becomes `and([guard, stateIn('#id'), ...])`, XState's In(): the config is
+//   JSON, so the runner makes the guard objects;
+// - a targetless transition gets TARGETLESS_MARKER (XState's `can()` refuses a transition with
+//   neither a target nor an action);
+// - a top-level parallel state without `onDone` gets a targetless `onDone` marked DONE_MARKER:
+//   XState ends a machine only in a top-level final state, our runs also when a top-level
+//   parallel state completes.
+function prepare(node, depth = 0) {
   const fix = (transitions) => {
     if (transitions === undefined || typeof transitions === 'string') return transitions;
     const list = Array.isArray(transitions) ? transitions : [transitions];
     return list.map((t) => {
-      if (typeof t !== 'object' || t.in === undefined) return t;
-      const { in: states, guard, ...rest } = t;
-      return { ...rest, guard: and([...(guard ? [guard] : []), ...states.map((id) => stateIn(id))]) };
+      if (typeof t !== 'object') return t;
+      let out = t;
+      if (out.target === undefined) {
+        out = { ...out, actions: [...(out.actions ?? []), TARGETLESS_MARKER] };
+      }
+      if (out.guard?.type === 'statechart:in') {
+        const { guard: given, in: states } = out.guard.params;
+        out = { ...out, guard: and([...(given ? [given] : []), ...states.map((id) => stateIn(id))]) };
+      }
+      return out;
     });
   };
   const out = { ...node };
   if (node.on) out.on = Object.fromEntries(Object.entries(node.on).map(([e, t]) => [e, fix(t)]));
   if (node.onDone) out.onDone = fix(node.onDone);
+  else if (depth === 1 && node.type === 'parallel') out.onDone = { actions: [DONE_MARKER] };
   if (node.always) out.always = fix(node.always);
   if (node.after) out.after = Object.fromEntries(Object.entries(node.after).map(([k, t]) => [k, fix(t)]));
-  if (node.states) out.states = Object.fromEntries(Object.entries(node.states).map(([k, s]) => [k, withIn(s)]));
+  if (node.states) {
+    out.states = Object.fromEntries(Object.entries(node.states).map(
+      ([k, s]) => [k, prepare(s, depth + 1)]));
+  }
   return out;
 }

@@ -38,10 +38,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
               "docs; --check only verifies they are up to date"),
     "render": ("statechart.cli.render",
                "draw a spec as DOT, SVG, PNG or Mermaid (optionally marking a run's current "
-               "state), or write it as an SCXML document"),
+               "state), or write it as an SCXML document or an XState machine config"),
     "import": ("statechart.cli.import_scxml",
-               "read an SCXML document into a spec (YAML with comments saying what was "
-               "mapped); refuse what a spec cannot say"),
+               "read an SCXML document or an XState machine config (*.json) into a spec "
+               "(YAML with comments saying what was mapped); refuse what a spec cannot say"),
     "schema": ("statechart.cli.schema",
                "print the JSON Schema of the spec format (for editors)"),
     "rule": ("statechart.cli.rule",

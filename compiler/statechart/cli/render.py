@@ -1,5 +1,6 @@
-"""`statechart render SPEC --format dot|svg|png|mermaid|scxml [-o FILE|-]`: draw one spec, or
-write it as an SCXML document (`statechart.scxml.export`)."""
+"""`statechart render SPEC --format dot|svg|png|mermaid|scxml|xstate [-o FILE|-]`: draw one
+spec, or write it as an SCXML document (`statechart.scxml.export`) or an XState v5 machine
+config (`statechart.xstate.export`)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,9 @@ from statechart.model import Spec
 from statechart.render.bounds import LayoutBounds
 from statechart.report import concise, inert
 
-FORMATS = ("svg", "png", "dot", "mermaid", "scxml")
+FORMATS = ("svg", "png", "dot", "mermaid", "scxml", "xstate")
+# The formats other engines run: written only for a spec without errors.
+MACHINES = {"scxml": "SCXML", "xstate": "An XState config"}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -73,10 +76,10 @@ def run(args: argparse.Namespace) -> int:
             print(f"statechart render: {inert(args.spec)} has {count} and cannot be drawn; fix "
                   "them first (`statechart check` explains each)", file=sys.stderr)
             return 1
-        if args.format == "scxml":  # a document for other engines: not a drawing to look at
-            print(f"statechart render: {inert(args.spec)} has {count}; SCXML is written only "
-                  "for a spec without errors (`statechart check` explains each)",
-                  file=sys.stderr)
+        if args.format in MACHINES:  # for other engines to run: not a drawing to look at
+            print(f"statechart render: {inert(args.spec)} has {count}; "
+                  f"{MACHINES[args.format]} is written only for a spec without errors "
+                  "(`statechart check` explains each)", file=sys.stderr)
             return 1
         draft = f"{count}; `statechart check` explains each"
         print(f"statechart render: {inert(args.spec)} has {count}; drawn as a work in "
@@ -138,6 +141,12 @@ def render_bytes(spec: Spec, fmt: str, active: frozenset[str], engine: str,
         lines = [*header_lines(spec)[:2],
                  f"Regenerate with: statechart render {spec_display_path(spec)} -f scxml"]
         return scxml_text(spec, lines).encode("utf-8")
+    if fmt == "xstate":
+        from statechart.xstate.export import config_text
+
+        lines = [*header_lines(spec)[:2],
+                 f"Regenerate with: statechart render {spec_display_path(spec)} -f xstate"]
+        return config_text(spec, lines).encode("utf-8")
     if fmt == "mermaid":
         return mermaid.mermaid_source(spec, active, draft=draft).encode("utf-8")
     settings = limits.settings(spec)

@@ -32,7 +32,14 @@ import yaml
 
 from statechart.diagnostics import Diagnostic
 from statechart.overlay.base import ID
-from statechart.overlay.chain import MAX_CHAIN, base_path, bases_of, extending
+from statechart.overlay.chain import (
+    MAX_CHAIN,
+    PACKAGE_PREFIX,
+    PackageBaseError,
+    base_path,
+    bases_of,
+    extending,
+)
 from statechart.overlay.merged import Change, Merged
 from statechart.overlay.nodes import (
     copy_tree,
@@ -66,6 +73,7 @@ def resolve(source: Source, removals: bool = True) -> tuple[Merged | None, list[
     chain = [source]
     seen = [Path(source.path).resolve()]
     current = source
+    package_root: Path | None = None  # once the chain enters a package: the package's folder
     ext: tuple[yaml.Node, yaml.Node] | None = extends
     while ext is not None:
         ref = key_name(ext[1])
@@ -74,9 +82,19 @@ def resolve(source: Source, removals: bool = True) -> tuple[Merged | None, list[
             problems.append(Diagnostic(ID, "error", "`extends` must name a spec", where,
                                        "write `extends: agent_run` or a relative path"))
             return None, problems
-        path = base_path(Path(current.path), ref)
+        try:
+            path = base_path(Path(current.path), ref)
+        except PackageBaseError as exc:
+            problems.append(Diagnostic(ID, "error", str(exc), where, exc.hint))
+            return None, problems
         resolved = path.resolve()
-        root_dir = specs_root(Path(source.path))
+        # A base an installed package ships is read where the package is; any other base is
+        # a spec of the same specs folder.
+        in_package = ref.startswith(PACKAGE_PREFIX) or package_root is not None
+        if ref.startswith(PACKAGE_PREFIX):
+            package_root = resolved.parent
+        root_dir = package_root if in_package and package_root is not None else \
+            specs_root(Path(source.path))
         if not resolved.is_relative_to(root_dir):
             problems.append(Diagnostic(ID, "error", f"`extends: {ref}` points outside {root_dir}",
                                        where, "a base must be a spec in the same specs folder"))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import yaml
 
+from statechart.build_model.spelling import did_you_mean
 from statechart.overlay.base import ResolverBase
 from statechart.overlay.merged import Change
 from statechart.overlay.nodes import entry, key_name
@@ -44,9 +45,11 @@ class Removal(ResolverBase):
                     break
 
     def _remove_state(self, root: yaml.MappingNode, name: str, node: yaml.Node) -> None:
-        where = self.index(root).get(name)
+        index = self.index(root)
+        where = index.get(name)
         if where is None:
-            self.error(node, f"cannot remove state `{name}`: the base has no such state")
+            self.error(node, f"cannot remove state `{name}`: the base has no such state",
+                       did_you_mean(name, index, words=True))
             return
         holder, i = where
         del holder.value[i]
@@ -88,9 +91,14 @@ class Removal(ResolverBase):
             name = f"{state}.after.{event}"
         if not event or on is None or entry(on[1], event) is None:
             what = f"timer `{event}`" if section == "after" else f"event `{event}`"
+            index = self.index(root)
+            close = did_you_mean(state, index, words=True) if where is None else \
+                did_you_mean(event, [key_name(k) or "" for k, _ in on[1].value]
+                             if on is not None else [], words=True)
             self.error(node, f"cannot remove transition `{name}`: the base has no {what} "
                              f"on state `{state}`",
-                       "write transitions to remove as `STATE.EVENT`, timers as "
+                       (close + " " if close else "")
+                       + "write transitions to remove as `STATE.EVENT`, timers as "
                        "`STATE.after.KEY` (`waiting.after.15m`) or `STATE.after.NAME` for a "
                        "timer with a `name:`")
             return
@@ -101,7 +109,10 @@ class Removal(ResolverBase):
                      what: str) -> None:
         holder = entry(root, section)
         if holder is None or entry(holder[1], name) is None:
-            self.error(node, f"cannot remove {what} `{name}`: the base has no such {what}")
+            names = [key_name(k) or "" for k, _ in holder[1].value] if holder is not None \
+                and isinstance(holder[1], yaml.MappingNode) else []
+            self.error(node, f"cannot remove {what} `{name}`: the base has no such {what}",
+                       did_you_mean(name, names, words=True))
             return
         holder[1].value[:] = [(k, v) for k, v in holder[1].value if key_name(k) != name]
         self.changes.append(Change(f"{what}-removed", name, self.span(node)))

@@ -68,11 +68,17 @@ def _overlay(spec: Spec) -> dict[str, object] | None:
         shown = " on ".join(_code(part) for part in reversed(name.split(".", 1))) \
             if kind.startswith("transition-") else _code(name)
         changes.append(f"{_CHANGE_WORDS.get(kind, kind)} {shown}")
+    from statechart.outputs import package_ref
+
+    shipped = package_ref(spec.overlay.base)
+    if shipped is not None:  # a base an installed package ships: no page of this project
+        quoted = f"`{shipped}`" if "`" not in shipped else labels.markdown_cell(shipped)
+        return {"base": quoted, "link": "", "changes": changes}
     return {"base": _code(base) if IDENTIFIER.match(base) else labels.markdown_cell(base),
             "link": f"{base}.md" if IDENTIFIER.match(base) else "", "changes": changes}
 
 
-def _state_row(spec: Spec, state: State) -> dict[str, str]:
+def _state_row(spec: Spec, state: State, marks: OverlayMarks) -> dict[str, str]:
     parent = spec.states.get(state.parent) if state.parent else None
     where = ""
     if parent is not None:
@@ -95,7 +101,6 @@ def _state_row(spec: Spec, state: State) -> dict[str, str]:
                          + ", ".join(f"{_code(d)} ({' and '.join(k)})" for d, k in kinds.items())
                          + ".")
     description = " ".join(sentences)
-    marks = overlay_marks(spec)
     change = " **added**" if state.name in marks.added_states else \
         " **changed**" if state.name in marks.changed_states else ""
     return {
@@ -228,6 +233,7 @@ def spec_page(spec: Spec, limits: LayoutBounds | None = None) -> str:
     limits = limits or bounds.current()
     settings = limits.settings(spec)
     source = spec_display_path(spec)
+    marks = overlay_marks(spec)
     docs = folder("docs")
     svg = ""
     omitted = limits.omitted(spec) if settings is None else ""
@@ -245,9 +251,8 @@ def spec_page(spec: Spec, limits: LayoutBounds | None = None) -> str:
         mermaid=mermaid_source(spec, header=False).rstrip("\n"),
         svg=svg, fast=settings == "fast", full_max=f"{bounds.FULL_MAX_TRANSITIONS:,}",
         omitted=omitted,
-        states=[_state_row(spec, s) for s in spec.states.values()],
-        transitions=[_transition_row(t, overlay_marks(spec))
-                     for t in spec.transitions()],
+        states=[_state_row(spec, s, marks) for s in spec.states.values()],
+        transitions=[_transition_row(t, marks) for t in spec.transitions()],
         overlay=_overlay(spec),
         # A rule id starts its list item: one that is not an identifier is escaped as a
         # paragraph (`# x` would be a heading, `> x` a quote).

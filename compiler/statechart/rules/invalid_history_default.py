@@ -1,14 +1,14 @@
 """A state's `history_default` is not a state inside it.
 
-What: `history_default:` names the state itself or a state outside it, or, for shallow history
-(`history_default: NAME` covers both kinds, `{shallow: NAME}` one), a state that is not one of
-its children.
+What: `history_default:` (`NAME` for both kinds, `{shallow: NAME, deep: NAME}` for each) names
+the state itself or a state outside it.
 
 Why: a history transition into a state that remembers nothing yet takes the history's default
 transition (SCXML `<history><transition target="..."/></history>`), which must stay inside the
-state: SCXML requires the default of a shallow history to be a child of its parent, and of a
-deep one a descendant. A state outside would make the history transition leave the state it
-was meant to resume.
+state: SCXML requires its targets to be descendants of the history's parent (3.11), for either
+kind; a shallow history's default may be deeper than a child (the states on the way down are
+entered, as for a deep one). A state outside would make the history transition leave the
+state it was meant to resume.
 
 Example:
 
@@ -20,8 +20,7 @@ Example:
         tool_call: {states: {calling: {}, parsing: {}}, initial: calling}
     reviewing: {}
 
-Fix: name a state inside it (`history_default: tool_call`); a deep descendant
-(`parsing`) only for deep history: `history_default: {deep: parsing, shallow: tool_call}`.
+Fix: name a state inside it (`history_default: tool_call`, or a deeper one: `parsing`).
 """
 
 from statechart.diagnostics import Severity
@@ -35,7 +34,7 @@ PHASE = "model"
 def check(spec: Spec, graph: Graph) -> Check:
     for state in spec.states.values():
         reported: set[str] = set()
-        for kind, default, span in state.history_defaults:
+        for _, default, span in state.history_defaults:
             if default not in spec.states or default in reported:
                 continue  # unknown-state reports it; `NAME` is both kinds: once
             if default == state.name or state.name not in spec.ancestors(default):
@@ -45,18 +44,3 @@ def check(spec: Spec, graph: Graph) -> Check:
                               f"`{state.name}`",
                               "name a state inside it: " + ", ".join(
                                   f"`{c}`" for c in state.children))
-            elif kind == "shallow" and spec.states[default].parent != state.name:
-                reported.add(default)
-                yield problem(ID, SEVERITY, span,
-                              f"shallow history default `{default}` of `{state.name}` is not "
-                              f"a child of `{state.name}` (it is inside "
-                              f"`{spec.states[default].parent}`)",
-                              "a shallow history re-enters a child: name one, or give deep "
-                              f"history its own default: `history_default: {{deep: {default}, "
-                              f"shallow: {_child_on_path(spec, state.name, default)}}}`")
-
-
-def _child_on_path(spec: Spec, parent: str, name: str) -> str:
-    """The child of `parent` that contains `name`."""
-    line = [name, *spec.ancestors(name)]
-    return line[line.index(parent) - 1]

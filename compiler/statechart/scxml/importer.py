@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,7 @@ from statechart.names import SPEC_NAME
 from statechart.scxml import NS, SCXML_NS, extras
 from statechart.scxml.export import ELEMENT
 from statechart.scxml.names import Names
+from statechart.scxml.order import Written, keys_in_order, taken
 from statechart.scxml.xml_tree import Element, XMLError, parse
 from statechart.scxml.yaml_text import Block, dump
 from statechart_runtime.chart import events
@@ -51,8 +53,6 @@ REFUSED: dict[str, tuple[str, str]] = {
              "state's transitions on E"),
     "cancel": ("a <cancel> other than the one of a timer of its own state has no equivalent",
                "cancel only the state's own timers, in its <onexit>"),
-    "several-events": ("a transition on several event descriptors has no equivalent yet",
-                       "write one transition per event"),
     "several-targets": ("an initial state of several states has no equivalent",
                         "name one child as the initial state (a parallel child starts all of "
                         "its regions)"),
@@ -66,7 +66,12 @@ REFUSED: dict[str, tuple[str, str]] = {
                         "equivalent", "move the actions to an entry action of the target"),
     "initial-content": ("executable content on an <initial> transition has no equivalent",
                         "move the actions to an entry action of the initial state"),
-    "deep-initial": ("an initial state that is not a child has no equivalent",
+    "initial-history": ("an initial <history> of a state entered by default as part of its "
+                        "parent's default entry has no equivalent",
+                        "target the state's <history> in the transitions that enter its "
+                        "parent, or make the history's parent the target"),
+    "deep-initial": ("an initial state deeper than a child that a state on the way does not "
+                     "enter by its own default has no equivalent",
                      "name a child of the state as its initial state, and give that child its "
                      "own initial"),
     "done-elsewhere": ("a completion event handled on another state than the one that "
@@ -77,6 +82,9 @@ REFUSED: dict[str, tuple[str, str]] = {
     "same-delay": ("a second timer of a state with the same delay has no equivalent (a "
                    "state's `after:` keys are its delays)",
                    "send one event for both, or make one delay differ by a millisecond"),
+    "delay-unit": ("a delay in a unit SCXML does not have (its delays are CSS times: a "
+                   "number of `s` or `ms`)",
+                   "write it in seconds or milliseconds: `delay=\"7200s\"` for two hours"),
     "delayexpr": ("a timer whose delay is an expression has no equivalent",
                   "write the delay as `delay=\"30s\"`, or set a datetime field and use it as "
                   "a deadline"),
@@ -123,6 +131,8 @@ class _Importer:
         self.history_of: dict[str, tuple[str, str]] = {}  # history id -> (state id, type)
         self.found_timers: dict[str, dict[str, tuple[Element, str]]] = {}
         self.timer_like: set[int] = set()  # ids of the <send> elements read as timers
+        self.initial_histories: dict[str, str] = {}  # state id -> kind of its initial history
+        self.initial_child: dict[str, str] = {}  # state id -> its `initial:` (such a state's)
 
     def refuse(self, element: Element, reason: str, detail: str = "") -> None:
         message, hint = REFUSED[reason]
@@ -168,11 +178,97 @@ class _Importer:
             self.refuse(initial_element or element, "several-targets",
                         f"initial `{written}` of `{owner}`")
             return None
+        owner_id = element.get("id")
+        if owner_id in self.nodes and written in self.nodes[owner_id].histories:
+            return self.initial_child.get(owner_id)  # found first: `find_initial_histories`
         if written not in children:
-            self.refuse(initial_element or element, "deep-initial",
-                        f"initial `{written}` of `{owner}`")
-            return None
+            child = self.deep_initial(written, children)
+            if child is None:
+                self.refuse(initial_element or element, "deep-initial",
+                            f"initial `{written}` of `{owner}`")
+            return child
         return self.nodes[written].name
+
+    def deep_initial(self, written: str, children: list[str]) -> str | None:
+        """An initial deeper than a child (SCXML allows any descendant): the child on the way
+        to it, when each state on the way enters the next by its own default (so the spec's
+        `initial:`s say the same); else None."""
+        if written not in self.nodes:
+            return None
+        path = [written]
+        while path[-1] not in children:
+            parent = self.nodes[path[-1]].parent
+            if parent is None:
+                return None
+            path.append(parent)
+        for inner, outer in pairwise(path):  # inner is outer's child
+            node = self.nodes[outer]
+            if node.element.name == "parallel":
+                continue  # every region is entered
+            own, _ = _written_initial(node.element)
+            if (own or (node.children[0] if node.children else None)) != inner:
+                return None
+        return self.nodes[path[-1]].name
+
+    def find_initial_histories(self) -> None:
+        """The states whose initial is a <history> child, before any transition is read (the
+        transitions into them become history transitions)."""
+        for owner_id, node in self.nodes.items():
+            written, where = _written_initial(node.element)
+            if written in node.histories:
+                child = self.initial_history(where, owner_id, written)
+                if child is not None:
+                    self.initial_child[owner_id] = child
+
+    def initial_history(self, element: Element, owner_id: str, history_id: str) -> str | None:
+        """`initial="h"`, `h` a `<history>` child: the state is entered by its history
+        whenever it is entered by default. In the spec: the transitions that target it are
+        history transitions, its `initial` is the child on the way to the history's default
+        (`histories` makes the default its `history_default:`). Refused when the state can be
+        entered by default otherwise (as its parent's default entry, after the start)."""
+        node = self.nodes[owner_id]
+        history, kind = node.histories[history_id]
+        transition = next((c for c in history.children
+                           if _scxml(c) and c.name == "transition"), None)
+        targets = (transition.get("target") or "").split() if transition is not None else []
+        if len(targets) != 1 or targets[0] not in self.nodes or \
+                not self.inside(targets[0], node):
+            self.refuse(element, "history-default", f"of history `{history_id}`, the initial "
+                                                    f"of `{node.name}`")
+            return None
+        entering = self.entered_by_default_with(owner_id)
+        if entering is not None:
+            self.refuse(element, "initial-history", f"`{history_id}` of `{node.name}` "
+                        f"(entered by default with `{self.nodes[entering].name}`)")
+            return None
+        self.initial_histories[owner_id] = kind
+        child = targets[0]
+        while self.nodes[child].parent != owner_id:
+            child = self.nodes[child].parent or ""
+        return self.nodes[child].name
+
+    def entered_by_default_with(self, scxml_id: str) -> str | None:
+        """An ancestor whose default entry enters `scxml_id` and that a transition targets
+        (so the state is entered by default after the start), else None."""
+        targeted = {t for n in self.nodes.values() for c in n.element.children
+                    if _scxml(c) and c.name == "transition"
+                    for t in (c.get("target") or "").split()}
+        targeted |= {t for t, (parent, _) in self.history_of.items()}  # conservatively
+        current = scxml_id
+        while True:
+            parent_id = self.nodes[current].parent
+            if parent_id is None:
+                return None
+            parent = self.nodes[parent_id]
+            first = parent.children[0] if parent.children else None
+            on_default = parent.element.name == "parallel" or \
+                (_written_initial(parent.element)[0] or first) == current
+            if not on_default:
+                return None
+            histories = set(parent.histories)
+            if parent_id in targeted or histories & targeted:
+                return parent_id
+            current = parent_id
 
     def state(self, scxml_id: str) -> Block:
         node = self.nodes[scxml_id]
@@ -286,6 +382,9 @@ class _Importer:
         if found:
             value = float(found.group(1)) * (1 if found.group(2) == "ms" else 1000)
             ms = int(value) if value == int(value) and value > 0 else None
+        if ms is None and re.fullmatch(r"\s*\d+(\.\d+)?\s*[a-zA-Z]+\s*", delay):
+            self.refuse(send, "delay-unit", f"delay `{delay}`")
+            return None
         if ms is None:
             self.refuse(send, "delayexpr", f"delay `{delay}`")
             return None
@@ -376,6 +475,10 @@ class _Importer:
         if target in self.history_of:
             target, kind = self.history_of[target]
             alternative["history"] = kind
+        elif target in self.initial_histories:  # entered by default: by its initial history
+            alternative["history"] = self.initial_histories[target]
+            where.note(key, f"`history: {alternative['history']}`: the initial of "
+                            f"`{self.nodes[target].name}` is its <history>")
         alternative["target"] = self.nodes[target].name if target in self.nodes else target
         if element.get("type") == "internal":
             inside = target != node.element.get("id") and self.inside(target, node)
@@ -395,52 +498,27 @@ class _Importer:
 
     def transitions(self, node: _Node, body: Block,
                     timers: dict[str, tuple[Element, str]]) -> None:
+        """The state's transitions as `on:`, `after:`, `done:` and `always:`, in SCXML's
+        document order (`statechart.scxml.order`); a transition on several descriptors
+        (`event="go stop"`) is one alternative under each."""
         on, after = Block(), Block()
-        done: list[dict[str, Any]] = []
-        always: list[dict[str, Any]] = []
-        groups: dict[str, list[dict[str, Any]]] = {}
+        written: dict[str, list[Written]] = {"on": [], "after": [], "done": [], "always": []}
         scxml_id = node.element.get("id") or ""
         for element in node.element.children:
             if not (_scxml(element) and element.name == "transition"):
                 continue
             event = element.get("event")
-            descriptors = (event or "").split()
-            if len(descriptors) > 1:
-                self.refuse(element, "several-events", f"event `{event}`")
+            entries: list[tuple[str, Block, str]] = []  # (group, where its notes go, key)
+            descriptors: list[str | None] = [*(event or "").split()] or [None]
+            for descriptor in descriptors:
+                entry = self.place(element, node, descriptor, scxml_id, timers,
+                                   (body, on, after))
+                if entry is not None:
+                    entries.append(entry)
+            if not entries:
                 continue
-            written = descriptors[0] if descriptors else None
+            group, where, key = entries[0]
             alternative: dict[str, Any] = {}
-            if written is None:  # eventless (no `event`, or an empty one): `always:`
-                where, key, group = body, "always", always
-            elif written == events.done_event(scxml_id):
-                where, key, group = body, "done", done
-            elif written in timers:
-                send, after_key = timers[written]
-                where, key = after, after_key
-                group = groups.setdefault(f"after {written}", [])
-                if not group:
-                    after[after_key] = group
-                    name = self.timer_name(written, node, send, after_key, timers)
-                    if name is not None:
-                        alternative["name"] = name
-            elif events.is_done(written):
-                self.refuse(element, "done-elsewhere", f"`{written}` on `{node.name}`")
-                continue
-            else:
-                # SCXML's descriptors are ours: `error` (or `error.*`) takes `error.tool`,
-                # `*` every event. A part that is not a name is renamed part by part.
-                descriptor = "*" if written in ("*", ".*") else written.removesuffix(".*")
-                event_name, changed = descriptor, False
-                if descriptor != "*":
-                    parts = [self.names.name("event", part) for part in descriptor.split(".")]
-                    event_name = ".".join(name for name, _ in parts)
-                    changed = any(c for _, c in parts)
-                where, key = on, event_name
-                group = groups.setdefault(event_name, [])
-                if not group:
-                    on[event_name] = group
-                if changed:
-                    on.note(event_name, f"SCXML event `{written}`")
             self.target(element, node, alternative, where, key)
             if element.get("cond"):
                 self.condition(element.get("cond") or "", alternative, where, key)
@@ -448,16 +526,72 @@ class _Importer:
             actions = self.actions(element, f"{node.name}_{key}", where, key, {})
             if actions:
                 alternative["actions"] = actions
-            group.append(alternative)
+            limited = self.limited(alternative)
+            for group, _, key in entries:
+                written[group].append(Written(key, element.line, dict(alternative), limited))
+        for group, where in (("on", on), ("after", after), ("done", body), ("always", body)):
+            keys = list(dict.fromkeys(w.key for w in written[group]))
+            for key in keys_in_order(keys) if group == "on" else keys:
+                kept, dropped = taken(key, written[group], descriptors=group == "on")
+                for w, winner in dropped:
+                    where.note(winner.key, f"the transition of line {w.line} is dropped: SCXML "
+                                           f"never takes it (line {winner.line} is taken "
+                                           "whenever it would be)")
+                if kept:
+                    alternatives = [dict(w.alternative) for w in kept]
+                    if group == "after":
+                        self.name_timer(key, kept, alternatives, node, timers)
+                    where[key] = shorthand(alternatives)
         for block, key in ((on, "on"), (after, "after")):
-            for name, group in list(block.items()):
-                block[name] = _shorthand(group)
             if block:
                 body[key] = block
-        if done:
-            body["done"] = _shorthand(done)
-        if always:
-            body["always"] = _shorthand(always)
+
+    def place(self, element: Element, node: _Node, descriptor: str | None, scxml_id: str,
+              timers: dict[str, tuple[Element, str]],
+              blocks: tuple[Block, Block, Block]) -> tuple[str, Block, str] | None:
+        """Where a transition on `descriptor` goes: (`on`, `after`, `done` or `always`, the
+        block its comments go in, its key); None when refused. `blocks`: the state's, its
+        `on:`'s and its `after:`'s."""
+        body, on, after = blocks
+        if descriptor is None:  # eventless (no `event`, or an empty one): `always:`
+            return ("always", body, "always")
+        if descriptor == events.done_event(scxml_id):
+            return ("done", body, "done")
+        if descriptor in timers:
+            return ("after", after, timers[descriptor][1])
+        if events.is_done(descriptor):
+            self.refuse(element, "done-elsewhere", f"`{descriptor}` on `{node.name}`")
+            return None
+        # SCXML's descriptors are ours: `error` (or `error.*`) takes `error.tool`, `*` every
+        # event. A part that is not a name is renamed part by part.
+        plain = "*" if descriptor in ("*", ".*") else descriptor.removesuffix(".*")
+        if plain != descriptor or plain == "*":  # written as a family: say what a run takes
+            on.note(plain, f"SCXML `{descriptor}` (line {element.line}) also takes events "
+                           "the document does not name; a run takes the events its spec "
+                           "lists: add a key for each one the application sends")
+        if plain == "*":
+            return ("on", on, plain)
+        parts = [self.names.name("event", part) for part in plain.split(".")]
+        event_name = ".".join(name for name, _ in parts)
+        if any(c for _, c in parts):
+            on.note(event_name, f"SCXML event `{descriptor}`")
+        return ("on", on, event_name)
+
+    def limited(self, alternative: dict[str, Any]) -> bool:
+        """Whether the alternative enters a state with a `limit:` (ours, from our export):
+        then a run may refuse it even unguarded, and the ones after it are tried."""
+        targets = alternative.get("target", [])
+        names = [targets] if isinstance(targets, str) else targets
+        return any(n.name in names and n.element.ours(NS).get("limit") is not None
+                   for n in self.nodes.values())
+
+    def name_timer(self, key: str, kept: list[Written], alternatives: list[dict[str, Any]],
+                   node: _Node, timers: dict[str, tuple[Element, str]]) -> None:
+        """The `name:` of the timer whose `after:` key is `key`, on its first alternative."""
+        event, (send, _) = next((e, t) for e, t in timers.items() if t[1] == key)
+        name = self.timer_name(event, node, send, key, timers)
+        if name is not None:
+            alternatives[0] = {"name": name, **alternatives[0]}
 
     def timer_name(self, event: str, node: _Node, send: Element, key: str,
                    timers: dict[str, tuple[Element, str]]) -> str | None:
@@ -493,7 +627,7 @@ class _Importer:
     def document(self, root: Element) -> Block:
         tree = Block()
         ours = root.ours(NS)
-        tree["statechart"] = _spec_name(root.get("name"), self.path)
+        tree["statechart"] = spec_name(root.get("name"), self.path)
         if tree["statechart"] != root.get("name"):
             tree.note("statechart", f"SCXML name `{root.get('name')}`" if root.get("name")
                       else "the file's name: the document has no `name`")
@@ -501,6 +635,7 @@ class _Importer:
         if "description" in ours:
             tree["description"] = extras.text_in(ours["description"])
         self.index(root, None)
+        self.find_initial_histories()
         top = [i for i, n in self.nodes.items() if n.parent is None]
         initial = self.initial(root, top, "the document")
         if initial is not None:
@@ -531,7 +666,18 @@ class _Importer:
         return tree
 
 
-def _shorthand(group: list[dict[str, Any]]) -> Any:
+def _written_initial(element: Element) -> tuple[str | None, Element]:
+    """A state's initial as written (`initial=`, or its `<initial>`'s transition target),
+    and the element that says it."""
+    for child in element.children:
+        if _scxml(child) and child.name == "initial":
+            transition = next((c for c in child.children
+                               if _scxml(c) and c.name == "transition"), None)
+            return (transition.get("target") if transition is not None else None), child
+    return element.get("initial"), element
+
+
+def shorthand(group: list[dict[str, Any]]) -> Any:
     """An event's alternatives as the spec writes them: `event: target` for one plain target."""
     if len(group) == 1:
         only = group[0]
@@ -569,7 +715,7 @@ def _migration(element: Element) -> dict[str, Any]:
     return migration
 
 
-def _spec_name(written: str | None, path: str) -> str:
+def spec_name(written: str | None, path: str) -> str:
     """The spec's name: the document's `name`, else the file's, as lower snake_case."""
     for text in (written, Path(path).stem):
         if not text:

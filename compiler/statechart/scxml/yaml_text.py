@@ -27,7 +27,10 @@ class Block(dict[str, Any]):
         self.notes: dict[str, list[str]] = {}
 
     def note(self, key: str, text: str) -> None:
-        self.notes.setdefault(key, []).append(text)
+        """A comment above `key` (once: a transition on several events is noted once)."""
+        notes = self.notes.setdefault(key, [])
+        if text not in notes:
+            notes.append(text)
 
 
 def scalar(value: Any) -> str:

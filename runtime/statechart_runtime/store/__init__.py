@@ -51,7 +51,7 @@ from statechart_runtime.errors import (
 from statechart_runtime.store._async.run_store import AsyncRunStore
 from statechart_runtime.store._sync.run_store import RunStore
 from statechart_runtime.store.core.failures import UNREACHABLE_HINT as UNREACHABLE_HINT
-from statechart_runtime.store.core.failures import refuse_in_event_loop
+from statechart_runtime.store.core.failures import BlockingInEventLoop, warn_in_event_loop
 from statechart_runtime.store.core.pages import RunFilter
 from statechart_runtime.store.core.rows import HistoryRow, StoredRun
 from statechart_runtime.store.core.schema import OLDEST_VERSION as OLDEST_VERSION
@@ -61,8 +61,9 @@ from statechart_runtime.store.core.statements import Statements
 from statechart_runtime.store.core.writes import Fired
 from statechart_runtime.values import Clock
 
-__all__ = ["BACKENDS", "SCHEMA_VERSION", "AsyncRunStore", "Backend", "ConcurrentUpdate",
-           "DamagedRow", "Fired", "HistoryRow", "OutcomeUnknown", "PoolExhausted",
+__all__ = ["BACKENDS", "SCHEMA_VERSION", "AsyncRunStore", "Backend", "BlockingInEventLoop",
+           "ConcurrentUpdate", "DamagedRow", "Fired", "HistoryRow", "OutcomeUnknown",
+           "PoolExhausted",
            "ReadOnlyStore", "RunFilter", "RunIdTaken", "RunNotFound", "RunStore", "SchemaProblem",
            "Statements", "StoreError", "StoreFull", "StoreUnavailable", "StoredRun",
            "TimerFailed", "UnknownName", "UnstorableValue", "open_async_store", "open_store"]
@@ -127,8 +128,9 @@ def open_store(url: str | Path, *, timeout: float = 30.0, read_only: bool = Fals
     a server that went away, in seconds. `clock` (a `Clock`, as runs take; default: the
     system's UTC time) is the store's one time source: steps, row times and due queries of
     every call that is not given a time (docs/runs.md, Clocks). Called inside a running
-    event loop: StoreError, which says to use `open_async_store`."""
-    refuse_in_event_loop(str(url))
+    event loop: a `BlockingInEventLoop` warning (a RuntimeWarning, once per store), which
+    says to use `open_async_store`."""
+    warn_in_event_loop(str(url), set())
     text = str(url)
     scheme, backend = _backend(text)
     store: RunStore = _module(scheme, backend).open_url(text, timeout=timeout,

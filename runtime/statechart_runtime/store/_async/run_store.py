@@ -105,6 +105,7 @@ class AsyncRunStore:
         # The one time source of every call not given a time; restored runs get it too.
         self.clock: Clock = utcnow
         self._db: Any = None  # the synchronous store's one connection
+        self._warned: set[str] = set()  # what this store warned of already
         if is_async():
             pass  # opened by `await store.open()` (open_async_store does)
         else:
@@ -258,7 +259,7 @@ class AsyncRunStore:
             async with self._pooled() as db:
                 yield db
         else:
-            failures.refuse_in_event_loop(self.where)
+            failures.warn_in_event_loop(self.where, self._warned)
             if self._db is None:
                 self._db = await self._connect()
             yield self._db
@@ -796,12 +797,33 @@ class AsyncRunStore:
         found, state_rows = await self._read(work)
         return rows.page(found, state_rows)
 
-    async def status_counts(self, conditions: RunFilter = pages.ANY_RUN) -> dict[str, int]:
+    async def status_counts(self, conditions: RunFilter = pages.ANY_RUN, *,
+                            statuses: Sequence[str] | None = None, cap: int | None = None
+                            ) -> dict[str, int]:
         """How many stored runs matching `conditions` (its `status` aside) report each
-        status (the `status` column), by status."""
+        status (the `status` column), by status (statuses no run reports left out). With
+        `statuses`, only those, each counted up to `cap`: a read bounded by `cap` per
+        status, whatever the number of runs (a count equal to `cap` means at least)."""
         shape, args = pages.filter_args(conditions, with_status=False)
-        found = await self._rows(self.sql.status_counts(self.sql.run_filter(**shape)), args)
-        return {status: int(count) for status, count in found}
+        where = self.sql.run_filter(**shape)
+        if statuses is None:
+            found = await self._rows(self.sql.status_counts(where), args)
+            return {status: int(count) for status, count in found}
+        if not statuses:
+            return {}
+        every: list[Any] = []
+        for status in statuses:
+            every += [status, *args, status]
+        found = await self._rows(self.sql.status_counts_capped(where, len(statuses), cap),
+                                 every)
+        return {status: int(count) for status, count in found if count}
+
+    async def moves(self, run_id: str, *, first: int = 0) -> list[pages.Move]:
+        """The run's steps from index `first` as `(index, event, source, target, kind)`,
+        read without parsing their times or values: what a walk over the chart needs (the
+        console's configuration after each step). Empty for an unknown run."""
+        found = await self._rows(self.sql.moves(), [run_id, int(first)])
+        return [(int(i), e, s, t, k or None) for i, e, s, t, k in found]
 
     async def head(self, run_class: type[RunT], run_id: str) -> Fired:
         """The stored run restored from its head alone, as `fire` restores it (its record's

@@ -52,6 +52,7 @@ class RunStore:
         self.read_only = read_only
         self.clock: Clock = utcnow
         self._db: Any = None
+        self._warned: set[str] = set()
         self.open()
 
     def _connect(self) -> Any:
@@ -159,7 +160,7 @@ class RunStore:
     def _lease(self) -> Iterator[Any]:
         """A connection for one transaction: the store's own (synchronous), or one of its
         pool's (asynchronous)."""
-        failures.refuse_in_event_loop(self.where)
+        failures.warn_in_event_loop(self.where, self._warned)
         if self._db is None:
             self._db = self._connect()
         yield self._db
@@ -603,12 +604,30 @@ class RunStore:
         found, state_rows = self._read(work)
         return rows.page(found, state_rows)
 
-    def status_counts(self, conditions: RunFilter=pages.ANY_RUN) -> dict[str, int]:
+    def status_counts(self, conditions: RunFilter=pages.ANY_RUN, *, statuses: Sequence[str] | None=None, cap: int | None=None) -> dict[str, int]:
         """How many stored runs matching `conditions` (its `status` aside) report each
-        status (the `status` column), by status."""
+        status (the `status` column), by status (statuses no run reports left out). With
+        `statuses`, only those, each counted up to `cap`: a read bounded by `cap` per
+        status, whatever the number of runs (a count equal to `cap` means at least)."""
         shape, args = pages.filter_args(conditions, with_status=False)
-        found = self._rows(self.sql.status_counts(self.sql.run_filter(**shape)), args)
-        return {status: int(count) for status, count in found}
+        where = self.sql.run_filter(**shape)
+        if statuses is None:
+            found = self._rows(self.sql.status_counts(where), args)
+            return {status: int(count) for status, count in found}
+        if not statuses:
+            return {}
+        every: list[Any] = []
+        for status in statuses:
+            every += [status, *args, status]
+        found = self._rows(self.sql.status_counts_capped(where, len(statuses), cap), every)
+        return {status: int(count) for status, count in found if count}
+
+    def moves(self, run_id: str, *, first: int=0) -> list[pages.Move]:
+        """The run's steps from index `first` as `(index, event, source, target, kind)`,
+        read without parsing their times or values: what a walk over the chart needs (the
+        console's configuration after each step). Empty for an unknown run."""
+        found = self._rows(self.sql.moves(), [run_id, int(first)])
+        return [(int(i), e, s, t, k or None) for i, e, s, t, k in found]
 
     def head(self, run_class: type[RunT], run_id: str) -> Fired:
         """The stored run restored from its head alone, as `fire` restores it (its record's

@@ -6,6 +6,7 @@ this module words."""
 from __future__ import annotations
 
 import asyncio
+import warnings
 from collections.abc import Callable
 
 from statechart_runtime.errors import (
@@ -108,15 +109,25 @@ def store_failed(exc: BaseException, kind_of: Callable[[BaseException], str | No
     return isinstance(driver, driver_errors) and kind_of(driver) in STORE_KINDS
 
 
-def refuse_in_event_loop(where: str) -> None:
-    """The synchronous store blocks: inside a running event loop each of its calls would
-    stall every task of the loop, unnoticed. StoreError there: the asynchronous store is
-    for that (a thread without a loop, such as asyncio.to_thread's, may use it)."""
+class BlockingInEventLoop(RuntimeWarning):
+    """The synchronous run store was called inside a running asyncio event loop."""
+
+
+def warn_in_event_loop(where: str, warned: set[str]) -> None:
+    """The synchronous store blocks: inside a running event loop each of its calls stalls
+    every task of the loop. Said once per store (`warned`), as a warning rather than an
+    error: a loop may run in a thread without being blocked by it (a greenlet-driven
+    library's, such as playwright's synchronous API), and a thread without a loop
+    (asyncio.to_thread's) is where the synchronous store belongs."""
+    if "loop" in warned:
+        return
     try:
         asyncio.get_running_loop()
     except RuntimeError:
         return
-    raise StoreError(f"{where}: the synchronous run store was called inside a running "
-                     "asyncio event loop, which it would block on every call: use `await "
-                     "open_async_store(url)` (its calls are coroutines), or call this store "
-                     "in a thread of its own (asyncio.to_thread)")
+    warned.add("loop")
+    warnings.warn(f"{where}: the synchronous run store was called inside a running asyncio "
+                  "event loop, which it blocks on every call: use `await "
+                  "open_async_store(url)` (its calls are coroutines), or call this store "
+                  "in a thread of its own (asyncio.to_thread)", BlockingInEventLoop,
+                  stacklevel=4)

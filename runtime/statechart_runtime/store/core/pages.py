@@ -31,6 +31,8 @@ class RunFilter:
 
 
 ANY_RUN = RunFilter()
+# A step as a walk over the chart needs it (`moves`): (index, event, source, target, kind).
+Move = tuple[int, str, str, str, str | None]
 
 
 def filter_args(conditions: RunFilter, *, with_status: bool = True) -> tuple[dict[str, Any],

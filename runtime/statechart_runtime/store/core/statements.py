@@ -99,6 +99,15 @@ class Statements:
         """(`count` run ids) -> their (run_id, state) rows."""
         raise NotImplementedError
 
+    def status_counts_capped(self, where: str, statuses: int, cap: int | None) -> str:
+        """(status, the condition's arguments, status) for each of `statuses` -> (status,
+        how many runs, at most `cap`): a bounded read of an index range per status."""
+        raise NotImplementedError
+
+    def moves(self) -> str:
+        """(run_id, first index) -> (idx, event, source, target, kind), in order."""
+        raise NotImplementedError
+
     def status_counts(self, where: str) -> str:
         """(the condition's arguments) -> (status, how many runs)."""
         raise NotImplementedError

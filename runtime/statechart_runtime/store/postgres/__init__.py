@@ -102,6 +102,16 @@ class _PostgresStatements(Statements):
         return ("SELECT run_id, state FROM run_states WHERE run_id IN ("
                 + ", ".join(["%s"] * count) + ") ORDER BY run_id, state")
 
+    def status_counts_capped(self, where: str, statuses: int, cap: int | None) -> str:
+        limit = "" if cap is None else f" LIMIT {int(cap)}"
+        return " UNION ALL ".join(
+            f"SELECT %s, COUNT(*) FROM (SELECT 1 FROM runs r WHERE {where} AND "
+            f"r.status = %s{limit}) AS counted" for _ in range(statuses))
+
+    def moves(self) -> str:
+        return ("SELECT idx, event, source, target, kind FROM history WHERE run_id = %s "
+                "AND idx >= %s ORDER BY idx")
+
     def status_counts(self, where: str) -> str:
         return (f"SELECT r.status, COUNT(*) FROM runs r WHERE {where} "
                 "GROUP BY r.status ORDER BY r.status")
