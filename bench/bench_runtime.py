@@ -70,7 +70,8 @@ from statemachine.orderedset import OrderedSet  # noqa: E402
 from statechart.codegen import python_module, record_schema  # noqa: E402
 from statechart.linter import check_source  # noqa: E402
 from statechart_runtime import store_restore, store_writes  # noqa: E402
-from statechart_runtime.store import RunStore, _utc_text  # noqa: E402
+from statechart_runtime.store import RunStore  # noqa: E402
+from statechart_runtime.store.core.checks import utc_text as _utc_text  # noqa: E402
 from statechart_runtime.store_sqlite import SQL, SqliteStore  # noqa: E402
 from statechart_runtime.store_writes import MARK_ATTR, Mark, mark_of, saved  # noqa: E402
 from statechart_runtime.values import utcnow  # noqa: E402
@@ -416,10 +417,14 @@ class SqlFreeStore(RunStore):
     def __init__(self) -> None:  # no connection, no schema
         self.where = "(no SQL)"
 
-    def _x(self, sql: str, args: Any = ()) -> None:
+    def _many(self, db: Any, sql: str, rows: list[tuple[Any, ...]]) -> None:
         return None
 
-    def _many(self, sql: str, rows: list[tuple[Any, ...]]) -> None:
+
+class NoDatabase:
+    """The connection `SqlFreeStore._write` is given: every statement dropped."""
+
+    def execute(self, sql: str, args: Any = ()) -> None:
         return None
 
 
@@ -466,7 +471,7 @@ class HeadFire:
         store = SqliteStore(folder / "runs.db")
         try:
             store.create(run)
-            self.row = tuple(store._query(
+            self.row = tuple(store._rows(
                 "SELECT spec, spec_version, revision, steps, record FROM runs "
                 "WHERE run_id = ?", [self.run_id])[0])
             head = json.dumps(run.record.to_dict(history=False), ensure_ascii=False,
@@ -476,7 +481,7 @@ class HeadFire:
             self.send(mine)
             self.codec(mine, mark)
             fired = store.fire(gen.facade, self.run_id, event)
-            after = json.loads(store._query("SELECT record FROM runs WHERE run_id = ?",
+            after = json.loads(store._rows("SELECT record FROM runs WHERE run_id = ?",
                                             [self.run_id])[0][0])
         finally:
             store.close()
@@ -521,7 +526,7 @@ class HeadFire:
 
     def codec(self, run: Any, mark: Any) -> None:
         writes = store_writes.writes(SQL, run, mark, _utc_text(utcnow()))
-        revision = self.nosql._write(writes, mark, locked=True)
+        revision = self.nosql._write(NoDatabase(), writes, mark, locked=True)
         saved(run, mark, revision)
 
     def machine_alone(self, model: Any) -> Any:

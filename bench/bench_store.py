@@ -20,6 +20,11 @@
   one fire must not depend on it (target: within 2x).
 - **verify**: `runs verify` over `--verify-runs` stored runs with their histories, against
   the same checks on two streamed queries (target: within 1.5x), and one run at a time.
+- **async**: the asynchronous store (`open_async_store`, bench/store_async.py): `fire` per
+  call (awaited one at a time) against the synchronous `fire`, rounds interleaved (target:
+  within 1.15x); 200 runs fired at once from one event loop with a pool of 8 connections
+  and of 1 (PostgreSQL target: at least 3x); as `async-peers`, LangGraph's `ainvoke` with
+  `AsyncSqliteSaver` / `AsyncPostgresSaver` beside it (target: `fire` at least 5x faster).
 - **peers** (not in the default parts; `pip install -e '.[bench]'`): one durable step of the
   store (`fire`, one process), the same writes by hand, and what users would pick instead:
   LangGraph (`invoke` of a one-node graph holding the same record fields, with its
@@ -54,7 +59,8 @@ sys.path.insert(0, str(ROOT / "bench"))
 from benchlib import agent_run_v1_module  # noqa: E402
 from pg_server import URL_VARIABLE, Server  # noqa: E402
 
-from statechart_runtime.store import RunStore, _utc_text, open_store  # noqa: E402
+from statechart_runtime.store import RunStore, open_store  # noqa: E402
+from statechart_runtime.store.core.checks import utc_text as _utc_text  # noqa: E402
 
 WORKERS = 8
 MISSING_PEERS = ("--parts peers needs LangGraph and DBOS, which are not project "
@@ -218,9 +224,9 @@ def head_reads(url: str, reads: int) -> tuple[float, float, float]:
         with pipeline():
             db.execute(store.sql.begin_write)
             if checked:
-                store._locked_head(run_id)
+                store._checked_head(db, run_id, store.sql.head_locked)
             else:
-                store._head_row(run_id, store.sql.head_locked)
+                db.execute(store.sql.head_locked, (run_id,)).fetchone()
             db.execute("ROLLBACK")
         return time.perf_counter() - started
 
@@ -230,8 +236,8 @@ def head_reads(url: str, reads: int) -> tuple[float, float, float]:
         checked.append(read(True))
     with pipeline():
         db.execute(store.sql.begin_write)
-        row = store._locked_head(run_id)
-        restored = store._head_run(ar.AgentRun, run_id, row)
+        row = store._checked_head(db, run_id, store.sql.head_locked)
+        restored = store._head_run(db, ar.AgentRun, run_id, row)
         db.execute("ROLLBACK")
     started = time.perf_counter()
     for _ in range(reads):
@@ -279,12 +285,23 @@ def bulk_runs(ar: Any, store: RunStore, count: int) -> None:
                      head.replace(run.record.runId, run_id), due, "2025-01-01T00:00:00Z",
                      "2025-01-01T00:00:00Z"))
         states += [(run_id, "agent_run", name) for name in run._active]
-    marks = ", ".join([store.sql.param] * 10)
-    with store._transaction(store.sql.begin_write):
-        store._many(f"INSERT INTO runs VALUES ({marks})", runs)
-        store._many(store.sql.insert_state, states)
-    with store._transaction(store.sql.begin_write):
-        store._x("ANALYZE")
+    _bulk(store, [(_insert_runs(store), runs), (store.sql.insert_state, states)])
+
+
+def _insert_runs(store: RunStore) -> str:
+    """The backend's INSERT of a whole `runs` row (its placeholder: that of insert_state)."""
+    mark = "%s" if "%s" in store.sql.insert_state else "?"
+    return f"INSERT INTO runs VALUES ({', '.join([mark] * 10)})"
+
+
+def _bulk(store: RunStore, statements: list[tuple[str, list[Any]]]) -> None:
+    """Rows written straight into the store's tables, in one transaction, then ANALYZE."""
+    db = store._db
+    db.execute(store.sql.begin_write)
+    for sql, rows in statements:
+        db.cursor().executemany(sql, rows)
+    db.execute("COMMIT")
+    db.execute("ANALYZE")
 
 
 def queries(url: str, count: int) -> tuple[dict[str, tuple[float, int]], dict[str, list[str]]]:
@@ -312,13 +329,13 @@ def queries(url: str, count: int) -> tuple[dict[str, tuple[float, int]], dict[st
             for name, key, value in (("find(status=running)", "status", "running"),
                                      ("find(state=tool_call)", "state", "tool_call"),
                                      ("find(tag=paused)", "tag", "paused"))}
-    sqls["due(now, limit=100)"] = (store.sql.due, ["agent_run", ar.AgentRun._sc_spec.version,
+    sqls["due(now, limit=100)"] = (store.sql.due, ["agent_run", 1,
                                                    "2026-01-01T00:00:00.000000Z", 100])
     plans = {}
     for name, query in sqls.items():
         assert query is not None
         sql, args = query
-        rows = store._read(lambda sql=sql, args=args: store._x(explain + sql, args).fetchall())
+        rows = store._rows(explain + sql, args)
         plans[name] = [str(row[0] if pg else row[-1]) for row in rows]
     store.close()
     return times, plans
@@ -368,13 +385,8 @@ def stored_histories(ar: Any, store: RunStore, count: int) -> None:
         steps += [(run_id, i, step.event.value, step.source.value, step.target.value,
                    _utc_text(step.at), json.dumps(step.values, sort_keys=True), step.kind)
                   for i, step in enumerate(history)]
-    marks = ", ".join([store.sql.param] * 10)
-    with store._transaction(store.sql.begin_write):
-        store._many(f"INSERT INTO runs VALUES ({marks})", runs)
-        store._many(store.sql.insert_state, states)
-        store._many(store.sql.insert_step, steps)
-    with store._transaction(store.sql.begin_write):
-        store._x("ANALYZE")
+    _bulk(store, [(_insert_runs(store), runs), (store.sql.insert_state, states),
+                  (store.sql.insert_step, steps)])
 
 
 def streamed_verify(url: str, against: Any) -> int:
@@ -383,8 +395,8 @@ def streamed_verify(url: str, against: Any) -> int:
     the history ordered by run, merged by run id. Returns the findings."""
     from statechart.diagnostics import Span
     from statechart.runs_verify import check_run
-    from statechart_runtime import store_read
     from statechart_runtime.errors import StoreError
+    from statechart_runtime.store.core import rows as store_read
 
     sqlite = url.startswith("sqlite")
     p = "?" if sqlite else "%s"
@@ -490,8 +502,10 @@ def main() -> None:
     parser.add_argument("--backends", nargs="+", default=["sqlite", "postgres"])
     parser.add_argument("--verify-runs", type=int, default=10_000)
     parser.add_argument("--repeats", type=int, default=2)
-    parser.add_argument("--parts", nargs="+", default=["fire", "queries", "long", "verify"],
-                        help="also: peers (LangGraph and DBOS, pip install -e '.[bench]')")
+    parser.add_argument("--parts", nargs="+",
+                        default=["fire", "queries", "long", "verify", "async"],
+                        help="also: peers (LangGraph and DBOS), async-peers (async, with "
+                        "LangGraph's ainvoke): pip install -e '.[bench]'")
     args = parser.parse_args()
     ar = agent_run_module()
     server = None
@@ -515,6 +529,8 @@ def main() -> None:
             long_table(urls, args.steps, args.fires)
         if "verify" in args.parts:
             verify_table(urls, args.verify_runs, args.repeats)
+        if "async" in args.parts or "async-peers" in args.parts:
+            async_table(ar, urls, args.events, peers="async-peers" in args.parts)
         if "peers" in args.parts:
             peers_table(ar, urls, args.events, base_urls={
                 name: (server.url if server is not None else os.environ[URL_VARIABLE])
@@ -549,6 +565,32 @@ def fire_table(ar: Any, urls: dict[str, Any], events: int) -> None:
         alone, checked, python = head_reads(url("heads"), 500)
         print(f"| {backend} | {alone:.0f} | {checked:.0f} | {checked / alone:.2f}x | "
               f"{python:.1f} |")
+
+
+def async_table(ar: Any, urls: dict[str, Any], events: int, *, peers: bool) -> None:
+    """The asynchronous store (bench/store_async.py): `fire` per call against the
+    synchronous one, 200 runs fired at once from one loop with a pool of 8 connections and
+    of 1, and (with `peers`) LangGraph's `ainvoke` with its async checkpointer."""
+    import store_async
+
+    make = functools.partial(running_run, ar)
+    print("\n| backend | sync `fire` p50 (ms) | async `fire` p50 (ms) | async / sync "
+          "| 200 at once, pool 8 (events/s) | pool 1 (events/s) | 8 / 1 |"
+          + (" LangGraph `ainvoke` p50 (ms) | `ainvoke` / async `fire` |" if peers else ""))
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |" + (" ---: | ---: |" if peers else ""))
+    for backend, url in urls.items():
+        sync_ms, async_ms = store_async.per_call(ar, make, url("async_per_call"), events // 5)
+        at_once = store_async.concurrent(ar, make, url("async_concurrent"), 200, (8, 1))
+        line = (f"| {backend} | {sync_ms:.2f} | {async_ms:.2f} | {async_ms / sync_ms:.2f}x | "
+                f"{at_once[8]:,.0f} | {at_once[1]:,.0f} | {at_once[8] / at_once[1]:.2f}x |")
+        if peers:
+            fields = running_run(ar).record.to_dict(history=False)
+            where = url("async_langgraph")
+            if backend == "sqlite":
+                where = where.removeprefix("sqlite:///")
+            graph = store_async.langgraph_async(where, fields, events)
+            line += f" {graph:.2f} | {graph / async_ms:.2f}x |"
+        print(line, flush=True)
 
 
 def peers_table(ar: Any, urls: dict[str, Any], events: int, base_urls: dict[str, str],

@@ -13,7 +13,7 @@ import psycopg
 import pytest
 from codegen_support import checked_text, generate
 from pg_server import URL_VARIABLE, Server, available
-from store_support import TICKET, TICKET_MODULE, Backend, import_path
+from store_support import TICKET, TICKET_MODULE, AsyncAsSync, Backend, import_path
 
 from statechart_runtime.store import BACKENDS
 
@@ -63,19 +63,45 @@ def _fresh_postgres(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[
 # How the backend-neutral suite gets an empty store of each backend module of the registry
 # (statechart_runtime.store.BACKENDS). A backend added there without an entry here fails
 # every store test until it has one: no backend goes untested.
-FRESH_STORES = {"statechart_runtime.store_sqlite": _fresh_sqlite,
-                "statechart_runtime.store_postgres": _fresh_postgres}
+FRESH_STORES = {"statechart_runtime.store.sqlite": _fresh_sqlite,
+                "statechart_runtime.store.postgres": _fresh_postgres}
 
 
-@pytest.fixture(params=sorted({module for module, _ in BACKENDS.values()}),
-                ids=lambda module: module.rpartition("store_")[2])
-def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
+# The run store's conformance suite (tests/test_store*.py) runs through both APIs: the
+# synchronous store, and the asynchronous one (`open_async_store`, its coroutines awaited
+# on a loop of the tests': store_support.AsyncAsSync). The other tests that take `backend`
+# run through the synchronous API.
+CONFORMANCE = "test_store"
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "backend" not in metafunc.fixturenames:
+        return
+    modules = sorted({backend.module for backend in BACKENDS.values()})
+    apis = ("sync", "async") if metafunc.module.__name__.startswith(CONFORMANCE) \
+        else ("sync",)
+    metafunc.parametrize(
+        "backend", [(module, api) for module in modules for api in apis], indirect=True,
+        ids=[module.rpartition(".")[2] + ("" if api == "sync" else "-async")
+             for module in modules for api in apis])
+
+
+@pytest.fixture
+def backend(request: pytest.FixtureRequest, tmp_path: Path,
+            monkeypatch: pytest.MonkeyPatch) -> Iterator[Backend]:
     """An empty store on each backend of the registry: a new SQLite file, a new schema of its
-    own on the PostgreSQL server (so that tests never see each other's runs)."""
-    fresh = FRESH_STORES.get(request.param)
+    own on the PostgreSQL server (so that tests never see each other's runs); through the
+    asynchronous API too (the test module's `open_store` opens an asynchronous store)."""
+    module, api = request.param
+    fresh = FRESH_STORES.get(module)
     if fresh is None:
-        pytest.fail(f"the store backend {request.param} has no entry in tests/conftest.py's "
+        pytest.fail(f"the store backend {module} has no entry in tests/conftest.py's "
                     "FRESH_STORES: say how the tests get an empty store of it")
+    if api == "async":
+        only = request.node.get_closest_marker("sync_only")
+        if only is not None:
+            pytest.skip(f"the synchronous driver only: {only.args[0]}")
+        monkeypatch.setattr(request.module, "open_store", AsyncAsSync)
     yield from fresh(request, tmp_path)
 
 

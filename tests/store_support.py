@@ -150,3 +150,93 @@ def assert_usable(store: Any, module: ModuleType) -> None:
     assert fired.applied and fired.revision == 2
     loaded = store.load(module.Ticket, run.record.runId)
     assert [s.values for s in loaded.record.history] == [{"note": "still usable"}]
+
+
+class Intercepted:
+    """A store's connection whose `execute` goes through `hook(sql, args, execute)`."""
+
+    def __init__(self, db: Any, hook: Any) -> None:
+        self._db = db
+        self._hook = hook
+
+    def execute(self, sql: str, args: Any = ()) -> Any:
+        return self._hook(sql, args, self._db.execute)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._db, name)
+
+
+def intercept(store: Any, hook: Any) -> None:
+    """Make every statement of the synchronous `store` go through `hook(sql, args,
+    execute)` (fault injection: a statement held, another writer let in between two)."""
+    from contextlib import contextmanager
+
+    lease = store._lease
+
+    @contextmanager
+    def intercepted() -> Any:
+        with lease() as db:
+            yield Intercepted(db, hook)
+
+    store._lease = intercepted
+
+
+# -- the asynchronous store, called as the synchronous one (the conformance suite) --------
+
+_LOOP: Any = None
+
+
+def _loop() -> Any:
+    """One event loop, in a thread of its own, that every asynchronous store of the tests
+    runs on (a test calls it from its own thread, as it calls a synchronous store)."""
+    global _LOOP
+    if _LOOP is None:
+        import asyncio
+        import threading
+
+        _LOOP = asyncio.new_event_loop()
+        threading.Thread(target=_LOOP.run_forever, daemon=True, name="async-store").start()
+    return _LOOP
+
+
+def _awaited(coroutine: Any) -> Any:
+    import asyncio
+
+    return asyncio.run_coroutine_threadsafe(coroutine, _loop()).result()
+
+
+class AsyncAsSync:
+    """An AsyncRunStore whose coroutines are awaited on the tests' loop: the synchronous
+    API's tests run unchanged through the asynchronous API (what it returns and raises is
+    the asynchronous store's own)."""
+
+    def __init__(self, url: Any, **kwargs: Any) -> None:
+        from statechart_runtime.store import open_async_store
+
+        async def opened() -> Any:
+            return await open_async_store(url, **kwargs)
+
+        object.__setattr__(self, "_store", _awaited(opened()))
+
+    def __getattr__(self, name: str) -> Any:
+        import inspect
+
+        found = getattr(self._store, name)
+        if name == "stored_records":
+            def records(*args: Any, **kwargs: Any) -> Any:
+                async def listed() -> list[Any]:
+                    return [item async for item in found(*args, **kwargs)]
+                return iter(_awaited(listed()))
+            return records
+        if inspect.iscoroutinefunction(found):
+            return lambda *args, **kwargs: _awaited(found(*args, **kwargs))
+        return found
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        setattr(self._store, name, value)
+
+    def __enter__(self) -> Any:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import pytest
-from store_support import GATE, TICKET, Backend, Clock, gate_class
+from store_support import GATE, TICKET, Backend, Clock, Intercepted, gate_class
 
 from statechart.cli import main
 from statechart_runtime.store import RunStore, open_store
@@ -46,17 +48,21 @@ def test_a_fire_between_the_reads_of_a_run_is_not_a_finding(
     # table, another store fires the run and commits.
     head_read: list[str] = []
     fired: list[int] = []
-    execute = RunStore._x
+    lease = RunStore._lease
 
-    def interleaved(self: RunStore, sql: str, args: Any = ()) -> Any:
-        if self is not store:
-            if "record FROM runs" in sql:
-                head_read.append(sql)
-            elif head_read and not fired and "FROM history" in sql:
-                fired.append(store.fire(ticket.Ticket, "busy", "close").revision)
-        return execute(self, sql, args)
+    def interleaved(sql: str, args: Any, execute: Any) -> Any:
+        if "record FROM runs" in sql:
+            head_read.append(sql)
+        elif head_read and not fired and "FROM history" in sql:
+            fired.append(store.fire(ticket.Ticket, "busy", "close").revision)
+        return execute(sql, args)
 
-    monkeypatch.setattr(RunStore, "_x", interleaved)
+    @contextmanager
+    def leased(self: RunStore) -> Iterator[Any]:  # verify's store: its statements watched
+        with lease(self) as db:
+            yield db if self is store else Intercepted(db, interleaved)
+
+    monkeypatch.setattr(RunStore, "_lease", leased)
     assert verify(capsys, backend, spec) == (0, [])
     assert fired == [3]  # it did commit inside the window
     monkeypatch.undo()

@@ -223,9 +223,9 @@ def _die_in_the_middle_of_fire(module_path: str, db: str, run_id: str) -> None:
     module = import_path(Path(module_path), TICKET_MODULE)
     write = RunStore._write
 
-    def write_then_die(self: RunStore, *args: Any, **kwargs: Any) -> int:
-        revision = write(self, *args, **kwargs)  # the run, its history and its states are written ...
-        self._x("SELECT 1").fetchone()  # ... and have reached the server (PostgreSQL pipelines)
+    def write_then_die(self: RunStore, db: Any, *args: Any, **kwargs: Any) -> int:
+        revision = write(self, db, *args, **kwargs)  # the run, its history and its states are written ...
+        db.execute("SELECT 1").fetchone()  # ... and have reached the server (PostgreSQL pipelines)
         os.kill(os.getpid(), signal.SIGKILL)  # ... and the process dies before COMMIT
         return revision
 

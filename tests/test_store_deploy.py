@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from codegen_support import checked_text, generate
-from store_support import Backend, Clock, import_path
+from store_support import Backend, Clock, import_path, intercept
 
 from statechart.cli import main
 from statechart_runtime.errors import InvalidRecord, UnknownName
@@ -205,7 +205,6 @@ def test_a_v1_head_read_before_the_lock_is_upgraded_holding_the_run(
     store = open_store(url)
     store.create(v1(run_id="r"))
     store.fire(v1, "r", "hold", why="lunch")
-    read = store._x
     others: list[str] = []
 
     class Row:
@@ -215,7 +214,10 @@ def test_a_v1_head_read_before_the_lock_is_upgraded_holding_the_run(
         def fetchone(self) -> Any:
             return self.row
 
-    def read_then_overtake(sql: str, args: Any = ()) -> Any:
+        def fetchall(self) -> Any:
+            return [self.row]
+
+    def read_then_overtake(sql: str, args: Any, read: Any) -> Any:
         if sql != store.sql.head_checked or others:
             return read(sql, args)
         row = read(sql, args).fetchone()
@@ -224,7 +226,7 @@ def test_a_v1_head_read_before_the_lock_is_upgraded_holding_the_run(
         others.append("wake")
         return Row(row)
 
-    store._x = read_then_overtake  # type: ignore[method-assign]
+    intercept(store, read_then_overtake)
     fired = store.fire(v2, "r", "close")
     assert others == ["wake"]
     assert fired.run.status.value == "closed"

@@ -26,7 +26,7 @@ from typing import Any
 import psycopg
 import pytest
 from pg_server import Server
-from store_support import TICKET_MODULE, Backend, assert_usable, import_path, timed
+from store_support import TICKET_MODULE, Backend, assert_usable, import_path, intercept, timed
 
 from statechart_runtime.errors import (
     OutcomeUnknown,
@@ -194,10 +194,10 @@ def test_a_connection_cut_before_the_commit_is_retried_only_when_that_is_safe(
     write = RunStore._write
     cuts = []
 
-    def write_then_cut(self: RunStore, *args: Any, **kwargs: Any) -> int:
-        revision = write(self, *args, **kwargs)
+    def write_then_cut(self: RunStore, db: Any, *args: Any, **kwargs: Any) -> int:
+        revision = write(self, db, *args, **kwargs)
         if not cuts:  # once: the retry goes through
-            pid = self._x("SELECT pg_backend_pid()").fetchone()[0]
+            pid = db.execute("SELECT pg_backend_pid()").fetchone()[0]
             with psycopg.connect(pg_backend.url, autocommit=True) as admin:
                 # Waits (up to 10 s) until the backend is gone: PostgreSQL 14 and later.
                 admin.execute("SELECT pg_terminate_backend(%s, 10000)", (pid,))
@@ -231,7 +231,7 @@ def test_a_connection_cut_before_the_commit_is_retried_only_when_that_is_safe(
 
     def cut_then_fire_due(self: RunStore, *args: Any, **kwargs: Any) -> Any:
         if not cuts:
-            pid = self._x("SELECT pg_backend_pid()").fetchone()[0]
+            pid = args[-1].execute("SELECT pg_backend_pid()").fetchone()[0]  # its connection
             with psycopg.connect(pg_backend.url, autocommit=True) as admin:
                 admin.execute("SELECT pg_terminate_backend(%s, 10000)", (pid,))
             cuts.append(pid)
@@ -274,6 +274,7 @@ def test_a_connection_lost_right_after_the_commit_is_a_success_applied_once(
     assert_usable(store, ticket)
 
 
+@pytest.mark.sync_only("holds the synchronous driver's write between its INSERT and its COMMIT")
 def test_a_run_id_created_twice_at_once_is_run_id_taken(ticket: ModuleType,
                                                         backend: Backend) -> None:
     """The loser of two `create`s of one id is told so (RunIdTaken), on PostgreSQL too, where
@@ -287,9 +288,9 @@ def test_a_run_id_created_twice_at_once_is_run_id_taken(ticket: ModuleType,
         winner = open_store(backend.url)
         write = winner._write
 
-        def write_and_wait(*args: Any, **kwargs: Any) -> int:
-            revision = write(*args, **kwargs)
-            winner._x("SELECT 1").fetchone()  # the INSERT has reached the database
+        def write_and_wait(db: Any, *args: Any, **kwargs: Any) -> int:
+            revision = write(db, *args, **kwargs)
+            db.execute("SELECT 1").fetchone()  # the INSERT has reached the database
             inserted.set()
             assert go.wait(30)
             return revision
@@ -405,15 +406,14 @@ def test_a_fire_that_waited_for_the_run_checks_what_the_other_committed(
     a.create(run := ticket.Ticket())
     run_id = run.record.runId
     holding, release = threading.Event(), threading.Event()
-    execute = a._x
 
-    def held(sql: str, args: Any = ()) -> Any:
+    def held(sql: str, args: Any, execute: Any) -> Any:
         if sql == a.sql.insert_step:
             holding.set()
             release.wait(30)
         return execute(sql, args)
 
-    monkeypatch.setattr(a, "_x", held)
+    intercept(a, held)
     outcome: dict[str, Any] = {}
 
     def fire(store: RunStore, event: str, **values: Any) -> None:

@@ -15,7 +15,7 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-from store_support import TICKET_MODULE, Backend, gate_class, import_path
+from store_support import TICKET_MODULE, Backend, gate_class, import_path, intercept
 
 from statechart_runtime.run import EventNotAccepted
 from statechart_runtime.store import open_store
@@ -206,17 +206,16 @@ def test_fire_next_due_overtaken_claims_again(gate: type[Any], tmp_path: Path) -
 def answered_after_the_claim(store: Any, url: str, gate: type[Any]) -> list[str]:
     """Make `store`'s next head read (after fire_next_due's claim, a read) find the claimed
     run answered by another worker in between; the runs so answered."""
-    read = store._x
     done: list[str] = []
 
-    def overtaken_after_the_claim(sql: str, args: Any = ()) -> Any:
+    def overtaken_after_the_claim(sql: str, args: Any, read: Any) -> Any:
         if sql == store.sql.head_checked and not done:
             with open_store(url, timeout=1) as other:  # worker B, between A's two reads
                 other.fire(gate, args[0], "answer")
             done.append(args[0])
         return read(sql, args)
 
-    store._x = overtaken_after_the_claim
+    intercept(store, overtaken_after_the_claim)
     return done
 
 

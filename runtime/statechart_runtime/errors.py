@@ -143,6 +143,12 @@ class StoreUnavailable(StoreError):
     Repeat the call once the server is back; the store object reconnects by itself."""
 
 
+class PoolExhausted(StoreUnavailable):
+    """An async store's pool had no free connection within its timeout (every connection
+    busy with other tasks' calls): nothing of the call was done. Repeat it, give the store a
+    larger pool (`open_async_store(..., pool_size=N)`), or run fewer calls at once."""
+
+
 class SchemaProblem(StoreError):
     """The store's own schema cannot be used: written by a newer runtime (upgrade
     statechart-runtime), by a development version, or its version row is missing or

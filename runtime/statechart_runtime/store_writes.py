@@ -1,151 +1,21 @@
-"""How the run store encodes a run into its statements, with no database: the mark a store
-sets on a run it created or loaded (`Mark`: what of the run is stored), the statements that
-store the run's head, new steps and active states (`writes`), and the JSON the columns hold.
-`RunStore` (store.py) runs the statements in its transactions.
-"""
+"""A run encoded into its statements, now `statechart_runtime.store.core.writes` (this name is
+kept)."""
 
-from __future__ import annotations
+from statechart_runtime.store.core.writes import (
+    MARK_ATTR,
+    Computed,
+    Fired,
+    Mark,
+    Writes,
+    encode,
+    encode_sorted,
+    json_value,
+    mark_of,
+    next_deadline,
+    saved,
+    unstorable,
+    writes,
+)
 
-import dataclasses
-import datetime as dt
-import json
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
-
-from statechart_runtime.errors import RunError, StoreError, UnstorableValue
-from statechart_runtime.run import Run
-from statechart_runtime.store_checks import utc_text
-
-if TYPE_CHECKING:
-    from statechart_runtime.store_connection import Statements
-
-# The attribute a store sets on a run it created or loaded (a `Mark`).
-MARK_ATTR = "_sc_store"
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class Writes:
-    """What stores a run (`writes`): the arguments of its head's UPDATE (`update_head`),
-    the other statements, each with its rows, and the spec to announce an earlier deadline
-    of (None: none)."""
-
-    run_id: str
-    announce: str | None
-    head: tuple[Any, ...]
-    statements: list[tuple[str, list[tuple[Any, ...]]]]
-
-
-@dataclasses.dataclass(slots=True)
-class Mark:
-    """What a store knows of a run it created or loaded: the revision it was loaded at, the
-    steps the store holds, how many of those the run's record holds (the last ones; a run
-    restored from its head holds none), its active states then, whether the stored steps
-    must be rewritten (the record was upgraded from an older spec version: names changed),
-    and its earliest timer's due time as stored (None: none armed, or not known)."""
-
-    revision: int
-    steps: int
-    known: int
-    active: tuple[str, ...]
-    rewrite: bool = False
-    due: dt.datetime | None = None
-
-
-# A fire computed, to be written: the run with the event taken, its mark, the time of the
-# call (column text), and the refusal when the event was refused after timers fired.
-Computed = tuple[Run[Any, Any, Any], Mark, str, RunError | None]
-
-
-def writes(sql: Statements, run: Run[Any, Any, Any], mark: Mark, at: str) -> Writes:
-    """What stores the run (`RunStore._write` runs it): its head, its new steps (or all of them),
-    its active states if they changed. Encoded here, with no database: a caller may do
-    it before it takes a lock. UnstorableValue for a value the columns' JSON cannot hold."""
-    try:
-        return _writes(sql, run, mark, at)
-    except ValueError as exc:
-        raise unstorable(run.record.runId, exc) from None
-
-
-def unstorable(run_id: str, exc: Exception) -> UnstorableValue:
-    """The error of a value the store cannot encode as JSON: an integer too long for JSON
-    text (Python writes at most 4,300 digits)."""
-    return UnstorableValue(f"run {run_id!r}: a value of this call cannot be stored as JSON "
-                           f"({exc}): nothing was stored; change the value (integers of at "
-                           "most 4,300 digits)")
-
-
-def _writes(sql: Statements, run: Run[Any, Any, Any], mark: Mark, at: str) -> Writes:
-    record: Any = run.record
-    run_id = record.runId
-    spec = run._sc_spec
-    history = record.history
-    if len(history) < mark.known:
-        raise StoreError(f"run {run_id!r}: its history went from {mark.known} steps to "
-                         f"{len(history)}; a stored history only grows")
-    steps = len(history) if mark.rewrite else mark.steps + len(history) - mark.known
-    deadline = next_deadline(run)
-    head = (mark.revision + 1, spec.version, record.status.value, steps,
-            encode(record.to_dict(history=False)),
-            None if deadline is None else utc_text(deadline), at, run_id)
-    statements: list[tuple[str, list[tuple[Any, ...]]]] = []
-    if mark.rewrite:
-        statements.append((sql.delete_steps, [(run_id,)]))
-        start, new = 0, history
-    else:
-        start, new = mark.steps, history[mark.known:]
-    statements.append((sql.insert_step, [
-        (run_id, index, step.event.value, step.source.value, step.target.value,
-         utc_text(step.at), encode_sorted(step.values) if step.values else "{}",
-         step.kind)
-        for index, step in enumerate(new, start)]))
-    if run._active != mark.active:
-        if mark.rewrite:  # a new run, or one upgraded from an older version: all of them
-            statements.append((sql.delete_states, [(run_id,)]))
-            left: Sequence[str] = ()
-            entered: Sequence[str] = run._active
-        else:  # only the rows of the states left and entered (a leaf change: one each)
-            left = [name for name in mark.active if name not in run._active]
-            entered = [name for name in run._active if name not in mark.active]
-        statements.append((sql.delete_state, [(run_id, name) for name in left]))
-        statements.append((sql.insert_state,
-                           [(run_id, spec.name, name) for name in entered]))
-    # An earlier deadline wakes the sleeping workers.
-    announce = spec.name if deadline is not None and (
-        mark.due is None or deadline < mark.due) else None
-    return Writes(run_id, announce, head, statements)
-
-
-def mark_of(run: Run[Any, Any, Any]) -> Mark:
-    mark = getattr(run, MARK_ATTR, None)
-    if not isinstance(mark, Mark):
-        raise StoreError(f"run {run.record.runId!r} was not created or loaded by a store: "
-                         "store.create(run) stores a new run")
-    return mark
-
-
-def saved(run: Run[Any, Any, Any], mark: Mark, revision: int) -> None:
-    history = run.record.history
-    steps = len(history) if mark.rewrite else mark.steps + len(history) - mark.known
-    setattr(run, MARK_ATTR, Mark(revision, steps, len(history), run._active,
-                                 due=next_deadline(run)))
-
-
-def next_deadline(run: Run[Any, Any, Any]) -> dt.datetime | None:
-    """The run's earliest armed timer's due time (the `next_due` column), or None."""
-    return getattr(run, "next_deadline", None)  # a run of a spec with timers has one
-
-
-def json_value(spec: Any, field: str, value: Any) -> Any:
-    """A value as the idempotency table keeps it (to tell a reused key from a repeat)."""
-    if value is None or field not in spec.codec.types:
-        return repr(value)
-    try:
-        return spec.codec.to_json(field, value)
-    except TypeError:  # the event refuses it
-        return repr(value)
-
-
-# json.dumps with options builds an encoder on every call: the store's two, built once.
-encode = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode
-encode_sorted = json.JSONEncoder(ensure_ascii=False, allow_nan=False, sort_keys=True).encode
-
+__all__ = ["MARK_ATTR", "Computed", "Fired", "Mark", "Writes", "encode", "encode_sorted",
+           "json_value", "mark_of", "next_deadline", "saved", "unstorable", "writes"]

@@ -24,15 +24,16 @@ ends on SIGTERM and SIGINT that way, as `statechart runs work` does.
 
 from __future__ import annotations
 
+import asyncio
+import datetime as dt
 import logging
 import os
 import select
 import signal
-import sys
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager, suppress
 from typing import Any
 
 from statechart_runtime.errors import (
@@ -42,22 +43,22 @@ from statechart_runtime.errors import (
     StoreError,
     TimerFailed,
 )
-from statechart_runtime.store import Fired, RunStore
+from statechart_runtime.run import spec_of
+from statechart_runtime.store import AsyncRunStore, Fired, RunStore
 
-__all__ = ["Worker"]
+__all__ = ["AsyncWorker", "Worker"]
 
 log = logging.getLogger("statechart_runtime.worker")
 # Seconds between attempts to LISTEN again after the listening connection failed.
 LISTEN_RETRY = 30.0
 
 
-class Worker:
-    """Fires the due timers of `run_class`'s runs in `store` (one worker: one store, one
-    thread). `fired`, `failed`, `declined` and `errors` (of the store) count what it did.
-    `run` closes it when it returns; after `run_once`, call `close` (or use `with`)."""
+class _Rounds:
+    """What the synchronous and the asynchronous worker share: their settings, what they
+    count, the runs they skip for a while, and what one fire says."""
 
-    def __init__(self, store: RunStore, run_class: type[Any], *, max_sleep: float = 60.0,
-                 retry_after: float = 60.0, listen: bool = True) -> None:
+    def __init__(self, store: Any, run_class: type[Any], *, max_sleep: float,
+                 retry_after: float) -> None:
         if max_sleep <= 0:
             raise ValueError(f"max_sleep must be positive, got {max_sleep!r}")
         if store.read_only:
@@ -68,17 +69,69 @@ class Worker:
         self.max_sleep = max_sleep
         self.retry_after = retry_after
         self.fired = self.failed = self.declined = self.errors = 0
-        self._stopping = threading.Event()
         self._skipped: dict[str, float] = {}  # run id -> monotonic time to try it again
+
+    def _report(self, fired: Fired) -> None:
+        run_id = fired.run.record.runId
+        if not fired.applied:
+            self.declined += 1
+            log.info("run %s: a due timer was declined (its guards said no)", run_id)
+            return
+        entered = fired.run.record.history[-1].target.value  # the last state it entered
+        for event in fired.events:
+            self.fired += 1
+            log.info("run %s: fired %s, now in %s (revision %d)", run_id, event, entered,
+                     fired.revision)
+
+    def _idle(self, fired: Fired, idle: set[str]) -> None:
+        """After a fire that applied nothing: a run claimed twice in a round with nothing to
+        fire has a next_due that disagrees with its record (edited by hand?); it is skipped,
+        so that it cannot keep the round going."""
+        run_id = fired.run.record.runId
+        if run_id in idle:
+            self._skipped[run_id] = time.monotonic() + self.retry_after
+            log.warning("run %s: due by its row but nothing to fire; skipped", run_id)
+        else:
+            idle.add(run_id)
+
+    def _skip(self, run_id: str, what: str, why: str) -> None:
+        self._skipped[run_id] = time.monotonic() + self.retry_after
+        log.error("run %s: %s, skipped for %g s: %s", run_id, what, self.retry_after, why)
+
+    def _skip_now(self) -> list[str]:
+        now = time.monotonic()
+        for run_id in [r for r, until in self._skipped.items() if until <= now]:
+            del self._skipped[run_id]
+        return sorted(self._skipped)
+
+    def _bounded(self, due: dt.datetime | None) -> float:
+        """Seconds to sleep: until `due` (the next deadline of a run not skipped), or until
+        a skipped run may be tried again, at most `max_sleep`."""
+        wait = self.max_sleep
+        if self._skipped:
+            wait = min(wait, max(0.0, min(self._skipped.values()) - time.monotonic()))
+        if due is not None:
+            wait = min(wait, max(0.0, (due - self.store.now()).total_seconds()))
+        return wait
+
+
+class Worker(_Rounds):
+    """Fires the due timers of `run_class`'s runs in `store` (one worker: one store, one
+    thread). `fired`, `failed`, `declined` and `errors` (of the store) count what it did.
+    `run` closes it when it returns; after `run_once`, call `close` (or use `with`)."""
+
+    def __init__(self, store: RunStore, run_class: type[Any], *, max_sleep: float = 60.0,
+                 retry_after: float = 60.0, listen: bool = True) -> None:
+        super().__init__(store, run_class, max_sleep=max_sleep, retry_after=retry_after)
+        self._stopping = threading.Event()
         # A pipe that `stop()` writes to: it ends a sleep in select() at once, from a signal
         # handler too (setting an Event there would wait for the select to time out).
         self._wake_r, self._wake_w = os.pipe()
         os.set_blocking(self._wake_w, False)
         # PostgreSQL: a connection of its own that LISTENs for earlier deadlines (opened at
         # the first sleep, and again at most every LISTEN_RETRY seconds after it failed).
-        postgres = sys.modules.get("statechart_runtime.store_postgres")
-        self._listens = listen and postgres is not None \
-            and isinstance(store, postgres.PostgresStore)
+        # A backend that announces earlier deadlines says on which channel (`due_channel`).
+        self._listens = listen and store.due_channel is not None
         self._listener: _Listener | None = None
         self._listen_at = 0.0  # monotonic time of the next attempt to listen
 
@@ -150,14 +203,8 @@ class Worker:
                 break
             count += fired.applied
             self._report(fired)
-            run_id = fired.run.record.runId
-            if not fired.applied and run_id in idle:
-                # Claimed twice with nothing to fire: its row's next_due disagrees with its
-                # record (edited by hand?). Skipped, so that it cannot keep the loop going.
-                self._skipped[run_id] = time.monotonic() + self.retry_after
-                log.warning("run %s: due by its row but nothing to fire; skipped", run_id)
-            elif not fired.applied:
-                idle.add(run_id)
+            if not fired.applied:
+                self._idle(fired, idle)
         return count
 
     def __enter__(self) -> Worker:
@@ -179,43 +226,16 @@ class Worker:
 
     # -- what run() is made of -------------------------------------------------------------
 
-    def _report(self, fired: Fired) -> None:
-        run_id = fired.run.record.runId
-        if not fired.applied:
-            self.declined += 1
-            log.info("run %s: a due timer was declined (its guards said no)", run_id)
-            return
-        entered = fired.run.record.history[-1].target.value  # the last state it entered
-        for event in fired.events:
-            self.fired += 1
-            log.info("run %s: fired %s, now in %s (revision %d)", run_id, event, entered,
-                     fired.revision)
-
-    def _skip(self, run_id: str, what: str, why: str) -> None:
-        self._skipped[run_id] = time.monotonic() + self.retry_after
-        log.error("run %s: %s, skipped for %g s: %s", run_id, what, self.retry_after, why)
-
-    def _skip_now(self) -> list[str]:
-        now = time.monotonic()
-        for run_id in [r for r, until in self._skipped.items() if until <= now]:
-            del self._skipped[run_id]
-        return sorted(self._skipped)
-
     def _sleep_time(self) -> float:
         """Seconds until the next deadline of a run not skipped, or until a skipped run may
         be tried again, at most `max_sleep`."""
-        wait = self.max_sleep
-        if self._skipped:
-            wait = min(wait, max(0.0, min(self._skipped.values()) - time.monotonic()))
         while True:
             try:
                 due = self.store.next_due(self.run_class, skip=self._skip_now())
                 break
             except DamagedRow as exc:  # that run's row, not the store: the others go on
                 self._skip(exc.run_id, "row damaged", str(exc))
-        if due is not None:
-            wait = min(wait, max(0.0, (due - self.store.now()).total_seconds()))
-        return wait
+        return self._bounded(due)
 
     def _sleep(self, seconds: float) -> None:
         """Sleep `seconds`, or less: until `stop()`, or (PostgreSQL) a notice that a run of
@@ -225,7 +245,7 @@ class Worker:
         if self._listens and self._listener is None and time.monotonic() >= self._listen_at:
             self._listener = _Listener(self.store)
         if self._listener is not None and self._listener.alive:
-            self._listener.wait(seconds, self._wake_r, self.run_class._sc_spec.name)
+            self._listener.wait(seconds, self._wake_r, spec_of(self.run_class).name)
             if self._listener.alive:
                 return
             # Lost while waiting (the server went away): plain sleeps until it is back.
@@ -238,16 +258,13 @@ class Worker:
 
 
 class _Listener:
-    """A connection of its own that LISTENs on the PostgreSQL store's due channel."""
+    """A connection of its own that LISTENs on the store's due channel (PostgreSQL)."""
 
     def __init__(self, store: Any) -> None:
         self.conn: Any = None
         self.alive = False
         try:
-            from statechart_runtime.store_postgres import DUE_CHANNEL
-
-            self.conn = store.new_connection()  # a PostgresStore's: its URL, its timeout
-            self.conn.execute(f"LISTEN {DUE_CHANNEL}")
+            self.conn = store.listening_connection()  # the backend's: its URL, its timeout
             self.alive = True
         except Exception as exc:  # no server now: the worker sleeps its bounded sleep
             log.warning("cannot listen for new deadlines (waking every max_sleep): %s", exc)
@@ -280,3 +297,145 @@ class _Listener:
                 pass
             self.conn = None
         self.alive = False
+
+
+class AsyncWorker(_Rounds):
+    """The worker of an asynchronous store (`open_async_store`), for an asyncio service:
+    `await worker.run()` fires the due timers of `run_class`'s runs until `stop()` or until
+    its task is cancelled (the transaction under way is rolled back, or committed whole:
+    docs/runs.md), then closes its listening connection. `async with
+    worker.stopped_by_signals():` makes SIGTERM and SIGINT call `stop()` (the loop's
+    signal handlers: the main thread's loop). The rest is `Worker`'s (docs/runs.md, "The
+    worker"): the same loop, counts, skips and logging."""
+
+    def __init__(self, store: AsyncRunStore, run_class: type[Any], *,
+                 max_sleep: float = 60.0, retry_after: float = 60.0,
+                 listen: bool = True) -> None:
+        super().__init__(store, run_class, max_sleep=max_sleep, retry_after=retry_after)
+        self._wake = asyncio.Event()
+        self._stopping = False
+        self._listens = listen and store.due_channel is not None
+        self._listener: Any = None  # a connection LISTENing for earlier deadlines
+        self._listen_at = 0.0
+
+    def stop(self) -> None:
+        """End `run` after the current transaction (safe in a signal handler)."""
+        self._stopping = True
+        self._wake.set()
+
+    @property
+    def stopping(self) -> bool:
+        return self._stopping
+
+    @asynccontextmanager
+    async def stopped_by_signals(self, *signals: int) -> AsyncIterator[AsyncWorker]:
+        """Within the block, SIGTERM and SIGINT (or `signals`) call `stop()` through the
+        running loop's signal handlers (removed after)."""
+        loop = asyncio.get_running_loop()
+        chosen = signals or (signal.SIGTERM, signal.SIGINT)
+        for sig in chosen:
+            loop.add_signal_handler(sig, self.stop)
+        try:
+            yield self
+        finally:
+            for sig in chosen:
+                loop.remove_signal_handler(sig)
+
+    async def run(self) -> None:
+        """Fire due timers until `stop()` or cancellation (as `Worker.run`: a failing store
+        is logged and tried again after `max_sleep`; ReadOnlyStore and SchemaProblem are
+        raised)."""
+        try:
+            while not self._stopping:
+                try:
+                    await self.run_once()
+                    wait = await self._sleep_time()
+                except (ReadOnlyStore, SchemaProblem):
+                    raise
+                except StoreError as exc:
+                    self.errors += 1
+                    log.error("the store failed, trying again in %g s: %s", self.max_sleep,
+                              exc)
+                    wait = self.max_sleep
+                if not self._stopping:
+                    await self._sleep(wait)
+        finally:
+            await self.close()
+
+    async def run_once(self) -> int:
+        """Fire every timer due now and return how many runs fired (as `Worker.run_once`)."""
+        count = 0
+        idle: set[str] = set()
+        while not self._stopping:
+            try:
+                fired = await self.store.fire_next_due(self.run_class, skip=self._skip_now())
+            except TimerFailed as exc:
+                self.failed += 1
+                self._skip(exc.run_id, "timer failed", exc.cause)
+                continue
+            if fired is None:
+                break
+            count += fired.applied
+            self._report(fired)
+            if not fired.applied:
+                self._idle(fired, idle)
+        return count
+
+    async def close(self) -> None:
+        if self._listener is not None:
+            listener, self._listener = self._listener, None
+            with suppress(Exception):
+                await listener.close()
+
+    async def __aenter__(self) -> AsyncWorker:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def _sleep_time(self) -> float:
+        while True:
+            try:
+                due = await self.store.next_due(self.run_class, skip=self._skip_now())
+                break
+            except DamagedRow as exc:
+                self._skip(exc.run_id, "row damaged", str(exc))
+        return self._bounded(due)
+
+    async def _sleep(self, seconds: float) -> None:
+        """Sleep `seconds`, or less: until `stop()`, or (PostgreSQL) a notice that a run of
+        this spec got an earlier deadline."""
+        if seconds <= 0:
+            return
+        self._wake.clear()
+        if self._listens and self._listener is None and time.monotonic() >= self._listen_at:
+            try:
+                self._listener = await self.store.listening_connection()
+            except Exception as exc:  # no server now: the worker sleeps its bounded sleep
+                log.warning("cannot listen for new deadlines (waking every max_sleep): %s",
+                            exc)
+                self._listen_at = time.monotonic() + max(LISTEN_RETRY, self.max_sleep)
+        waits: list[asyncio.Future[Any]] = [asyncio.ensure_future(self._wake.wait())]
+        if self._listener is not None:
+            waits.append(asyncio.ensure_future(self._notice(seconds)))
+        try:
+            await asyncio.wait(waits, timeout=seconds, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for waiting in waits:
+                waiting.cancel()
+            await asyncio.gather(*waits, return_exceptions=True)
+
+    async def _notice(self, seconds: float) -> None:
+        """Returns at a notice for this spec; on a lost connection, after closing it."""
+        spec = spec_of(self.run_class).name
+        try:
+            async for notice in self._listener.notifies(timeout=seconds):
+                if notice.payload == spec:
+                    return
+        except Exception as exc:  # the connection went away: plain sleeps until it is back
+            log.warning("stopped listening for new deadlines: %s", exc)
+            listener, self._listener = self._listener, None
+            with suppress(Exception):
+                await listener.close()
+            self._listen_at = time.monotonic() + max(LISTEN_RETRY, self.max_sleep)
+            await asyncio.sleep(seconds)

@@ -737,3 +737,28 @@ def _alternatives(spec: SpecTables, machine: type[Machine]
 def _guard_names(transition: Any) -> list[str]:
     """The guards of a python-statemachine transition, by the names the facade has them."""
     return [str(getattr(spec, "attr_name", None) or spec) for spec in transition.cond]
+
+
+# -- what a run store reads of runs and their classes (statechart_runtime.store) ----------
+
+
+def spec_of(run: Run[Any, Any, Any] | type[Run[Any, Any, Any]]) -> SpecTables:
+    """The spec tables of a run or of its class (its name, version, states, tags, ...)."""
+    return run._sc_spec
+
+
+def record_class_of(run_class: type[Run[Any, Any, Any]]) -> type[Any]:
+    """The record class of a run class (`from_dict` restores a stored record)."""
+    return run_class._sc_record
+
+
+def active_states(run: Run[Any, Any, Any]) -> tuple[str, ...]:
+    """The names of a run's active states, ancestors included (what a store indexes)."""
+    return run._active
+
+
+def steps_without_machine(run_class: type[Run[Any, Any, Any]]) -> bool:
+    """Whether the runs of `run_class` step without a python-statemachine machine (the
+    class has no actions): a step can then be computed again without running anything
+    twice (a store computes it before taking its write lock)."""
+    return run_class._sc_direct_guards() is not None

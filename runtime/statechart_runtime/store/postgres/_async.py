@@ -1,0 +1,167 @@
+"""The PostgreSQL run store's driver (store/postgres: its SQL): how it connects, runs a
+transaction in one pipeline, and pools connections (the asynchronous store: psycopg_pool).
+
+THE SOURCE of both drivers: `tools/async_to_sync.py` generates `PostgresStore`
+(store/postgres/_sync.py, psycopg's Connection) from `AsyncPostgresStore` here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager, suppress
+from typing import Any
+
+import psycopg
+
+from statechart_runtime.errors import StoreError
+from statechart_runtime.store._async.run_store import AsyncRunStore, Attempt
+from statechart_runtime.store.core import failures
+from statechart_runtime.store.postgres import (
+    DUE_CHANNEL,
+    LISTEN,
+    MIGRATIONS,
+    SQL,
+    failure,
+    redacted,
+)
+
+
+class AsyncPostgresStore(AsyncRunStore):
+    sql = SQL
+    migrations = MIGRATIONS
+    driver_errors = (psycopg.Error,)
+    due_channel = DUE_CHANNEL
+
+    def __init__(self, url: str, *, timeout: float = 30.0, max_attempts: int = 5,
+                 read_only: bool = False, pool_size: int = 8,
+                 pool_timeout: float | None = None) -> None:
+        self.url = url
+        self.pool_size = pool_size
+        self.pool_timeout = timeout if pool_timeout is None else pool_timeout
+        self._pool: Any = None
+        super().__init__(redacted(url), timeout=timeout, max_attempts=max_attempts,
+                         read_only=read_only)
+
+    def _failure(self, exc: BaseException, db: Any = None) -> str | None:
+        return failure(exc, db)
+
+    async def _connect(self) -> Any:
+        return await self.new_connection()
+
+    async def new_connection(self) -> psycopg.AsyncConnection[Any]:
+        """A new connection to the store's database, opened as the store opens its own:
+        autocommit (every transaction is begun and ended explicitly), `timeout` for
+        connecting, read-only when the store is."""
+        conn = await psycopg.AsyncConnection.connect(
+            self.url, autocommit=True, connect_timeout=max(2, int(self.timeout)))
+        if self.read_only:  # the server refuses any write of this session
+            await conn.execute("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
+        return conn
+
+    async def listening_connection(self) -> psycopg.AsyncConnection[Any]:
+        """A new connection that LISTENs on the store's due channel (a worker sleeps on it:
+        a write of an earlier deadline wakes it)."""
+        conn = await self.new_connection()
+        try:
+            await conn.execute(LISTEN)
+        except BaseException:
+            with suppress(Exception):
+                await conn.close()
+            raise
+        return conn
+
+    async def _many(self, db: Any, sql: str, rows: list[tuple[Any, ...]]) -> None:
+        await db.cursor().executemany(sql, rows)
+
+    @asynccontextmanager
+    async def _transaction(self, db: Any, begin: str, call: Attempt) -> AsyncIterator[None]:
+        # Pipeline mode: statements are sent without waiting for their results until one is
+        # read, so BEGIN travels with the first SELECT, and the writes with the COMMIT: a
+        # `fire` takes three round trips, not ten, and holds the run's row that much less.
+        # An error of a pipelined statement surfaces at a later one (a create's duplicate
+        # key at the UPDATE after its INSERT), in an aborted pipeline: `_abandon` gets the
+        # connection out of it whatever was sent.
+        if not begin:  # one statement, in a transaction of its own (autocommit)
+            yield
+            return
+        committed = False
+        try:
+            async with db.pipeline() as pipeline:
+                try:
+                    await db.execute(begin)
+                    yield
+                    call.committing = True  # a failure from here may come after the commit
+                    await db.execute("COMMIT")
+                    await pipeline.sync()  # the COMMIT's outcome, here, not at the block's end
+                    committed = True
+                    call.committing = False
+                except BaseException:
+                    await self._abandon(db)
+                    raise
+        except psycopg.Error:
+            if not committed:
+                raise
+            # The server confirmed the COMMIT, then the connection was lost before the
+            # pipeline was left ("cannot exit pipeline mode while busy": a restart right
+            # after the commit). The call succeeded; the next one reconnects.
+            with suppress(Exception):
+                await db.close()
+
+    async def _abandon(self, db: Any) -> None:
+        """End a failed transaction so that the next call starts clean: psycopg's rollback
+        leaves an aborted pipeline, rolls back, and forgets the statements it meant to
+        prepare (an aborted pipeline never prepared them). A connection that cannot even do
+        that is closed: the next call reconnects."""
+        if db.closed or db.broken:
+            return
+        try:
+            await db.rollback()
+        except Exception:
+            with suppress(Exception):
+                await db.close()
+
+    # -- the asynchronous store's pool ------------------------------------------------
+
+    async def _open_pool(self) -> None:
+        from psycopg_pool import AsyncConnectionPool
+
+        self._pool = AsyncConnectionPool(
+            self.url, min_size=self.pool_size, max_size=self.pool_size, open=False,
+            timeout=self.pool_timeout, connection_class=psycopg.AsyncConnection,
+            kwargs={"autocommit": True, "connect_timeout": max(2, int(self.timeout))},
+            configure=self._configure if self.read_only else None,
+            reconnect_timeout=self.timeout)
+        await self._pool.open(wait=True, timeout=self.timeout)
+
+    async def _configure(self, conn: Any) -> None:
+        await conn.execute("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
+
+    @asynccontextmanager
+    async def _pooled(self) -> AsyncIterator[Any]:
+        from psycopg_pool import PoolTimeout
+
+        if self._pool is None:
+            raise StoreError(f"{self.where}: the store is closed")
+        try:
+            db = await self._pool.getconn()
+        except PoolTimeout as exc:
+            if self._pool.get_stats().get("pool_size", 0) < self.pool_size:
+                # Fewer connections than it should have: it cannot make new ones.
+                raise failures.unreachable(self.where, exc) from None
+            raise failures.pool_exhausted(self.where, self.pool_size,
+                                          self.pool_timeout) from None
+        try:
+            yield db
+        finally:
+            # Given back in a transaction (a task cancelled mid-call) it is rolled back by
+            # the pool; a connection that is lost or mid-statement is discarded.
+            await self._pool.putconn(db)
+
+    async def _refresh_pool(self) -> None:
+        if self._pool is not None:
+            await self._pool.check()
+
+    async def _close_pool(self) -> None:
+        if self._pool is not None:
+            pool, self._pool = self._pool, None
+            await pool.close()
