@@ -48,6 +48,7 @@ def _seconds(text: str) -> float:
 
 def work(args: argparse.Namespace) -> int:
     from statechart.cli.runs import Usage, checked_spec, compiled, location, open_existing
+    from statechart_runtime.run import spec_of
     from statechart_runtime.worker import Worker
 
     spec = checked_spec(args.spec, args)
@@ -59,7 +60,7 @@ def work(args: argparse.Namespace) -> int:
         worker = Worker(store, run_class, max_sleep=args.max_sleep,
                         retry_after=args.retry_after)
         with worker.stopped_by_signals():
-            name = run_class._sc_spec.name
+            name = spec_of(run_class).name
             print(inert(f"statechart runs work: firing the due timers of `{name}` runs in "
                         f"{location(args.store)}"
                         + ("" if args.once else f" (sleeping at most {args.max_sleep:g} s)")),

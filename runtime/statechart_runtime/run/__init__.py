@@ -10,6 +10,17 @@ names are re-exported here so that `from statechart_runtime.run import Run` keep
 
 from __future__ import annotations
 
-from statechart_runtime.run.run import MAX_TIMER_STEPS, EventNotAccepted, Run
+from statechart_runtime.run.run import (
+    MAX_TIMER_STEPS,
+    EventNotAccepted,
+    Run,
+    RunClass,
+    active_states,
+    record_class_of,
+    run_class_of,
+    spec_of,
+    steps_without_machine,
+)
 
-__all__ = ["MAX_TIMER_STEPS", "EventNotAccepted", "Run"]
+__all__ = ["MAX_TIMER_STEPS", "EventNotAccepted", "Run", "RunClass", "active_states",
+           "record_class_of", "run_class_of", "spec_of", "steps_without_machine"]

@@ -12,7 +12,9 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import uuid
+import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any, ClassVar, Generic, Self, TypeVar
 
 from statechart_runtime.chart import events, kernel, timers
@@ -29,9 +31,15 @@ from statechart_runtime.chart.values import (
     utcnow,
 )
 from statechart_runtime.errors import LimitExceeded, MissingField, RunError
-from statechart_runtime.psm.machine import DirectGuards, Machine, direct_guards, number_states
+from statechart_runtime.psm.machine import (
+    DirectGuards,
+    Machine,
+    RunHooks,
+    direct_guards,
+    number_states,
+)
 from statechart_runtime.psm.names import OrderedSet, StateMachine, TransitionNotAllowed
-from statechart_runtime.run.record import Record, check_record
+from statechart_runtime.run.record import Record, check_record, step_class_of
 from statechart_runtime.testing import coverage
 
 R = TypeVar("R", bound=Record)
@@ -111,6 +119,9 @@ class Run(Generic[R, S, E]):
     # (the class's guards, or None: its runs need a machine), once found (`_sc_direct_guards`)
     _sc_direct: ClassVar[tuple[DirectGuards | None]]
 
+    # The record's step class (`<Name>Step`), which a step's history entries are made of.
+    _sc_step_class: ClassVar[type[Any]]
+
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         machine = cls.__dict__.get("_sc_machine")
@@ -119,6 +130,11 @@ class Run(Generic[R, S, E]):
             ids = cls._sc_spec.event_ids
             cls._sc_names = {ids.get(name, name): name for name in cls._sc_spec.events_by_name}
             cls._sc_alternatives = _alternatives(cls._sc_spec, machine)
+            cls._sc_step_class = step_class_of(cls._sc_record)
+        if hasattr(cls, "_sc_machine"):  # a generated class, or a subclass of one
+            _RUN_CLASSES[cls] = RunClass(cls._sc_spec, cls._sc_record, cls._sc_names,
+                                         cls._sc_alternatives, cls._sc_source,
+                                         cls._sc_direct_guards)
 
     def __init__(self, record: R | None = None, *, run_id: str | None = None,
                  model: object = None, clock: Clock | None = None, check: bool = True,
@@ -180,7 +196,7 @@ class Run(Generic[R, S, E]):
         # The python-statemachine machine, built when first needed: a run of a class with
         # no actions (and no `model=`) steps through the kernel alone (`_take_direct`).
         self._machine: Machine | None = None
-        self._guards = None if model is not None else type(self)._sc_direct_guards()
+        self._guards = None if model is not None else self._sc_direct_guards()
         if self._guards is None:
             self._build_machine(model)
         elif record is None:  # where a machine built later finds the configuration
@@ -232,7 +248,7 @@ class Run(Generic[R, S, E]):
         machine = self._machine = self._sc_machine(
             model=self, state_field="_sc_state",
             listeners=None if model is None else [model])
-        machine._sc_run = self
+        machine._sc_run = RunHooks(self._sc_select, self._sc_microstep, self._machine_send)
         if self._sc_spec.history_ids:
             self._restore_history(machine)
         return machine
@@ -516,7 +532,7 @@ class Run(Generic[R, S, E]):
         effect = self._selected(event, values, at, alternatives)[1]
         if effect is None:
             return False
-        undo.append(kernel.commit(spec, self.record, effect))
+        undo.append(kernel.commit(spec, self.record, effect, self._sc_step_class))
         self._active = effect.configuration
         if effect.raised:
             self._raised.extend(effect.raised)
@@ -700,7 +716,8 @@ class Run(Generic[R, S, E]):
             raise RuntimeError(f"`{trigger}` was sent to the machine directly: send events "
                                f"through {type(self).__name__}'s methods")
         self._effect = None
-        self._undo.append(kernel.commit(self._sc_spec, self.record, effect))
+        self._undo.append(kernel.commit(self._sc_spec, self.record, effect,
+                                        self._sc_step_class))
         self._active = effect.configuration
         if effect.raised:
             self._raised.extend(effect.raised)
@@ -737,3 +754,58 @@ def _alternatives(spec: SpecTables, machine: type[Machine]
 def _guard_names(transition: Any) -> list[str]:
     """The guards of a python-statemachine transition, by the names the facade has them."""
     return [str(getattr(spec, "attr_name", None) or spec) for spec in transition.cond]
+
+
+# -- what other modules read of runs and their classes (run stores, the test tooling) -------
+#
+# Module functions, not methods: a generated class's public names are its spec's events.
+
+
+# (state, machine event id) -> its alternatives: (target, move kind, the library's transition,
+# whether it has guards), in declaration order.
+Alternatives = dict[tuple[str, str], list[tuple[str, str | None, Any, bool]]]
+
+
+@dataclass(frozen=True, slots=True)
+class RunClass:
+    """What the runtime knows of a generated run class (made once per class)."""
+
+    spec: SpecTables
+    record: type[Any]
+    names: Mapping[str, str]  # the machine's event ids -> the spec's event names
+    alternatives: Alternatives
+    source: Mapping[str, Any] | None  # where the spec writes each state and transition
+    direct_guards: Callable[[], DirectGuards | None]
+
+
+_RUN_CLASSES: weakref.WeakKeyDictionary[type, RunClass] = weakref.WeakKeyDictionary()
+
+
+def run_class_of(run: Run[Any, Any, Any] | type[Run[Any, Any, Any]]) -> RunClass:
+    """What the runtime knows of a generated run class (or of a run's)."""
+    found = _RUN_CLASSES.get(run if isinstance(run, type) else type(run))
+    if found is None:
+        raise TypeError(f"{run!r} is not a generated run class nor one of its runs")
+    return found
+
+
+def spec_of(run: Run[Any, Any, Any] | type[Run[Any, Any, Any]]) -> SpecTables:
+    """The spec tables of a run or of its class (its name, version, states, tags, ...)."""
+    return run_class_of(run).spec
+
+
+def record_class_of(run_class: type[Run[Any, Any, Any]]) -> type[Any]:
+    """The record class of a run class (`from_dict` restores a stored record)."""
+    return run_class_of(run_class).record
+
+
+def active_states(run: Run[Any, Any, Any]) -> tuple[str, ...]:
+    """The names of a run's active states, ancestors included (what a store indexes)."""
+    return tuple(member.value for member in run.configuration)
+
+
+def steps_without_machine(run_class: type[Run[Any, Any, Any]]) -> bool:
+    """Whether the runs of `run_class` step without a python-statemachine machine (the
+    class has no actions): a step can then be computed again without running anything
+    twice (a store computes it before taking its write lock)."""
+    return run_class_of(run_class).direct_guards() is not None

@@ -93,15 +93,16 @@ class Space:
     opening: tuple[tuple[Micro, ...], tuple[str, ...]] = field(init=False, default=((), ()))
 
     def __post_init__(self) -> None:
-        from statechart_runtime.run.run import _guard_names
+        from statechart_runtime.run.run import _guard_names, run_class_of
 
-        spec = self.spec = self.run_class._sc_spec
-        names = self.run_class._sc_names
+        generated = run_class_of(self.run_class)
+        spec = self.spec = generated.spec
+        names = generated.names
         self.alternatives = {
             (state, names.get(event, event)): [
                 (target, kind, tuple(_guard_names(t)) if guarded else ())
                 for target, kind, t, guarded in found]
-            for (state, event), found in self.run_class._sc_alternatives.items()}
+            for (state, event), found in generated.alternatives.items()}
         self.sendable = [e for e in spec.events_by_name if e not in spec.internal]
         self.watched = frozenset({f for fields in spec.requires.values() for f in fields}
                                  | set(spec.timers.by_field))
