@@ -1,5 +1,7 @@
 """The run layer: a run of a generated class, its record, and replay.
 
+- `driver`: the one loop that runs an event, and the clock, to rest (the run's and the
+  explorer's);
 - `run`: the `Run` facade (`statechart_runtime.run.Run`);
 - `record`: the record a run keeps and checks;
 - `replay`: rebuilding macrostep boundaries from a record.
