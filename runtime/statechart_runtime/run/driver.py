@@ -9,6 +9,7 @@ run events through these functions; they differ only in how one microstep is tak
   selects from a run's state (`kernel.select`) and the effect of taking it (`kernel.step`),
   computed, nothing changed. The caller applies it: a run commits it to its record
   (`kernel.commit`) before the actions run, the explorer makes the next `Snapshot` of it.
+- `opens`: whether a new run takes a macrostep before its first event (as `OPENING`);
 - `macrostep`: an event's own microstep, then the rest of its macrostep (`kernel.settle`:
   eventless transitions while any is enabled, then the completion events raised, in order).
 - `fire_due`: the timer loop: every timer due by a time, earliest first, each one macrostep
@@ -26,6 +27,7 @@ import datetime as dt
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from statechart_runtime.chart import events as _events
 from statechart_runtime.chart import kernel
 from statechart_runtime.chart import timers as _timers
 
@@ -37,6 +39,8 @@ NO_VALUES: kernel.Given = {}
 # The most timer steps one `fire_due` takes (a spec whose deadlines in the past send the run
 # round a loop would not end otherwise); the rest wait for the next call.
 MAX_TIMER_STEPS = 10_000
+# What a new run's first macrostep, which has no event of its own, is taken as (`opens`).
+OPENING = _events.ALWAYS
 
 
 def microstep(spec: Any, state: kernel.RunState, event: str, given: kernel.Given,
@@ -53,6 +57,13 @@ def microstep(spec: Any, state: kernel.RunState, event: str, given: kernel.Given
                                       selection.positions), None
     except kernel.Refused as refused:
         return selection, None, refused
+
+
+def opens(spec: Any) -> bool:
+    """Whether a new run takes a macrostep before its first event (`macrostep` of OPENING
+    with no values): its initial states may enable eventless transitions (SCXML and XState
+    take them at once)."""
+    return bool(spec.eventless)
 
 
 def macrostep(spec: Any, event: str, given: kernel.Given | None, take: Take,

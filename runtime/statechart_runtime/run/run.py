@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Generic, Self, TypeVar
 
-from statechart_runtime.chart import events, kernel, timers
+from statechart_runtime.chart import kernel, timers
 from statechart_runtime.chart.chart import INTERNAL, MULTI, TARGETLESS
 from statechart_runtime.chart.spec import SpecTables
 from statechart_runtime.chart.values import (
@@ -205,10 +205,10 @@ class Run(Generic[R, S, E]):
             self._sc_state = active[0] if len(active) == 1 else OrderedSet(active)
         if coverage.RECORDER is not None:
             coverage.RECORDER.started(self, entered)
-        if spec.eventless and entered:
+        if entered and driver.opens(spec):
             # A new run's macrostep: the eventless transitions its initial states enable
             # (SCXML and XState take them before the first event).
-            self._take(events.ALWAYS, None, at)
+            self._take(driver.OPENING, None, at)
 
     def _value_of(self, field: str) -> Any:
         return getattr(self.record, self._sc_spec.attrs[field])

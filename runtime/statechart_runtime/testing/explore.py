@@ -33,7 +33,6 @@ from typing import Any, Literal
 from statechart_runtime.chart import kernel
 from statechart_runtime.chart import timers as _timers
 from statechart_runtime.chart.chart import MULTI, step_target
-from statechart_runtime.chart.events import ALWAYS
 from statechart_runtime.errors import MacrostepLoop
 from statechart_runtime.run import driver
 
@@ -137,13 +136,14 @@ class Space:
         armed = _timers.rearm(spec, [], initial, initial, START, (), values.get) \
             if spec.timers else []
         snap = Snapshot(initial, {}, dict(spec.initial_counts), tuple(armed), values, START)
-        if not spec.eventless:
+        if not driver.opens(spec):
             return snap
         # The eventless transitions the initial states enable, taken by the constructor with
         # every guard saying yes (as `follow`'s model answers before the first step).
         steps = _Steps(self, snap, _answerer({}))
-        steps.first = False  # no event of its own: eventless microsteps only
-        driver.macrostep(spec, ALWAYS, None, steps.take, steps.configuration, steps.raised)
+        steps.first = False  # no event of its own
+        driver.macrostep(spec, driver.OPENING, None, steps.take, steps.configuration,
+                         steps.raised)
         self.opening = (tuple(steps.micro), spec.chart.sort((*initial, *steps.entered)))
         return steps.snap
 
