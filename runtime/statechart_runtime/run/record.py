@@ -37,7 +37,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, Generic, Self, TypeVar, overload
 
 from statechart_runtime.chart import events as internal_events
-from statechart_runtime.chart import timers
+from statechart_runtime.chart import step_kinds, timers
 from statechart_runtime.chart.spec import SpecTables
 from statechart_runtime.chart.values import SENT_BY, JsonValue, is_aware, parse_time, time_text
 from statechart_runtime.run import replay as _replay
@@ -69,14 +69,14 @@ class Step(Generic[E, S]):
     @property
     def history(self) -> str | None:
         """`shallow`/`deep` when the step entered its target by history, else None."""
-        return self.kind if self.kind in _replay.HISTORY_KINDS else None
+        return self.kind if self.kind in step_kinds.HISTORY_KINDS else None
 
     def to_dict(self) -> JsonObject:
         data: JsonObject = {"event": self.event.value, "source": self.source.value,
                             "target": self.target.value, "at": time_text(self.at),
                             "values": dict(self.values)}
         if self.kind:
-            data.update(_replay.kind_entry(self.kind))
+            data.update(step_kinds.to_json(self.kind))
         return data
 
 
