@@ -609,6 +609,8 @@ class Run(Generic[R, S, E]):
 
     def _fire_timers(self, when: dt.datetime) -> list[str]:
         record: Any = self.record
+        if not timers.pending(record.timers, when):
+            return []  # before every event: most often nothing is due
         chart = self._sc_spec.chart
 
         def fire(event: str, at: dt.datetime) -> bool:
