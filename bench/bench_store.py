@@ -551,11 +551,15 @@ def fire_table(ar: Any, urls: dict[str, Any], events: int) -> None:
               f"{python:.1f} |")
 
 
-def peers_table(ar: Any, urls: dict[str, Any], events: int, base_urls: dict[str, str]
-                ) -> None:
+def peers_table(ar: Any, urls: dict[str, Any], events: int, base_urls: dict[str, str],
+                rounds: int = 5) -> None:
     """One durable step of the store (`fire`, one process), by hand, of LangGraph (`invoke`
-    with its checkpointer) and of DBOS (a step in a workflow): the p50 of each, on the same
-    database, in one run."""
+    with its checkpointer, at its default durability and at `durability="exit"`) and of DBOS
+    (a step in a workflow): on the same database, interleaved in `rounds` rounds of
+    `events / rounds` steps each (every system runs in every round, one after the other, so a
+    busy moment of a shared machine falls on all of them). Each cell is the median of the
+    rounds' p50s; a ratio to `fire` is taken within each round, and its range over the rounds
+    is shown."""
     import threading
 
     try:
@@ -563,29 +567,56 @@ def peers_table(ar: Any, urls: dict[str, Any], events: int, base_urls: dict[str,
     except ImportError:
         raise SystemExit(MISSING_PEERS) from None
     fields = running_run(ar).record.to_dict(history=False)
-    print("\n| backend | `fire` p50 (ms) | by hand p50 (ms) | LangGraph `invoke` p50 (ms) "
-          "| DBOS step p50 (ms) | LangGraph / `fire` | DBOS / `fire` |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
-    for backend, url in urls.items():
+    names = ("fire", "by hand", "LangGraph (default)", 'LangGraph ("exit")', "DBOS")
+    print("\n| backend | " + " | ".join(f"{n} p50 (ms)" for n in names)
+          + " | LangGraph / `fire` | LangGraph exit / `fire` | DBOS / `fire` | DBOS's SQLite |")
+    print("| --- |" + " ---: |" * (len(names) + 3) + " --- |")
+    per_round = max(events // rounds // 8 * 8, 16)  # each of the 8 runs the same number
+    def one_backend(backend: str, url: Any) -> None:
         store_url = url("peers_fire")
         store = open_store(store_url)
         runs = [running_run(ar) for _ in range(8)]
         for run in runs:
             store.create(run)
         store.close()
-        latencies = fire_worker(store_url, [r.record.runId for r in runs], 2, events,
-                                threading.Barrier(1))[0]
-        fire = statistics.median(latencies) * 1000
-        hand = handwritten(url("peers_hand"), events)
-        if backend == "sqlite":
-            folder = store_url.removeprefix("sqlite:///").rsplit("/", 1)[0]
-            graph = peers.langgraph_sqlite(f"{folder}/langgraph.db", fields, events)
-            dbos = peers.dbos_steps(f"sqlite:///{folder}/dbos.db", fields, events)
-        else:
-            graph = peers.langgraph_postgres(url("peers_langgraph"), fields, events)
-            dbos = peers.dbos_steps(base_urls[backend], fields, events)
-        print(f"| {backend} | {fire:.2f} | {hand:.2f} | {graph:.2f} | {dbos:.2f} | "
-              f"{graph / fire:.2f}x | {dbos / fire:.2f}x |")
+        folder = store_url.removeprefix("sqlite:///").rsplit("/", 1)[0]
+        dbos_url = peers.wal_database(f"{folder}/dbos.db") if backend == "sqlite" \
+            else base_urls[backend]
+        graph_url = url("peers_langgraph")
+        if backend != "sqlite":
+            peers.langgraph_postgres_setup(graph_url)
+        steps = 2
+
+        def fire() -> float:
+            nonlocal steps
+            latencies = fire_worker(store_url, [r.record.runId for r in runs], steps,
+                                    per_round, threading.Barrier(1))[0]
+            steps += per_round // len(runs)
+            return statistics.median(latencies) * 1000
+
+        def graph(durability: str | None) -> float:
+            if backend == "sqlite":
+                return peers.langgraph_sqlite(f"{folder}/langgraph.db", fields, per_round,
+                                              durability)
+            return peers.langgraph_postgres(graph_url, fields, per_round, durability)
+
+        systems = (fire, lambda: handwritten(url("peers_hand"), per_round),
+                   lambda: graph(None), lambda: graph("exit"),
+                   lambda: peers.dbos_steps(dbos_url, fields, per_round))
+        table = [[system() for system in systems] for _ in range(rounds)]
+        cells = [statistics.median(row[i] for row in table) for i in range(len(systems))]
+
+        def ratio(i: int) -> str:
+            got = sorted(row[i] / row[0] for row in table)
+            return f"{statistics.median(got):.2f}x ({got[0]:.2f}-{got[-1]:.2f})"
+
+        sqlite_mode = peers.sqlite_settings(f"{folder}/dbos.db") if backend == "sqlite" \
+            else "–"
+        print(f"| {backend} | " + " | ".join(f"{c:.2f}" for c in cells)
+              + f" | {ratio(2)} | {ratio(3)} | {ratio(4)} | {sqlite_mode} |", flush=True)
+
+    for backend, url in urls.items():
+        one_backend(backend, url)
 
 
 def query_tables(urls: dict[str, Any], runs: int) -> None:

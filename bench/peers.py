@@ -4,6 +4,13 @@ DBOS (a `@DBOS.step` inside a workflow), on the same database as the store, with
 durability (SQLite WAL with `synchronous=FULL`; PostgreSQL with fsync and
 `synchronous_commit` on). Each keeps the same record fields the store's run keeps.
 
+LangGraph runs at its default durability (`"async"`: a checkpoint per superstep, written
+while the next one runs) and at `durability="exit"` (one checkpoint when `invoke` returns:
+still durable once it has returned, which is what `fire` promises). DBOS's SQLite database is
+put in WAL mode before DBOS opens it (DBOS sets no pragma of its own: with SQLite's default
+rollback journal it fsyncs about four times a step); SQLite's default `synchronous` in WAL
+mode is FULL, which `sqlite_settings` reads back after the run.
+
 These libraries are not dependencies of the project: `pip install -e '.[bench]'`.
 """
 
@@ -35,43 +42,87 @@ def _graph(fields: dict[str, Any], checkpointer: Any) -> Any:
     return graph.compile(checkpointer=checkpointer)
 
 
-def _invokes(graph: Any, fields: dict[str, Any], events: int) -> float:
-    """The p50 (ms) of one `invoke` on a thread (a run) whose state holds `fields`."""
+def _invokes(graph: Any, fields: dict[str, Any], events: int, durability: str | None
+             ) -> float:
+    """The p50 (ms) of one `invoke` on a thread (a run) whose state holds `fields`, at
+    `durability` (None: LangGraph's default)."""
     config = {"configurable": {"thread_id": uuid.uuid4().hex}}
-    graph.invoke(fields, config)
+    options = {} if durability is None else {"durability": durability}
+    graph.invoke(fields, config, **options)
     latencies = []
     for n in range(events):
         started = time.perf_counter()
-        graph.invoke({"event": ("call_tool", "tool_result")[n % 2]}, config)
+        graph.invoke({"event": ("call_tool", "tool_result")[n % 2]}, config, **options)
         latencies.append(time.perf_counter() - started)
     return statistics.median(latencies) * 1000
 
 
-def langgraph_sqlite(path: str, fields: dict[str, Any], events: int) -> float:
+def langgraph_sqlite(path: str, fields: dict[str, Any], events: int,
+                     durability: str | None = None) -> float:
     from langgraph.checkpoint.sqlite import SqliteSaver
 
     conn = sqlite3.connect(path, check_same_thread=False)
     conn.execute("PRAGMA journal_mode = WAL")
     conn.execute("PRAGMA synchronous = FULL")
     try:
-        return _invokes(_graph(fields, SqliteSaver(conn)), fields, events)
+        return _invokes(_graph(fields, SqliteSaver(conn)), fields, events, durability)
     finally:
         conn.close()
 
 
-def langgraph_postgres(url: str, fields: dict[str, Any], events: int) -> float:
+def langgraph_postgres(url: str, fields: dict[str, Any], events: int,
+                       durability: str | None = None) -> float:
     from langgraph.checkpoint.postgres import PostgresSaver
 
     with PostgresSaver.from_conn_string(url) as saver:
-        saver.setup()
-        return _invokes(_graph(fields, saver), fields, events)
+        return _invokes(_graph(fields, saver), fields, events, durability)
+
+
+def langgraph_postgres_setup(url: str) -> None:
+    """LangGraph's tables, once before the rounds (its migrations can meet another session's
+    DDL on a shared server: tried again after a deadlock)."""
+    import psycopg
+    from langgraph.checkpoint.postgres import PostgresSaver
+
+    for attempt in range(5):
+        try:
+            with PostgresSaver.from_conn_string(url) as saver:
+                saver.setup()
+            return
+        except psycopg.errors.DeadlockDetected:
+            if attempt == 4:
+                raise
+            time.sleep(1)
+
+
+def wal_database(path: str) -> str:
+    """A new SQLite database file at `path` in WAL mode (persistent in the file: every
+    connection DBOS opens later uses it); its SQLAlchemy URL."""
+    conn = sqlite3.connect(path)
+    try:
+        assert conn.execute("PRAGMA journal_mode = WAL").fetchone()[0] == "wal"
+    finally:
+        conn.close()
+    return f"sqlite:///{path}"
+
+
+def sqlite_settings(path: str) -> str:
+    """The journal mode and a new connection's default `synchronous`, as SQLite reports them
+    (2 is FULL)."""
+    conn = sqlite3.connect(path)
+    try:
+        mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
+        sync = conn.execute("PRAGMA synchronous").fetchone()[0]
+    finally:
+        conn.close()
+    return f"journal_mode={mode}, synchronous={'FULL' if sync == 2 else sync}"
 
 
 def dbos_steps(system_database_url: str, fields: dict[str, Any], events: int) -> float:
     """The p50 (ms) of one `@DBOS.step` (its output checkpointed) inside one workflow of
-    `events` steps, each returning the run's fields with the event applied. On SQLite, DBOS
-    keeps SQLite's defaults (a rollback journal, `synchronous=FULL`); on PostgreSQL its
-    tables go in a schema of their own."""
+    `events` steps, each returning the run's fields with the event applied. On SQLite, give
+    it a `wal_database` (else SQLite's rollback journal); on PostgreSQL its tables go in a
+    schema of their own."""
     from dbos import DBOS
 
     name = f"bench_{uuid.uuid4().hex[:8]}"

@@ -1,5 +1,5 @@
 # Generated from specs/agent_run.yaml by statechart-compiler 0.2.0. DO NOT EDIT.
-# Source sha256: a104882bb7e52442e2a8fa325c1003807095390539bd47aa5074df363bbaba8c
+# Source sha256: f135c7ec19501050a34a620144d97e42d525a23105c759dc5a09379819423d93
 # Regenerate with: statechart build
 """The `agent_run` statechart, version 2: a typed python-statemachine class and its run record.
 Generated; see DESCRIPTION for the spec's own words."""
@@ -22,11 +22,11 @@ try:
 except ImportError as _error:  # an application that runs this module needs only the runtime
     raise ImportError(f"{__name__} needs the statechart-runtime package: "
                       "pip install 'statechart-runtime @ git+https://github.com/statechart-compiler/statechart-compiler#subdirectory=runtime'") from _error
-_rt.check_api((1, 4), __name__, 'statechart-compiler 0.2.0')
+_rt.check_api((1, 6), __name__, 'statechart-compiler 0.2.0')
 
 SPEC_NAME: _Final = 'agent_run'
 SPEC_VERSION: _Final = 2
-SPEC_SHA256: _Final = 'a104882bb7e52442e2a8fa325c1003807095390539bd47aa5074df363bbaba8c'
+SPEC_SHA256: _Final = 'f135c7ec19501050a34a620144d97e42d525a23105c759dc5a09379819423d93'
 DESCRIPTION: _Final = (
     'The lifecycle of one AI agent run, from creation to its '
     'end. Interrupted runs are persisted and recoverable; a '
@@ -68,6 +68,7 @@ class AgentRunEvent(enum.Enum):
     complete = 'complete'
     fail = 'fail'
     call_tool = 'call_tool'
+    tool_output = 'tool_output'
     tool_result = 'tool_result'
     await_approval = 'await_approval'
     await_input = 'await_input'
@@ -154,6 +155,12 @@ STATE_DESCRIPTIONS: _Final[_Mapping[AgentRunState, str]] = {
 
 EVENT_DESCRIPTIONS: _Final[_Mapping[AgentRunEvent, str]] = {
     AgentRunEvent.interrupt: 'Pause the run; it is persisted and resumes where it stopped.',
+    AgentRunEvent.tool_output: "The tool's output came back (the call_tool handler's outcome).",
+    AgentRunEvent.tool_result: (
+        'The tool call ended, its output kept elsewhere (version '
+        "2's event, kept for its callers and stored runs; the "
+        "work's outcome is tool_output)."
+    ),
     AgentRunEvent.proceed: 'Back to the execution point the run was interrupted at.',
 }
 
@@ -176,6 +183,7 @@ _Str: _TypeAlias = str
 _Int: _TypeAlias = int
 _Bool: _TypeAlias = bool
 _DateTime: _TypeAlias = _dt.datetime
+_Json: _TypeAlias = _api.JsonData
 _AgentRunState: _TypeAlias = AgentRunState
 _AgentRunStatus: _TypeAlias = AgentRunStatus
 _AgentRunInterruptReason: _TypeAlias = AgentRunInterruptReason
@@ -220,6 +228,7 @@ _SPEC: _Final = _api.SpecTables(
         ('running', 'fail', 'failed', ('failureType',)),
         ('running', 'cancel', 'cancelled', ('cancelReason',)),
         ('reasoning', 'call_tool', 'tool_call', ('toolCallId',)),
+        ('tool_call', 'tool_output', 'reasoning', ('toolOutput',)),
         ('tool_call', 'tool_result', 'reasoning', ()),
         ('interrupted', 'cancel', 'cancelled', ('cancelReason',)),
         ('interrupted', 'fail', 'failed', ('failureType',)),
@@ -243,6 +252,7 @@ _SPEC: _Final = _api.SpecTables(
         'threadId': 'string',
         'sessionId': 'string',
         'toolCallId': 'string',
+        'toolOutput': 'json',
         'approvalId': 'string',
         'interruptReason': AgentRunInterruptReason,
         'approvalDeadline': 'datetime',
@@ -285,6 +295,7 @@ _SPEC: _Final = _api.SpecTables(
     context=('threadId', 'sessionId', 'toolCallId', 'approvalId', 'approvalDeadline',),
     # (source, event, target) -> fields the transition clears
     clears={
+        ('tool_call', 'tool_output', 'reasoning'): ('toolCallId',),
         ('tool_call', 'tool_result', 'reasoning'): ('toolCallId',),
     },
     exit_clears={
@@ -300,58 +311,67 @@ _SPEC: _Final = _api.SpecTables(
     counters={'retryCount': 'retrying'},
 )
 
+# Work (docs/spec-format.md "Work"; statechart_runtime.chart.work.work_of): (state, handler,
+# timeout in ms, heartbeat in ms or None, outcome events, error event or None, retries,
+# backoff in ms)
+_WORK: _Final = _api.WorkTable((
+    ('reasoning', 'reason', 120000, 30000, ('call_tool', 'complete'), 'error', 2, 2000),
+    ('tool_call', 'call_tool', 300000, 30000, ('tool_output',), 'error', 2, 5000),
+))
+
 # Where the spec writes each state and each alternative of a transition (file, line; and the
 # line of its guard): what spec coverage reports (`pytest --statechart-cov`).
 _SOURCE: _Final = {
     'files': ('specs/agent_run.yaml',),
     'states': {
-        'created': (0, 59),
-        'triaging': (0, 65),
-        'running': (0, 72),
-        'reasoning': (0, 77),
-        'tool_call': (0, 81),
-        'interrupted': (0, 100),
-        'suspended': (0, 110),
-        'waiting_for_approval': (0, 116),
-        'waiting_for_input': (0, 126),
-        'resumed': (0, 137),
-        'retrying': (0, 146),
-        'completed': (0, 159),
-        'failed': (0, 164),
-        'timed_out': (0, 172),
-        'cancelled': (0, 178),
+        'created': (0, 64),
+        'triaging': (0, 70),
+        'running': (0, 77),
+        'reasoning': (0, 82),
+        'tool_call': (0, 93),
+        'interrupted': (0, 129),
+        'suspended': (0, 139),
+        'waiting_for_approval': (0, 145),
+        'waiting_for_input': (0, 155),
+        'resumed': (0, 166),
+        'retrying': (0, 175),
+        'completed': (0, 188),
+        'failed': (0, 193),
+        'timed_out': (0, 201),
+        'cancelled': (0, 207),
     },
     # (source, event, position among the event's alternatives on the source)
     'transitions': {
-        ('created', 'triage', 0): (0, 62, None),
-        ('created', 'cancel', 0): (0, 63, None),
-        ('triaging', 'start', 0): (0, 68, None),
-        ('triaging', 'reject', 0): (0, 69, None),
-        ('triaging', 'cancel', 0): (0, 70, None),
-        ('running', 'interrupt', 0): (0, 88, None),
-        ('running', 'error', 0): (0, 92, 92),
-        ('running', 'error', 1): (0, 94, 94),
-        ('running', 'error', 2): (0, 95, None),
-        ('running', 'complete', 0): (0, 96, None),
-        ('running', 'fail', 0): (0, 97, None),
-        ('running', 'cancel', 0): (0, 98, None),
-        ('reasoning', 'call_tool', 0): (0, 80, None),
-        ('tool_call', 'tool_result', 0): (0, 85, None),
-        ('interrupted', 'cancel', 0): (0, 134, None),
-        ('interrupted', 'fail', 0): (0, 135, None),
-        ('suspended', 'await_approval', 0): (0, 113, None),
-        ('suspended', 'await_input', 0): (0, 114, None),
-        ('suspended', 'resume', 0): (0, 115, None),
-        ('waiting_for_approval', 'approve', 0): (0, 124, None),
-        ('waiting_for_approval', 'deny', 0): (0, 125, None),
-        ('waiting_for_approval', 'after.approvalDeadline.waiting_for_approval', 0): (0, 122, None),
-        ('waiting_for_input', 'provide_input', 0): (0, 132, None),
-        ('waiting_for_input', 'after.delay1.waiting_for_input', 0): (0, 130, None),
-        ('resumed', 'proceed', 0): (0, 141, None),
-        ('resumed', 'cancel', 0): (0, 144, None),
-        ('retrying', 'give_up', 0): (0, 156, None),
-        ('retrying', 'cancel', 0): (0, 157, None),
-        ('retrying', 'after.retryAt.retrying', 0): (0, 154, None),
+        ('created', 'triage', 0): (0, 67, None),
+        ('created', 'cancel', 0): (0, 68, None),
+        ('triaging', 'start', 0): (0, 73, None),
+        ('triaging', 'reject', 0): (0, 74, None),
+        ('triaging', 'cancel', 0): (0, 75, None),
+        ('running', 'interrupt', 0): (0, 117, None),
+        ('running', 'error', 0): (0, 121, 121),
+        ('running', 'error', 1): (0, 123, 123),
+        ('running', 'error', 2): (0, 124, None),
+        ('running', 'complete', 0): (0, 125, None),
+        ('running', 'fail', 0): (0, 126, None),
+        ('running', 'cancel', 0): (0, 127, None),
+        ('reasoning', 'call_tool', 0): (0, 92, None),
+        ('tool_call', 'tool_output', 0): (0, 105, None),
+        ('tool_call', 'tool_result', 0): (0, 110, None),
+        ('interrupted', 'cancel', 0): (0, 163, None),
+        ('interrupted', 'fail', 0): (0, 164, None),
+        ('suspended', 'await_approval', 0): (0, 142, None),
+        ('suspended', 'await_input', 0): (0, 143, None),
+        ('suspended', 'resume', 0): (0, 144, None),
+        ('waiting_for_approval', 'approve', 0): (0, 153, None),
+        ('waiting_for_approval', 'deny', 0): (0, 154, None),
+        ('waiting_for_approval', 'after.approvalDeadline.waiting_for_approval', 0): (0, 151, None),
+        ('waiting_for_input', 'provide_input', 0): (0, 161, None),
+        ('waiting_for_input', 'after.delay1.waiting_for_input', 0): (0, 159, None),
+        ('resumed', 'proceed', 0): (0, 170, None),
+        ('resumed', 'cancel', 0): (0, 173, None),
+        ('retrying', 'give_up', 0): (0, 185, None),
+        ('retrying', 'cancel', 0): (0, 186, None),
+        ('retrying', 'after.retryAt.retrying', 0): (0, 183, None),
     },
 }
 
@@ -395,6 +415,12 @@ class AgentRunRecord(_api.Record):
             'The tool call in flight: set by call_tool, cleared '
             'when its result comes back (an interrupted call keeps'
             ' it, and a resumed run returns to it).'
+        )})
+    toolOutput: _Json | None = _field(default=None, metadata={
+        "description": (
+            'What the last tool call returned (any JSON value), '
+            'stored by the tool_output step that consumes it, so '
+            'the result and the transition are written together.'
         )})
     approvalId: _Str | None = _field(default=None, metadata={
         "description": 'The approval request a human must answer; cleared when the wait ends.'})
@@ -458,6 +484,7 @@ class AgentRunMachine(_api.Machine):
     running.to(failed, event='fail')
     running.to(cancelled, event='cancel')
     running.reasoning.to(running.tool_call, event='call_tool')
+    running.tool_call.to(running.reasoning, event='tool_output')
     running.tool_call.to(running.reasoning, event='tool_result')
     interrupted.to(cancelled, event='cancel')
     interrupted.to(failed, event='fail')
@@ -495,6 +522,7 @@ class AgentRun(_api.Run[AgentRunRecord, AgentRunState, AgentRunEvent]):
     _sc_record = AgentRunRecord
     _sc_machine = AgentRunMachine
     _sc_source = _SOURCE
+    _sc_work = _WORK
 
     def __init__(self, record: AgentRunRecord | None = None, *, run_id: _Str | None = None,
                  model: object = None, clock: _api.Clock | None = None, check: _Bool = True,
@@ -547,6 +575,10 @@ class AgentRun(_api.Run[AgentRunRecord, AgentRunState, AgentRunEvent]):
     def call_tool(self, *, toolCallId: _Str) -> None:
         """Moves: reasoning -> tool_call."""
         self._fire('call_tool', {'toolCallId': toolCallId})
+
+    def tool_output(self, *, toolOutput: _Json) -> None:
+        """Moves: tool_call -> reasoning."""
+        self._fire('tool_output', {'toolOutput': toolOutput})
 
     def tool_result(self) -> None:
         """Moves: tool_call -> reasoning."""

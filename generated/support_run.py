@@ -1,5 +1,5 @@
 # Generated from specs/support_run.yaml by statechart-compiler 0.2.0. DO NOT EDIT.
-# Source sha256: d5de59bafdd45931146b3048981185109f408508b255c91d305941d3a55b5af3
+# Source sha256: 5594f9c116e5f6cc367e1ae483bb869fe214e6e630cf676a9ff3ca818e374772
 # Regenerate with: statechart build
 """The `support_run` statechart, version 1: a typed python-statemachine class and its run record.
 Generated; see DESCRIPTION for the spec's own words."""
@@ -22,11 +22,11 @@ try:
 except ImportError as _error:  # an application that runs this module needs only the runtime
     raise ImportError(f"{__name__} needs the statechart-runtime package: "
                       "pip install 'statechart-runtime @ git+https://github.com/statechart-compiler/statechart-compiler#subdirectory=runtime'") from _error
-_rt.check_api((1, 4), __name__, 'statechart-compiler 0.2.0')
+_rt.check_api((1, 6), __name__, 'statechart-compiler 0.2.0')
 
 SPEC_NAME: _Final = 'support_run'
 SPEC_VERSION: _Final = 1
-SPEC_SHA256: _Final = 'd5de59bafdd45931146b3048981185109f408508b255c91d305941d3a55b5af3'
+SPEC_SHA256: _Final = '5594f9c116e5f6cc367e1ae483bb869fe214e6e630cf676a9ff3ca818e374772'
 DESCRIPTION: _Final = (
     'The agent run lifecycle of the support team: a running '
     'agent may escalate a ticket to a human, who hands it back '
@@ -68,6 +68,7 @@ class SupportRunEvent(enum.Enum):
     fail = 'fail'
     escalate = 'escalate'
     call_tool = 'call_tool'
+    tool_output = 'tool_output'
     tool_result = 'tool_result'
     await_approval = 'await_approval'
     await_input = 'await_input'
@@ -160,6 +161,12 @@ STATE_DESCRIPTIONS: _Final[_Mapping[SupportRunState, str]] = {
 
 EVENT_DESCRIPTIONS: _Final[_Mapping[SupportRunEvent, str]] = {
     SupportRunEvent.interrupt: 'Pause the run; it is persisted and resumes where it stopped.',
+    SupportRunEvent.tool_output: "The tool's output came back (the call_tool handler's outcome).",
+    SupportRunEvent.tool_result: (
+        'The tool call ended, its output kept elsewhere (version '
+        "2's event, kept for its callers and stored runs; the "
+        "work's outcome is tool_output)."
+    ),
     SupportRunEvent.proceed: 'Back to the execution point the run was interrupted at.',
 }
 
@@ -182,6 +189,7 @@ _Str: _TypeAlias = str
 _Int: _TypeAlias = int
 _Bool: _TypeAlias = bool
 _DateTime: _TypeAlias = _dt.datetime
+_Json: _TypeAlias = _api.JsonData
 _SupportRunState: _TypeAlias = SupportRunState
 _SupportRunStatus: _TypeAlias = SupportRunStatus
 _SupportRunInterruptReason: _TypeAlias = SupportRunInterruptReason
@@ -228,6 +236,7 @@ _SPEC: _Final = _api.SpecTables(
         ('running', 'cancel', 'cancelled', ('cancelReason',)),
         ('running', 'escalate', 'escalated', ('escalationTicket',)),
         ('reasoning', 'call_tool', 'tool_call', ('toolCallId',)),
+        ('tool_call', 'tool_output', 'reasoning', ('toolOutput',)),
         ('tool_call', 'tool_result', 'reasoning', ()),
         ('interrupted', 'cancel', 'cancelled', ('cancelReason',)),
         ('interrupted', 'fail', 'failed', ('failureType',)),
@@ -254,6 +263,7 @@ _SPEC: _Final = _api.SpecTables(
         'threadId': 'string',
         'sessionId': 'string',
         'toolCallId': 'string',
+        'toolOutput': 'json',
         'approvalId': 'string',
         'interruptReason': SupportRunInterruptReason,
         'approvalDeadline': 'datetime',
@@ -298,6 +308,7 @@ _SPEC: _Final = _api.SpecTables(
     context=('threadId', 'sessionId', 'toolCallId', 'approvalId', 'approvalDeadline',),
     # (source, event, target) -> fields the transition clears
     clears={
+        ('tool_call', 'tool_output', 'reasoning'): ('toolCallId',),
         ('tool_call', 'tool_result', 'reasoning'): ('toolCallId',),
     },
     exit_clears={
@@ -313,60 +324,69 @@ _SPEC: _Final = _api.SpecTables(
     counters={'retryCount': 'retrying'},
 )
 
+# Work (docs/spec-format.md "Work"; statechart_runtime.chart.work.work_of): (state, handler,
+# timeout in ms, heartbeat in ms or None, outcome events, error event or None, retries,
+# backoff in ms)
+_WORK: _Final = _api.WorkTable((
+    ('reasoning', 'reason', 120000, 30000, ('call_tool', 'complete'), 'error', 2, 2000),
+    ('tool_call', 'call_tool', 300000, 30000, ('tool_output',), 'error', 2, 5000),
+))
+
 # Where the spec writes each state and each alternative of a transition (file, line; and the
 # line of its guard): what spec coverage reports (`pytest --statechart-cov`).
 _SOURCE: _Final = {
     'files': ('specs/agent_run.yaml', 'specs/support_run.yaml'),
     'states': {
-        'created': (0, 59),
-        'triaging': (0, 65),
-        'running': (0, 72),
-        'reasoning': (0, 77),
-        'tool_call': (0, 81),
-        'interrupted': (0, 100),
-        'suspended': (0, 110),
-        'waiting_for_approval': (0, 116),
-        'waiting_for_input': (0, 126),
-        'resumed': (0, 137),
-        'retrying': (0, 146),
-        'completed': (0, 159),
-        'failed': (0, 164),
-        'timed_out': (0, 172),
-        'cancelled': (0, 178),
+        'created': (0, 64),
+        'triaging': (0, 70),
+        'running': (0, 77),
+        'reasoning': (0, 82),
+        'tool_call': (0, 93),
+        'interrupted': (0, 129),
+        'suspended': (0, 139),
+        'waiting_for_approval': (0, 145),
+        'waiting_for_input': (0, 155),
+        'resumed': (0, 166),
+        'retrying': (0, 175),
+        'completed': (0, 188),
+        'failed': (0, 193),
+        'timed_out': (0, 201),
+        'cancelled': (0, 207),
         'escalated': (1, 23),
     },
     # (source, event, position among the event's alternatives on the source)
     'transitions': {
-        ('created', 'triage', 0): (0, 62, None),
-        ('created', 'cancel', 0): (0, 63, None),
-        ('triaging', 'start', 0): (0, 68, None),
-        ('triaging', 'reject', 0): (0, 69, None),
-        ('triaging', 'cancel', 0): (0, 70, None),
-        ('running', 'interrupt', 0): (0, 88, None),
-        ('running', 'error', 0): (0, 92, 92),
-        ('running', 'error', 1): (0, 94, 94),
-        ('running', 'error', 2): (0, 95, None),
-        ('running', 'complete', 0): (0, 96, None),
-        ('running', 'fail', 0): (0, 97, None),
-        ('running', 'cancel', 0): (0, 98, None),
+        ('created', 'triage', 0): (0, 67, None),
+        ('created', 'cancel', 0): (0, 68, None),
+        ('triaging', 'start', 0): (0, 73, None),
+        ('triaging', 'reject', 0): (0, 74, None),
+        ('triaging', 'cancel', 0): (0, 75, None),
+        ('running', 'interrupt', 0): (0, 117, None),
+        ('running', 'error', 0): (0, 121, 121),
+        ('running', 'error', 1): (0, 123, 123),
+        ('running', 'error', 2): (0, 124, None),
+        ('running', 'complete', 0): (0, 125, None),
+        ('running', 'fail', 0): (0, 126, None),
+        ('running', 'cancel', 0): (0, 127, None),
         ('running', 'escalate', 0): (1, 19, None),
-        ('reasoning', 'call_tool', 0): (0, 80, None),
-        ('tool_call', 'tool_result', 0): (0, 85, None),
-        ('interrupted', 'cancel', 0): (0, 134, None),
-        ('interrupted', 'fail', 0): (0, 135, None),
-        ('suspended', 'await_approval', 0): (0, 113, None),
-        ('suspended', 'await_input', 0): (0, 114, None),
-        ('suspended', 'resume', 0): (0, 115, None),
-        ('waiting_for_approval', 'approve', 0): (0, 124, None),
-        ('waiting_for_approval', 'deny', 0): (0, 125, None),
-        ('waiting_for_approval', 'after.approvalDeadline.waiting_for_approval', 0): (0, 122, None),
-        ('waiting_for_input', 'provide_input', 0): (0, 132, None),
-        ('waiting_for_input', 'after.delay1.waiting_for_input', 0): (0, 130, None),
-        ('resumed', 'proceed', 0): (0, 141, None),
-        ('resumed', 'cancel', 0): (0, 144, None),
-        ('retrying', 'give_up', 0): (0, 156, None),
-        ('retrying', 'cancel', 0): (0, 157, None),
-        ('retrying', 'after.retryAt.retrying', 0): (0, 154, None),
+        ('reasoning', 'call_tool', 0): (0, 92, None),
+        ('tool_call', 'tool_output', 0): (0, 105, None),
+        ('tool_call', 'tool_result', 0): (0, 110, None),
+        ('interrupted', 'cancel', 0): (0, 163, None),
+        ('interrupted', 'fail', 0): (0, 164, None),
+        ('suspended', 'await_approval', 0): (0, 142, None),
+        ('suspended', 'await_input', 0): (0, 143, None),
+        ('suspended', 'resume', 0): (0, 144, None),
+        ('waiting_for_approval', 'approve', 0): (0, 153, None),
+        ('waiting_for_approval', 'deny', 0): (0, 154, None),
+        ('waiting_for_approval', 'after.approvalDeadline.waiting_for_approval', 0): (0, 151, None),
+        ('waiting_for_input', 'provide_input', 0): (0, 161, None),
+        ('waiting_for_input', 'after.delay1.waiting_for_input', 0): (0, 159, None),
+        ('resumed', 'proceed', 0): (0, 170, None),
+        ('resumed', 'cancel', 0): (0, 173, None),
+        ('retrying', 'give_up', 0): (0, 185, None),
+        ('retrying', 'cancel', 0): (0, 186, None),
+        ('retrying', 'after.retryAt.retrying', 0): (0, 183, None),
         ('escalated', 'hand_back', 0): (1, 28, None),
         ('escalated', 'close', 0): (1, 29, None),
         ('escalated', 'cancel', 0): (1, 30, None),
@@ -413,6 +433,12 @@ class SupportRunRecord(_api.Record):
             'The tool call in flight: set by call_tool, cleared '
             'when its result comes back (an interrupted call keeps'
             ' it, and a resumed run returns to it).'
+        )})
+    toolOutput: _Json | None = _field(default=None, metadata={
+        "description": (
+            'What the last tool call returned (any JSON value), '
+            'stored by the tool_output step that consumes it, so '
+            'the result and the transition are written together.'
         )})
     approvalId: _Str | None = _field(default=None, metadata={
         "description": 'The approval request a human must answer; cleared when the wait ends.'})
@@ -480,6 +506,7 @@ class SupportRunMachine(_api.Machine):
     running.to(cancelled, event='cancel')
     running.to(escalated, event='escalate')
     running.reasoning.to(running.tool_call, event='call_tool')
+    running.tool_call.to(running.reasoning, event='tool_output')
     running.tool_call.to(running.reasoning, event='tool_result')
     interrupted.to(cancelled, event='cancel')
     interrupted.to(failed, event='fail')
@@ -520,6 +547,7 @@ class SupportRun(_api.Run[SupportRunRecord, SupportRunState, SupportRunEvent]):
     _sc_record = SupportRunRecord
     _sc_machine = SupportRunMachine
     _sc_source = _SOURCE
+    _sc_work = _WORK
 
     def __init__(self, record: SupportRunRecord | None = None, *, run_id: _Str | None = None,
                  model: object = None, clock: _api.Clock | None = None, check: _Bool = True,
@@ -576,6 +604,10 @@ class SupportRun(_api.Run[SupportRunRecord, SupportRunState, SupportRunEvent]):
     def call_tool(self, *, toolCallId: _Str) -> None:
         """Moves: reasoning -> tool_call."""
         self._fire('call_tool', {'toolCallId': toolCallId})
+
+    def tool_output(self, *, toolOutput: _Json) -> None:
+        """Moves: tool_call -> reasoning."""
+        self._fire('tool_output', {'toolOutput': toolOutput})
 
     def tool_result(self) -> None:
         """Moves: tool_call -> reasoning."""

@@ -16,6 +16,7 @@ import jsonschema
 from statemachine.exceptions import TransitionNotAllowed
 
 from statechart.codegen import python_module, record_schema
+from statechart.config import Config
 from statechart.linter import check_file, check_source
 from statechart.model import Spec
 
@@ -32,6 +33,21 @@ def checked_spec(path: str | Path) -> Spec:
 def checked_text(text: str, path: str = "spec.yaml") -> Spec | None:
     """The model of a spec text, or None when `check` reports an error."""
     result = check_source(path, text.encode("utf-8"))
+    return None if result.errors or result.spec is None else result.spec
+
+
+# The conformance traces' specs were made to pass `check` when its graph did not know that a
+# descendant's transition hides its ancestor's for the same event: in some of them, that
+# leaves states no run reaches (or that cannot finish), which `check` now reports. XState
+# runs them all the same, and a trace only goes where runs go, so these are warnings here.
+TRACED = Config(Path.cwd(), severity={"unreachable-state": "warning",
+                                       "no-path-to-final": "warning",
+                                       "trap-state": "warning"})
+
+
+def traced_spec(text: str, path: str) -> Spec | None:
+    """The model of a conformance trace's spec (`checked_text`, dead states allowed)."""
+    result = check_source(path, text.encode("utf-8"), TRACED)
     return None if result.errors or result.spec is None else result.spec
 
 
@@ -63,7 +79,8 @@ def parts(module: ModuleType) -> tuple[type, type, type]:
 def sample(module: ModuleType, annotation: str) -> Any:
     kind = annotation.split(" | ")[0]
     simple = {"_Str": "text \"'\\\n é", "_Int": 7, "_Float": 2.5, "_Bool": True,
-              "_DateTime": dt.datetime(2025, 5, 1, 12, 30, tzinfo=dt.UTC)}
+              "_DateTime": dt.datetime(2025, 5, 1, 12, 30, tzinfo=dt.UTC),
+              "_Json": {"rows": [1, 2.5, "é", None], "ok": True}}
     if kind in simple:
         return simple[kind]
     enum_class = getattr(module, kind.lstrip("_"))

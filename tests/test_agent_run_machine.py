@@ -309,7 +309,7 @@ def reachable_runs() -> dict[str, Any]:
 ALL_VALUES = {"interruptReason": Reason.approval, "retryReason": "r", "failureType": "f",
               "cancelReason": "c", "humanInput": "h", "toolCallId": "t", "approvalId": "a",
               "approvalDeadline": DEADLINE, "approvedBy": "b", "retryChange": Change.nothing,
-              "retryAt": DEADLINE}
+              "retryAt": DEADLINE, "toolOutput": {"rows": [1, 2], "ok": True}}
 
 
 def try_event(run: Any, event: str) -> list[str] | None:

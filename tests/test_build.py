@@ -387,7 +387,7 @@ def test_the_layout_bound_is_configurable(project: Path, monkeypatch: pytest.Mon
     assert code == 0, out + err
     assert "deleted   docs/specs/agent_run.svg" in out and not svg.exists()
     page = (project / "docs" / "specs" / "agent_run.md").read_text()
-    assert "No Graphviz drawing: 29 transitions exceed the layout bound of 20" in page
+    assert "No Graphviz drawing: 30 transitions exceed the layout bound of 20" in page
     if how == "option":  # the command --check asks to rerun keeps the bound
         code, out, _ = run_cli(capsys, "--check", "--layout-max-transitions", "25")
         assert code == 1 and "run `statechart build --layout-max-transitions 25`" in out

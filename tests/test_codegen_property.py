@@ -58,7 +58,7 @@ def specs(draw: Any) -> str:
     fields = draw(st.lists(FIELD, min_size=1, max_size=4, unique=True))
     fields = [f for f in fields if f not in pool] or ["zz_field"]
     types = draw(st.lists(st.sampled_from(["string", "integer", "number", "boolean",
-                                           "datetime", "enum"]),
+                                           "datetime", "enum", "json"]),
                           min_size=len(fields), max_size=len(fields)))
     shape = draw(st.sampled_from(["flat", "nested", "parallel"]))
     desc = lambda: yaml_string(draw(TEXT))  # noqa: E731

@@ -32,12 +32,12 @@ from typing import Any
 
 import pytest
 from codegen_support import (
-    checked_text,
     event_kwargs,
     generate,
     import_source,
     method_name,
     parts,
+    traced_spec,
 )
 from statemachine.exceptions import TransitionNotAllowed
 
@@ -182,7 +182,7 @@ def module_of(tmp_path_factory: pytest.TempPathFactory) -> Any:
 
     @functools.cache
     def build(name: str, yaml: str) -> ModuleType:
-        spec = checked_text(yaml, f"{name}.yaml")
+        spec = traced_spec(yaml, f"{name}.yaml")
         assert spec is not None, f"{name}: `statechart check` refuses the traced spec"
         return import_source(generate(spec)[f"generated/{name}.py"], folder, name)
 

@@ -380,11 +380,11 @@ def test_several_specs_have_a_total_row(tmp_path: Path) -> None:
     assert [s.name for s in specs] == ["agent_run", "order"]
     lines = coverage_report.table(specs)
     assert [re.split(r"\s{2,}", line.strip()) for line in lines[1:4]] == [
-        ["agent_run", "1/29 3%", "2/15 13%", "0/4 0%", "3/48 6%"],
+        ["agent_run", "1/30 3%", "2/15 13%", "0/4 0%", "3/49 6%"],
         ["order", "1/11 9%", "2/14 14%", "0/2 0%", "3/27 11%"],
-        ["TOTAL", "2/40 5%", "4/29 14%", "0/6 0%", "6/75 8%"]]
-    assert coverage_report.total(specs) == (6, 75)
-    assert "specs/agent_run.yaml:63: agent_run: transition `created` --cancel--> `cancelled`" \
+        ["TOTAL", "2/41 5%", "4/29 14%", "0/6 0%", "6/76 8%"]]
+    assert coverage_report.total(specs) == (6, 76)
+    assert "specs/agent_run.yaml:68: agent_run: transition `created` --cancel--> `cancelled`" \
         in lines
 
 

@@ -95,8 +95,26 @@ DEADLINE = ("    limit: 3\n", "    limit: 3\n    after: {until: running}\n")
 # `running` sends a tool timeout to `retrying`.
 ERROR_TIMEOUT = ("      finish: done\n", "      finish: done\n      error.tool.timeout: retrying\n")
 
+# `working` calls a tool; its outcome is `pause` (and `fail` when it fails).
+WORK = ("      working: {on: {pause: paused}}\n",
+        "      working:\n        work: {handler: run_tool, timeout: 5m, outcomes: [pause]}\n"
+        "        on: {pause: paused}\n")
+
 CASES: list[tuple[str, Edits, Edits, list[tuple[str, bool]]]] = [
     ("nothing", [], [], []),
+    ("work-added", [], [WORK], [("work-added", S)]),
+    ("work-removed", [WORK], [], [("work-removed", B)]),
+    ("work-handler-changed", [WORK], [WORK, ("handler: run_tool", "handler: call_tool")],
+     [("work-handler-changed", B)]),
+    ("work-timeout-changed", [WORK], [WORK, ("timeout: 5m", "timeout: 2m, heartbeat: 30s")],
+     [("work-timeout-changed", S)]),
+    ("work-outcomes-narrowed", [WORK, ("outcomes: [pause]", "outcomes: [pause, finish]")],
+     [WORK], [("work-outcomes-changed", B)]),
+    ("work-error-added", [WORK], [WORK, ("outcomes: [pause]", "outcomes: [pause], error: fail")],
+     [("work-outcomes-changed", S)]),
+    ("work-retry-changed", [WORK], [WORK, ("outcomes: [pause]",
+                                           "outcomes: [pause], retry: {max: 0}")],
+     [("work-retry-changed", S)]),
     ("state-added", [], [("finish: done", "finish: done\n      archive: archived"),
                          ("  done: {final: true}", "  done: {final: true}\n  archived: {final: true}")],
      [("event-added", S), ("state-added", S)]),
@@ -676,3 +694,29 @@ def test_diff_base_and_against_do_not_combine(repo: Path,
     out, err = capsys.readouterr()
     assert out == ""
     assert "statechart diff: --base and --against do not combine" in err
+
+
+def test_work_changes_of_pending_items_need_no_new_version() -> None:
+    """A work change hits the pending items, not the records: a new handler breaks stored
+    runs whose item names the old one, and `version` does not help them."""
+    old = edit(BASE, [WORK])
+    new = edit(BASE, [WORK, ("handler: run_tool", "handler: call_tool")])
+    assert kinds(old, new) == [("work-handler-changed", True)]
+    [change] = diff_specs(spec(old, "old.yaml"), spec(new, "new.yaml"))
+    assert "pending items of stored runs in `working` name `run_tool`" in change.help
+
+
+def test_a_guarded_alternative_moved_before_the_ancestors_fallback_changes_nothing() -> None:
+    """`working`'s guarded `fail` moved to `running`, before the fallback `running` had:
+    while `working` is active, `fail` is taken as before (`can_retry`: `retrying`, else
+    `failed`), as the run selects: no caller breaks, only stored steps name the old source."""
+    old = edit(BASE, [("working: {on: {pause: paused}}",
+                       "working: {on: {pause: paused, fail: {target: retrying, "
+                       "guard: can_retry, set: [note]}}}"),
+                      ("        - {target: retrying, guard: can_retry, set: [note]}\n", "")])
+    new = edit(BASE, [("version: 1", "version: 2")])
+    changes = diff_specs(spec(old, "old.yaml"), spec(new, "new.yaml"))
+    removed = [c for c in changes if c.kind == "transition-removed"]
+    assert [c.diagnostic().message for c in removed] == [
+        "`working` on `fail` now goes to `retrying` from an ancestor of `working` (breaks "
+        "stored runs)"]

@@ -104,3 +104,19 @@ def test_an_overlays_diagram_marks_added_patched_and_removed(tmp_path: Path) -> 
     page = docs.spec_page(result.spec)
     assert "| `release` **added** | `held` | `open` |" in page
     assert "| `open` **changed** |" in page
+
+
+def test_work_has_its_section_and_a_spec_without_work_none() -> None:
+    work = _section(_page("specs/agent_run.yaml"), "Work")
+    assert "| `tool_call` | `call_tool` | `5m` | `30s` | `tool_output` | `error` | 2, first " \
+           "after `5s`, doubling |" in work
+    assert "| `reasoning` | `reason` | `2m` | `30s` | `call_tool`, `complete` | `error` | 2, " \
+           "first after `2s`, doubling |" in work
+    regions = _section(_page("tests/cases/ok/work_in_regions.yaml"), "Work")
+    assert "| `asking_a` | `ask_a` | `5s` | `1s` | `answer_a` | `error` | none |" in regions
+    assert "| `asking_b` | `ask_b` | `PT1M` |  | `answer_b` |  | 5, first after `2s`, " \
+           "doubling |" in regions
+    assert "## Work" not in _page("tests/golden/flat/spec.yaml")
+    record = _section(_page("specs/agent_run.yaml"), "Run record fields")
+    assert any(line.startswith("| `toolOutput` | json | What the last tool call returned")
+               for line in record)

@@ -156,10 +156,15 @@ def test_an_in_state_never_active_alongside_the_source() -> None:
     assert rules(SPEC.replace("in: within_budget", "in: cancelled"))[0][0] == "in-never-active"
     # another region: fine
     assert rules(SPEC.replace("in: within_budget", "in: budget")) == []
-    # an ancestor: always active, so the alternative is unguarded after all
+    # an ancestor: always active, so the alternative is unguarded after all, and the states
+    # only the alternatives after it enter are never entered
     for name in ("review", "approval"):
-        assert [r for r, _ in rules(SPEC.replace("in: within_budget", f"in: {name}"))] == [
-            "ambiguous-transition"]
+        found = rules(SPEC.replace("in: within_budget", f"in: {name}"))
+        assert [r for r, _ in found] == ["ambiguous-transition", "unreachable-state",
+                                         "unreachable-state"]
+        assert found[1:] == [
+            ("unreachable-state", "state `escalated` is unreachable from `review`"),
+            ("unreachable-state", "state `held` is unreachable from `review`")]
 
 
 def test_an_unknown_in_state() -> None:

@@ -103,9 +103,25 @@ states:
 """})
     problems = found(specs / "team.yaml")
     assert ("team.yaml", "terminal-exit", 5) in [p[:3] for p in problems]
+    # `done` is a top-level final state: the run ends there, and the transition is never
+    # taken (terminal-exit), so it breaks no rule
+    assert [p for p in problems if p[1] == "rule-violation"] == []
+    (specs / "team.yaml").write_text(REOPENED)
+    problems = found(specs / "team.yaml")
     violation = [p for p in problems if p[1] == "rule-violation"]
-    assert violation and violation[0][:3] == ("team.yaml", "rule-violation", 5)
+    assert violation and violation[0][:3] == ("team.yaml", "rule-violation", 6)
     assert 'rule "done-stays-done"' in violation[0][3]
+
+
+# An overlay that makes `done` go on: a transition of the overlay breaks a rule of the base.
+REOPENED = """\
+extends: base
+statechart: team
+states:
+  done:
+    final: false
+    on: {reopen: working}
+"""
 
 
 def test_a_rule_that_is_not_overridable_cannot_be_replaced_or_removed(tmp_path: Path) -> None:
@@ -403,13 +419,7 @@ rules:
 
 
 def test_a_base_rule_names_its_file_when_broken_in_the_overlay(tmp_path: Path) -> None:
-    specs = write(tmp_path, {"base.yaml": BASE, "team.yaml": """\
-extends: base
-statechart: team
-states:
-  done:
-    on: {reopen: working}
-"""})
+    specs = write(tmp_path, {"base.yaml": BASE, "team.yaml": REOPENED})
     violation = [d for d in check_file(specs / "team.yaml").diagnostics
                  if d.rule == "rule-violation"]
     assert violation and violation[0].help.endswith("(rule at base.yaml:19)")
@@ -485,3 +495,53 @@ def test_an_overlay_patches_and_removes_timers_by_key(tmp_path: Path) -> None:
         "bad.yaml", "overlay", 3,
         "cannot remove transition `working.after.2h`: the base has no timer `2h` on state "
         "`working`")]
+
+
+WORKING = BASE.replace("  working:\n    on:\n", "  working:\n    work: {handler: build, "
+                       "timeout: 5m, outcomes: [finish], error: stop}\n    on:\n")
+
+
+@pytest.mark.parametrize(("overlay", "handler", "timeout", "error"), [
+    # `work:` of a state the base gives work is patched key by key
+    ("states:\n  working:\n    work: {timeout: 10m, heartbeat: 1m}\n", "build", "10m", "stop"),
+    # work added to a state that had none
+    ("states:\n  idle:\n    work: {handler: prepare, timeout: 1m, outcomes: [start]}\n",
+     "build", "5m", "stop"),
+])
+def test_an_overlay_adds_and_changes_work(tmp_path: Path, overlay: str, handler: str,
+                                          timeout: str, error: str) -> None:
+    specs = write(tmp_path, {"base.yaml": WORKING,
+                             "over.yaml": "statechart: over\nextends: base\n" + overlay})
+    result = check_file(specs / "over.yaml")
+    assert result.diagnostics == []
+    spec = result.spec
+    assert spec is not None and spec.overlay is not None
+    work = spec.states["working"].work
+    assert work is not None and (work.handler, work.timeout, work.error) == \
+        (handler, timeout, error)
+    assert work.outcomes == ("finish",)
+    changed = overlay.split("\n")[1].strip().rstrip(":")
+    assert ("state-changed", changed) in spec.overlay.changes
+    if changed == "idle":
+        assert spec.states["idle"].work is not None
+        assert spec.states["idle"].work.handler == "prepare"
+    else:
+        assert work.heartbeat == "1m" and work.span.file.endswith("base.yaml")
+
+
+def test_an_overlay_removes_work_and_refuses_work_that_is_not_there(tmp_path: Path) -> None:
+    specs = write(tmp_path, {"base.yaml": WORKING, "over.yaml": (
+        "statechart: over\nextends: base\nremove: {work: [working]}\n")})
+    result = check_file(specs / "over.yaml")
+    assert result.diagnostics == []
+    spec = result.spec
+    assert spec is not None and spec.overlay is not None
+    assert spec.work() == [] and "working" in spec.states
+    assert ("state-changed", "working") in spec.overlay.changes
+    write(tmp_path, {"bad.yaml": "statechart: bad\nextends: base\n"
+                                 "remove: {work: [idle, nowhere]}\n"})
+    assert found(specs / "bad.yaml") == [
+        ("bad.yaml", "overlay", 3, "cannot remove the work of `idle`: the base has no work "
+                                   "on it"),
+        ("bad.yaml", "overlay", 3, "cannot remove the work of `nowhere`: the base has no "
+                                   "such state")]

@@ -77,14 +77,14 @@ def test_text_covers_every_transition_of_the_agent_run(capsys: pytest.CaptureFix
     assert main(["paths", str(AGENT_RUN)]) == 0
     out = capsys.readouterr().out
     first = out.splitlines()[0]
-    assert first.startswith("agent_run: ") and "covering 29 of 29 transitions" in first
+    assert first.startswith("agent_run: ") and "covering 30 of 30 transitions" in first
     assert "unreachable" not in out
     # a timer is fired by running the clock to it, and a guard's answer is shown
     assert "clock to T+1:00:00: fire_due()" in out
     assert "with can_retry=no" in out and "with can_retry=yes" in out
     # each transition with its spec line: the approval deadline is at line 122
     assert ("waiting_for_approval -after.approvalDeadline.waiting_for_approval-> timed_out  "
-            "specs/agent_run.yaml:122") in out
+            "specs/agent_run.yaml:151") in out
     assert "await_approval(approvalId='<approvalId>', approvalDeadline=T+1:00:00)" in out
 
 
@@ -93,11 +93,11 @@ def test_json_paths_take_every_transition_when_followed(capsys: pytest.CaptureFi
     assert main(["paths", str(AGENT_RUN), "--format", "json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert (data["spec"], data["cover"], data["complete"]) == ("agent_run", "transitions", True)
-    assert data["items"] == data["covered"] == 29 and data["unreachable"] == []
+    assert data["items"] == data["covered"] == 30 and data["unreachable"] == []
     taken = {(t["source"], t["event"], t["alternative"]) for p in data["paths"]
              for s in p["steps"] for t in s["transitions"]}
     assert taken == _all_transitions(AgentRun)
-    assert data["events"] == sum(len(p["steps"]) for p in data["paths"]) <= 3 * 29
+    assert data["events"] == sum(len(p["steps"]) for p in data["paths"]) <= 3 * 30
     # the same paths from the Python API, each followed by the generated class
     found = testing.paths(AgentRun)
     assert found.events == data["events"] and len(found.paths) == len(data["paths"])
@@ -213,7 +213,7 @@ print(len(found.items) - len(found.unreachable), len(found.items))
 """
     result = _python(code)
     assert result.returncode == 0, result.stderr
-    assert result.stdout.split() == ["29", "29"]
+    assert result.stdout.split() == ["30", "30"]
 
 
 def _pytest(folder: Path, *test_files: Path) -> subprocess.CompletedProcess[str]:
@@ -308,7 +308,7 @@ def _golden_modules_pass(tmp_path: Path, names: list[str] | None,
             assert main(["paths", str(spec), "--cover", cover, "--format", "pytest",
                          "--module", module.stem, "-o", str(out)]) == 0
             written.append(out)
-    assert len(written) == (10 if names is None else len(names)) * len(covers)
+    assert len(written) == (11 if names is None else len(names)) * len(covers)
     result = _pytest(tmp_path, *written)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "passed" in result.stdout and "failed" not in result.stdout
@@ -317,7 +317,8 @@ def _golden_modules_pass(tmp_path: Path, names: list[str] | None,
 @pytest.mark.slow
 def test_pytest_format_of_every_golden_spec_passes(tmp_path: Path) -> None:
     """Odd names (mapped methods, guards, fields, enum members), run context, enums, timers,
-    parallel and nested states: each cover's module passes against the golden module."""
+    work and json fields, parallel and nested states: each cover's module passes against the
+    golden module."""
     _golden_modules_pass(tmp_path, None, testing.COVERS)
 
 

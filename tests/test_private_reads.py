@@ -45,7 +45,7 @@ STORE_KEPT: dict[tuple[str, str], int] = {
     ("statechart_runtime/store.py", "_active"): 1,
     ("statechart_runtime/store.py", "_sc_direct_guards"): 1,
     ("statechart_runtime/store_checks.py", "_active"): 1,
-    ("statechart_runtime/store_pages.py", "_query"): 1,
+    ("statechart_runtime/store_pages.py", "_query"): 3,
     ("statechart_runtime/store_pages.py", "_read"): 1,
     ("statechart_runtime/store_pages.py", "_x"): 2,
     ("statechart_runtime/store_queries.py", "_sc_spec"): 3,

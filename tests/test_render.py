@@ -97,6 +97,16 @@ def test_dot_edge_labels_show_guard_and_set_fields(agent_run: Spec) -> None:
     assert "cancel\\nset: cancelReason" in edge_labels
 
 
+def test_a_state_with_work_shows_its_handler_and_timeouts(agent_run: Spec) -> None:
+    g = graph_json(dot_source(agent_run))
+    nodes = {o["name"]: o for o in g["objects"] if "nodes" not in o}
+    assert nodes["tool_call"]["label"] == "tool_call\\nwork call_tool (5m, heartbeat 30s)"
+    assert nodes["reasoning"]["label"] == "reasoning\\nwork reason (2m, heartbeat 30s)"
+    assert nodes["created"]["label"] == "created"
+    texts, _ = svg_texts(layout(dot_source(agent_run), "svg"))
+    assert "work call_tool (5m, heartbeat 30s)" in texts
+
+
 def test_dot_nested_parallel_clusters(nested: Spec) -> None:
     g = graph_json(dot_source(nested))
     clusters = {o["name"]: o for o in g["objects"] if "nodes" in o}
@@ -197,7 +207,9 @@ def mermaid_parse(text: str) -> tuple[dict[str, str], list[tuple[str, str, str]]
 def test_mermaid_structure(agent_run: Spec) -> None:
     states, edges = mermaid_parse(mermaid_source(agent_run))
     assert sorted(states.values()) == sorted(
-        n + "".join(f" <<{t}>>" for t in s.tags) for n, s in agent_run.states.items())
+        n + "".join(f" <<{t}>>" for t in s.tags) + (f" / {s.work.text}" if s.work else "")
+        for n, s in agent_run.states.items())
+    assert "tool_call / work call_tool (5m, heartbeat 30s)" in states.values()
     finals = sum(s.is_final for s in agent_run.states.values())
     assert len(edges) == len(agent_run.transitions()) + 3 + finals  # + [*] starts and ends
     ids = {label.split(" ")[0]: i for i, label in states.items()}
@@ -231,7 +243,7 @@ def test_mermaid_parallel_regions_and_issue_4052(nested: Spec) -> None:
 def test_mermaid_highlight(agent_run: Spec) -> None:
     text = mermaid_source(agent_run, frozenset({"running", "reasoning"}))
     states, _ = mermaid_parse(text)
-    assert "reasoning (current)" in states.values()
+    assert "reasoning / work reason (2m, heartbeat 30s) (current)" in states.values()
     ids = {label.split(" ")[0]: i for i, label in states.items()}
     assert f"class {ids['running']},{ids['reasoning']} current" in text
 

@@ -263,7 +263,7 @@ def test_render_refuses_a_spec_over_the_layout_bound(capsysbinary: pytest.Captur
                        "--layout-max-transitions", "20")
     assert code == 0
     code, out, err = run(capsysbinary, "render", AGENT_RUN, "--layout-max-transitions", "20")
-    assert code == 1 and "29 transitions exceed the layout bound of 20" in err
+    assert code == 1 and "30 transitions exceed the layout bound of 20" in err
 
 
 def test_render_lays_a_medium_spec_out_with_the_fast_settings(

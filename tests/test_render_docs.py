@@ -121,7 +121,7 @@ def test_index_counts_and_warnings() -> None:
     specs = [load("specs/agent_run.yaml"), load("tests/render_cases/nested_parallel.yaml")]
     page = docs.index_page(specs, {specs[1].path: ["line 3: something | odd [rule-x]"]})
     rows = table("## Specs\n" + page.split("# Specs\n", 1)[1], "Specs")
-    assert rows[0][0] == "[agent_run](agent_run.md)" and rows[0][2:4] == ["15", "29"]
+    assert rows[0][0] == "[agent_run](agent_run.md)" and rows[0][2:4] == ["15", "30"]
     assert rows[1][0] == "[deployment](deployment.md)"
     assert rows[1][4] == "line 3: something &#124; odd &#91;rule-x&#93;"
     assert rows[0][4] == "none"
@@ -163,7 +163,7 @@ def test_the_index_takes_warnings_from_the_check_results_it_is_given() -> None:
     # table cells escape backticks and brackets as entities
     assert "line 5: record field &#96;failureType&#96; is never set" in page
     assert "&#91;unused-field&#93;" in page
-    assert "| 15 | 29 | none |" in page  # agent_run: no warnings
+    assert "| 15 | 30 | none |" in page  # agent_run: no warnings
 
 
 def test_a_medium_spec_gets_the_fast_layout_and_the_page_says_so(tmp_path: Path) -> None:

@@ -359,7 +359,8 @@ def test_runs_help_imports_no_heavy_dependency(argv: list[str]) -> None:
     assert heavy == []
     assert "statechart_runtime.store" not in modules
     assert {m for m in modules if m.startswith("statechart.cli.")} <= {
-        "statechart.cli.runs", "statechart.cli.runs_work", "statechart.cli.colour"}
+        "statechart.cli.runs", "statechart.cli.runs_work", "statechart.cli.runs_serve",
+        "statechart.cli.colour"}
 
 
 def test_nested_states_of_the_agent_run(capsys: pytest.CaptureFixture[str],
@@ -434,3 +435,31 @@ def test_a_server_that_cannot_be_reached_is_exit_1_not_a_usage_error(
         open_store(url)
     code, out, err = run_cli(capsys, "list", "--store", "mysql://localhost/x")
     assert (code, out) == (2, "") and "unsupported store URL" in err
+
+
+def test_show_shortens_a_json_value_in_text_and_keeps_it_whole_in_json(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """The agent run's `toolOutput` (a `json` field): the text output cuts a long value to
+    its first 80 characters and its size, in the context and the history; JSON has it all."""
+    ar = import_source((ROOT / "generated" / "agent_run.py").read_bytes(), tmp_path,
+                       "agent_run")
+    output = {"rows": [{"id": n, "name": f"customer {n}"} for n in range(200)]}
+    path = tmp_path / "agent.db"
+    with open_store(path) as s:
+        s.create(ar.AgentRun(run_id="tool"))
+        for event in ("triage", "start"):
+            s.fire(ar.AgentRun, "tool", event)
+        s.fire(ar.AgentRun, "tool", "call_tool", toolCallId="c-1")
+        s.fire(ar.AgentRun, "tool", "tool_output", toolOutput=output)
+    spec = str(ROOT / "specs" / "agent_run.yaml")
+    size = len(json.dumps(output, separators=(",", ":")))
+    code, out, _ = run_cli(capsys, "show", "tool", "--store", str(path), "--spec", spec)
+    short = json.dumps(output)[:80] + f"... ({size:,} bytes)"
+    assert code == 0
+    assert f"  toolOutput: {short}\n" in out
+    assert f"tool_output: tool_call -> reasoning  {{\"toolOutput\": {short}}}\n" in out
+    code, out, _ = run_cli(capsys, "show", "tool", "--store", str(path), "--spec", spec,
+                           "--format", "json")
+    data = json.loads(out)
+    assert data["context"]["toolOutput"] == output
+    assert data["history"][-1]["values"] == {"toolOutput": output}

@@ -94,10 +94,15 @@ def test_the_runtime_wheel_needs_only_python_statemachine(tmp_path: Path) -> Non
     assert packages == {"statechart_runtime"}
     requires = [line.split(":", 1)[1].strip() for line in metadata.splitlines()
                 if line.startswith("Requires-Dist:")]
-    # The optional extras: PostgreSQL for the run store, hypothesis for
+    # The optional extras: PostgreSQL for the run store, the run console (Starlette,
+    # Jinja2, uvicorn, python-multipart), hypothesis for
     # statechart_runtime.testing.event_sequences.
     assert requires == ["python-statemachine<3.3,>=3.2.2",
                         "psycopg[binary]>=3.1; extra == \"postgres\"",
+                        "starlette>=0.40; extra == \"console\"",
+                        "jinja2>=3.1; extra == \"console\"",
+                        "uvicorn>=0.30; extra == \"console\"",
+                        "python-multipart>=0.0.9; extra == \"console\"",
                         "hypothesis>=6.100; extra == \"testing\""]
 
 

@@ -18,12 +18,13 @@ from typing import Any
 
 import pytest
 import yaml
-from codegen_support import checked_text
+from codegen_support import TRACED, checked_text, traced_spec
 from hypothesis import HealthCheck, Phase, assume, given, settings
 from hypothesis import strategies as st
 from test_soundness import _dump, _states_of, done_history_specs
 
 from statechart.cli import main
+from statechart.config import Config
 from statechart.diagnostics import Span
 from statechart.linter import check_file, check_source
 from statechart.model import Spec
@@ -54,11 +55,11 @@ def model(spec: Spec | None) -> Any:
     return view(spec)
 
 
-def round_trip(spec: Spec) -> Spec:
-    """Export, import, and check the result (which must pass)."""
+def round_trip(spec: Spec, config: Config | None = None) -> Spec:
+    """Export, import, and check the result (which must pass, with `config`)."""
     imported = import_scxml("chart.scxml", scxml_text(spec, ["header"]).encode("utf-8"))
     assert imported.text is not None, [d.message for d in imported.diagnostics]
-    back = check_source("back.yaml", imported.text.encode("utf-8"))
+    back = check_source("back.yaml", imported.text.encode("utf-8"), config)
     assert not back.errors, [d.message for d in back.errors] + [imported.text]
     assert back.spec is not None
     return back.spec
@@ -148,9 +149,9 @@ def test_every_key_comes_back() -> None:
     (n, t) if i % 10 == 0 else pytest.param(n, t, marks=pytest.mark.slow)
     for i, (n, t) in enumerate(CONFORMANCE)], ids=[n for n, _ in CONFORMANCE])
 def test_conformance_specs_come_back_as_the_same_model(name: str, text: str) -> None:
-    spec = checked_text(text, f"{name}.yaml")
+    spec = traced_spec(text, f"{name}.yaml")
     assert spec is not None
-    assert model(round_trip(spec)) == model(spec)
+    assert model(round_trip(spec, TRACED)) == model(spec)
 
 
 @st.composite

@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from codegen_support import checked_spec, checked_text
+from codegen_support import checked_spec, checked_text, traced_spec
 from statemachine.io import load
 
 from statechart.model import Spec
@@ -114,7 +114,7 @@ def _act(machine_class: type, guards: dict[str, bool], event: str | None,
 def replay(trace: dict[str, Any]) -> Counter[str]:
     """What happened to each sequence of the trace (see the module's docstring), and a
     `divergence: ...` entry for each step the departures do not explain."""
-    spec = checked_text(trace["yaml"], f"{trace['name']}.yaml")
+    spec = traced_spec(trace["yaml"], f"{trace['name']}.yaml")
     assert spec is not None
     machine_class = loaded(spec)
     timed = {t.source for t in spec.timers()}

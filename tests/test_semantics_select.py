@@ -18,7 +18,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from codegen_support import checked_text
+from codegen_support import traced_spec
 from test_conformance import SPECS
 
 from statechart import semantics
@@ -99,7 +99,7 @@ class _Macrostep:
 # (before it no timer is due), test_conformance replays them whole.
 @pytest.mark.parametrize("trace", SPECS, ids=[t["name"] for t in SPECS])
 def test_the_chart_replays_the_xstate_trace(trace: dict[str, Any]) -> None:
-    spec = checked_text(trace["yaml"], f"{trace['name']}.yaml")
+    spec = traced_spec(trace["yaml"], f"{trace['name']}.yaml")
     assert spec is not None
     runner = _Macrostep(spec, trace["guards"])
     chart = runner.chart

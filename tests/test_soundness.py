@@ -70,6 +70,7 @@ from statechart import semantics
 from statechart.graph import Graph
 from statechart.linter import check_source
 from statechart.model import Spec
+from statechart.rules import rule_violation
 from statechart_runtime.errors import MacrostepLoop
 from statechart_runtime.semantics import Move
 
@@ -350,13 +351,14 @@ def candidate_rule(draw: st.DrawFn, spec: Spec, tags: list[str]) -> dict:
         # counter-example, so that the walks test what it proves.
         sources = _names(spec, source)
         if kind == "only":
-            leaving = sorted({t.target for t in semantics.can_fire_while(spec, sources)
-                              if t.target not in sources})
+            firing = rule_violation.firing_while(spec, sorted(sources))
+            leaving = sorted({t.target for t, _ in firing if t.target not in sources})
             if leaving:
                 target = leaving
         else:
             if kind == "never":
-                hit = {t.target for t in semantics.can_fire_while(spec, sources)}
+                firing = rule_violation.firing_while(spec, sorted(sources))
+                hit = {t.target for t, _ in firing}
             else:
                 hit = Graph(spec).reachable(sources)
             spared = sorted(set(spec.states) - hit - sources)

@@ -59,6 +59,11 @@ def test_pages_cover_every_run_once_and_filter(ar: ModuleType, backend: Backend)
         assert [r.run_id for r in second] == ["r-3"]
         assert store.status_counts(RunFilter(spec="agent_run", status="waiting")) == {
             "triaging": 4, "waiting": 3}
+        assert store.status_counts(RunFilter(spec="agent_run"), statuses=["waiting", "triaging",
+                                                                          "running"], cap=3) == {
+            "triaging": 3, "waiting": 3}
+        assert store.status_counts(RunFilter(spec="agent_run"), statuses=["triaging"],
+                                   cap=10) == {"triaging": 4}
         hostile = "x' OR '1'='1"
         assert store.runs_page(RunFilter(spec=hostile, status=hostile)) == []
         assert store.runs_page(RunFilter(active=((hostile,),))) == []
@@ -75,6 +80,10 @@ def test_head_and_a_page_of_history(ar: ModuleType, backend: Backend) -> None:
         assert head.run.record.approvalId == "a-3"
         assert [h.index for h in store.history("r-3", first=2, limit=2)] == [2, 3]
         assert [h.event for h in store.history("r-3", first=3)] == ["await_approval"]
+        assert store.moves("r-3", first=2) == [
+            (2, "interrupt", "running", "interrupted", None),
+            (3, "await_approval", "suspended", "waiting_for_approval", None)]
+        assert store.moves("nope") == []
         with pytest.raises(RunNotFound):
             store.head(ar.AgentRun, "nope")
 

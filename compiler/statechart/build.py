@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from statechart import outputs, writes
+from statechart import build_cache, outputs, writes
 from statechart.config import Config
 from statechart.diagnostics import Diagnostic
 from statechart.generated_header import (
@@ -74,6 +74,8 @@ class Plan:
     notes: list[str] = field(default_factory=list)  # outputs left alone, and why
     # Files that could not be made this time (layout limits): left as they are; build fails.
     unavailable: list[Problem] = field(default_factory=list)
+    # The manifest entries of the specs built (statechart.build_cache): `apply` keeps them.
+    cache: dict[str, dict[str, object]] = field(default_factory=dict)
 
     @property
     def diagnostics(self) -> list[Diagnostic]:
@@ -173,14 +175,37 @@ def _plan(paths: list[str | os.PathLike[str]], config: Config) -> Plan:
         incomplete.add(source)
         add(source, exc.produced)
 
-    for spec in specs:
+    last = build_cache.load(result.root)
+    layout = bounds.current()
+    refs = [f"{name}={outputs.PER_SPEC.get(name, '')}" for name, _ in per_spec]
+    for checked in clean:
+        spec = checked.spec
+        assert spec is not None
+        shown = outputs.spec_display_path(spec)
+        key = build_cache.spec_key(checked.sources, shown, config, layout, refs) \
+            if per_spec else None
+        reused = build_cache.reuse(result.root, last.get(shown), key) if key else None
+        if reused is not None:  # what its generators would make: statechart.build_cache
+            add(spec.path, reused)
+            result.cache[shown] = last[shown]
+            continue
+        made: dict[str, bytes] | None = {}
         for name, generate in per_spec:
             try:
-                add(spec.path, generate(spec))
+                produced = generate(spec)
             except outputs.OutputUnavailable as exc:
                 unavailable(spec.path, name, exc)
+                made = None
+                continue
             except ValueError as exc:  # CodegenError and friends: the spec, not a crash
                 result.problems.append(Problem(spec.path, f"{name}: {exc}"))
+                made = None
+                continue
+            add(spec.path, produced)
+            if made is not None:
+                made.update(produced)
+        if key and made:
+            result.cache[shown] = build_cache.entry(key, made)
     for name, generate in all_specs:
         try:
             add("(all specs)", generate(whole_set))
@@ -274,7 +299,8 @@ def apply(p: Plan, on_wait: Callable[[], None] | None = None) -> list[tuple[str,
     if not p.ok:
         raise ValueError("the plan has errors; nothing may be written")
     with writes.locked(p.root, exclusive=True, on_wait=on_wait):
-        writes.remove_leftover_temps(p.root, output_dirs(p.config))
+        writes.remove_leftover_temps(
+            p.root, (*output_dirs(p.config), str(Path(build_cache.MANIFEST).parent)))
         done: list[tuple[str, Action]] = []
         changed: dict[str, bytes] = {}
         for rel in sorted(p.files):
@@ -286,6 +312,7 @@ def apply(p: Plan, on_wait: Callable[[], None] | None = None) -> list[tuple[str,
                 changed[rel] = p.files[rel]
                 done.append((rel, "created" if current is None else "updated"))
         writes.write_all(p.root, changed)
+        _keep_manifest(p)
         for rel in p.orphans:
             try:
                 (p.root / rel).unlink(missing_ok=True)
@@ -294,6 +321,17 @@ def apply(p: Plan, on_wait: Callable[[], None] | None = None) -> list[tuple[str,
                                            "could not be deleted", exc) from None
             done.append((rel, "deleted"))
     return done
+
+
+def _keep_manifest(p: Plan) -> None:
+    """The manifest with this build's entries (after the outputs: a build stopped between
+    the two leaves entries that no longer match, so the next build generates again)."""
+    if not p.cache:
+        return
+    specs = {**build_cache.load(p.root), **p.cache}
+    data = build_cache.text(specs)
+    if _current(p.root, build_cache.MANIFEST) != data:
+        writes.write_all(p.root, {build_cache.MANIFEST: data})
 
 
 Staleness = Literal["missing", "stale", "orphaned"]

@@ -5,9 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from statechart.frozen import fast_init
+
 Severity = Literal["error", "warning"]
 
 
+@fast_init  # one per key of a spec: statechart.frozen
 @dataclass(frozen=True, order=True)
 class Span:
     """A region of a source file. Lines and columns are 1-based; the end is exclusive."""

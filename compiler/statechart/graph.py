@@ -9,12 +9,22 @@ Each state appears twice in the graph, because there are two ways of being activ
   but nothing is entered: being in `a.x` does not make `a`'s initial sibling `a.y` reachable.
   A parallel state is the exception: its other regions are active too, so
   `(P, ACTIVE) -> (R, ENTERED)`.
-Both kinds have `(S, *) -> (parent(S), ACTIVE)` and `(S, *) -> (T, ENTERED)` for each
-transition of S to T (labelled with the transition).
+Both kinds have `(S, *) -> (parent(S), ACTIVE)`. Transitions are selected from atomic states
+(as a run selects them): an atomic S has `(S, *) -> (T, ENTERED)` for each transition to T
+that may fire while S is active (`spec_chart.may_fire`: S's own and its ancestors', those no
+alternative before them hides: a descendant's transition shadows its ancestor's, an
+unguarded alternative the ones after it), labelled with the transition; a compound or
+parallel state's transitions are edges of the atomic states under it that do not shadow
+them.
 
-Guards are not evaluated: a guarded transition is assumed possible. This makes every result a
-"may" answer: reachable means reachable if the guards allow. The public methods speak of
-states by name; the modes stay inside this module.
+Guards are not evaluated: a guarded transition is assumed possible, and so is the one a
+refusal leads to. This makes every result a "may" answer: reachable means reachable if the
+guards allow. Other approximations, all on the "may" side: the regions of a parallel state
+move independently (a transition of one region may in fact be preempted by another's in the
+same step, or its state left by another region's transition meanwhile); history may enter any
+state a run can reach under its target; limits, required fields, and the completion and
+eventless steps a run takes at once are not modelled. The public methods speak of states by
+name; the modes stay inside this module.
 """
 
 from __future__ import annotations
@@ -58,12 +68,13 @@ class Graph:
         self.out: list[list[tuple[int, Transition | None]]] = [[] for _ in range(2 * len(index))]
         self.into: list[list[int]] = [[] for _ in range(2 * len(index))]
         for i, state in enumerate(states.values()):
+            fired = spec_chart.may_fire(spec, state.name) if chart.is_atomic(state.name) else ()
             shared: list[tuple[int, Transition | None]] = [
-                (entered_by(t), t) for t in state.transitions
+                (entered_by(t), t) for t in fired
                 if t.target in index and not t.targetless]  # a targetless one enters nothing
             # A multi-target transition enters its other targets too. (The graph also has
             # the other regions' default entries as possible next to each: a "may" answer.)
-            shared += [(2 * index[x] + ENTERED, t) for t in state.transitions
+            shared += [(2 * index[x] + ENTERED, t) for t in fired
                        for x in t.targets[1:] if x in index]
             if state.parent is not None:
                 shared.append((2 * index[state.parent] + ACTIVE, None))
@@ -97,20 +108,27 @@ class Graph:
         if not history or spec.initial not in self._index:
             return
         reached = self.reachable([spec.initial])
+        chart = spec_chart.chart(spec)
+        firing: dict[int, list[int]] = {}  # a history transition -> the atomic states it fires in
+        for i, name in enumerate(self.names):
+            if chart.is_atomic(name):
+                for t in spec_chart.may_fire(spec, name):
+                    if t.history:
+                        firing.setdefault(id(t), []).append(i)
         for t in history:
             inside = spec.subtree(t.target)[1:]
             kept = [x for x in inside if x in reached and (
                 spec.states[x].parent == t.target if t.history == "shallow"
                 else not spec.states[x].children)]
-            i = self._index[t.source]
-            nodes = [2 * i + ENTERED, 2 * i + ACTIVE]
-            if self.out[nodes[0]] is self.out[nodes[1]]:
-                nodes.pop()  # a parallel state: one list for both
-            for x in kept:
-                target = 2 * self._index[x] + ENTERED
-                for node in nodes:
-                    self.out[node].append((target, t))
-                    self.into[target].append(node)
+            for i in firing.get(id(t), ()):
+                nodes = [2 * i + ENTERED, 2 * i + ACTIVE]
+                if self.out[nodes[0]] is self.out[nodes[1]]:
+                    nodes.pop()  # one list for both
+                for x in kept:
+                    target = 2 * self._index[x] + ENTERED
+                    for node in nodes:
+                        self.out[node].append((target, t))
+                        self.into[target].append(node)
 
     def _search(self, starts: Iterable[str]) -> tuple[list[int], list[int],
                                                       list[Transition | None]]:
@@ -168,7 +186,14 @@ class Graph:
         steps: list[Step] = []
         node = best
         while previous[node] >= 0:
-            steps.append(Step(names[previous[node] >> 1], via[node], names[node >> 1]))
+            source, transition = names[previous[node] >> 1], via[node]
+            if transition is not None and transition.source != source:
+                # Inherited from an ancestor: shown from where it is declared, reached by a
+                # structural move up.
+                steps.append(Step(transition.source, transition, names[node >> 1]))
+                steps.append(Step(source, None, transition.source))
+            else:
+                steps.append(Step(source, transition, names[node >> 1]))
             node = previous[node]
         steps.reverse()
         return steps

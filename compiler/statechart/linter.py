@@ -13,6 +13,7 @@ it (`_settle`).
 from __future__ import annotations
 
 import gc
+import hashlib
 import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
@@ -40,6 +41,9 @@ class FileResult:
     # Findings a `# statechart: ignore[...]` comment suppressed: not reported, except by SARIF
     # (as results suppressed in source).
     suppressed: list[Diagnostic] = field(default_factory=list)
+    # (path, SHA-256 of the text checked) of each file the spec was read from: its own, and
+    # an overlay's bases (what `build` may skip a spec by: statechart.build_cache).
+    sources: tuple[tuple[str, str], ...] = ()
 
     @property
     def errors(self) -> list[Diagnostic]:
@@ -100,7 +104,8 @@ def _check_source(path: str, raw: bytes, config: Config | None) -> FileResult:
     if config is not None:
         problems, suppressed = _settle(problems, config), _settle(suppressed, config)
     problems.sort(key=_order)
-    return FileResult(path, spec, problems, suppressed)
+    read = tuple((s.path, hashlib.sha256(s.text.encode("utf-8")).hexdigest()) for s in sources)
+    return FileResult(path, spec, problems, suppressed, read)
 
 
 def _settle(problems: list[Diagnostic], config: Config) -> list[Diagnostic]:
@@ -274,7 +279,11 @@ def _identity(d: Diagnostic) -> tuple[str, Span, str]:
 
 def _repaired(spec: Spec, repairs: Iterable[Repair]) -> Spec:
     """`spec` with what `repairs` describe put back: a dropped transition goes to the state it
-    most likely meant (to every state when that is unknown), a misread `final` reads `true`."""
+    most likely meant (to every state when that is unknown), a misread `final` reads `true`.
+    A transition whose target names no state gets the repaired ones just before it, as
+    alternatives of its own kind (an alternative hides the ones after it: it stays, hidden,
+    for `unknown-state`); when any state could be meant, each gets a guard of its own, so
+    that none hides the others."""
     states = dict(spec.states)
     for r in repairs:
         state = states.get(r.state)
@@ -285,9 +294,15 @@ def _repaired(spec: Spec, repairs: Iterable[Repair]) -> Spec:
                 states[r.state] = replace(state, kind="final")
             continue
         targets = [r.target] if r.target in spec.states else list(spec.states)
-        added = tuple(Transition(r.state, r.event or "<dropped>", t, None, (), None, 0,
-                                 state.span, state.span) for t in targets)
-        states[r.state] = replace(state, transitions=state.transitions + added)
+        kept = state.transitions
+        broken = next((i for i, t in enumerate(kept) if t.target_span == r.cause
+                       and t.target not in spec.states), None)
+        model = kept[broken] if broken is not None else Transition(
+            r.state, r.event or "<dropped>", "", None, (), None, 0, state.span, state.span)
+        added = tuple(replace(model, target=t, targets=(), guard=model.guard
+                              if len(targets) == 1 else f"<repaired {t}>") for t in targets)
+        transitions = kept + added if broken is None else kept[:broken] + added + kept[broken:]
+        states[r.state] = replace(state, transitions=transitions)
     return replace(spec, states=states, repairs=())
 
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from statechart.diagnostics import Span
+from statechart.frozen import fast_init
 from statechart_runtime.chart import events
 
 StateKind = Literal["atomic", "compound", "parallel", "final"]
@@ -24,9 +25,10 @@ HistoryKind = Literal["shallow", "deep"]
 # inside it), `internal` (`internal: true`: a target inside the source, which stays active) or
 # `targetless` (no `target`: nothing is exited or entered; `target` is then the source).
 TransitionKind = Literal["external", "internal", "targetless"]
-FieldType = Literal["string", "integer", "number", "boolean", "datetime", "enum"]
+FieldType = Literal["string", "integer", "number", "boolean", "datetime", "enum", "json"]
 
 
+@fast_init  # built once per state and alternative: statechart.frozen
 @dataclass(frozen=True)
 class Transition:
     """One way out of `source` on `event`.
@@ -164,6 +166,68 @@ class Transition:
         return found.key if found is not None else None
 
 
+# `work.retry` when a spec gives none (docs/spec-format.md, "Work").
+WORK_RETRIES = 3
+WORK_BACKOFF = "1s"
+
+
+@dataclass(frozen=True)
+class Work:
+    """The work a run does while `state` is active (`work:`, docs/spec-format.md "Work"):
+    entering the state enqueues one item for `handler`, leaving it ends the item.
+
+    Durations are kept as written and in milliseconds; a `*_ms` of None means the text is
+    not a duration (`invalid-work` reports it). `outcomes` are the events a handler may
+    return; `error` the event fired once its attempts are used up (None: the item fails and
+    the run stays). `retries` more attempts follow a failed one, the Nth after
+    `backoff_ms * 2**(N-1)`.
+    """
+
+    state: str
+    handler: str
+    timeout: str
+    timeout_ms: int | None
+    outcomes: tuple[str, ...]
+    span: Span  # the `work` key
+    handler_span: Span
+    timeout_span: Span
+    outcome_spans: tuple[Span, ...]
+    heartbeat: str | None = None
+    heartbeat_ms: int | None = None
+    heartbeat_span: Span | None = None
+    error: str | None = None
+    error_span: Span | None = None
+    retries: int = WORK_RETRIES
+    backoff: str = WORK_BACKOFF
+    backoff_ms: int | None = 1000  # WORK_BACKOFF's
+    backoff_span: Span | None = None
+
+    @property
+    def events(self) -> tuple[tuple[str, Span], ...]:
+        """Every event its outcome may fire, with where it is written: the outcomes, then
+        the error event."""
+        found = tuple(zip(self.outcomes, self.outcome_spans, strict=True))
+        if self.error is not None and self.error_span is not None:
+            found += ((self.error, self.error_span),)
+        return found
+
+    @property
+    def row(self) -> tuple[str, str, int, int | None, tuple[str, ...], str | None, int, int]:
+        """The row of the generated module's work table
+        (statechart_runtime.chart.work.WorkRow)."""
+        return (self.state, self.handler, self.timeout_ms or 0, self.heartbeat_ms,
+                self.outcomes, self.error, self.retries, self.backoff_ms or 0)
+
+    @property
+    def text(self) -> str:
+        """How diagrams label it: `work call_tool (5m, heartbeat 30s)` (no colon: Mermaid
+        would escape it)."""
+        extra = ", ".join(filter(None, (self.timeout, self.heartbeat and
+                                        f"heartbeat {self.heartbeat}")))
+        return f"work {self.handler} ({extra})"
+
+
+@fast_init  # built once per state and alternative: statechart.frozen
 @dataclass(frozen=True)
 class State:
     name: str
@@ -193,6 +257,7 @@ class State:
     # history kind, the state a history transition of that kind enters while nothing is
     # remembered (else the state's default entry).
     history_defaults: tuple[tuple[HistoryKind, str, Span], ...] = ()
+    work: Work | None = None  # `work:`: what a run does while in this state
 
     @property
     def is_final(self) -> bool:
@@ -322,14 +387,6 @@ class Spec:
             stack.extend(reversed(self.states[current].children))
         return out
 
-    def is_trap(self, name: str) -> bool:
-        """An atomic state with no way out: no transition of its own or of an ancestor that
-        leaves (a targetless one stays)."""
-        state = self.states[name]
-        return state.kind == "atomic" and not any(
-            not t.targetless for a in (name, *self.ancestors(name))
-            for t in self.states[a].transitions)
-
     def transitions(self) -> list[Transition]:
         return [t for s in self.states.values() for t in s.transitions]
 
@@ -344,6 +401,10 @@ class Spec:
         rows = {t.event: (t.source, t.event, t.delay_ms, t.deadline, t.after_key or "")
                 for t in self.timers()}
         return list(rows.values())
+
+    def work(self) -> list[Work]:
+        """The states' `work:`, in document order."""
+        return [s.work for s in self.states.values() if s.work is not None]
 
     def actions(self) -> list[str]:
         """Every action method name (states' `entry`/`exit`, transitions' `actions`), in

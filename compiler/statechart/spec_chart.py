@@ -11,14 +11,24 @@ terms. The graph rules, code generation, the renderers, `--highlight` and `diff`
 from __future__ import annotations
 
 import weakref
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import replace
 from itertools import pairwise
+from typing import TypeVar
 
 from statechart.model import Spec, State, Transition
+from statechart_runtime.chart import events
 from statechart_runtime.chart.chart import Chart, StateRow
 
+T = TypeVar("T")
+
 _charts: dict[int, Chart] = {}
+# Per model: `may_fire` per state; the sent events and descriptors; the limited states.
+_fired: dict[int, dict[str, tuple[Transition, ...]]] = {}
+_sent: dict[int, dict[str, tuple[list[str], dict[str, list[str]]]]] = {}
+_limits: dict[int, dict[str, frozenset[str]]] = {}
+_taking: dict[int, dict[str, dict[str, list[Transition]]]] = {}  # state -> event -> takers
+_known: dict[int, dict[str, bool]] = {}  # the events `_taking` has
 
 
 def rows(spec: Spec) -> list[StateRow]:
@@ -33,6 +43,16 @@ def rows(spec: Spec) -> list[StateRow]:
             initial = s.initial if s.initial in children else children[0]
         out.append((s.name, s.parent, s.kind, initial))
     return out
+
+
+def _per_spec(spec: Spec, store: dict[int, dict[str, T]]) -> dict[str, T]:
+    """The cache of one model in `store` (dropped with the model)."""
+    key = id(spec)
+    found = store.get(key)
+    if found is None:
+        found = store[key] = {}
+        weakref.finalize(spec, store.pop, key, None)
+    return found
 
 
 def chart(spec: Spec) -> Chart:
@@ -64,14 +84,7 @@ def per_event(spec: Spec) -> Spec:
     in order: SCXML), `order` being the position in that list: the runtime's tables (and the
     generated machine) know events, not descriptors. The spec itself when no key takes an
     event other than its own name."""
-    internal = {t.event for t in spec.transitions() if t.internal}
-    sent = [e for e in spec.events() if e not in internal]
-    # key -> the events it takes besides itself (its proper token prefixes lead to them)
-    family: dict[str, list[str]] = {}
-    for event in sent:
-        tokens = event.split(".")
-        for end in range(1, len(tokens)):
-            family.setdefault(".".join(tokens[:end]), []).append(event)
+    sent, family = _sent_events(spec)
     keys = {t.event for t in spec.transitions() if t.trigger == "event"}
     if "*" not in keys and keys.isdisjoint(family):
         return spec
@@ -80,7 +93,7 @@ def per_event(spec: Spec) -> Spec:
         lists: dict[str, list[Transition]] = {}
         for t in state.transitions:
             if t.trigger == "event":
-                for event in sent if t.event == "*" else [t.event, *family.get(t.event, ())]:
+                for event in taken_events(spec, t):
                     lists.setdefault(event, []).append(t)
         listed = [replace(t, event=event, order=i) for event in sent
                   for i, t in enumerate(lists.get(event, ()))]
@@ -201,23 +214,154 @@ def in_parallel(spec: Spec, name: str) -> bool:
     return any(spec.states[a].kind == "parallel" for a in spec.ancestors(name))
 
 
-def handling(spec: Spec, state: str, event: str) -> list[Transition]:
-    """The alternatives of the nearest state (the state, then its ancestors) with a key that
-    takes `event` (its own name or a descriptor of it), in the order they are tried: what the
-    event does while `state` is active, unless every one of them is guarded and refuses (then
-    the search goes on up; `Chart.select` is the whole rule)."""
-    for name in (state, *spec.ancestors(state)):
-        own = takers(spec.states[name], event)
-        if own:
-            return own
-    return []
-
-
 def takers(state: State, event: str) -> list[Transition]:
-    """`state`'s own alternatives that take `event`, in the order a run tries them: `on:` keys
-    by descriptor (`matches`), the run's own events (`done`, timers, `always`) by name."""
+    """`state`'s own alternatives that take `event`, in the order a run tries them (as
+    `per_event` lists them for the runtime's tables): `on:` keys by descriptor (`matches`)
+    for an event a caller sends; the run's own events (`done`, timers, `always`) by name
+    only, no `on:` key takes them."""
+    sent = events.parse(event) is None and event != events.ALWAYS
     return [t for t in state.transitions if t.event == event
-            or (t.trigger == "event" and matches(t.event, event))]
+            or (sent and t.trigger == "event" and matches(t.event, event))]
+
+
+def _takers(spec: Spec, name: str, event: str) -> list[Transition]:
+    """`takers(spec.states[name], event)`, from a table made once per model (every event
+    the spec names, and each `on:` key as written)."""
+    cache = _per_spec(spec, _taking)
+    known = _per_spec(spec, _known)
+    if not known:
+        for state in spec.states.values():
+            table = cache[state.name] = {}
+            for t in state.transitions:
+                for e in dict.fromkeys((*taken_events(spec, t), t.event)):
+                    table.setdefault(e, []).append(t)
+                    known[e] = True
+        known[""] = False  # made, even for a spec without transitions
+    if not known.get(event):
+        return takers(spec.states[name], event)
+    return cache[name].get(event, [])
+
+
+def surely_enabled(spec: Spec, t: Transition, active: Iterable[str]) -> bool:
+    """Whether nothing can keep alternative `t` from being taken when its event comes while
+    the states `active` are (and maybe others): no guard, every `in:` state among `active`,
+    and no state with a `limit:` that it may enter (the limit refuses it once reached)."""
+    if t.guard is not None or (t.in_states and not set(t.in_states) <= set(active)):
+        return False
+    limited = _limited(spec)
+    return not limited or limited.isdisjoint(entry_set(spec, t))
+
+
+def may_take(spec: Spec, state: str, event: str) -> list[Transition]:
+    """The alternatives `event` may take while `state` is the deepest active state of its
+    line (an atomic state; its ancestors are active too), in the order they are tried,
+    whatever the guards answer.
+
+    This is the runtime's selection, `Chart.first_enabled` (what `Chart.select` takes for
+    each active atomic state: the state's alternatives for the event in document order, then
+    its parent's, and so on up), asked once for each way the unknown conditions can answer:
+    an alternative that is `surely_enabled` is taken when it is reached, and hides every one
+    after it, on its state and above (a descendant's transition shadows its ancestor's); one
+    with a guard, an `in:` state off the line or a limit may be taken or passed over, so both
+    branches stay possible. Approximation: the other active atomic states (parallel regions)
+    are not looked at; their transitions can only take this one's place (conflicts), never
+    add one here."""
+    line = [state, *spec.ancestors(state)]
+    found = [t for name in line for t in _takers(spec, name, event)]
+    if len(found) < 2:
+        return found  # the one alternative is reached whatever the conditions answer
+    c = chart(spec)
+    out: list[Transition] = []
+    chosen: dict[str, Transition] = {}
+    refusing = 0  # this branch: the first `refusing` uncertain alternatives say no
+    seen = 0  # uncertain alternatives reached so far in this branch
+
+    def enabled(name: str) -> Iterator[str | tuple[str, str]]:
+        nonlocal seen
+        for t in _takers(spec, name, event):
+            if not surely_enabled(spec, t, line):
+                seen += 1
+                if seen <= refusing:
+                    continue
+            chosen[name] = t
+            yield t.move_target if t.move_kind is None else (t.move_target, t.move_kind)
+
+    while True:
+        seen = 0
+        move = c.first_enabled(state, enabled)
+        if move is None:
+            return out
+        taken = chosen[move[0]]
+        out.append(taken)
+        if surely_enabled(spec, taken, line):
+            return out
+        refusing += 1
+
+
+def may_fire(spec: Spec, leaf: str) -> tuple[Transition, ...]:
+    """Every alternative some event (sent, raised or a timer's) may take while atomic `leaf`
+    is active (`may_take`), in the order of its line, the leaf's own first; none once the
+    run has ended (a top-level final state). Computed once per state and model."""
+    cache = _per_spec(spec, _fired)
+    found = cache.get(leaf)
+    if found is None:
+        line = [leaf, *spec.ancestors(leaf)]
+        picked: dict[int, Transition] = {}
+        if not chart(spec).ended(line):
+            for event in dict.fromkeys(e for name in line
+                                       for t in spec.states[name].transitions
+                                       for e in taken_events(spec, t)):
+                for t in may_take(spec, leaf, event):
+                    picked.setdefault(id(t), t)
+        depth = {name: i for i, name in enumerate(line)}
+        found = cache[leaf] = tuple(sorted(picked.values(), key=lambda t: depth[t.source]))
+    return found
+
+
+def is_trap(spec: Spec, name: str) -> bool:
+    """An atomic state with no way out: no transition may fire while it is active that
+    leaves (a targetless one stays; one that a transition below it hides does not count)."""
+    return spec.states[name].kind == "atomic" and all(
+        t.targetless for t in may_fire(spec, name))
+
+
+def taken_events(spec: Spec, t: Transition) -> tuple[str, ...]:
+    """The events alternative `t` takes: its own; for an `on:` key, also the sent events it
+    is a descriptor of (`error` takes `error.tool.timeout`, `*` every sent event)."""
+    if t.trigger != "event":
+        return (t.event,)
+    sent, family = _sent_events(spec)
+    if t.event == "*":
+        return tuple(sent)
+    return (t.event, *family.get(t.event, ()))
+
+
+def _sent_events(spec: Spec) -> tuple[list[str], dict[str, list[str]]]:
+    """The events callers send (every event name but the run's own), and for each key that
+    is a proper token prefix of some of them, those events (SCXML event descriptors)."""
+    cache = _per_spec(spec, _sent)
+    if "" not in cache:
+        cache[""] = _sent_and_family(spec)
+    return cache[""]
+
+
+def _sent_and_family(spec: Spec) -> tuple[list[str], dict[str, list[str]]]:
+    internal = {t.event for t in spec.transitions() if t.internal}
+    sent = [e for e in spec.events() if e not in internal]
+    family: dict[str, list[str]] = {}
+    for event in sent:
+        tokens = event.split(".")
+        for end in range(1, len(tokens)):
+            family.setdefault(".".join(tokens[:end]), []).append(event)
+    return sent, family
+
+
+def _limited(spec: Spec) -> frozenset[str]:
+    """The states with a `limit:`."""
+    cache = _per_spec(spec, _limits)
+    if "" not in cache:
+        cache[""] = frozenset(s.name for s in spec.states.values() if s.limit)
+    return cache[""]
 
 
 def co_active(spec: Spec, names: Iterable[str]) -> list[str]:
@@ -250,12 +394,6 @@ def alongside(spec: Spec, names: Iterable[str]) -> list[str]:
                     for sub in spec.subtree(region):
                         picked.setdefault(sub, None)
     return list(picked)
-
-
-def can_fire_while(spec: Spec, names: Iterable[str]) -> list[Transition]:
-    """The transitions that can fire while one of `names` is active: those declared on any
-    state that can be active alongside (see `co_active`)."""
-    return [t for s in co_active(spec, names) for t in spec.states[s].transitions]
 
 
 def exits(spec: Spec, t: Transition, name: str) -> bool:

@@ -23,7 +23,7 @@ SPEC_KEYS = {
     "migrations": "how records of earlier versions map onto this one: `[{from_version: 1, "
                   "states: {old: new}, fields: {old: new}}]`",
     "remove": "what an overlay removes from its base: `{states: [...], transitions: "
-              "[STATE.EVENT, STATE.after.15m], fields: [...], rules: [ID]}`",
+              "[STATE.EVENT, STATE.after.15m], fields: [...], rules: [ID], work: [STATE]}`",
     "add": "the new states of an overlay: `{states: {NAME: {...}}}`; `states:` only changes "
            "states the base has",
 }
@@ -61,6 +61,30 @@ STATE_KEYS = {
                        "remembered yet (SCXML's history default), instead of its default "
                        "entry: a state inside it (a child for shallow history), or "
                        "`{shallow: CHILD, deep: STATE}`",
+    "work": "the work a run does while in this state: `work: {handler: call_tool, timeout: "
+            "5m, outcomes: [tool_result]}`; entering the state enqueues one item, leaving it "
+            "ends the item",
+}
+
+# `work:` of a state (docs/spec-format.md, "Work").
+WORK_KEYS = {
+    "handler": "the name a worker runs the item by (an identifier): `handler: call_tool`",
+    "timeout": "how long one attempt may take (a duration: `30s`, `5m`, `PT5M`); past it, "
+               "without a heartbeat, the attempt has failed and another worker may claim it",
+    "heartbeat": "how often a running handler reports that it is alive (a duration shorter "
+                 "than `timeout`); a missed heartbeat ends the attempt's lease early",
+    "outcomes": "the events a handler may return (an event or a list): the outcome is "
+                "fired as an event of the run, with its values",
+    "error": "the event fired when the item's attempts are used up (the handler's failure "
+             "gives its values); without one the item fails and the run stays in the state",
+    "retry": "`{max: N, backoff: DURATION}`: N more attempts after a failed one (default 3), "
+             "the first after `backoff` (default 1s), each later one after twice the last",
+}
+WORK_REQUIRED = ("handler", "timeout", "outcomes")
+RETRY_KEYS = {
+    "max": "how many more attempts follow a failed one (an integer >= 0; default 3)",
+    "backoff": "the wait before the first retry, doubled for each later one (a duration; "
+               "default 1s)",
 }
 
 TRANSITION_KEYS = {
@@ -95,14 +119,15 @@ TIMER_KEYS = {**DONE_KEYS,
 
 
 FIELD_KEYS = {
-    "type": "string, integer, number, boolean or datetime",
+    "type": "string, integer, number, boolean, datetime or json (any JSON value, at most "
+            "1 MiB of JSON text)",
     "enum": "the allowed values (strings)",
     "description": "what the field holds",
     "context": "`true`: the application sets it at creation and at any time "
                "(`run.update(...)`), not only events",
     "default": "the value a new run starts with (and a migration's `fill` gives old records)",
 }
-FIELD_TYPES = ("string", "integer", "number", "boolean", "datetime")
+FIELD_TYPES = ("string", "integer", "number", "boolean", "datetime", "json")
 
 RULE_KINDS = ("never", "only", "unreachable")
 RULE_KEYS = {
@@ -129,6 +154,7 @@ WHERE_KEY_BELONGS = {
     **{k: "a transition (`on: {event: {target: ...}}`)"
        for k in ("target", "guard", "set", "assign", "internal")},
     **{k: "a record field (`record: {NAME: {type: ...}}`)" for k in ("context", "default")},
+    **{k: "a state's `work:`" for k in ("handler", "timeout", "heartbeat", "outcomes", "retry")},
     **{k: "the top level of the spec" for k in ("statechart", "version", "record", "rules")},
     **{k: "a rule (`- never: {from: a, to: b}`)" for k in RULE_KINDS},
 }
@@ -147,6 +173,10 @@ _AFTER_KEY = {"type": "string", "anyOf": [
                 "(?:T(?:[0-9]+H)?(?:[0-9]+M)?(?:[0-9]+(?:[.][0-9]+)?S)?)?)$"},
     _NAME,
 ]}
+# A duration (`work:`'s timeout, heartbeat and backoff): a delay as `after:` writes one.
+_DURATION = {"type": "string", "anyOf": _AFTER_KEY["anyOf"][:2]}
+# An event a transition is on: a name, dotted or not (not a descriptor's `*`).
+_EVENT_NAME = {"type": "string", "pattern": r"^[A-Za-z][A-Za-z0-9_]*(\.[A-Za-z][A-Za-z0-9_]*)*$"}
 # A timer's `name:` is a name that does not start like a delay (`P1`, `PT2`: see
 # statechart_runtime.events.looks_like_delay).
 _TIMER_NAME = {"type": "string", "pattern": "^(?!P[0-9T])[A-Za-z][A-Za-z0-9_]*$"}
@@ -225,6 +255,7 @@ def json_schema() -> dict[str, Any]:
             "history_default": {"oneOf": [_NAME, {
                 "type": "object", "properties": {kind: _NAME for kind in HISTORY_KINDS},
                 "minProperties": 1, "additionalProperties": False}]},
+            "work": {"$ref": "#/$defs/work"},
         }, STATE_KEYS),
         "additionalProperties": False,
     }
@@ -271,7 +302,7 @@ def json_schema() -> dict[str, Any]:
             "migrations": {"type": "array", "items": {"$ref": "#/$defs/migration"}},
             "remove": {"type": "object", "additionalProperties": False, "properties": {
                 k: {"type": "array", "items": {"type": "string"}}
-                for k in ("states", "transitions", "fields", "rules")}},
+                for k in ("states", "transitions", "fields", "rules", "work")}},
             "add": {"type": "object", "additionalProperties": False, "properties": {
                 "states": {"type": "object", "propertyNames": _NAME,
                            "additionalProperties": {"$ref": "#/$defs/state"}}}},
@@ -288,6 +319,21 @@ def json_schema() -> dict[str, Any]:
             "transition": transition,
             "field": field,
             "rule": rule,
+            "work": {
+                "type": "object",
+                "properties": _described({
+                    "handler": _NAME, "timeout": _DURATION, "heartbeat": _DURATION,
+                    "outcomes": {"oneOf": [_EVENT_NAME, {"type": "array", "items": _EVENT_NAME,
+                                                         "minItems": 1}]},
+                    "error": _EVENT_NAME,
+                    "retry": {"type": "object", "additionalProperties": False,
+                              "properties": _described({
+                                  "max": {"type": "integer", "minimum": 0},
+                                  "backoff": _DURATION}, RETRY_KEYS)},
+                }, WORK_KEYS),
+                "required": list(WORK_REQUIRED),
+                "additionalProperties": False,
+            },
             "migration": {
                 "type": "object",
                 "properties": _described({

@@ -17,7 +17,9 @@ from __future__ import annotations
 # 1.5: eventless transitions (`always:`, the event `always`), which the run takes itself;
 # history defaults (`SpecTables(history_defaults=...)`); multi-target transitions (a
 # transition row's target is its targets separated by spaces; step kind `multi`).
-API_VERSION = (1, 5)
+# 1.6: work (`api.WorkTable`, a run class's `_sc_work`: statechart_runtime.chart.work) and
+# `json` record fields (any JSON value: statechart_runtime.chart.json_values).
+API_VERSION = (1, 6)
 __version__ = "0.2.0"
 
 

@@ -205,6 +205,11 @@ class UnknownName(StoreError, ValueError):
     renamed it. Also a ValueError, as it was before it had a type of its own."""
 
 
+class AuthConfigError(StatechartError, ValueError):
+    """The run console's authentication is configured wrongly (statechart_runtime.console:
+    no users given, users in a form that cannot be read: `name:password,...`)."""
+
+
 class RuntimeVersionError(StatechartError, ImportError):
     """A generated module was built for a runtime this installation does not provide."""
 

@@ -26,7 +26,8 @@ and fired; the rest of the logic is in modules of its own, each saying what it h
 `Statements` a backend gives), `store_schema` (the schema's version, upgrade and check),
 `store_writes` (a run encoded into the statements that store it), `store_restore` (a run
 restored from its rows), `store_queries` (`history`, `find`, `next_due`), `store_read` (the
-views tools read, the decoding of stored rows), `store_checks` (what a restored head is
+views tools read, the decoding of stored rows), `store_pages` (the paged views consoles
+read), `store_checks` (what a restored head is
 checked against) and `store_versions` (runs of other spec versions).
 """
 
@@ -581,10 +582,20 @@ class RunStore(StoreConnection):
         return store_pages.runs_page(self, conditions, by_due=by_due, after=after,
                                      limit=limit)
 
-    def status_counts(self, conditions: RunFilter = _ANY_RUN) -> dict[str, int]:
+    def status_counts(self, conditions: RunFilter = _ANY_RUN, *,
+                      statuses: Sequence[str] | None = None, cap: int | None = None
+                      ) -> dict[str, int]:
         """How many stored runs matching `conditions` (its `status` aside) report each
-        status (the `status` column), by status."""
-        return store_pages.status_counts(self, conditions)
+        status (the `status` column), by status (statuses no run reports left out). With
+        `statuses`, only those, each counted up to `cap`: a read bounded by `cap` per
+        status, whatever the number of runs (a count equal to `cap` means at least)."""
+        return store_pages.status_counts(self, conditions, statuses, cap)
+
+    def moves(self, run_id: str, *, first: int = 0) -> list[store_pages.Move]:
+        """The run's steps from index `first` as `(index, event, source, target, kind)`,
+        read without parsing their times or values: what a walk over the chart needs (the
+        console's configuration after each step). Empty for an unknown run."""
+        return store_pages.moves(self, run_id, first)
 
     def head(self, run_class: type[RunT], run_id: str) -> Fired:
         """The stored run restored from its head alone, as `fire` restores it (its record's

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+from collections.abc import Sequence
 from typing import Any
 
 from statechart_runtime import store_read
@@ -107,12 +108,36 @@ def runs_page(store: Any, conditions: RunFilter, *, by_due: bool, after: tuple[A
             for row in rows]
 
 
-def status_counts(store: Any, conditions: RunFilter) -> dict[str, int]:
+def status_counts(store: Any, conditions: RunFilter, statuses: Sequence[str] | None = None,
+                  cap: int | None = None) -> dict[str, int]:
     """`RunStore.status_counts`: how many runs matching `conditions` (but their status)
-    report each status."""
+    report each status; with `statuses`, only those, each counted up to `cap` (a bounded
+    read of an index range per status, whatever the number of runs)."""
     where, args = _where(store, conditions, with_status=False)
-    rows = store._query(f"SELECT r.status, COUNT(*) FROM runs r WHERE {where} "
-                        "GROUP BY r.status ORDER BY r.status", args)
-    return {status: int(count) for status, count in rows}
+    if statuses is None:
+        rows = store._query(f"SELECT r.status, COUNT(*) FROM runs r WHERE {where} "
+                            "GROUP BY r.status ORDER BY r.status", args)
+        return {status: int(count) for status, count in rows}
+    if not statuses:
+        return {}
+    p = store.sql.param
+    limit = "" if cap is None else f" LIMIT {int(cap)}"
+    parts, all_args = [], []
+    for status in statuses:
+        parts.append(f"SELECT {p}, COUNT(*) FROM (SELECT 1 FROM runs r WHERE {where} AND "
+                     f"r.status = {p}{limit}) AS counted")
+        all_args += [status, *args, status]
+    rows = store._query(" UNION ALL ".join(parts), all_args)
+    return {status: int(count) for status, count in rows if count}
 
 
+# A step as a walk over the chart needs it: (index, event, source, target, kind).
+Move = tuple[int, str, str, str, str | None]
+
+
+def moves(store: Any, run_id: str, first: int) -> list[Move]:
+    """`RunStore.moves`: the run's steps from index `first`, as moves, nothing parsed."""
+    p = store.sql.param
+    rows = store._query(f"SELECT idx, event, source, target, kind FROM history WHERE "
+                        f"run_id = {p} AND idx >= {p} ORDER BY idx", [run_id, int(first)])
+    return [(int(i), e, s, t, k or None) for i, e, s, t, k in rows]

@@ -33,7 +33,7 @@ class Reader:
 
     # -- reporting -------------------------------------------------------------------------
     def span(self, node: yaml.Node) -> Span:
-        return span_of(self.files.get(id(node), self.path), node)
+        return span_of(self.files.get(id(node), self.path) if self.files else self.path, node)
 
     def error(self, rule: str, node: yaml.Node, message: str, hint: str = "") -> None:
         self.problems.append(Diagnostic(rule, "error", message, self.span(node), hint))

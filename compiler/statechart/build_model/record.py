@@ -105,11 +105,14 @@ def _default_problem(field: RecordField, value: object) -> str:
             ok = False
         return "" if ok else "an RFC 3339 time with an offset (`2024-01-01T00:00:00Z`)"
     wanted: dict[str, tuple[type, ...]] = {"string": (str,), "integer": (int,),
-                                           "number": (int, float), "boolean": (bool,)}
+                                           "number": (int, float), "boolean": (bool,),
+                                           "json": (str, int, float, bool)}
     ok = isinstance(value, wanted[field.type]) and (
-        field.type == "boolean" or not isinstance(value, bool))
+        field.type in ("boolean", "json") or not isinstance(value, bool))
     if ok and isinstance(value, float) and not math.isfinite(value):
         ok = False
+    if field.type == "json":  # a constant the YAML writes: any scalar
+        return "" if ok else "a string, a number or a boolean"
     article = "an" if field.type == "integer" else "a"
     return "" if ok else f"{article} {field.type}"
 
@@ -125,6 +128,6 @@ def _value_text(value: object) -> str:
 
 def _default_example(field: RecordField) -> str:
     examples = {"string": '`""`', "integer": "`0`", "number": "`0.5`", "boolean": "`false`",
-                "datetime": "`2024-01-01T00:00:00Z`"}
+                "datetime": "`2024-01-01T00:00:00Z`", "json": '`""`'}
     return f"`{field.enum[0]}`" if field.type == "enum" and field.enum \
         else examples.get(field.type, "")

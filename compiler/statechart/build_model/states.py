@@ -9,12 +9,13 @@ import yaml
 
 from statechart import spec_format as fmt
 from statechart.build_model.timers import TimerBuilder
+from statechart.build_model.work import WorkBuilder
 from statechart.diagnostics import Span
 from statechart.model import HistoryKind, State, StateKind
 from statechart.yaml_source import MAX_DEPTH, scalar_value
 
 
-class StateBuilder(TimerBuilder):
+class StateBuilder(TimerBuilder, WorkBuilder):
     """The state tree; a state's transitions and timers come from the builders it extends."""
 
     def states(self, node: yaml.Node, parent: str | None, out: dict[str, State]) -> None:
@@ -156,6 +157,8 @@ class StateBuilder(TimerBuilder):
         if "history_default" in got:
             state = replace(state, history_defaults=self._history_defaults(
                 kind, *got["history_default"], where))
+        if "work" in got:
+            state = replace(state, work=self.work(name, *got["work"]))
         return state, children_node
 
     def _history_defaults(self, kind: str, key: yaml.Node, node: yaml.Node, where: str

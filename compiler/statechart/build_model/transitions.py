@@ -11,6 +11,7 @@ import yaml
 from statechart import spec_format as fmt
 from statechart.build_model.reader import Reader, node_kind
 from statechart.build_model.spelling import did_you_mean
+from statechart.diagnostics import Span
 from statechart.model import HistoryKind, Repair, Transition, TransitionKind, Trigger
 from statechart.yaml_source import scalar_value
 from statechart_runtime.chart import events
@@ -125,15 +126,6 @@ class TransitionBuilder(Reader):
         if "guard" in got:
             guard = self.string(got["guard"][1], f"`guard` of {where}")
             guard_span = self.span(got["guard"][1])
-        sets = self.names(got["set"][1], f"`set` of {where}") if "set" in got else []
-        clears = self.names(got["clear"][1], f"`clear` of {where}") if "clear" in got else []
-        actions = self.names(got["actions"][1], f"`actions` of {where}") \
-            if "actions" in got else []
-        in_states = self.names(got["in"][1], f"`in` of {where}") if "in" in got else []
-        description = self.text(got["description"][1], f"`description` of {where}") \
-            if "description" in got else None
-        assigns = self.assigns(got["assign"][1], f"`assign` of {where}",
-                               {n for n, _ in sets}) if "assign" in got else []
         history: HistoryKind | None = None
         if "history" in got:
             written = self.string(got["history"][1], f"`history` of {where}")
@@ -143,24 +135,41 @@ class TransitionBuilder(Reader):
                 self.schema(got["history"][1], f"`history` of {where} is `{written}`",
                             "use `shallow` (the child it was in) or `deep` (every nested "
                             "state it was in)" + _then(did_you_mean(written, fmt.HISTORY_KINDS)))
-        sets += [(n, k) for n, _, k, _ in assigns]  # `sets`: every field it writes
+        # The keys a transition rarely has are read only when written: a 10,000-state
+        # spec has 50,000 alternatives, and each read made empty tuples the long way.
+        listed = self._listed(got, where)
+        sets = listed["set"]
+        assigns = self.assigns(got["assign"][1], f"`assign` of {where}",
+                               {n for n, _ in sets}) if "assign" in got else []
+        if assigns:
+            sets = sets + [(n, k) for n, _, k, _ in assigns]  # `sets`: every field it writes
+        description = self.text(got["description"][1], f"`description` of {where}") \
+            if "description" in got else None
+        span = self.span
         return Transition(
-            source, event, target, guard, tuple(n for n, _ in sets), description, order,
-            self.span(event_node), self.span(target_node), guard_span,
-            set_spans=tuple(self.span(n) for _, n in sets), trigger=trigger,
+            source, event, target, guard, _names(sets), description, order,
+            span(event_node), span(target_node), guard_span,
+            set_spans=tuple([span(n) for _, n in sets]) if sets else (), trigger=trigger,
             history=history if kind != "targetless" else None,
             kind=kind, internal_span=internal_span,
-            actions=tuple(n for n, _ in actions),
-            action_spans=tuple(self.span(n) for _, n in actions),
-            in_states=tuple(n for n, _ in in_states),
-            in_spans=tuple(self.span(n) for _, n in in_states),
-            targets=tuple(n for n, _ in targets),
-            target_spans=tuple(self.span(n) for _, n in targets),
-            clears=tuple(n for n, _ in clears), clear_spans=tuple(self.span(n) for _, n in clears),
-            assigns=tuple((n, v) for n, v, _, _ in assigns),
-            assign_spans=tuple(self.span(v) for _, _, _, v in assigns),
+            actions=_names(listed["actions"]), action_spans=self._spans(listed["actions"]),
+            in_states=_names(listed["in"]), in_spans=self._spans(listed["in"]),
+            targets=_names(targets), target_spans=self._spans(targets),
+            clears=_names(listed["clear"]), clear_spans=self._spans(listed["clear"]),
+            assigns=tuple([(n, v) for n, v, _, _ in assigns]) if assigns else (),
+            assign_spans=tuple([span(v) for _, _, _, v in assigns]) if assigns else (),
             **extra,
         )
+
+    def _listed(self, got: dict[str, tuple[yaml.Node, yaml.Node]], where: str
+                ) -> dict[str, list[tuple[str, yaml.Node]]]:
+        """The names under `set`, `clear`, `actions` and `in` (each key read in this order, as
+        its problems are reported), empty for a key not written."""
+        return {key: self.names(got[key][1], f"`{key}` of {where}") if key in got else []
+                for key in _LISTS}
+
+    def _spans(self, found: list[tuple[str, yaml.Node]]) -> tuple[Span, ...]:
+        return tuple([self.span(n) for _, n in found]) if found else ()
 
     def targets(self, node: yaml.SequenceNode, where: str) -> list[tuple[str, yaml.Node]]:
         """`target: [a2, b2]`: two states or more, each once (SCXML `target="a2 b2"`)."""
@@ -202,6 +211,13 @@ class TransitionBuilder(Reader):
         if isinstance(node, yaml.MappingNode) and not node.value:
             self.schema(node, f"{where} is empty", "write `assign: {field: value}`, or drop it")
         return out
+
+
+_LISTS = ("set", "clear", "actions", "in")
+
+
+def _names(found: list[tuple[str, yaml.Node]]) -> tuple[str, ...]:
+    return tuple([n for n, _ in found]) if found else ()
 
 
 def _then(hint: str) -> str:

@@ -1,8 +1,8 @@
-"""`statechart runs list|show|verify|work --store URL`: the runs kept in a run store
+"""`statechart runs list|show|verify|work|serve --store URL`: the runs kept in a run store
 (docs/runs.md). This module holds the command line and what the actions share (the store
 opened as it must exist, the spec checked and compiled); each action is a module of its own:
 `list` (statechart.cli.runs_list), `show` (runs_show), `verify` (runs_verify) and `work`
-(runs_work), which fires the runs' due timers.
+(runs_work), which fires the runs' due timers, and `serve` (runs_serve), the run console.
 
 `list` and `show` print their product on stdout (a table or JSON); `verify` reports like
 `check` (`--format full|concise|json|github|sarif`, exit 0 ok, 1 findings that are errors).
@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from statechart.cli import add_report_arguments, colour, missing_paths, runs_work
+from statechart.cli import add_report_arguments, colour, missing_paths, runs_serve, runs_work
 from statechart.report import REPORTERS, concise, one_line
 from statechart_runtime.errors import StatechartError
 
@@ -85,6 +85,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_report_arguments(p)
     colour.add_argument(p)
     runs_work.add_arguments(actions, _store_argument)
+    runs_serve.add_arguments(actions, _store_argument)
 
 
 # `--due` without a time: every run with an armed timer.
@@ -116,7 +117,8 @@ def run(args: argparse.Namespace) -> int:
     from statechart_runtime.errors import StoreError
 
     action = {"list": runs_list.list_runs, "show": runs_show.show_run,
-              "verify": runs_verify.verify_runs, "work": runs_work.work}[args.action]
+              "verify": runs_verify.verify_runs, "work": runs_work.work,
+              "serve": runs_serve.serve}[args.action]
     try:
         return action(args)
     except _Reported as exc:

@@ -97,8 +97,15 @@ def inert_lines(text: str) -> str:
 
 
 def _show_text(data: dict[str, Any]) -> str:
+    from statechart_runtime.chart.json_values import shortened
+
     def value(v: Any) -> str:
-        return "-" if v is None else json.dumps(v, ensure_ascii=False)
+        """A value as JSON, a long one (a `json` field's) cut short: `--format json` has it
+        whole."""
+        return "-" if v is None else shortened(v)
+
+    def values(step: dict[str, Any]) -> str:
+        return "{" + ", ".join(f"{json.dumps(k)}: {value(v)}" for k, v in step.items()) + "}"
 
     lines = [f"run {data['run_id']}: {data['spec']} version {data['spec_version']}, "
              f"revision {data['revision']}",
@@ -115,7 +122,7 @@ def _show_text(data: dict[str, Any]) -> str:
     steps = data["history"]
     lines += ["", f"history ({len(steps)} step{'s' * (len(steps) != 1)}):"]
     lines += [f"  {h['index']:>3}  {h['at']}  {h['event']}: {h['source']} -> {h['target']}"
-              + (f"  {value(h['values'])}" if h["values"] else "") for h in steps]
+              + (f"  {values(h['values'])}" if h["values"] else "") for h in steps]
     return "\n".join(lines) + "\n"
 
 

@@ -27,7 +27,8 @@ class Ident(str):
     __slots__ = ()
 
     def __new__(cls, value: str) -> Self:
-        if not (value.isascii() and all(p.isidentifier() for p in value.split("."))):
+        if not (value.isascii() and (value.isidentifier() or all(
+                p.isidentifier() for p in value.split(".")))):
             raise CodegenError(f"not an identifier: {value!r}")
         return super().__new__(cls, value)
 
@@ -40,32 +41,51 @@ class Lit(str):
 
 def py(value: Any) -> Lit:
     """The Python literal for `value`: str, int, float, bool, None, tuples and lists of them."""
+    return value if isinstance(value, Lit) else Lit(_literal(value))
+
+
+def _literal(value: Any) -> str:
+    """`py`'s text: plain strings inside (a `Lit` is made once, for the whole literal), the
+    common types first (a 10,000-state module has 800,000 of them)."""
+    kind = type(value)
+    if kind is str:
+        return ascii(value) if value.isascii() else _text(value)
+    if kind is tuple:
+        if len(value) == 1:
+            return f"({_literal(value[0])},)"
+        return "(" + ", ".join([_literal(v) for v in value]) + ")"
+    if value is None or kind is int or kind is bool:
+        return repr(value)
     if isinstance(value, Lit):
         return value
-    if isinstance(value, str):
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            raise CodegenError("text contains a lone surrogate, which cannot be encoded") \
-                from None
-        return Lit(ascii(str(value)))
-    if value is None or isinstance(value, (bool, int)):
-        return Lit(repr(value))
+    if isinstance(value, str):  # an Ident, say
+        text = str(value)
+        return ascii(text) if text.isascii() else _text(text)
+    if isinstance(value, (bool, int)):
+        return repr(value)
     if isinstance(value, float):
         if not math.isfinite(value):
             raise CodegenError("not a finite number")
-        return Lit(repr(value))
+        return repr(value)
     if isinstance(value, tuple):
-        inner = ", ".join(py(v) for v in value)
-        return Lit(f"({inner},)" if len(value) == 1 else f"({inner})")
+        return _literal(tuple(value))
     if isinstance(value, list):
-        return Lit("[" + ", ".join(py(v) for v in value) + "]")
+        return "[" + ", ".join([_literal(v) for v in value]) + "]"
     if isinstance(value, dict):  # insertion order is the spec's order: deterministic
-        return Lit("{" + ", ".join(f"{py(k)}: {py(v)}" for k, v in value.items()) + "}")
+        return "{" + ", ".join([f"{_literal(k)}: {_literal(v)}" for k, v in value.items()]) \
+            + "}"
     if isinstance(value, frozenset):
-        return Lit("frozenset({" + ", ".join(py(v) for v in sorted(value)) + "})"
-                   if value else "frozenset()")
+        return "frozenset({" + ", ".join([_literal(v) for v in sorted(value)]) + "})" \
+            if value else "frozenset()"
     raise CodegenError(f"no literal for {type(value).__name__}")
+
+
+def _text(value: str) -> str:
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise CodegenError("text contains a lone surrogate, which cannot be encoded") from None
+    return ascii(value)
 
 
 def py_text(value: str, indent: int, start: int | None = None, width: int = 96) -> Lit:

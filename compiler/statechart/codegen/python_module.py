@@ -82,6 +82,7 @@ class PythonNames:
     each table holds only the names that are mapped; any other name is its own Python name."""
 
     def __init__(self, spec: Spec) -> None:
+        self.paths: dict[str, str] = {}  # state -> its attribute path (`_state_path`)
         guards = [t.guard for t in spec.transitions() if t.guard]
         actions = spec.actions()
         members = [*spec.states, *spec.events(), *guards, *actions]
@@ -174,7 +175,13 @@ _CONSTRUCTOR_ARGS = frozenset({"record", "run_id", "model", "clock", "check", "c
 
 
 def _state_path(spec: Spec, pn: PythonNames, name: str) -> str:
-    return ".".join(reversed([pn.state(n) for n in (name, *spec.ancestors(name))]))
+    """The state's attribute path from the machine class (`running.reasoning`); each state's
+    once per spec (a transition names two)."""
+    path = pn.paths.get(name)
+    if path is None:
+        path = pn.paths[name] = ".".join(
+            reversed([pn.state(n) for n in (name, *spec.ancestors(name))]))
+    return path
 
 
 def _state_kwargs(spec: Spec, pn: PythonNames, state: State) -> list[tuple[Ident, object]]:
@@ -208,7 +215,8 @@ def _machine_body(spec: Spec, pn: PythonNames
     for s in spec.states.values():
         out.append((s.depth, s.kind, pn.state(s.name), _state_kwargs(spec, pn, s)))
         # History states end their target's class body, innermost body first.
-        for target in sorted(closing.get(s.name, ()), key=lambda n: -spec.states[n].depth):
+        ends = closing.get(s.name)
+        for target in sorted(ends, key=lambda n: -spec.states[n].depth) if ends else ():
             for kind in histories[target]:
                 out.append((spec.states[target].depth + 1, "history",
                             pn.history_state(target, kind), [(Ident("type"), py(kind))]))
@@ -362,9 +370,13 @@ def _source_tables(spec: Spec) -> dict[str, object]:
     target's line: alternatives of one event share the event's key), and of its guard; spec
     coverage reports them (statechart_runtime.coverage)."""
     files: dict[str, int] = {}
+    shown: dict[str, int] = {}  # a span's file -> its index: display_path resolves the path
 
     def at(span: Span) -> int:
-        return files.setdefault(display_path(span.file), len(files))
+        index = shown.get(span.file)
+        if index is None:
+            index = shown[span.file] = files.setdefault(display_path(span.file), len(files))
+        return index
 
     states = [(py(s.name), py((at(s.span), s.span.line))) for s in spec.states.values()]
     transitions = [(py((t.source, t.event, t.order)),
@@ -428,7 +440,9 @@ def _api_version(spec: Spec, data: dict[str, object]) -> tuple[int, int]:
     which an older runtime would never take), 1.4 for `assign:` (transition rows with
     constants), 1.3 for timers (their rows end with the `after:` key as written), 1.2 for run
     context or statuses, else 1.1. 1.5 also for history defaults and multi-target
-    transitions."""
+    transitions. 1.6 for work (`work:`) and `json` fields."""
+    if spec.work() or any(f.type == "json" for f in spec.record):
+        return (1, 6)
     if any(t.trigger == "always" or t.targets for t in spec.transitions()) \
             or _used_history_defaults(spec):
         return (1, 5)
@@ -480,6 +494,7 @@ def render(spec: Spec) -> str:
         "facade_doc": docstring(f"One run of `{spec.name}`: a method per event, the record "
                                 "in `record`, guards and actions to override.", 4),
         "field_types": {f.type for f in spec.record},
+        "work": [py(w.row) for w in spec.work()],
         "compiler": py(f"statechart-compiler {__version__}"),
         **_tables(spec, pn),
         **_source_tables(spec),

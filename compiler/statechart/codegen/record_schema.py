@@ -39,6 +39,10 @@ def field_schema(f: RecordField) -> dict[str, Any]:
         out = {"enum": list(f.enum)}
     elif f.type == "datetime":
         out = {"type": "string", "format": "date-time"}
+    elif f.type == "json":  # any JSON value but null (None unsets a field)
+        out = {"type": ["object", "array", "string", "number", "boolean"],
+               "$comment": "json: at most 1,048,576 bytes of compact JSON text "
+                           "(statechart_runtime.chart.json_values.MAX_JSON_BYTES)"}
     else:
         out = {"type": f.type}
     if f.description:

@@ -11,7 +11,8 @@ warnings, because a reviewer should see them).
 
 This module holds the entry, `diff_specs`, and the order of the comparisons. Its modules:
 `kinds` (the change kinds, `Change`), `sarif` (the reporters), `base` (what the comparisons
-share), and one per concern: `states`, `transitions`, `shadowing`, `timers`, `record`, `rules`.
+share), and one per concern: `states`, `transitions`, `shadowing`, `timers`, `work`,
+`record`, `rules`.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from statechart.diff.shadowing import ShadowingDiff
 from statechart.diff.states import StateDiff
 from statechart.diff.timers import TimerDiff
 from statechart.diff.transitions import TransitionDiff
+from statechart.diff.work import WorkDiff
 from statechart.model import Spec
 
 
@@ -62,7 +64,8 @@ def diff_specs(old: Spec, new: Spec, *, state_renames: Mapping[str, str] | None 
             "version-lowered", f"`version` went down from {old.version} to {new.version}",
             version_at, for_runs=True,
             help="stored runs carry `specVersion`; a lower version cannot tell them apart"))
-    elif old.version == new.version and any(c.for_runs or c.migrated for c in changes):
+    elif old.version == new.version and any((c.for_runs or c.migrated)
+                                            and c.kind not in PENDING_WORK for c in changes):
         # Only stored runs need a new version (spec-format.md: "Raise it when stored runs
         # must be migrated"); a change that breaks only callers is found by their tests.
         changes.append(Change(
@@ -72,6 +75,11 @@ def diff_specs(old: Spec, new: Spec, *, state_renames: Mapping[str, str] | None 
             help=f"raise `version` to {new.version + 1}: migrations are keyed by the version "
                  "a stored run was written with"))
     return sorted(changes, key=lambda c: (c.span.file != new.path, c.span, c.kind, c.message))
+
+
+# Changes that hit the pending work items of stored runs, not their records: a new `version`
+# changes nothing for them (docs/diff.md, "Work").
+PENDING_WORK = frozenset({"work-removed", "work-handler-changed"})
 
 
 def _declared_migrations(old: Spec, new: Spec) -> tuple[dict[str, str], dict[str, str | None]]:
@@ -87,7 +95,8 @@ def _declared_migrations(old: Spec, new: Spec) -> tuple[dict[str, str], dict[str
     return {}, {}
 
 
-class _Differ(StateDiff, TransitionDiff, ShadowingDiff, TimerDiff, RecordDiff, RuleDiff):
+class _Differ(StateDiff, TransitionDiff, ShadowingDiff, TimerDiff, WorkDiff, RecordDiff,
+              RuleDiff):
     """All the comparisons, run in the order their findings depend on: states first (the
     names the others map through), shadowing before the transitions (a shadowing finding is
     not also a `transition-added`)."""
@@ -109,6 +118,7 @@ class _Differ(StateDiff, TransitionDiff, ShadowingDiff, TimerDiff, RecordDiff, R
         self.compare_shadowing()
         self.compare_transitions()
         self.compare_timers()
+        self.compare_work()
         self.compare_record()
         self.compare_rules()
         return self.changes

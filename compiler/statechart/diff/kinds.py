@@ -65,6 +65,14 @@ KINDS: dict[str, str] = {
                   "longer depends on one; stored runs are safe (a step taken stays valid).",
     "transition-kind-changed": "A transition became targetless or internal (`internal: true`), "
                                "or no longer is.",
+    # Work (docs/spec-format.md "Work"): what stored runs with a pending item meet.
+    "work-added": "A state has new work (`work:`).",
+    "work-removed": "A state's work is gone.",
+    "work-handler-changed": "A state's work names another handler.",
+    "work-timeout-changed": "A state's work has another timeout or heartbeat.",
+    "work-outcomes-changed": "A state's work may return other events (`outcomes`, `error`).",
+    "work-retry-changed": "A state's work retries another number of times, or waits "
+                          "otherwise between attempts.",
     # Run context and status vocabulary (docs/spec-format.md "Run context", "Status").
     "context-added": "A record field became run context (`context: true`).",
     "context-removed": "A record field is no longer run context.",

@@ -25,7 +25,7 @@ class ShadowingDiff(DiffBase):
             found: dict[str, list[tuple[str, list[Transition]]]] = {}
             for event in sent:
                 now = spec_chart.takers(self.new.states[n], self.emap[event])
-                was = spec_chart.handling(self.old, o, event)
+                was = spec_chart.may_take(self.old, o, event)
                 if now and was and was[0].source != o and \
                         {self.alt(t, False) for t in now} != {self.alt(t, True) for t in was}:
                     found.setdefault(now[0].event, []).append((self.emap[event], was))

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from statechart import spec_chart
 from statechart.diff.base import Alt, DiffBase, names_text, sent_events
 from statechart.model import Spec, Transition
-from statechart_runtime.chart import events
+from statechart_runtime import events
 
 _LOST = ("stored runs that took it cannot be loaded: their history has that step, which no "
          "transition of the new version takes")
@@ -103,7 +103,8 @@ class TransitionDiff(DiffBase):
         for o, n in pairs:
             self.compare_pair(where, o, n)
         if olds and self.effective(self.new, source, event) == \
-                frozenset(self.alt(t, True) for t in self.old_effective(olds[0])):
+                frozenset(self.alt(t, True) for t in spec_chart.may_take(
+                    self.old, olds[0].source, event)):
             # Moved to an ancestor that now handles the event the same way: callers see no
             # change, but a stored step names the old source.
             for o in olds:
@@ -206,12 +207,10 @@ class TransitionDiff(DiffBase):
                      help="stored runs that took this transition hold the old values, which "
                           "the integrity check refuses: keep the old alternative and add one")
 
-    def old_effective(self, t: Transition) -> list[Transition]:
-        return [x for x in self.old.states[t.source].transitions if x.event == t.event]
-
     def effective(self, spec: Spec, state: str, event: str) -> frozenset[Alt]:
-        """What `event` does in `state` of NEW: the nearest state up the tree that handles it."""
-        return frozenset(self.alt(t, False) for t in spec_chart.handling(spec, state, event))
+        """What `event` does in `state` of NEW: the alternatives it may take there
+        (`spec_chart.may_take`: the state's, then its ancestors', as the run selects)."""
+        return frozenset(self.alt(t, False) for t in spec_chart.may_take(spec, state, event))
 
 
 def _kind_text(t: Transition) -> str:

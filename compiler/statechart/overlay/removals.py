@@ -1,5 +1,5 @@
-"""An overlay's `remove:`: states, transitions and timers, record fields, and overridable
-rules of the base. Removals apply before additions, so remove-then-add replaces."""
+"""An overlay's `remove:`: states, transitions and timers, record fields, overridable rules
+and states' work of the base. Removals apply before additions, so remove-then-add replaces."""
 
 from __future__ import annotations
 
@@ -36,9 +36,11 @@ class Removal(ResolverBase):
                     self._remove_from(root, "record", name, item, "field")
                 elif key == "rules":
                     self._remove_rule(root, name, item, base_rules)
+                elif key == "work":
+                    self._remove_work(root, name, item)
                 else:
                     self.error(k, f"unknown key `{key}` in `remove`",
-                               "allowed: `states`, `transitions`, `fields`, `rules`")
+                               "allowed: `states`, `transitions`, `fields`, `rules`, `work`")
                     break
 
     def _remove_state(self, root: yaml.MappingNode, name: str, node: yaml.Node) -> None:
@@ -49,6 +51,17 @@ class Removal(ResolverBase):
         holder, i = where
         del holder.value[i]
         self.changes.append(Change("state-removed", name, self.span(node)))
+
+    def _remove_work(self, root: yaml.MappingNode, name: str, node: yaml.Node) -> None:
+        """`remove: {work: [STATE]}`: the state stays, without its `work:`."""
+        where = self.index(root).get(name)
+        body = where[0].value[where[1]][1] if where is not None else None
+        if not isinstance(body, yaml.MappingNode) or entry(body, "work") is None:
+            self.error(node, f"cannot remove the work of `{name}`: the base has "
+                             + ("no such state" if where is None else "no work on it"))
+            return
+        body.value[:] = [(k, v) for k, v in body.value if key_name(k) != "work"]
+        self.changes.append(Change("state-changed", name, self.span(node)))
 
     def _remove_transition(self, root: yaml.MappingNode, name: str, node: yaml.Node) -> None:
         state, _, event = name.partition(".")

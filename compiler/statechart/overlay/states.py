@@ -92,6 +92,13 @@ class StateMerge(ResolverBase):
                 set_entry(base, k, v)
                 self.changes.append(Change(kind, f"{name}.done.state.{name}" if key == "done"
                                            else f"{name}.{events.ALWAYS}"))
+            elif key == "work" and isinstance(v, yaml.MappingNode) \
+                    and (found := entry(base, "work")) is not None \
+                    and isinstance(found[1], yaml.MappingNode):
+                # Work is patched key by key: `work: {timeout: 10m}` keeps the base's handler.
+                for wk, wv in v.value:
+                    set_entry(found[1], wk, wv)
+                changed = True
             elif key == "states":
                 nested = entry(base, "states")
                 if nested is None or not isinstance(nested[1], yaml.MappingNode):

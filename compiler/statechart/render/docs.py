@@ -13,7 +13,7 @@ from pathlib import Path
 import jinja2
 
 from statechart.linter import FileResult
-from statechart.model import RecordField, Selector, Spec, SpecRule, State, Transition
+from statechart.model import RecordField, Selector, Spec, SpecRule, State, Transition, Work
 from statechart.names import IDENTIFIER
 from statechart.outputs import OutputUnavailable, folder, header_lines, project, spec_display_path
 from statechart.render import bounds, labels
@@ -72,7 +72,7 @@ def _overlay(spec: Spec) -> dict[str, object] | None:
             "link": f"{base}.md" if IDENTIFIER.match(base) else "", "changes": changes}
 
 
-def _state_row(spec: Spec, state: State) -> dict[str, str]:
+def _state_row(spec: Spec, state: State, marks: OverlayMarks) -> dict[str, str]:
     parent = spec.states.get(state.parent) if state.parent else None
     where = ""
     if parent is not None:
@@ -95,7 +95,6 @@ def _state_row(spec: Spec, state: State) -> dict[str, str]:
                          + ", ".join(f"{_code(d)} ({' and '.join(k)})" for d, k in kinds.items())
                          + ".")
     description = " ".join(sentences)
-    marks = overlay_marks(spec)
     change = " **added**" if state.name in marks.added_states else \
         " **changed**" if state.name in marks.changed_states else ""
     return {
@@ -213,12 +212,22 @@ def _record_row(f: RecordField) -> dict[str, str]:
             "description": labels.markdown_cell(f.description)}
 
 
+def _work_row(work: Work) -> dict[str, str]:
+    return {"state": _code(work.state), "handler": _code(work.handler),
+            "timeout": _constant(work.timeout),
+            "heartbeat": _constant(work.heartbeat) if work.heartbeat else "",
+            "outcomes": _names(work.outcomes), "error": _code(work.error) if work.error else "",
+            "retry": f"{work.retries}, first after {_constant(work.backoff)}, doubling"
+            if work.retries else "none"}
+
+
 def spec_page(spec: Spec, limits: LayoutBounds | None = None) -> str:
     """The page; what it says about the Graphviz picture depends on the spec's size and
     `limits` (default: `bounds.current()`), never on how a layout went."""
     limits = limits or bounds.current()
     settings = limits.settings(spec)
     source = spec_display_path(spec)
+    marks = overlay_marks(spec)
     docs = folder("docs")
     svg = ""
     omitted = limits.omitted(spec) if settings is None else ""
@@ -236,9 +245,8 @@ def spec_page(spec: Spec, limits: LayoutBounds | None = None) -> str:
         mermaid=mermaid_source(spec, header=False).rstrip("\n"),
         svg=svg, fast=settings == "fast", full_max=f"{bounds.FULL_MAX_TRANSITIONS:,}",
         omitted=omitted,
-        states=[_state_row(spec, s) for s in spec.states.values()],
-        transitions=[_transition_row(t, overlay_marks(spec))
-                     for t in spec.transitions()],
+        states=[_state_row(spec, s, marks) for s in spec.states.values()],
+        transitions=[_transition_row(t, marks) for t in spec.transitions()],
         overlay=_overlay(spec),
         # A rule id starts its list item: one that is not an identifier is escaped as a
         # paragraph (`# x` would be a heading, `> x` a quote).
@@ -247,6 +255,7 @@ def spec_page(spec: Spec, limits: LayoutBounds | None = None) -> str:
                 "words": rule_in_words(spec, r),
                 "description": labels.markdown_cell(r.description)} for r in spec.rules],
         record=[_record_row(f) for f in spec.record],
+        work=[_work_row(w) for w in spec.work()],
         named_statuses=bool(spec.statuses()), statuses=_statuses(spec),
         version_changes=_migrations(spec) if spec.version > 1 or spec.migrations else None,
     )

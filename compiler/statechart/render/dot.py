@@ -92,7 +92,8 @@ def _add_state(graph: graphviz.Digraph, spec: Spec, state: State, ids: _Ids,
     bounded by the model's nesting limit. An overlay's added states get a thick green border,
     the base states it changed a dashed one."""
     seen = look(state, fills)
-    lines = [state.name] + ([" ".join(f"<<{t}>>" for t in state.tags)] if state.tags else [])
+    lines = [state.name] + ([" ".join(f"<<{t}>>" for t in state.tags)] if state.tags else []) \
+        + ([state.work.text] if state.work else [])
     label = labels.dot_lines(lines)
     tooltip = labels.dot_text(state.description or state.name)
     mark = {"color": HIGHLIGHT, "penwidth": "3"} if state.name in active else \

@@ -88,7 +88,8 @@ def mermaid_source(spec: Spec, active: frozenset[str] = frozenset(),
 
 
 def _label(state: State, active: frozenset[str], mark: str | None = None) -> str:
-    text = state.name + "".join(f" <<{t}>>" for t in state.tags)
+    text = state.name + "".join(f" <<{t}>>" for t in state.tags) \
+        + (f" / {state.work.text}" if state.work else "")
     # Said in words too: classDef colours do not reach inside composite states everywhere.
     return text + (f" ({mark})" if mark else "") + (" (current)" if state.name in active else "")
 

@@ -22,14 +22,17 @@ from statechart.rules import (
     invalid_migration,
     invalid_multi_target,
     invalid_name,
+    invalid_work,
     missing_initial,
     no_path_to_final,
     overlay,
+    racing_work,
     rule_violation,
     schema,
     scxml_import,
     terminal_exit,
     trap_state,
+    unaccepted_outcome,
     unknown_field,
     unknown_state,
     unreachable_state,
@@ -46,7 +49,7 @@ RULES: dict[str, ModuleType] = {
         no_path_to_final, completion_loop, ambiguous_transition, rule_violation,
         invalid_migration, unused_field, unused_suppression, cleared_required, invalid_internal,
         in_never_active, scxml_import, invalid_history_default, invalid_multi_target,
-        descriptor_order,
+        descriptor_order, invalid_work, unaccepted_outcome, racing_work,
     )
 }
 

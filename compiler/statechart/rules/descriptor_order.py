@@ -37,7 +37,10 @@ def check(spec: Spec, graph: Graph) -> Check:
         for t in state.transitions:
             if t.trigger != "event" or t.order != 0:
                 continue
-            general = next((k for k in seen if spec_chart.matches(k, t.event)), None)
+            # Only `*`, the event itself or a dotted event's prefix can take it: most events
+            # of most states need no search.
+            general = next((k for k in seen if spec_chart.matches(k, t.event)), None) \
+                if "." in t.event or "*" in seen or t.event in seen else None
             if general is not None:
                 yield problem(ID, SEVERITY, t.span,
                               f"`{state.name}` on `{t.event}`: written after `{general}`, which "

@@ -69,14 +69,29 @@ def check(spec: Spec, graph: Graph) -> Check:
                           "a state, an event and a guard or action share one namespace in the "
                           "generated class; rename one of them")
 
+    def member(what: str, name: str, span: Span) -> Check:
+        """An action's or a guard's name, where it is written."""
+        if (what, name) in clean:
+            return
+        reason = names.member_problem(name)
+        if reason:
+            yield from _bad(what, name, reason, span)
+        elif role.setdefault(name, what) == what:
+            clean.add((what, name))
+        yield from claim(name, what, span)
+
     for state in spec.states.values():
         reason = names.member_problem(state.name)
         if reason:
             yield from _bad("state", state.name, reason, state.span)
         role.setdefault(state.name, "state")
+    # A name met again after a first time that found nothing has nothing to report: its
+    # checks are pure, and what it claimed stays its own (50,000 alternatives of a few names).
+    clean: set[tuple[str, str]] = set()
     for state in spec.states.values():
         for t in state.transitions:
-            if t.order == 0 and not t.internal and t.event != "*":  # not `done.state.x`
+            if t.order == 0 and not t.internal and t.event != "*" \
+                    and ("event", t.event) not in clean:  # not `done.state.x`
                 reason = names.event_problem(t.event)
                 if reason:
                     yield from _bad("event", t.event, reason, t.span)
@@ -101,23 +116,17 @@ def check(spec: Spec, graph: Graph) -> Check:
                     continue
                 if flat != t.event:
                     dotted[flat] = t.event
-                yield from claim(flat, "event", t.span)
+                if role.setdefault(flat, "event") == "event":
+                    clean.add(("event", t.event))
+                else:
+                    yield from claim(flat, "event", t.span)
             for name, span in zip(t.actions, t.action_spans, strict=True):
-                reason = names.member_problem(name)
-                if reason:
-                    yield from _bad("action", name, reason, span)
-                yield from claim(name, "action", span)
+                yield from member("action", name, span)
             if t.guard is not None:
-                reason = names.member_problem(t.guard)
-                if reason:
-                    yield from _bad("guard", t.guard, reason, t.guard_span or t.span)
-                yield from claim(t.guard, "guard", t.guard_span or t.span)
+                yield from member("guard", t.guard, t.guard_span or t.span)
         for key, name, span in state.name_spans:
             if key in ("entry", "exit"):
-                reason = names.member_problem(name)
-                if reason:
-                    yield from _bad("action", name, reason, span)
-                yield from claim(name, "action", span)
+                yield from member("action", name, span)
             elif key == "tags":
                 reason = names.identifier_problem(name)
                 if reason:

@@ -41,7 +41,7 @@ def check(spec: Spec, graph: Graph) -> Check:
     for state in spec.states.values():
         if state.kind != "atomic" or state.name in finishing or state.name not in reached:
             continue
-        if spec.is_trap(state.name):
+        if spec_chart.is_trap(spec, state.name):
             continue  # reported by trap-state
         yield problem(ID, SEVERITY, state.span,
                       f"no path leads from `{state.name}` to a final state",
@@ -74,17 +74,21 @@ def _finishing(spec: Spec, graph: Graph) -> set[str]:
 
 def _reaching_within(spec: Spec, region: str, finals: list[str]) -> set[str]:
     """The states of `region` that reach one of `finals` by transitions that stay inside it
-    (a transition declared on a state applies to every state nested in it)."""
+    (those that may fire while an atomic state of the region is active, as the graph's: a
+    transition declared on a state applies to every state nested in it that does not hide
+    it). Only the atomic states of the result count: they are where a run is."""
     inside = set(spec.subtree(region))
+    chart = spec_chart.chart(spec)
     into: dict[str, set[str]] = {}
-    for name in inside:
-        for t in spec.states[name].transitions:
+    for leaf in inside:
+        if not chart.is_atomic(leaf):
+            continue
+        for t in spec_chart.may_fire(spec, leaf):
             if t.target not in inside:
                 continue
-            entered = [s for s in spec_chart.entry_set(spec, t) if s in inside]
-            for source in spec.subtree(name):
-                for target in entered:
-                    into.setdefault(target, set()).add(source)
+            for target in spec_chart.entry_set(spec, t):
+                if target in inside:
+                    into.setdefault(target, set()).add(leaf)
     seen = set(finals)
     queue = list(finals)
     while queue:

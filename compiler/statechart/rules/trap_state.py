@@ -1,7 +1,9 @@
 """A state that is not final has no way out.
 
-What: an atomic (leaf) state that is not `final: true` has no transition, and neither has any
-of its ancestors. Once a run enters it, it stays there forever without being finished.
+What: an atomic (leaf) state that is not `final: true` has no transition that leaves it, and
+neither has any of its ancestors, or only ones that its own transitions for the same events
+hide (a targetless `complete: {set: [...]}` on the state is taken before its parent's
+`complete`). Once a run enters it, it stays there forever without being finished.
 
 Why: a run stuck in a non-final state looks alive to every dashboard and never ends. Usually a
 transition was forgotten, or the state should be final.
@@ -14,6 +16,7 @@ Fix: add a transition out of the state (a timeout or cancel event is common), or
 `final: true`.
 """
 
+from statechart import spec_chart
 from statechart.diagnostics import Severity
 from statechart.rules._base import Check, Graph, Spec, problem
 
@@ -24,7 +27,7 @@ PHASE = "model"
 
 def check(spec: Spec, graph: Graph) -> Check:
     for state in spec.states.values():
-        if not spec.is_trap(state.name):
+        if not spec_chart.is_trap(spec, state.name):
             continue
         yield problem(ID, SEVERITY, state.span,
                       f"state `{state.name}` is not final and has no transition out",

@@ -61,10 +61,14 @@ def check(spec: Spec, graph: Graph) -> Check:
             if default not in states:
                 yield from _unknown(spec, default, span, "history default")
         for t in state.transitions:
-            for target, span in zip(t.all_targets, t.target_spans or (t.target_span,),
-                                    strict=True):
-                if target not in states:
-                    yield from _unknown(spec, target, span, "target")
+            if t.targets:
+                for target, span in zip(t.targets, t.target_spans, strict=True):
+                    if target not in states:
+                        yield from _unknown(spec, target, span, "target")
+            elif t.target not in states:
+                yield from _unknown(spec, t.target, t.target_span, "target")
+            if not t.in_states:
+                continue
             for name, span in zip(t.in_states, t.in_spans, strict=True):
                 if name not in states:
                     yield from _unknown(spec, name, span, "`in:` state")

@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from statechart.model import RecordField, State, Transition
+from statechart.model import WORK_BACKOFF, WORK_RETRIES, RecordField, State, Transition, Work
 
 Row = tuple[str, str, Callable[[Any], str | None], Callable[[str], Any]]
 
@@ -59,6 +59,21 @@ def _json(value: Any) -> str:
     return json.dumps(value)  # ASCII: `\uXXXX` for what XML could not hold
 
 
+def _work(work: Work) -> dict[str, Any]:
+    """A state's `work:` as its YAML writes it (SCXML has no place for it)."""
+    out: dict[str, Any] = {"handler": work.handler, "timeout": work.timeout}
+    if work.heartbeat is not None:
+        out["heartbeat"] = work.heartbeat
+    out["outcomes"] = list(work.outcomes)
+    if work.error is not None:
+        out["error"] = work.error
+    retry = {**({"max": work.retries} if work.retries != WORK_RETRIES else {}),
+             **({"backoff": work.backoff} if work.backoff != WORK_BACKOFF else {})}
+    if retry:
+        out["retry"] = retry
+    return out
+
+
 STATE: list[Row] = [
     ("description", "description", lambda s: text_out(s.description), text_in),
     ("tags", "tags", lambda s: words(s.tags), split),
@@ -67,6 +82,7 @@ STATE: list[Row] = [
     ("limit", "limit", lambda s: None if s.limit is None else str(s.limit), int),
     ("status", "status", lambda s: s.status, _same),
     ("counter", "counter", lambda s: s.counter, _same),
+    ("work", "work", lambda s: None if s.work is None else _json(_work(s.work)), json.loads),
 ]
 
 TRANSITION: list[Row] = [

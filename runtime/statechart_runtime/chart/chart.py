@@ -412,17 +412,30 @@ class Chart:
         """
         selected: list[Move] = []
         active = self.sort(configuration)
-        atomic = [s for s in active if not self.children[s] or self.kind[s] == "final"]
-        for leaf in atomic:
-            for state in (leaf, *self.ancestors(leaf)):
-                found = next(iter(enabled(state)), None)
-                if found is not None:
-                    move: Move = (state, found) if isinstance(found, str) else \
-                        (state, found[0], found[1])
-                    if move not in selected:
-                        selected.append(move)
-                    break
+        for leaf in active:
+            if self.is_atomic(leaf):
+                move = self.first_enabled(leaf, enabled)
+                if move is not None and move not in selected:
+                    selected.append(move)
         return self.without_conflicts(active, selected)
+
+    def is_atomic(self, name: str) -> bool:
+        """Whether selection starts at `name` when it is active: a state without children,
+        or a final one."""
+        return not self.children[name] or self.kind[name] == "final"
+
+    def first_enabled(self, leaf: str,
+                      enabled: Callable[[str], Iterable[str | tuple[str, str]]]
+                      ) -> Move | None:
+        """What one active atomic state selects (see `select`): the first enabled alternative
+        on `leaf`, then on its parent, and so on up (a descendant's transition beats an
+        ancestor's); None when there is none."""
+        for state in (leaf, *self.ancestors(leaf)):
+            found = next(iter(enabled(state)), None)
+            if found is not None:
+                return (state, found) if isinstance(found, str) else \
+                    (state, found[0], found[1])
+        return None
 
     def without_conflicts(self, configuration: Sequence[str],
                           selected: list[Move]) -> list[Move]:

@@ -1,9 +1,10 @@
 """Record field values: their types, their JSON form, and times.
 
 A field's type is one of the spec format's (`string`, `integer`, `number`, `boolean`,
-`datetime`, `enum`). Times are aware datetimes in Python and RFC 3339 text in JSON, read
-exactly as JSON Schema's `date-time` format reads them, so a record the runtime writes always
-validates against the generated schema and the other way round.
+`datetime`, `enum`, `json`: statechart_runtime.chart.json_values). Times are aware datetimes
+in Python and RFC 3339 text in JSON, read exactly as JSON Schema's `date-time` format reads
+them, so a record the runtime writes always validates against the generated schema and the
+other way round.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from statechart_runtime.chart.json_values import checked_json, loaded_json, same_json
 from statechart_runtime.errors import InvalidRecord
 
 JsonValue = str | int | float | bool
@@ -112,8 +114,11 @@ class FieldCodec:
 
     def to_json(self, field: str, value: object) -> JsonValue:
         """`value` as JSON, after checking it has the field's type (callers may ignore
-        types); TypeError names the field, its type and, for an enum, its values."""
+        types); TypeError names the field, its type and, for an enum, its values. A `json`
+        field's value is a copy (UnstorableValue past its limits)."""
         kind = self.types[field]
+        if kind == "json":
+            return checked_json(field, value)  # type: ignore[no-any-return]
         if kind == "string" and isinstance(value, str):
             return value
         if kind == "integer" and isinstance(value, int) and not isinstance(value, bool):
@@ -140,6 +145,13 @@ class FieldCodec:
         raise TypeError(f"{field}: expected a {kind} value"
                         + (" with a time zone" if kind == "datetime" else "")
                         + f", got {value!r}")
+
+    def checked(self, field: str, value: object) -> tuple[Any, JsonValue]:
+        """(the value a record keeps, its JSON form) for a value being set: `to_json`'s
+        checks; a `json` field keeps its own copy (both are that copy), so that changing the
+        caller's object afterwards changes nothing stored."""
+        encoded = self.to_json(field, value)
+        return (encoded if self.types[field] == "json" else value), encoded
 
     def from_input(self, field: str, value: object) -> object:
         """`value` as `Run.send` takes it: the field's Python value, or its JSON form (an
@@ -170,6 +182,8 @@ class FieldCodec:
         a float (JSON has one number type), times as instants (two aware datetimes in
         different zones compare oddly around a DST fold)."""
         kind = self.types[field]
+        if kind == "json":
+            return same_json(a, b)
         if kind == "number" and isinstance(a, (int, float)) and isinstance(b, (int, float)):
             try:
                 return float(a) == float(b)
@@ -183,6 +197,8 @@ class FieldCodec:
         """The typed value of a field's JSON value; the spec's InvalidRecord names the field."""
         kind = self.types[field]
         try:
+            if kind == "json":
+                return loaded_json(field, raw)
             if kind == "datetime" and isinstance(raw, str):
                 return parse_time(where or field, raw, self.error)
             if kind == "enum" and isinstance(raw, str):

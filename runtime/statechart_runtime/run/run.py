@@ -289,7 +289,7 @@ class Run(Generic[R, S, E]):
                 raise TypeError(f"`{key}` is not a run-context field of `{spec.name}` (its "
                                 f"context: {', '.join(sorted(spec.context)) or 'none'})")
             if value is not None:
-                spec.codec.to_json(field, value)
+                value = spec.codec.checked(field, value)[0]
             changes.append((key, value))
         return changes
 
@@ -430,7 +430,7 @@ class Run(Generic[R, S, E]):
         if spec.chart.ended(self._active):
             raise EventNotAccepted(event, self._active, ended=True)
         codec = spec.codec
-        checked = {f: (v, codec.to_json(f, v)) for f, v in values.items()
+        checked = {f: codec.checked(f, v) for f, v in values.items()
                    if v is not None} if values else _NO_VALUES
         self._take(event, checked, when)
 

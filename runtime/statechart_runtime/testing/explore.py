@@ -111,14 +111,16 @@ class Space:
 
     def placeholder(self, name: str, at: dt.datetime) -> Any:
         """A value of field `name`'s type for a step at `at`: the field's name in angle
-        brackets, 0, 0.0, True, the enum's first value, or `at` plus one hour."""
+        brackets, 0, 0.0, True, the enum's first value, `at` plus one hour, or for a `json`
+        field an object naming it."""
         codec = self.spec.codec
         kind = codec.types[name]
         if kind == "enum":
             return next(iter(codec.enums[name]))
         if kind == "datetime":
             return at + DEADLINE
-        return {"string": f"<{name}>", "integer": 0, "number": 0.0, "boolean": True}[kind]
+        return {"string": f"<{name}>", "integer": 0, "number": 0.0, "boolean": True,
+                "json": {"placeholder": name}}[kind]
 
     def context(self) -> dict[str, Any]:
         """The run context a new run is given: the context fields a state requires that no

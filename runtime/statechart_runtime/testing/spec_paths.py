@@ -471,7 +471,13 @@ def event_sequences(run_class: Any, *, max_steps: int = 20) -> Any:
     space = Space(run_class)
     codec = space.spec.codec
     drawn = {"string": st.text(max_size=20), "integer": st.integers(-10**6, 10**6),
-             "number": st.floats(-1e6, 1e6, allow_nan=False), "boolean": st.booleans()}
+             "number": st.floats(-1e6, 1e6, allow_nan=False), "boolean": st.booleans(),
+             # small JSON values, nulls inside (at the top None unsets a field)
+             "json": st.recursive(
+                 st.booleans() | st.integers(-10**6, 10**6) | st.text(max_size=10),
+                 lambda inner: st.lists(inner | st.none(), max_size=3)
+                 | st.dictionaries(st.text(max_size=5), inner | st.none(), max_size=3),
+                 max_leaves=6)}
 
     @st.composite
     def sequences(draw: Any) -> Path:

@@ -1,0 +1,96 @@
+"""The run console: a JSON API and pages over a run store, for the people who answer runs
+(docs/console.md). An ASGI app (Starlette) a team mounts in its own service, or
+`statechart runs serve` runs:
+
+```python
+from statechart_runtime.console import app, basic_auth
+from statechart_runtime.store import open_store
+
+console = app(open_store("runs.db"), [AgentRun], auth=basic_auth({"alice": "secret"}))
+# uvicorn.run(console), or Mount("/console", console) in a Starlette app
+```
+
+Needs the `console` extra (Starlette, Jinja2, uvicorn, python-multipart; htmx is vendored
+in `static/` with its licence).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator, Iterable
+from pathlib import Path
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, Response
+from starlette.routing import Mount
+from starlette.staticfiles import StaticFiles
+
+from statechart_runtime.console import api, pages
+from statechart_runtime.console.auth import (
+    Auth,
+    Identity,
+    Unauthenticated,
+    basic_auth,
+    basic_auth_from_env,
+    trusted_header,
+)
+from statechart_runtime.console.backend import ConsoleStore
+from statechart_runtime.console.core import WAITING, Console, Diagram, Problem
+from statechart_runtime.console.security import SecurityHeaders
+from statechart_runtime.store import RunStore
+
+__all__ = ["Auth", "Diagram", "Identity", "app", "basic_auth", "basic_auth_from_env",
+           "trusted_header"]
+
+
+def app(store: RunStore | str, run_classes: Iterable[type[Any]], *, auth: Auth | None = None,
+        read_only: bool = False, diagram: Diagram | None = None,
+        waiting: Iterable[str] = WAITING, cancel_event: str = "cancel",
+        pool: int = 4) -> Starlette:
+    """The console over `store` (a store object, whose calls then take turns, or a URL:
+    up to `pool` stores opened as calls need them, closed with the app) for the runs of
+    `run_classes` (generated Run classes; runs of other specs are listed, not read).
+
+    - `auth`: a callable given each request (`starlette.requests.HTTPConnection`), answering
+      an `Identity` or None (401); sync or async. Built in: `basic_auth`,
+      `basic_auth_from_env`, `trusted_header`. Without one, the console answers loopback
+      clients only, as `local`. The identity is stored with each step it sends (`@by`).
+    - `read_only`: no answers, no bulk cancel (403; the pages show no forms).
+    - `diagram`: (run class, active states) -> SVG text (or None), drawn on the run page
+      and embedded as it is; without it the page shows the state tree with the active
+      states marked (`statechart runs serve` draws the compiler's diagram).
+    - `waiting`: the tags and statuses that put a run in the inbox (default: `waiting`).
+    - `cancel_event`: the event a bulk cancel sends (default: `cancel`).
+    """
+    backend = ConsoleStore(store, size=pool)
+    console = Console(backend, run_classes, read_only=read_only, diagram=diagram,
+                      waiting=waiting, cancel_event=cancel_event, auth=auth)
+
+    async def problem(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, Problem)
+        if request.url.path.startswith(f"{request.scope.get('root_path', '')}/api/"):
+            return api.problem_response(exc)
+        return HTMLResponse(pages.TEMPLATES.get_template("error.html").render(
+            base=request.scope.get("root_path", ""), nonce=request.scope["state"]["nonce"],
+            problem=exc, who=None, read_only=read_only, can_write=False,
+            auth=auth is not None, specs=sorted(console.classes)), status_code=exc.status)
+
+    async def unauthenticated(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, Unauthenticated)
+        return api.unauthenticated_response(exc)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_: Starlette) -> AsyncIterator[None]:
+        try:
+            yield
+        finally:
+            backend.close()
+
+    static = StaticFiles(directory=Path(__file__).parent / "static")
+    return Starlette(routes=[*api.routes(console), *pages.routes(console),
+                             Mount("/static", static, name="static")],
+                     middleware=[Middleware(SecurityHeaders)], lifespan=lifespan,
+                     exception_handlers={Problem: problem, Unauthenticated: unauthenticated})

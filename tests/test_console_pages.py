@@ -1,0 +1,165 @@
+"""The console's pages over a real SQLite store, through HTTP (the browser tests drive the
+same pages in chromium): hostile run ids, record values and spec text appear escaped; forms
+need the CSRF cookie's token; a forged sender in a form is ignored; a stale form is a 409
+page that says where the run is now; bulk cancel previews its count, then cancels."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from console_support import agent_run, client, console_app, seed, waiting
+
+from statechart.cli import runs_serve
+from statechart.codegen.in_memory import run_class
+from statechart.linter import check_file
+from statechart_runtime.store import open_store
+
+SCRIPT = "<script>alert(1)</script>"
+IMG = '<img src=x onerror="alert(2)">'
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[Any]:
+    with open_store(tmp_path / "runs.db") as opened:
+        seed(opened)
+        yield opened
+
+
+def _token(page: Any) -> str:
+    found = re.search(r'name="_csrf" value="([^"]+)"', page.text)
+    assert found, "the page has a form with a CSRF token"
+    return found.group(1)
+
+
+def test_hostile_run_ids_and_values_are_escaped(store: Any) -> None:
+    import datetime as dt
+
+    ar = agent_run()
+    run = waiting(ar, IMG, dt.datetime(2030, 1, 1, tzinfo=dt.UTC), approval=False)
+    store.create(run)
+    store.fire(ar.AgentRun, IMG, "provide_input", humanInput=SCRIPT)
+    web = client(console_app(store))
+    for page in (web.get("/runs"), web.get("/runs", params={"state": "resumed"}),
+                 web.get(f"/runs/{IMG}"), web.get("/inbox")):
+        assert page.status_code == 200
+        assert SCRIPT not in page.text and IMG not in page.text
+    shown = web.get(f"/runs/{IMG}").text
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in shown
+    assert "&lt;img src=x onerror=&#34;alert(2)&#34;&gt;" in shown
+    # A hostile filter is shown back escaped too.
+    assert IMG not in web.get("/runs", params={"tag": IMG}).text
+
+
+def test_hostile_spec_text_stays_text_in_the_diagram(tmp_path: Path) -> None:
+    path = tmp_path / "odd.yaml"
+    path.write_text(f"""statechart: odd
+version: 1
+description: '{SCRIPT} --> <!-- {IMG}'
+initial: a
+states:
+  a:
+    description: '</text></svg>{SCRIPT}'
+    on: {{go: b}}
+  b: {{final: true}}
+""")
+    spec = check_file(str(path)).spec
+    assert spec is not None
+    svg = runs_serve._diagram({"odd": spec}, run_class(spec), ("a",))
+    assert svg is not None and svg.startswith("<svg")
+    assert "<script" not in svg and "<img" not in svg and "onerror" not in svg.replace(
+        "onerror=&quot;", "")
+
+
+def test_a_form_needs_the_csrf_token_and_ignores_a_forged_sender(store: Any) -> None:
+    web = client(console_app(store))
+    page = web.get("/runs/approve-soon")
+    form = {"approvedBy": "ops", "_revision": "1", "_key": "k-1", "@by": "mallory"}
+    refused = web.post("/runs/approve-soon/events/approve", data=form)
+    assert refused.status_code == 403 and "CSRF" in refused.text
+    done = web.post("/runs/approve-soon/events/approve", data={**form, "_csrf": _token(page)})
+    assert done.status_code == 303
+    assert done.headers["location"] == "/runs/approve-soon?done=approve"
+    after = web.get(done.headers["location"])
+    assert "approve applied: the run is now resumed" in after.text
+    steps = web.get("/api/runs/approve-soon/history").json()["steps"]
+    assert steps[0]["by"] == "alice" and steps[0]["values"] == {"approvedBy": "ops"}
+    # Sent twice (a double click, a reload): applied once.
+    again = web.post("/runs/approve-soon/events/approve", data={**form, "_csrf": _token(page)})
+    assert again.status_code == 303
+    assert len(web.get("/api/runs/approve-soon/history").json()["steps"]) == len(steps)
+
+
+def test_a_stale_form_says_where_the_run_is_now(store: Any) -> None:
+    web = client(console_app(store))
+    page = web.get("/runs/approve-later")
+    store.fire(agent_run().AgentRun, "approve-later", "deny", cancelReason="too risky")
+    late = web.post("/runs/approve-later/events/approve",
+                    data={"approvedBy": "ops", "_revision": "1", "_key": "k",
+                          "_csrf": _token(page)})
+    assert late.status_code == 409
+    assert "the run moved on: it is now cancelled (cancelled), revision 2" in late.text
+    live = web.get("/runs/approve-later/live", params={"revision": "1"})
+    assert "moved on since this page was drawn" in live.text
+    assert web.get("/runs/approve-later/live", params={"revision": "2"}).text == ""
+
+
+def test_bulk_cancel_previews_then_cancels(store: Any) -> None:
+    web = client(console_app(store))
+    preview = web.get("/runs/cancel", params={"spec": "agent_run", "status": "waiting"})
+    assert preview.status_code == 200
+    assert re.search(r'id="preview-count">4<', preview.text)
+    done = web.post("/runs/cancel", data={"spec": "agent_run", "status": "waiting",
+                                          "cancelReason": "cleanup", "_csrf": _token(preview)})
+    assert done.status_code == 200, done.text
+    # The overdue approval timed out first (its timer fires before the cancel): refused.
+    assert "3 runs cancelled, 1 refused (not_accepted: 1)" in done.text
+    counts = web.get("/api/runs", params={"spec": "agent_run"}).json()["counts"]
+    assert counts == {"cancelled": 4, "failed": 1, "running": 2}
+    steps = web.get("/api/runs/approve-soon/history").json()["steps"]
+    assert (steps[0]["event"], steps[0]["by"]) == ("cancel", "alice")
+
+
+def test_a_runtime_only_console_shows_the_state_tree(store: Any) -> None:
+    from statechart_runtime.console import app
+
+    web = client(app(store, [agent_run().AgentRun], auth=None), user=None)
+    page = web.get("/runs/approve-soon")
+    assert page.status_code == 200 and "<svg" not in page.text
+    active = re.findall(r'class="depth-\d+ \w+ active" data-state="(\w+)"', page.text)
+    assert active == ["interrupted", "waiting_for_approval"]
+    # A run of a spec the console was not given: listed, its page says why it is bare.
+    assert "deploy-1" in web.get("/runs").text
+    assert "started without the spec `deploy`" in web.get("/runs/deploy-1").text
+
+
+@pytest.mark.parametrize(("kind", "text", "value"), [
+    ("json", '{"a": [1, 2, {"b": null}]}', {"a": [1, 2, {"b": None}]}),
+    ("integer", "42", 42), ("number", "2.5", 2.5), ("boolean", "true", True),
+    ("string", " kept as typed ", " kept as typed "),
+])
+def test_form_values_take_the_fields_types(kind: str, text: str, value: Any) -> None:
+    from starlette.datastructures import FormData
+
+    from statechart_runtime.console.pages import form_values
+
+    fields = [{"name": "x", "type": kind, "required": True, "enum": None}]
+    form = FormData([("x", text), ("_csrf", "t"), ("@by", "mallory")])
+    assert form_values(fields, form) == {"x": value}
+
+
+@pytest.mark.parametrize(("kind", "text"), [("json", "{not json"), ("integer", "4.5"),
+                                            ("number", "many")])
+def test_a_form_value_not_of_its_type_is_a_422_naming_it(kind: str, text: str) -> None:
+    from starlette.datastructures import FormData
+
+    from statechart_runtime.console.core import Problem
+    from statechart_runtime.console.pages import form_values
+
+    with pytest.raises(Problem) as caught:
+        form_values([{"name": "x", "type": kind, "required": True, "enum": None}],
+                    FormData([("x", text)]))
+    assert (caught.value.status, caught.value.field) == (422, "x")
