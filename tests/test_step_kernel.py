@@ -215,7 +215,7 @@ def test_step_computes_and_changes_nothing(ar: ModuleType) -> None:
                               "approvedBy": "alice"}
     assert effect.timers == [] and effect.steps == (
         ("waiting_for_approval", "resumed", None, {"approvedBy": "alice"}),)
-    undo = kernel.commit(spec, run.record, effect)
+    undo = kernel.commit(spec, run.record, effect, ar.AgentRunStep)
     assert run.record.approvedBy == "alice" and run.record.status.value == "resumed"
     undo()
     assert run.record == before[-1]
