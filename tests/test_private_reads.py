@@ -30,44 +30,12 @@ KEPT: dict[tuple[str, str], tuple[int, str]] = {
     ("statechart/cli/__init__.py", "_actions"): (1, "argparse has no public way to list a "
                                                   "parser's subcommands"),
     ("statechart/cli/__init__.py", "_SubParsersAction"): (1, "the same: the subcommands' type"),
-    ("statechart/cli/runs_list.py", "_sc_spec"): (1, "a generated class's spec tables (the "
-                                                  "generated-code contract names them `_sc_*`)"),
-    ("statechart/runs_verify.py", "_sc_spec"): (3, "the same"),
-    ("statechart/runs_verify.py", "_sc_record"): (1, "a generated class's record class"),
-    ("statechart_runtime/chart/kernel.py", "_sc_step"): (1, "a generated record's step class"),
-    ("statechart_runtime/console/views.py", "_sc_spec"): (1, "a generated class's spec tables "
-                                                          "(`views.tables`, the console's one "
-                                                          "read)"),
     ("statechart_runtime/psm/machine.py", "_specs"): (2, "python-statemachine's callback specs "
                                                       "(library.INTERNALS)"),
-    ("statechart_runtime/psm/machine.py", "_sc_select"): (1, "the machine hands selection to "
-                                                          "its run"),
-    ("statechart_runtime/psm/machine.py", "_sc_microstep"): (1, "the run's microstep hook"),
-    ("statechart_runtime/psm/machine.py", "_machine_send"): (1, "the run's send, called by the "
-                                                            "machine it drives"),
-    ("statechart_runtime/run/record.py", "_sc_spec"): (2, "a generated record's spec tables"),
-    ("statechart_runtime/run/record.py", "_sc_step"): (1, "a generated record's step class"),
-    ("statechart_runtime/run/run.py", "_sc_direct_guards"): (2, "the class's cached guards, "
-                                                             "read through type(self), and "
-                                                             "steps_without_machine"),
-    # The run module's accessors for the run store (spec_of, record_class_of, active_states):
-    # the module of Run reads its own class's names, so that the store reads none.
-    ("statechart_runtime/run/run.py", "_sc_spec"): (1, "spec_of, for the run store"),
-    ("statechart_runtime/run/run.py", "_sc_record"): (1, "record_class_of, for the run store"),
-    ("statechart_runtime/run/run.py", "_active"): (1, "active_states, for the run store"),
     ("statechart_runtime/run/run.py", "_conditions_match"): (1, "python-statemachine's engine "
+                                                             "asks a transition's guards, a "
+                                                             "model= listener's too "
                                                              "(library.INTERNALS)"),
-    ("statechart_runtime/testing/coverage.py", "_sc_spec"): (2, "a generated class's spec "
-                                                             "tables"),
-    ("statechart_runtime/testing/coverage.py", "_sc_names"): (1, "a generated class's names"),
-    ("statechart_runtime/testing/coverage.py", "_sc_alternatives"): (1, "a generated class's "
-                                                                     "alternatives"),
-    ("statechart_runtime/testing/coverage.py", "_sc_source"): (1, "where the spec writes each "
-                                                               "state and transition"),
-    ("statechart_runtime/testing/explore.py", "_sc_spec"): (1, "a generated class's spec tables"),
-    ("statechart_runtime/testing/explore.py", "_sc_names"): (1, "a generated class's names"),
-    ("statechart_runtime/testing/explore.py", "_sc_alternatives"): (1, "a generated class's "
-                                                                    "alternatives"),
 }
 
 # The run store's modules (store*.py, worker.py) read none since the store rewrite (issue 26):

@@ -192,7 +192,7 @@ def test_a_declined_timer_does_not_starve_the_stores_other_timers(
     while (result := store.fire_next_due(Never, later)) is not None:  # the documented loop
         fired.append((result.run.record.runId, result.events))
         assert len(fired) < 5, fired
-    assert fired == [("a", ()), ("b", ("after.delay1.waiting",))]
+    assert fired == [("a", []), ("b", ["after.delay1.waiting"])]
     again = store.load(Never, "a")
     assert [t.declined for t in again.timers] == [True] and again.next_deadline is None
     assert first.timers and not first.timers[0].declined  # the caller's copy is its own
@@ -215,7 +215,7 @@ def test_step_computes_and_changes_nothing(ar: ModuleType) -> None:
                               "approvedBy": "alice"}
     assert effect.timers == [] and effect.steps == (
         ("waiting_for_approval", "resumed", None, {"approvedBy": "alice"}),)
-    undo = kernel.commit(spec, run.record, effect)
+    undo = kernel.commit(spec, run.record, effect, ar.AgentRunStep)
     assert run.record.approvedBy == "alice" and run.record.status.value == "resumed"
     undo()
     assert run.record == before[-1]

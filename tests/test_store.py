@@ -80,7 +80,7 @@ def test_fire_restores_from_the_head_and_appends(ar: ModuleType, backend: Backen
     store.create(run := waiting_for_approval(ar))
     run_id = run.record.runId
     fired = store.fire(ar.AgentRun, run_id, "approve", approvedBy="alice")
-    assert fired.events == ("approve",)
+    assert fired.events == ["approve"]
     assert [s.event.value for s in fired.run.record.history] == ["approve"]  # only the new
     fired = store.fire(ar.AgentRun, run_id, "proceed")
     for n in range(6):
@@ -180,7 +180,7 @@ def test_one_idempotency_key_applies_an_event_once(ticket: ModuleType, backend: 
                                           idempotency_key="k1", note="ok")
     assert (first.applied, repeat.applied) == (True, False)
     assert first.revision == repeat.revision == 2
-    assert repeat.events == ()
+    assert repeat.events == []
     assert len(store.history(run_id)) == 1
     with pytest.raises(StoreError, match="idempotency key 'k1'"):
         store.fire(ticket.Ticket, run_id, "reopen", idempotency_key="k1", note="x")
@@ -272,7 +272,7 @@ def test_due_runs_are_found_and_fired_once(ticket: ModuleType, backend: Backend)
     assert not store.fire_due(timed_ticket, ids[0], now).applied
     fired = store.fire_due(timed_ticket, ids[0], later)
     assert (fired.applied, fired.events, fired.run.status) == (
-        True, ("deny",), ticket.TicketState.denied)
+        True, ["deny"], ticket.TicketState.denied)
     assert not store.fire_due(timed_ticket, ids[0], later).applied  # no longer due
     claimed = [store.fire_next_due(timed_ticket, later) for _ in range(3)]
     assert [c.run.record.runId if c else None for c in claimed] == [*ids[1:], None]
@@ -396,7 +396,7 @@ def test_generated_timers_are_due_and_fired_through_the_store(backend: Backend,
     assert store.due(reminder.Reminder, later) == ids[:2]
     fired = [store.fire_next_due(reminder.Reminder, later) for _ in range(3)]
     assert [(f.run.record.runId, f.events) for f in fired if f] == [
-        (ids[0], ("after.delay1.waiting",)), (ids[1], ("after.delay1.waiting",))]
+        (ids[0], ["after.delay1.waiting"]), (ids[1], ["after.delay1.waiting"])]
     assert fired[2] is None
     assert store.find(reminder.Reminder, status="expired") == sorted(ids[:2])
     assert [r.event for r in store.history(ids[0])] == ["after.delay1.waiting"]

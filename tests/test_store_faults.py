@@ -239,7 +239,7 @@ def test_a_connection_cut_before_the_commit_is_retried_only_when_that_is_safe(
 
     monkeypatch.setattr(RunStore, "_fire_due", cut_then_fire_due)
     fired = store.fire_next_due(timed_ticket, later)
-    assert fired is not None and fired.events == ("deny",) and len(cuts) == 1
+    assert fired is not None and fired.events == ["deny"] and len(cuts) == 1
     assert [r.values for r in store.history(due.record.runId)] == [{"note": "timeout"}]
     assert_usable(store, ticket)
 

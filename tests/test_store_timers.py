@@ -36,7 +36,7 @@ def test_a_refused_timer_does_not_starve_later_ones(gate: type[Any], backend: Ba
     while (fired := store.fire_next_due(gate, now)) is not None:
         calls.append((fired.run.record.runId, fired.applied, fired.events))
         assert len(calls) < 5, f"the loop does not end: {calls}"
-    assert calls == [("stubborn", False, ()), ("later", True, ("after.delay1.waiting",))]
+    assert calls == [("stubborn", False, []), ("later", True, ["after.delay1.waiting"])]
     assert store.due(gate, now + 3600 * SECOND) == []
     assert store.find(gate, status="expired") == ["later"]
     stubborn = store.load(gate, "stubborn")  # the declined timer is in the stored record
@@ -60,7 +60,7 @@ def test_the_store_clock_is_the_one_time_source(gate: type[Any], backend: Backen
     assert [r.at for r in store.history("a")] == [T0 + 10 * SECOND]
     clock.advance(30 * SECOND)
     assert store.due(gate) == ["b"]
-    assert store.fire_next_due(gate).events == ("after.delay1.waiting",)
+    assert store.fire_next_due(gate).events == ["after.delay1.waiting"]
     assert [r.at for r in store.history("b")] == [T0 + 30 * SECOND]  # its due time
     assert {r.run_id: r.updated_at for r in store.stored_runs()} == {
         "a": T0 + 10 * SECOND, "b": T0 + 40 * SECOND}

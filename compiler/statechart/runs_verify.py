@@ -35,6 +35,7 @@ from statechart.report import Reporter, Sources
 from statechart_runtime import store_checks
 from statechart_runtime.chart import timers
 from statechart_runtime.errors import InvalidRecord, StoreError
+from statechart_runtime.run import record_class_of, spec_of
 
 DOCS_URL = ("https://github.com/statechart-compiler/statechart-compiler/blob/main/docs/runs.md")
 
@@ -83,7 +84,7 @@ def verify(store: Any, location: str, spec: Against, new: Against | None = None)
     (`store.stored_records`): a run fired meanwhile is seen whole, before or after."""
     out = Verified()
     where = Span.point(location, 1, 1)
-    for run_id, stored in store.stored_records(spec.run_class._sc_spec.name):
+    for run_id, stored in store.stored_records(spec_of(spec.run_class).name):
         out.runs += 1
         found = check_run(run_id, stored, spec, new, where)
         if found is not None:
@@ -103,7 +104,7 @@ def check_run(run_id: str, stored: tuple[Any, dict[str, Any]] | StoreError, spec
     found = _judged(run_id, raw, spec, where)
     if isinstance(found, RunDiagnostic):
         return found
-    wrong = _row_finding(columns, raw, found, spec.run_class._sc_spec, where)
+    wrong = _row_finding(columns, raw, found, spec_of(spec.run_class), where)
     if wrong is None and new is not None:
         return judge(run_id, raw, new, where)
     return wrong
@@ -119,7 +120,7 @@ def judge(run_id: str, raw: Mapping[str, Any], against: Against, where: Span
 def _judged(run_id: str, raw: Mapping[str, Any], against: Against, where: Span) -> Any:
     """The finding about one stored record under one spec, or the record the spec parsed
     from it (upgraded and replayed) when it accepts it."""
-    tables = against.run_class._sc_spec
+    tables = spec_of(against.run_class)
     version = raw.get("specVersion")
     older = isinstance(version, int) and not isinstance(version, bool) \
         and 1 <= version < tables.version
@@ -136,7 +137,7 @@ def _judged(run_id: str, raw: Mapping[str, Any], against: Against, where: Span) 
                 where, "keep the state, or bump the spec's version and add a migration that "
                 "renames it to a state runs can continue from", run_id)
     try:
-        return against.run_class._sc_record.from_dict(raw)
+        return record_class_of(against.run_class).from_dict(raw)
     except (InvalidRecord, ValueError, TypeError, LookupError) as exc:
         # InvalidRecord names the field at fault; the others cannot come from a record the
         # checker reads, but a finding is still better than a traceback.

@@ -41,7 +41,9 @@ def list_runs(args: argparse.Namespace) -> int:
     if spec is not None and (args.status, args.state, tagged) != (None, None, None):
         # In the spec's names, as `find` answers: runs stored at an older version through
         # their migration's renames, runs of a newer version not at all.
-        tables = compiled(spec)._sc_spec
+        from statechart_runtime.run import spec_of
+
+        tables = spec_of(compiled(spec))
         runs = [r for r in runs if _answers(tables, r, args.status, args.state, tagged)]
     else:
         runs = [r for r in runs

@@ -17,8 +17,6 @@ places their labels outside the cluster, not over its children.
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import graphviz  # no stubs published: see [[tool.mypy.overrides]] in pyproject.toml
 
 from statechart.model import Spec, State, Transition
@@ -29,6 +27,7 @@ from statechart.render.style import (
     DRAFT,
     HIGHLIGHT,
     OVERLAY,
+    drawn_edges,
     event_label,
     look,
     overlay_marks,
@@ -78,10 +77,8 @@ def dot_source(spec: Spec, active: frozenset[str] = frozenset(), header: bool = 
     for state in spec.top_level:
         _add_state(graph, spec, state, ids, fills, active, added=marks.added_states,
                    changed=marks.changed_states)
-    for t in spec.transitions():
-        # A multi-target transition: one edge per target, each labelled with all of them.
-        for one in [replace(t, target=x) for x in t.targets] or [t]:
-            _add_edge(graph, spec, one, ids, marks.edge_mark(t.source, t.key), fast)
+    for t, one in drawn_edges(spec):
+        _add_edge(graph, spec, one, ids, marks.edge_mark(t.source, t.key), fast)
     graph.attr(label=_legend(spec, fills, active, draft))
     text = str(graph.source)  # already a str; graphviz is untyped
     return (labels.header(header_lines(spec), "dot") if header else "") + text

@@ -18,7 +18,6 @@ not by Mermaid.
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 
 from statechart.model import Spec, State, Transition
 from statechart.outputs import header_lines
@@ -27,6 +26,7 @@ from statechart.render.style import (
     HIGHLIGHT,
     OVERLAY,
     OverlayMarks,
+    drawn_edges,
     event_label,
     overlay_marks,
     tag_fills,
@@ -108,10 +108,7 @@ def _place_transitions(spec: Spec) -> dict[str, list[Transition]]:
     lays out edges inside a composite better when declared there); "" is the top level.
     Parallel states hold only regions, so their edges go one level further out."""
     placed: dict[str, list[Transition]] = {}
-    # A multi-target transition: one edge per target, each labelled with all of them.
-    for t in (one for declared in spec.transitions()
-              for one in ([replace(declared, target=x) for x in declared.targets]
-                          or [declared])):
+    for _, t in drawn_edges(spec):
         if t.target not in spec.states:
             continue
         target = _entry(spec, t.target)

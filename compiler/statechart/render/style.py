@@ -1,4 +1,5 @@
-"""What a state looks like, decided once for DOT, Mermaid and the docs legend.
+"""What a state looks like, and which edges a transition is drawn as, decided once for DOT,
+Mermaid and the docs legend.
 
 Terminal = a state that ends the run (`statechart.spec_chart.ends_run`). Tags get a fill
 colour: `paused` and `terminal` have fixed ones (the spec format's rules talk about them),
@@ -8,7 +9,8 @@ same colours.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
 
 from statechart.model import Spec, State, Transition
 from statechart.spec_chart import ends_run
@@ -113,3 +115,11 @@ def event_label(t: Transition) -> str:
     elif t.kind != "external":
         text += f" ({t.kind})"
     return text
+
+
+def drawn_edges(spec: Spec) -> Iterator[tuple[Transition, Transition]]:
+    """Every transition as the pictures draw it: (the transition, one edge of it). A
+    multi-target transition is one edge per target, each labelled with all of them."""
+    for declared in spec.transitions():
+        for one in [replace(declared, target=x) for x in declared.targets] or [declared]:
+            yield declared, one

@@ -4,7 +4,9 @@
 - `events`: the event vocabulary (internal event names, descriptors);
 - `timers`: timer tables and the `after:` clock;
 - `spec`: the spec tables a generated module hands the runtime (`SpecTables`);
-- `kernel`: the step (an event's macrostep to rest);
+- `kernel`: the step (select, step, commit; the order of a macrostep's microsteps, which
+  `statechart_runtime.run.driver` runs to rest);
+- `step_kinds`: how a step took its transition, and its codec (record JSON, store column);
 - `values`: field values, times and their JSON codecs (what the chart's guards, timers and
   spec tables read; the run layer stores them).
 """

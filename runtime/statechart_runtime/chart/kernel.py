@@ -334,10 +334,11 @@ def step(spec: Any, state: RunState, event: str, moves: Sequence[Move], given: G
                   raised)
 
 
-def commit(spec: Any, record: Any, effect: Effect) -> Callable[[], None]:
+def commit(spec: Any, record: Any, effect: Effect, step_class: Callable[..., Any]
+           ) -> Callable[[], None]:
     """Write `effect` into `record` (its status, configuration, counts, remembered history,
-    timers, last transition time, fields, and the new history steps); returns the function
-    that puts the record back as it was."""
+    timers, last transition time, fields, and the new history steps, made by `step_class`:
+    the record's `<Name>Step`); returns the function that puts the record back as it was."""
     states = spec.states_by_name
     attrs = spec.attrs
     writes: dict[str, Any] = {
@@ -360,7 +361,6 @@ def commit(spec: Any, record: Any, effect: Effect) -> Callable[[], None]:
     length = len(history)
     for attr, value in writes.items():
         setattr(record, attr, value)
-    step_class = record._sc_step
     event = spec.events_by_name[effect.event]
     at = effect.at
     history.extend(step_class(event, states[source], states[target], at, values, kind)

@@ -10,16 +10,15 @@ from collections.abc import Iterator
 from typing import Any
 
 from statechart_runtime.chart.spec import SpecTables
+from statechart_runtime.run import spec_of
 from statechart_runtime.store import HistoryRow, StoredRun
 from statechart_runtime.store_pages import Move
 from statechart_runtime.values import SENT_BY, time_text
 
 
 def tables(run_class: type[Any]) -> SpecTables:
-    """A generated Run class's spec tables (the generated-code contract names them
-    `_sc_spec`): the console's one read of them."""
-    found: SpecTables = run_class._sc_spec
-    return found
+    """A generated Run class's spec tables (`statechart_runtime.run.spec_of`)."""
+    return spec_of(run_class)
 
 
 def when(value: dt.datetime | None) -> str | None:

@@ -155,7 +155,7 @@ INTERNALS: tuple[Internal, ...] = (
              "the set type the engine and the configuration setter take"),
     # What generated modules and callers use (api.py, run.py).
     Internal("statemachine.exceptions.TransitionNotAllowed", "subclassed",
-             "run.run:EventNotAccepted, Run._take, Run._complete",
+             "run.run:EventNotAccepted, Run._take, Run._machine_step",
              "the library's refusal, caught and re-raised as EventNotAccepted (a subclass)"),
     Internal("statemachine.State", "called", "api; generated",
              "the states of a generated machine (with State.Compound, State.Parallel)"),

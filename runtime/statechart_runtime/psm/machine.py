@@ -25,7 +25,8 @@ not registered as a listener: the library would build a per-instance callback re
 from __future__ import annotations
 
 import inspect
-from typing import Any, Protocol
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 from statemachine import StateMachine
 from statemachine.callbacks import CallbackGroup, SpecReference
@@ -37,12 +38,14 @@ from statemachine.transition import Transition
 from statechart_runtime.chart.chart import Chart
 
 
-class RunHook(Protocol):
-    """What the engine asks of the run facade (statechart_runtime.run.Run)."""
+class RunHooks(NamedTuple):
+    """What the engine asks of the run facade (statechart_runtime.run.Run), which the run
+    gives its machine (`machine._sc_run`): its selection (`kernel.select`), the commit of
+    each microstep before its actions run, and its own `send`."""
 
-    def _sc_select(self, engine: Any, trigger_data: Any, predicate: Any) -> Any: ...
-    def _sc_microstep(self, transitions: list[Any], trigger: str) -> None: ...
-    def _machine_send(self, event_id: str, *args: Any, **kwargs: Any) -> None: ...
+    select: Callable[[Any, Any, Any], Any]  # (engine, trigger data, predicate) -> transitions
+    microstep: Callable[[list[Any], str], None]  # (transitions, trigger)
+    send: Callable[..., None]  # (event id, *args, **kwargs)
 
 
 class _Engine(SyncEngine):
@@ -53,9 +56,9 @@ class _Engine(SyncEngine):
         return OrderedSet()
 
     def _select_transitions(self, trigger_data: Any, predicate: Any) -> Any:
-        run: RunHook | None = getattr(self.sm, "_sc_run", None)
+        run: RunHooks | None = getattr(self.sm, "_sc_run", None)
         if run is not None:  # the run selects (statechart_runtime.kernel.select)
-            return run._sc_select(self, trigger_data, predicate)
+            return run.select(self, trigger_data, predicate)
         # A machine used without its run facade: the library's selection, in document order.
         enabled: Any = OrderedSet()
         atomic = [s for s in self.sm.configuration if s.is_atomic]
@@ -76,10 +79,10 @@ class _Engine(SyncEngine):
         return
 
     def microstep(self, transitions: list[Any], trigger_data: Any) -> Any:
-        hook: RunHook | None = getattr(self.sm, "_sc_run", None)
+        hook: RunHooks | None = getattr(self.sm, "_sc_run", None)
         if hook is not None:
             # Raising here cancels the step: nothing ran yet.
-            hook._sc_microstep(transitions, str(trigger_data.event))
+            hook.microstep(transitions, str(trigger_data.event))
         self._sc_content_ran: set[str] = set()
         return super().microstep(transitions, trigger_data)
 
@@ -126,9 +129,9 @@ class Machine(StateMachine):
     def send(self, event: str, *args: Any, **kwargs: Any) -> Any:
         """python-statemachine's `send`; on a run's machine (`run.machine.send("approve")`),
         the run's own `send`, so the record is kept and a refusal is EventNotAccepted."""
-        run: RunHook | None = self.__dict__.get("_sc_run")
+        run: RunHooks | None = self.__dict__.get("_sc_run")
         if run is not None:
-            return run._machine_send(event, *args, **kwargs)
+            return run.send(event, *args, **kwargs)
         return super().send(event, *args, **kwargs)
 
     def run_exit_actions(self, names: list[str], event: str) -> None:

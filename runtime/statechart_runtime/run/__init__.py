@@ -1,5 +1,7 @@
 """The run layer: a run of a generated class, its record, and replay.
 
+- `driver`: the one loop that runs an event, and the clock, to rest (the run's and the
+  explorer's);
 - `run`: the `Run` facade (`statechart_runtime.run.Run`);
 - `record`: the record a run keeps and checks;
 - `replay`: rebuilding macrostep boundaries from a record.
@@ -14,13 +16,13 @@ from statechart_runtime.run.run import (
     MAX_TIMER_STEPS,
     EventNotAccepted,
     Run,
+    RunClass,
     active_states,
     record_class_of,
+    run_class_of,
     spec_of,
     steps_without_machine,
 )
 
-# spec_of, record_class_of, active_states, steps_without_machine: what a run store reads of
-# runs and their classes (statechart_runtime.store), without reading their private names.
-__all__ = ["MAX_TIMER_STEPS", "EventNotAccepted", "Run", "active_states", "record_class_of",
-           "spec_of", "steps_without_machine"]
+__all__ = ["MAX_TIMER_STEPS", "EventNotAccepted", "Run", "RunClass", "active_states",
+           "record_class_of", "run_class_of", "spec_of", "steps_without_machine"]

@@ -32,11 +32,12 @@ import dataclasses
 import datetime as dt
 import enum
 import json
+import weakref
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, Generic, Self, TypeVar, overload
 
 from statechart_runtime.chart import events as internal_events
-from statechart_runtime.chart import timers
+from statechart_runtime.chart import step_kinds, timers
 from statechart_runtime.chart.spec import SpecTables
 from statechart_runtime.chart.values import SENT_BY, JsonValue, is_aware, parse_time, time_text
 from statechart_runtime.run import replay as _replay
@@ -68,14 +69,14 @@ class Step(Generic[E, S]):
     @property
     def history(self) -> str | None:
         """`shallow`/`deep` when the step entered its target by history, else None."""
-        return self.kind if self.kind in _replay.HISTORY_KINDS else None
+        return self.kind if self.kind in step_kinds.HISTORY_KINDS else None
 
     def to_dict(self) -> JsonObject:
         data: JsonObject = {"event": self.event.value, "source": self.source.value,
                             "target": self.target.value, "at": time_text(self.at),
                             "values": dict(self.values)}
         if self.kind:
-            data.update(_replay.kind_entry(self.kind))
+            data.update(step_kinds.to_json(self.kind))
         return data
 
 
@@ -103,6 +104,11 @@ class Record:
 
     _sc_spec: ClassVar[SpecTables]
     _sc_step: ClassVar[type[Step[Any, Any]]]
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if hasattr(cls, "_sc_spec"):  # a generated record class (or a subclass of one)
+            _RECORD_CLASSES[cls] = (cls._sc_spec, cls._sc_step)
 
     def to_dict(self, *, history: bool = True) -> JsonObject:
         """The record as JSON data; with `history=False`, without its "history" key (a run
@@ -306,6 +312,29 @@ def _status_of(spec: SpecTables, raw: object) -> Any:
     raise spec.invalid("status", f"unknown {what} {raw!r}")
 
 
+# A generated record class -> its spec tables and step class (`record_spec`, `step_class_of`):
+# what other modules read of a record class, without reading its generated-code names.
+_RECORD_CLASSES: weakref.WeakKeyDictionary[type, tuple[SpecTables, type[Step[Any, Any]]]] = \
+    weakref.WeakKeyDictionary()
+
+
+def _record_class(record: Record | type[Record]) -> tuple[SpecTables, type[Step[Any, Any]]]:
+    found = _RECORD_CLASSES.get(record if isinstance(record, type) else type(record))
+    if found is None:
+        raise TypeError(f"{record!r} is not a generated record class nor one of its records")
+    return found
+
+
+def record_spec(record: Record | type[Record]) -> SpecTables:
+    """The spec tables of a generated record class, or of one of its records."""
+    return _record_class(record)[0]
+
+
+def step_class_of(record: Record | type[Record]) -> type[Step[Any, Any]]:
+    """The step class (`<Name>Step`) of a generated record class, or of one of its records."""
+    return _record_class(record)[1]
+
+
 def _step_from_dict(cls: type[Record], index: int, raw: object) -> Step[Any, Any]:
     spec = cls._sc_spec
     event, source, target, at, values, kind = _replay.raw_step(spec, f"history[{index}]", raw)
@@ -320,9 +349,9 @@ def check_record(record: Record, record_class: type[Record] | None = None) -> No
     """Refuse a record this spec could not have produced (see the module's docstring); with
     `record_class`, first refuse a record of any other class (another spec's record)."""
     if record_class is not None and not isinstance(record, record_class):
-        raise record_class._sc_spec.invalid(
+        raise record_spec(record_class).invalid(
             "(record)", f"expected a {record_class.__name__}, got {type(record).__name__}")
-    spec = record._sc_spec
+    spec = record_spec(record)
     invalid = spec.invalid
     rec: Any = record
     if not isinstance(rec.runId, str) or not rec.runId:
@@ -403,7 +432,7 @@ def replay(spec: SpecTables, record: Record) -> _replay.Replayed:
     from `createdAt`; run context is read from the record as it is now."""
     rec: Any = record
     attrs = spec.attrs
-    step_class = record._sc_step
+    step_class = step_class_of(record)
 
     def read(spec: Any, where: str, step: object) -> _replay.Raw:
         return _replay.typed_step(spec, step_class, where, step)

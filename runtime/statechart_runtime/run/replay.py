@@ -17,9 +17,9 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from statechart_runtime.chart import events as _events
-from statechart_runtime.chart import kernel
+from statechart_runtime.chart import kernel, step_kinds
 from statechart_runtime.chart import timers as _timers
-from statechart_runtime.chart.chart import INTERNAL, MULTI, TARGETLESS, Move, Remembered
+from statechart_runtime.chart.chart import MULTI, Move, Remembered
 from statechart_runtime.chart.values import (
     SENT_BY,
     JsonValue,
@@ -46,15 +46,15 @@ class Replayed(NamedTuple):
     timers: list[_timers.Timer[Any, Any]] | None
 
 
-# How a step took its transition (`Step.kind`), by the key a record's JSON holds it under: a
-# history kind under `history`, the others under `kind` (docs/runs.md, "The record").
-HISTORY_KINDS = ("shallow", "deep")
-OTHER_KINDS = (INTERNAL, TARGETLESS, MULTI)
+# How a step took its transition: statechart_runtime.chart.step_kinds (these names stay
+# here for the modules that import them from the replay).
+HISTORY_KINDS = step_kinds.HISTORY_KINDS
+OTHER_KINDS = step_kinds.OTHER_KINDS
 
 
 def kind_entry(kind: str) -> dict[str, str]:
-    """A step's kind as its JSON object holds it: `{"history": "deep"}`, `{"kind": "internal"}`."""
-    return {"history" if kind in HISTORY_KINDS else "kind": kind}
+    """A step's kind as its JSON object holds it (`step_kinds.to_json`)."""
+    return step_kinds.to_json(kind)
 
 
 def raw_step(spec: Any, where: str, step: object) -> Raw:
@@ -67,14 +67,7 @@ def raw_step(spec: Any, where: str, step: object) -> Raw:
         raise invalid(where, f"expected an object with keys {sorted(keys)} (and `history` for "
                       "a step that entered its target by history, or `kind` for an internal or "
                       "targetless one)")
-    kind = step.get("history")
-    if kind not in (None, *HISTORY_KINDS):
-        raise invalid(where + ".history", f"expected `shallow` or `deep`, got {kind!r}")
-    if "kind" in step:
-        kind = step["kind"]
-        if kind not in OTHER_KINDS:
-            raise invalid(where + ".kind", "expected `internal`, `targetless` or `multi`, got "
-                          f"{kind!r}")
+    kind = step_kinds.from_json(step, where, invalid)
     event = step["event"]
     if not isinstance(event, str) or event not in spec.events_by_name:
         raise invalid(where + ".event", f"unknown event {event!r}")
@@ -123,12 +116,8 @@ def typed_step(spec: Any, step_class: type[Any], where: str, step: object) -> Ra
     if not isinstance(step.values, dict):
         raise invalid(where + ".values", f"expected a dict, got {step.values!r}")
     values = _field_values(spec, where, step.values)
-    if step.kind not in (None, *HISTORY_KINDS, *OTHER_KINDS):
-        raise invalid(where + ".kind", "expected `shallow`, `deep`, `internal`, `targetless` or "
-                      "`multi`, "
-                      f"got {step.kind!r}")
     return (step.event.value, step.source.value, step.target.value, step.at, values,
-            step.kind)
+            step_kinds.checked(step.kind, where, invalid))
 
 
 def replay(spec: Any, steps: Sequence[object], read: Callable[[Any, str, object], Raw], *,
@@ -234,8 +223,8 @@ def _replay(spec: Any, steps: Sequence[object], read: Callable[[Any, str, object
                                                    and not set(allowed) & set(OTHER_KINDS))
             raise invalid(where + (".history" if by_history else ".kind"),
                           f"`{event}` from `{source}` to `{target}` is taken "
-                          + " or ".join(_taken(k) for k in sorted(allowed, key=str))
-                          + f", not {_taken(kind).replace(' transition', ' one')}")
+                          + " or ".join(step_kinds.in_words(k) for k in sorted(allowed, key=str))
+                          + f", not {step_kinds.in_words(kind).replace(' transition', ' one')}")
         given = {name: (codec.from_json(name, raw, f"{where}.values.{name}"), raw)
                  for name, raw in values.items()}
         move: Move = (source, target) if kind is None else (source, target, kind)
@@ -252,12 +241,6 @@ def _replay(spec: Any, steps: Sequence[object], read: Callable[[Any, str, object
         previous = (event, at)
     return Replayed(state.configuration, state.counts, last, state.remembered,
                     state.timers if with_timers else None)
-
-
-def _taken(kind: str | None) -> str:
-    """How a step of `kind` takes its transition, in words."""
-    return f"by {kind} history" if kind in HISTORY_KINDS else \
-        f"as {'an' if kind != TARGETLESS else 'a'} {kind or 'external'} transition"
 
 
 def _refusal_text(refused: kernel.Refused, last: Mapping[str, tuple[Any, Any, int]]) -> str:

@@ -12,10 +12,12 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import uuid
+import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any, ClassVar, Generic, Self, TypeVar
 
-from statechart_runtime.chart import events, kernel, timers
+from statechart_runtime.chart import kernel, timers
 from statechart_runtime.chart.chart import INTERNAL, MULTI, TARGETLESS
 from statechart_runtime.chart.spec import SpecTables
 from statechart_runtime.chart.values import (
@@ -29,17 +31,25 @@ from statechart_runtime.chart.values import (
     utcnow,
 )
 from statechart_runtime.errors import LimitExceeded, MissingField, RunError
-from statechart_runtime.psm.machine import DirectGuards, Machine, direct_guards, number_states
+from statechart_runtime.psm.machine import (
+    DirectGuards,
+    Machine,
+    RunHooks,
+    direct_guards,
+    number_states,
+)
 from statechart_runtime.psm.names import OrderedSet, StateMachine, TransitionNotAllowed
-from statechart_runtime.run.record import Record, check_record
+from statechart_runtime.run import driver
+from statechart_runtime.run.record import Record, check_record, step_class_of
 from statechart_runtime.testing import coverage
 
 R = TypeVar("R", bound=Record)
 S = TypeVar("S")
 E = TypeVar("E")
 _NO_VALUES: dict[str, tuple[Any, JsonValue]] = {}
-# The most timer steps one `fire_due` (or one event's catching up) takes.
-MAX_TIMER_STEPS = 10_000
+# The most timer steps one `fire_due` (or one event's catching up) takes: the driver's,
+# read here at each call (a test lowers it).
+MAX_TIMER_STEPS = driver.MAX_TIMER_STEPS
 
 
 class EventNotAccepted(RunError, TransitionNotAllowed):
@@ -111,6 +121,9 @@ class Run(Generic[R, S, E]):
     # (the class's guards, or None: its runs need a machine), once found (`_sc_direct_guards`)
     _sc_direct: ClassVar[tuple[DirectGuards | None]]
 
+    # The record's step class (`<Name>Step`), which a step's history entries are made of.
+    _sc_step_class: ClassVar[type[Any]]
+
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         machine = cls.__dict__.get("_sc_machine")
@@ -119,6 +132,11 @@ class Run(Generic[R, S, E]):
             ids = cls._sc_spec.event_ids
             cls._sc_names = {ids.get(name, name): name for name in cls._sc_spec.events_by_name}
             cls._sc_alternatives = _alternatives(cls._sc_spec, machine)
+            cls._sc_step_class = step_class_of(cls._sc_record)
+        if hasattr(cls, "_sc_machine"):  # a generated class, or a subclass of one
+            _RUN_CLASSES[cls] = RunClass(cls._sc_spec, cls._sc_record, cls._sc_names,
+                                         cls._sc_alternatives, cls._sc_source,
+                                         cls._sc_direct_guards)
 
     def __init__(self, record: R | None = None, *, run_id: str | None = None,
                  model: object = None, clock: Clock | None = None, check: bool = True,
@@ -131,7 +149,7 @@ class Run(Generic[R, S, E]):
         spec = self._sc_spec
         self.clock: Clock = clock if clock is not None else utcnow
         # The event being handled: (name, its values, its time), while `_take` runs.
-        self._pending: tuple[str, dict[str, tuple[Any, JsonValue]], dt.datetime] | None = None
+        self._pending: tuple[str, kernel.Given, dt.datetime] | None = None
         self._stepped = False  # whether the pending event has taken its one microstep
         self._effect: kernel.Effect | None = None  # computed by `_sc_select`, committed next
         self._selection: kernel.Selection | None = None  # the last selection that took none
@@ -180,17 +198,17 @@ class Run(Generic[R, S, E]):
         # The python-statemachine machine, built when first needed: a run of a class with
         # no actions (and no `model=`) steps through the kernel alone (`_take_direct`).
         self._machine: Machine | None = None
-        self._guards = None if model is not None else type(self)._sc_direct_guards()
+        self._guards = None if model is not None else self._sc_direct_guards()
         if self._guards is None:
             self._build_machine(model)
         elif record is None:  # where a machine built later finds the configuration
             self._sc_state = active[0] if len(active) == 1 else OrderedSet(active)
         if coverage.RECORDER is not None:
             coverage.RECORDER.started(self, entered)
-        if spec.eventless and entered:
+        if entered and driver.opens(spec):
             # A new run's macrostep: the eventless transitions its initial states enable
             # (SCXML and XState take them before the first event).
-            self._take(events.ALWAYS, None, at)
+            self._take(driver.OPENING, None, at)
 
     def _value_of(self, field: str) -> Any:
         return getattr(self.record, self._sc_spec.attrs[field])
@@ -232,7 +250,7 @@ class Run(Generic[R, S, E]):
         machine = self._machine = self._sc_machine(
             model=self, state_field="_sc_state",
             listeners=None if model is None else [model])
-        machine._sc_run = self
+        machine._sc_run = RunHooks(self._sc_select, self._sc_microstep, self._machine_send)
         if self._sc_spec.history_ids:
             self._restore_history(machine)
         return machine
@@ -419,28 +437,23 @@ class Run(Generic[R, S, E]):
     def _take(self, event: str, checked: dict[str, tuple[Any, JsonValue]] | None,
               at: dt.datetime) -> None:
         """Take `event` and the eventless transitions and completion events that follow, as
-        one atomic step (a macrostep): computed by the kernel (`_sc_select`), committed
-        before the actions run (`_sc_microstep`), and taken back whole if anything raises.
-        `checked` None: a new run's first macrostep, which has no event of its own (only the
-        eventless transitions its initial states enable)."""
-        if self._machine is None:
-            self._take_direct(event, checked, at)
-            return
-        spec = self._sc_spec
-        chart = spec.chart
+        one atomic step (a macrostep, `driver.macrostep`): each microstep computed by the
+        kernel and committed before the actions run, through the machine (`_machine_step`)
+        or, for a run with no machine, directly (`_direct_step`); taken back whole if
+        anything raises. `checked` None: a new run's first macrostep, which has no event of
+        its own (only the eventless transitions its initial states enable)."""
+        machine = self._machine
         active = self._active
-        history_values = dict(self.machine.history_values) if chart.remembers else None
+        history_values = dict(machine.history_values) \
+            if machine is not None and self._sc_spec.chart.remembers else None
         self._undo = []
         self._selection = None
-        self._pending = (event, checked or _NO_VALUES, at)
-        self._stepped = False
+        self._pending = (event, checked or _NO_VALUES, at)  # an event is being handled
+        take = self._direct_step if machine is None else self._machine_step
         try:
-            if checked is not None:
-                # The machine's event id: the spec's name unless the module maps it.
-                StateMachine.send(self.machine,
-                                  spec.event_ids.get(event, event) if spec.event_ids else event)
-            if self._raised or spec.eventless:
-                self._complete()
+            if not driver.macrostep(self._sc_spec, event, checked, take, self._configuration,
+                                    self._raised):
+                raise self._refusal(event)
         except BaseException as exc:
             # All or nothing: every step this event committed is undone, and the machine goes
             # back too (python-statemachine rolls back only what failed inside a step's
@@ -448,60 +461,57 @@ class Run(Generic[R, S, E]):
             for undo in reversed(self._undo):
                 undo()
             self._active = active
-            if history_values is not None:
-                self.machine.history_values.clear()
-                self.machine.history_values.update(history_values)
             self._raised.clear()
-            self.machine.reset_to(active)
-            if isinstance(exc, TransitionNotAllowed) and not isinstance(exc, EventNotAccepted):
-                raise self._refusal(event) from None
+            if machine is not None:
+                if history_values is not None:
+                    machine.history_values.clear()
+                    machine.history_values.update(history_values)
+                machine.reset_to(active)
+                if isinstance(exc, TransitionNotAllowed) and \
+                        not isinstance(exc, EventNotAccepted):
+                    raise self._refusal(event) from None
             raise
         finally:
             self._pending = None
             self._effect = None
             self._undo = []
-        if chart.ended(self._active):
+        if machine is None:
+            active = self._active
+            # Where a machine built later finds the configuration (document order).
+            self._sc_state = active[0] if len(active) == 1 else OrderedSet(active)
+        elif self._sc_spec.chart.ended(self._active):
             # SCXML exits every active state when the run ends; python-statemachine does not.
             # The event is applied by now: an exception from these actions reaches the caller
             # with the record in its final state.
-            self.machine.run_exit_actions(list(reversed(self._active)), event)
+            machine.run_exit_actions(list(reversed(self._active)), event)
 
-    def _take_direct(self, event: str, checked: dict[str, tuple[Any, JsonValue]] | None,
-                     at: dt.datetime) -> None:
-        """`_take` for a run with no machine (its class has no actions: `machine`): the
-        kernel's selection and step, and the eventless transitions and completion events
-        that follow (`kernel.settle`, as `_complete`), committed in turn; all taken back if
-        anything raises (a guard may)."""
-        active = self._active
-        undo: list[Callable[[], None]] = []
-        self._selection = None
-        self._pending = (event, checked or _NO_VALUES, at)
+    def _configuration(self) -> tuple[str, ...]:
+        return self._active
 
-        def internal(name: str) -> bool:
-            self._pending = (name, _NO_VALUES, at)
-            return self._step_direct(name, _NO_VALUES, at, undo)
-
+    def _machine_step(self, event: str, values: kernel.Given) -> bool:
+        """One microstep of `event` through the machine (`driver.Take`): the engine asks the
+        run to select (`_sc_select`) and to commit (`_sc_microstep`), then runs the actions;
+        whether it took one."""
+        assert self._pending is not None
+        self._pending = (event, values, self._pending[2])
+        self._stepped = False
+        spec = self._sc_spec
         try:
-            if checked is not None and not self._step_direct(event, checked, at, undo):
-                raise self._refusal(event)
-            if self._raised or self._sc_spec.eventless:
-                kernel.settle(self._sc_spec, event, lambda: self._active, self._raised,
-                              internal)
-        except BaseException:
-            for step_undo in reversed(undo):
-                step_undo()
-            self._active = active
-            self._raised.clear()
-            raise
-        finally:
-            self._pending = None
-        active = self._active
-        # Where a machine built later finds the configuration (document order).
-        self._sc_state = active[0] if len(active) == 1 else OrderedSet(active)
+            # The machine's event id: the spec's name unless the module maps it.
+            StateMachine.send(self.machine,
+                              spec.event_ids.get(event, event) if spec.event_ids else event)
+        except TransitionNotAllowed:
+            if self._stepped:
+                raise
+        return self._stepped
 
-    def _step_direct(self, event: str, values: dict[str, tuple[Any, JsonValue]],
-                     at: dt.datetime, undo: list[Callable[[], None]]) -> bool:
-        """One microstep of `_take_direct`, committed; False if `event` selects nothing."""
+    def _direct_step(self, event: str, values: kernel.Given) -> bool:
+        """One microstep of `event` for a run with no machine (its class has no actions:
+        `machine`), committed (`driver.Take`): the guards are the methods they name;
+        whether it took one."""
+        assert self._pending is not None
+        at = self._pending[2]
+        self._pending = (event, values, at)
         spec = self._sc_spec
         guards = self._guards or {}
         table = self._sc_alternatives
@@ -516,33 +526,30 @@ class Run(Generic[R, S, E]):
         effect = self._selected(event, values, at, alternatives)[1]
         if effect is None:
             return False
-        undo.append(kernel.commit(spec, self.record, effect))
+        self._commit(effect)
+        return True
+
+    def _commit(self, effect: kernel.Effect) -> None:
+        """Apply a microstep's effect to the run (its record, configuration, raised events)."""
+        self._undo.append(kernel.commit(self._sc_spec, self.record, effect,
+                                        self._sc_step_class))
         self._active = effect.configuration
         if effect.raised:
             self._raised.extend(effect.raised)
-        return True
 
     def _guard(self, asked: tuple[tuple[str, bool], ...]) -> bool:
         """A transition's guards, asked as python-statemachine asks them: each method's
         answer must be the one that lets the transition through (`cond`: true)."""
         return all(bool(getattr(self, name)()) == wanted for name, wanted in asked)
 
-    def _selected(self, event: str, values: dict[str, tuple[Any, JsonValue]],
+    def _selected(self, event: str, values: kernel.Given,
                   at: dt.datetime, alternatives: Callable[[str], Iterable[kernel.Alternative]]
                   ) -> tuple[kernel.Selection, kernel.Effect | None]:
-        """What `event` selects from the run (`kernel.select`) and its effect
-        (`kernel.step`; None when it selects nothing: the selection is kept for
-        `_refusal`); a step the spec refuses raises the run's error for it."""
-        spec = self._sc_spec
-        state = self._state()
-        selection = kernel.select(spec, state, alternatives, event)
-        effect = refused = None
-        if selection.moves:
-            try:
-                effect = kernel.step(spec, state, event, selection.moves, values, at,
-                                     selection.positions)
-            except kernel.Refused as error:
-                refused = error
+        """What `event` selects from the run and its effect (`driver.microstep`; None when it
+        selects nothing: the selection is kept for `_refusal`); a step the spec refuses
+        raises the run's error for it."""
+        selection, effect, refused = driver.microstep(self._sc_spec, self._state(), event,
+                                                      values, at, alternatives)
         # Spec coverage (statechart_runtime.coverage): the one check it costs when off.
         if coverage.RECORDER is not None:
             coverage.RECORDER.selected(self, selection, effect)
@@ -602,50 +609,29 @@ class Run(Generic[R, S, E]):
 
     def _fire_timers(self, when: dt.datetime) -> list[str]:
         record: Any = self.record
+        if not timers.pending(record.timers, when):
+            return []  # before every event: most often nothing is due
         chart = self._sc_spec.chart
-        fired: list[str] = []
-        for _ in range(MAX_TIMER_STEPS):
-            due = timers.pending(record.timers, when)
-            if not due or chart.ended(self._active):
-                break
-            timer = due[0]
-            event = timer.event.value
-            last: dt.datetime = record.lastTransitionAt
+
+        def fire(event: str, at: dt.datetime) -> bool:
             try:
                 # One atomic step, as `send` takes one: a completion it causes is part of it.
-                self._take(event, _NO_VALUES, last if timer.due < last else timer.due)
+                self._take(event, _NO_VALUES, at)
             except (EventNotAccepted, LimitExceeded, MissingField):
                 # No transition of it is enabled (guards, a limit, a value a state needs):
                 # it stays armed, declined, so the record shows it.
-                record.timers = timers.declined(record.timers, timer)
-            else:
-                fired.append(event)
-        return fired
+                return False
+            return True
+
+        def decline(timer: timers.Timer[Any, Any]) -> None:
+            record.timers = timers.declined(record.timers, timer)
+
+        return driver.fire_due(when, armed=lambda: record.timers,
+                               ended=lambda: chart.ended(self._active),
+                               last=lambda: record.lastTransitionAt, fire=fire,
+                               decline=decline, limit=MAX_TIMER_STEPS)
 
     # -- the steps (called by the engine, statechart_runtime.machine) ------------------------
-
-    def _complete(self) -> None:
-        """The rest of the macrostep (`kernel.settle`): the eventless transitions enabled
-        after each microstep, then the `done.state` events the microsteps raised, in order
-        (SCXML's internal queue; each may raise more), one microstep each. An event whose
-        state a previous one left, or whose transitions are all refused, selects nothing and
-        is dropped, as SCXML drops it."""
-        assert self._pending is not None
-        kernel.settle(self._sc_spec, self._pending[0], lambda: self._active, self._raised,
-                      self._internal_step)
-
-    def _internal_step(self, event: str) -> bool:
-        """One microstep of an event the run raises itself (`always`, `done.state.X`),
-        through the machine; whether it took one."""
-        assert self._pending is not None
-        self._pending = (event, _NO_VALUES, self._pending[2])
-        self._stepped = False
-        try:
-            StateMachine.send(self.machine, self._sc_spec.event_ids[event])
-        except TransitionNotAllowed:
-            if self._stepped:
-                raise
-        return self._stepped
 
     def _sc_select(self, engine: Any, trigger_data: Any, predicate: Any) -> Any:
         """The engine's selection, by the runtime (`kernel.select`: SCXML order, limits and
@@ -700,10 +686,7 @@ class Run(Generic[R, S, E]):
             raise RuntimeError(f"`{trigger}` was sent to the machine directly: send events "
                                f"through {type(self).__name__}'s methods")
         self._effect = None
-        self._undo.append(kernel.commit(self._sc_spec, self.record, effect))
-        self._active = effect.configuration
-        if effect.raised:
-            self._raised.extend(effect.raised)
+        self._commit(effect)
         self._stepped = True
 
 
@@ -739,26 +722,56 @@ def _guard_names(transition: Any) -> list[str]:
     return [str(getattr(spec, "attr_name", None) or spec) for spec in transition.cond]
 
 
-# -- what a run store reads of runs and their classes (statechart_runtime.store) ----------
+# -- what other modules read of runs and their classes (run stores, the test tooling) -------
+#
+# Module functions, not methods: a generated class's public names are its spec's events.
+
+
+# (state, machine event id) -> its alternatives: (target, move kind, the library's transition,
+# whether it has guards), in declaration order.
+Alternatives = dict[tuple[str, str], list[tuple[str, str | None, Any, bool]]]
+
+
+@dataclass(frozen=True, slots=True)
+class RunClass:
+    """What the runtime knows of a generated run class (made once per class)."""
+
+    spec: SpecTables
+    record: type[Any]
+    names: Mapping[str, str]  # the machine's event ids -> the spec's event names
+    alternatives: Alternatives
+    source: Mapping[str, Any] | None  # where the spec writes each state and transition
+    direct_guards: Callable[[], DirectGuards | None]
+
+
+_RUN_CLASSES: weakref.WeakKeyDictionary[type, RunClass] = weakref.WeakKeyDictionary()
+
+
+def run_class_of(run: Run[Any, Any, Any] | type[Run[Any, Any, Any]]) -> RunClass:
+    """What the runtime knows of a generated run class (or of a run's)."""
+    found = _RUN_CLASSES.get(run if isinstance(run, type) else type(run))
+    if found is None:
+        raise TypeError(f"{run!r} is not a generated run class nor one of its runs")
+    return found
 
 
 def spec_of(run: Run[Any, Any, Any] | type[Run[Any, Any, Any]]) -> SpecTables:
     """The spec tables of a run or of its class (its name, version, states, tags, ...)."""
-    return run._sc_spec
+    return run_class_of(run).spec
 
 
 def record_class_of(run_class: type[Run[Any, Any, Any]]) -> type[Any]:
     """The record class of a run class (`from_dict` restores a stored record)."""
-    return run_class._sc_record
+    return run_class_of(run_class).record
 
 
 def active_states(run: Run[Any, Any, Any]) -> tuple[str, ...]:
     """The names of a run's active states, ancestors included (what a store indexes)."""
-    return run._active
+    return tuple(member.value for member in run.configuration)
 
 
 def steps_without_machine(run_class: type[Run[Any, Any, Any]]) -> bool:
     """Whether the runs of `run_class` step without a python-statemachine machine (the
     class has no actions): a step can then be computed again without running anything
     twice (a store computes it before taking its write lock)."""
-    return run_class._sc_direct_guards() is not None
+    return run_class_of(run_class).direct_guards() is not None

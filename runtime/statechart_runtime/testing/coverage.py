@@ -122,12 +122,18 @@ class Recorder:
 
     def __init__(self) -> None:
         self._tables: dict[object, _Table] = {}  # spec tables -> its table
+        self._by_class: dict[type[Any], _Table] = {}  # run class -> its spec's table
 
     def _table(self, run_class: type[Any]) -> _Table:
-        spec = run_class._sc_spec
-        table = self._tables.get(spec)
+        table = self._by_class.get(run_class)
         if table is None:
-            table = self._tables[spec] = _table_of(run_class)
+            from statechart_runtime.run.run import spec_of  # run imports this module
+
+            spec = spec_of(run_class)
+            table = self._tables.get(spec)
+            if table is None:
+                table = self._tables[spec] = _table_of(run_class)
+            self._by_class[run_class] = table
         return table
 
     def started(self, run: Any, entered: Iterable[str]) -> None:
@@ -168,10 +174,11 @@ class Recorder:
 def _table_of(run_class: type[Any]) -> _Table:
     """The items of a generated Run class's spec: its states in document order, then its
     transition alternatives and their guard outcomes, as the spec writes them (`_SOURCE`)."""
-    from statechart_runtime.run.run import _guard_names  # run imports this module
+    from statechart_runtime.run.run import _guard_names, run_class_of  # run imports this
 
-    spec = run_class._sc_spec
-    source: Mapping[str, Any] = run_class._sc_source or {}
+    generated = run_class_of(run_class)
+    spec = generated.spec
+    source: Mapping[str, Any] = generated.source or {}
     files: tuple[str, ...] = tuple(source.get("files", ()))
     state_lines: Mapping[str, tuple[int, int]] = source.get("states", {})
     transition_lines: Mapping[tuple[str, str, int], tuple[int, int, int | None]] = \
@@ -186,9 +193,8 @@ def _table_of(run_class: type[Any]) -> _Table:
                           at[1] if at else None, f"state `{name}`"))
     transitions: dict[int, tuple[str, tuple[str, str] | None]] = {}
     keep: list[object] = []
-    names: Mapping[str, str] = run_class._sc_names
-    alternatives: Mapping[tuple[str, str], list[tuple[str, str | None, Any, bool]]] = \
-        run_class._sc_alternatives
+    names = generated.names
+    alternatives = generated.alternatives
     for (state, event_id), found in alternatives.items():
         event = names.get(event_id, event_id)
         for position, (target, kind, transition, guarded) in enumerate(found):

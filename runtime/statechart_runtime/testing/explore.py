@@ -33,8 +33,8 @@ from typing import Any, Literal
 from statechart_runtime.chart import kernel
 from statechart_runtime.chart import timers as _timers
 from statechart_runtime.chart.chart import MULTI, step_target
-from statechart_runtime.chart.events import ALWAYS
 from statechart_runtime.errors import MacrostepLoop
+from statechart_runtime.run import driver
 
 START = dt.datetime(2025, 1, 1, tzinfo=dt.UTC)  # the clock of every explored run
 DEADLINE = dt.timedelta(hours=1)  # how far after its step a placeholder time lies
@@ -93,15 +93,16 @@ class Space:
     opening: tuple[tuple[Micro, ...], tuple[str, ...]] = field(init=False, default=((), ()))
 
     def __post_init__(self) -> None:
-        from statechart_runtime.run.run import _guard_names
+        from statechart_runtime.run.run import _guard_names, run_class_of
 
-        spec = self.spec = self.run_class._sc_spec
-        names = self.run_class._sc_names
+        generated = run_class_of(self.run_class)
+        spec = self.spec = generated.spec
+        names = generated.names
         self.alternatives = {
             (state, names.get(event, event)): [
                 (target, kind, tuple(_guard_names(t)) if guarded else ())
                 for target, kind, t, guarded in found]
-            for (state, event), found in self.run_class._sc_alternatives.items()}
+            for (state, event), found in generated.alternatives.items()}
         self.sendable = [e for e in spec.events_by_name if e not in spec.internal]
         self.watched = frozenset({f for fields in spec.requires.values() for f in fields}
                                  | set(spec.timers.by_field))
@@ -137,15 +138,16 @@ class Space:
         armed = _timers.rearm(spec, [], initial, initial, START, (), values.get) \
             if spec.timers else []
         snap = Snapshot(initial, {}, dict(spec.initial_counts), tuple(armed), values, START)
-        if not spec.eventless:
+        if not driver.opens(spec):
             return snap
         # The eventless transitions the initial states enable, taken by the constructor with
         # every guard saying yes (as `follow`'s model answers before the first step).
-        micro: list[Micro] = []
-        entered: list[str] = []
-        snap = self._complete(snap, [], _answerer({}), [], micro, entered, START, ALWAYS)
-        self.opening = (tuple(micro), spec.chart.sort((*initial, *entered)))
-        return snap
+        steps = _Steps(self, snap, _answerer({}))
+        steps.first = False  # no event of its own
+        driver.macrostep(spec, driver.OPENING, None, steps.take, steps.configuration,
+                         steps.raised)
+        self.opening = (tuple(steps.micro), spec.chart.sort((*initial, *steps.entered)))
+        return steps.snap
 
     def key(self, snap: Snapshot) -> tuple[object, ...]:
         limits = self.spec.limits
@@ -218,71 +220,94 @@ class Space:
         spec = self.spec
         given = {f: self.placeholder(f, snap.at) for f in spec.event_fields.get(event, ())} \
             if values is None else dict(values)
-        asked: list[Asked] = []
-        micro: list[Micro] = []
-        entered: list[str] = []
-        stepped = self._microstep(snap, event, given, ask, asked, micro, entered, snap.at)
+        steps = _Steps(self, snap, ask)
+        typed = {f: (v, spec.codec.to_json(f, v)) for f, v in given.items()}
+        taken = driver.macrostep(spec, event, typed, steps.take, steps.configuration,
+                                 steps.raised)
         needed: dict[str, Any] = {}
-        for source, _, target, kind, position in micro:
+        for source, taken_on, target, kind, position in steps.micro:
+            if taken_on != event:  # the rest of the macrostep: the run raised its events
+                continue
             if kind == MULTI:  # a step names its first target; the tables, all of them
                 target = spec.multi_targets[(source, event, target)]
             constants = spec.assigns.get((source, event, target, position), {})
             for name in spec.effects[(source, event, target)]:
                 if name not in constants and name in given:
                     needed[name] = given[name]
-        if stepped is None:  # refused: every alternative's guard said no
+        asked = steps.asked
+        if not taken:  # refused: every alternative's guard said no
             # every value the event can set: its method may require them all
             return (Move("event", event, given, _answers(asked), snap.at, (), (),
                          tuple(asked), refused=True), snap)
-        after = self._complete(*stepped, ask, asked, micro, entered, snap.at, event)
-        return (Move("event", event, needed, _answers(asked), snap.at, tuple(micro),
-                     tuple(entered), tuple(asked)), after)
+        return (Move("event", event, needed, _answers(asked), snap.at, tuple(steps.micro),
+                     tuple(steps.entered), tuple(asked)), steps.snap)
 
     def _clock(self, snap: Snapshot, ask: Callable[[str], bool]
                ) -> tuple[Move, Snapshot]:
-        """`fire_due` at the earliest armed timer's due time: every timer due by then, in due
-        order (those armed meanwhile too), each one step; one with no enabled transition is
-        declined."""
-        pending = [t for t in snap.timers if not t.declined]
-        when = pending[0].due
-        asked: list[Asked] = []
-        micro: list[Micro] = []
-        entered: list[str] = []
-        fired: list[str] = []
-        chart = self.spec.chart
-        while True:
-            due = _timers.pending(list(snap.timers), when)
-            if not due or chart.ended(snap.configuration):
-                break
-            timer = due[0]
-            event = timer.event.value
-            at = max(timer.due, snap.at)
-            mark = (len(asked), len(micro), len(entered))
-            try:
-                stepped = self._microstep(snap, event, {}, ask, asked, micro, entered, at)
-                after = None if stepped is None else \
-                    self._complete(*stepped, ask, asked, micro, entered, at, event)
-            except kernel.Refused:
-                after = None
-            if after is None:
-                del micro[mark[1]:], entered[mark[2]:]
-                snap = _replace(snap, timers=tuple(_timers.declined(list(snap.timers), timer)))
-                continue
-            fired.append(event)
-            snap = after
-        return (Move("clock", None, {}, _answers(asked), when, tuple(micro), tuple(entered),
-                     tuple(asked), tuple(fired)), _replace(snap, at=max(snap.at, when)))
+        """`fire_due` at the earliest armed timer's due time (`driver.fire_due`, as the run
+        fires them): every timer due by then, in due order (those armed meanwhile too), each
+        one macrostep; one with no enabled transition is declined."""
+        when = next(t for t in snap.timers if not t.declined).due
+        steps = _Steps(self, snap, ask)
 
-    def _microstep(self, snap: Snapshot, event: str, given: Mapping[str, Any],
-                   ask: Callable[[str], bool], asked: list[Asked], micro: list[Micro],
-                   entered: list[str], at: dt.datetime, strict: bool = True
-                   ) -> tuple[Snapshot, list[str]] | None:
-        """One microstep of `event` (kernel.select, kernel.step): the snapshot after it and
-        the states whose completion event it raised; None when it selects no transition.
-        Raises kernel.Refused for a step the spec refuses, and (`strict`: an event's or a
-        timer's own microstep) when a limit kept an alternative from being taken."""
-        spec = self.spec
-        table = self.alternatives
+        def fire(event: str, at: dt.datetime) -> bool:
+            mark = (steps.snap, len(steps.micro), len(steps.entered))
+            steps.at, steps.first = at, True
+            steps.raised.clear()
+            try:
+                if driver.macrostep(self.spec, event, driver.NO_VALUES, steps.take,
+                                    steps.configuration, steps.raised):
+                    return True
+            except kernel.Refused:
+                pass
+            steps.snap = mark[0]
+            del steps.micro[mark[1]:], steps.entered[mark[2]:]
+            return False
+
+        def decline(timer: _timers.Timer[Any, Any]) -> None:
+            steps.snap = _replace(steps.snap, timers=tuple(
+                _timers.declined(list(steps.snap.timers), timer)))
+
+        fired = driver.fire_due(when, armed=lambda: list(steps.snap.timers),
+                                ended=lambda: self.spec.chart.ended(steps.snap.configuration),
+                                last=lambda: steps.snap.at, fire=fire, decline=decline,
+                                limit=driver.MAX_TIMER_STEPS)
+        after = steps.snap
+        return (Move("clock", None, {}, _answers(steps.asked), when, tuple(steps.micro),
+                     tuple(steps.entered), tuple(steps.asked), tuple(fired)),
+                _replace(after, at=max(after.at, when)))
+
+
+class _Steps:
+    """The explorer's side of the driver (`driver.Take`): a macrostep's microsteps taken from
+    a snapshot, each the next snapshot, with the guards they asked (answered by `ask`), the
+    microsteps and the states they entered."""
+
+    def __init__(self, space: Space, snap: Snapshot, ask: Callable[[str], bool]) -> None:
+        self.space = space
+        self.snap = snap
+        self.at = snap.at
+        self.ask = ask
+        self.asked: list[Asked] = []
+        self.micro: list[Micro] = []
+        self.entered: list[str] = []
+        self.raised: list[str] = []  # completion events pending (the driver's queue)
+        self.first = True  # the macrostep's own microstep: a limit refuses it (`strict`)
+
+    def configuration(self) -> tuple[str, ...]:
+        return self.snap.configuration
+
+    def take(self, event: str, given: kernel.Given) -> bool:
+        """One microstep of `event` (`driver.microstep`), applied: the next snapshot; False
+        when it selects no transition. Raises kernel.Refused for a step the spec refuses,
+        and, for an event's or a timer's own microstep, when a limit kept an alternative from
+        being taken (`Run` names the limit, LimitExceeded: not a refusal by the guards, which
+        is all a path may expect)."""
+        space, snap, ask, asked = self.space, self.snap, self.ask, self.asked
+        spec = space.spec
+        table = space.alternatives
+        strict, self.first = self.first, False
+        at = self.at
 
         def alternatives(name: str) -> Iterator[kernel.Alternative]:
             for position, (target, kind, guards) in enumerate(table.get((name, event), ())):
@@ -298,52 +323,30 @@ class Space:
 
         state = kernel.RunState(snap.configuration, dict(snap.remembered), dict(snap.counts),
                                 list(snap.timers), snap.values.get)
-        selection = kernel.select(spec, state, alternatives, event)
-        if not selection.moves:
+        selection, effect, refused = driver.microstep(spec, state, event, given, at,
+                                                      alternatives)
+        if refused is not None:
+            raise refused
+        if effect is None:
             if strict and any(r[2] == "limit" for r in selection.refused):
-                # `Run` names the limit (LimitExceeded), not the guards: not a refusal by
-                # the guards, which is all a path may expect
                 raise kernel.Refused("limit")
-            return None
-        typed = {f: (v, spec.codec.to_json(f, v)) for f, v in given.items()}
-        effect = kernel.step(spec, state, event, selection.moves, typed, at,
-                             selection.positions)
+            return False
         for move, position in zip(*kernel.in_history_order(selection.moves,
                                                            selection.positions), strict=True):
-            micro.append((move[0], event, step_target(move), move[2] if len(move) == 3 else None,
-                          position))
-        entered.extend(effect.entered)
+            self.micro.append((move[0], event, step_target(move),
+                               move[2] if len(move) == 3 else None, position))
+        self.entered.extend(effect.entered)
         values = dict(snap.values)
         for name, value in effect.changes.items():
             if value is None:
                 values.pop(name, None)
             else:
                 values[name] = value
-        return Snapshot(effect.configuration, effect.remembered, effect.counts,
-                        tuple(effect.timers) if effect.timers is not None else (),
-                        values, at), list(effect.raised)
-
-    def _complete(self, snap: Snapshot, queue: list[str], ask: Callable[[str], bool],
-                  asked: list[Asked], micro: list[Micro], entered: list[str],
-                  at: dt.datetime, event: str) -> Snapshot:
-        """The rest of the macrostep (`kernel.settle`, as `Run._complete`): eventless
-        transitions while one is enabled, then the completion events raised, in order, one
-        microstep each; one whose state is no longer active, or that selects nothing, is
-        dropped. Raises MacrostepLoop as the run does."""
-        current = snap
-
-        def take(name: str) -> bool:
-            nonlocal current
-            stepped = self._microstep(current, name, {}, ask, asked, micro, entered, at,
-                                      strict=False)
-            if stepped is None:
-                return False
-            current = stepped[0]
-            queue.extend(stepped[1])
-            return True
-
-        kernel.settle(self.spec, event, lambda: current.configuration, queue, take)
-        return current
+        self.snap = Snapshot(effect.configuration, effect.remembered, effect.counts,
+                             tuple(effect.timers) if effect.timers is not None else (),
+                             values, at)
+        self.raised.extend(effect.raised)
+        return True
 
 
 def _answerer(guards: Mapping[str, bool]) -> Callable[[str], bool]:

@@ -509,7 +509,7 @@ class AsyncRunStore:
                 # The call whose commit was cut off by a lost connection did apply it.
                 mine = seen[2] == call
                 return Fired(await self._head_run(db, run_class, run_id, row), mine, row[2],
-                             (name,) if mine else ())
+                             [name] if mine else [])
             if if_revision is not None and row[2] != if_revision:
                 raise ConcurrentUpdate(run_id, if_revision, row[2])
             run = await self._head_run(db, run_class, run_id, row)
@@ -532,7 +532,7 @@ class AsyncRunStore:
                 await db.execute(self.sql.insert_key, (run_id, idempotency_key, name,
                                                        key_values, revision, call, stamp))
             saved(run, mark, revision)
-            return refusal if refusal is not None else Fired(run, True, revision, (name,))
+            return refusal if refusal is not None else Fired(run, True, revision, [name])
 
         async def work(db: Any) -> Fired | RunError:  # holding the run from read to write
             head = await self._checked_head(db, run_id, self.sql.head_locked)
@@ -641,7 +641,7 @@ class AsyncRunStore:
         run, mark, events = due
         revision = await self._write(db, stored, mark, locked=locked)
         saved(run, mark, revision)
-        return Fired(run, bool(events), revision, events)
+        return Fired(run, bool(events), revision, list(events))
 
     async def _fire_due_unlocked(self, run_class: type[RunT], run_id: str,
                                  when: dt.datetime, *, claimed: bool = False

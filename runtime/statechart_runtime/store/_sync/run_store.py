@@ -374,7 +374,7 @@ class RunStore:
                 if seen[0] != name or (seen[1] != key_values and (not versions.same_key_values(spec, seen[1], key_values))):
                     raise StoreError(f'idempotency key {idempotency_key!r} of run {run_id!r} was used for `{seen[0]}` {seen[1]}, not `{name}` {key_values}')
                 mine = seen[2] == call
-                return Fired(self._head_run(db, run_class, run_id, row), mine, row[2], (name,) if mine else ())
+                return Fired(self._head_run(db, run_class, run_id, row), mine, row[2], [name] if mine else [])
             if if_revision is not None and row[2] != if_revision:
                 raise ConcurrentUpdate(run_id, if_revision, row[2])
             run = self._head_run(db, run_class, run_id, row)
@@ -394,7 +394,7 @@ class RunStore:
             if refusal is None and idempotency_key is not None:
                 db.execute(self.sql.insert_key, (run_id, idempotency_key, name, key_values, revision, call, stamp))
             saved(run, mark, revision)
-            return refusal if refusal is not None else Fired(run, True, revision, (name,))
+            return refusal if refusal is not None else Fired(run, True, revision, [name])
 
         def work(db: Any) -> Fired | RunError:
             head = self._checked_head(db, run_id, self.sql.head_locked)
@@ -482,7 +482,7 @@ class RunStore:
         run, mark, events = due
         revision = self._write(db, stored, mark, locked=locked)
         saved(run, mark, revision)
-        return Fired(run, bool(events), revision, events)
+        return Fired(run, bool(events), revision, list(events))
 
     def _fire_due_unlocked(self, run_class: type[RunT], run_id: str, when: dt.datetime, *, claimed: bool=False) -> Fired | None:
         """fire_due computed from the head before the write lock, written only if the run's

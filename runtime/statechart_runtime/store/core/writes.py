@@ -61,7 +61,7 @@ class Fired:
     run: Any
     applied: bool
     revision: int
-    events: tuple[str, ...] = ()
+    events: list[str] = dataclasses.field(default_factory=list)  # as Run.fire_due's
 
 
 # A fire computed, to be written: the run with the event taken, its mark, the time of the
