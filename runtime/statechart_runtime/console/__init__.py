@@ -4,13 +4,13 @@
 
 ```python
 from statechart_runtime.console import app, basic_auth
-from statechart_runtime.store import open_store
 
-console = app(open_store("runs.db"), [AgentRun], auth=basic_auth({"alice": "secret"}))
+console = app("sqlite:///runs.db", [AgentRun], auth=basic_auth({"alice": "secret"}))
 # uvicorn.run(console), or Mount("/console", console) in a Starlette app
 ```
 
-Needs the `console` extra (Starlette, Jinja2, uvicorn, python-multipart; htmx is vendored
+Needs the `console` extra (Starlette, Jinja2, uvicorn, python-multipart, aiosqlite for the
+asynchronous store on SQLite; a PostgreSQL store needs the `postgres` extra; htmx is vendored
 in `static/` with its licence).
 """
 
@@ -40,19 +40,21 @@ from statechart_runtime.console.auth import (
 from statechart_runtime.console.backend import ConsoleStore
 from statechart_runtime.console.core import WAITING, Console, Diagram, Problem
 from statechart_runtime.console.security import SecurityHeaders
-from statechart_runtime.store import RunStore
+from statechart_runtime.store import AsyncRunStore, RunStore
 
 __all__ = ["Auth", "Diagram", "Identity", "app", "basic_auth", "basic_auth_from_env",
            "trusted_header"]
 
 
-def app(store: RunStore | str, run_classes: Iterable[type[Any]], *, auth: Auth | None = None,
-        read_only: bool = False, diagram: Diagram | None = None,
+def app(store: RunStore | AsyncRunStore | str, run_classes: Iterable[type[Any]], *,
+        auth: Auth | None = None, read_only: bool = False, diagram: Diagram | None = None,
         waiting: Iterable[str] = WAITING, cancel_event: str = "cancel",
         pool: int = 4) -> Starlette:
-    """The console over `store` (a store object, whose calls then take turns, or a URL:
-    up to `pool` stores opened as calls need them, closed with the app) for the runs of
-    `run_classes` (generated Run classes; runs of other specs are listed, not read).
+    """The console over `store` for the runs of `run_classes` (generated Run classes; runs
+    of other specs are listed, not read). `store`: a URL, opened as an asynchronous store
+    (`open_async_store`, a pool of `pool` connections) when the app starts and closed when it
+    stops; an `AsyncRunStore` (the caller's to close); or a synchronous `RunStore`, then
+    called in a worker thread, one call at a time.
 
     - `auth`: a callable given each request (`starlette.requests.HTTPConnection`), answering
       an `Identity` or None (401); sync or async. Built in: `basic_auth`,
@@ -65,7 +67,7 @@ def app(store: RunStore | str, run_classes: Iterable[type[Any]], *, auth: Auth |
     - `waiting`: the tags and statuses that put a run in the inbox (default: `waiting`).
     - `cancel_event`: the event a bulk cancel sends (default: `cancel`).
     """
-    backend = ConsoleStore(store, size=pool)
+    backend = ConsoleStore(store, size=pool, read_only=read_only)
     console = Console(backend, run_classes, read_only=read_only, diagram=diagram,
                       waiting=waiting, cancel_event=cancel_event, auth=auth)
 
@@ -84,10 +86,11 @@ def app(store: RunStore | str, run_classes: Iterable[type[Any]], *, auth: Auth |
 
     @contextlib.asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
+        await backend.open()
         try:
             yield
         finally:
-            backend.close()
+            await backend.close()
 
     static = StaticFiles(directory=Path(__file__).parent / "static")
     return Starlette(routes=[*api.routes(console), *pages.routes(console),

@@ -1,97 +1,127 @@
 """The console's one way to the run store: every store call the console makes is a coroutine
 of `ConsoleStore`, and nothing else in the console touches a store.
 
-Today it runs the synchronous store (`statechart_runtime.store.open_store`) in worker threads
-(`anyio.to_thread.run_sync`): a store object holds one connection and serves one thread at a
-time, so each call takes a store from a small pool and gives it back. Given a store object,
-the pool is that one store (the calls take turns); given a URL, up to `size` stores are opened
-as calls need them (PostgreSQL answers them at once; SQLite readers never wait for the
-writer). When the run store has an asynchronous API, this module is the one to change.
+Given a URL, it runs on the asynchronous store (`open_async_store`): opened when the app
+starts (its lifespan; or at the first call, for a server that runs no lifespan), closed when
+it stops, a pool of `size` connections (PostgreSQL: psycopg_pool; SQLite: aiosqlite), which
+requests await directly. Given an `AsyncRunStore`, it awaits that one (the caller's to
+close). Given a synchronous `RunStore` (one connection, one thread at a time), it calls it
+in a worker thread (`anyio.to_thread.run_sync`), one call at a time.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import queue
-import threading
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
+import anyio
 import anyio.to_thread
 
 from statechart_runtime.store import (
+    AsyncRunStore,
     Fired,
     HistoryRow,
     RunFilter,
     RunNotFound,
     RunStore,
     StoredRun,
-    open_store,
+    open_async_store,
 )
 from statechart_runtime.store_pages import Move
 
 T = TypeVar("T")
 
 
-class ConsoleStore:
-    """A pool of synchronous stores, called from the event loop through worker threads."""
+class _Threaded:
+    """A synchronous store behind the asynchronous store's calls the console makes: each call
+    in a worker thread, one at a time (the store holds one connection)."""
 
-    def __init__(self, store: RunStore | str, *, size: int = 4, read_only: bool = False
-                 ) -> None:
-        self._free: queue.Queue[RunStore] = queue.Queue()
-        self._lock = threading.Lock()
-        self._opened: list[RunStore] = []
+    def __init__(self, store: RunStore) -> None:
+        self._store = store
+        self._limiter = anyio.CapacityLimiter(1)
+
+    async def _run(self, work: Callable[[], T]) -> T:
+        return await anyio.to_thread.run_sync(work, limiter=self._limiter)
+
+    def now(self) -> dt.datetime:
+        return self._store.now()
+
+    async def runs_page(self, conditions: RunFilter, *, by_due: bool = False,
+                        after: tuple[Any, ...] | None = None, limit: int = 50
+                        ) -> list[StoredRun]:
+        return await self._run(lambda: self._store.runs_page(conditions, by_due=by_due,
+                                                             after=after, limit=limit))
+
+    async def status_counts(self, conditions: RunFilter, *,
+                            statuses: Sequence[str] | None = None, cap: int | None = None
+                            ) -> dict[str, int]:
+        return await self._run(lambda: self._store.status_counts(conditions,
+                                                                 statuses=statuses, cap=cap))
+
+    async def head(self, run_class: type[Any], run_id: str) -> Fired:
+        return await self._run(lambda: self._store.head(run_class, run_id))
+
+    async def history(self, run_id: str, *, first: int = 0, limit: int | None = None
+                      ) -> list[HistoryRow]:
+        return await self._run(lambda: self._store.history(run_id, first=first, limit=limit))
+
+    async def moves(self, run_id: str, *, first: int = 0) -> list[Move]:
+        return await self._run(lambda: self._store.moves(run_id, first=first))
+
+    async def fire(self, run_class: type[Any], run_id: str, event: str, *,
+                   idempotency_key: str | None, if_revision: int | None,
+                   **values: Any) -> Fired:
+        return await self._run(lambda: self._store.fire(
+            run_class, run_id, event, idempotency_key=idempotency_key,
+            if_revision=if_revision, **values))
+
+
+class ConsoleStore:
+    """The store the console calls: an asynchronous store it opens from a URL (or is given),
+    or a synchronous store called in a worker thread."""
+
+    def __init__(self, store: RunStore | AsyncRunStore | str, *, size: int = 4,
+                 read_only: bool = False) -> None:
         self._url: str | None = None
-        self._size = 1
+        self._store: AsyncRunStore | _Threaded | None = None
+        self._size = max(1, size)
         self._read_only = read_only
+        self._opening = anyio.Lock()
         if isinstance(store, str):
             self._url = store
-            self._size = max(1, size)
-            self._free.put(self._open())  # the first now: a bad URL fails at once
+        elif isinstance(store, AsyncRunStore):
+            self._store = store
         else:
-            self._opened.append(store)
-            self._free.put(store)
-        self._limiter = anyio.CapacityLimiter(self._size)
+            self._store = _Threaded(store)
 
-    def _open(self) -> RunStore:
-        assert self._url is not None
-        store = open_store(self._url, read_only=self._read_only)
-        with self._lock:
-            self._opened.append(store)
-        return store
+    async def open(self) -> None:
+        """Open the store of the URL (the app's startup): a bad URL or an unreachable
+        server fails here, before the first request."""
+        await self._opened()
 
-    def _take(self) -> RunStore:
-        try:
-            return self._free.get_nowait()
-        except queue.Empty:
-            pass
-        with self._lock:
-            room = self._url is not None and len(self._opened) < self._size
-        return self._open() if room else self._free.get()
-
-    def _call(self, work: Callable[[RunStore], T]) -> T:
-        store = self._take()
-        try:
-            return work(store)
-        finally:
-            self._free.put(store)
-
-    async def _run(self, work: Callable[[RunStore], T]) -> T:
-        return await anyio.to_thread.run_sync(self._call, work, limiter=self._limiter)
-
-    def close(self) -> None:
-        """Close the stores this pool opened (a store given to it is the caller's)."""
-        if self._url is None:
+    async def close(self) -> None:
+        """Close the store opened from the URL (a store given to it is the caller's)."""
+        if self._url is None or self._store is None:
             return
-        with self._lock:
-            opened, self._opened = self._opened, []
-        for store in opened:
-            store.close()
+        store, self._store = self._store, None
+        assert isinstance(store, AsyncRunStore)
+        await store.close()
 
-    # -- the calls: each request's reads (or its fire) in one call, one trip to a thread ----
+    async def _opened(self) -> AsyncRunStore | _Threaded:
+        if self._store is not None:
+            return self._store
+        async with self._opening:
+            if self._store is None:
+                assert self._url is not None
+                self._store = await open_async_store(self._url, read_only=self._read_only,
+                                                     pool_size=self._size)
+            return self._store
+
+    # -- the calls: each request's reads (or its fire) together -----------------------------
 
     async def now(self) -> dt.datetime:
-        return await self._run(lambda store: store.now())
+        return (await self._opened()).now()
 
     async def listing(self, conditions: Callable[[dt.datetime], RunFilter], *,
                       by_due: bool = False, after: tuple[Any, ...] | None = None,
@@ -101,30 +131,29 @@ class ConsoleStore:
         """The store's time, a page of the runs matching `conditions(now)`, and the counts
         of the statuses `counts` among the runs matching them but the status, each up to
         `cap` (`store.status_counts`)."""
-        def work(store: RunStore) -> tuple[dt.datetime, list[StoredRun], dict[str, int]]:
-            now = store.now()
-            found = conditions(now)
-            return (now, store.runs_page(found, by_due=by_due, after=after, limit=limit),
-                    store.status_counts(found, statuses=counts, cap=cap) if counts else {})
-        return await self._run(work)
+        store = await self._opened()
+        now = store.now()
+        found = conditions(now)
+        page = await store.runs_page(found, by_due=by_due, after=after, limit=limit)
+        return (now, page,
+                await store.status_counts(found, statuses=counts, cap=cap) if counts else {})
 
     async def counts(self, conditions: RunFilter) -> dict[str, int]:
-        return await self._run(lambda store: store.status_counts(conditions))
+        return await (await self._opened()).status_counts(conditions)
 
     async def stored_run(self, run_id: str) -> StoredRun | None:
         """The run's columns (no record read), or None when there is no such run."""
-        return await self._run(lambda store: _stored(store, run_id))
+        return await _stored(await self._opened(), run_id)
 
     async def run_view(self, run_id: str, run_class: Callable[[str], type[Any] | None]
                        ) -> tuple[dt.datetime, StoredRun | None, Fired | None]:
         """The store's time, the run's columns (None: no such run) and, when `run_class`
         gives a class for its spec, the run restored from its head (`store.head`)."""
-        def work(store: RunStore) -> tuple[dt.datetime, StoredRun | None, Fired | None]:
-            now = store.now()
-            stored = _stored(store, run_id)
-            found = None if stored is None else run_class(stored.spec)
-            return now, stored, None if found is None else store.head(found, run_id)
-        return await self._run(work)
+        store = await self._opened()
+        now = store.now()
+        stored = await _stored(store, run_id)
+        found = None if stored is None else run_class(stored.spec)
+        return now, stored, None if found is None else await store.head(found, run_id)
 
     async def history_view(self, run_id: str,
                            plan: Callable[[StoredRun], tuple[int, int, int | None]]
@@ -132,17 +161,16 @@ class ConsoleStore:
         """The run's columns and, as `plan(stored)` says (first, limit, and the first step
         of a second read to the end, or None), a page of its history and the moves of the
         steps from that second first (`store.moves`)."""
-        def work(store: RunStore) -> tuple[StoredRun | None, list[HistoryRow], list[Move]]:
-            stored = _stored(store, run_id)
-            if stored is None:
-                return None, [], []
-            first, limit, rest = plan(stored)
-            page = store.history(run_id, first=first, limit=limit)
-            return stored, page, [] if rest is None else store.moves(run_id, first=rest)
-        return await self._run(work)
+        store = await self._opened()
+        stored = await _stored(store, run_id)
+        if stored is None:
+            return None, [], []
+        first, limit, rest = plan(stored)
+        page = await store.history(run_id, first=first, limit=limit)
+        return stored, page, [] if rest is None else await store.moves(run_id, first=rest)
 
     async def head(self, run_class: type[Any], run_id: str) -> Fired:
-        return await self._run(lambda store: store.head(run_class, run_id))
+        return await (await self._opened()).head(run_class, run_id)
 
     async def fire(self, run_id: str, run_class: type[Any] | Callable[[str], type[Any]],
                    event: str, *, idempotency_key: str | None, if_revision: int | None,
@@ -150,19 +178,18 @@ class ConsoleStore:
         """Fire `event` at the run as a `run_class`, or with the class `run_class(spec)`
         gives for the run's spec (read first; the callable may refuse, raising);
         RunNotFound when there is no such run."""
-        def work(store: RunStore) -> Fired:
-            if isinstance(run_class, type):
-                found = run_class
-            else:
-                stored = _stored(store, run_id)
-                if stored is None:
-                    raise RunNotFound(run_id)
-                found = run_class(stored.spec)
-            return store.fire(found, run_id, event, idempotency_key=idempotency_key,
-                              if_revision=if_revision, **values)
-        return await self._run(work)
+        store = await self._opened()
+        if isinstance(run_class, type):
+            found = run_class
+        else:
+            stored = await _stored(store, run_id)
+            if stored is None:
+                raise RunNotFound(run_id)
+            found = run_class(stored.spec)
+        return await store.fire(found, run_id, event, idempotency_key=idempotency_key,
+                                if_revision=if_revision, **values)
 
 
-def _stored(store: RunStore, run_id: str) -> StoredRun | None:
-    found = store.runs_page(RunFilter(run_id=run_id), limit=1)
+async def _stored(store: AsyncRunStore | _Threaded, run_id: str) -> StoredRun | None:
+    found = await store.runs_page(RunFilter(run_id=run_id), limit=1)
     return found[0] if found else None
