@@ -241,3 +241,22 @@ def test_history_pages_of_a_long_run(store: Any) -> None:
     last = api.get("/api/runs/long/history", params={"page": "2"}).json()
     assert [s["index"] for s in last["steps"]] == [21 - i for i in range(22)]
     assert api.get("/api/runs/long/history", params={"page": "3"}).status_code == 422
+
+
+def test_an_answer_that_is_not_json_is_refused_even_empty(store: Any) -> None:
+    """A form or text/plain POST needs no CORS preflight, so another site's page could send
+    one with the user's credentials: the API takes JSON only, an empty body too."""
+    api = client(console_app(store))
+    for headers in ({"Content-Type": "text/plain"}, {}):
+        sent = api.post("/api/runs/approve-soon/events/cancel", content=b"", headers=headers)
+        assert (sent.status_code, sent.json()["error"]) == (415, "unsupported"), sent.text
+    assert api.get("/api/runs/approve-soon").json()["status"] == "waiting"
+
+
+@pytest.mark.parametrize("page", ["²", "-1", "x"])
+def test_a_page_number_that_is_no_whole_number_is_a_422(store: Any, page: str) -> None:
+    api = client(console_app(store))
+    got = api.get("/api/runs/approve-soon/history", params={"page": page})
+    assert (got.status_code, got.json()["error"]) == (422, "invalid")
+    assert client(console_app(store)).get("/runs/approve-soon",
+                                          params={"page": page}).status_code == 200

@@ -14,7 +14,6 @@ tests start in-process.
 from __future__ import annotations
 
 import os
-import shutil
 import socket
 import threading
 import time
@@ -43,9 +42,16 @@ if not Path(CHROMIUM).exists():
 sync_api = pytest.importorskip("playwright.sync_api")
 
 
-# The browser, launched once per worker process with playwright's own API (pytest-playwright's
-# plugin would also join every pytest run that the other tests start in this process).
-@pytest.fixture(scope="session")
+# The browser tests run one after another on one worker (the xdist group, with `--dist
+# loadgroup` in pyproject.toml), and the browser lives for this module only: playwright's
+# synchronous API marks its event loop as running in this thread while it is up, which the
+# synchronous store rightly warns about in any test that would run beside it.
+pytestmark = [pytestmark, pytest.mark.xdist_group("browser")]
+
+
+# The browser, launched with playwright's own API (pytest-playwright's plugin would also join
+# every pytest run that the other tests start in this process).
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
     driver = sync_api.sync_playwright().start()
     launched = driver.chromium.launch(
@@ -207,5 +213,10 @@ def test_the_inbox_deadlines(page: Any, served: Served, tmp_path: Path) -> None:
     assert page.locator("article.waiting").count() == 3
 
 
-def test_chromium_is_the_one_on_the_machine() -> None:
-    assert shutil.which("chromium") == CHROMIUM or Path(CHROMIUM).exists()
+def test_the_browser_is_the_chromium_on_the_machine(browser: Any) -> None:
+    import subprocess
+    # `Chromium 120.0.6099.224 built on Debian ...`: the version playwright reports must be
+    # the one of the binary the tests name, not a browser playwright downloaded.
+    printed = subprocess.run([CHROMIUM, "--version"], capture_output=True, text=True,
+                             timeout=60).stdout.split()
+    assert browser.version in printed, (browser.version, printed)

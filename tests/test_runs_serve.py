@@ -60,6 +60,40 @@ def test_it_serves_the_console_with_basic_auth(tmp_path: Path) -> None:
             server.stderr.close()
 
 
+def test_without_authentication_only_loopback_names_are_served(tmp_path: Path) -> None:
+    # A page on another site whose name resolves to 127.0.0.1 (DNS rebinding) sends its own
+    # name as the Host header: the console without authentication refuses it.
+    with open_store(tmp_path / "runs.db") as store:
+        seed(store)
+    port = _port()
+    env = {k: v for k, v in os.environ.items() if k != "STATECHART_CONSOLE_USERS"}
+    server = subprocess.Popen(
+        [*STATECHART, "runs", "serve", "--store", str(tmp_path / "runs.db"), "--spec",
+         str(ROOT / "specs" / "agent_run.yaml"), "--port", str(port)],
+        cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True)
+    try:
+        assert server.stderr is not None
+        assert "no authentication: loopback clients only" in server.stderr.readline()
+        deadline = time.monotonic() + 30
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}") as web:
+            while True:
+                try:
+                    assert web.get("/api/runs").status_code == 200
+                    break
+                except httpx.TransportError:
+                    assert time.monotonic() < deadline, "the console did not start"
+                    time.sleep(0.1)
+            assert web.get("/api/runs", headers={"Host": f"localhost:{port}"}).status_code == 200
+            refused = web.get("/api/runs", headers={"Host": f"rebind.example:{port}"})
+            assert refused.status_code == 400
+            assert "approve-soon" not in refused.text
+    finally:
+        server.terminate()
+        server.wait(10)
+        if server.stderr is not None:
+            server.stderr.close()
+
+
 @pytest.mark.parametrize(("args", "env", "said"), [
     (["--host", "0.0.0.0"], {}, "without authentication the console binds to loopback only"),
     (["--auth", "basic"], {"STATECHART_CONSOLE_USERS": "alice"},

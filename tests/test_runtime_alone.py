@@ -106,6 +106,7 @@ def test_the_runtime_wheel_needs_only_python_statemachine(tmp_path: Path) -> Non
                         "jinja2>=3.1; extra == \"console\"",
                         "uvicorn>=0.30; extra == \"console\"",
                         "python-multipart>=0.0.9; extra == \"console\"",
+                        "aiosqlite>=0.20; extra == \"console\"",
                         "hypothesis>=6.100; extra == \"testing\""]
 
 

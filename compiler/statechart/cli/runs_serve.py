@@ -92,7 +92,21 @@ def serve(args: argparse.Namespace) -> int:
     print(inert(f"statechart runs serve: {where} over {_shown(args.store)} for "
                 f"{', '.join(sorted(by_name)) or 'no spec'} ({said}"
                 f"{'; read-only' if args.read_only else ''})"), file=sys.stderr, flush=True)
-    uvicorn.run(asgi, host=args.host, port=args.port, log_level="warning")
+    served: Any = asgi
+    if method == "none":
+        # Loopback only is not enough without authentication: a page elsewhere whose name
+        # resolves to 127.0.0.1 (DNS rebinding) would be same-origin with the console. So
+        # only requests naming a loopback host are served. Starlette compares the Host
+        # header without its port; before 0.47 it cut "[::1]:8000" to "[" (an IP literal,
+        # which no rebinding name can be).
+        from starlette.middleware.trustedhost import TrustedHostMiddleware
+
+        served = TrustedHostMiddleware(asgi, allowed_hosts=[
+            "127.0.0.1", "localhost", "[::1]", "[", args.host, f"[{args.host}]"])
+    # proxy_headers=False: the client address is the connection's, never X-Forwarded-For (the
+    # trusted-header authentication believes its header only from the proxy's own address).
+    uvicorn.run(served, host=args.host, port=args.port, log_level="warning",
+                proxy_headers=False)
     return 0
 
 

@@ -37,7 +37,7 @@ def if_match(header: str | None) -> int | None:
     if header is None or header.strip() == "*":
         return None
     text = header.strip().removeprefix("W/").strip('"')
-    if not text.isdigit():
+    if not text.isdecimal():
         raise Problem(422, "invalid", f"If-Match: expected a run's revision (\"7\"), got "
                       f"{header!r}", field="If-Match")
     return int(text)
@@ -61,7 +61,7 @@ def routes(console: Console) -> list[Route]:
     async def history(request: Request) -> Response:
         await who(request)
         page = request.query_params.get("page", "0")
-        if not page.isdigit():
+        if not page.isdecimal():
             raise Problem(422, "invalid", "page: expected a whole number", field="page")
         return _json(await console.history(request.path_params["run_id"], int(page)))
 
@@ -69,7 +69,9 @@ def routes(console: Console) -> list[Route]:
         sender = await who(request)
         kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
         body = await request.body()
-        if kind != "application/json" and body:
+        # JSON only, an empty body too: a form or text/plain POST needs no CORS preflight, so
+        # another site's page could send one with the user's credentials (CSRF).
+        if kind != "application/json":
             raise Problem(415, "unsupported", "send the values as a JSON object "
                           "(Content-Type: application/json)")
         try:

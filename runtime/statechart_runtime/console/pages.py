@@ -104,7 +104,7 @@ def routes(console: Console) -> list[Route]:
         run_id = request.path_params["run_id"]
         page = request.query_params.get("page", "0")
         found = await console.run(run_id)
-        history = await console.history(run_id, int(page) if page.isdigit() else 0)
+        history = await console.history(run_id, int(page) if page.isdecimal() else 0)
         run_class = console.run_class(found["spec"])
         svg = tree = None
         if run_class is not None and found["configuration"]:
@@ -155,7 +155,7 @@ def routes(console: Console) -> list[Route]:
             key = form.get("_key")
             await console.answer(who, run_id, event, form_values(fields or [], form),
                                  key=key if isinstance(key, str) and key else None,
-                                 if_revision=int(revision) if revision.isdigit() else None)
+                                 if_revision=int(revision) if revision.isdecimal() else None)
         except Problem as exc:
             if back == "inbox":
                 return await inbox_page(request, who, exc)

@@ -59,12 +59,13 @@ def csrf_token(request: Request) -> str:
     """The request's CSRF token: its cookie's, or a new one (`set_csrf_cookie` sends it)."""
     token = request.cookies.get(CSRF_COOKIE, "")
     if len(token) < 20:
-        token = request.state.__dict__.setdefault("new_csrf", secrets.token_urlsafe(32))
+        token = getattr(request.state, "new_csrf", None) or secrets.token_urlsafe(32)
+        request.state.new_csrf = token
     return token
 
 
 def set_csrf_cookie(request: Request, response: Response) -> None:
-    new = request.state.__dict__.get("new_csrf")
+    new = getattr(request.state, "new_csrf", None)
     if new:
         response.set_cookie(CSRF_COOKIE, new, httponly=True, samesite="strict",
                             secure=request.url.scheme == "https", path="/")
