@@ -188,6 +188,34 @@ class TimerFailed(StoreError):
         return (type(self), (self.run_id, self.cause))
 
 
+class LeaseLost(StoreError):
+    """A work item's outcome, failure or heartbeat came from a claim that no longer holds the
+    item: its lease expired (another worker may have claimed it since, with a new fencing
+    token) or it was released. Nothing was applied: a worker presumed dead never applies a
+    second outcome. Stop working on the item (its new holder, or the next claim, runs it)."""
+
+    def __init__(self, item_key: str, why: str) -> None:
+        super().__init__(f"work item {item_key!r}: {why}; nothing was applied: stop working "
+                         "on it (the item's new holder, or the next claim, runs it)")
+        self.item_key = item_key
+        self.why = why
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (type(self), (self.item_key, self.why))
+
+
+class WorkEnded(LeaseLost):
+    """The work item ended (its state was left: an outcome was applied, a cancel, a
+    deadline; or its attempts were used up) before this claim's call: nothing was applied.
+    Also a LeaseLost: a worker stops working on the item either way."""
+
+
+class OutcomeNotAllowed(StoreError, ValueError):
+    """A work item's outcome names an event that is not among its state's work `outcomes`
+    (nor its `error` event): nothing was applied and the claim still holds the item. Return
+    one of the events the message lists, or fail the attempt (`fail_work`)."""
+
+
 class DamagedRow(StoreError):
     """A column of run `run_id`'s row holds a value the store cannot have written (edited by
     hand, or damaged): `column` names it (`runs.next_due`). Nothing was changed; the message

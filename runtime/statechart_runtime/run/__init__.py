@@ -17,12 +17,16 @@ from statechart_runtime.run.run import (
     EventNotAccepted,
     Run,
     RunClass,
+    WorkEntry,
     active_states,
+    forget_work_log,
     record_class_of,
     run_class_of,
     spec_of,
     steps_without_machine,
+    work_log,
 )
 
-__all__ = ["MAX_TIMER_STEPS", "EventNotAccepted", "Run", "RunClass", "active_states",
-           "record_class_of", "run_class_of", "spec_of", "steps_without_machine"]
+__all__ = ["MAX_TIMER_STEPS", "EventNotAccepted", "Run", "RunClass", "WorkEntry",
+           "active_states", "forget_work_log", "record_class_of", "run_class_of", "spec_of",
+           "steps_without_machine", "work_log"]

@@ -30,6 +30,8 @@ from statechart_runtime.chart.values import (
     sent_by_problem,
     utcnow,
 )
+from statechart_runtime.chart.work import EMPTY as NO_WORK
+from statechart_runtime.chart.work import WorkChange, WorkTable
 from statechart_runtime.errors import LimitExceeded, MissingField, RunError
 from statechart_runtime.psm.machine import (
     DirectGuards,
@@ -123,6 +125,9 @@ class Run(Generic[R, S, E]):
 
     # The record's step class (`<Name>Step`), which a step's history entries are made of.
     _sc_step_class: ClassVar[type[Any]]
+    # The spec's work (`work:` of its states; the module's `_WORK`): empty in a module
+    # generated before work existed.
+    _sc_work: ClassVar[WorkTable] = NO_WORK
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -178,6 +183,10 @@ class Run(Generic[R, S, E]):
                 rec.timers = timers.rearm(spec, [], initial, initial, at, (), value_of)
             active = initial
             entered: tuple[str, ...] = initial
+            if self._sc_work:  # the work of the initial states: entered by no step
+                started = self._sc_work.change((), initial)
+                if started:
+                    _WORK_LOGS[self] = [WorkEntry(None, "", at, started)]
         else:
             if run_id is not None:
                 raise TypeError("run_id comes from the record when one is given")
@@ -531,8 +540,18 @@ class Run(Generic[R, S, E]):
 
     def _commit(self, effect: kernel.Effect) -> None:
         """Apply a microstep's effect to the run (its record, configuration, raised events)."""
+        work = self._sc_work
+        if work:
+            # The index of the step that enters the states: the first this microstep adds.
+            index = len(self.record.history)  # type: ignore[attr-defined]
         self._undo.append(kernel.commit(self._sc_spec, self.record, effect,
                                         self._sc_step_class))
+        if work:
+            change = work.step(self._active, effect.configuration, effect.entered)
+            if change:
+                log = _WORK_LOGS.setdefault(self, [])
+                log.append(WorkEntry(index, effect.event, effect.at, change))
+                self._undo.append(functools.partial(_drop_last, log))
         self._active = effect.configuration
         if effect.raised:
             self._raised.extend(effect.raised)
@@ -730,6 +749,39 @@ def _guard_names(transition: Any) -> list[str]:
 # (state, machine event id) -> its alternatives: (target, move kind, the library's transition,
 # whether it has guards), in declaration order.
 Alternatives = dict[tuple[str, str], list[tuple[str, str | None, Any, bool]]]
+
+
+@dataclass(frozen=True, slots=True)
+class WorkEntry:
+    """What one microstep did to a run's work items: the index in the run's record history
+    of its first step (None: the run's initial states, entered by no step), its event and
+    time, and the items it ended and started."""
+
+    index: int | None
+    event: str
+    at: dt.datetime
+    change: WorkChange
+
+
+def _drop_last(log: list[WorkEntry]) -> None:
+    log.pop()
+
+
+# What the steps taken since a run was made or last stored did to its work items, for a run
+# store to write in the same transaction as the steps (runs of a spec with work only).
+_WORK_LOGS: weakref.WeakKeyDictionary[Run[Any, Any, Any], list[WorkEntry]] = \
+    weakref.WeakKeyDictionary()
+
+
+def work_log(run: Run[Any, Any, Any]) -> list[WorkEntry]:
+    """What the steps a run took since it was made, restored or last stored did to its
+    work items, in order: a run store writes it with the steps, then `forget_work_log`."""
+    return _WORK_LOGS.get(run, [])
+
+
+def forget_work_log(run: Run[Any, Any, Any]) -> None:
+    """The run's work changes were stored."""
+    _WORK_LOGS.pop(run, None)
 
 
 @dataclass(frozen=True, slots=True)

@@ -58,6 +58,26 @@ class Statements:
     # (channel, spec) -> tell the workers listening on `channel` (at commit) that a run of
     # `spec` got an earlier deadline; "": the backend cannot notify (its workers poll).
     announce_due: str
+    # Work items (store/core/work.py). work_items columns: item_key, run_id, spec, state,
+    # handler, attempts, failures, token, owner, ready_at, lease_until, last_error,
+    # created_at, ended_at, ended_by; work_attempts: item_key, attempt, owner, claimed_at,
+    # ended_at, result, error.
+    insert_item: str  # (key, run_id, spec, state, handler, ready_at, created_at)
+    end_items: str  # (at, ended_by, run_id, state): the state's open item ends
+    end_attempts_of_state: str  # (at, result, run_id, state): its running attempt ends
+    # (key) -> token, owner, lease_until, ended_at, ended_by, state, failures, attempts,
+    # holding the item's row
+    item_locked: str
+    # (attempts, failures, token, owner, ready_at, lease_until, key): a claim
+    claim_item: str
+    insert_attempt: str  # (key, attempt, owner, claimed_at)
+    end_attempt: str  # (at, result, error, key, attempt)
+    extend_lease: str  # (ready_at, lease_until, key)
+    retry_item: str  # (failures, ready_at, last_error, key): pending again, after a wait
+    end_item: str  # (at, ended_by, failures, last_error, key), if it is open
+    release_item: str  # (ready_at, key): pending again, at once
+    items_of_run: str  # (run_id) -> the work_items columns but spec, token
+    attempts_of_run: str  # (run_id) -> item_key and the work_attempts columns
 
     # -- composed from a call's conditions -----------------------------------------------
 
@@ -70,6 +90,13 @@ class Statements:
         of a spec stored at `version` or older (a newer one is not the caller's to fire);
         claimed for the transaction where the backend holds rows (`limit` 1), else the first
         `limit` (a claim that is only a read picks one of them at random)."""
+        raise NotImplementedError
+
+    def claim_work(self) -> str:
+        """(spec, now, the states' parameter as `skip_arg` makes it) -> (key, run_id, state,
+        handler, attempts, failures, token, owner, lease_until) of the item of one of those
+        states of the spec ready first (pending, or its lease expired by `now`): claimed for
+        the transaction (PostgreSQL skips the items other workers hold)."""
         raise NotImplementedError
 
     def next_due(self, *, skip: bool) -> str:

@@ -13,7 +13,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from statechart_runtime.errors import RunError, StoreError, UnstorableValue
-from statechart_runtime.run import Run, active_states, spec_of
+from statechart_runtime.run import Run, active_states, forget_work_log, spec_of, work_log
+from statechart_runtime.store.core import work
 from statechart_runtime.store.core.checks import utc_text
 
 if TYPE_CHECKING:
@@ -122,6 +123,11 @@ def _writes(sql: Statements, run: Run[Any, Any, Any], mark: Mark, at: str) -> Wr
         statements.append((sql.delete_state, [(run_id, name) for name in left]))
         statements.append((sql.insert_state,
                            [(run_id, spec.name, name) for name in entered]))
+    log = work_log(run)
+    if log:  # the work items its steps started and ended, in the same transaction
+        statements.extend(work.log_statements(
+            sql, run, log, spec=spec.name, first_step=0 if mark.rewrite else mark.steps,
+            known=0 if mark.rewrite else mark.known))
     # An earlier deadline wakes the sleeping workers.
     announce = spec.name if deadline is not None and (
         mark.due is None or deadline < mark.due) else None
@@ -137,6 +143,7 @@ def mark_of(run: Run[Any, Any, Any]) -> Mark:
 
 
 def saved(run: Run[Any, Any, Any], mark: Mark, revision: int) -> None:
+    forget_work_log(run)
     history = run.record.history
     steps = len(history) if mark.rewrite else mark.steps + len(history) - mark.known
     setattr(run, MARK_ATTR, Mark(revision, steps, len(history), active_states(run),

@@ -61,6 +61,13 @@ class _PostgresStatements(Statements):
                 f"AND next_due IS NOT NULL AND next_due <= %s{self._skip(skip)} "
                 f"ORDER BY next_due LIMIT {int(limit)} FOR UPDATE OF runs SKIP LOCKED")
 
+    def claim_work(self) -> str:
+        # Items other workers hold are skipped, not waited for.
+        return ("SELECT item_key, run_id, state, handler, attempts, failures, token, owner, "
+                "lease_until FROM work_items WHERE spec = %s AND ended_at IS NULL AND "
+                "ready_at <= %s AND state = ANY(%s) ORDER BY ready_at LIMIT 1 "
+                "FOR UPDATE SKIP LOCKED")
+
     def next_due(self, *, skip: bool) -> str:
         return ("SELECT run_id, next_due FROM runs WHERE spec = %s AND spec_version <= %s "
                 f"AND next_due IS NOT NULL{self._skip(skip)} ORDER BY next_due LIMIT 1")
@@ -196,6 +203,39 @@ SQL = _PostgresStatements(
     # Delivered at commit, once per transaction and payload: a worker asleep until a
     # later deadline wakes for an earlier one (statechart_runtime.worker).
     announce_due="SELECT pg_notify(%s, %s)",
+    # Work items (store/core/work.py).
+    insert_item="INSERT INTO work_items (item_key, run_id, spec, state, handler, attempts, "
+                "failures, token, ready_at, created_at) VALUES (%s, %s, %s, %s, %s, 0, 0, 0, "
+                "%s, %s) ON CONFLICT (item_key) DO NOTHING",
+    end_items="UPDATE work_items SET ended_at = %s, ended_by = %s, ready_at = NULL, "
+              "owner = NULL, lease_until = NULL WHERE run_id = %s AND state = %s "
+              "AND ended_at IS NULL",
+    end_attempts_of_state="UPDATE work_attempts SET ended_at = %s, result = %s WHERE item_key IN "
+                          "(SELECT item_key FROM work_items WHERE run_id = %s AND state = %s) "
+                          "AND ended_at IS NULL",
+    item_locked="SELECT token, owner, lease_until, ended_at, ended_by, state, failures, "
+                "attempts FROM work_items WHERE item_key = %s FOR UPDATE",
+    claim_item="UPDATE work_items SET attempts = %s, failures = %s, token = %s, owner = %s, "
+               "ready_at = %s, lease_until = %s WHERE item_key = %s",
+    insert_attempt="INSERT INTO work_attempts (item_key, attempt, owner, claimed_at) "
+                   "VALUES (%s, %s, %s, %s)",
+    end_attempt="UPDATE work_attempts SET ended_at = %s, result = %s, error = %s "
+                "WHERE item_key = %s AND attempt = %s AND ended_at IS NULL",
+    extend_lease="UPDATE work_items SET ready_at = %s, lease_until = %s WHERE item_key = %s",
+    retry_item="UPDATE work_items SET failures = %s, owner = NULL, lease_until = NULL, "
+               "ready_at = %s, last_error = %s WHERE item_key = %s",
+    end_item="UPDATE work_items SET ended_at = %s, ended_by = %s, ready_at = NULL, "
+             "owner = NULL, lease_until = NULL, failures = %s, last_error = %s WHERE item_key = %s "
+             "AND ended_at IS NULL",
+    release_item="UPDATE work_items SET owner = NULL, lease_until = NULL, ready_at = %s "
+                 "WHERE item_key = %s",
+    items_of_run="SELECT item_key, run_id, state, handler, attempts, failures, owner, "
+                 "ready_at, lease_until, last_error, created_at, ended_at, ended_by "
+                 "FROM work_items WHERE run_id = %s ORDER BY created_at, item_key",
+    attempts_of_run="SELECT a.item_key, a.attempt, a.owner, a.claimed_at, a.ended_at, "
+                    "a.result, a.error FROM work_attempts a JOIN work_items w ON "
+                    "w.item_key = a.item_key WHERE w.run_id = %s ORDER BY a.item_key, "
+                    "a.attempt",
 )
 
 # MIGRATIONS[v] turns store schema version v-1 into v, in the transaction that opens the
@@ -253,6 +293,36 @@ MIGRATIONS: list[tuple[str, ...]] = [
     # 3: the runs of a spec by version: `find` and the due queries of a class meet the runs
     # of other versions of its spec (a rolling deploy) through it, not by reading every run.
     ("CREATE INDEX runs_by_version ON runs (spec, spec_version)",),
+    # 4: work items (a state's `work:`), each claim of one an attempt.
+    ("""CREATE TABLE work_items (
+        item_key    TEXT PRIMARY KEY,
+        run_id      TEXT NOT NULL REFERENCES runs (run_id),
+        spec        TEXT NOT NULL,
+        state       TEXT NOT NULL,
+        handler     TEXT NOT NULL,
+        attempts    INTEGER NOT NULL,
+        failures    INTEGER NOT NULL,
+        token       INTEGER NOT NULL,
+        owner       TEXT,
+        ready_at    TEXT,
+        lease_until TEXT,
+        last_error  TEXT,
+        created_at  TEXT NOT NULL,
+        ended_at    TEXT,
+        ended_by    TEXT
+    )""",
+     "CREATE INDEX work_items_ready ON work_items (spec, ready_at) WHERE ended_at IS NULL",
+     "CREATE INDEX work_items_of_run ON work_items (run_id, state)",
+     """CREATE TABLE work_attempts (
+        item_key   TEXT NOT NULL REFERENCES work_items (item_key),
+        attempt    INTEGER NOT NULL,
+        owner      TEXT NOT NULL,
+        claimed_at TEXT NOT NULL,
+        ended_at   TEXT,
+        result     TEXT,
+        error      TEXT,
+        PRIMARY KEY (item_key, attempt)
+    )"""),
 ]
 
 

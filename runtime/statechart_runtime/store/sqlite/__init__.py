@@ -57,6 +57,13 @@ class _SqliteStatements(Statements):
                 f"AND next_due IS NOT NULL AND next_due <= ?{self._skip(skip)} "
                 f"ORDER BY next_due LIMIT {int(limit)}")
 
+    def claim_work(self) -> str:
+        # The write transaction holds the database's lock: the read is the claim.
+        return ("SELECT item_key, run_id, state, handler, attempts, failures, token, owner, "
+                "lease_until FROM work_items WHERE spec = ? AND ended_at IS NULL AND "
+                "ready_at <= ? AND state IN (SELECT value FROM json_each(?)) "
+                "ORDER BY ready_at LIMIT 1")
+
     def next_due(self, *, skip: bool) -> str:
         return ("SELECT run_id, next_due FROM runs WHERE spec = ? AND spec_version <= ? "
                 f"AND next_due IS NOT NULL{self._skip(skip)} ORDER BY next_due LIMIT 1")
@@ -193,6 +200,39 @@ SQL = _SqliteStatements(
         "AND next_due IS NOT NULL AND next_due <= ? ORDER BY next_due LIMIT ?",
     other_versions=_OTHER_VERSIONS.replace("%s", "?"),
     announce_due="",  # SQLite cannot notify: its workers look every max_sleep seconds
+    # Work items (store/core/work.py).
+    insert_item="INSERT INTO work_items (item_key, run_id, spec, state, handler, attempts, "
+                "failures, token, ready_at, created_at) VALUES (?, ?, ?, ?, ?, 0, 0, 0, "
+                "?, ?) ON CONFLICT (item_key) DO NOTHING",
+    end_items="UPDATE work_items SET ended_at = ?, ended_by = ?, ready_at = NULL, "
+              "owner = NULL, lease_until = NULL WHERE run_id = ? AND state = ? "
+              "AND ended_at IS NULL",
+    end_attempts_of_state="UPDATE work_attempts SET ended_at = ?, result = ? WHERE item_key IN "
+                          "(SELECT item_key FROM work_items WHERE run_id = ? AND state = ?) "
+                          "AND ended_at IS NULL",
+    item_locked="SELECT token, owner, lease_until, ended_at, ended_by, state, failures, "
+                "attempts FROM work_items WHERE item_key = ?",
+    claim_item="UPDATE work_items SET attempts = ?, failures = ?, token = ?, owner = ?, "
+               "ready_at = ?, lease_until = ? WHERE item_key = ?",
+    insert_attempt="INSERT INTO work_attempts (item_key, attempt, owner, claimed_at) "
+                   "VALUES (?, ?, ?, ?)",
+    end_attempt="UPDATE work_attempts SET ended_at = ?, result = ?, error = ? "
+                "WHERE item_key = ? AND attempt = ? AND ended_at IS NULL",
+    extend_lease="UPDATE work_items SET ready_at = ?, lease_until = ? WHERE item_key = ?",
+    retry_item="UPDATE work_items SET failures = ?, owner = NULL, lease_until = NULL, "
+               "ready_at = ?, last_error = ? WHERE item_key = ?",
+    end_item="UPDATE work_items SET ended_at = ?, ended_by = ?, ready_at = NULL, "
+             "owner = NULL, lease_until = NULL, failures = ?, last_error = ? WHERE item_key = ? "
+             "AND ended_at IS NULL",
+    release_item="UPDATE work_items SET owner = NULL, lease_until = NULL, ready_at = ? "
+                 "WHERE item_key = ?",
+    items_of_run="SELECT item_key, run_id, state, handler, attempts, failures, owner, "
+                 "ready_at, lease_until, last_error, created_at, ended_at, ended_by "
+                 "FROM work_items WHERE run_id = ? ORDER BY created_at, item_key",
+    attempts_of_run="SELECT a.item_key, a.attempt, a.owner, a.claimed_at, a.ended_at, "
+                    "a.result, a.error FROM work_attempts a JOIN work_items w ON "
+                    "w.item_key = a.item_key WHERE w.run_id = ? ORDER BY a.item_key, "
+                    "a.attempt",
 )
 
 # MIGRATIONS[v] turns store schema version v-1 into v, in the transaction that opens the
@@ -250,6 +290,36 @@ MIGRATIONS: list[tuple[str, ...]] = [
     # 3: the runs of a spec by version: `find` and the due queries of a class meet the runs
     # of other versions of its spec (a rolling deploy) through it, not by reading every run.
     ("CREATE INDEX runs_by_version ON runs (spec, spec_version)",),
+    # 4: work items (a state's `work:`), each claim of one an attempt.
+    ("""CREATE TABLE work_items (
+        item_key    TEXT PRIMARY KEY,
+        run_id      TEXT NOT NULL REFERENCES runs (run_id),
+        spec        TEXT NOT NULL,
+        state       TEXT NOT NULL,
+        handler     TEXT NOT NULL,
+        attempts    INTEGER NOT NULL,
+        failures    INTEGER NOT NULL,
+        token       INTEGER NOT NULL,
+        owner       TEXT,
+        ready_at    TEXT,
+        lease_until TEXT,
+        last_error  TEXT,
+        created_at  TEXT NOT NULL,
+        ended_at    TEXT,
+        ended_by    TEXT
+    )""",
+     "CREATE INDEX work_items_ready ON work_items (spec, ready_at) WHERE ended_at IS NULL",
+     "CREATE INDEX work_items_of_run ON work_items (run_id, state)",
+     """CREATE TABLE work_attempts (
+        item_key   TEXT NOT NULL REFERENCES work_items (item_key),
+        attempt    INTEGER NOT NULL,
+        owner      TEXT NOT NULL,
+        claimed_at TEXT NOT NULL,
+        ended_at   TEXT,
+        result     TEXT,
+        error      TEXT,
+        PRIMARY KEY (item_key, attempt)
+    )"""),
 ]
 
 
