@@ -48,6 +48,51 @@ states:
   done: {final: true}
 """
 
+# A job whose `working` state has work (docs/work.md): `do_it` returns `done` with an
+# output; its error event `broke` takes why. `{timeout}` and `{backoff}` are filled in.
+JOB = """\
+statechart: job
+version: 1
+initial: queued
+record:
+  output: {{type: json}}
+  why: {{type: string}}
+states:
+  queued:
+    on: {{start: working, cancel: cancelled}}
+  working:
+    work:
+      handler: do_it
+      timeout: {timeout}
+      outcomes: [done]
+      error: broke
+      retry: {{max: 1, backoff: {backoff}}}
+    on:
+      done: {{target: finished, set: [output]}}
+      broke: {{target: failed, set: [why]}}
+      redo: working
+      note: {{}}
+      cancel: cancelled
+  finished: {{final: true}}
+  failed: {{final: true}}
+  cancelled: {{final: true}}
+"""
+
+
+def job_class(folder: Path, *, timeout: str = "10s", backoff: str = "100ms") -> type[Any]:
+    """The job run class of JOB with this timeout and backoff (a module per pair)."""
+    from codegen_support import checked_text, generate
+
+    name = f"job_{timeout}_{backoff}_store_test"
+    module = sys.modules.get(name)
+    if module is None:
+        spec = checked_text(JOB.format(timeout=timeout, backoff=backoff))
+        assert spec is not None
+        path = folder / f"{name}.py"
+        path.write_bytes(generate(spec)["generated/job.py"])
+        module = import_path(path, name)
+    return module.Job  # type: ignore[no-any-return]
+
 
 @dataclass
 class Backend:

@@ -7,12 +7,10 @@ applied; retries wait their backoff; the attempts are kept."""
 from __future__ import annotations
 
 import datetime as dt
-import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
-from store_support import Backend, Clock, import_path
+from store_support import Backend, Clock, job_class
 
 from statechart_runtime.errors import (
     LeaseLost,
@@ -25,47 +23,12 @@ from statechart_runtime.store import open_store
 T0 = dt.datetime(2030, 1, 1, tzinfo=dt.UTC)
 SECOND = dt.timedelta(seconds=1)
 
-JOB = """\
-statechart: job
-version: 1
-initial: queued
-record:
-  output: {type: json}
-  why: {type: string}
-states:
-  queued:
-    on: {start: working, cancel: cancelled}
-  working:
-    work:
-      handler: do_it
-      timeout: 10s
-      outcomes: [done]
-      error: broke
-      retry: {max: 1, backoff: 2s}
-    on:
-      done: {target: finished, set: [output]}
-      broke: {target: failed, set: [why]}
-      redo: working
-      note: {}
-      cancel: cancelled
-  finished: {final: true}
-  failed: {final: true}
-  cancelled: {final: true}
-"""
+BACKOFF = dt.timedelta(milliseconds=100)
 
 
 @pytest.fixture(scope="module")
 def job(tmp_path_factory: pytest.TempPathFactory) -> type[Any]:
-    from codegen_support import checked_text, generate
-
-    module = sys.modules.get("job_store_test")
-    if module is None:
-        spec = checked_text(JOB)
-        assert spec is not None
-        path = Path(tmp_path_factory.mktemp("job")) / "job_store_test.py"
-        path.write_bytes(generate(spec)["generated/job.py"])
-        module = import_path(path, "job_store_test")
-    return module.Job  # type: ignore[no-any-return]
+    return job_class(tmp_path_factory.mktemp("job"))
 
 
 def started(job: type[Any], backend: Backend, run_id: str = "r1") -> tuple[Any, Clock]:
@@ -174,7 +137,7 @@ def test_a_failure_waits_its_backoff_then_the_error_event_fires(
     store, clock = started(job, backend)
     claim = store.claim_work(job, owner="w")
     failed = store.fail_work(job, claim, "TimeoutError: the API did not answer")
-    assert failed.retry_at == T0 + 2 * SECOND and failed.fired is None
+    assert failed.retry_at == T0 + BACKOFF and failed.fired is None
     assert store.claim_work(job, owner="w") is None  # the backoff
     clock.advance(2 * SECOND)
     retry = store.claim_work(job, owner="w")

@@ -30,9 +30,11 @@ import logging
 import os
 import select
 import signal
+import socket
 import threading
 import time
-from collections.abc import AsyncIterator, Iterator
+import uuid
+from collections.abc import AsyncIterator, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager, suppress
 from typing import Any
 
@@ -43,6 +45,7 @@ from statechart_runtime.errors import (
     StoreError,
     TimerFailed,
 )
+from statechart_runtime.handlers import Handler, run_item
 from statechart_runtime.run import spec_of
 from statechart_runtime.store import AsyncRunStore, Fired, RunStore
 
@@ -310,10 +313,26 @@ class AsyncWorker(_Rounds):
 
     def __init__(self, store: AsyncRunStore, run_class: type[Any], *,
                  max_sleep: float = 60.0, retry_after: float = 60.0,
-                 listen: bool = True) -> None:
+                 listen: bool = True, handlers: Mapping[str, Handler] | None = None,
+                 concurrency: int = 4, poll: float = 1.0, owner: str | None = None,
+                 shutdown_grace: float = 30.0) -> None:
         super().__init__(store, run_class, max_sleep=max_sleep, retry_after=retry_after)
+        if concurrency < 1:
+            raise ValueError(f"concurrency must be at least 1, got {concurrency!r}")
+        if poll <= 0:
+            raise ValueError(f"poll must be positive, got {poll!r}")
         self._wake = asyncio.Event()
         self._stopping = False
+        # Work items (docs/work.md): the handlers this worker runs, how many at once, how
+        # often it looks for items (an expired lease is claimable again without a notice),
+        # the name its claims carry, how long a shutdown waits for running handlers.
+        self.handlers = dict(handlers or {})
+        self.concurrency = concurrency
+        self.poll = poll
+        self.owner = owner or f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
+        self.shutdown_grace = shutdown_grace
+        self.applied = self.work_failed = self.leases_lost = 0
+        self._running: dict[asyncio.Task[str], Any] = {}  # handler task -> its claim
         self._listens = listen and store.due_channel is not None
         self._listener: Any = None  # a connection LISTENing for earlier deadlines
         self._listen_at = 0.0
@@ -348,8 +367,11 @@ class AsyncWorker(_Rounds):
         try:
             while not self._stopping:
                 try:
-                    await self.run_once()
+                    await self._fire_due()
+                    await self._claim_work()
                     wait = await self._sleep_time()
+                    if self.handlers:
+                        wait = min(wait, self.poll)
                 except (ReadOnlyStore, SchemaProblem):
                     raise
                 except StoreError as exc:
@@ -360,10 +382,79 @@ class AsyncWorker(_Rounds):
                 if not self._stopping:
                     await self._sleep(wait)
         finally:
+            await self._drain()
             await self.close()
 
     async def run_once(self) -> int:
-        """Fire every timer due now and return how many runs fired (as `Worker.run_once`)."""
+        """Fire every timer due now and return how many runs fired (as `Worker.run_once`);
+        with handlers, also run every work item ready now (and those their outcomes make
+        ready), then return."""
+        count = await self._fire_due()
+        if self.handlers:
+            while await self._claim_work() or self._running:
+                if self._running:
+                    await asyncio.wait(set(self._running), return_when=asyncio.FIRST_COMPLETED)
+                count += await self._fire_due()
+        return count
+
+    async def _claim_work(self) -> int:
+        """Claim ready items while this worker has free slots, each run by a task of its
+        own; how many it claimed."""
+        claimed = 0
+        while self.handlers and not self._stopping and len(self._running) < self.concurrency:
+            claim = await self.store.claim_work(self.run_class, owner=self.owner,
+                                                handlers=list(self.handlers))
+            if claim is None:
+                break
+            claimed += 1
+            task = asyncio.ensure_future(run_item(self.store, self.run_class, claim,
+                                                  self.handlers))
+            self._running[task] = claim
+            task.add_done_callback(self._item_done)
+        return claimed
+
+    def _item_done(self, task: asyncio.Task[str]) -> None:
+        claim = self._running.pop(task, None)
+        self._wake.set()  # a slot is free
+        if task.cancelled():
+            return
+        exc = task.exception()
+        if exc is not None:  # the store failed: the lease expires, the item comes back
+            self.errors += 1
+            log.error("work item %s (attempt %s): the store failed, the item is claimed "
+                      "again once its lease expires: %s", getattr(claim, "key", "?"),
+                      getattr(claim, "attempt", "?"), exc)
+            return
+        result = task.result()
+        if result == "applied":
+            self.applied += 1
+        elif result == "failed":
+            self.work_failed += 1
+        else:
+            self.leases_lost += 1
+
+    async def _drain(self) -> None:
+        """On the way out: wait up to `shutdown_grace` seconds for the running handlers,
+        then cancel the rest and give their items back (claimable again at once)."""
+        if not self._running:
+            return
+        log.info("waiting up to %g s for %d running work item(s)", self.shutdown_grace,
+                 len(self._running))
+        await asyncio.wait(set(self._running), timeout=self.shutdown_grace)
+        left = dict(self._running)
+        for task in left:
+            task.cancel()
+        await asyncio.gather(*left, return_exceptions=True)
+        for claim in left.values():
+            try:
+                await self.store.release_work(self.run_class, claim)
+                log.info("work item %s (attempt %d): released", claim.key, claim.attempt)
+            except StoreError as exc:  # lost already, or no store: the lease expires
+                log.warning("work item %s (attempt %d): not released: %s", claim.key,
+                            claim.attempt, exc)
+
+    async def _fire_due(self) -> int:
+        """Fire every timer due now; how many runs fired."""
         count = 0
         idle: set[str] = set()
         while not self._stopping:

@@ -1,5 +1,7 @@
-"""`statechart runs work --store URL --spec SPEC [--once] [--max-sleep S]`: fire the due
-timers of SPEC's runs until stopped (statechart_runtime.worker; docs/runs.md, "The worker").
+"""`statechart runs work --store URL --spec SPEC [--once] [--max-sleep S] [--handlers
+MODULE:OBJECT]`: fire the due timers of SPEC's runs until stopped (statechart_runtime.worker;
+docs/runs.md, "The worker"), and, with `--handlers`, run their work items (docs/work.md):
+the asynchronous worker over the asynchronous store, at most `--concurrency` items at once.
 
 One line on stderr per fired timer. SIGTERM and SIGINT let the transaction under way commit,
 then exit 0. `--once` fires what is due now and exits (for cron). The spec's Run class is
@@ -34,6 +36,26 @@ def add_arguments(actions: Any, store_argument: Any) -> None:
                    help="the longest sleep between looks at the store (default: 60)")
     p.add_argument("--retry-after", metavar="S", type=_seconds, default=60.0,
                    help="how long a run whose timer failed is skipped (default: 60)")
+    p.add_argument("--handlers", metavar="MODULE:OBJECT",
+                   help="also run the spec's work items: OBJECT of MODULE maps handler names "
+                        "to functions (docs/work.md)")
+    p.add_argument("--concurrency", metavar="N", type=_count, default=4,
+                   help="with --handlers: how many items run at once (default: 4)")
+    p.add_argument("--poll", metavar="S", type=_seconds, default=1.0,
+                   help="with --handlers: how often to look for ready items (default: 1)")
+    p.add_argument("--shutdown-grace", metavar="S", type=_seconds, default=30.0,
+                   help="with --handlers: on SIGTERM, how long running items may finish "
+                        "before they are given back (default: 30)")
+
+
+def _count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected at least 1, got {text!r}")
+    return value
 
 
 def _seconds(text: str) -> float:
@@ -52,9 +74,13 @@ def work(args: argparse.Namespace) -> int:
     from statechart_runtime.worker import Worker
 
     spec = checked_spec(args.spec, args)
+    if args.handlers is not None:
+        return _work_items(args, spec)
     if not spec.timers():
         raise Usage(f"{args.spec}: spec `{spec.name}` has no timers (`after:`): its runs "
-                    "are never due, there is nothing to work on")
+                    "are never due, there is nothing to work on"
+                    + (" (its work items run with --handlers MODULE:OBJECT)"
+                       if spec.work() else ""))
     run_class = compiled(spec)
     with open_existing(args.store, read_only=False) as store, _logging():
         worker = Worker(store, run_class, max_sleep=args.max_sleep,
@@ -75,6 +101,65 @@ def work(args: argparse.Namespace) -> int:
         print(inert(f"statechart runs work: fired {worker.fired} timer"
                     f"{'s' * (worker.fired != 1)}, {worker.declined} declined, "
                     f"{worker.failed} failed"), file=sys.stderr)
+    return 0
+
+
+def _work_items(args: argparse.Namespace, spec: Any) -> int:
+    """`--handlers`: timers and work items, by the asynchronous worker."""
+    import asyncio
+
+    from statechart.cli.runs import Usage, compiled, location, open_existing
+    from statechart_runtime.handlers import load_handlers, missing_handlers
+    from statechart_runtime.store import open_async_store
+    from statechart_runtime.worker import AsyncWorker
+
+    if not spec.work():
+        raise Usage(f"{args.spec}: spec `{spec.name}` declares no work (`work:` of a state): "
+                    "--handlers has nothing to run")
+    try:
+        handlers = load_handlers(args.handlers)
+    except ValueError as exc:
+        raise Usage(str(exc)) from None
+    run_class = compiled(spec)
+    open_existing(args.store, read_only=False).close()  # it must exist: say so now
+    missing = missing_handlers(run_class, handlers)
+
+    async def main() -> AsyncWorker:
+        try:
+            store = await open_async_store(args.store)
+        except ImportError as exc:
+            raise Usage(f"--handlers runs the asynchronous store, which needs the "
+                        f"`{'postgres' if args.store.startswith('postgres') else 'sqlite-async'}`"
+                        f" extra ({exc.name} is missing)") from None
+        async with store:
+            worker = AsyncWorker(store, run_class, max_sleep=args.max_sleep,
+                                 retry_after=args.retry_after, handlers=handlers,
+                                 concurrency=args.concurrency, poll=args.poll,
+                                 shutdown_grace=args.shutdown_grace)
+            async with worker.stopped_by_signals():
+                print(inert(f"statechart runs work: running the work items of `{spec.name}` "
+                            f"runs in {location(args.store)} ({', '.join(sorted(handlers))}; "
+                            f"{args.concurrency} at once) and firing their due timers"),
+                      file=sys.stderr, flush=True)
+                if missing:
+                    print(inert("statechart runs work: no handler for "
+                                f"{', '.join(missing)}: their items wait for a worker that "
+                                "has one"), file=sys.stderr, flush=True)
+                if args.once:
+                    try:
+                        await worker.run_once()
+                    finally:
+                        await worker.close()
+                else:
+                    await worker.run()
+            return worker
+
+    with _logging():
+        worker = asyncio.run(main())
+    print(inert(f"statechart runs work: {worker.applied} outcome"
+                f"{'s' * (worker.applied != 1)} applied, {worker.work_failed} failed, "
+                f"{worker.leases_lost} lease{'s' * (worker.leases_lost != 1)} lost; fired "
+                f"{worker.fired} timer{'s' * (worker.fired != 1)}"), file=sys.stderr)
     return 0
 
 
