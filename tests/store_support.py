@@ -49,7 +49,8 @@ states:
 """
 
 # A job whose `working` state has work (docs/work.md): `do_it` returns `done` with an
-# output; its error event `broke` takes why. `{timeout}` and `{backoff}` are filled in.
+# output; its error event `broke` takes why. `{timeout}`, `{backoff}` and `{retries}` are
+# filled in.
 JOB = """\
 statechart: job
 version: 1
@@ -66,7 +67,7 @@ states:
       timeout: {timeout}
       outcomes: [done]
       error: broke
-      retry: {{max: 1, backoff: {backoff}}}
+      retry: {{max: {retries}, backoff: {backoff}}}
     on:
       done: {{target: finished, set: [output]}}
       broke: {{target: failed, set: [why]}}
@@ -79,19 +80,24 @@ states:
 """
 
 
-def job_class(folder: Path, *, timeout: str = "10s", backoff: str = "100ms") -> type[Any]:
-    """The job run class of JOB with this timeout and backoff (a module per pair)."""
+def job_class(folder: Path, *, timeout: str = "10s", backoff: str = "100ms",
+              retries: int = 1) -> type[Any]:
+    """The job run class of JOB with this timeout, backoff and retries (a module each)."""
     from codegen_support import checked_text, generate
 
-    name = f"job_{timeout}_{backoff}_store_test"
+    name = f"job_{timeout}_{backoff}_{retries}_store_test"
     module = sys.modules.get(name)
     if module is None:
-        spec = checked_text(JOB.format(timeout=timeout, backoff=backoff))
+        spec = checked_text(job_text(timeout=timeout, backoff=backoff, retries=retries))
         assert spec is not None
         path = folder / f"{name}.py"
         path.write_bytes(generate(spec)["generated/job.py"])
         module = import_path(path, name)
     return module.Job  # type: ignore[no-any-return]
+
+
+def job_text(*, timeout: str = "10s", backoff: str = "100ms", retries: int = 1) -> str:
+    return JOB.format(timeout=timeout, backoff=backoff, retries=retries)
 
 
 @dataclass

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from store_support import Backend, job_class
+from store_support import Backend, job_class, job_text
 
 from statechart_runtime.handlers import Outcome, WorkContext, WorkError
 from statechart_runtime.store import open_async_store, open_store
@@ -174,9 +174,7 @@ def test_a_shutdown_gives_running_items_back(job: type[Any], backend: Backend) -
 
 def test_runs_work_with_handlers(tmp_path: Path, backend: Backend) -> None:
     spec = tmp_path / "job.yaml"
-    from store_support import JOB
-
-    spec.write_text(JOB.format(timeout="10s", backoff="100ms"))
+    spec.write_text(job_text())
     (tmp_path / "job_handlers.py").write_text(textwrap.dedent("""\
         from statechart_runtime.handlers import Outcome
 
