@@ -14,7 +14,6 @@ import sys
 import time
 from collections import Counter
 from pathlib import Path
-from typing import Any
 
 import pytest
 from store_support import Backend, job_class
