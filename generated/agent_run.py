@@ -1,5 +1,5 @@
 # Generated from specs/agent_run.yaml by statechart-compiler 0.2.0. DO NOT EDIT.
-# Source sha256: f135c7ec19501050a34a620144d97e42d525a23105c759dc5a09379819423d93
+# Source sha256: 102b08df31ce5f2b631bc898d6a30ccd39007277cc3a180d1cd6ed65ab391247
 # Regenerate with: statechart build
 """The `agent_run` statechart, version 2: a typed python-statemachine class and its run record.
 Generated; see DESCRIPTION for the spec's own words."""
@@ -26,7 +26,7 @@ _rt.check_api((1, 6), __name__, 'statechart-compiler 0.2.0')
 
 SPEC_NAME: _Final = 'agent_run'
 SPEC_VERSION: _Final = 2
-SPEC_SHA256: _Final = 'f135c7ec19501050a34a620144d97e42d525a23105c759dc5a09379819423d93'
+SPEC_SHA256: _Final = '102b08df31ce5f2b631bc898d6a30ccd39007277cc3a180d1cd6ed65ab391247'
 DESCRIPTION: _Final = (
     'The lifecycle of one AI agent run, from creation to its '
     'end. Interrupted runs are persisted and recoverable; a '
@@ -315,8 +315,8 @@ _SPEC: _Final = _api.SpecTables(
 # timeout in ms, heartbeat in ms or None, outcome events, error event or None, retries,
 # backoff in ms)
 _WORK: _Final = _api.WorkTable((
-    ('reasoning', 'reason', 120000, 30000, ('call_tool', 'complete'), 'error', 2, 2000),
-    ('tool_call', 'call_tool', 300000, 30000, ('tool_output',), 'error', 2, 5000),
+    ('reasoning', 'reason', 120000, 30000, ('call_tool', 'complete', 'interrupt'), 'error', 2, 2000),
+    ('tool_call', 'call_tool', 300000, 30000, ('tool_output',), 'error', 2, 1000),
 ))
 
 # Where the spec writes each state and each alternative of a transition (file, line; and the

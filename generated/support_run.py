@@ -1,5 +1,5 @@
 # Generated from specs/support_run.yaml by statechart-compiler 0.2.0. DO NOT EDIT.
-# Source sha256: 5594f9c116e5f6cc367e1ae483bb869fe214e6e630cf676a9ff3ca818e374772
+# Source sha256: a6007f82b146daa31e445df7eeda29a0903c1f0b296b6dd5711377276fac58c3
 # Regenerate with: statechart build
 """The `support_run` statechart, version 1: a typed python-statemachine class and its run record.
 Generated; see DESCRIPTION for the spec's own words."""
@@ -26,7 +26,7 @@ _rt.check_api((1, 6), __name__, 'statechart-compiler 0.2.0')
 
 SPEC_NAME: _Final = 'support_run'
 SPEC_VERSION: _Final = 1
-SPEC_SHA256: _Final = '5594f9c116e5f6cc367e1ae483bb869fe214e6e630cf676a9ff3ca818e374772'
+SPEC_SHA256: _Final = 'a6007f82b146daa31e445df7eeda29a0903c1f0b296b6dd5711377276fac58c3'
 DESCRIPTION: _Final = (
     'The agent run lifecycle of the support team: a running '
     'agent may escalate a ticket to a human, who hands it back '
@@ -328,8 +328,8 @@ _SPEC: _Final = _api.SpecTables(
 # timeout in ms, heartbeat in ms or None, outcome events, error event or None, retries,
 # backoff in ms)
 _WORK: _Final = _api.WorkTable((
-    ('reasoning', 'reason', 120000, 30000, ('call_tool', 'complete'), 'error', 2, 2000),
-    ('tool_call', 'call_tool', 300000, 30000, ('tool_output',), 'error', 2, 5000),
+    ('reasoning', 'reason', 120000, 30000, ('call_tool', 'complete', 'interrupt'), 'error', 2, 2000),
+    ('tool_call', 'call_tool', 300000, 30000, ('tool_output',), 'error', 2, 1000),
 ))
 
 # Where the spec writes each state and each alternative of a transition (file, line; and the

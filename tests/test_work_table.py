@@ -96,7 +96,7 @@ def test_item_keys_are_stable_across_attempts_and_new_per_entry() -> None:
 def test_the_agent_run_declares_its_model_step_and_tool_call(agent: ModuleType) -> None:
     table = work_of(agent.AgentRun)
     assert {w.state: (w.handler, w.outcomes, w.error) for w in table} == {
-        "reasoning": ("reason", ("call_tool", "complete"), "error"),
+        "reasoning": ("reason", ("call_tool", "complete", "interrupt"), "error"),
         "tool_call": ("call_tool", ("tool_output",), "error")}
     run = agent.AgentRun()
     run.triage()
