@@ -110,7 +110,7 @@ def test_work_has_its_section_and_a_spec_without_work_none() -> None:
     work = _section(_page("specs/agent_run.yaml"), "Work")
     assert "| `tool_call` | `call_tool` | `5m` | `30s` | `tool_output` | `error` | 2, first " \
            "after `1s`, doubling |" in work
-    assert "| `reasoning` | `reason` | `2m` | `30s` | `call_tool`, `complete` | `error` | 2, " \
+    assert "| `reasoning` | `reason` | `2m` | `30s` | `call_tool`, `complete`, `interrupt` | `error` | 2, " \
            "first after `2s`, doubling |" in work
     regions = _section(_page("tests/cases/ok/work_in_regions.yaml"), "Work")
     assert "| `asking_a` | `ask_a` | `5s` | `1s` | `answer_a` | `error` | none |" in regions
