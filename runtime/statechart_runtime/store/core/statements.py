@@ -58,6 +58,16 @@ class Statements:
     # (channel, spec) -> tell the workers listening on `channel` (at commit) that a run of
     # `spec` got an earlier deadline; "": the backend cannot notify (its workers poll).
     announce_due: str
+    # (spec) -> tell the `watch`es listening (at commit) that a run of `spec` took a step;
+    # "": the backend cannot notify (they poll).
+    announce_step: str
+    # -> (position, run_id, idx) of the end of the steps committed now (`watch` from now).
+    watch_end: str
+    # (spec, position, run_id, idx, limit) -> (position, run_id, idx, event, source, target,
+    # at, values, kind) of the spec's steps after that one in commit order, at most `limit`;
+    # only steps no earlier one can still commit before (PostgreSQL: of transactions older
+    # than every running one).
+    watch_steps: str
     # Work items (store/core/work.py). work_items columns: item_key, run_id, spec, state,
     # handler, attempts, failures, token, owner, ready_at, lease_until, last_error,
     # created_at, ended_at, ended_by; work_attempts: item_key, attempt, owner, claimed_at,
