@@ -211,3 +211,39 @@ def test_runs_work_with_handlers(tmp_path: Path, backend: Backend) -> None:
     assert bad.returncode == 2
     assert "'NOPE' is missing, not a mapping from handler names to functions" in bad.stderr
     assert "Traceback" not in bad.stderr
+
+
+def test_a_new_item_wakes_a_sleeping_postgres_worker_before_its_poll(
+        job: type[Any], pg_backend: Backend) -> None:
+    # The step that enqueues an item notifies at its commit: a worker asleep for its poll
+    # (60 s here) claims the item at once.
+    with open_store(pg_backend.url) as store:
+        store.create(job(run_id="late"))
+
+    def enqueue() -> None:
+        with open_store(pg_backend.url) as store:
+            store.fire(job, "late", "start")
+
+    async def main() -> float:
+        async with await open_async_store(pg_backend.url) as store:
+            claimed = asyncio.Event()
+
+            async def do_it(work: WorkContext) -> Outcome:
+                claimed.set()
+                return Outcome("done", output=1)
+
+            worker = AsyncWorker(store, job, handlers={"do_it": do_it}, poll=60)
+            running = asyncio.create_task(worker.run())
+            await asyncio.sleep(1.0)  # it found nothing and sleeps
+            loop = asyncio.get_running_loop()
+            enqueued = loop.time()
+            await asyncio.to_thread(enqueue)
+            await asyncio.wait_for(claimed.wait(), 30)
+            waited = loop.time() - enqueued
+            worker.stop()
+            await running
+            return waited
+
+    assert asyncio.run(main()) < 10
+    with open_store(pg_backend.url) as store:
+        assert store.load(job, "late").status.value == "finished"
