@@ -577,7 +577,9 @@ class RunStore:
         from now on (LeaseLost). An expired lease counts as a failed attempt; when that
         used the item's attempts up, the claim is `exhausted`: end it with `fail_work`
         (which fires the work's error event). PostgreSQL skips the items other workers
-        hold (FOR UPDATE SKIP LOCKED); SQLite's write lock makes the claim a turn."""
+        hold (FOR UPDATE SKIP LOCKED); SQLite's write lock makes the claim a turn. Items of
+        runs stored by a newer version of the spec are left to its workers (a rolling
+        deploy); those of older versions are claimed, their runs upgraded by the outcome."""
         self._writable()
         at = now if now is not None else self.now()
         if not is_aware(at):
@@ -586,7 +588,8 @@ class RunStore:
         states = [w.state for w in table if handlers is None or w.handler in handlers]
         if not states:
             return None
-        args = (spec_of(run_class).name, utc_text(at), *self.sql.skip_arg(states))
+        spec = spec_of(run_class)
+        args = (spec.name, utc_text(at), *self.sql.skip_arg(states), spec.version)
         claim = self.sql.claim_work()
 
         def take(db: Any) -> work_core.WorkClaim | None:

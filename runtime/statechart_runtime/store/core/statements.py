@@ -103,10 +103,11 @@ class Statements:
         raise NotImplementedError
 
     def claim_work(self) -> str:
-        """(spec, now, the states' parameter as `skip_arg` makes it) -> (key, run_id, state,
-        handler, attempts, failures, token, owner, lease_until) of the item of one of those
-        states of the spec ready first (pending, or its lease expired by `now`): claimed for
-        the transaction (PostgreSQL skips the items other workers hold)."""
+        """(spec, now, the states' parameter as `skip_arg` makes it, version) -> (key,
+        run_id, state, handler, attempts, failures, token, owner, lease_until) of the item of
+        one of those states of the spec's runs stored at `version` or older (a newer one is
+        not the caller's to run) ready first (pending, or its lease expired by `now`):
+        claimed for the transaction (PostgreSQL skips the items other workers hold)."""
         raise NotImplementedError
 
     def next_due(self, *, skip: bool) -> str:

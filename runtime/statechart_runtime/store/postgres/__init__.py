@@ -68,8 +68,9 @@ class _PostgresStatements(Statements):
         # Items other workers hold are skipped, not waited for.
         return ("SELECT item_key, run_id, state, handler, attempts, failures, token, owner, "
                 "lease_until FROM work_items WHERE spec = %s AND ended_at IS NULL AND "
-                "ready_at <= %s AND state = ANY(%s) ORDER BY ready_at LIMIT 1 "
-                "FOR UPDATE SKIP LOCKED")
+                "ready_at <= %s AND state = ANY(%s) AND EXISTS (SELECT 1 FROM runs r WHERE "
+                "r.run_id = work_items.run_id AND r.spec_version <= %s) ORDER BY ready_at "
+                "LIMIT 1 FOR UPDATE SKIP LOCKED")
 
     def next_due(self, *, skip: bool) -> str:
         return ("SELECT run_id, next_due FROM runs WHERE spec = %s AND spec_version <= %s "

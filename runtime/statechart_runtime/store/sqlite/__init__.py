@@ -61,8 +61,9 @@ class _SqliteStatements(Statements):
         # The write transaction holds the database's lock: the read is the claim.
         return ("SELECT item_key, run_id, state, handler, attempts, failures, token, owner, "
                 "lease_until FROM work_items WHERE spec = ? AND ended_at IS NULL AND "
-                "ready_at <= ? AND state IN (SELECT value FROM json_each(?)) "
-                "ORDER BY ready_at LIMIT 1")
+                "ready_at <= ? AND state IN (SELECT value FROM json_each(?)) AND EXISTS "
+                "(SELECT 1 FROM runs r WHERE r.run_id = work_items.run_id AND "
+                "r.spec_version <= ?) ORDER BY ready_at LIMIT 1")
 
     def next_due(self, *, skip: bool) -> str:
         return ("SELECT run_id, next_due FROM runs WHERE spec = ? AND spec_version <= ? "
