@@ -194,7 +194,7 @@ def test_the_openapi_document_names_every_route(store: Any) -> None:
     api = client(console_app(store))
     document = api.get("/api/openapi.json").json()
     assert document["openapi"].startswith("3.1")
-    assert set(document["paths"]) == {"/api/runs", "/api/runs/{run_id}",
+    assert set(document["paths"]) == {"/api/runs", "/api/changes", "/api/runs/{run_id}",
                                       "/api/runs/{run_id}/history",
                                       "/api/runs/{run_id}/events/{event}"}
 

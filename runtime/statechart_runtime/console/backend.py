@@ -20,6 +20,7 @@ import anyio.to_thread
 
 from statechart_runtime.store import (
     AsyncRunStore,
+    Change,
     Fired,
     HistoryRow,
     RunFilter,
@@ -68,6 +69,14 @@ class _Threaded:
 
     async def moves(self, run_id: str, *, first: int = 0) -> list[Move]:
         return await self._run(lambda: self._store.moves(run_id, first=first))
+
+    async def watch_position(self) -> str:
+        return await self._run(self._store.watch_position)
+
+    async def changes(self, run_class: type[Any], *, after: str, limit: int = 100
+                      ) -> list[Change]:
+        return await self._run(lambda: self._store.changes(run_class, after=after,
+                                                           limit=limit))
 
     async def fire(self, run_class: type[Any], run_id: str, event: str, *,
                    idempotency_key: str | None, if_revision: int | None,
@@ -171,6 +180,15 @@ class ConsoleStore:
 
     async def head(self, run_class: type[Any], run_id: str) -> Fired:
         return await (await self._opened()).head(run_class, run_id)
+
+    async def changes(self, run_class: type[Any], after: str | None, *, limit: int = 100
+                      ) -> tuple[str, list[Change]]:
+        """The steps of the spec's runs after position `after` (None: from now), at most
+        `limit` (`store.changes`), and the position to read on from."""
+        store = await self._opened()
+        position = after if after is not None else await store.watch_position()
+        found = await store.changes(run_class, after=position, limit=limit)
+        return (found[-1].position if found else position), found
 
     async def fire(self, run_id: str, run_class: type[Any] | Callable[[str], type[Any]],
                    event: str, *, idempotency_key: str | None, if_revision: int | None,

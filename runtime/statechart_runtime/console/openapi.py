@@ -100,6 +100,27 @@ DOCUMENT: dict[str, Any] = {
                                                        "1,000: at least that many"},
                     "next": {"type": ["string", "null"]}, "now": _TIME}}, "the page"),
                 "401": _PROBLEM, "422": _PROBLEM}}},
+        "/api/changes": {"get": {
+            "summary": "The steps of a spec's runs as they commit (server-sent events)",
+            "description": "A stream (`text/event-stream`) without end: one `step` event per "
+                           "step, in commit order, its data the step as JSON (`position`, "
+                           "`run_id`, `index`, `event`, `source`, `target`, `at`, `values`) "
+                           "and its id the step's position; a reconnecting EventSource sends "
+                           "the last id back (Last-Event-ID) and the stream goes on after it.",
+            "parameters": [
+                {"name": name, "in": where, "schema": {"type": "string"}, "description": text,
+                 **({"required": True} if name == "spec" else {})}
+                for name, where, text in (
+                    ("spec", "query", "the spec whose runs' steps to stream"),
+                    ("run_id", "query", "only this run's steps"),
+                    ("after", "query", "a step's position: the steps after it (default: "
+                                       "those committed from now on)"),
+                    ("Last-Event-ID", "header", "as `after`; sent by a reconnecting "
+                                                "EventSource"))],
+            "responses": {
+                "200": {"description": "the stream",
+                        "content": {"text/event-stream": {"schema": {"type": "string"}}}},
+                "401": _PROBLEM, "422": _PROBLEM}}},
         "/api/runs/{run_id}": {"get": {
             "summary": "A run: record, configuration, timers, the events it takes now",
             "parameters": [_RUN_ID],
