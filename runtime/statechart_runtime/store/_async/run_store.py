@@ -986,7 +986,8 @@ class AsyncRunStore:
 
     async def watch_position(self) -> str:
         """The position of the end of the steps committed now: `changes` and `watch` after
-        it give only the steps that commit later."""
+        it give the steps that commit later (on PostgreSQL also those that transactions
+        younger than one still running committed just before)."""
         async def work(db: Any) -> Any:
             return await (await db.execute(self.sql.watch_end)).fetchone()
 
@@ -1015,7 +1016,8 @@ class AsyncRunStore:
         every step; None: from now). Between reads it sleeps up to `poll` seconds, woken on
         PostgreSQL by the notice every step sends at its commit. A step comes again, with
         its run and index, only if its run's history is rewritten (an upgrade to a newer
-        spec version): key what you do by (run_id, index). Close it when done
+        spec version): key what you do by (run_id, index). A failure of the store ends it
+        with the store's error: watch again from the last position. Close it when done
         (`contextlib.aclosing`, or `break` out of its loop, which closes it)."""
         position = watch_core.parse_position(after) if after is not None else \
             watch_core.parse_position(await self.watch_position())
