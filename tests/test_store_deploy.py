@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from codegen_support import checked_text, generate
-from store_support import Backend, Clock, import_path, intercept
+from store_support import Backend, Clock, import_path, intercept, settled
 
 from statechart.cli import main
 from statechart_runtime.errors import InvalidRecord, UnknownName
@@ -187,11 +187,11 @@ def test_a_store_of_schema_version_4_gains_the_steps_commit_order(
         store.fire(v1, "a", "hold", why="second")
     _to_version_4(backend)
     with open_store(backend.url) as store:
-        old = store.changes(v1)
+        old = settled(store, v1, 2)
         assert [(c.run_id, c.values) for c in old] == [
             ("b", {"why": "first"}), ("a", {"why": "second"})]
         store.fire(v1, "b", "wake")
-        [new] = store.changes(v1, after=old[-1].position)
+        [new] = settled(store, v1, 1, after=old[-1].position)
         assert (new.run_id, new.event) == ("b", "wake")
 
 

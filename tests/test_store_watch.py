@@ -16,7 +16,7 @@ from typing import Any
 
 import psycopg
 import pytest
-from store_support import Backend, assert_usable, job_class
+from store_support import Backend, assert_usable, job_class, settled
 
 from statechart_runtime.errors import BadPosition
 from statechart_runtime.store import open_async_store, open_store
@@ -38,7 +38,7 @@ def test_changes_are_the_steps_after_a_position_in_commit_order(
     store.fire(ticket.Ticket, "b", "approve", note="1")
     store.fire(ticket.Ticket, "a", "deny", note="2")
     store.fire(ticket.Ticket, "b", "close")
-    every = store.changes(ticket.Ticket)
+    every = settled(store, ticket.Ticket, 3)
     assert [(c.run_id, c.index, c.event, c.source, c.target) for c in every] == [
         ("b", 0, "approve", "open", "approved"), ("a", 0, "deny", "open", "denied"),
         ("b", 1, "close", "approved", "closed")]
@@ -52,9 +52,9 @@ def test_changes_are_the_steps_after_a_position_in_commit_order(
     end = store.watch_position()
     assert store.changes(ticket.Ticket, after=end) == []
     open_store(backend.url).fire(ticket.Ticket, "a", "reopen", note="3")
-    [later] = store.changes(ticket.Ticket, after=end)
+    [later] = settled(store, ticket.Ticket, 1, after=end)
     assert (later.run_id, later.index, later.event) == ("a", 1, "reopen")
-    assert [c.event for c in store.changes(job)] == ["start"]
+    assert [c.event for c in settled(store, job, 1)] == ["start"]
 
 
 def test_a_position_no_change_gave_is_refused_and_the_store_stays_usable(
@@ -144,7 +144,7 @@ def test_postgres_holds_a_step_back_until_older_transactions_end(
         store.fire(ticket.Ticket, "t", "approve", note="younger")
         assert store.changes(ticket.Ticket) == []
         older.execute("COMMIT")
-    assert [c.values["note"] for c in store.changes(ticket.Ticket)] == ["younger"]
+    assert [c.values["note"] for c in settled(store, ticket.Ticket, 1)] == ["younger"]
 
 
 def test_postgres_wakes_a_watch_at_the_commit_not_at_its_poll(
