@@ -19,11 +19,11 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
+from statechart_runtime.chart.values import SENT_BY
 from statechart_runtime.console import views
 from statechart_runtime.console.auth import Identity, identify
 from statechart_runtime.console.core import Console, Problem, Query
 from statechart_runtime.console.security import csrf_ok, csrf_token, set_csrf_cookie
-from statechart_runtime.values import SENT_BY
 
 TEMPLATES = jinja2.Environment(
     loader=jinja2.FileSystemLoader(Path(__file__).parent / "templates"),

@@ -32,6 +32,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from statechart_runtime.chart.values import Clock
 from statechart_runtime.errors import (
     ConcurrentUpdate,
     DamagedRow,
@@ -59,7 +60,6 @@ from statechart_runtime.store.core.schema import SCHEMA_VERSION
 from statechart_runtime.store.core.schema import UPGRADE_HINT as UPGRADE_HINT
 from statechart_runtime.store.core.statements import Statements
 from statechart_runtime.store.core.writes import Fired
-from statechart_runtime.values import Clock
 
 __all__ = ["BACKENDS", "SCHEMA_VERSION", "AsyncRunStore", "Backend", "BlockingInEventLoop",
            "ConcurrentUpdate", "DamagedRow", "Fired", "HistoryRow", "OutcomeUnknown",

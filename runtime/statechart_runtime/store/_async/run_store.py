@@ -26,6 +26,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager, suppress
 from typing import Any, Self, TypeVar
 
+from statechart_runtime.chart.values import Clock, is_aware, now, utcnow
 from statechart_runtime.chart.work import work_of
 from statechart_runtime.errors import (
     ConcurrentUpdate,
@@ -62,7 +63,6 @@ from statechart_runtime.store.core.writes import (
     mark_of,
     saved,
 )
-from statechart_runtime.values import Clock, is_aware, now, utcnow
 
 T = TypeVar("T")
 RunT = TypeVar("RunT", bound=Run[Any, Any, Any])

@@ -15,6 +15,7 @@ import uuid
 from collections.abc import Iterator, Callable, Sequence
 from contextlib import contextmanager, suppress
 from typing import Any, Self, TypeVar
+from statechart_runtime.chart.values import Clock, is_aware, now, utcnow
 from statechart_runtime.chart.work import work_of
 from statechart_runtime.errors import ConcurrentUpdate, ReadOnlyStore, RunError, RunIdTaken, RunNotFound, StoreError, TimerFailed, WorkEnded
 from statechart_runtime.run import Run, spec_of, steps_without_machine
@@ -25,7 +26,6 @@ from statechart_runtime.store.core.pages import RunFilter
 from statechart_runtime.store.core.rows import HistoryRow, Stored, StoredRun
 from statechart_runtime.store.core.statements import Statements
 from statechart_runtime.store.core.writes import Computed, Fired, Mark, Writes, json_value, mark_of, saved
-from statechart_runtime.values import Clock, is_aware, now, utcnow
 T = TypeVar('T')
 RunT = TypeVar('RunT', bound=Run[Any, Any, Any])
 _CLAIM_AMONG = 8
