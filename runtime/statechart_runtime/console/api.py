@@ -11,11 +11,11 @@ from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Route
 
 from statechart_runtime.console import openapi
 from statechart_runtime.console.auth import Identity, Unauthenticated, identify
 from statechart_runtime.console.core import Console, Problem, Query
+from statechart_runtime.console.routing import SentPathRoute
 
 
 def _json(data: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
@@ -43,7 +43,7 @@ def if_match(header: str | None) -> int | None:
     return int(text)
 
 
-def routes(console: Console) -> list[Route]:
+def routes(console: Console) -> list[SentPathRoute]:
     auth = console.auth
 
     async def who(request: Request) -> Identity:
@@ -90,8 +90,9 @@ def routes(console: Console) -> list[Route]:
     async def schema(request: Request) -> Response:
         return _json(openapi.DOCUMENT)
 
-    return [Route("/api/openapi.json", schema),
-            Route("/api/runs", runs),
-            Route("/api/runs/{run_id:path}/history", history),
-            Route("/api/runs/{run_id:path}/events/{event}", answer, methods=["POST"]),
-            Route("/api/runs/{run_id:path}", run)]
+    return [SentPathRoute("/api/openapi.json", schema),
+            SentPathRoute("/api/runs", runs),
+            SentPathRoute("/api/runs/{run_id:path}/history", history),
+            SentPathRoute("/api/runs/{run_id:path}/events/{event}", answer,
+                          methods=["POST"]),
+            SentPathRoute("/api/runs/{run_id:path}", run)]
