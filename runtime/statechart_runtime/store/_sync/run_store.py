@@ -139,9 +139,10 @@ class RunStore:
         row = db.execute(self.sql.read_version).fetchone() if has_meta else None
         if row is None:
             if db.execute(self.sql.table_count, ('runs',)).fetchone()[0]:
-                raise schema.missing_version_row(self.where, bool(has_meta), self.migrations[0][0])
+                repair = self.sql.version_repair(schema.SCHEMA_VERSION, missing=True)
+                raise schema.missing_version_row(self.where, [repair] if has_meta else [self.migrations[0][0], repair])
             return -1
-        return schema.checked_version(self.where, schema.parsed_version(self.where, row[0]))
+        return schema.checked_version(self.where, schema.parsed_version(self.where, row[0], self.sql.version_repair(schema.SCHEMA_VERSION, missing=False)))
 
     def _upgrade_schema(self, found: list[int], db: Any) -> None:
         """Bring the schema to SCHEMA_VERSION, every missing step in this one transaction
