@@ -87,6 +87,7 @@ STORE_PATHS = ("store_checks", "store_connection", "store_pages", "store_postgre
                "store_versions", "store_writes")
 OLD_PATHS = frozenset(MOVED) | frozenset(STORE_PATHS)
 COMPILER = RUNTIME.parent.parent / "compiler" / "statechart"
+BENCH = RUNTIME.parent.parent / "bench"
 
 
 def old_path_imports(root: Path) -> list[str]:
@@ -110,7 +111,7 @@ def old_path_imports(root: Path) -> list[str]:
     return found
 
 
-@pytest.mark.parametrize("root", [RUNTIME, COMPILER], ids=["runtime", "compiler"])
+@pytest.mark.parametrize("root", [RUNTIME, COMPILER, BENCH], ids=["runtime", "compiler", "bench"])
 def test_the_project_imports_modules_from_their_homes(root: Path) -> None:
     assert old_path_imports(root) == []
 
