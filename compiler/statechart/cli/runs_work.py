@@ -125,13 +125,9 @@ def _work_items(args: argparse.Namespace, spec: Any) -> int:
     missing = missing_handlers(run_class, handlers)
 
     async def main() -> AsyncWorker:
-        try:
-            store = await open_async_store(args.store)
-        except ImportError as exc:
-            raise Usage(f"--handlers runs the asynchronous store, which needs the "
-                        f"`{'postgres' if args.store.startswith('postgres') else 'sqlite-async'}`"
-                        f" extra ({exc.name} is missing)") from None
-        async with store:
+        # A missing driver (aiosqlite, psycopg_pool) is the store's StoreError, which says
+        # what to install.
+        async with open_async_store(args.store) as store:
             worker = AsyncWorker(store, run_class, max_sleep=args.max_sleep,
                                  retry_after=args.retry_after, handlers=handlers,
                                  concurrency=args.concurrency, poll=args.poll,
