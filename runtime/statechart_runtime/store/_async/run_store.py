@@ -108,6 +108,7 @@ class AsyncRunStore:
         # The one time source of every call not given a time; restored runs get it too.
         self.clock: Clock = utcnow
         self._db: Any = None  # the synchronous store's one connection
+        self._closed = False  # closed by `close()`: every call is refused, none reconnects
         self._warned: set[str] = set()  # what this store warned of already
         if is_async():
             pass  # opened by `await store.open()` (open_async_store does)
@@ -176,6 +177,7 @@ class AsyncRunStore:
     async def open(self) -> None:
         """Connect, and create or upgrade the store's tables (a read-only store checks
         them): done when the store is made (the asynchronous store: awaited once)."""
+        self._closed = False
         try:
             db = await self._connect()
         except StoreError:
@@ -207,6 +209,7 @@ class AsyncRunStore:
             raise
 
     async def close(self) -> None:
+        self._closed = True
         if is_async():
             await self._close_pool()
         elif self._db is not None:
@@ -266,6 +269,8 @@ class AsyncRunStore:
                 yield db
         else:
             failures.warn_in_event_loop(self.where, self._warned)
+            if self._closed:
+                raise failures.closed(self.where)
             if self._db is None:
                 self._db = await self._connect()
             yield self._db

@@ -54,6 +54,7 @@ class RunStore:
         self.read_only = read_only
         self.clock: Clock = utcnow
         self._db: Any = None
+        self._closed = False
         self._warned: set[str] = set()
         self.open()
 
@@ -97,6 +98,7 @@ class RunStore:
     def open(self) -> None:
         """Connect, and create or upgrade the store's tables (a read-only store checks
         them): done when the store is made (the asynchronous store: awaited once)."""
+        self._closed = False
         try:
             db = self._connect()
         except StoreError:
@@ -120,6 +122,7 @@ class RunStore:
             raise
 
     def close(self) -> None:
+        self._closed = True
         if self._db is not None:
             self._db.close()
 
@@ -164,6 +167,8 @@ class RunStore:
         """A connection for one transaction: the store's own (synchronous), or one of its
         pool's (asynchronous)."""
         failures.warn_in_event_loop(self.where, self._warned)
+        if self._closed:
+            raise failures.closed(self.where)
         if self._db is None:
             self._db = self._connect()
         yield self._db
