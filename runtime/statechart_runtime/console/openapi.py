@@ -18,7 +18,8 @@ _PROBLEM = _json_body(_ref("Problem"), "refused: `error` says why, `message` wha
 # What any call answers when the store fails: 503 `unavailable` (unreachable, busy past its
 # timeout, no pooled connection free, an outcome unknown), 500 `store_error` (damaged, ...).
 _STORE_FAILED = {"500": _PROBLEM, "503": _PROBLEM}
-_RUN_ID = {"name": "run_id", "in": "path", "required": True, "schema": {"type": "string"}}
+_RUN_ID = {"name": "run_id", "in": "path", "required": True, "schema": {"type": "string"},
+           "description": "the run id, one path segment: a `/` in it is sent as `%2F`"}
 _TIME = {"type": ["string", "null"], "format": "date-time"}
 
 DOCUMENT: dict[str, Any] = {
