@@ -200,6 +200,13 @@ def test_every_run_id_reaches_its_own_page_and_api(tmp_path: Path) -> None:
             assert opened.history(run_id)[-1].values["approvedBy"] == run_id
         # Bulk cancel has a path of its own.
         assert web.get("/cancel", params={"spec": "agent_run"}).status_code == 200
+        # Mounted in a service, the same.
+        from starlette.applications import Starlette
+        from starlette.routing import Mount
+
+        mounted = client(Starlette(routes=[Mount("/console", console_app(opened))]))
+        assert mounted.get("/console/api/runs/x%2Flive").json()["run_id"] == "x/live"
+        assert "/console/runs/x%2Flive/live?" in mounted.get("/console/runs/x%2Flive").text
 
 
 @pytest.mark.parametrize(("raw", "path", "sent"), [
