@@ -137,9 +137,20 @@ def test_v1_and_v2_workers_share_one_store(versions: tuple[type[Any], type[Any]]
     new_worker.close()
 
 
+def _to_version_4(backend: Backend) -> None:
+    """Take back schema version 5's step (the steps' commit order, for `watch`)."""
+    if backend.name == "sqlite":
+        backend.execute("DROP INDEX history_by_seq")
+        backend.execute("ALTER TABLE history DROP COLUMN seq")
+    else:
+        backend.execute("ALTER TABLE history DROP COLUMN tx")  # its index with it
+    backend.execute("UPDATE store_meta SET value = '4' WHERE key = 'schema_version'")
+
+
 def test_a_store_of_schema_version_2_gains_the_version_index(backend: Backend) -> None:
     """Schema version 3 adds runs_by_version; a version 2 store is upgraded when opened."""
     open_store(backend.url).close()
+    _to_version_4(backend)
     backend.execute("DROP INDEX runs_by_version")
     backend.execute("DROP TABLE work_attempts")
     backend.execute("DROP TABLE work_items")
@@ -154,6 +165,7 @@ def test_a_store_of_schema_version_3_gains_the_work_tables(
     is upgraded when opened, its runs kept."""
     with open_store(backend.url) as store:
         store.create(versions[0](run_id="kept"))
+    _to_version_4(backend)
     backend.execute("DROP TABLE work_attempts")
     backend.execute("DROP TABLE work_items")
     backend.execute("UPDATE store_meta SET value = '3' WHERE key = 'schema_version'")
@@ -161,6 +173,26 @@ def test_a_store_of_schema_version_3_gains_the_work_tables(
         assert [r.run_id for r in store.stored_runs()] == ["kept"]
         assert store.work_items("kept") == []
     backend.execute("DROP TABLE work_attempts")  # there again
+
+
+def test_a_store_of_schema_version_4_gains_the_steps_commit_order(
+        versions: tuple[type[Any], type[Any]], backend: Backend) -> None:
+    """Schema version 5 numbers the steps in commit order (`watch`); a version 4 store's
+    steps are numbered by their time when it is opened, before every later step."""
+    v1 = versions[0]
+    with open_store(backend.url) as store:
+        for run_id in ("b", "a"):
+            store.create(v1(run_id=run_id))
+        store.fire(v1, "b", "hold", why="first")
+        store.fire(v1, "a", "hold", why="second")
+    _to_version_4(backend)
+    with open_store(backend.url) as store:
+        old = store.changes(v1)
+        assert [(c.run_id, c.values) for c in old] == [
+            ("b", {"why": "first"}), ("a", {"why": "second"})]
+        store.fire(v1, "b", "wake")
+        [new] = store.changes(v1, after=old[-1].position)
+        assert (new.run_id, new.event) == ("b", "wake")
 
 
 def test_a_v1_run_saved_by_v2_without_a_step_is_found_and_fired_in_v2_names(

@@ -34,6 +34,7 @@ from typing import Any
 
 from statechart_runtime.chart.values import Clock
 from statechart_runtime.errors import (
+    BadPosition,
     ConcurrentUpdate,
     DamagedRow,
     OutcomeUnknown,
@@ -60,14 +61,15 @@ from statechart_runtime.store.core.schema import OLDEST_VERSION as OLDEST_VERSIO
 from statechart_runtime.store.core.schema import SCHEMA_VERSION
 from statechart_runtime.store.core.schema import UPGRADE_HINT as UPGRADE_HINT
 from statechart_runtime.store.core.statements import Statements
+from statechart_runtime.store.core.watch import BEGINNING, Change
 from statechart_runtime.store.core.writes import Fired
 
-__all__ = ["BACKENDS", "SCHEMA_VERSION", "AsyncRunStore", "Backend", "BlockingInEventLoop",
-           "ConcurrentUpdate", "DamagedRow", "Fired", "HistoryRow", "OutcomeUnknown",
-           "PoolExhausted",
-           "ReadOnlyStore", "RunFilter", "RunIdTaken", "RunNotFound", "RunStore", "SchemaProblem",
-           "Statements", "StoreError", "StoreFull", "StoreUnavailable", "StoredRun",
-           "TimerFailed", "UnknownName", "UnstorableValue", "open_async_store", "open_store"]
+__all__ = ["BACKENDS", "BEGINNING", "SCHEMA_VERSION", "AsyncRunStore", "Backend", "BadPosition",
+           "BlockingInEventLoop", "Change", "ConcurrentUpdate", "DamagedRow", "Fired",
+           "HistoryRow", "OutcomeUnknown", "PoolExhausted", "ReadOnlyStore", "RunFilter",
+           "RunIdTaken", "RunNotFound", "RunStore", "SchemaProblem", "Statements", "StoreError",
+           "StoreFull", "StoreUnavailable", "StoredRun", "TimerFailed", "UnknownName",
+           "UnstorableValue", "open_async_store", "open_store"]
 
 
 class Backend(typing.NamedTuple):

@@ -20,6 +20,7 @@ from statechart_runtime.chart.work import work_of
 from statechart_runtime.errors import ConcurrentUpdate, ReadOnlyStore, RunError, RunIdTaken, RunNotFound, StoreError, TimerFailed, WorkEnded
 from statechart_runtime.run import Run, spec_of, steps_without_machine
 from statechart_runtime.store.core import failures, pages, restore, rows, schema, versions, writes
+from statechart_runtime.store.core import watch as watch_core
 from statechart_runtime.store.core import work as work_core
 from statechart_runtime.store.core.checks import utc_text
 from statechart_runtime.store.core.pages import RunFilter
@@ -582,7 +583,9 @@ class RunStore:
         from now on (LeaseLost). An expired lease counts as a failed attempt; when that
         used the item's attempts up, the claim is `exhausted`: end it with `fail_work`
         (which fires the work's error event). PostgreSQL skips the items other workers
-        hold (FOR UPDATE SKIP LOCKED); SQLite's write lock makes the claim a turn."""
+        hold (FOR UPDATE SKIP LOCKED); SQLite's write lock makes the claim a turn. Items of
+        runs stored by a newer version of the spec are left to its workers (a rolling
+        deploy); those of older versions are claimed, their runs upgraded by the outcome."""
         self._writable()
         at = now if now is not None else self.now()
         if not is_aware(at):
@@ -591,7 +594,8 @@ class RunStore:
         states = [w.state for w in table if handlers is None or w.handler in handlers]
         if not states:
             return None
-        args = (spec_of(run_class).name, utc_text(at), *self.sql.skip_arg(states))
+        spec = spec_of(run_class)
+        args = (spec.name, utc_text(at), *self.sql.skip_arg(states), spec.version)
         claim = self.sql.claim_work()
 
         def take(db: Any) -> work_core.WorkClaim | None:
@@ -755,6 +759,75 @@ class RunStore:
         def work(db: Any) -> list[Any]:
             return list(db.execute(sql, args).fetchall())
         return rows.history_rows(self._read(work))
+
+    def watch_position(self) -> str:
+        """The position of the end of the steps committed now: `changes` and `watch` after
+        it give only the steps that commit later."""
+
+        def work(db: Any) -> Any:
+            return db.execute(self.sql.watch_end).fetchone()
+        found = self._read(work)
+        return watch_core.position_text((int(found[0]), found[1], int(found[2])))
+
+    def changes(self, run_class: type[Run[Any, Any, Any]], *, after: str=watch_core.BEGINNING, limit: int=100) -> list[watch_core.Change]:
+        """The steps of the spec's runs after position `after` (a `Change.position`, or
+        BEGINNING), in the order they committed, at most `limit`: one read, at once.
+        PostgreSQL gives a step once every transaction older than its own has ended (no
+        step can then still commit before it). BadPosition for a position no Change gave."""
+        position = watch_core.parse_position(after)
+        args = (spec_of(run_class).name, *position, max(1, int(limit)))
+
+        def work(db: Any) -> list[Any]:
+            return list(db.execute(self.sql.watch_steps, args).fetchall())
+        return watch_core.changes(self._read(work))
+
+    def watch(self, run_class: type[Run[Any, Any, Any]], *, after: str | None=None, poll: float=1.0, batch: int=100) -> Iterator[watch_core.Change]:
+        """The steps of the spec's runs as they commit, in commit order, without end: after
+        position `after` (a `Change.position` kept from an earlier watch, BEGINNING for
+        every step; None: from now). Between reads it sleeps up to `poll` seconds, woken on
+        PostgreSQL by the notice every step sends at its commit. A step comes again, with
+        its run and index, only if its run's history is rewritten (an upgrade to a newer
+        spec version): key what you do by (run_id, index). Close it when done
+        (`contextlib.aclosing`, or `break` out of its loop, which closes it)."""
+        position = watch_core.parse_position(after) if after is not None else watch_core.parse_position(self.watch_position())
+        listener: Any = None
+        try:
+            while True:
+                if listener is None and self.due_channel is not None:
+                    with suppress(*self.driver_errors, OSError):
+                        listener = self.listening_connection(steps=True)
+                found = self.changes(run_class, after=watch_core.position_text(position), limit=batch)
+                for change in found:
+                    position = watch_core.parse_position(change.position)
+                    yield change
+                if len(found) == batch:
+                    continue
+                listener = self._wait_for_steps(listener, poll)
+        finally:
+            if listener is not None:
+                with suppress(Exception):
+                    listener.close()
+
+    def listening_connection(self, *, steps: bool=False) -> Any:
+        """A connection of its own that LISTENs for the store's notices (backends that
+        announce: see `due_channel`)."""
+        raise StoreError(f'{self.where} cannot listen for notices: its workers and watches poll')
+
+    def _wait_for_steps(self, listener: Any, seconds: float) -> Any:
+        """Sleep up to `seconds`, or until the listener gets a notice; the listener to go on
+        with (None once its connection failed: plain sleeps until `watch` listens again)."""
+        if listener is None:
+            time.sleep(seconds)
+            return None
+        try:
+            for _notice in listener.notifies(timeout=seconds, stop_after=1):
+                pass
+            return listener
+        except Exception:
+            with suppress(Exception):
+                listener.close()
+            time.sleep(seconds)
+            return None
 
     def runs_page(self, conditions: RunFilter=pages.ANY_RUN, *, by_due: bool=False, after: tuple[Any, ...] | None=None, limit: int=50) -> list[StoredRun]:
         """At most `limit` (up to 500) stored runs matching `conditions` (a `RunFilter`, in

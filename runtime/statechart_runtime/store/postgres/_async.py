@@ -18,6 +18,7 @@ from statechart_runtime.store.core import failures
 from statechart_runtime.store.postgres import (
     DUE_CHANNEL,
     LISTEN,
+    LISTEN_STEPS,
     MIGRATIONS,
     SQL,
     failure,
@@ -57,12 +58,14 @@ class AsyncPostgresStore(AsyncRunStore):
             await conn.execute("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
         return conn
 
-    async def listening_connection(self) -> psycopg.AsyncConnection[Any]:
+    async def listening_connection(self, *, steps: bool = False
+                                   ) -> psycopg.AsyncConnection[Any]:
         """A new connection that LISTENs on the store's due channel (a worker sleeps on it:
-        a write of an earlier deadline wakes it)."""
+        a write of an earlier deadline, or of a work item, wakes it), or with `steps` on the
+        channel every step notifies (`watch` sleeps on it)."""
         conn = await self.new_connection()
         try:
-            await conn.execute(LISTEN)
+            await conn.execute(LISTEN_STEPS if steps else LISTEN)
         except BaseException:
             with suppress(Exception):
                 await conn.close()
