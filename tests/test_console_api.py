@@ -260,3 +260,25 @@ def test_a_page_number_that_is_no_whole_number_is_a_422(store: Any, page: str) -
     assert (got.status_code, got.json()["error"]) == (422, "invalid")
     assert client(console_app(store)).get("/runs/approve-soon",
                                           params={"page": page}).status_code == 200
+
+
+def test_a_failing_store_is_a_problem_not_a_bare_500(tmp_path: Any) -> None:
+    """A store error that no call answers itself (here: every read of a store that was
+    closed under the console) is the API's JSON problem with the store's message, and an
+    error page; the console keeps answering."""
+    from console_support import client as web_client
+
+    opened = open_store(tmp_path / "runs.db")
+    seed(opened)
+    web = web_client(console_app(opened))
+    opened.close()
+    for path in ("/api/runs", "/api/runs/approve-soon", "/api/runs/approve-soon/history"):
+        failed = web.get(path)
+        assert failed.status_code == 500, path
+        assert failed.json()["error"] == "store_error"
+        assert "runs.db" in failed.json()["message"]
+    page = web.get("/runs/approve-soon")
+    assert page.status_code == 500 and "text/html" in page.headers["content-type"]
+    assert "runs.db" in page.text
+    answer = web.post("/api/runs/approve-soon/events/approve", json={"approvedBy": "x"})
+    assert answer.json()["error"] in ("refused", "store_error"), answer.text

@@ -35,7 +35,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from statechart_runtime.chart.work import Work, work_of
-from statechart_runtime.errors import LeaseLost, OutcomeNotAllowed, RunError, StoreError
+from statechart_runtime.errors import LeaseLost, OutcomeNotAllowed, RunError
 
 __all__ = ["Handler", "Outcome", "WorkContext", "WorkError", "load_handlers", "run_item"]
 
@@ -228,8 +228,6 @@ async def _failed(store: Any, run_class: type[Any], claim: Any, error: str,
         log.warning("work item %s (attempt %d) failed (%s), and %s", claim.key,
                     claim.attempt, error, exc)
         return "lease lost"
-    except StoreError:
-        raise
     if failure.retry_at is not None:
         log.warning("work item %s (attempt %d) failed, tried again from %s: %s", claim.key,
                     claim.attempt, failure.retry_at.isoformat(), error)

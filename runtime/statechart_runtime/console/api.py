@@ -14,11 +14,11 @@ from typing import Any
 import anyio
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
-from starlette.routing import Route
 
 from statechart_runtime.console import openapi
 from statechart_runtime.console.auth import Identity, Unauthenticated, identify
 from statechart_runtime.console.core import Console, Problem, Query
+from statechart_runtime.console.routing import SentPathRoute
 from statechart_runtime.errors import BadPosition, StoreError
 from statechart_runtime.store import Change
 
@@ -66,7 +66,7 @@ def _event(change: Change) -> str:
     return f"id: {change.position}\nevent: step\ndata: {json.dumps(change_json(change))}\n\n"
 
 
-def routes(console: Console) -> list[Route]:
+def routes(console: Console) -> list[SentPathRoute]:
     auth = console.auth
 
     async def who(request: Request) -> Identity:
@@ -153,9 +153,10 @@ def routes(console: Console) -> list[Route]:
     async def schema(request: Request) -> Response:
         return _json(openapi.DOCUMENT)
 
-    return [Route("/api/openapi.json", schema),
-            Route("/api/runs", runs),
-            Route("/api/changes", changes),
-            Route("/api/runs/{run_id:path}/history", history),
-            Route("/api/runs/{run_id:path}/events/{event}", answer, methods=["POST"]),
-            Route("/api/runs/{run_id:path}", run)]
+    return [SentPathRoute("/api/openapi.json", schema),
+            SentPathRoute("/api/runs", runs),
+            SentPathRoute("/api/changes", changes),
+            SentPathRoute("/api/runs/{run_id:path}/history", history),
+            SentPathRoute("/api/runs/{run_id:path}/events/{event}", answer,
+                          methods=["POST"]),
+            SentPathRoute("/api/runs/{run_id:path}", run)]

@@ -29,7 +29,7 @@ from statechart_runtime.store import (
     StoredRun,
     open_async_store,
 )
-from statechart_runtime.store_pages import Move
+from statechart_runtime.store.core.pages import Move
 
 T = TypeVar("T")
 

@@ -19,6 +19,7 @@ from typing import Any
 
 import anyio.to_thread
 
+from statechart_runtime.chart.values import SENT_BY, parse_time
 from statechart_runtime.console import views
 from statechart_runtime.console.auth import Auth, Identity
 from statechart_runtime.console.backend import ConsoleStore
@@ -37,7 +38,6 @@ from statechart_runtime.errors import (
 )
 from statechart_runtime.run import EventNotAccepted
 from statechart_runtime.store import RunFilter, StoredRun
-from statechart_runtime.values import SENT_BY, parse_time
 
 # The statuses and tags that put a run in the inbox (a state tagged so, or reporting it).
 WAITING = ("waiting",)

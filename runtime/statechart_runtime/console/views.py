@@ -10,10 +10,10 @@ from collections.abc import Iterator
 from typing import Any
 
 from statechart_runtime.chart.spec import SpecTables
+from statechart_runtime.chart.values import SENT_BY, time_text
 from statechart_runtime.run import spec_of
 from statechart_runtime.store import HistoryRow, StoredRun
-from statechart_runtime.store_pages import Move
-from statechart_runtime.values import SENT_BY, time_text
+from statechart_runtime.store.core.pages import Move
 
 
 def tables(run_class: type[Any]) -> SpecTables:

@@ -32,6 +32,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from statechart_runtime.chart.values import Clock
 from statechart_runtime.errors import (
     BadPosition,
     ConcurrentUpdate,
@@ -51,6 +52,7 @@ from statechart_runtime.errors import (
 )
 from statechart_runtime.store._async.run_store import AsyncRunStore
 from statechart_runtime.store._sync.run_store import RunStore
+from statechart_runtime.store._sync.run_store import RunT as RunT  # a name it had before
 from statechart_runtime.store.core.failures import UNREACHABLE_HINT as UNREACHABLE_HINT
 from statechart_runtime.store.core.failures import BlockingInEventLoop, warn_in_event_loop
 from statechart_runtime.store.core.pages import RunFilter
@@ -61,7 +63,6 @@ from statechart_runtime.store.core.schema import UPGRADE_HINT as UPGRADE_HINT
 from statechart_runtime.store.core.statements import Statements
 from statechart_runtime.store.core.watch import BEGINNING, Change
 from statechart_runtime.store.core.writes import Fired
-from statechart_runtime.values import Clock
 
 __all__ = ["BACKENDS", "BEGINNING", "SCHEMA_VERSION", "AsyncRunStore", "Backend", "BadPosition",
            "BlockingInEventLoop", "Change", "ConcurrentUpdate", "DamagedRow", "Fired",

@@ -26,6 +26,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager, suppress
 from typing import Any, Self, TypeVar
 
+from statechart_runtime.chart.values import Clock, is_aware, now, utcnow
 from statechart_runtime.chart.work import work_of
 from statechart_runtime.errors import (
     ConcurrentUpdate,
@@ -63,7 +64,6 @@ from statechart_runtime.store.core.writes import (
     mark_of,
     saved,
 )
-from statechart_runtime.values import Clock, is_aware, now, utcnow
 
 T = TypeVar("T")
 RunT = TypeVar("RunT", bound=Run[Any, Any, Any])
@@ -109,6 +109,7 @@ class AsyncRunStore:
         # The one time source of every call not given a time; restored runs get it too.
         self.clock: Clock = utcnow
         self._db: Any = None  # the synchronous store's one connection
+        self._closed = False  # closed by `close()`: every call is refused, none reconnects
         self._warned: set[str] = set()  # what this store warned of already
         if is_async():
             pass  # opened by `await store.open()` (open_async_store does)
@@ -177,6 +178,7 @@ class AsyncRunStore:
     async def open(self) -> None:
         """Connect, and create or upgrade the store's tables (a read-only store checks
         them): done when the store is made (the asynchronous store: awaited once)."""
+        self._closed = False
         try:
             db = await self._connect()
         except StoreError:
@@ -208,6 +210,7 @@ class AsyncRunStore:
             raise
 
     async def close(self) -> None:
+        self._closed = True
         if is_async():
             await self._close_pool()
         elif self._db is not None:
@@ -233,10 +236,13 @@ class AsyncRunStore:
             else None
         if row is None:
             if (await (await db.execute(self.sql.table_count, ("runs",))).fetchone())[0]:
-                raise schema.missing_version_row(self.where, bool(has_meta),
-                                                 self.migrations[0][0])
+                repair = self.sql.version_repair(schema.SCHEMA_VERSION, missing=True)
+                raise schema.missing_version_row(
+                    self.where, [repair] if has_meta else [self.migrations[0][0], repair])
             return -1
-        return schema.checked_version(self.where, schema.parsed_version(self.where, row[0]))
+        return schema.checked_version(self.where, schema.parsed_version(
+            self.where, row[0], self.sql.version_repair(schema.SCHEMA_VERSION,
+                                                        missing=False)))
 
     async def _upgrade_schema(self, found: list[int], db: Any) -> None:
         """Bring the schema to SCHEMA_VERSION, every missing step in this one transaction
@@ -264,6 +270,8 @@ class AsyncRunStore:
                 yield db
         else:
             failures.warn_in_event_loop(self.where, self._warned)
+            if self._closed:
+                raise failures.closed(self.where)
             if self._db is None:
                 self._db = await self._connect()
             yield self._db

@@ -15,6 +15,7 @@ import uuid
 from collections.abc import Iterator, Callable, Sequence
 from contextlib import contextmanager, suppress
 from typing import Any, Self, TypeVar
+from statechart_runtime.chart.values import Clock, is_aware, now, utcnow
 from statechart_runtime.chart.work import work_of
 from statechart_runtime.errors import ConcurrentUpdate, ReadOnlyStore, RunError, RunIdTaken, RunNotFound, StoreError, TimerFailed, WorkEnded
 from statechart_runtime.run import Run, spec_of, steps_without_machine
@@ -26,7 +27,6 @@ from statechart_runtime.store.core.pages import RunFilter
 from statechart_runtime.store.core.rows import HistoryRow, Stored, StoredRun
 from statechart_runtime.store.core.statements import Statements
 from statechart_runtime.store.core.writes import Computed, Fired, Mark, Writes, json_value, mark_of, saved
-from statechart_runtime.values import Clock, is_aware, now, utcnow
 T = TypeVar('T')
 RunT = TypeVar('RunT', bound=Run[Any, Any, Any])
 _CLAIM_AMONG = 8
@@ -55,6 +55,7 @@ class RunStore:
         self.read_only = read_only
         self.clock: Clock = utcnow
         self._db: Any = None
+        self._closed = False
         self._warned: set[str] = set()
         self.open()
 
@@ -98,6 +99,7 @@ class RunStore:
     def open(self) -> None:
         """Connect, and create or upgrade the store's tables (a read-only store checks
         them): done when the store is made (the asynchronous store: awaited once)."""
+        self._closed = False
         try:
             db = self._connect()
         except StoreError:
@@ -121,6 +123,7 @@ class RunStore:
             raise
 
     def close(self) -> None:
+        self._closed = True
         if self._db is not None:
             self._db.close()
 
@@ -140,9 +143,10 @@ class RunStore:
         row = db.execute(self.sql.read_version).fetchone() if has_meta else None
         if row is None:
             if db.execute(self.sql.table_count, ('runs',)).fetchone()[0]:
-                raise schema.missing_version_row(self.where, bool(has_meta), self.migrations[0][0])
+                repair = self.sql.version_repair(schema.SCHEMA_VERSION, missing=True)
+                raise schema.missing_version_row(self.where, [repair] if has_meta else [self.migrations[0][0], repair])
             return -1
-        return schema.checked_version(self.where, schema.parsed_version(self.where, row[0]))
+        return schema.checked_version(self.where, schema.parsed_version(self.where, row[0], self.sql.version_repair(schema.SCHEMA_VERSION, missing=False)))
 
     def _upgrade_schema(self, found: list[int], db: Any) -> None:
         """Bring the schema to SCHEMA_VERSION, every missing step in this one transaction
@@ -164,6 +168,8 @@ class RunStore:
         """A connection for one transaction: the store's own (synchronous), or one of its
         pool's (asynchronous)."""
         failures.warn_in_event_loop(self.where, self._warned)
+        if self._closed:
+            raise failures.closed(self.where)
         if self._db is None:
             self._db = self._connect()
         yield self._db

@@ -89,6 +89,14 @@ class Statements:
     items_of_run: str  # (run_id) -> the work_items columns but spec, token
     attempts_of_run: str  # (run_id) -> item_key and the work_attempts columns
 
+    # -- for a person to run -------------------------------------------------------------
+
+    def version_repair(self, version: int, *, missing: bool) -> str:
+        """The statement that puts `version` in the schema_version row, as a repair hint
+        says it (no placeholders): an INSERT of the row if it is `missing`, else an
+        UPDATE of its value."""
+        raise NotImplementedError
+
     # -- composed from a call's conditions -----------------------------------------------
 
     def skip_arg(self, values: Sequence[str]) -> list[Any]:

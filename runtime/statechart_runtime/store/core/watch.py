@@ -14,9 +14,9 @@ import datetime as dt
 from collections.abc import Sequence
 from typing import Any
 
+from statechart_runtime.chart.values import parse_time
 from statechart_runtime.errors import BadPosition, InvalidRecord
 from statechart_runtime.store.core.rows import step_values
-from statechart_runtime.values import parse_time
 
 # The position before every step: `watch(..., after=BEGINNING)` yields them all.
 BEGINNING = "start"

@@ -50,6 +50,12 @@ _SNAPSHOT_HEAD = ("SELECT r.run_id, r.spec, r.spec_version, r.revision, r.status
 class _PostgresStatements(Statements):
     """PostgreSQL's statements composed from a call's conditions."""
 
+    def version_repair(self, version: int, *, missing: bool) -> str:
+        if missing:
+            return f"INSERT INTO store_meta VALUES ('schema_version', '{int(version)}')"
+        return (f"UPDATE store_meta SET value = '{int(version)}' "
+                "WHERE key = 'schema_version'")
+
     def skip_arg(self, values: Sequence[str]) -> list[Any]:
         # A Python list is one text[] parameter: any number of ids (a statement takes at
         # most 65,535 parameters).

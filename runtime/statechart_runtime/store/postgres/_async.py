@@ -13,7 +13,6 @@ from typing import Any
 
 import psycopg
 
-from statechart_runtime.errors import StoreError
 from statechart_runtime.store._async.run_store import AsyncRunStore, Attempt
 from statechart_runtime.store.core import failures
 from statechart_runtime.store.postgres import (
@@ -144,7 +143,7 @@ class AsyncPostgresStore(AsyncRunStore):
         from psycopg_pool import PoolTimeout
 
         if self._pool is None:
-            raise StoreError(f"{self.where}: the store is closed")
+            raise failures.closed(self.where)
         try:
             db = await self._pool.getconn()
         except PoolTimeout as exc:

@@ -45,6 +45,12 @@ _SNAPSHOT_HEAD = ("SELECT r.run_id, r.spec, r.spec_version, r.revision, r.status
 class _SqliteStatements(Statements):
     """SQLite's statements composed from a call's conditions."""
 
+    def version_repair(self, version: int, *, missing: bool) -> str:
+        if missing:
+            return f"INSERT INTO store_meta VALUES ('schema_version', '{int(version)}')"
+        return (f"UPDATE store_meta SET value = '{int(version)}' "
+                "WHERE key = 'schema_version'")
+
     def skip_arg(self, values: Sequence[str]) -> list[Any]:
         # The ids as one JSON array: json_each reads any number of them.
         return [json.dumps(list(values))] if values else []
