@@ -282,3 +282,26 @@ def test_a_failing_store_is_a_problem_not_a_bare_500(tmp_path: Any) -> None:
     assert "runs.db" in page.text
     answer = web.post("/api/runs/approve-soon/events/approve", json={"approvedBy": "x"})
     assert answer.json()["error"] in ("refused", "store_error"), answer.text
+
+
+def test_an_answer_the_store_cannot_write_is_the_store_error_not_a_refusal(
+        tmp_path: Any) -> None:
+    """A store that fails on the answer's write (here: opened read-only under a console that
+    was not told) is the store's error (500 `store_error`, saying so), not a 409 `refused`
+    as if the answer were wrong; a refusal of the answer stays a 409."""
+    from console_support import client as web_client
+
+    seed(open_store(tmp_path / "runs.db"))
+    web = web_client(console_app(open_store(tmp_path / "runs.db", read_only=True)))
+    failed = web.post("/api/runs/approve-soon/events/approve", json={"approvedBy": "x"})
+    assert (failed.status_code, failed.json()["error"]) == (500, "store_error"), failed.text
+    assert "read-only" in failed.json()["message"]
+    store = open_store(tmp_path / "runs.db")
+    web = web_client(console_app(store))
+    body = {"approvedBy": "x"}
+    done = web.post("/api/runs/approve-soon/events/approve", json=body,
+                    headers={"Idempotency-Key": "k"})
+    assert done.status_code == 200
+    other = web.post("/api/runs/approve-soon/events/deny", json={"cancelReason": "no"},
+                     headers={"Idempotency-Key": "k"})  # the key of another answer
+    assert (other.status_code, other.json()["error"]) == (409, "refused"), other.text

@@ -48,6 +48,9 @@ class _Threaded:
     def now(self) -> dt.datetime:
         return self._store.now()
 
+    def store_failed(self, exc: BaseException) -> bool:
+        return self._store.store_failed(exc)
+
     async def runs_page(self, conditions: RunFilter, *, by_due: bool = False,
                         after: tuple[Any, ...] | None = None, limit: int = 50
                         ) -> list[StoredRun]:
@@ -103,6 +106,14 @@ class ConsoleStore:
             self._store = store
         else:
             self._store = _Threaded(store)
+
+    def store_failed(self, exc: BaseException) -> bool:
+        """Whether `exc` is a failure of the store itself (`store.store_failed`), not a
+        refusal of the one call."""
+        store = self._store
+        if isinstance(store, _Threaded):
+            return store.store_failed(exc)
+        return store is not None and store.store_failed(exc)
 
     async def open(self) -> None:
         """Open the store of the URL (the app's startup): a bad URL or an unreachable

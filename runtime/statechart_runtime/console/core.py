@@ -386,8 +386,10 @@ class Console:
             raise Problem(404, "not_found", f"no run {run_id!r} in the store") from None
         except (StoreUnavailable, OutcomeUnknown) as exc:
             raise Problem(503, "unavailable", str(exc)) from None
-        except StoreError as exc:  # an idempotency key used for another answer, ...
-            raise Problem(409, "refused", str(exc)) from None
+        except StoreError as exc:
+            if self.store.store_failed(exc):  # busy, full, damaged, read-only: not the answer's
+                raise  # the app's store error answer (503 or 500)
+            raise Problem(409, "refused", str(exc)) from None  # a key used for another answer
         return {"applied": fired.applied, "revision": fired.revision,
                 "events": list(fired.events), "run_id": run_id,
                 "status": fired.run.status.value,
