@@ -144,9 +144,12 @@ def missing_handlers(run_class: type[Any], handlers: Mapping[str, Handler]) -> l
 
 
 def time_limit(work: Work) -> float:
-    """Seconds a handler may run: the work's timeout, less a margin (a twentieth of the
-    lease, at most a second) for its outcome to be applied before the lease expires."""
-    margin = min(work.lease.total_seconds() / 20, 1.0)
+    """Seconds a handler may run: the work's timeout, less a margin for its outcome or
+    failure to reach the store before the lease expires (a tenth of the lease, at least a
+    quarter of a second but never more than half the lease, at most a second): a failure
+    recorded after the lease is a lost lease, retried at once without its backoff."""
+    lease = work.lease.total_seconds()
+    margin = min(max(lease / 10, min(0.25, lease / 2)), 1.0)
     return max(work.timeout.total_seconds() - margin, 0.001)
 
 
