@@ -5,6 +5,7 @@ page that says where the run is now; bulk cancel previews its count, then cancel
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -238,3 +239,35 @@ def test_the_path_as_sent(raw: bytes | None, path: str, sent: str) -> None:
     assert match is Match.FULL
     assert child["path_params"]["run_id"] == unquote(sent.removeprefix("/runs/")
                                                      .removesuffix("/live"))
+
+
+def test_a_run_shows_its_work_items_with_each_attempt(tmp_path: Path) -> None:
+    """The run page and the API list the run's work items (docs/work.md): who holds one,
+    how each attempt ended; a value in an error is text, not markup."""
+    ar = agent_run()
+    store = open_store(tmp_path / "work.db")
+    store.create(waiting(ar, "approve-soon", store.now() + dt.timedelta(hours=1)))
+    store.create(ar.AgentRun(run_id="working"))
+    for event in ("triage", "start"):
+        store.fire(ar.AgentRun, "working", event)
+    claim = store.claim_work(ar.AgentRun, owner="worker-1")
+    store.complete_work(ar.AgentRun, claim, "call_tool", toolCallId="c-1")
+    claim = store.claim_work(ar.AgentRun, owner="worker-2")
+    store.fail_work(ar.AgentRun, claim, "<b>503</b> from the search API")
+    claim = store.claim_work(ar.AgentRun, owner="worker-3",
+                             now=store.now() + dt.timedelta(seconds=5))
+    web = client(console_app(store))
+    work = web.get("/api/runs/working").json()["work"]
+    assert [(w["handler"], w["status"], w["owner"]) for w in work] == [
+        ("reason", "ended", None), ("call_tool", "claimed", "worker-3")]
+    assert [(a["owner"], a["result"]) for a in work[1]["history"]] == [
+        ("worker-2", "failed"), ("worker-3", None)]
+    page = web.get("/runs/working").text
+    section = page[page.index('id="work"'):page.index("</ul>", page.index('id="work"'))]
+    assert "ended by call_tool" in section
+    assert "claimed by worker-3 until" in section
+    assert "by worker-2: failed <small>(&lt;b&gt;503&lt;/b&gt; from the search API)" in section
+    assert "by worker-3: running" in section
+    other = web.get("/runs/approve-soon").text  # its items ended when it left their states
+    assert "in tool_call: <span class=\"work-status\">ended, its state left by interrupt" \
+        in other

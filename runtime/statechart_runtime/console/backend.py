@@ -30,6 +30,7 @@ from statechart_runtime.store import (
     open_async_store,
 )
 from statechart_runtime.store.core.pages import Move
+from statechart_runtime.store.core.work import WorkItem
 
 T = TypeVar("T")
 
@@ -72,6 +73,9 @@ class _Threaded:
 
     async def moves(self, run_id: str, *, first: int = 0) -> list[Move]:
         return await self._run(lambda: self._store.moves(run_id, first=first))
+
+    async def work_items(self, run_id: str) -> list[WorkItem]:
+        return await self._run(lambda: self._store.work_items(run_id))
 
     async def watch_position(self) -> str:
         return await self._run(self._store.watch_position)
@@ -174,6 +178,10 @@ class ConsoleStore:
         stored = await _stored(store, run_id)
         found = None if stored is None else run_class(stored.spec)
         return now, stored, None if found is None else await store.head(found, run_id)
+
+    async def work_items(self, run_id: str) -> list[WorkItem]:
+        """The run's work items, each with its attempts (`store.work_items`)."""
+        return await (await self._opened()).work_items(run_id)
 
     async def history_view(self, run_id: str,
                            plan: Callable[[StoredRun], tuple[int, int, int | None]]

@@ -278,10 +278,12 @@ class Console:
         if head is None:
             return {**views.run_summary(stored, None, now), "record": None,
                     "configuration": sorted(stored.states), "timers": [],
-                    "accepted_events": [], "ended": None,
+                    "accepted_events": [], "ended": None, "work": [],
                     "note": f"the console was started without the spec `{stored.spec}`: "
                             "its record cannot be read"}
-        return views.run_detail(head.run, head.revision, stored, now)
+        items = await self.store.work_items(run_id)
+        return {**views.run_detail(head.run, head.revision, stored, now),
+                "work": [views.work_item(item, now) for item in items]}
 
     async def history(self, run_id: str, page: int | None = None) -> dict[str, Any]:
         """A page of the run's history, newest first (page 0 holds the latest steps), each

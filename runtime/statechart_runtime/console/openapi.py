@@ -62,6 +62,19 @@ DOCUMENT: dict[str, Any] = {
                     "state": {"type": "string"}, "event": {"type": "string"},
                     "due": _TIME, "due_in": {"type": "string"},
                     "declined": {"type": "boolean"}}}},
+                "work": {"type": "array", "description": "the run's work items, oldest "
+                         "first, each with its attempts", "items": {
+                             "type": "object", "properties": {
+                                 "key": {"type": "string"}, "state": {"type": "string"},
+                                 "handler": {"type": "string"},
+                                 "status": {"enum": ["pending", "claimed", "ended"]},
+                                 "attempts": {"type": "integer"},
+                                 "failures": {"type": "integer"},
+                                 "owner": {"type": ["string", "null"]},
+                                 "lease_until": {"type": ["string", "null"]},
+                                 "ended_by": {"type": ["string", "null"]},
+                                 "last_error": {"type": ["string", "null"]},
+                                 "history": {"type": "array", "items": {"type": "object"}}}}},
                 "accepted_events": {"type": "array", "items": {
                     "type": "object", "properties": {
                         "event": {"type": "string"},

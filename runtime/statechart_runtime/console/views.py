@@ -130,6 +130,20 @@ def run_detail(run: Any, revision: int, stored: StoredRun, now: dt.datetime
             "accepted_events": [] if run.is_terminated else accepted_events(run)}
 
 
+def work_item(item: Any, now: dt.datetime) -> dict[str, Any]:
+    """A run's work item (docs/work.md) as the console shows it, with each attempt."""
+    return {"key": item.key, "state": item.state, "handler": item.handler,
+            "status": item.status, "attempts": item.attempts, "failures": item.failures,
+            "owner": item.owner, "ready_at": when(item.ready_at),
+            "ready_in": due_in(item.ready_at, now) if item.ready_at else None,
+            "lease_until": when(item.lease_until), "last_error": item.last_error,
+            "created_at": when(item.created_at), "ended_at": when(item.ended_at),
+            "ended_by": item.ended_by,
+            "history": [{"attempt": a.attempt, "owner": a.owner,
+                         "claimed_at": when(a.claimed_at), "ended_at": when(a.ended_at),
+                         "result": a.result, "error": a.error} for a in item.history]}
+
+
 def step(row: HistoryRow) -> dict[str, Any]:
     """A history step: who sent it (the reserved `@by`, None when nobody said) apart from
     the values it set."""
