@@ -45,6 +45,7 @@ import asyncio
 import multiprocessing
 import os
 import random
+import shutil
 import sqlite3
 import statistics
 import sys
@@ -450,6 +451,7 @@ def main() -> None:
     finally:
         if server is not None:
             server.stop()
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 if __name__ == "__main__":
