@@ -40,6 +40,7 @@ from statechart_runtime.console.auth import (
 from statechart_runtime.console.backend import ConsoleStore
 from statechart_runtime.console.core import WAITING, Console, Diagram, Problem
 from statechart_runtime.console.security import SecurityHeaders
+from statechart_runtime.listeners import Listener
 from statechart_runtime.store import AsyncRunStore, RunStore
 
 __all__ = ["Auth", "Diagram", "Identity", "app", "basic_auth", "basic_auth_from_env",
@@ -49,7 +50,7 @@ __all__ = ["Auth", "Diagram", "Identity", "app", "basic_auth", "basic_auth_from_
 def app(store: RunStore | AsyncRunStore | str, run_classes: Iterable[type[Any]], *,
         auth: Auth | None = None, read_only: bool = False, diagram: Diagram | None = None,
         waiting: Iterable[str] = WAITING, cancel_event: str = "cancel",
-        pool: int = 4) -> Starlette:
+        pool: int = 4, listeners: Iterable[Listener] = ()) -> Starlette:
     """The console over `store` for the runs of `run_classes` (generated Run classes; runs
     of other specs are listed, not read). `store`: a URL, opened as an asynchronous store
     (`open_async_store`, a pool of `pool` connections) when the app starts and closed when it
@@ -66,10 +67,15 @@ def app(store: RunStore | AsyncRunStore | str, run_classes: Iterable[type[Any]],
       states marked (`statechart runs serve` draws the compiler's diagram).
     - `waiting`: the tags and statuses that put a run in the inbox (default: `waiting`).
     - `cancel_event`: the event a bulk cancel sends (default: `cancel`).
+    - `listeners`: told of each answer (`Answered`), and, for a store opened from a URL,
+      of everything that store does (statechart_runtime.listeners; a store object given is
+      the caller's: `store.listen` on it).
     """
-    backend = ConsoleStore(store, size=pool, read_only=read_only)
+    listeners = tuple(listeners)
+    backend = ConsoleStore(store, size=pool, read_only=read_only, listeners=listeners)
     console = Console(backend, run_classes, read_only=read_only, diagram=diagram,
-                      waiting=waiting, cancel_event=cancel_event, auth=auth)
+                      waiting=waiting, cancel_event=cancel_event, auth=auth,
+                      listeners=listeners)
 
     async def problem(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, Problem)

@@ -12,12 +12,13 @@ in a worker thread (`anyio.to_thread.run_sync`), one call at a time.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
 import anyio
 import anyio.to_thread
 
+from statechart_runtime.listeners import Listener
 from statechart_runtime.store import (
     AsyncRunStore,
     Fired,
@@ -82,8 +83,9 @@ class ConsoleStore:
     or a synchronous store called in a worker thread."""
 
     def __init__(self, store: RunStore | AsyncRunStore | str, *, size: int = 4,
-                 read_only: bool = False) -> None:
+                 read_only: bool = False, listeners: Iterable[Listener] = ()) -> None:
         self._url: str | None = None
+        self._listeners = tuple(listeners)  # of the store opened from the URL
         self._store: AsyncRunStore | _Threaded | None = None
         self._size = max(1, size)
         self._read_only = read_only
@@ -115,7 +117,8 @@ class ConsoleStore:
             if self._store is None:
                 assert self._url is not None
                 self._store = await open_async_store(self._url, read_only=self._read_only,
-                                                     pool_size=self._size)
+                                                     pool_size=self._size,
+                                                     listeners=self._listeners)
             return self._store
 
     # -- the calls: each request's reads (or its fire) together -----------------------------

@@ -35,6 +35,7 @@ from statechart_runtime.errors import (
     StoreUnavailable,
     UnstorableValue,
 )
+from statechart_runtime.listeners import Answered, Listener, Listeners
 from statechart_runtime.run import EventNotAccepted
 from statechart_runtime.store import RunFilter, StoredRun
 from statechart_runtime.values import SENT_BY, parse_time
@@ -147,8 +148,10 @@ class Console:
     def __init__(self, store: ConsoleStore, run_classes: Iterable[type[Any]], *,
                  read_only: bool = False, diagram: Diagram | None = None,
                  waiting: Iterable[str] = WAITING, cancel_event: str = "cancel",
-                 auth: Auth | None = None) -> None:
+                 auth: Auth | None = None, listeners: Iterable[Listener] = ()) -> None:
         self.store = store
+        # Told of each answer (Answered), after the store committed it.
+        self.listeners = Listeners(listeners)
         self.auth = auth
         self.classes: dict[str, type[Any]] = {}
         for run_class in run_classes:
@@ -388,6 +391,10 @@ class Console:
             raise Problem(503, "unavailable", str(exc)) from None
         except StoreError as exc:  # an idempotency key used for another answer, ...
             raise Problem(409, "refused", str(exc)) from None
+        if self.listeners:
+            self.listeners.notify(Answered(run_id, self._specs.get(run_id, ""), event,
+                                           who.name, fired.applied, fired.revision,
+                                           fired.run.status.value))
         return {"applied": fired.applied, "revision": fired.revision,
                 "events": list(fired.events), "run_id": run_id,
                 "status": fired.run.status.value,

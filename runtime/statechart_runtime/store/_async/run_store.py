@@ -29,6 +29,7 @@ from typing import Any, Self, TypeVar
 from statechart_runtime.chart.work import work_of
 from statechart_runtime.errors import (
     ConcurrentUpdate,
+    LeaseLost,
     ReadOnlyStore,
     RunError,
     RunIdTaken,
@@ -37,10 +38,12 @@ from statechart_runtime.errors import (
     TimerFailed,
     WorkEnded,
 )
+from statechart_runtime.listeners import Listener, Listeners
 from statechart_runtime.run import Run, spec_of, steps_without_machine
 from statechart_runtime.store._async import is_async
 from statechart_runtime.store.core import (
     failures,
+    observe,
     pages,
     restore,
     rows,
@@ -109,6 +112,8 @@ class AsyncRunStore:
         self.clock: Clock = utcnow
         self._db: Any = None  # the synchronous store's one connection
         self._warned: set[str] = set()  # what this store warned of already
+        # Told of what its calls did, after they committed (statechart_runtime.listeners).
+        self.listeners = Listeners()
         if is_async():
             pass  # opened by `await store.open()` (open_async_store does)
         else:
@@ -221,6 +226,21 @@ class AsyncRunStore:
     def now(self) -> dt.datetime:
         """The store's clock's time (aware; TypeError for a clock that is not)."""
         return now(self.clock)
+
+    # -- listeners (statechart_runtime.listeners) -----------------------------------------
+
+    def listen(self, listener: Listener) -> Listener:
+        """Tell `listener` what this store's calls do from now on, after each commits
+        (docs/observability.md); returns it."""
+        return self.listeners.add(listener)
+
+    def unlisten(self, listener: Listener) -> None:
+        """Stop telling `listener` (ValueError if it does not listen here)."""
+        self.listeners.remove(listener)
+
+    async def _context(self, run_id: str) -> str | None:
+        """The context kept with the run for its listeners (none yet)."""
+        return None
 
     # -- the store's own schema ----------------------------------------------------------
 
@@ -377,6 +397,8 @@ class AsyncRunStore:
         await self._with_retries(work, repeatable=False,
                                  duplicate=lambda: RunIdTaken(record.runId))
         saved(run, created, 1)
+        if self.listeners:
+            self.listeners.notify(observe.created(run, record.lastTransitionAt, None))
 
     async def load(self, run_class: type[RunT], run_id: str, **kwargs: Any) -> RunT:
         """The stored run `run_id`, restored as a `run_class` (keyword arguments go to
@@ -482,8 +504,24 @@ class AsyncRunStore:
         applied key is answered as such first). A busy database is retried up to
         `max_attempts` times, a lost connection for up to `timeout` seconds."""
         self._writable()
+        started = time.time()
+        try:
+            return await self._fire(run_class, run_id, event, idempotency_key, at,
+                                    if_revision, values, started)
+        except RunError as refusal:
+            if self.listeners:
+                self.listeners.notify(observe.refused(
+                    run_class, run_id, event, refusal, "fire", started,
+                    await self._context(run_id)))
+            raise
+
+    async def _fire(self, run_class: type[RunT], run_id: str, event: Any,
+                    idempotency_key: str | None, at: dt.datetime | None,
+                    if_revision: int | None, values: dict[str, Any], started: float
+                    ) -> Fired:
         spec = spec_of(run_class)
         name = event.value if isinstance(event, spec.event_enum) else event
+        ran: list[Any] = []  # the run the committed write stored
         try:
             key_values = "" if idempotency_key is None else json.dumps(
                 {f: json_value(spec, f, v) for f, v in values.items()}, sort_keys=True)
@@ -516,6 +554,7 @@ class AsyncRunStore:
             if if_revision is not None and row[2] != if_revision:
                 raise ConcurrentUpdate(run_id, if_revision, row[2])
             run = await self._head_run(db, run_class, run_id, row)
+            observe.watch(self.listeners, run)
             mark = mark_of(run)
             when = at if at is not None else self.now()  # the one time of this call
             try:
@@ -530,11 +569,13 @@ class AsyncRunStore:
         async def write(computed: Computed, stored: Writes, db: Any, *, locked: bool
                         ) -> Fired | RunError:
             run, mark, stamp, refusal = computed
+            ran.clear()
             revision = await self._write(db, stored, mark, locked=locked)
             if refusal is None and idempotency_key is not None:
                 await db.execute(self.sql.insert_key, (run_id, idempotency_key, name,
                                                        key_values, revision, call, stamp))
             saved(run, mark, revision)
+            ran.append(run)
             return refusal if refusal is not None else Fired(run, True, revision, [name])
 
         async def work(db: Any) -> Fired | RunError:  # holding the run from read to write
@@ -581,6 +622,8 @@ class AsyncRunStore:
                     continue
         if done is None:  # overtaken every time, or a backend that holds the run
             done = await self._with_retries(work, repeatable=repeatable)
+        if self.listeners and ran:
+            observe.steps(self.listeners, ran[0], "fire", started, await self._context(run_id))
         if isinstance(done, RunError):
             raise done  # refused, after the timers that fired were committed
         return done
@@ -595,13 +638,18 @@ class AsyncRunStore:
         once. A timer whose guards said no is saved as declined, so `next_due` moves on to
         the run's next timer."""
         self._writable()
+        started = time.time()
         when = now if now is not None else self.now()  # the one time of this call
+        done = None
         if self._computes_before_locking(run_class):
             done = await self._fire_due_unlocked(run_class, run_id, when)
-            if done is not None:
-                return done
-        return await self._with_retries(
-            functools.partial(self._fire_due, run_class, run_id, when), repeatable=False)
+        if done is None:
+            done = await self._with_retries(
+                functools.partial(self._fire_due, run_class, run_id, when), repeatable=False)
+        if self.listeners and done.applied:
+            observe.steps(self.listeners, done.run, "fire_due", started,
+                          await self._context(run_id))
+        return done
 
     def _computes_before_locking(self, run_class: type[Run[Any, Any, Any]]) -> bool:
         """Whether a step of `run_class` is computed before the write lock is taken and
@@ -618,6 +666,7 @@ class AsyncRunStore:
         events fired; a Fired (`applied` False) when nothing is to be written: no timer was
         due, and none was declined."""
         run = await self._head_run(db, run_class, run_id, row)
+        observe.watch(self.listeners, run)
         mark = mark_of(run)
         armed = list(run.timers)
         events = tuple(run.fire_due(when))
@@ -722,10 +771,16 @@ class AsyncRunStore:
                     return done
             return await self._with_retries(work, repeatable=False)  # overtaken every time
 
+        started = time.time()
         try:
             if self._computes_before_locking(run_class):
-                return await unlocked()
-            return await self._with_retries(work, repeatable=False)
+                done = await unlocked()
+            else:
+                done = await self._with_retries(work, repeatable=False)
+            if self.listeners and done is not None and done.applied:
+                observe.steps(self.listeners, done.run, "fire_due", started,
+                              await self._context(done.run.record.runId))
+            return done
         except Exception as exc:
             # The claimed run's own failure (a guard raised, a value or a row the database
             # refuses), unless it is the store's: then no other run would fare better.
@@ -774,12 +829,14 @@ class AsyncRunStore:
             return None
         args = (spec_of(run_class).name, utc_text(at), *self.sql.skip_arg(states))
         claim = self.sql.claim_work()
+        expired: list[str | None] = [None]  # whose lease the claim found expired
 
         async def take(db: Any) -> work_core.WorkClaim | None:
             row = await (await db.execute(claim, args)).fetchone()
             if row is None:
                 return None
             key, run_id, state, handler, attempts, failures, token, held_by, lease = row
+            expired[0] = held_by
             state_work = table.get(state)
             assert state_work is not None  # the claim reads the class's work states only
             exhausted = False
@@ -796,7 +853,17 @@ class AsyncRunStore:
             return work_core.WorkClaim(key, run_id, state, handler, attempts + 1, token + 1, owner,
                                   until, exhausted)
 
-        return await self._with_retries(take, repeatable=False)
+        taken = await self._with_retries(take, repeatable=False)
+        if self.listeners and taken is not None:
+            self.listeners.notify(observe.claimed(run_class, taken, at, expired[0],
+                                                  await self._context(taken.run_id)))
+        return taken
+
+    async def _lease_lost(self, run_class: type[Run[Any, Any, Any]],
+                          claim: work_core.WorkClaim, call: str, exc: LeaseLost) -> None:
+        if self.listeners:
+            self.listeners.notify(observe.lease_lost(run_class, claim, call, exc,
+                                                     await self._context(claim.run_id)))
 
     async def heartbeat_work(self, run_class: type[Run[Any, Any, Any]],
                              claim: work_core.WorkClaim, now: dt.datetime | None = None
@@ -816,7 +883,11 @@ class AsyncRunStore:
                                                      claim.key))
             return until
 
-        return await self._with_retries(extend, repeatable=True)
+        try:
+            return await self._with_retries(extend, repeatable=True)
+        except LeaseLost as exc:
+            await self._lease_lost(run_class, claim, "heartbeat_work", exc)
+            raise
 
     async def release_work(self, run_class: type[Run[Any, Any, Any]],
                            claim: work_core.WorkClaim, now: dt.datetime | None = None) -> None:
@@ -833,7 +904,11 @@ class AsyncRunStore:
                                                     claim.key, claim.attempt))
             await db.execute(self.sql.release_item, (utc_text(at), claim.key))
 
-        await self._with_retries(release, repeatable=False)
+        try:
+            await self._with_retries(release, repeatable=False)
+        except LeaseLost as exc:
+            await self._lease_lost(run_class, claim, "release_work", exc)
+            raise
 
     async def _held_item(self, db: Any, run_class: type[RunT], claim: work_core.WorkClaim,
                          at: dt.datetime) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
@@ -851,6 +926,7 @@ class AsyncRunStore:
         """The run from its held `head` with `event` taken at `at`, and what writes it;
         the run's refusal raises (nothing written)."""
         run = await self._head_run(db, run_class, run_id, head)
+        observe.watch(self.listeners, run)
         mark = mark_of(run)
         run.send_at(at, event, **values)
         return run, mark, writes.writes(self.sql, run, mark, utc_text(at))
@@ -895,7 +971,24 @@ class AsyncRunStore:
             saved(run, mark, revision)
             return Fired(run, True, revision, [name])
 
-        return await self._with_retries(apply, repeatable=True)
+        started = time.time()
+        try:
+            done = await self._with_retries(apply, repeatable=True)
+        except LeaseLost as exc:
+            await self._lease_lost(run_class, claim, "complete_work", exc)
+            raise
+        except RunError as refusal:
+            if self.listeners:
+                self.listeners.notify(observe.refused(
+                    run_class, claim.run_id, name, refusal, "work", started,
+                    await self._context(claim.run_id), claim))
+            raise
+        if self.listeners:
+            context = await self._context(claim.run_id)
+            observe.steps(self.listeners, done.run, "work", started, context, claim)
+            self.listeners.notify(observe.completed(run_class, claim, name, done.applied,
+                                                    started, context))
+        return done
 
     async def fail_work(self, run_class: type[RunT], claim: work_core.WorkClaim, error: str, *,
                         now: dt.datetime | None = None, **values: Any) -> work_core.Failure:
@@ -939,7 +1032,24 @@ class AsyncRunStore:
             saved(run, mark, revision)
             return work_core.Failure(None, Fired(run, True, revision, [state_work.error]), None)
 
-        return await self._with_retries(record, repeatable=False)
+        started = time.time()
+        try:
+            failure = await self._with_retries(record, repeatable=False)
+        except LeaseLost as exc:
+            await self._lease_lost(run_class, claim, "fail_work", exc)
+            raise
+        if self.listeners:
+            context = await self._context(claim.run_id)
+            if failure.fired is not None:
+                observe.steps(self.listeners, failure.fired.run, "work", started, context,
+                              claim)
+            if failure.refused is not None and state_work.error is not None:
+                self.listeners.notify(observe.refused(
+                    run_class, claim.run_id, state_work.error, failure.refused, "work",
+                    started, context, claim))
+            self.listeners.notify(observe.failed(run_class, claim, error, failure, started,
+                                                 context))
+        return failure
 
     async def work_items(self, run_id: str) -> list[work_core.WorkItem]:
         """The run's work items, oldest first, each with its attempts: what is pending,
