@@ -143,6 +143,7 @@ def test_a_store_of_schema_version_2_gains_the_version_index(backend: Backend) -
     backend.execute("DROP INDEX runs_by_version")
     backend.execute("DROP TABLE work_attempts")
     backend.execute("DROP TABLE work_items")
+    backend.execute("ALTER TABLE runs DROP COLUMN trace_context")
     backend.execute("UPDATE store_meta SET value = '2' WHERE key = 'schema_version'")
     open_store(backend.url).close()
     backend.execute("DROP INDEX runs_by_version")  # there again: dropping it works
@@ -156,11 +157,26 @@ def test_a_store_of_schema_version_3_gains_the_work_tables(
         store.create(versions[0](run_id="kept"))
     backend.execute("DROP TABLE work_attempts")
     backend.execute("DROP TABLE work_items")
+    backend.execute("ALTER TABLE runs DROP COLUMN trace_context")
     backend.execute("UPDATE store_meta SET value = '3' WHERE key = 'schema_version'")
     with open_store(backend.url) as store:
         assert [r.run_id for r in store.stored_runs()] == ["kept"]
         assert store.work_items("kept") == []
     backend.execute("DROP TABLE work_attempts")  # there again
+
+
+def test_a_store_of_schema_version_4_gains_the_trace_context_column(
+        versions: tuple[type[Any], type[Any]], backend: Backend) -> None:
+    """Schema version 5 adds runs.trace_context (what a tracing listener keeps with a run);
+    a version 4 store that holds runs is upgraded when opened, its runs kept (with none)."""
+    with open_store(backend.url) as store:
+        store.create(versions[0](run_id="kept"))
+    backend.execute("ALTER TABLE runs DROP COLUMN trace_context")
+    backend.execute("UPDATE store_meta SET value = '4' WHERE key = 'schema_version'")
+    with open_store(backend.url) as store:
+        assert [r.run_id for r in store.stored_runs()] == ["kept"]
+        assert store.fire(versions[0], "kept", "hold", why="later").applied
+    backend.execute("UPDATE runs SET trace_context = 'x'")  # there again
 
 
 def test_a_v1_run_saved_by_v2_without_a_step_is_found_and_fired_in_v2_names(

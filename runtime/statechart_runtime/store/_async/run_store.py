@@ -16,9 +16,11 @@ it at once: each call leases a connection for its transaction.
 from __future__ import annotations
 
 import asyncio
+import collections
 import datetime as dt
 import functools
 import json
+import logging
 import random
 import time
 import uuid
@@ -72,6 +74,9 @@ RunT = TypeVar("RunT", bound=Run[Any, Any, Any])
 # How many of the runs due first a claim that is only a read (SQLite) picks one of, once
 # overtaken.
 _CLAIM_AMONG = 8
+# How many runs' contexts (`_context`) a store remembers.
+_CONTEXTS = 10_000
+LOG = logging.getLogger("statechart_runtime.listeners")
 
 
 class Attempt:
@@ -114,6 +119,8 @@ class AsyncRunStore:
         self._warned: set[str] = set()  # what this store warned of already
         # Told of what its calls did, after they committed (statechart_runtime.listeners).
         self.listeners = Listeners()
+        # Run id -> the context its listeners keep with it (`_context`): it never changes.
+        self._contexts: collections.OrderedDict[str, str | None] = collections.OrderedDict()
         if is_async():
             pass  # opened by `await store.open()` (open_async_store does)
         else:
@@ -239,8 +246,27 @@ class AsyncRunStore:
         self.listeners.remove(listener)
 
     async def _context(self, run_id: str) -> str | None:
-        """The context kept with the run for its listeners (none yet)."""
-        return None
+        """The context a listener kept with the run when it was created (a tracing
+        listener's trace context), or None; read only when a listener wants it, once per run
+        (it never changes), after the call committed: a failure to read it is logged, the
+        listeners are told without it."""
+        if not self.listeners.wants_context:
+            return None
+        if run_id in self._contexts:
+            return self._contexts[run_id]
+        try:
+            found = await self._rows(self.sql.read_context, (run_id,))
+        except Exception:
+            LOG.exception("the trace context of run %r could not be read", run_id)
+            return None
+        context = found[0][0] if found else None
+        self._remember_context(run_id, context)
+        return context
+
+    def _remember_context(self, run_id: str, context: str | None) -> None:
+        self._contexts[run_id] = context
+        while len(self._contexts) > _CONTEXTS:
+            self._contexts.popitem(last=False)
 
     # -- the store's own schema ----------------------------------------------------------
 
@@ -382,13 +408,16 @@ class AsyncRunStore:
         record: Any = run.record
         spec = spec_of(run)
         created = Mark(0, 0, 0, (), rewrite=True)
+        # What a listener keeps with the run (a tracing listener's context), made first.
+        context = self.listeners.new_run_context(record.runId, spec.name) \
+            if self.listeners.wants_context else None
 
         async def work(db: Any) -> None:
             if await (await db.execute(self.sql.run_exists, (record.runId,))).fetchone():
                 raise RunIdTaken(record.runId)
             at = utc_text(self.now())
             await db.execute(self.sql.insert_run, (record.runId, spec.name, spec.version,
-                                                   record.status.value, at, at))
+                                                   record.status.value, at, at, context))
             await self._write(db, writes.writes(self.sql, run, created, at), created,
                               locked=True)
 
@@ -398,7 +427,9 @@ class AsyncRunStore:
                                  duplicate=lambda: RunIdTaken(record.runId))
         saved(run, created, 1)
         if self.listeners:
-            self.listeners.notify(observe.created(run, record.lastTransitionAt, None))
+            if self.listeners.wants_context:
+                self._remember_context(record.runId, context)
+            self.listeners.notify(observe.created(run, record.lastTransitionAt, context))
 
     async def load(self, run_class: type[RunT], run_id: str, **kwargs: Any) -> RunT:
         """The stored run `run_id`, restored as a `run_class` (keyword arguments go to

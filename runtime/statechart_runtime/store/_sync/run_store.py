@@ -7,9 +7,11 @@ DO NOT EDIT (edit the source, then run the script).
 """
 from __future__ import annotations
 import time
+import collections
 import datetime as dt
 import functools
 import json
+import logging
 import random
 import uuid
 from collections.abc import Iterator, Callable, Sequence
@@ -30,6 +32,8 @@ from statechart_runtime.values import Clock, is_aware, now, utcnow
 T = TypeVar('T')
 RunT = TypeVar('RunT', bound=Run[Any, Any, Any])
 _CLAIM_AMONG = 8
+_CONTEXTS = 10000
+LOG = logging.getLogger('statechart_runtime.listeners')
 
 class Attempt:
     """One attempt of a call: whether it reached its COMMIT (a failure from there on may
@@ -57,6 +61,7 @@ class RunStore:
         self._db: Any = None
         self._warned: set[str] = set()
         self.listeners = Listeners()
+        self._contexts: collections.OrderedDict[str, str | None] = collections.OrderedDict()
         self.open()
 
     def _connect(self) -> Any:
@@ -145,8 +150,27 @@ class RunStore:
         self.listeners.remove(listener)
 
     def _context(self, run_id: str) -> str | None:
-        """The context kept with the run for its listeners (none yet)."""
-        return None
+        """The context a listener kept with the run when it was created (a tracing
+        listener's trace context), or None; read only when a listener wants it, once per run
+        (it never changes), after the call committed: a failure to read it is logged, the
+        listeners are told without it."""
+        if not self.listeners.wants_context:
+            return None
+        if run_id in self._contexts:
+            return self._contexts[run_id]
+        try:
+            found = self._rows(self.sql.read_context, (run_id,))
+        except Exception:
+            LOG.exception('the trace context of run %r could not be read', run_id)
+            return None
+        context = found[0][0] if found else None
+        self._remember_context(run_id, context)
+        return context
+
+    def _remember_context(self, run_id: str, context: str | None) -> None:
+        self._contexts[run_id] = context
+        while len(self._contexts) > _CONTEXTS:
+            self._contexts.popitem(last=False)
 
     def _schema_version(self, db: Any) -> int:
         """The store's schema version, -1 for a database with no store tables at all."""
@@ -265,17 +289,20 @@ class RunStore:
         record: Any = run.record
         spec = spec_of(run)
         created = Mark(0, 0, 0, (), rewrite=True)
+        context = self.listeners.new_run_context(record.runId, spec.name) if self.listeners.wants_context else None
 
         def work(db: Any) -> None:
             if db.execute(self.sql.run_exists, (record.runId,)).fetchone():
                 raise RunIdTaken(record.runId)
             at = utc_text(self.now())
-            db.execute(self.sql.insert_run, (record.runId, spec.name, spec.version, record.status.value, at, at))
+            db.execute(self.sql.insert_run, (record.runId, spec.name, spec.version, record.status.value, at, at, context))
             self._write(db, writes.writes(self.sql, run, created, at), created, locked=True)
         self._with_retries(work, repeatable=False, duplicate=lambda: RunIdTaken(record.runId))
         saved(run, created, 1)
         if self.listeners:
-            self.listeners.notify(observe.created(run, record.lastTransitionAt, None))
+            if self.listeners.wants_context:
+                self._remember_context(record.runId, context)
+            self.listeners.notify(observe.created(run, record.lastTransitionAt, context))
 
     def load(self, run_class: type[RunT], run_id: str, **kwargs: Any) -> RunT:
         """The stored run `run_id`, restored as a `run_class` (keyword arguments go to

@@ -173,7 +173,8 @@ SQL = _PostgresStatements(
     write_version="INSERT INTO store_meta VALUES ('schema_version', %s) "
                   "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
     run_exists="SELECT 1 FROM runs WHERE run_id = %s",
-    insert_run="INSERT INTO runs VALUES (%s, %s, %s, 0, %s, 0, '', NULL, %s, %s)",
+    insert_run="INSERT INTO runs VALUES (%s, %s, %s, 0, %s, 0, '', NULL, %s, %s, %s)",
+    read_context="SELECT trace_context FROM runs WHERE run_id = %s",
     head=_HEAD,
     head_locked=_HEAD + " FOR UPDATE",  # the run's row, until the transaction ends
     head_checks="SELECT s.states, h.idx, h.target, h.at FROM (SELECT string_agg(state, ' ') "
@@ -323,6 +324,9 @@ MIGRATIONS: list[tuple[str, ...]] = [
         error      TEXT,
         PRIMARY KEY (item_key, attempt)
     )"""),
+    # 5: what a listener keeps with a run when it is created (a tracing listener's W3C trace
+    # context: statechart_runtime.otel), read back for its later steps.
+    ("ALTER TABLE runs ADD COLUMN trace_context TEXT",),
 ]
 
 

@@ -166,7 +166,8 @@ SQL = _SqliteStatements(
     write_version="INSERT INTO store_meta VALUES ('schema_version', ?) "
                   "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
     run_exists="SELECT 1 FROM runs WHERE run_id = ?",
-    insert_run="INSERT INTO runs VALUES (?, ?, ?, 0, ?, 0, '', NULL, ?, ?)",
+    insert_run="INSERT INTO runs VALUES (?, ?, ?, 0, ?, 0, '', NULL, ?, ?, ?)",
+    read_context="SELECT trace_context FROM runs WHERE run_id = ?",
     head="SELECT spec, spec_version, revision, steps, record, status FROM runs "
          "WHERE run_id = ?",
     # The write lock is the database's, taken by BEGIN IMMEDIATE: no row lock to add.
@@ -320,6 +321,9 @@ MIGRATIONS: list[tuple[str, ...]] = [
         error      TEXT,
         PRIMARY KEY (item_key, attempt)
     )"""),
+    # 5: what a listener keeps with a run when it is created (a tracing listener's W3C trace
+    # context: statechart_runtime.otel), read back for its later steps.
+    ("ALTER TABLE runs ADD COLUMN trace_context TEXT",),
 ]
 
 

@@ -1,0 +1,214 @@
+"""OpenTelemetry traces of runs (the `otel` extra: opentelemetry-api; docs/observability.md).
+
+`TracingListener` is a listener (statechart_runtime.listeners) that makes one span per event
+a run takes or refuses, after the store committed it, from the call's start to its commit:
+
+- `create {spec}`: the run was stored. Its context (W3C `traceparent`) is what the store
+  keeps with the run (the listener is a `TraceContextSource`), so every later step of the
+  run, in any process and any day, joins that trace: its span's parent is the run's
+  `create` span, or, when the caller has a span of its own (an HTTP request), that span,
+  with a link to the run's.
+- `send {spec}`, `timer {spec}`, `work {spec}`: a macrostep, by how it was taken (an event
+  sent; a timer fired; a work item's outcome or error event). A timer's and a work outcome's
+  span links to the span of the step that entered the state that armed the timer or
+  enqueued the work, when that span was made in this process.
+- a refused event: the span its event would have had, status ERROR, `error.type` the reason.
+- `work_failed {spec}`, `lease_lost {spec}`: a work item's failed attempt, a lost lease.
+
+Span names are of low cardinality (the operation and the spec); everything else is an
+attribute: `statechart.run.id`, `statechart.spec.name`, `statechart.spec.version`,
+`statechart.event`, `statechart.source`, `statechart.target`, `statechart.configuration`,
+`statechart.status`, `statechart.revision`, `statechart.via`, `statechart.timer.state`,
+`statechart.work.key`, `statechart.work.handler`, `statechart.work.attempt`, `error.type`.
+No span stays open for a run's life: each ends when its call committed.
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+from typing import Any
+
+from opentelemetry import context as otel_context
+from opentelemetry import trace
+from opentelemetry.propagate import extract, inject
+from opentelemetry.trace import Link, SpanKind, Status, StatusCode
+
+from statechart_runtime import listeners as heard
+
+_SECOND = 1_000_000_000
+# The span attributes of this module (besides OpenTelemetry's `error.type`): names in the
+# `statechart` namespace, not modules.
+ATTRIBUTES = frozenset({
+    "statechart.configuration", "statechart.event", "statechart.link", "statechart.revision",
+    "statechart.run.id", "statechart.source", "statechart.spec.name",
+    "statechart.spec.version", "statechart.status", "statechart.steps", "statechart.target",
+    "statechart.timer.state", "statechart.via", "statechart.work.attempt",
+    "statechart.work.call", "statechart.work.handler", "statechart.work.key",
+    "statechart.work.owner", "statechart.work.retry"})
+# How many spans of runs this process remembers: a run's new-run span until its create
+# committed, and the span of the step that entered each state (timer and work links).
+_REMEMBERED = 10_000
+
+
+def _ns(seconds: float) -> int:
+    return int(seconds * _SECOND)
+
+
+class TracingListener:
+    """Spans of runs (module docstring), made with `tracer_provider`'s tracer (default: the
+    global one, `opentelemetry.trace.set_tracer_provider`). Register it on a store
+    (`open_store(url, listeners=[TracingListener()])`), the console, the worker
+    (`statechart runs work --listener statechart_runtime.otel:TracingListener`) or a run."""
+
+    def __init__(self, tracer_provider: Any = None) -> None:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            found = version("statechart-compiler")
+        except PackageNotFoundError:
+            found = None
+        self._tracer = trace.get_tracer("statechart_runtime", found,
+                                        tracer_provider=tracer_provider)
+        # run id -> its `create` span, open until the create committed (ended then; one
+        # whose create failed is never ended, so never exported).
+        self._creating: collections.OrderedDict[str, Any] = collections.OrderedDict()
+        # (run id, state) -> the span context of the step that entered the state.
+        self._entered: collections.OrderedDict[tuple[str, str], Any] = \
+            collections.OrderedDict()
+
+    # -- the run's context, kept by the store -----------------------------------------------
+
+    def new_run_context(self, run_id: str, spec: str) -> str | None:
+        span = self._tracer.start_span(f"create {spec}", kind=SpanKind.INTERNAL, attributes={
+            "statechart.run.id": run_id, "statechart.spec.name": spec})
+        self._creating[run_id] = span
+        while len(self._creating) > _REMEMBERED:
+            self._creating.popitem(last=False)
+        carrier: dict[str, str] = {}
+        inject(carrier, context=trace.set_span_in_context(span))
+        return json.dumps(carrier, sort_keys=True)
+
+    def _run_context(self, stored: str | None) -> Any:
+        """The span context the store kept with the run, or None."""
+        if not stored:
+            return None
+        try:
+            carrier = json.loads(stored)
+        except ValueError:
+            return None
+        found = trace.get_current_span(extract(carrier, context=otel_context.Context()))
+        span_context = found.get_span_context()
+        return span_context if span_context.is_valid else None
+
+    def _parent(self, stored: str | None) -> tuple[Any, list[Link]]:
+        """The context a span of the run starts in, and its links: the caller's span if it
+        has one (linked to the run's), else the run's."""
+        run = self._run_context(stored)
+        current = trace.get_current_span().get_span_context()
+        if current.is_valid:
+            return None, [Link(run)] if run is not None and run.trace_id != current.trace_id \
+                else []
+        if run is None:
+            return otel_context.Context(), []  # a root: the run has no stored context
+        return trace.set_span_in_context(trace.NonRecordingSpan(run)), []
+
+    # -- the listener --------------------------------------------------------------------
+
+    def __call__(self, seen: heard.Observation) -> None:
+        if isinstance(seen, heard.StepTaken):
+            self._step(seen)
+        elif isinstance(seen, heard.EventRefused):
+            self._refused(seen)
+        elif isinstance(seen, heard.RunCreated):
+            span = self._creating.pop(seen.run_id, None)
+            if span is not None:
+                span.set_attribute("statechart.spec.version", seen.version)
+                span.set_attribute("statechart.status", seen.status)
+                span.set_attribute("statechart.configuration", list(seen.configuration))
+                span.end()
+                # The initial states were entered by the creation: their timers and work
+                # link to it.
+                self._remember(seen.run_id, seen.configuration, span.get_span_context())
+        elif isinstance(seen, heard.WorkFailed):
+            self._work_span(seen, "work_failed", seen.error, {
+                "statechart.work.retry": seen.retry_at is not None})
+        elif isinstance(seen, heard.LeaseLost):
+            self._work_span(seen, "lease_lost", seen.reason, {
+                "statechart.work.call": seen.call})
+
+    def _step(self, seen: heard.StepTaken) -> None:
+        operation = "timer" if seen.timer is not None else \
+            "work" if seen.via == "work" else "send"
+        parent, links = self._parent(seen.trace_context)
+        # The state whose timer fired, or whose work item's outcome this is (its key is
+        # `run id/state/n`).
+        armed = seen.timer if seen.timer is not None else \
+            seen.work.rsplit("/", 2)[1] if seen.work is not None else None
+        if armed is not None:
+            found = self._entered.get((seen.run_id, armed))
+            if found is not None:
+                links.append(Link(found, {"statechart.link": "armed"
+                                          if seen.timer is not None else "enqueued"}))
+        attributes: dict[str, Any] = {
+            "statechart.run.id": seen.run_id, "statechart.spec.name": seen.spec,
+            "statechart.spec.version": seen.version, "statechart.event": seen.event,
+            "statechart.source": seen.source, "statechart.target": seen.target,
+            "statechart.configuration": list(seen.configuration),
+            "statechart.status": seen.status, "statechart.via": seen.via,
+            "statechart.steps": len(seen.steps)}
+        if seen.revision is not None:
+            attributes["statechart.revision"] = seen.revision
+        if seen.timer is not None:
+            attributes["statechart.timer.state"] = seen.timer
+        if seen.work is not None:
+            attributes["statechart.work.key"] = seen.work
+        if seen.attempt is not None:
+            attributes["statechart.work.attempt"] = seen.attempt
+        span = self._tracer.start_span(f"{operation} {seen.spec}", context=parent,
+                                       links=links, attributes=attributes,
+                                       start_time=_ns(seen.started))
+        span.end(end_time=max(_ns(seen.ended), _ns(seen.started)))
+        # What a later timer or work outcome links to.
+        self._remember(seen.run_id, [step.target for step in seen.steps],
+                       span.get_span_context())
+
+    def _remember(self, run_id: str, entered: Any, span_context: Any) -> None:
+        for state in entered:
+            self._entered[(run_id, state)] = span_context
+            self._entered.move_to_end((run_id, state))
+        while len(self._entered) > _REMEMBERED:
+            self._entered.popitem(last=False)
+
+    def _refused(self, seen: heard.EventRefused) -> None:
+        parent, links = self._parent(seen.trace_context)
+        attributes: dict[str, Any] = {
+            "statechart.run.id": seen.run_id, "statechart.spec.name": seen.spec,
+            "statechart.spec.version": seen.version, "statechart.event": seen.event,
+            "statechart.via": seen.via, "error.type": seen.reason}
+        if seen.work is not None:
+            attributes["statechart.work.key"] = seen.work
+        if seen.attempt is not None:
+            attributes["statechart.work.attempt"] = seen.attempt
+        span = self._tracer.start_span(
+            f"{'work' if seen.via == 'work' else 'send'} {seen.spec}", context=parent,
+            links=links, attributes=attributes, start_time=_ns(seen.started))
+        span.set_status(Status(StatusCode.ERROR, str(seen.error)[:500]))
+        span.end(end_time=max(_ns(seen.ended), _ns(seen.started)))
+
+    def _work_span(self, seen: heard.WorkFailed | heard.LeaseLost, name: str, why: str,
+                   extra: dict[str, Any]) -> None:
+        parent, links = self._parent(seen.trace_context)
+        attributes: dict[str, Any] = {
+            "statechart.run.id": seen.run_id, "statechart.spec.name": seen.spec,
+            "statechart.work.key": seen.key, "statechart.work.attempt": seen.attempt,
+            "statechart.work.owner": seen.owner, **extra}
+        if isinstance(seen, heard.WorkFailed):
+            attributes["statechart.work.handler"] = seen.handler
+            attributes["error.type"] = "WorkFailed"
+        else:
+            attributes["error.type"] = seen.reason
+        span = self._tracer.start_span(f"{name} {seen.spec}", context=parent, links=links,
+                                       attributes=attributes)
+        span.set_status(Status(StatusCode.ERROR, why[:500]))
+        span.end()
