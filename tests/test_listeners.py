@@ -65,6 +65,8 @@ def test_a_run_in_memory_tells_its_macrosteps(ar: ModuleType) -> None:
     assert waiting.values == {"approvalId": "a1", "approvalDeadline": "2020-01-01T00:00:00+00:00"}
     assert (timer.timer, timer.target, timer.status) == (
         "waiting_for_approval", "timed_out", "failed")
+    # How long the run stayed in the state the step left: from the step before.
+    assert timer.since == waiting.at and waiting.since == seen[2].at
 
 
 def test_a_macrostep_tells_each_of_its_transitions(ar: ModuleType) -> None:

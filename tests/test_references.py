@@ -39,14 +39,9 @@ def _where(text: str, match: re.Match[str]) -> int:
 def _telemetry_names() -> frozenset[str]:
     """The OpenTelemetry names the runtime defines in its `statechart` namespace (span
     attributes, instruments): names, not modules."""
-    names: set[str] = set()
-    for module, constant in (("statechart_runtime.otel", "ATTRIBUTES"),
-                             ("statechart_runtime.metrics", "INSTRUMENTS")):
-        try:
-            names.update(getattr(importlib.import_module(module), constant))
-        except ImportError:  # not written yet
-            continue
-    return frozenset(names)
+    from statechart_runtime import metrics, otel
+
+    return otel.ATTRIBUTES | metrics.INSTRUMENTS
 
 
 def _resolves(dotted: str) -> bool:

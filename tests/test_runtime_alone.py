@@ -109,6 +109,8 @@ def test_the_runtime_wheel_needs_only_python_statemachine(tmp_path: Path) -> Non
                         "aiosqlite>=0.20; extra == \"console\"",
                         "opentelemetry-api>=1.27; extra == \"otel\"",
                         "opentelemetry-sdk>=1.27; extra == \"otel\"",
+                        "opentelemetry-exporter-prometheus>=0.66b0; extra == \"otel\"",
+                        "prometheus-client>=0.20; extra == \"otel\"",
                         "hypothesis>=6.100; extra == \"testing\""]
 
 

@@ -75,7 +75,8 @@ class StepTaken:
     event); `revision` the stored revision after the call (None in memory). `started` and
     `ended` (seconds since the epoch, `time.time()`) bound the call that took it, its commit
     included: one call may take several macrosteps (timers due first, then the event).
-    `work`, `attempt`: the work item and its claim's attempt, for `via` `work`."""
+    `work`, `attempt`: the work item and its claim's attempt, for `via` `work`; `since`: the
+    run's previous step's time."""
 
     run_id: str
     spec: str
@@ -96,6 +97,9 @@ class StepTaken:
     work: str | None = None
     attempt: int | None = None
     trace_context: str | None = None
+    # The run's last step's time before this macrostep (its creation's, for the first):
+    # `at - since` is how long the run stayed in `source`.
+    since: dt.datetime | None = None
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -304,7 +308,7 @@ class Listeners:
 class Macrostep:
     """What `Run._take` appends to a watched run's `_sc_watch` after each macrostep: its
     event, the history indexes of its transitions, the configuration and status after it,
-    its time."""
+    its time, and the run's last step's time before it."""
 
     event: str
     first: int
@@ -312,6 +316,7 @@ class Macrostep:
     configuration: tuple[str, ...]
     status: str
     at: dt.datetime
+    since: dt.datetime | None
 
 
 def watch(run: Any) -> None:
@@ -344,7 +349,8 @@ def steps_taken(run: Any, *, via: str, revision: int | None, started: float,
         found.append(StepTaken(
             run.record.runId, spec.name, spec.version, macro.event, timer, steps[0].source,
             steps[-1].target, steps[0].values, macro.configuration, macro.status, steps,
-            macro.at, via, revision, started, ended, work, attempt, trace_context))
+            macro.at, via, revision, started, ended, work, attempt, trace_context,
+            macro.since))
     return found
 
 

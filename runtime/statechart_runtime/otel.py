@@ -42,7 +42,7 @@ _SECOND = 1_000_000_000
 ATTRIBUTES = frozenset({
     "statechart.configuration", "statechart.event", "statechart.link", "statechart.revision",
     "statechart.run.id", "statechart.source", "statechart.spec.name",
-    "statechart.spec.version", "statechart.status", "statechart.steps", "statechart.target",
+    "statechart.spec.version", "statechart.status", "statechart.target",
     "statechart.timer.state", "statechart.via", "statechart.work.attempt",
     "statechart.work.call", "statechart.work.handler", "statechart.work.key",
     "statechart.work.owner", "statechart.work.retry"})
@@ -76,6 +76,10 @@ class TracingListener:
         # (run id, state) -> the span context of the step that entered the state.
         self._entered: collections.OrderedDict[tuple[str, str], Any] = \
             collections.OrderedDict()
+        # A run's stored context -> (its span context or None, the context a span of the
+        # run starts in when the caller has none): parsed once per run.
+        self._parsed: collections.OrderedDict[str, tuple[Any, Any]] = \
+            collections.OrderedDict()
 
     # -- the run's context, kept by the store -----------------------------------------------
 
@@ -89,29 +93,37 @@ class TracingListener:
         inject(carrier, context=trace.set_span_in_context(span))
         return json.dumps(carrier, sort_keys=True)
 
-    def _run_context(self, stored: str | None) -> Any:
-        """The span context the store kept with the run, or None."""
+    def _run_context(self, stored: str | None) -> tuple[Any, Any]:
+        """The span context the store kept with the run (None: none, or not one), and the
+        context a span of the run starts in without a caller's span (the run's, or an empty
+        one: a root)."""
         if not stored:
-            return None
+            return None, otel_context.Context()
+        found = self._parsed.get(stored)
+        if found is not None:
+            return found
         try:
             carrier = json.loads(stored)
         except ValueError:
-            return None
-        found = trace.get_current_span(extract(carrier, context=otel_context.Context()))
-        span_context = found.get_span_context()
-        return span_context if span_context.is_valid else None
+            carrier = {}
+        span = trace.get_current_span(extract(carrier, context=otel_context.Context()))
+        span_context = span.get_span_context()
+        found = (span_context, trace.set_span_in_context(span)) if span_context.is_valid \
+            else (None, otel_context.Context())
+        self._parsed[stored] = found
+        while len(self._parsed) > _REMEMBERED:
+            self._parsed.popitem(last=False)
+        return found
 
     def _parent(self, stored: str | None) -> tuple[Any, list[Link]]:
         """The context a span of the run starts in, and its links: the caller's span if it
         has one (linked to the run's), else the run's."""
-        run = self._run_context(stored)
+        run, context = self._run_context(stored)
         current = trace.get_current_span().get_span_context()
         if current.is_valid:
             return None, [Link(run)] if run is not None and run.trace_id != current.trace_id \
                 else []
-        if run is None:
-            return otel_context.Context(), []  # a root: the run has no stored context
-        return trace.set_span_in_context(trace.NonRecordingSpan(run)), []
+        return context, []
 
     # -- the listener --------------------------------------------------------------------
 
@@ -155,8 +167,7 @@ class TracingListener:
             "statechart.spec.version": seen.version, "statechart.event": seen.event,
             "statechart.source": seen.source, "statechart.target": seen.target,
             "statechart.configuration": list(seen.configuration),
-            "statechart.status": seen.status, "statechart.via": seen.via,
-            "statechart.steps": len(seen.steps)}
+            "statechart.status": seen.status, "statechart.via": seen.via}
         if seen.revision is not None:
             attributes["statechart.revision"] = seen.revision
         if seen.timer is not None:

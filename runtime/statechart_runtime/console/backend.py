@@ -63,6 +63,9 @@ class _Threaded:
     async def head(self, run_class: type[Any], run_id: str) -> Fired:
         return await self._run(lambda: self._store.head(run_class, run_id))
 
+    async def work_counts(self, spec: str) -> dict[tuple[str, str], int]:
+        return await self._run(lambda: self._store.work_counts(spec))
+
     async def history(self, run_id: str, *, first: int = 0, limit: int | None = None
                       ) -> list[HistoryRow]:
         return await self._run(lambda: self._store.history(run_id, first=first, limit=limit))
@@ -174,6 +177,10 @@ class ConsoleStore:
 
     async def head(self, run_class: type[Any], run_id: str) -> Fired:
         return await (await self._opened()).head(run_class, run_id)
+
+    async def refresh(self, gauges: Any) -> None:
+        """Read the store's gauges (statechart_runtime.metrics.StoreGauges)."""
+        await gauges.refresh_async(await self._opened())
 
     async def fire(self, run_id: str, run_class: type[Any] | Callable[[str], type[Any]],
                    event: str, *, idempotency_key: str | None, if_revision: int | None,

@@ -482,7 +482,9 @@ class Run(Generic[R, S, E]):
         history_values = dict(machine.history_values) \
             if machine is not None and self._sc_spec.chart.remembers else None
         watch = self._sc_watch
-        first = len(self.record.history) if watch is not None else 0  # type: ignore[attr-defined]
+        record: Any = self.record
+        first = len(record.history) if watch is not None else 0
+        since = record.lastTransitionAt if watch is not None else None
         self._undo = []
         self._selection = None
         self._pending = (event, checked or _NO_VALUES, at)  # an event is being handled
@@ -513,9 +515,8 @@ class Run(Generic[R, S, E]):
             self._effect = None
             self._undo = []
         if watch is not None:  # watched by a listener: what this macrostep did
-            record: Any = self.record
             watch.append(_Macrostep(event, first, len(record.history), self._active,
-                                    record.status.value, at))
+                                    record.status.value, at, since))
         if machine is None:
             active = self._active
             # Where a machine built later finds the configuration (document order).

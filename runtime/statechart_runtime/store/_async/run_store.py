@@ -1094,6 +1094,13 @@ class AsyncRunStore:
         items, attempts = await self._read(read)
         return work_core.items_of(items, attempts)
 
+    async def work_counts(self, spec: str) -> dict[tuple[str, str], int]:
+        """How many open work items of the spec named `spec` each handler has, by status:
+        {(handler, `pending` or `claimed`): count} (one read of the open items' index:
+        statechart_runtime.metrics' queue depth)."""
+        found = await self._rows(self.sql.work_counts, (spec,))
+        return {(row[0], row[1]): int(row[2]) for row in found}
+
     # -- queries -------------------------------------------------------------------------
 
     async def history(self, run_id: str, *, event: str | None = None,

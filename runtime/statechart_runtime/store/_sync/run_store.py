@@ -845,6 +845,13 @@ class RunStore:
         items, attempts = self._read(read)
         return work_core.items_of(items, attempts)
 
+    def work_counts(self, spec: str) -> dict[tuple[str, str], int]:
+        """How many open work items of the spec named `spec` each handler has, by status:
+        {(handler, `pending` or `claimed`): count} (one read of the open items' index:
+        statechart_runtime.metrics' queue depth)."""
+        found = self._rows(self.sql.work_counts, (spec,))
+        return {(row[0], row[1]): int(row[2]) for row in found}
+
     def history(self, run_id: str, *, event: str | None=None, since: dt.datetime | None=None, until: dt.datetime | None=None, first: int=0, limit: int | None=None) -> list[HistoryRow]:
         """The stored transitions of `run_id` in order, optionally only those of `event`
         and those at or after `since` and before `until`; from the step of index `first`,

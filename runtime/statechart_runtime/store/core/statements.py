@@ -80,6 +80,8 @@ class Statements:
     release_item: str  # (ready_at, key): pending again, at once
     items_of_run: str  # (run_id) -> the work_items columns but spec, token
     attempts_of_run: str  # (run_id) -> item_key and the work_attempts columns
+    # (spec) -> handler, `pending` or `claimed`, count: the spec's open items (metrics)
+    work_counts: str
 
     # -- composed from a call's conditions -----------------------------------------------
 

@@ -234,6 +234,9 @@ SQL = _SqliteStatements(
                     "a.result, a.error FROM work_attempts a JOIN work_items w ON "
                     "w.item_key = a.item_key WHERE w.run_id = ? ORDER BY a.item_key, "
                     "a.attempt",
+    work_counts="SELECT handler, CASE WHEN owner IS NULL THEN 'pending' ELSE 'claimed' "
+                "END, COUNT(*) FROM work_items WHERE spec = ? AND ended_at IS NULL "
+                "GROUP BY 1, 2",
 )
 
 # MIGRATIONS[v] turns store schema version v-1 into v, in the transaction that opens the
