@@ -218,3 +218,29 @@ def test_a_failure_that_ends_the_item_tells_its_error_event(
     assert [(type(s).__name__, getattr(s, "reason", None)) for s in seen][-3:] == [
         ("WorkClaimed", None), ("EventRefused", "MissingField"), ("WorkFailed", None)]
     assert (seen[-2].event, seen[-2].via, seen[-2].work) == ("broke", "work", "r2/working/0")
+
+
+def test_steps_taken_in_memory_are_told_when_saved(ticket: ModuleType,
+                                                   backend: Backend) -> None:
+    seen: list[Any] = []
+    store = open_store(backend.url, listeners=[seen.append])
+    store.create(run := ticket.Ticket(run_id="t1"))
+    run.send("approve", note="in memory")  # taken, not stored yet: not told
+    own: list[Any] = []
+    run.listen(own.append)  # the run's own listener is told at once
+    run.send("reopen", note="again")
+    assert [type(s) for s in seen] == [RunCreated]
+    assert [(s.event, s.via) for s in own] == [("reopen", "run")]
+    revision = store.save(run)
+    assert [(s.event, s.via, s.revision) for s in seen[1:]] == [
+        ("approve", "save", revision), ("reopen", "save", revision)]
+    seen.clear()
+    loaded = store.load(ticket.Ticket, "t1")
+    loaded.send("approve", note="loaded")
+    store.save(loaded)
+    fired = store.fire(ticket.Ticket, "t1", "reopen", note="fired")
+    fired.run.send("approve", note="after the fire")
+    store.save(fired.run)
+    assert [(s.event, s.via, dict(s.values)["note"]) for s in seen] == [
+        ("approve", "save", "loaded"), ("reopen", "fire", "fired"),
+        ("approve", "save", "after the fire")]

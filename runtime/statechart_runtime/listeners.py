@@ -72,9 +72,11 @@ class StepTaken:
 
     How it was taken: `via` is `run` (a run in memory), `fire`, `fire_due` (a timer fired by
     `fire_due`/`fire_next_due`: the worker's), `work` (a work item's outcome or error
-    event); `revision` the stored revision after the call (None in memory). `started` and
-    `ended` (seconds since the epoch, `time.time()`) bound the call that took it, its commit
-    included: one call may take several macrosteps (timers due first, then the event).
+    event), `save` (taken in memory on a run a store created, loaded or fired, told when
+    `store.save` committed); `revision` the stored revision after the call (None in
+    memory). `started` and `ended` (seconds since the epoch, `time.time()`) bound the call
+    that took it, its commit included: one call may take several macrosteps (timers due
+    first, then the event).
     `work`, `attempt`: the work item and its claim's attempt, for `via` `work`; `since`: the
     run's previous step's time."""
 
@@ -377,28 +379,44 @@ def refused(run_class: Any, run_id: str, event: str, error: BaseException, *, vi
 class RunListeners(Listeners):
     """The listeners of a run in memory (`Run.listen`): its sends and fire_due, observed."""
 
-    __slots__ = ()
+    __slots__ = ("busy",)
+
+    def __init__(self, listeners: Iterable[Listener] = ()) -> None:
+        super().__init__(listeners)
+        self.busy = False  # a call is being observed (a send reaches `_fire`: once)
 
     def observed(self, run: Any, event: Any, call: Callable[[], T]) -> T:
         """`call()` (a send or fire_due of `run`), its macrosteps and the refusal of
-        `event` told afterwards."""
+        `event` told afterwards. A run a store watches too (loaded, to be saved) keeps its
+        macrosteps for the store as well."""
         from statechart_runtime.errors import RunError
 
         started = time.time()
+        prior: list[Macrostep] | None = getattr(run, "_sc_watch", None)
         watch(run)
+        self.busy = True
         try:
             result = call()
         except RunError as exc:
             # Timers that fired before the refused event were taken all the same.
-            self.notify_all(steps_taken(run, via="run", revision=None, started=started))
+            self._told(run, prior, started)
             self.notify(refused(type(run), run.record.runId, str(getattr(event, "value", event)),
                                 exc, via="run", started=started))
             raise
         except BaseException:
-            run._sc_watch = None
+            run._sc_watch = prior
             raise
-        self.notify_all(steps_taken(run, via="run", revision=None, started=started))
+        finally:
+            self.busy = False
+        self._told(run, prior, started)
         return result
+
+    def _told(self, run: Any, prior: list[Macrostep] | None, started: float) -> None:
+        mine = list(getattr(run, "_sc_watch", None) or ())
+        self.notify_all(steps_taken(run, via="run", revision=None, started=started))
+        if prior is not None:  # the store's: it tells its listeners when the run is saved
+            prior.extend(mine)
+        run._sc_watch = prior
 
 
 def load_listener(where: str) -> Listener:

@@ -451,7 +451,7 @@ class Run(Generic[R, S, E]):
 
     def _fire(self, event: str, values: dict[str, Any] | None,
               at: dt.datetime | None = None) -> None:
-        if self._sc_heard is not None and self._sc_watch is None:
+        if self._sc_heard is not None and not self._sc_heard.busy:
             # A generated event method's call (`send` is observed before it gets here).
             self._sc_heard.observed(self, event, lambda: self._fire(event, values, at))
             return

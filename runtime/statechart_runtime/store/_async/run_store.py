@@ -430,6 +430,7 @@ class AsyncRunStore:
             if self.listeners.wants_context:
                 self._remember_context(record.runId, context)
             self.listeners.notify(observe.created(run, record.lastTransitionAt, context))
+            observe.watch(self.listeners, run)  # steps taken on it next: told when saved
 
     async def load(self, run_class: type[RunT], run_id: str, **kwargs: Any) -> RunT:
         """The stored run `run_id`, restored as a `run_class` (keyword arguments go to
@@ -442,7 +443,9 @@ class AsyncRunStore:
                 raise RunNotFound(run_id)
             steps = await (await db.execute(self.sql.steps, (run_id,))).fetchall()
             return restore.full_run(run_class, run_id, tuple(row), steps, self.clock, kwargs)
-        return await self._read(work)
+        run = await self._read(work)
+        observe.watch(self.listeners, run)  # its steps in memory are told when it is saved
+        return run
 
     async def _checked_head(self, db: Any, run_id: str, sql: str) -> tuple[Any, ...]:
         """The run's head read by `sql`, with what `restore.head_run` checks it against:
@@ -477,6 +480,7 @@ class AsyncRunStore:
         """Save a run this store created or loaded; its new revision. ConcurrentUpdate if
         the stored run was saved since (by this process or another): nothing is written."""
         self._writable()
+        started = time.time()
         mark = mark_of(run)
         stored = writes.writes(self.sql, run, mark, utc_text(self.now()))
 
@@ -485,6 +489,9 @@ class AsyncRunStore:
 
         revision = await self._with_retries(work, repeatable=False)
         saved(run, mark, revision)
+        if self.listeners:
+            observe.steps(self.listeners, run, "save", started,
+                          await self._context(run.record.runId))
         return revision
 
     async def _write(self, db: Any, stored: Writes, mark: Mark, *, locked: bool) -> int:

@@ -303,6 +303,7 @@ class RunStore:
             if self.listeners.wants_context:
                 self._remember_context(record.runId, context)
             self.listeners.notify(observe.created(run, record.lastTransitionAt, context))
+            observe.watch(self.listeners, run)
 
     def load(self, run_class: type[RunT], run_id: str, **kwargs: Any) -> RunT:
         """The stored run `run_id`, restored as a `run_class` (keyword arguments go to
@@ -316,7 +317,9 @@ class RunStore:
                 raise RunNotFound(run_id)
             steps = db.execute(self.sql.steps, (run_id,)).fetchall()
             return restore.full_run(run_class, run_id, tuple(row), steps, self.clock, kwargs)
-        return self._read(work)
+        run = self._read(work)
+        observe.watch(self.listeners, run)
+        return run
 
     def _checked_head(self, db: Any, run_id: str, sql: str) -> tuple[Any, ...]:
         """The run's head read by `sql`, with what `restore.head_run` checks it against:
@@ -350,6 +353,7 @@ class RunStore:
         """Save a run this store created or loaded; its new revision. ConcurrentUpdate if
         the stored run was saved since (by this process or another): nothing is written."""
         self._writable()
+        started = time.time()
         mark = mark_of(run)
         stored = writes.writes(self.sql, run, mark, utc_text(self.now()))
 
@@ -357,6 +361,8 @@ class RunStore:
             return self._write(db, stored, mark, locked=False)
         revision = self._with_retries(work, repeatable=False)
         saved(run, mark, revision)
+        if self.listeners:
+            observe.steps(self.listeners, run, 'save', started, self._context(run.record.runId))
         return revision
 
     def _write(self, db: Any, stored: Writes, mark: Mark, *, locked: bool) -> int:

@@ -29,6 +29,8 @@ def steps(store_listeners: heard.Listeners, run: Any, via: str, started: float,
         run, via=via, revision=None if mark is None else mark.revision, started=started,
         work=None if claim is None else claim.key,
         attempt=None if claim is None else claim.attempt, trace_context=trace_context))
+    # The run goes on being watched: steps taken on it in memory are told when it is saved.
+    heard.watch(run)
 
 
 def created(run: Run[Any, Any, Any], at: dt.datetime,
