@@ -103,3 +103,41 @@ def test_timers_and_work_link_to_what_armed_them(
         by_name["send job"].context.span_id]
     assert (work.attributes or {})["statechart.work.key"] == "j1/working/0"
     assert work.context.trace_id == by_name["create job"].context.trace_id
+
+
+def test_a_work_attempt_is_a_span_from_its_claim_to_its_end(
+        backend: Backend, tmp_path: Any,
+        spans: tuple[TracerProvider, InMemorySpanExporter]) -> None:
+    provider, exporter = spans
+    job = job_class(tmp_path)
+    clock = Clock(T0)
+    listener = TracingListener(provider, genai_operations={"do_it": "execute_tool"})
+    store = open_store(backend.url, clock=clock, listeners=[listener])
+    for run_id in ("j1", "j2"):
+        store.create(job(run_id=run_id, clock=clock))
+        store.fire(job, run_id, "start")
+    first = store.claim_work(job, owner="w")
+    second = store.claim_work(job, owner="w")
+    store.fail_work(job, first, "the tool said 503")
+    store.complete_work(job, second, "done", output=1)
+    by_run = {(s.attributes or {})["statechart.run.id"]: s
+              for s in exporter.get_finished_spans() if s.name == "execute_tool do_it"}
+    failed, done = by_run[first.run_id], by_run[second.run_id]
+    assert dict(failed.attributes or {}) == {
+        "statechart.run.id": first.run_id, "statechart.spec.name": "job",
+        "statechart.work.key": first.key, "statechart.work.attempt": 1,
+        "statechart.work.owner": "w", "statechart.work.result": "retry",
+        "statechart.work.handler": "do_it", "gen_ai.operation.name": "execute_tool",
+        "gen_ai.tool.name": "do_it", "error.type": "WorkFailed"}
+    assert failed.status.status_code == StatusCode.ERROR
+    assert failed.status.description == "the tool said 503"
+    assert (done.attributes or {})["statechart.work.result"] == "completed"
+    assert done.status.status_code == StatusCode.UNSET
+    # From the claim to the outcome: the outcome's own span lies within it.
+    outcome = next(s for s in exporter.get_finished_spans() if s.name == "work job")
+    assert done.start_time is not None and outcome.start_time is not None
+    assert done.start_time <= outcome.start_time
+    send = {(s.attributes or {})["statechart.run.id"]: s for s in exporter.get_finished_spans()
+            if s.name == "send job"}
+    assert [link.context.span_id for link in done.links] == [
+        send[second.run_id].context.span_id]

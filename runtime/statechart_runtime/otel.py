@@ -13,13 +13,19 @@ a run takes or refuses, after the store committed it, from the call's start to i
   span links to the span of the step that entered the state that armed the timer or
   enqueued the work, when that span was made in this process.
 - a refused event: the span its event would have had, status ERROR, `error.type` the reason.
-- `work_failed {spec}`, `lease_lost {spec}`: a work item's failed attempt, a lost lease.
+- `work_attempt {spec}`: a work item's attempt, from its claim (in this process) to its
+  outcome, failure or lost lease (`statechart.work.result`; status ERROR and `error.type`
+  but for `completed`), linked to the step that enqueued the item. With
+  `genai_operations={handler: operation}`, an attempt of that handler follows OpenTelemetry's
+  GenAI conventions (development status) instead: `{operation} {handler}`, with
+  `gen_ai.operation.name` (and `gen_ai.tool.name` for `execute_tool`).
 
 Span names are of low cardinality (the operation and the spec); everything else is an
 attribute: `statechart.run.id`, `statechart.spec.name`, `statechart.spec.version`,
 `statechart.event`, `statechart.source`, `statechart.target`, `statechart.configuration`,
 `statechart.status`, `statechart.revision`, `statechart.via`, `statechart.timer.state`,
-`statechart.work.key`, `statechart.work.handler`, `statechart.work.attempt`, `error.type`.
+`statechart.work.key`, `statechart.work.handler`, `statechart.work.attempt`,
+`statechart.work.owner`, `statechart.work.result`, `error.type`.
 No span stays open for a run's life: each ends when its call committed.
 """
 
@@ -27,6 +33,8 @@ from __future__ import annotations
 
 import collections
 import json
+import time
+from collections.abc import Mapping
 from typing import Any
 
 from opentelemetry import context as otel_context
@@ -45,7 +53,7 @@ ATTRIBUTES = frozenset({
     "statechart.spec.version", "statechart.status", "statechart.target",
     "statechart.timer.state", "statechart.via", "statechart.work.attempt",
     "statechart.work.call", "statechart.work.handler", "statechart.work.key",
-    "statechart.work.owner", "statechart.work.retry"})
+    "statechart.work.owner", "statechart.work.result"})
 # How many spans of runs this process remembers: a run's new-run span until its create
 # committed, and the span of the step that entered each state (timer and work links).
 _REMEMBERED = 10_000
@@ -61,7 +69,8 @@ class TracingListener:
     (`open_store(url, listeners=[TracingListener()])`), the console, the worker
     (`statechart runs work --listener statechart_runtime.otel:TracingListener`) or a run."""
 
-    def __init__(self, tracer_provider: Any = None) -> None:
+    def __init__(self, tracer_provider: Any = None, *,
+                 genai_operations: Mapping[str, str] | None = None) -> None:
         from importlib.metadata import PackageNotFoundError, version
 
         try:
@@ -73,6 +82,11 @@ class TracingListener:
         # run id -> its `create` span, open until the create committed (ended then; one
         # whose create failed is never ended, so never exported).
         self._creating: collections.OrderedDict[str, Any] = collections.OrderedDict()
+        # Work handler -> its GenAI operation (`execute_tool`, `chat`, `invoke_agent`, ...).
+        self._genai = dict(genai_operations or {})
+        # (work item key, attempt) -> when this process's claim of it committed.
+        self._claims: collections.OrderedDict[tuple[str, int], float] = \
+            collections.OrderedDict()
         # (run id, state) -> the span context of the step that entered the state.
         self._entered: collections.OrderedDict[tuple[str, str], Any] = \
             collections.OrderedDict()
@@ -142,12 +156,19 @@ class TracingListener:
                 # The initial states were entered by the creation: their timers and work
                 # link to it.
                 self._remember(seen.run_id, seen.configuration, span.get_span_context())
+        elif isinstance(seen, heard.WorkClaimed):
+            # The attempt's span starts now (the claim committed) and ends with its outcome.
+            self._claims[(seen.key, seen.attempt)] = time.time()
+            while len(self._claims) > _REMEMBERED:
+                self._claims.popitem(last=False)
+        elif isinstance(seen, heard.WorkCompleted):
+            self._attempt(seen, "completed", None, seen.ended)
         elif isinstance(seen, heard.WorkFailed):
-            self._work_span(seen, "work_failed", seen.error, {
-                "statechart.work.retry": seen.retry_at is not None})
+            self._attempt(seen, "retry" if seen.retry_at is not None else "failed",
+                          ("WorkFailed", seen.error), seen.ended)
         elif isinstance(seen, heard.LeaseLost):
-            self._work_span(seen, "lease_lost", seen.reason, {
-                "statechart.work.call": seen.call})
+            self._attempt(seen, "lease_lost", (seen.reason, f"{seen.call}: {seen.reason}"),
+                          time.time())
 
     def _step(self, seen: heard.StepTaken) -> None:
         operation = "timer" if seen.timer is not None else \
@@ -207,19 +228,38 @@ class TracingListener:
         span.set_status(Status(StatusCode.ERROR, str(seen.error)[:500]))
         span.end(end_time=max(_ns(seen.ended), _ns(seen.started)))
 
-    def _work_span(self, seen: heard.WorkFailed | heard.LeaseLost, name: str, why: str,
-                   extra: dict[str, Any]) -> None:
+    def _attempt(self, seen: heard.WorkCompleted | heard.WorkFailed | heard.LeaseLost,
+                 result: str, error: tuple[str, str] | None, ended: float) -> None:
+        """A span of a work item's attempt: from its claim (when this process claimed it)
+        to its outcome, failure or lost lease, linked to the step that enqueued it."""
+        handler = getattr(seen, "handler", None)
         parent, links = self._parent(seen.trace_context)
+        state = seen.key.rsplit("/", 2)[1]
+        enqueued = self._entered.get((seen.run_id, state))
+        if enqueued is not None:
+            links.append(Link(enqueued, {"statechart.link": "enqueued"}))
         attributes: dict[str, Any] = {
             "statechart.run.id": seen.run_id, "statechart.spec.name": seen.spec,
             "statechart.work.key": seen.key, "statechart.work.attempt": seen.attempt,
-            "statechart.work.owner": seen.owner, **extra}
-        if isinstance(seen, heard.WorkFailed):
-            attributes["statechart.work.handler"] = seen.handler
-            attributes["error.type"] = "WorkFailed"
-        else:
-            attributes["error.type"] = seen.reason
-        span = self._tracer.start_span(f"{name} {seen.spec}", context=parent, links=links,
-                                       attributes=attributes)
-        span.set_status(Status(StatusCode.ERROR, why[:500]))
-        span.end()
+            "statechart.work.owner": seen.owner, "statechart.work.result": result}
+        name = f"work_attempt {seen.spec}"
+        if handler is not None:
+            attributes["statechart.work.handler"] = handler
+            operation = self._genai.get(handler)
+            if operation is not None:  # OpenTelemetry's GenAI conventions (development)
+                name = f"{operation} {handler}"
+                attributes["gen_ai.operation.name"] = operation
+                if operation == "execute_tool":
+                    attributes["gen_ai.tool.name"] = handler
+        if isinstance(seen, heard.LeaseLost):
+            attributes["statechart.work.call"] = seen.call
+        if error is not None:
+            attributes["error.type"] = error[0]
+        started = self._claims.pop((seen.key, seen.attempt), None)
+        if started is None:  # claimed in another process: the outcome's call alone
+            started = getattr(seen, "started", ended)
+        span = self._tracer.start_span(name, context=parent, links=links,
+                                       attributes=attributes, start_time=_ns(started))
+        if error is not None:
+            span.set_status(Status(StatusCode.ERROR, error[1][:500]))
+        span.end(end_time=max(_ns(ended), _ns(started)))
