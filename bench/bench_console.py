@@ -54,11 +54,12 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 import httpx  # noqa: E402
 import uvicorn  # noqa: E402
-from bench_store import _schema_url, agent_run_module, bulk_runs, running_run  # noqa: E402
+from bench_store import agent_run_module, bulk_runs, running_run, schema_url  # noqa: E402
 from pg_server import URL_VARIABLE, Server  # noqa: E402
 
 from statechart_runtime.console import app  # noqa: E402
 from statechart_runtime.console.core import COUNT_CAP  # noqa: E402
+from statechart_runtime.run import spec_of  # noqa: E402
 from statechart_runtime.store import (  # noqa: E402
     BlockingInEventLoop,
     RunFilter,
@@ -76,9 +77,9 @@ def p50(samples: list[float]) -> float:
 def list_part(url: str, runs: int, repeats: int = 30) -> dict[str, float]:
     ar = agent_run_module()
     store = open_store(url)
-    bulk_runs(ar, store, runs)
+    bulk_runs(ar, url, runs)
     asgi = app(url, [ar.AgentRun])
-    statuses = sorted(ar.AgentRun._sc_spec.statuses_by_name)
+    statuses = sorted(spec_of(ar.AgentRun).statuses_by_name)
     out: dict[str, float] = {}
 
     async def measure() -> None:
@@ -252,7 +253,7 @@ def main() -> None:
                 if not base:
                     server = Server.start(fsync=True)
                     base = server.url
-                urls[backend] = _schema_url(base)
+                urls[backend] = schema_url(base)
         print(f"\n| backend | GET /api/runs status=running (ms) | store calls (ms) | "
               f"status=completed (ms) | store calls (ms) | run page, {args.steps:,} steps: "
               "first / later (ms) | POST over loopback (ms) | POST, server time (ms) | "

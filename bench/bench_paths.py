@@ -54,7 +54,7 @@ from statechart.codegen.in_memory import run_class  # noqa: E402
 from statechart.linter import check_file, check_source  # noqa: E402
 from statechart.model import Spec  # noqa: E402
 from statechart_runtime import testing  # noqa: E402
-from statechart_runtime.explore import Space  # noqa: E402
+from statechart_runtime.testing.explore import Space  # noqa: E402
 
 XSTATE = HERE / "xstate"
 

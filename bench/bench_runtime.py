@@ -38,6 +38,7 @@ this project, and its graph is checked against the generated machine's before ti
 from __future__ import annotations
 
 import argparse
+import contextlib
 import enum
 import gc
 import importlib.util
@@ -46,6 +47,7 @@ import json
 import os
 import platform
 import shutil
+import sqlite3
 import statistics
 import sys
 import tempfile
@@ -69,12 +71,14 @@ from statemachine.orderedset import OrderedSet  # noqa: E402
 
 from statechart.codegen import python_module, record_schema  # noqa: E402
 from statechart.linter import check_source  # noqa: E402
-from statechart_runtime import store_restore, store_writes  # noqa: E402
-from statechart_runtime.store import RunStore  # noqa: E402
+from statechart_runtime.chart.values import utcnow  # noqa: E402
+from statechart_runtime.run import active_states, record_class_of, spec_of  # noqa: E402
+from statechart_runtime.store import open_store  # noqa: E402
+from statechart_runtime.store.core import restore as store_restore  # noqa: E402
+from statechart_runtime.store.core import writes as store_writes  # noqa: E402
 from statechart_runtime.store.core.checks import utc_text as _utc_text  # noqa: E402
-from statechart_runtime.store_sqlite import SQL, SqliteStore  # noqa: E402
-from statechart_runtime.store_writes import MARK_ATTR, Mark, mark_of, saved  # noqa: E402
-from statechart_runtime.values import utcnow  # noqa: E402
+from statechart_runtime.store.core.writes import MARK_ATTR, Mark, mark_of, saved  # noqa: E402
+from statechart_runtime.store.sqlite import SQL  # noqa: E402
 
 ALL_SECTIONS = [1, 2, 3, 4, 5, 6]
 Step = tuple[str, dict[str, str]]  # (event, {record field: value as JSON writes it})
@@ -408,21 +412,9 @@ def bench_lines(generated_dir: Path) -> list[tuple[str, int, int]]:
 # 6. restoring a run from its head and firing one event (RunStore.fire without the SQL)
 
 
-class SqlFreeStore(RunStore):
-    """The run store's own `_write` with every statement dropped: what `fire` computes for
-    its UPDATE and INSERTs (the head's JSON, the new step's row), and no database."""
-
-    sql = SQL  # its statements are dropped, but `_write` names them
-
-    def __init__(self) -> None:  # no connection, no schema
-        self.where = "(no SQL)"
-
-    def _many(self, db: Any, sql: str, rows: list[tuple[Any, ...]]) -> None:
-        return None
-
-
 class NoDatabase:
-    """The connection `SqlFreeStore._write` is given: every statement dropped."""
+    """A connection that drops every statement: what `codec` writes the run's statements
+    to, as the store's `_write` does inside `fire`'s transaction."""
 
     def execute(self, sql: str, args: Any = ()) -> None:
         return None
@@ -446,34 +438,37 @@ HAND_PARTS = ("build", "send", "total")
 class HeadFire:
     """`RunStore.fire` of one event on a stored run, minus the SQL, and its baseline.
 
-    The head row is read from a real SqliteStore (in a temporary folder) holding the run:
+    The head row is read from a real SQLite store (in a temporary folder) holding the run:
     its record as `to_dict(history=False)` JSON. Per call, the generated side does what
     `fire` does between its SELECT and its COMMIT, in the same lines as RunStore.fire and
-    store_restore.head_run: fire's preamble (event name, call id), store_restore.head_data (the
-    JSON parse) and `from_dict(check=False)` (`parse`); `Run.restore(check=False)` and the
-    store's mark (`restore`); `run.send` (`send`); RunStore._write with its statements
-    dropped, and `saved` (`codec`: the head's to_dict(history=False) and json.dumps, the new
-    step's row). The result is checked once against a real `store.fire`. The hand-written
-    side: HandwrittenAgentRun constructed on a model holding the same configuration
-    (`build`), sent the same event (`send`)."""
+    store.core.restore.head_run: fire's preamble (event name, call id), restore.head_data
+    (the JSON parse) and `from_dict(check=False)` (`parse`); `Run.restore(check=False)` and
+    the store's mark (`restore`); `run.send` (`send`); the run's statements
+    (store.core.writes) given to a connection that drops them, and `saved` (`codec`: the
+    head's to_dict(history=False) and json.dumps, the new step's row). The result is
+    checked once against a real `store.fire`. The hand-written side: HandwrittenAgentRun
+    constructed on a model holding the same configuration (`build`), sent the same event
+    (`send`)."""
 
     def __init__(self, gen: Generated, path: list[Step], event: str, folder: Path) -> None:
         self.gen, self.event = gen, event
         self.facade: Any = typing.cast(Any, gen.facade)  # a Run subclass
-        self.spec = self.facade._sc_spec
-        self.nosql = SqlFreeStore()
+        self.spec = spec_of(self.facade)
+        self.record_class = record_class_of(self.facade)
         run = drive(gen.new_run(0), gen.prepare(path))
         self.run_id = run.record.runId
-        self.active: tuple[str, ...] = tuple(run._active)
+        self.active: tuple[str, ...] = active_states(run)
         self.steps = len(run.record.history)
         self.parts: dict[str, list[float]] = {p: [] for p in GENERATED_PARTS}
         self.hand_parts: dict[str, list[float]] = {p: [] for p in HAND_PARTS}
-        store = SqliteStore(folder / "runs.db")
+        store = open_store(folder / "runs.db")
         try:
             store.create(run)
-            self.row = tuple(store._rows(
-                "SELECT spec, spec_version, revision, steps, record FROM runs "
-                "WHERE run_id = ?", [self.run_id])[0])
+            # The stored row, read as `fire` reads it (its SQL, on the same file).
+            with contextlib.closing(sqlite3.connect(folder / "runs.db")) as db:
+                self.row = tuple(db.execute(
+                    "SELECT spec, spec_version, revision, steps, record FROM runs "
+                    "WHERE run_id = ?", [self.run_id]).fetchone())
             head = json.dumps(run.record.to_dict(history=False), ensure_ascii=False,
                               allow_nan=False)
             assert self.row[4] == head, (self.row[4], head)
@@ -481,19 +476,21 @@ class HeadFire:
             self.send(mine)
             self.codec(mine, mark)
             fired = store.fire(gen.facade, self.run_id, event)
-            after = json.loads(store._rows("SELECT record FROM runs WHERE run_id = ?",
-                                            [self.run_id])[0][0])
+            with contextlib.closing(sqlite3.connect(folder / "runs.db")) as db:
+                after = json.loads(db.execute("SELECT record FROM runs WHERE run_id = ?",
+                                              [self.run_id]).fetchone()[0])
         finally:
             store.close()
         ours = mine.record.to_dict(history=False)
         for data in (ours, after):
             data.pop("lastTransitionAt")
         assert ours == after, (ours, after)
-        assert mine._active == fired.run._active, (mine._active, fired.run._active)
+        mine_states = active_states(mine)
+        assert mine_states == active_states(fired.run), (mine_states, fired.run)
         sm = self.hand_build()
         self.hand_send(sm)
-        assert set(sm.configuration_values) == set(mine._active), (sm.configuration_values,
-                                                                   mine._active)
+        assert set(sm.configuration_values) == set(mine_states), (sm.configuration_values,
+                                                                  mine_states)
 
     def _state_value(self) -> Any:
         """The configuration as python-statemachine's state field holds it (Run.__init__)."""
@@ -510,7 +507,7 @@ class HeadFire:
         # store_restore.head_run
         data = store_restore.head_data(facade, run_id, row)
         data["history"] = []
-        record = facade._sc_record.from_dict(data, check=False)
+        record = self.record_class.from_dict(data, check=False)
         if record.runId != run_id:
             raise AssertionError(f"{record.runId!r} != {run_id!r}")
         return record
@@ -518,7 +515,7 @@ class HeadFire:
     def restore(self, record: Any) -> tuple[Any, Any]:
         row = self.row
         run = self.facade.restore(record, check=False)
-        setattr(run, MARK_ATTR, Mark(row[2], row[3], 0, run._active))
+        setattr(run, MARK_ATTR, Mark(row[2], row[3], 0, active_states(run)))
         return run, mark_of(run)
 
     def send(self, run: Any) -> None:
@@ -526,8 +523,12 @@ class HeadFire:
 
     def codec(self, run: Any, mark: Any) -> None:
         writes = store_writes.writes(SQL, run, mark, _utc_text(utcnow()))
-        revision = self.nosql._write(NoDatabase(), writes, mark, locked=True)
-        saved(run, mark, revision)
+        db = NoDatabase()
+        db.execute(SQL.update_head, writes.head)
+        for sql, rows in writes.statements:
+            for args in rows:
+                db.execute(sql, args)
+        saved(run, mark, mark.revision + 1)
 
     def machine_alone(self, model: Any) -> Any:
         """python-statemachine's part of `restore`: the machine as Run.__init__ makes it."""

@@ -49,6 +49,7 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -59,7 +60,8 @@ sys.path.insert(0, str(ROOT / "bench"))
 from benchlib import agent_run_v1_module  # noqa: E402
 from pg_server import URL_VARIABLE, Server  # noqa: E402
 
-from statechart_runtime.store import RunStore, open_store  # noqa: E402
+from statechart_runtime.run import active_states  # noqa: E402
+from statechart_runtime.store import Statements, open_store  # noqa: E402
 from statechart_runtime.store.core.checks import utc_text as _utc_text  # noqa: E402
 
 WORKERS = 8
@@ -67,6 +69,21 @@ MISSING_PEERS = ("--parts peers needs LangGraph and DBOS, which are not project 
                  "dependencies: pip install -e '.[bench]'")
 WORKER_COUNTS = (1, 4, WORKERS)  # worker processes, each on 8 runs of its own
 LOOP = ("call_tool", "tool_result")
+
+
+def connect(url: str) -> Any:
+    """A connection of the bench's own to the store's database (autocommit: each transaction
+    begun and ended by the statements it sends), for what the store's API does not do: rows
+    written straight into its tables, query plans, `fire`'s reads alone."""
+    if url.startswith("postgres"):
+        import psycopg
+
+        return psycopg.connect(url, autocommit=True)
+    import sqlite3
+
+    from statechart_runtime.store.sqlite import path_of
+
+    return sqlite3.connect(path_of(url), isolation_level=None)
 
 
 def agent_run_module() -> Any:
@@ -167,7 +184,7 @@ def handwritten(url: str, events: int) -> float:
     store.close()
     run_id = run.record.runId
     head = json.dumps(run.record.to_dict(history=False), ensure_ascii=False)
-    p = store.sql.param
+    p = "?" if url.startswith("sqlite") else "%s"  # the writes by hand: the driver's mark
     update = (f"UPDATE runs SET revision = {p}, status = {p}, steps = {p}, record = {p}, "
               f"updated_at = {p} WHERE run_id = {p}")
     insert = (f'INSERT INTO history (run_id, idx, event, source, target, at, "values", kind) '
@@ -206,25 +223,31 @@ def head_reads(url: str, reads: int) -> tuple[float, float, float]:
     back, the locking SELECT of the head alone against it with the second statement that
     reads the run's states and last step (sent together, as `fire` does: one round trip on
     PostgreSQL), taken in turn on a run with 10 steps; and of the Python checks
-    (`store_checks.head_disagreement`) on the restored head."""
+    (`checks.head_disagreement`) on the restored head. The statements are the store's
+    (`store.sql`), sent on a connection of the bench's own."""
     from contextlib import nullcontext
 
-    from statechart_runtime import store_checks
+    from statechart_runtime.store.core import checks as store_checks
 
     ar = agent_run_module()
     store = open_store(url)
     run = running_run(ar, 10)
     store.create(run)
     run_id = run.record.runId
-    db = store._db
+    db = connect(url)
     pipeline = (lambda: db.pipeline()) if url.startswith("postgres") else nullcontext
+
+    def checked_head() -> tuple[Any, ...]:  # as `fire` reads it: the head, then its checks
+        head = db.execute(store.sql.head_locked, (run_id,))
+        checks = db.execute(store.sql.head_checks, (run_id, run_id))
+        return (*head.fetchone(), *checks.fetchone())
 
     def read(checked: bool) -> float:
         started = time.perf_counter()
         with pipeline():
             db.execute(store.sql.begin_write)
             if checked:
-                store._checked_head(db, run_id, store.sql.head_locked)
+                checked_head()
             else:
                 db.execute(store.sql.head_locked, (run_id,)).fetchone()
             db.execute("ROLLBACK")
@@ -236,14 +259,15 @@ def head_reads(url: str, reads: int) -> tuple[float, float, float]:
         checked.append(read(True))
     with pipeline():
         db.execute(store.sql.begin_write)
-        row = store._checked_head(db, run_id, store.sql.head_locked)
-        restored = store._head_run(db, ar.AgentRun, run_id, row)
+        row = checked_head()
         db.execute("ROLLBACK")
+    restored = store.load(ar.AgentRun, run_id)
     started = time.perf_counter()
     for _ in range(reads):
         store_checks.head_disagreement(restored, row[5], store_checks.state_set(row[6]),
                                        row[3], row[7:10])
     python = (time.perf_counter() - started) / reads
+    db.close()
     store.close()
     return (statistics.median(alone) * 1e6, statistics.median(checked) * 1e6, python * 1e6)
 
@@ -266,7 +290,7 @@ def _paused(ar: Any) -> Any:
     return run
 
 
-def bulk_runs(ar: Any, store: RunStore, count: int) -> None:
+def bulk_runs(ar: Any, url: str, count: int) -> None:
     """`count` runs as most stores hold them: most finished (90% completed), the rest
     running (4% reasoning, 3% in a tool call) or paused waiting for an approval (3%); 1% have
     a timer due. Written as `create` writes them (the head and the active states), in one
@@ -284,30 +308,35 @@ def bulk_runs(ar: Any, store: RunStore, count: int) -> None:
         runs.append((run_id, "agent_run", 1, 1, run.record.status.value, 0,
                      head.replace(run.record.runId, run_id), due, "2025-01-01T00:00:00Z",
                      "2025-01-01T00:00:00Z"))
-        states += [(run_id, "agent_run", name) for name in run._active]
-    _bulk(store, [(_insert_runs(store), runs), (store.sql.insert_state, states)])
+        states += [(run_id, "agent_run", name) for name in active_states(run)]
+    _bulk(url, lambda sql: [(_insert_runs(sql), runs), (sql.insert_state, states)])
 
 
-def _insert_runs(store: RunStore) -> str:
+def _insert_runs(sql: Statements) -> str:
     """The backend's INSERT of a whole `runs` row (its placeholder: that of insert_state)."""
-    mark = "%s" if "%s" in store.sql.insert_state else "?"
+    mark = "%s" if "%s" in sql.insert_state else "?"
     return f"INSERT INTO runs VALUES ({', '.join([mark] * 10)})"
 
 
-def _bulk(store: RunStore, statements: list[tuple[str, list[Any]]]) -> None:
-    """Rows written straight into the store's tables, in one transaction, then ANALYZE."""
-    db = store._db
-    db.execute(store.sql.begin_write)
-    for sql, rows in statements:
-        db.cursor().executemany(sql, rows)
+def _bulk(url: str, statements: Callable[[Statements], list[tuple[str, list[Any]]]]) -> None:
+    """Rows written straight into the store's tables (created first), in one transaction,
+    then ANALYZE: `statements(the backend's SQL)`."""
+    store = open_store(url)
+    sql = store.sql
+    store.close()
+    db = connect(url)
+    db.execute(sql.begin_write)
+    for text, rows in statements(sql):
+        db.cursor().executemany(text, rows)
     db.execute("COMMIT")
     db.execute("ANALYZE")
+    db.close()
 
 
 def queries(url: str, count: int) -> tuple[dict[str, tuple[float, int]], dict[str, list[str]]]:
     ar = agent_run_module()
+    bulk_runs(ar, url, count)
     store = open_store(url)
-    bulk_runs(ar, store, count)
     calls = {
         "find(status=running)": lambda: store.find(ar.AgentRun, status="running"),
         "find(state=tool_call)": lambda: store.find(ar.AgentRun, state="tool_call"),
@@ -332,11 +361,13 @@ def queries(url: str, count: int) -> tuple[dict[str, tuple[float, int]], dict[st
     sqls["due(now, limit=100)"] = (store.sql.due, ["agent_run", 1,
                                                    "2026-01-01T00:00:00.000000Z", 100])
     plans = {}
+    db = connect(url)
     for name, query in sqls.items():
         assert query is not None
         sql, args = query
-        rows = store._rows(explain + sql, args)
+        rows = db.execute(explain + sql, args).fetchall()
         plans[name] = [str(row[0] if pg else row[-1]) for row in rows]
+    db.close()
     store.close()
     return times, plans
 
@@ -365,7 +396,7 @@ def long_runs(url: str, sizes: list[int], fires: int) -> dict[int, float]:
 
 # -- verify over many runs -----------------------------------------------------------------
 
-def stored_histories(ar: Any, store: RunStore, count: int) -> None:
+def stored_histories(ar: Any, url: str, count: int) -> None:
     """`count` runs with their histories (2 to 12 steps: finished, looping through tools,
     paused for an approval), written straight into the tables as `create` writes them (head,
     active states, steps), in one transaction."""
@@ -381,12 +412,12 @@ def stored_histories(ar: Any, store: RunStore, count: int) -> None:
         history = run.record.history
         runs.append((run_id, "agent_run", 1, 1, run.record.status.value, len(history), head,
                      None, "2025-01-01T00:00:00.000000Z", "2025-01-01T00:00:00.000000Z"))
-        states += [(run_id, "agent_run", name) for name in run._active]
+        states += [(run_id, "agent_run", name) for name in active_states(run)]
         steps += [(run_id, i, step.event.value, step.source.value, step.target.value,
                    _utc_text(step.at), json.dumps(step.values, sort_keys=True), step.kind)
                   for i, step in enumerate(history)]
-    _bulk(store, [(_insert_runs(store), runs), (store.sql.insert_state, states),
-                  (store.sql.insert_step, steps)])
+    _bulk(url, lambda sql: [(_insert_runs(sql), runs), (sql.insert_state, states),
+                            (sql.insert_step, steps)])
 
 
 def streamed_verify(url: str, against: Any) -> int:
@@ -434,7 +465,7 @@ def streamed_verify(url: str, against: Any) -> int:
         while pending is not None and pending[0] == run_id:
             rows.append(pending[1:])
             pending = next(steps, None)
-        stored = store_read._stored_run(head[:9], tuple(sorted((head[10] or "").split())),
+        stored = store_read.stored_run(head[:9], tuple(sorted((head[10] or "").split())),
                                         rows[-1][3] if rows else None)
         record = json.loads(head[9])
         record["history"] = store_read.step_dicts(rows, damaged)
@@ -452,8 +483,8 @@ def verify_times(url: str, count: int, repeats: int) -> dict[str, float]:
     from statechart.runs_verify import Against, check_run, verify
 
     ar = agent_run_module()
+    stored_histories(ar, url, count)
     store = open_store(url)
-    stored_histories(ar, store, count)
     against = Against("agent_run.yaml", ar.AgentRun)
 
     def batched() -> None:
@@ -520,7 +551,7 @@ def main() -> None:
                 if not base:
                     server = Server.start(fsync=True)
                     base = server.url
-                urls[backend] = _schema_url(base)
+                urls[backend] = schema_url(base)
         if "fire" in args.parts:
             fire_table(ar, urls, args.events)
         if "queries" in args.parts:
@@ -684,7 +715,7 @@ def long_table(urls: dict[str, Any], sizes: list[int], fires: int) -> None:
               + f" | {values[-1] / values[0]:.2f} |")
 
 
-def _schema_url(base: Any) -> Any:
+def schema_url(base: Any) -> Any:
     """A fresh schema per part of the benchmark on the server at `base`."""
     import psycopg
 

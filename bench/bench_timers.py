@@ -47,6 +47,7 @@ from genspec import generate  # noqa: E402
 
 from statechart.codegen import python_module  # noqa: E402
 from statechart.linter import check_source  # noqa: E402
+from statechart_runtime.run import spec_of  # noqa: E402
 
 HEADING = "## Timers (bench/bench_timers.py)"
 # Timers on the states the benchmark path visits, leading where their events would.
@@ -209,8 +210,8 @@ def main() -> None:
     bare = load(text.replace("statechart: agent_run", "statechart: agent_run_bare"), folder,
                 "agent_run_bare")
     timed = load(with_timers(text), folder, "agent_run_timed")
-    spec = facade_of(timed)._sc_spec
-    assert spec.timers and spec.chart.remembers and not facade_of(bare)._sc_spec.timers
+    spec = spec_of(facade_of(timed))
+    assert spec.timers and spec.chart.remembers and not spec_of(facade_of(bare)).timers
 
     rates: dict[str, list[float]] = {"bare": [], "timed": []}
     paths: dict[str, list[float]] = {"bare": [], "timed": []}

@@ -23,7 +23,7 @@ import uuid
 from typing import Any, TypedDict
 
 
-def _graph(fields: dict[str, Any], checkpointer: Any) -> Any:
+def graph(fields: dict[str, Any], checkpointer: Any) -> Any:
     """A one-node graph whose state holds `fields` (the run's record without its history):
     each `invoke` applies one event, as `fire` does (the status and the time change)."""
     from langgraph.graph import END, START, StateGraph
@@ -65,7 +65,7 @@ def langgraph_sqlite(path: str, fields: dict[str, Any], events: int,
     conn.execute("PRAGMA journal_mode = WAL")
     conn.execute("PRAGMA synchronous = FULL")
     try:
-        return _invokes(_graph(fields, SqliteSaver(conn)), fields, events, durability)
+        return _invokes(graph(fields, SqliteSaver(conn)), fields, events, durability)
     finally:
         conn.close()
 
@@ -75,7 +75,7 @@ def langgraph_postgres(url: str, fields: dict[str, Any], events: int,
     from langgraph.checkpoint.postgres import PostgresSaver
 
     with PostgresSaver.from_conn_string(url) as saver:
-        return _invokes(_graph(fields, saver), fields, events, durability)
+        return _invokes(graph(fields, saver), fields, events, durability)
 
 
 def langgraph_postgres_setup(url: str) -> None:

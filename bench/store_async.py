@@ -108,13 +108,13 @@ def langgraph_async(url: str, fields: dict[str, Any], events: int) -> float:
 
             async with AsyncPostgresSaver.from_conn_string(url) as saver:
                 await saver.setup()
-                return await invokes(peers._graph(fields, saver))
+                return await invokes(peers.graph(fields, saver))
         import aiosqlite
         from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
         async with aiosqlite.connect(url) as conn:
             await conn.execute("PRAGMA journal_mode = WAL")
             await conn.execute("PRAGMA synchronous = FULL")
-            return await invokes(peers._graph(fields, AsyncSqliteSaver(conn)))
+            return await invokes(peers.graph(fields, AsyncSqliteSaver(conn)))
 
     return asyncio.run(main())

@@ -291,3 +291,16 @@ class AsyncAsSync:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def settled(store: Any, run_class: Any, count: int, **kwargs: Any) -> list[Any]:
+    """`store.changes(run_class, **kwargs)` once it gives `count` steps (at most 30 s): on
+    PostgreSQL a step waits for every transaction older than its own, on the whole server
+    (other tests' too), to end."""
+    import time
+
+    deadline = time.monotonic() + 30
+    while len(found := store.changes(run_class, **kwargs)) < count \
+            and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return found  # type: ignore[no-any-return]

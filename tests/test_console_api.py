@@ -194,7 +194,7 @@ def test_the_openapi_document_names_every_route(store: Any) -> None:
     api = client(console_app(store))
     document = api.get("/api/openapi.json").json()
     assert document["openapi"].startswith("3.1")
-    assert set(document["paths"]) == {"/api/runs", "/api/runs/{run_id}",
+    assert set(document["paths"]) == {"/api/runs", "/api/changes", "/api/runs/{run_id}",
                                       "/api/runs/{run_id}/history",
                                       "/api/runs/{run_id}/events/{event}"}
 
@@ -260,3 +260,48 @@ def test_a_page_number_that_is_no_whole_number_is_a_422(store: Any, page: str) -
     assert (got.status_code, got.json()["error"]) == (422, "invalid")
     assert client(console_app(store)).get("/runs/approve-soon",
                                           params={"page": page}).status_code == 200
+
+
+def test_a_failing_store_is_a_problem_not_a_bare_500(tmp_path: Any) -> None:
+    """A store error that no call answers itself (here: every read of a store that was
+    closed under the console) is the API's JSON problem with the store's message, and an
+    error page; the console keeps answering."""
+    from console_support import client as web_client
+
+    opened = open_store(tmp_path / "runs.db")
+    seed(opened)
+    web = web_client(console_app(opened))
+    opened.close()
+    for path in ("/api/runs", "/api/runs/approve-soon", "/api/runs/approve-soon/history"):
+        failed = web.get(path)
+        assert failed.status_code == 500, path
+        assert failed.json()["error"] == "store_error"
+        assert "runs.db" in failed.json()["message"]
+    page = web.get("/runs/approve-soon")
+    assert page.status_code == 500 and "text/html" in page.headers["content-type"]
+    assert "runs.db" in page.text
+    answer = web.post("/api/runs/approve-soon/events/approve", json={"approvedBy": "x"})
+    assert answer.json()["error"] in ("refused", "store_error"), answer.text
+
+
+def test_an_answer_the_store_cannot_write_is_the_store_error_not_a_refusal(
+        tmp_path: Any) -> None:
+    """A store that fails on the answer's write (here: opened read-only under a console that
+    was not told) is the store's error (500 `store_error`, saying so), not a 409 `refused`
+    as if the answer were wrong; a refusal of the answer stays a 409."""
+    from console_support import client as web_client
+
+    seed(open_store(tmp_path / "runs.db"))
+    web = web_client(console_app(open_store(tmp_path / "runs.db", read_only=True)))
+    failed = web.post("/api/runs/approve-soon/events/approve", json={"approvedBy": "x"})
+    assert (failed.status_code, failed.json()["error"]) == (500, "store_error"), failed.text
+    assert "read-only" in failed.json()["message"]
+    store = open_store(tmp_path / "runs.db")
+    web = web_client(console_app(store))
+    body = {"approvedBy": "x"}
+    done = web.post("/api/runs/approve-soon/events/approve", json=body,
+                    headers={"Idempotency-Key": "k"})
+    assert done.status_code == 200
+    other = web.post("/api/runs/approve-soon/events/deny", json={"cancelReason": "no"},
+                     headers={"Idempotency-Key": "k"})  # the key of another answer
+    assert (other.status_code, other.json()["error"]) == (409, "refused"), other.text

@@ -89,7 +89,8 @@ def served(tmp_path: Path) -> Iterator[Served]:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     server = uvicorn.Server(uvicorn.Config(console_app(str(tmp_path / "runs.db")),
-                                           host="127.0.0.1", port=port, log_level="warning"))
+                                           host="127.0.0.1", port=port, log_level="warning",
+                                           timeout_graceful_shutdown=1))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 20
@@ -220,3 +221,64 @@ def test_the_browser_is_the_chromium_on_the_machine(browser: Any) -> None:
     printed = subprocess.run([CHROMIUM, "--version"], capture_output=True, text=True,
                              timeout=60).stdout.split()
     assert browser.version in printed, (browser.version, printed)
+
+
+def test_the_run_page_hears_of_a_step_at_once(page: Any, served: Served) -> None:
+    # The page's poll comes every 5 s; the step's event (/api/changes) brings the note in
+    # well under that.
+    errors = no_script_errors(page)
+    page.goto(f"{served.url}/runs/approve-later")
+    page.wait_for_timeout(500)  # the stream is open
+    fired = time.monotonic()
+    served.store.fire(agent_run().AgentRun, "approve-later", "deny", cancelReason="too risky")
+    page.locator("#moved").wait_for(timeout=4_000)
+    assert time.monotonic() - fired < 4
+    assert "cancelled" in page.locator("#live").inner_text()
+    assert errors == []
+
+
+def _events(response: Any, count: int) -> list[dict[str, str]]:
+    """The first `count` server-sent events of a stream, each as its fields."""
+    events: list[dict[str, str]] = []
+    fields: dict[str, str] = {}
+    for line in response.iter_lines():
+        if line.startswith(":"):
+            continue
+        if line:
+            name, _, value = line.partition(": ")
+            fields[name] = value
+        elif fields:
+            events.append(fields)
+            fields = {}
+            if len(events) == count:
+                break
+    return events
+
+
+def test_the_changes_stream_goes_on_from_the_last_event(served: Served) -> None:
+    import json
+
+    import httpx
+
+    auth = ("alice", USERS["alice"])
+    url = f"{served.url}/api/changes"
+    only = {"spec": "agent_run", "run_id": "approve-later"}
+    with httpx.stream("GET", url, params=only, auth=auth, timeout=20) as response:
+        assert response.headers["content-type"].startswith("text/event-stream")
+        served.store.fire(agent_run().AgentRun, "approve-later", "deny",
+                          cancelReason="too risky")
+        [event] = _events(response, 1)
+    step = json.loads(event["data"])
+    assert (event["event"], event["id"]) == ("step", step["position"])
+    assert (step["run_id"], step["event"], step["target"], step["values"]) == (
+        "approve-later", "deny", "cancelled", {"cancelReason": "too risky"})
+    # Reconnecting with the last event's id: the steps after it, none twice.
+    served.store.fire(agent_run().AgentRun, "approve-soon", "approve", approvedBy="x")
+    with httpx.stream("GET", url, params={"spec": "agent_run"}, auth=auth, timeout=20,
+                      headers={"Last-Event-ID": event["id"]}) as response:
+        [again] = _events(response, 1)
+    assert json.loads(again["data"])["run_id"] == "approve-soon"
+    assert httpx.get(url, params={"spec": "nope"}, auth=auth).status_code == 422
+    bad = httpx.get(url, params={"spec": "agent_run", "after": "x"}, auth=auth)
+    assert bad.status_code == 422 and "not a watch position" in bad.json()["message"]
+    assert httpx.get(url, params=only).status_code == 401

@@ -55,6 +55,11 @@ def test_the_fake_agent_runs_as_documented(tmp_path: Path, stop: int) -> None:
         time.sleep(0.05)
     worker = _worker(url, env)
     try:
+        # Its first line comes once SIGTERM stops it gracefully (a loaded machine may take
+        # longer than the sleep below to get there).
+        assert worker.stderr is not None
+        started = worker.stderr.readline()
+        assert started.startswith("statechart runs work: running"), started
         time.sleep(1.5)  # mid-run: the searches failed, the retries wait their backoff
         worker.send_signal(stop)
         _, said = worker.communicate(timeout=60)

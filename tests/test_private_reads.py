@@ -90,6 +90,14 @@ def test_the_store_reads_are_no_more_than_its_list() -> None:
             if reads > STORE_KEPT.get(key, 0)} == {}
 
 
+def test_the_benches_read_no_private_attributes() -> None:
+    """A bench measures through the public API (a store's, a run's), or a connection of its
+    own to the database: what it times is what users can call."""
+    found = {path.name: dict(reads) for path in sorted((ROOT / "bench").rglob("*.py"))
+             if (reads := private_reads(path.read_text(encoding="utf-8")))}
+    assert found == {}
+
+
 def test_the_rule_counts_what_it_says() -> None:
     source = """
 import argparse

@@ -463,3 +463,36 @@ def test_show_shortens_a_json_value_in_text_and_keeps_it_whole_in_json(
     data = json.loads(out)
     assert data["context"]["toolOutput"] == output
     assert data["history"][-1]["values"] == {"toolOutput": output}
+
+
+def test_show_lists_the_work_items_and_each_attempt(capsys: pytest.CaptureFixture[str],
+                                                    tmp_path: Path) -> None:
+    """Every attempt of a work item is in `runs show`: who held it, when, how it ended."""
+    ar = import_source((ROOT / "generated" / "agent_run.py").read_bytes(), tmp_path,
+                       "agent_run")
+    path = tmp_path / "agent.db"
+    with open_store(path) as s:
+        s.create(ar.AgentRun(run_id="w"))
+        for event in ("triage", "start"):
+            s.fire(ar.AgentRun, "w", event)
+        claim = s.claim_work(ar.AgentRun, owner="worker-1")
+        s.complete_work(ar.AgentRun, claim, "call_tool", toolCallId="c-1")
+        claim = s.claim_work(ar.AgentRun, owner="worker-2")
+        failure = s.fail_work(ar.AgentRun, claim, "the search API answered 503")
+    spec = str(ROOT / "specs" / "agent_run.yaml")
+    code, out, _ = run_cli(capsys, "show", "w", "--store", str(path), "--spec", spec)
+    assert code == 0
+    work = out[out.index("work items (2):"):]
+    lines = work.splitlines()
+    assert lines[1].startswith("  w/reasoning/1  reason in reasoning: ended by call_tool at ")
+    assert lines[2].startswith("    attempt 1  ") and lines[2].endswith(" by worker-1: applied")
+    assert lines[3] == (f"  w/tool_call/2  call_tool in tool_call: pending from "
+                        f"{failure.retry_at.isoformat().replace('+00:00', 'Z')}, 1 failed")
+    assert lines[4].endswith(" by worker-2: failed (the search API answered 503)")
+    code, out, _ = run_cli(capsys, "show", "w", "--store", str(path), "--spec", spec,
+                           "--format", "json")
+    [first, second] = json.loads(out)["work"]
+    assert (first["status"], first["ended_by"], second["status"], second["failures"]) == (
+        "ended", "call_tool", "pending", 1)
+    assert [(a["attempt"], a["owner"], a["result"], a["error"]) for a in second["history"]] == [
+        (1, "worker-2", "failed", "the search API answered 503")]

@@ -79,3 +79,46 @@ def test_the_run_and_testing_packages_keep_their_modules_names() -> None:
     assert (Run, EventNotAccepted) == (run_module.Run, run_module.EventNotAccepted)
     assert testing.paths.__module__ == "statechart_runtime.testing.spec_paths"
     assert testing.Space.__module__ == "statechart_runtime.testing.explore"
+
+
+# The store's module paths from before it was a package (statechart_runtime.store.*).
+STORE_PATHS = ("store_checks", "store_connection", "store_pages", "store_postgres",
+               "store_queries", "store_read", "store_restore", "store_schema", "store_sqlite",
+               "store_versions", "store_writes")
+OLD_PATHS = frozenset(MOVED) | frozenset(STORE_PATHS)
+COMPILER = RUNTIME.parent.parent / "compiler" / "statechart"
+BENCH = RUNTIME.parent.parent / "bench"
+
+
+def old_path_imports(root: Path) -> list[str]:
+    """The imports of a path kept only for code written before (`MOVED`, `STORE_PATHS`) by
+    the code under `root`, but for those paths' own modules: the project imports each module
+    from its home."""
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        if path.parent == RUNTIME and path.stem in OLD_PATHS:
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        for node in ast.walk(tree):
+            names: list[str] = []
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                names = [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
+            found.extend(f"{path.relative_to(root)}:{node.lineno} imports {name}"
+                         for name in names if name.removeprefix("statechart_runtime.")
+                         in OLD_PATHS and name.startswith("statechart_runtime."))
+    return found
+
+
+@pytest.mark.parametrize("root", [RUNTIME, COMPILER, BENCH], ids=["runtime", "compiler", "bench"])
+def test_the_project_imports_modules_from_their_homes(root: Path) -> None:
+    assert old_path_imports(root) == []
+
+
+def test_the_old_path_scan_finds_one(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_text("from statechart_runtime import store_pages, run\n"
+                                   "def f():\n    from statechart_runtime.values import now\n")
+    assert old_path_imports(tmp_path) == [
+        "a.py:1 imports statechart_runtime.store_pages",
+        "a.py:3 imports statechart_runtime.values"]

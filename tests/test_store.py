@@ -162,6 +162,24 @@ def test_a_newer_schema_is_refused(backend: Backend) -> None:
         open_store(backend.url)
 
 
+def test_a_closed_store_refuses_every_call_saying_so(ticket: ModuleType,
+                                                    backend: Backend) -> None:
+    """After `close()` a call is refused with a StoreError that says the store is closed (the
+    synchronous store neither reconnects nor names a driver's closed connection); closing
+    again is harmless."""
+    store = open_store(backend.url)
+    store.create(run := ticket.Ticket())
+    store.close()
+    for call in (lambda: store.find(ticket.Ticket), lambda: store.create(ticket.Ticket()),
+                 lambda: store.fire(ticket.Ticket, run.record.runId, "approve", note="x")):
+        with pytest.raises(StoreError, match="the store is closed: nothing was done"):
+            call()
+    store.close()
+    with open_store(backend.url) as again:
+        assert again.find(ticket.Ticket) == [run.record.runId]
+        assert again.load(ticket.Ticket, run.record.runId).record.note is None
+
+
 def test_bad_urls_are_store_errors(tmp_path: Path) -> None:
     with pytest.raises(StoreError, match="unsupported store URL"):
         open_store("mysql://localhost/runs")

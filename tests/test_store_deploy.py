@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from codegen_support import checked_text, generate
-from store_support import Backend, Clock, import_path, intercept
+from store_support import Backend, Clock, import_path, intercept, settled
 
 from statechart.cli import main
 from statechart_runtime.errors import InvalidRecord, UnknownName
@@ -137,13 +137,30 @@ def test_v1_and_v2_workers_share_one_store(versions: tuple[type[Any], type[Any]]
     new_worker.close()
 
 
+def _to_version_5(backend: Backend) -> None:
+    """Take back schema version 6's step (runs.trace_context, for tracing listeners)."""
+    backend.execute("ALTER TABLE runs DROP COLUMN trace_context")
+    backend.execute("UPDATE store_meta SET value = '5' WHERE key = 'schema_version'")
+
+
+def _to_version_4(backend: Backend) -> None:
+    """Take back schema version 6's and 5's steps (the steps' commit order, for `watch`)."""
+    _to_version_5(backend)
+    if backend.name == "sqlite":
+        backend.execute("DROP INDEX history_by_seq")
+        backend.execute("ALTER TABLE history DROP COLUMN seq")
+    else:
+        backend.execute("ALTER TABLE history DROP COLUMN tx")  # its index with it
+    backend.execute("UPDATE store_meta SET value = '4' WHERE key = 'schema_version'")
+
+
 def test_a_store_of_schema_version_2_gains_the_version_index(backend: Backend) -> None:
     """Schema version 3 adds runs_by_version; a version 2 store is upgraded when opened."""
     open_store(backend.url).close()
+    _to_version_4(backend)
     backend.execute("DROP INDEX runs_by_version")
     backend.execute("DROP TABLE work_attempts")
     backend.execute("DROP TABLE work_items")
-    backend.execute("ALTER TABLE runs DROP COLUMN trace_context")
     backend.execute("UPDATE store_meta SET value = '2' WHERE key = 'schema_version'")
     open_store(backend.url).close()
     backend.execute("DROP INDEX runs_by_version")  # there again: dropping it works
@@ -155,9 +172,9 @@ def test_a_store_of_schema_version_3_gains_the_work_tables(
     is upgraded when opened, its runs kept."""
     with open_store(backend.url) as store:
         store.create(versions[0](run_id="kept"))
+    _to_version_4(backend)
     backend.execute("DROP TABLE work_attempts")
     backend.execute("DROP TABLE work_items")
-    backend.execute("ALTER TABLE runs DROP COLUMN trace_context")
     backend.execute("UPDATE store_meta SET value = '3' WHERE key = 'schema_version'")
     with open_store(backend.url) as store:
         assert [r.run_id for r in store.stored_runs()] == ["kept"]
@@ -165,14 +182,33 @@ def test_a_store_of_schema_version_3_gains_the_work_tables(
     backend.execute("DROP TABLE work_attempts")  # there again
 
 
-def test_a_store_of_schema_version_4_gains_the_trace_context_column(
+def test_a_store_of_schema_version_4_gains_the_steps_commit_order(
         versions: tuple[type[Any], type[Any]], backend: Backend) -> None:
-    """Schema version 5 adds runs.trace_context (what a tracing listener keeps with a run);
-    a version 4 store that holds runs is upgraded when opened, its runs kept (with none)."""
+    """Schema version 5 numbers the steps in commit order (`watch`); a version 4 store's
+    steps are numbered by their time when it is opened, before every later step."""
+    v1 = versions[0]
+    with open_store(backend.url) as store:
+        for run_id in ("b", "a"):
+            store.create(v1(run_id=run_id))
+        store.fire(v1, "b", "hold", why="first")
+        store.fire(v1, "a", "hold", why="second")
+    _to_version_4(backend)
+    with open_store(backend.url) as store:
+        old = settled(store, v1, 2)
+        assert [(c.run_id, c.values) for c in old] == [
+            ("b", {"why": "first"}), ("a", {"why": "second"})]
+        store.fire(v1, "b", "wake")
+        [new] = settled(store, v1, 1, after=old[-1].position)
+        assert (new.run_id, new.event) == ("b", "wake")
+
+
+def test_a_store_of_schema_version_5_gains_the_trace_context_column(
+        versions: tuple[type[Any], type[Any]], backend: Backend) -> None:
+    """Schema version 6 adds runs.trace_context (what a tracing listener keeps with a run);
+    a version 5 store that holds runs is upgraded when opened, its runs kept (with none)."""
     with open_store(backend.url) as store:
         store.create(versions[0](run_id="kept"))
-    backend.execute("ALTER TABLE runs DROP COLUMN trace_context")
-    backend.execute("UPDATE store_meta SET value = '4' WHERE key = 'schema_version'")
+    _to_version_5(backend)
     with open_store(backend.url) as store:
         assert [r.run_id for r in store.stored_runs()] == ["kept"]
         assert store.fire(versions[0], "kept", "hold", why="later").applied

@@ -7,10 +7,12 @@ applied; retries wait their backoff; the attempts are kept."""
 from __future__ import annotations
 
 import datetime as dt
+from pathlib import Path
 from typing import Any
 
 import pytest
-from store_support import Backend, Clock, job_class
+from codegen_support import checked_text, generate
+from store_support import Backend, Clock, import_path, job_class, job_text
 
 from statechart_runtime.errors import (
     LeaseLost,
@@ -224,3 +226,32 @@ def test_the_oldest_ready_item_is_claimed_first(job: type[Any], backend: Backend
         clock.advance(SECOND)
     assert [store.claim_work(job, owner="w").run_id for _ in range(3)] == ["b", "a", "c"]
     assert store.claim_work(job, owner="w") is None
+
+
+def test_a_worker_leaves_the_items_of_a_newer_spec_version_alone(
+        job: type[Any], backend: Backend, tmp_path: Path) -> None:
+    # A rolling deploy: the old version's workers must not run the items of runs the new
+    # version stored (their outcome could not be applied); the new version's run both.
+    text = job_text().replace("version: 1", "version: 2") + (
+        "migrations:\n  - from_version: 1\n    description: The same job.\n")
+    spec = checked_text(text)
+    assert spec is not None
+    path = tmp_path / "job_v2_store_test.py"
+    path.write_bytes(generate(spec)["generated/job.py"])
+    job2 = import_path(path, "job_v2_store_test").Job
+    clock = Clock(T0)
+    store = open_store(backend.url, clock=clock)
+    store.create(job2(run_id="new", clock=clock))
+    store.fire(job2, "new", "start")  # ready first
+    assert store.claim_work(job, owner="v1-worker") is None
+    clock.advance(SECOND)
+    store.create(job(run_id="old", clock=clock))
+    store.fire(job, "old", "start")
+    claim = store.claim_work(job, owner="v1-worker")
+    assert claim.run_id == "old"
+    store.release_work(job, claim)
+    taken = [store.claim_work(job2, owner="v2-worker") for _ in range(2)]
+    assert [c.run_id for c in taken] == ["new", "old"]
+    for claim in taken:
+        store.complete_work(job2, claim, "done", output=claim.run_id)
+    assert store.load(job2, "old").record.output == "old"

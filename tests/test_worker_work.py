@@ -35,6 +35,13 @@ def quick_job(tmp_path_factory: pytest.TempPathFactory) -> type[Any]:
     return job_class(tmp_path_factory.mktemp("quick"), timeout="300ms", backoff="50ms")
 
 
+@pytest.fixture(scope="module")
+def timed_job(tmp_path_factory: pytest.TempPathFactory) -> type[Any]:
+    # Its timeout leaves the worker 100 ms between stopping a handler and its lease's end
+    # to record the failure: enough on a loaded machine (300 ms leaves 15 ms).
+    return job_class(tmp_path_factory.mktemp("timed"), timeout="2s", backoff="1m")
+
+
 def seeded(job: type[Any], url: str, runs: int) -> None:
     with open_store(url) as store:
         for number in range(runs):
@@ -104,8 +111,8 @@ def test_a_failing_handler_is_retried_then_the_error_event_fires(
 
 
 def test_a_handler_past_its_timeout_is_stopped_and_recorded(
-        quick_job: type[Any], backend: Backend) -> None:
-    seeded(quick_job, backend.url, 1)
+        timed_job: type[Any], backend: Backend) -> None:
+    seeded(timed_job, backend.url, 1)
     stopped: list[bool] = []
 
     async def do_it(work: WorkContext) -> Outcome:
@@ -119,7 +126,7 @@ def test_a_handler_past_its_timeout_is_stopped_and_recorded(
     # run_once runs the items ready now: the one attempt (the retry waits its backoff).
     async def once() -> AsyncWorker:
         async with await open_async_store(backend.url) as store:
-            worker = AsyncWorker(store, quick_job, handlers={"do_it": do_it})
+            worker = AsyncWorker(store, timed_job, handlers={"do_it": do_it})
             await worker.run_once()
             return worker
 
@@ -128,7 +135,7 @@ def test_a_handler_past_its_timeout_is_stopped_and_recorded(
     with open_store(backend.url) as store:
         [item] = store.work_items("r0")
         assert item.status == "pending" and item.failures == 1
-        assert "did not return within the work's timeout (0:00:00.300000)" in item.last_error
+        assert "did not return within the work's timeout (0:00:02)" in item.last_error
 
 
 def test_items_of_a_handler_the_worker_lacks_stay_pending(job: type[Any],
@@ -204,3 +211,39 @@ def test_runs_work_with_handlers(tmp_path: Path, backend: Backend) -> None:
     assert bad.returncode == 2
     assert "'NOPE' is missing, not a mapping from handler names to functions" in bad.stderr
     assert "Traceback" not in bad.stderr
+
+
+def test_a_new_item_wakes_a_sleeping_postgres_worker_before_its_poll(
+        job: type[Any], pg_backend: Backend) -> None:
+    # The step that enqueues an item notifies at its commit: a worker asleep for its poll
+    # (60 s here) claims the item at once.
+    with open_store(pg_backend.url) as store:
+        store.create(job(run_id="late"))
+
+    def enqueue() -> None:
+        with open_store(pg_backend.url) as store:
+            store.fire(job, "late", "start")
+
+    async def main() -> float:
+        async with await open_async_store(pg_backend.url) as store:
+            claimed = asyncio.Event()
+
+            async def do_it(work: WorkContext) -> Outcome:
+                claimed.set()
+                return Outcome("done", output=1)
+
+            worker = AsyncWorker(store, job, handlers={"do_it": do_it}, poll=60)
+            running = asyncio.create_task(worker.run())
+            await asyncio.sleep(1.0)  # it found nothing and sleeps
+            loop = asyncio.get_running_loop()
+            enqueued = loop.time()
+            await asyncio.to_thread(enqueue)
+            await asyncio.wait_for(claimed.wait(), 30)
+            waited = loop.time() - enqueued
+            worker.stop()
+            await running
+            return waited
+
+    assert asyncio.run(main()) < 10
+    with open_store(pg_backend.url) as store:
+        assert store.load(job, "late").status.value == "finished"

@@ -32,10 +32,10 @@ from typing import Any
 from statechart import report
 from statechart.diagnostics import Diagnostic, Span
 from statechart.report import Reporter, Sources
-from statechart_runtime import store_checks
 from statechart_runtime.chart import timers
 from statechart_runtime.errors import InvalidRecord, StoreError
 from statechart_runtime.run import record_class_of, spec_of
+from statechart_runtime.store.core import checks as store_checks
 
 DOCS_URL = ("https://github.com/statechart-compiler/statechart-compiler/blob/main/docs/runs.md")
 

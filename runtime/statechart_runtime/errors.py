@@ -216,6 +216,11 @@ class OutcomeNotAllowed(StoreError, ValueError):
     one of the events the message lists, or fail the attempt (`fail_work`)."""
 
 
+class BadPosition(StoreError, ValueError):
+    """`store.watch` was given a position no `Change` gave (nor `BEGINNING`): pass a
+    Change's `position` as it was, or none to watch from now. Nothing was read."""
+
+
 class DamagedRow(StoreError):
     """A column of run `run_id`'s row holds a value the store cannot have written (edited by
     hand, or damaged): `column` names it (`runs.next_due`). Nothing was changed; the message

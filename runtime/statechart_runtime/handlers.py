@@ -34,7 +34,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from statechart_runtime.chart.work import Work, work_of
-from statechart_runtime.errors import LeaseLost, OutcomeNotAllowed, RunError, StoreError
+from statechart_runtime.errors import LeaseLost, OutcomeNotAllowed, RunError
 from statechart_runtime.named import named_object
 
 __all__ = ["Handler", "Outcome", "WorkContext", "WorkError", "load_handlers", "run_item"]
@@ -137,9 +137,12 @@ def missing_handlers(run_class: type[Any], handlers: Mapping[str, Handler]) -> l
 
 
 def time_limit(work: Work) -> float:
-    """Seconds a handler may run: the work's timeout, less a margin (a twentieth of the
-    lease, at most a second) for its outcome to be applied before the lease expires."""
-    margin = min(work.lease.total_seconds() / 20, 1.0)
+    """Seconds a handler may run: the work's timeout, less a margin for its outcome or
+    failure to reach the store before the lease expires (a tenth of the lease, at least a
+    quarter of a second but never more than half the lease, at most a second): a failure
+    recorded after the lease is a lost lease, retried at once without its backoff."""
+    lease = work.lease.total_seconds()
+    margin = min(max(lease / 10, min(0.25, lease / 2)), 1.0)
     return max(work.timeout.total_seconds() - margin, 0.001)
 
 
@@ -221,8 +224,6 @@ async def _failed(store: Any, run_class: type[Any], claim: Any, error: str,
         log.warning("work item %s (attempt %d) failed (%s), and %s", claim.key,
                     claim.attempt, error, exc)
         return "lease lost"
-    except StoreError:
-        raise
     if failure.retry_at is not None:
         log.warning("work item %s (attempt %d) failed, tried again from %s: %s", claim.key,
                     claim.attempt, failure.retry_at.isoformat(), error)

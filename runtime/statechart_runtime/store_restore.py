@@ -1,6 +1,7 @@
 """A run restored from its rows, now `statechart_runtime.store.core.restore` (this name is kept)."""
 
 from statechart_runtime.store.core.restore import (
+    RunT,
     full_run,
     head_data,
     head_run,
@@ -8,4 +9,4 @@ from statechart_runtime.store.core.restore import (
     stored_version,
 )
 
-__all__ = ["full_run", "head_data", "head_run", "needs_history", "stored_version"]
+__all__ = ["RunT", "full_run", "head_data", "head_run", "needs_history", "stored_version"]

@@ -419,11 +419,12 @@ class AsyncWorker(_Rounds):
         if task.cancelled():
             return
         exc = task.exception()
-        if exc is not None:  # the store failed: the lease expires, the item comes back
+        if exc is not None:  # the lease expires, the item comes back
             self.errors += 1
-            log.error("work item %s (attempt %s): the store failed, the item is claimed "
-                      "again once its lease expires: %s", getattr(claim, "key", "?"),
-                      getattr(claim, "attempt", "?"), exc)
+            # A store failure, or the run's own (a record this class cannot read): named.
+            log.error("work item %s (attempt %s): %s: %s; the item is claimed again once its "
+                      "lease expires", getattr(claim, "key", "?"),
+                      getattr(claim, "attempt", "?"), type(exc).__name__, exc)
             return
         result = task.result()
         if result == "applied":

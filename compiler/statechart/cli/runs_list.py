@@ -87,7 +87,7 @@ def _answers(tables: Any, stored: Any, status: str | None, state: str | None,
     """Whether `store.find` with the Run class of `tables` (a spec version) answers the stored
     run `stored` for these conditions: from its columns at that version, through the
     migration's renames from an older one, never for a newer one."""
-    from statechart_runtime import store_versions
+    from statechart_runtime.store.core import versions as store_versions
 
     if stored.spec_version > tables.version:
         return False

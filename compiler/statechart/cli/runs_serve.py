@@ -113,8 +113,10 @@ def serve(args: argparse.Namespace) -> int:
             "127.0.0.1", "localhost", "[::1]", "[", args.host, f"[{args.host}]"])
     # proxy_headers=False: the client address is the connection's, never X-Forwarded-For (the
     # trusted-header authentication believes its header only from the proxy's own address).
+    # timeout_graceful_shutdown: the run pages' event streams (/api/changes) never end by
+    # themselves; on Ctrl-C or SIGTERM they are closed after 3 s (a browser reconnects).
     uvicorn.run(served, host=args.host, port=args.port, log_level="warning",
-                proxy_headers=False)
+                proxy_headers=False, timeout_graceful_shutdown=3)
     return 0
 
 

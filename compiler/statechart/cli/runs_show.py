@@ -61,6 +61,7 @@ def show_run(args: argparse.Namespace) -> int:
             raise Failure(f"run `{args.run_id}`: {args.spec} refuses the stored record: {exc} "
                           "(`statechart runs verify` reports every such run)") from None
         history = store.history(args.run_id)
+        items = store.work_items(args.run_id)
     active = [state.value for state in run.configuration]
     record = run.record.to_dict()
     data = {"run_id": stored.run_id, "spec": stored.spec, "spec_version": spec.version,
@@ -72,7 +73,8 @@ def show_run(args: argparse.Namespace) -> int:
                         "declined": t.declined} for t in run.timers],
             "history": [{"index": h.index, "at": time_text(h.at), "event": h.event,
                          "source": h.source, "target": h.target, "values": h.values}
-                        for h in history]}
+                        for h in history],
+            "work": [_work_item(item) for item in items]}
     diagram = _diagram(spec, active, fmt or "mermaid") if args.diagram else None
     if args.format == "json":
         if args.diagram == "-":
@@ -90,6 +92,24 @@ def show_run(args: argparse.Namespace) -> int:
             raise Failure(f"cannot write {args.diagram}: {exc.strerror or exc}") from None
         print(f"wrote {inert(args.diagram)}", file=sys.stderr)
     return 0
+
+
+def _work_item(item: Any) -> dict[str, Any]:
+    """A work item (docs/work.md) as `runs show` gives it, each attempt with it."""
+    return {"key": item.key, "state": item.state, "handler": item.handler,
+            "status": item.status, "attempts": item.attempts, "failures": item.failures,
+            "owner": item.owner, "ready_at": _when(item.ready_at),
+            "lease_until": _when(item.lease_until), "last_error": item.last_error,
+            "created_at": time_text(item.created_at), "ended_at": _when(item.ended_at),
+            "ended_by": item.ended_by,
+            "history": [{"attempt": a.attempt, "owner": a.owner,
+                         "claimed_at": time_text(a.claimed_at),
+                         "ended_at": _when(a.ended_at), "result": a.result,
+                         "error": a.error} for a in item.history]}
+
+
+def _when(value: Any) -> str | None:
+    return None if value is None else time_text(value)
 
 
 def inert_lines(text: str) -> str:
@@ -123,7 +143,24 @@ def _show_text(data: dict[str, Any]) -> str:
     lines += ["", f"history ({len(steps)} step{'s' * (len(steps) != 1)}):"]
     lines += [f"  {h['index']:>3}  {h['at']}  {h['event']}: {h['source']} -> {h['target']}"
               + (f"  {values(h['values'])}" if h["values"] else "") for h in steps]
+    if data["work"]:
+        lines += ["", f"work items ({len(data['work'])}):"]
+        for item in data["work"]:
+            lines += [f"  {item['key']}  {item['handler']} in {item['state']}: "
+                      f"{_item_status(item)}"]
+            lines += [f"    attempt {a['attempt']}  {a['claimed_at']}  by {a['owner']}: "
+                      f"{a['result'] or 'running'}"
+                      + (f" ({a['error']})" if a["error"] else "") for a in item["history"]]
     return "\n".join(lines) + "\n"
+
+
+def _item_status(item: dict[str, Any]) -> str:
+    if item["status"] == "ended":
+        return f"ended by {item['ended_by']} at {item['ended_at']}"
+    if item["status"] == "claimed":
+        return f"claimed by {item['owner']} until {item['lease_until']}"
+    again = f", {item['failures']} failed" if item["failures"] else ""
+    return f"pending from {item['ready_at']}{again}"
 
 
 def _unknown_run(store: Any, run_id: str) -> str:

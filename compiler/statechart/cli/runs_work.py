@@ -7,7 +7,8 @@ work items (docs/work.md): the asynchronous worker over the asynchronous store, 
 One line on stderr per fired timer. SIGTERM and SIGINT let the transaction under way commit,
 then exit 0. `--once` fires what is due now and exits (for cron). The spec's Run class is
 compiled in memory, as the other `runs` actions do: its guards pass and it has no actions of
-an application's (an application with its own guards or actions embeds `Worker` instead).
+an application's (an application with its own guards or actions embeds `Worker`, or
+`AsyncWorker` with its handlers, instead).
 """
 
 from __future__ import annotations
@@ -23,11 +24,13 @@ from statechart.report import inert
 
 
 def add_arguments(actions: Any, store_argument: Any) -> None:
-    p = actions.add_parser("work", help="fire the due timers of a spec's runs until stopped",
+    p = actions.add_parser("work", help="fire the due timers of a spec's runs (and run their "
+                           "work items: --handlers) until stopped",
                            description="Fire the due timers of SPEC's stored runs: sleep until "
                            "the next deadline (at most --max-sleep seconds; on PostgreSQL a "
                            "new earlier deadline wakes it), one line on stderr per fired "
-                           "timer. SIGTERM/SIGINT: finish the transaction under way, exit 0. "
+                           "timer. With --handlers, also run their work items (docs/work.md). "
+                           "SIGTERM/SIGINT: finish the transaction under way, exit 0. "
                            "Several workers may share a store.")
     store_argument(p)
     p.add_argument("--spec", metavar="SPEC", required=True, help="the runs' spec file")
@@ -143,13 +146,9 @@ def _work_items(args: argparse.Namespace, spec: Any, listeners: list[Any]) -> in
     missing = missing_handlers(run_class, handlers)
 
     async def main() -> AsyncWorker:
-        try:
-            store = await open_async_store(args.store, listeners=listeners)
-        except ImportError as exc:
-            raise Usage(f"--handlers runs the asynchronous store, which needs the "
-                        f"`{'postgres' if args.store.startswith('postgres') else 'sqlite-async'}`"
-                        f" extra ({exc.name} is missing)") from None
-        async with store:
+        # A missing driver (aiosqlite, psycopg_pool) is the store's StoreError, which says
+        # what to install.
+        async with open_async_store(args.store, listeners=listeners) as store:
             worker = AsyncWorker(store, run_class, max_sleep=args.max_sleep,
                                  retry_after=args.retry_after, handlers=handlers,
                                  concurrency=args.concurrency, poll=args.poll,

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from statechart import spec_chart
 from statechart.diff.base import Alt, DiffBase, names_text, sent_events
 from statechart.model import Spec, Transition
-from statechart_runtime import events
+from statechart_runtime.chart import events
 
 _LOST = ("stored runs that took it cannot be loaded: their history has that step, which no "
          "transition of the new version takes")

@@ -41,6 +41,7 @@ from statechart_runtime.console.auth import (
 from statechart_runtime.console.backend import ConsoleStore
 from statechart_runtime.console.core import WAITING, Console, Diagram, Problem
 from statechart_runtime.console.security import SecurityHeaders
+from statechart_runtime.errors import OutcomeUnknown, StoreError, StoreUnavailable
 from statechart_runtime.listeners import Listener
 from statechart_runtime.store import AsyncRunStore, RunStore
 
@@ -100,6 +101,14 @@ def app(store: RunStore | AsyncRunStore | str, run_classes: Iterable[type[Any]],
             problem=exc, who=None, read_only=read_only, can_write=False,
             auth=auth is not None, specs=sorted(console.classes)), status_code=exc.status)
 
+    async def store_failed(request: Request, exc: Exception) -> Response:
+        # A store error no call of the console answers itself (a read of an unreachable or
+        # damaged store): a problem as any other, not a bare 500.
+        assert isinstance(exc, StoreError)
+        if isinstance(exc, StoreUnavailable | OutcomeUnknown):
+            return await problem(request, Problem(503, "unavailable", str(exc)))
+        return await problem(request, Problem(500, "store_error", str(exc)))
+
     async def unauthenticated(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, Unauthenticated)
         return api.unauthenticated_response(exc)
@@ -127,4 +136,5 @@ def app(store: RunStore | AsyncRunStore | str, run_classes: Iterable[type[Any]],
     return Starlette(routes=[*scrape, *api.routes(console), *pages.routes(console),
                              Mount("/static", static, name="static")],
                      middleware=[Middleware(SecurityHeaders)], lifespan=lifespan,
-                     exception_handlers={Problem: problem, Unauthenticated: unauthenticated})
+                     exception_handlers={Problem: problem, StoreError: store_failed,
+                                         Unauthenticated: unauthenticated})

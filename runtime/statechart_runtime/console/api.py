@@ -7,15 +7,26 @@ the runs list, one run (its `revision` also as the ETag), its history, and answe
 from __future__ import annotations
 
 import json
+import logging
+from collections.abc import AsyncIterator
 from typing import Any
 
+import anyio
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
-from starlette.routing import Route
+from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from statechart_runtime.console import openapi
 from statechart_runtime.console.auth import Identity, Unauthenticated, identify
 from statechart_runtime.console.core import Console, Problem, Query
+from statechart_runtime.console.routing import SentPathRoute
+from statechart_runtime.errors import BadPosition, StoreError
+from statechart_runtime.store import Change
+
+log = logging.getLogger("statechart_runtime.console")
+# /api/changes: how often the stream reads the store for new steps, and how long it stays
+# silent at most (a comment line keeps proxies from closing an idle stream).
+CHANGES_POLL = 0.5
+KEEP_ALIVE = 15.0
 
 
 def _json(data: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
@@ -43,7 +54,19 @@ def if_match(header: str | None) -> int | None:
     return int(text)
 
 
-def routes(console: Console) -> list[Route]:
+def change_json(change: Change) -> dict[str, Any]:
+    return {"position": change.position, "run_id": change.run_id, "index": change.index,
+            "event": change.event, "source": change.source, "target": change.target,
+            "at": change.at.isoformat().replace("+00:00", "Z"), "values": change.values}
+
+
+def _event(change: Change) -> str:
+    """A server-sent event of a step: its position as the event's id (a reconnecting
+    EventSource sends it back as Last-Event-ID, and the stream goes on after it)."""
+    return f"id: {change.position}\nevent: step\ndata: {json.dumps(change_json(change))}\n\n"
+
+
+def routes(console: Console) -> list[SentPathRoute]:
     auth = console.auth
 
     async def who(request: Request) -> Identity:
@@ -87,11 +110,53 @@ def routes(console: Console) -> list[Route]:
             if_revision=if_match(request.headers.get("if-match")))
         return _json(done, headers={"ETag": f'"{done["revision"]}"'})
 
+    async def changes(request: Request) -> Response:
+        """The steps of a spec's runs (of one run, with `run_id`) as they commit, as
+        server-sent events, from `after` (or Last-Event-ID; none: from now)."""
+        await who(request)
+        spec = request.query_params.get("spec", "")
+        run_class = console.run_class(spec)
+        if run_class is None:
+            raise Problem(422, "invalid", f"spec: the console has no spec `{spec}` (it has: "
+                          f"{', '.join(sorted(console.classes)) or 'none'})", field="spec")
+        only = request.query_params.get("run_id")
+        after = request.headers.get("last-event-id") or request.query_params.get("after")
+        try:  # the first read here: a bad position is a 422, not a broken stream
+            position, first = await console.store.changes(run_class, after or None)
+        except BadPosition as exc:
+            raise Problem(422, "invalid", str(exc), field="after") from None
+
+        async def stream() -> AsyncIterator[str]:
+            nonlocal position
+            found, quiet = first, 0.0
+            while True:
+                for change in found:
+                    if only is None or change.run_id == only:
+                        quiet = 0.0
+                        yield _event(change)
+                if len(found) < 100:
+                    await anyio.sleep(CHANGES_POLL)
+                    quiet += CHANGES_POLL
+                    if quiet >= KEEP_ALIVE:
+                        quiet = 0.0
+                        yield ": still here\n\n"
+                try:
+                    position, found = await console.store.changes(run_class, position)
+                except StoreError as exc:  # the client reconnects, from its last event
+                    log.warning("/api/changes: the store failed, the stream ends: %s", exc)
+                    return
+
+        return StreamingResponse(stream(), media_type="text/event-stream",
+                                 headers={"Cache-Control": "no-store",
+                                          "X-Accel-Buffering": "no"})
+
     async def schema(request: Request) -> Response:
         return _json(openapi.DOCUMENT)
 
-    return [Route("/api/openapi.json", schema),
-            Route("/api/runs", runs),
-            Route("/api/runs/{run_id:path}/history", history),
-            Route("/api/runs/{run_id:path}/events/{event}", answer, methods=["POST"]),
-            Route("/api/runs/{run_id:path}", run)]
+    return [SentPathRoute("/api/openapi.json", schema),
+            SentPathRoute("/api/runs", runs),
+            SentPathRoute("/api/changes", changes),
+            SentPathRoute("/api/runs/{run_id:path}/history", history),
+            SentPathRoute("/api/runs/{run_id:path}/events/{event}", answer,
+                          methods=["POST"]),
+            SentPathRoute("/api/runs/{run_id:path}", run)]

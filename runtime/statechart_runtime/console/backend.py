@@ -21,6 +21,7 @@ import anyio.to_thread
 from statechart_runtime.listeners import Listener
 from statechart_runtime.store import (
     AsyncRunStore,
+    Change,
     Fired,
     HistoryRow,
     RunFilter,
@@ -29,7 +30,8 @@ from statechart_runtime.store import (
     StoredRun,
     open_async_store,
 )
-from statechart_runtime.store_pages import Move
+from statechart_runtime.store.core.pages import Move
+from statechart_runtime.store.core.work import WorkItem
 
 T = TypeVar("T")
 
@@ -47,6 +49,9 @@ class _Threaded:
 
     def now(self) -> dt.datetime:
         return self._store.now()
+
+    def store_failed(self, exc: BaseException) -> bool:
+        return self._store.store_failed(exc)
 
     async def runs_page(self, conditions: RunFilter, *, by_due: bool = False,
                         after: tuple[Any, ...] | None = None, limit: int = 50
@@ -72,6 +77,17 @@ class _Threaded:
 
     async def moves(self, run_id: str, *, first: int = 0) -> list[Move]:
         return await self._run(lambda: self._store.moves(run_id, first=first))
+
+    async def work_items(self, run_id: str) -> list[WorkItem]:
+        return await self._run(lambda: self._store.work_items(run_id))
+
+    async def watch_position(self) -> str:
+        return await self._run(self._store.watch_position)
+
+    async def changes(self, run_class: type[Any], *, after: str, limit: int = 100
+                      ) -> list[Change]:
+        return await self._run(lambda: self._store.changes(run_class, after=after,
+                                                           limit=limit))
 
     async def fire(self, run_class: type[Any], run_id: str, event: str, *,
                    idempotency_key: str | None, if_revision: int | None,
@@ -99,6 +115,14 @@ class ConsoleStore:
             self._store = store
         else:
             self._store = _Threaded(store)
+
+    def store_failed(self, exc: BaseException) -> bool:
+        """Whether `exc` is a failure of the store itself (`store.store_failed`), not a
+        refusal of the one call."""
+        store = self._store
+        if isinstance(store, _Threaded):
+            return store.store_failed(exc)
+        return store is not None and store.store_failed(exc)
 
     async def open(self) -> None:
         """Open the store of the URL (the app's startup): a bad URL or an unreachable
@@ -161,6 +185,10 @@ class ConsoleStore:
         found = None if stored is None else run_class(stored.spec)
         return now, stored, None if found is None else await store.head(found, run_id)
 
+    async def work_items(self, run_id: str) -> list[WorkItem]:
+        """The run's work items, each with its attempts (`store.work_items`)."""
+        return await (await self._opened()).work_items(run_id)
+
     async def history_view(self, run_id: str,
                            plan: Callable[[StoredRun], tuple[int, int, int | None]]
                            ) -> tuple[StoredRun | None, list[HistoryRow], list[Move]]:
@@ -177,6 +205,15 @@ class ConsoleStore:
 
     async def head(self, run_class: type[Any], run_id: str) -> Fired:
         return await (await self._opened()).head(run_class, run_id)
+
+    async def changes(self, run_class: type[Any], after: str | None, *, limit: int = 100
+                      ) -> tuple[str, list[Change]]:
+        """The steps of the spec's runs after position `after` (None: from now), at most
+        `limit` (`store.changes`), and the position to read on from."""
+        store = await self._opened()
+        position = after if after is not None else await store.watch_position()
+        found = await store.changes(run_class, after=position, limit=limit)
+        return (found[-1].position if found else position), found
 
     async def refresh(self, gauges: Any) -> None:
         """Read the store's gauges (statechart_runtime.metrics.StoreGauges)."""

@@ -19,6 +19,7 @@ from typing import Any
 
 import anyio.to_thread
 
+from statechart_runtime.chart.values import SENT_BY, parse_time
 from statechart_runtime.console import views
 from statechart_runtime.console.auth import Auth, Identity
 from statechart_runtime.console.backend import ConsoleStore
@@ -38,7 +39,6 @@ from statechart_runtime.errors import (
 from statechart_runtime.listeners import Answered, Listener, Listeners
 from statechart_runtime.run import EventNotAccepted
 from statechart_runtime.store import RunFilter, StoredRun
-from statechart_runtime.values import SENT_BY, parse_time
 
 # The statuses and tags that put a run in the inbox (a state tagged so, or reporting it).
 WAITING = ("waiting",)
@@ -281,10 +281,12 @@ class Console:
         if head is None:
             return {**views.run_summary(stored, None, now), "record": None,
                     "configuration": sorted(stored.states), "timers": [],
-                    "accepted_events": [], "ended": None,
+                    "accepted_events": [], "ended": None, "work": [],
                     "note": f"the console was started without the spec `{stored.spec}`: "
                             "its record cannot be read"}
-        return views.run_detail(head.run, head.revision, stored, now)
+        items = await self.store.work_items(run_id)
+        return {**views.run_detail(head.run, head.revision, stored, now),
+                "work": [views.work_item(item, now) for item in items]}
 
     async def history(self, run_id: str, page: int | None = None) -> dict[str, Any]:
         """A page of the run's history, newest first (page 0 holds the latest steps), each
@@ -389,8 +391,10 @@ class Console:
             raise Problem(404, "not_found", f"no run {run_id!r} in the store") from None
         except (StoreUnavailable, OutcomeUnknown) as exc:
             raise Problem(503, "unavailable", str(exc)) from None
-        except StoreError as exc:  # an idempotency key used for another answer, ...
-            raise Problem(409, "refused", str(exc)) from None
+        except StoreError as exc:
+            if self.store.store_failed(exc):  # busy, full, damaged, read-only: not the answer's
+                raise  # the app's store error answer (503 or 500)
+            raise Problem(409, "refused", str(exc)) from None  # a key used for another answer
         if self.listeners:
             self.listeners.notify(Answered(run_id, self._specs.get(run_id, ""), event,
                                            who.name, fired.applied, fired.revision,

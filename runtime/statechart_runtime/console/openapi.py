@@ -15,7 +15,11 @@ def _json_body(schema: dict[str, Any], description: str) -> dict[str, Any]:
 
 
 _PROBLEM = _json_body(_ref("Problem"), "refused: `error` says why, `message` what to do")
-_RUN_ID = {"name": "run_id", "in": "path", "required": True, "schema": {"type": "string"}}
+# What any call answers when the store fails: 503 `unavailable` (unreachable, busy past its
+# timeout, no pooled connection free, an outcome unknown), 500 `store_error` (damaged, ...).
+_STORE_FAILED = {"500": _PROBLEM, "503": _PROBLEM}
+_RUN_ID = {"name": "run_id", "in": "path", "required": True, "schema": {"type": "string"},
+           "description": "the run id, one path segment: a `/` in it is sent as `%2F`"}
 _TIME = {"type": ["string", "null"], "format": "date-time"}
 
 DOCUMENT: dict[str, Any] = {
@@ -30,7 +34,7 @@ DOCUMENT: dict[str, Any] = {
                 "error": {"enum": ["invalid", "not_found", "no_event", "no_spec",
                                    "moved_on", "not_accepted", "refused", "read_only",
                                    "forbidden", "unauthenticated", "unsupported",
-                                   "unavailable", "unreadable"]},
+                                   "unavailable", "unreadable", "store_error"]},
                 "message": {"type": "string"},
                 "field": {"type": "string"},
                 "run": _ref("Run")}},
@@ -58,6 +62,19 @@ DOCUMENT: dict[str, Any] = {
                     "state": {"type": "string"}, "event": {"type": "string"},
                     "due": _TIME, "due_in": {"type": "string"},
                     "declined": {"type": "boolean"}}}},
+                "work": {"type": "array", "description": "the run's work items, oldest "
+                         "first, each with its attempts", "items": {
+                             "type": "object", "properties": {
+                                 "key": {"type": "string"}, "state": {"type": "string"},
+                                 "handler": {"type": "string"},
+                                 "status": {"enum": ["pending", "claimed", "ended"]},
+                                 "attempts": {"type": "integer"},
+                                 "failures": {"type": "integer"},
+                                 "owner": {"type": ["string", "null"]},
+                                 "lease_until": {"type": ["string", "null"]},
+                                 "ended_by": {"type": ["string", "null"]},
+                                 "last_error": {"type": ["string", "null"]},
+                                 "history": {"type": "array", "items": {"type": "object"}}}}},
                 "accepted_events": {"type": "array", "items": {
                     "type": "object", "properties": {
                         "event": {"type": "string"},
@@ -99,13 +116,34 @@ DOCUMENT: dict[str, Any] = {
                                         "description": "the statuses whose count reached "
                                                        "1,000: at least that many"},
                     "next": {"type": ["string", "null"]}, "now": _TIME}}, "the page"),
-                "401": _PROBLEM, "422": _PROBLEM}}},
+                "401": _PROBLEM, "422": _PROBLEM, **_STORE_FAILED}}},
+        "/api/changes": {"get": {
+            "summary": "The steps of a spec's runs as they commit (server-sent events)",
+            "description": "A stream (`text/event-stream`) without end: one `step` event per "
+                           "step, in commit order, its data the step as JSON (`position`, "
+                           "`run_id`, `index`, `event`, `source`, `target`, `at`, `values`) "
+                           "and its id the step's position; a reconnecting EventSource sends "
+                           "the last id back (Last-Event-ID) and the stream goes on after it.",
+            "parameters": [
+                {"name": name, "in": where, "schema": {"type": "string"}, "description": text,
+                 **({"required": True} if name == "spec" else {})}
+                for name, where, text in (
+                    ("spec", "query", "the spec whose runs' steps to stream"),
+                    ("run_id", "query", "only this run's steps"),
+                    ("after", "query", "a step's position: the steps after it (default: "
+                                       "those committed from now on)"),
+                    ("Last-Event-ID", "header", "as `after`; sent by a reconnecting "
+                                                "EventSource"))],
+            "responses": {
+                "200": {"description": "the stream",
+                        "content": {"text/event-stream": {"schema": {"type": "string"}}}},
+                "401": _PROBLEM, "422": _PROBLEM, **_STORE_FAILED}}},
         "/api/runs/{run_id}": {"get": {
             "summary": "A run: record, configuration, timers, the events it takes now",
             "parameters": [_RUN_ID],
             "responses": {"200": {**_json_body(_ref("Run"), "the run"), "headers": {
                 "ETag": {"schema": {"type": "string"}, "description": "the revision"}}},
-                "401": _PROBLEM, "404": _PROBLEM}}},
+                "401": _PROBLEM, "404": _PROBLEM, **_STORE_FAILED}}},
         "/api/runs/{run_id}/history": {"get": {
             "summary": "A page of the run's history, newest first",
             "parameters": [_RUN_ID, {"name": "page", "in": "query",
@@ -114,7 +152,7 @@ DOCUMENT: dict[str, Any] = {
                 "steps": {"type": "array", "items": _ref("Step")},
                 "page": {"type": "integer"}, "pages": {"type": "integer"},
                 "total": {"type": "integer"}}}, "the steps"),
-                "401": _PROBLEM, "404": _PROBLEM, "422": _PROBLEM}}},
+                "401": _PROBLEM, "404": _PROBLEM, "422": _PROBLEM, **_STORE_FAILED}}},
         "/api/runs/{run_id}/events/{event}": {"post": {
             "summary": "Answer: fire the event in your name (kept with the step as `@by`)",
             "parameters": [
@@ -133,6 +171,6 @@ DOCUMENT: dict[str, Any] = {
                     "states": {"type": "array", "items": {"type": "string"}}}},
                     "applied (or a repeat of an applied key: `applied` false)"),
                 "401": _PROBLEM, "403": _PROBLEM, "404": _PROBLEM,
-                "409": _PROBLEM, "415": _PROBLEM, "422": _PROBLEM, "503": _PROBLEM}}},
+                "409": _PROBLEM, "415": _PROBLEM, "422": _PROBLEM, **_STORE_FAILED}}},
     },
 }

@@ -17,13 +17,13 @@ import jinja2
 from starlette.datastructures import FormData
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
-from starlette.routing import Route
 
+from statechart_runtime.chart.values import SENT_BY
 from statechart_runtime.console import views
 from statechart_runtime.console.auth import Identity, identify
 from statechart_runtime.console.core import Console, Problem, Query
+from statechart_runtime.console.routing import SentPathRoute
 from statechart_runtime.console.security import csrf_ok, csrf_token, set_csrf_cookie
-from statechart_runtime.values import SENT_BY
 
 TEMPLATES = jinja2.Environment(
     loader=jinja2.FileSystemLoader(Path(__file__).parent / "templates"),
@@ -66,7 +66,7 @@ def form_values(fields: list[dict[str, Any]], form: FormData) -> dict[str, Any]:
     return out
 
 
-def routes(console: Console) -> list[Route]:
+def routes(console: Console) -> list[SentPathRoute]:
     auth = console.auth
 
     def render(request: Request, template: str, status: int = 200, **data: Any) -> Response:
@@ -207,11 +207,12 @@ def routes(console: Console) -> list[Route]:
         return render(request, "cancel.html", problem.status if problem else 200, who=who,
                       query=query, preview=preview, problem=problem, result=result)
 
-    return [Route("/", home), Route("/runs", runs), Route("/inbox", inbox),
-            Route("/runs/cancel", cancel, methods=["GET", "POST"]),
-            Route("/runs/{run_id:path}/live", live),
-            Route("/runs/{run_id:path}/events/{event}", answer, methods=["POST"]),
-            Route("/runs/{run_id:path}", run)]
+    return [SentPathRoute("/", home), SentPathRoute("/runs", runs),
+            SentPathRoute("/inbox", inbox),
+            SentPathRoute("/cancel", cancel, methods=["GET", "POST"]),
+            SentPathRoute("/runs/{run_id:path}/live", live),
+            SentPathRoute("/runs/{run_id:path}/events/{event}", answer, methods=["POST"]),
+            SentPathRoute("/runs/{run_id:path}", run)]
 
 
 def _only(form: FormData, names: set[str]) -> FormData:

@@ -10,10 +10,10 @@ from collections.abc import Iterator
 from typing import Any
 
 from statechart_runtime.chart.spec import SpecTables
+from statechart_runtime.chart.values import SENT_BY, time_text
 from statechart_runtime.run import spec_of
 from statechart_runtime.store import HistoryRow, StoredRun
-from statechart_runtime.store_pages import Move
-from statechart_runtime.values import SENT_BY, time_text
+from statechart_runtime.store.core.pages import Move
 
 
 def tables(run_class: type[Any]) -> SpecTables:
@@ -128,6 +128,20 @@ def run_detail(run: Any, revision: int, stored: StoredRun, now: dt.datetime
             "states": innermost(type(run), tuple(s.value for s in run.configuration)),
             "ended": run.is_terminated, "record": record, "timers": timers(run, now),
             "accepted_events": [] if run.is_terminated else accepted_events(run)}
+
+
+def work_item(item: Any, now: dt.datetime) -> dict[str, Any]:
+    """A run's work item (docs/work.md) as the console shows it, with each attempt."""
+    return {"key": item.key, "state": item.state, "handler": item.handler,
+            "status": item.status, "attempts": item.attempts, "failures": item.failures,
+            "owner": item.owner, "ready_at": when(item.ready_at),
+            "ready_in": due_in(item.ready_at, now) if item.ready_at else None,
+            "lease_until": when(item.lease_until), "last_error": item.last_error,
+            "created_at": when(item.created_at), "ended_at": when(item.ended_at),
+            "ended_by": item.ended_by,
+            "history": [{"attempt": a.attempt, "owner": a.owner,
+                         "claimed_at": when(a.claimed_at), "ended_at": when(a.ended_at),
+                         "result": a.result, "error": a.error} for a in item.history]}
 
 
 def step(row: HistoryRow) -> dict[str, Any]:

@@ -48,6 +48,10 @@ class RunHooks(NamedTuple):
     send: Callable[..., None]  # (event id, *args, **kwargs)
 
 
+# Its name before the run gave its machine these three callables instead of methods.
+RunHook = RunHooks
+
+
 class _Engine(SyncEngine):
     def select_eventless_transitions(self, trigger_data: Any) -> Any:
         # The run takes a spec's eventless transitions (`always:`) itself, in SCXML's order,

@@ -32,7 +32,9 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from statechart_runtime.chart.values import Clock
 from statechart_runtime.errors import (
+    BadPosition,
     ConcurrentUpdate,
     DamagedRow,
     OutcomeUnknown,
@@ -51,6 +53,7 @@ from statechart_runtime.errors import (
 from statechart_runtime.listeners import Listener
 from statechart_runtime.store._async.run_store import AsyncRunStore
 from statechart_runtime.store._sync.run_store import RunStore
+from statechart_runtime.store._sync.run_store import RunT as RunT  # a name it had before
 from statechart_runtime.store.core.failures import UNREACHABLE_HINT as UNREACHABLE_HINT
 from statechart_runtime.store.core.failures import BlockingInEventLoop, warn_in_event_loop
 from statechart_runtime.store.core.pages import RunFilter
@@ -59,15 +62,15 @@ from statechart_runtime.store.core.schema import OLDEST_VERSION as OLDEST_VERSIO
 from statechart_runtime.store.core.schema import SCHEMA_VERSION
 from statechart_runtime.store.core.schema import UPGRADE_HINT as UPGRADE_HINT
 from statechart_runtime.store.core.statements import Statements
+from statechart_runtime.store.core.watch import BEGINNING, Change
 from statechart_runtime.store.core.writes import Fired
-from statechart_runtime.values import Clock
 
-__all__ = ["BACKENDS", "SCHEMA_VERSION", "AsyncRunStore", "Backend", "BlockingInEventLoop",
-           "ConcurrentUpdate", "DamagedRow", "Fired", "HistoryRow", "OutcomeUnknown",
-           "PoolExhausted",
-           "ReadOnlyStore", "RunFilter", "RunIdTaken", "RunNotFound", "RunStore", "SchemaProblem",
-           "Statements", "StoreError", "StoreFull", "StoreUnavailable", "StoredRun",
-           "TimerFailed", "UnknownName", "UnstorableValue", "open_async_store", "open_store"]
+__all__ = ["BACKENDS", "BEGINNING", "SCHEMA_VERSION", "AsyncRunStore", "Backend", "BadPosition",
+           "BlockingInEventLoop", "Change", "ConcurrentUpdate", "DamagedRow", "Fired",
+           "HistoryRow", "OutcomeUnknown", "PoolExhausted", "ReadOnlyStore", "RunFilter",
+           "RunIdTaken", "RunNotFound", "RunStore", "SchemaProblem", "Statements", "StoreError",
+           "StoreFull", "StoreUnavailable", "StoredRun", "TimerFailed", "UnknownName",
+           "UnstorableValue", "open_async_store", "open_store"]
 
 
 class Backend(typing.NamedTuple):

@@ -28,6 +28,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager, suppress
 from typing import Any, Self, TypeVar
 
+from statechart_runtime.chart.values import Clock, is_aware, now, utcnow
 from statechart_runtime.chart.work import work_of
 from statechart_runtime.errors import (
     ConcurrentUpdate,
@@ -53,6 +54,7 @@ from statechart_runtime.store.core import (
     versions,
     writes,
 )
+from statechart_runtime.store.core import watch as watch_core
 from statechart_runtime.store.core import work as work_core
 from statechart_runtime.store.core.checks import utc_text
 from statechart_runtime.store.core.pages import RunFilter
@@ -67,7 +69,6 @@ from statechart_runtime.store.core.writes import (
     mark_of,
     saved,
 )
-from statechart_runtime.values import Clock, is_aware, now, utcnow
 
 T = TypeVar("T")
 RunT = TypeVar("RunT", bound=Run[Any, Any, Any])
@@ -116,6 +117,7 @@ class AsyncRunStore:
         # The one time source of every call not given a time; restored runs get it too.
         self.clock: Clock = utcnow
         self._db: Any = None  # the synchronous store's one connection
+        self._closed = False  # closed by `close()`: every call is refused, none reconnects
         self._warned: set[str] = set()  # what this store warned of already
         # Told of what its calls did, after they committed (statechart_runtime.listeners).
         self.listeners = Listeners()
@@ -188,6 +190,7 @@ class AsyncRunStore:
     async def open(self) -> None:
         """Connect, and create or upgrade the store's tables (a read-only store checks
         them): done when the store is made (the asynchronous store: awaited once)."""
+        self._closed = False
         try:
             db = await self._connect()
         except StoreError:
@@ -219,6 +222,7 @@ class AsyncRunStore:
             raise
 
     async def close(self) -> None:
+        self._closed = True
         if is_async():
             await self._close_pool()
         elif self._db is not None:
@@ -278,10 +282,13 @@ class AsyncRunStore:
             else None
         if row is None:
             if (await (await db.execute(self.sql.table_count, ("runs",))).fetchone())[0]:
-                raise schema.missing_version_row(self.where, bool(has_meta),
-                                                 self.migrations[0][0])
+                repair = self.sql.version_repair(schema.SCHEMA_VERSION, missing=True)
+                raise schema.missing_version_row(
+                    self.where, [repair] if has_meta else [self.migrations[0][0], repair])
             return -1
-        return schema.checked_version(self.where, schema.parsed_version(self.where, row[0]))
+        return schema.checked_version(self.where, schema.parsed_version(
+            self.where, row[0], self.sql.version_repair(schema.SCHEMA_VERSION,
+                                                        missing=False)))
 
     async def _upgrade_schema(self, found: list[int], db: Any) -> None:
         """Bring the schema to SCHEMA_VERSION, every missing step in this one transaction
@@ -309,6 +316,8 @@ class AsyncRunStore:
                 yield db
         else:
             failures.warn_in_event_loop(self.where, self._warned)
+            if self._closed:
+                raise failures.closed(self.where)
             if self._db is None:
                 self._db = await self._connect()
             yield self._db
@@ -855,7 +864,9 @@ class AsyncRunStore:
         from now on (LeaseLost). An expired lease counts as a failed attempt; when that
         used the item's attempts up, the claim is `exhausted`: end it with `fail_work`
         (which fires the work's error event). PostgreSQL skips the items other workers
-        hold (FOR UPDATE SKIP LOCKED); SQLite's write lock makes the claim a turn."""
+        hold (FOR UPDATE SKIP LOCKED); SQLite's write lock makes the claim a turn. Items of
+        runs stored by a newer version of the spec are left to its workers (a rolling
+        deploy); those of older versions are claimed, their runs upgraded by the outcome."""
         self._writable()
         at = now if now is not None else self.now()
         if not is_aware(at):
@@ -865,7 +876,8 @@ class AsyncRunStore:
         states = [w.state for w in table if handlers is None or w.handler in handlers]
         if not states:
             return None
-        args = (spec_of(run_class).name, utc_text(at), *self.sql.skip_arg(states))
+        spec = spec_of(run_class)
+        args = (spec.name, utc_text(at), *self.sql.skip_arg(states), spec.version)
         claim = self.sql.claim_work()
         expired: list[str | None] = [None]  # whose lease the claim found expired
 
@@ -1132,6 +1144,86 @@ class AsyncRunStore:
             return list(await (await db.execute(sql, args)).fetchall())
 
         return rows.history_rows(await self._read(work))
+
+    # -- watching the steps as they commit (store/core/watch.py) ---------------------------
+
+    async def watch_position(self) -> str:
+        """The position of the end of the steps committed now: `changes` and `watch` after
+        it give the steps that commit later (on PostgreSQL also those that transactions
+        younger than one still running committed just before)."""
+        async def work(db: Any) -> Any:
+            return await (await db.execute(self.sql.watch_end)).fetchone()
+
+        found = await self._read(work)
+        return watch_core.position_text((int(found[0]), found[1], int(found[2])))
+
+    async def changes(self, run_class: type[Run[Any, Any, Any]], *,
+                      after: str = watch_core.BEGINNING, limit: int = 100
+                      ) -> list[watch_core.Change]:
+        """The steps of the spec's runs after position `after` (a `Change.position`, or
+        BEGINNING), in the order they committed, at most `limit`: one read, at once.
+        PostgreSQL gives a step once every transaction older than its own has ended (no
+        step can then still commit before it). BadPosition for a position no Change gave."""
+        position = watch_core.parse_position(after)
+        args = (spec_of(run_class).name, *position, max(1, int(limit)))
+
+        async def work(db: Any) -> list[Any]:
+            return list(await (await db.execute(self.sql.watch_steps, args)).fetchall())
+
+        return watch_core.changes(await self._read(work))
+
+    async def watch(self, run_class: type[Run[Any, Any, Any]], *, after: str | None = None,
+                    poll: float = 1.0, batch: int = 100) -> AsyncIterator[watch_core.Change]:
+        """The steps of the spec's runs as they commit, in commit order, without end: after
+        position `after` (a `Change.position` kept from an earlier watch, BEGINNING for
+        every step; None: from now). Between reads it sleeps up to `poll` seconds, woken on
+        PostgreSQL by the notice every step sends at its commit. A step comes again, with
+        its run and index, only if its run's history is rewritten (an upgrade to a newer
+        spec version): key what you do by (run_id, index). A failure of the store ends it
+        with the store's error: watch again from the last position. Close it when done
+        (`contextlib.aclosing`, or `break` out of its loop, which closes it)."""
+        position = watch_core.parse_position(after) if after is not None else \
+            watch_core.parse_position(await self.watch_position())
+        listener: Any = None
+        try:
+            while True:
+                if listener is None and self.due_channel is not None:
+                    # Listening before reading: a step committed after the read wakes us.
+                    with suppress(*self.driver_errors, OSError):
+                        listener = await self.listening_connection(steps=True)
+                found = await self.changes(run_class, after=watch_core.position_text(position),
+                                           limit=batch)
+                for change in found:
+                    position = watch_core.parse_position(change.position)
+                    yield change
+                if len(found) == batch:
+                    continue  # more are there already
+                listener = await self._wait_for_steps(listener, poll)
+        finally:
+            if listener is not None:
+                with suppress(Exception):
+                    await listener.close()
+
+    async def listening_connection(self, *, steps: bool = False) -> Any:
+        """A connection of its own that LISTENs for the store's notices (backends that
+        announce: see `due_channel`)."""
+        raise StoreError(f"{self.where} cannot listen for notices: its workers and watches poll")
+
+    async def _wait_for_steps(self, listener: Any, seconds: float) -> Any:
+        """Sleep up to `seconds`, or until the listener gets a notice; the listener to go on
+        with (None once its connection failed: plain sleeps until `watch` listens again)."""
+        if listener is None:
+            await asyncio.sleep(seconds)
+            return None
+        try:
+            async for _notice in listener.notifies(timeout=seconds, stop_after=1):
+                pass
+            return listener
+        except Exception:  # the connection went away: poll, and listen again next time
+            with suppress(Exception):
+                await listener.close()
+            await asyncio.sleep(seconds)
+            return None
 
     # -- pages, for consoles (store/core/pages.py's RunFilter) -------------------------
 

@@ -17,18 +17,19 @@ import uuid
 from collections.abc import Iterator, Callable, Sequence
 from contextlib import contextmanager, suppress
 from typing import Any, Self, TypeVar
+from statechart_runtime.chart.values import Clock, is_aware, now, utcnow
 from statechart_runtime.chart.work import work_of
 from statechart_runtime.errors import ConcurrentUpdate, LeaseLost, ReadOnlyStore, RunError, RunIdTaken, RunNotFound, StoreError, TimerFailed, WorkEnded
 from statechart_runtime.listeners import Listener, Listeners
 from statechart_runtime.run import Run, spec_of, steps_without_machine
 from statechart_runtime.store.core import failures, observe, pages, restore, rows, schema, versions, writes
+from statechart_runtime.store.core import watch as watch_core
 from statechart_runtime.store.core import work as work_core
 from statechart_runtime.store.core.checks import utc_text
 from statechart_runtime.store.core.pages import RunFilter
 from statechart_runtime.store.core.rows import HistoryRow, Stored, StoredRun
 from statechart_runtime.store.core.statements import Statements
 from statechart_runtime.store.core.writes import Computed, Fired, Mark, Writes, json_value, mark_of, saved
-from statechart_runtime.values import Clock, is_aware, now, utcnow
 T = TypeVar('T')
 RunT = TypeVar('RunT', bound=Run[Any, Any, Any])
 _CLAIM_AMONG = 8
@@ -59,6 +60,7 @@ class RunStore:
         self.read_only = read_only
         self.clock: Clock = utcnow
         self._db: Any = None
+        self._closed = False
         self._warned: set[str] = set()
         self.listeners = Listeners()
         self._contexts: collections.OrderedDict[str, str | None] = collections.OrderedDict()
@@ -104,6 +106,7 @@ class RunStore:
     def open(self) -> None:
         """Connect, and create or upgrade the store's tables (a read-only store checks
         them): done when the store is made (the asynchronous store: awaited once)."""
+        self._closed = False
         try:
             db = self._connect()
         except StoreError:
@@ -127,6 +130,7 @@ class RunStore:
             raise
 
     def close(self) -> None:
+        self._closed = True
         if self._db is not None:
             self._db.close()
 
@@ -178,9 +182,10 @@ class RunStore:
         row = db.execute(self.sql.read_version).fetchone() if has_meta else None
         if row is None:
             if db.execute(self.sql.table_count, ('runs',)).fetchone()[0]:
-                raise schema.missing_version_row(self.where, bool(has_meta), self.migrations[0][0])
+                repair = self.sql.version_repair(schema.SCHEMA_VERSION, missing=True)
+                raise schema.missing_version_row(self.where, [repair] if has_meta else [self.migrations[0][0], repair])
             return -1
-        return schema.checked_version(self.where, schema.parsed_version(self.where, row[0]))
+        return schema.checked_version(self.where, schema.parsed_version(self.where, row[0], self.sql.version_repair(schema.SCHEMA_VERSION, missing=False)))
 
     def _upgrade_schema(self, found: list[int], db: Any) -> None:
         """Bring the schema to SCHEMA_VERSION, every missing step in this one transaction
@@ -202,6 +207,8 @@ class RunStore:
         """A connection for one transaction: the store's own (synchronous), or one of its
         pool's (asynchronous)."""
         failures.warn_in_event_loop(self.where, self._warned)
+        if self._closed:
+            raise failures.closed(self.where)
         if self._db is None:
             self._db = self._connect()
         yield self._db
@@ -651,7 +658,9 @@ class RunStore:
         from now on (LeaseLost). An expired lease counts as a failed attempt; when that
         used the item's attempts up, the claim is `exhausted`: end it with `fail_work`
         (which fires the work's error event). PostgreSQL skips the items other workers
-        hold (FOR UPDATE SKIP LOCKED); SQLite's write lock makes the claim a turn."""
+        hold (FOR UPDATE SKIP LOCKED); SQLite's write lock makes the claim a turn. Items of
+        runs stored by a newer version of the spec are left to its workers (a rolling
+        deploy); those of older versions are claimed, their runs upgraded by the outcome."""
         self._writable()
         at = now if now is not None else self.now()
         if not is_aware(at):
@@ -660,7 +669,8 @@ class RunStore:
         states = [w.state for w in table if handlers is None or w.handler in handlers]
         if not states:
             return None
-        args = (spec_of(run_class).name, utc_text(at), *self.sql.skip_arg(states))
+        spec = spec_of(run_class)
+        args = (spec.name, utc_text(at), *self.sql.skip_arg(states), spec.version)
         claim = self.sql.claim_work()
         expired: list[str | None] = [None]
 
@@ -876,6 +886,77 @@ class RunStore:
         def work(db: Any) -> list[Any]:
             return list(db.execute(sql, args).fetchall())
         return rows.history_rows(self._read(work))
+
+    def watch_position(self) -> str:
+        """The position of the end of the steps committed now: `changes` and `watch` after
+        it give the steps that commit later (on PostgreSQL also those that transactions
+        younger than one still running committed just before)."""
+
+        def work(db: Any) -> Any:
+            return db.execute(self.sql.watch_end).fetchone()
+        found = self._read(work)
+        return watch_core.position_text((int(found[0]), found[1], int(found[2])))
+
+    def changes(self, run_class: type[Run[Any, Any, Any]], *, after: str=watch_core.BEGINNING, limit: int=100) -> list[watch_core.Change]:
+        """The steps of the spec's runs after position `after` (a `Change.position`, or
+        BEGINNING), in the order they committed, at most `limit`: one read, at once.
+        PostgreSQL gives a step once every transaction older than its own has ended (no
+        step can then still commit before it). BadPosition for a position no Change gave."""
+        position = watch_core.parse_position(after)
+        args = (spec_of(run_class).name, *position, max(1, int(limit)))
+
+        def work(db: Any) -> list[Any]:
+            return list(db.execute(self.sql.watch_steps, args).fetchall())
+        return watch_core.changes(self._read(work))
+
+    def watch(self, run_class: type[Run[Any, Any, Any]], *, after: str | None=None, poll: float=1.0, batch: int=100) -> Iterator[watch_core.Change]:
+        """The steps of the spec's runs as they commit, in commit order, without end: after
+        position `after` (a `Change.position` kept from an earlier watch, BEGINNING for
+        every step; None: from now). Between reads it sleeps up to `poll` seconds, woken on
+        PostgreSQL by the notice every step sends at its commit. A step comes again, with
+        its run and index, only if its run's history is rewritten (an upgrade to a newer
+        spec version): key what you do by (run_id, index). A failure of the store ends it
+        with the store's error: watch again from the last position. Close it when done
+        (`contextlib.aclosing`, or `break` out of its loop, which closes it)."""
+        position = watch_core.parse_position(after) if after is not None else watch_core.parse_position(self.watch_position())
+        listener: Any = None
+        try:
+            while True:
+                if listener is None and self.due_channel is not None:
+                    with suppress(*self.driver_errors, OSError):
+                        listener = self.listening_connection(steps=True)
+                found = self.changes(run_class, after=watch_core.position_text(position), limit=batch)
+                for change in found:
+                    position = watch_core.parse_position(change.position)
+                    yield change
+                if len(found) == batch:
+                    continue
+                listener = self._wait_for_steps(listener, poll)
+        finally:
+            if listener is not None:
+                with suppress(Exception):
+                    listener.close()
+
+    def listening_connection(self, *, steps: bool=False) -> Any:
+        """A connection of its own that LISTENs for the store's notices (backends that
+        announce: see `due_channel`)."""
+        raise StoreError(f'{self.where} cannot listen for notices: its workers and watches poll')
+
+    def _wait_for_steps(self, listener: Any, seconds: float) -> Any:
+        """Sleep up to `seconds`, or until the listener gets a notice; the listener to go on
+        with (None once its connection failed: plain sleeps until `watch` listens again)."""
+        if listener is None:
+            time.sleep(seconds)
+            return None
+        try:
+            for _notice in listener.notifies(timeout=seconds, stop_after=1):
+                pass
+            return listener
+        except Exception:
+            with suppress(Exception):
+                listener.close()
+            time.sleep(seconds)
+            return None
 
     def runs_page(self, conditions: RunFilter=pages.ANY_RUN, *, by_due: bool=False, after: tuple[Any, ...] | None=None, limit: int=50) -> list[StoredRun]:
         """At most `limit` (up to 500) stored runs matching `conditions` (a `RunFilter`, in

@@ -87,6 +87,12 @@ def unreachable(where: str, exc: BaseException) -> StoreUnavailable:
                             f"{UNREACHABLE_HINT}")
 
 
+def closed(where: str) -> StoreError:
+    """The error of a call to a store after its `close()`."""
+    return StoreError(f"{where}: the store is closed: nothing was done; open it again "
+                      "(open_store, open_async_store)")
+
+
 def cannot_open(where: str, exc: BaseException) -> StoreError:
     return StoreError(f"{where}: cannot open the run store: {exc}")
 

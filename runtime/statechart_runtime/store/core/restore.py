@@ -11,10 +11,10 @@ import json
 from collections.abc import Sequence
 from typing import Any, TypeVar
 
+from statechart_runtime.chart.values import Clock
 from statechart_runtime.run import Run, active_states, record_class_of, spec_of
 from statechart_runtime.store.core import checks, rows
 from statechart_runtime.store.core.writes import MARK_ATTR, Mark, next_deadline
-from statechart_runtime.values import Clock
 
 RunT = TypeVar("RunT", bound=Run[Any, Any, Any])
 

@@ -15,9 +15,9 @@ import json
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from statechart_runtime import replay
+from statechart_runtime.chart.values import parse_time
 from statechart_runtime.errors import DamagedRow, InvalidRecord, StoreError
-from statechart_runtime.values import parse_time
+from statechart_runtime.run import replay
 
 # The error of a stored value a record cannot hold: (field, message) -> the exception.
 Invalid = Callable[[str, str], Exception]

@@ -12,7 +12,7 @@ from statechart_runtime.errors import ReadOnlyStore, SchemaProblem, StoreError
 
 # The version of the store's own tables this runtime writes: every backend's MIGRATIONS has
 # one step per version (MIGRATIONS[v] turns version v-1 into v), so it is their length - 1.
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 # Versions below this one were development schemas no release wrote: no step leads from them.
 OLDEST_VERSION = 2
 # What a read-only store says to do about a schema it would have to upgrade (the CLI words
@@ -20,25 +20,25 @@ OLDEST_VERSION = 2
 UPGRADE_HINT = "open it once writable (read_only=False) to upgrade it"
 
 
-def missing_version_row(where: str, has_meta: bool, create_meta: str) -> SchemaProblem:
-    """The error of a store whose tables are there without their schema_version row."""
-    create = "" if has_meta else f"{create_meta}; then "
+def missing_version_row(where: str, repair: Sequence[str]) -> SchemaProblem:
+    """The error of a store whose tables are there without their schema_version row;
+    `repair`: the backend's statements that put it back (`Statements.version_repair`)."""
     return SchemaProblem(
         f"{where}: the store's tables are there but its schema_version row is missing "
-        f"(deleted by hand?); put it back: {create}INSERT INTO store_meta VALUES "
-        f"('schema_version', '{SCHEMA_VERSION}') if the tables are this runtime's")
+        f"(deleted by hand?); put it back: {'; then '.join(repair)} if the tables are this "
+        "runtime's")
 
 
-def parsed_version(where: str, value: object) -> int:
-    """The schema_version row's value as a number (SchemaProblem if it is not one)."""
+def parsed_version(where: str, value: object, repair: str) -> int:
+    """The schema_version row's value as a number (SchemaProblem if it is not one, saying
+    to run `repair`, the backend's statement that sets it back)."""
     try:
         return int(value)  # type: ignore[call-overload, no-any-return]
     except (TypeError, ValueError):
         raise SchemaProblem(
             f"{where}: the store's schema_version row holds {value!r}, not a "
-            f"version number (edited by hand?); set it back: UPDATE store_meta SET value "
-            f"= '{SCHEMA_VERSION}' WHERE key = 'schema_version' if the tables are this "
-            "runtime's") from None
+            f"version number (edited by hand?); set it back: {repair} if the tables are "
+            "this runtime's") from None
 
 
 def checked_version(where: str, version: int) -> int:

@@ -60,6 +60,16 @@ class Statements:
     # (channel, spec) -> tell the workers listening on `channel` (at commit) that a run of
     # `spec` got an earlier deadline; "": the backend cannot notify (its workers poll).
     announce_due: str
+    # (spec) -> tell the `watch`es listening (at commit) that a run of `spec` took a step;
+    # "": the backend cannot notify (they poll).
+    announce_step: str
+    # -> (position, run_id, idx) of the end of the steps committed now (`watch` from now).
+    watch_end: str
+    # (spec, position, run_id, idx, limit) -> (position, run_id, idx, event, source, target,
+    # at, values, kind) of the spec's steps after that one in commit order, at most `limit`;
+    # only steps no earlier one can still commit before (PostgreSQL: of transactions older
+    # than every running one).
+    watch_steps: str
     # Work items (store/core/work.py). work_items columns: item_key, run_id, spec, state,
     # handler, attempts, failures, token, owner, ready_at, lease_until, last_error,
     # created_at, ended_at, ended_by; work_attempts: item_key, attempt, owner, claimed_at,
@@ -83,6 +93,14 @@ class Statements:
     # (spec) -> handler, `pending` or `claimed`, count: the spec's open items (metrics)
     work_counts: str
 
+    # -- for a person to run -------------------------------------------------------------
+
+    def version_repair(self, version: int, *, missing: bool) -> str:
+        """The statement that puts `version` in the schema_version row, as a repair hint
+        says it (no placeholders): an INSERT of the row if it is `missing`, else an
+        UPDATE of its value."""
+        raise NotImplementedError
+
     # -- composed from a call's conditions -----------------------------------------------
 
     def skip_arg(self, values: Sequence[str]) -> list[Any]:
@@ -97,10 +115,11 @@ class Statements:
         raise NotImplementedError
 
     def claim_work(self) -> str:
-        """(spec, now, the states' parameter as `skip_arg` makes it) -> (key, run_id, state,
-        handler, attempts, failures, token, owner, lease_until) of the item of one of those
-        states of the spec ready first (pending, or its lease expired by `now`): claimed for
-        the transaction (PostgreSQL skips the items other workers hold)."""
+        """(spec, now, the states' parameter as `skip_arg` makes it, version) -> (key,
+        run_id, state, handler, attempts, failures, token, owner, lease_until) of the item of
+        one of those states of the spec's runs stored at `version` or older (a newer one is
+        not the caller's to run) ready first (pending, or its lease expired by `now`):
+        claimed for the transaction (PostgreSQL skips the items other workers hold)."""
         raise NotImplementedError
 
     def next_due(self, *, skip: bool) -> str:

@@ -65,7 +65,7 @@ class WorkAttempt:
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class WorkItem:
-    """A run's work item as stored (`store.work(run_id)`): its key, state and handler; its
+    """A run's work item as stored (`store.work_items(run_id)`): its key, state and handler; its
     status (`pending`: waiting for a claim, from `ready_at`; `claimed`: held until
     `lease_until`; `ended`: how in `ended_by`); its attempts so far, failed ones, the last
     error, and each attempt."""

@@ -128,9 +128,11 @@ def _writes(sql: Statements, run: Run[Any, Any, Any], mark: Mark, at: str) -> Wr
         statements.extend(work.log_statements(
             sql, run, log, spec=spec.name, first_step=0 if mark.rewrite else mark.steps,
             known=0 if mark.rewrite else mark.known))
-    # An earlier deadline wakes the sleeping workers.
-    announce = spec.name if deadline is not None and (
-        mark.due is None or deadline < mark.due) else None
+    if new and sql.announce_step:  # at commit, the watchers of the spec look (`watch`)
+        statements.append((sql.announce_step, [(spec.name,)]))
+    # An earlier deadline, or a work item to claim, wakes the sleeping workers.
+    earlier = deadline is not None and (mark.due is None or deadline < mark.due)
+    announce = spec.name if earlier or any(entry.change.started for entry in log) else None
     return Writes(run_id, announce, head, statements)
 
 

@@ -36,6 +36,9 @@ _SERVER_GONE = (psycopg.errors.AdminShutdown, psycopg.errors.CrashShutdown,
 # on it (statechart_runtime.worker).
 DUE_CHANNEL = "statechart_due"
 LISTEN = f"LISTEN {DUE_CHANNEL}"
+# The channel every step notifies at its commit, with its spec's name: `watch` LISTENs on it.
+STEP_CHANNEL = "statechart_steps"
+LISTEN_STEPS = f"LISTEN {STEP_CHANNEL}"
 # The key of the advisory lock that makes two stores creating the tables take turns.
 _SCHEMA_LOCK = 0x5C_5708E
 # The asynchronous store's connections (psycopg_pool), unless `pool_size` says.
@@ -46,6 +49,12 @@ _SNAPSHOT_HEAD = ("SELECT r.run_id, r.spec, r.spec_version, r.revision, r.status
 
 class _PostgresStatements(Statements):
     """PostgreSQL's statements composed from a call's conditions."""
+
+    def version_repair(self, version: int, *, missing: bool) -> str:
+        if missing:
+            return f"INSERT INTO store_meta VALUES ('schema_version', '{int(version)}')"
+        return (f"UPDATE store_meta SET value = '{int(version)}' "
+                "WHERE key = 'schema_version'")
 
     def skip_arg(self, values: Sequence[str]) -> list[Any]:
         # A Python list is one text[] parameter: any number of ids (a statement takes at
@@ -65,8 +74,9 @@ class _PostgresStatements(Statements):
         # Items other workers hold are skipped, not waited for.
         return ("SELECT item_key, run_id, state, handler, attempts, failures, token, owner, "
                 "lease_until FROM work_items WHERE spec = %s AND ended_at IS NULL AND "
-                "ready_at <= %s AND state = ANY(%s) ORDER BY ready_at LIMIT 1 "
-                "FOR UPDATE SKIP LOCKED")
+                "ready_at <= %s AND state = ANY(%s) AND EXISTS (SELECT 1 FROM runs r WHERE "
+                "r.run_id = work_items.run_id AND r.spec_version <= %s) ORDER BY ready_at "
+                "LIMIT 1 FOR UPDATE SKIP LOCKED")
 
     def next_due(self, *, skip: bool) -> str:
         return ("SELECT run_id, next_due FROM runs WHERE spec = %s AND spec_version <= %s "
@@ -204,6 +214,15 @@ SQL = _PostgresStatements(
     # Delivered at commit, once per transaction and payload: a worker asleep until a
     # later deadline wakes for an earlier one (statechart_runtime.worker).
     announce_due="SELECT pg_notify(%s, %s)",
+    announce_step=f"SELECT pg_notify('{STEP_CHANNEL}', %s)",
+    # Read in a snapshot of its own: below the oldest transaction still running, every step
+    # is committed or never will be; a step of a younger transaction waits until it is.
+    watch_end="SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint, '', -1",
+    watch_steps='SELECT h.tx, h.run_id, h.idx, h.event, h.source, h.target, h.at, h."values", '
+                "h.kind FROM history h JOIN runs r ON r.run_id = h.run_id WHERE r.spec = %s "
+                "AND (h.tx, h.run_id, h.idx) > (%s, %s, %s) "
+                "AND h.tx < pg_snapshot_xmin(pg_current_snapshot())::text::bigint "
+                "ORDER BY h.tx, h.run_id, h.idx LIMIT %s",
     # Work items (store/core/work.py).
     insert_item="INSERT INTO work_items (item_key, run_id, spec, state, handler, attempts, "
                 "failures, token, ready_at, created_at) VALUES (%s, %s, %s, %s, %s, 0, 0, 0, "
@@ -327,7 +346,17 @@ MIGRATIONS: list[tuple[str, ...]] = [
         error      TEXT,
         PRIMARY KEY (item_key, attempt)
     )"""),
-    # 5: what a listener keeps with a run when it is created (a tracing listener's W3C trace
+    # 5: the position of each step in commit order, for `watch`: the id of the transaction
+    # that wrote it (a transaction id below every running one's is of a finished one, so
+    # what is below the oldest running transaction is all there is below it). Steps
+    # stored before are numbered by their time below 0: before every later one.
+    ("ALTER TABLE history ADD COLUMN tx BIGINT NOT NULL DEFAULT 0",
+     "UPDATE history h SET tx = n.pos FROM (SELECT run_id, idx, ROW_NUMBER() OVER (ORDER BY "
+     "at, run_id, idx) - COUNT(*) OVER () - 1 AS pos FROM history) n "
+     "WHERE n.run_id = h.run_id AND n.idx = h.idx",
+     "ALTER TABLE history ALTER COLUMN tx SET DEFAULT pg_current_xact_id()::text::bigint",
+     "CREATE INDEX history_by_tx ON history (tx, run_id, idx)"),
+    # 6: what a listener keeps with a run when it is created (a tracing listener's W3C trace
     # context: statechart_runtime.otel), read back for its later steps.
     ("ALTER TABLE runs ADD COLUMN trace_context TEXT",),
 ]

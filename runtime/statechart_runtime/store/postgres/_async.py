@@ -13,12 +13,12 @@ from typing import Any
 
 import psycopg
 
-from statechart_runtime.errors import StoreError
 from statechart_runtime.store._async.run_store import AsyncRunStore, Attempt
 from statechart_runtime.store.core import failures
 from statechart_runtime.store.postgres import (
     DUE_CHANNEL,
     LISTEN,
+    LISTEN_STEPS,
     MIGRATIONS,
     SQL,
     failure,
@@ -58,12 +58,14 @@ class AsyncPostgresStore(AsyncRunStore):
             await conn.execute("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
         return conn
 
-    async def listening_connection(self) -> psycopg.AsyncConnection[Any]:
+    async def listening_connection(self, *, steps: bool = False
+                                   ) -> psycopg.AsyncConnection[Any]:
         """A new connection that LISTENs on the store's due channel (a worker sleeps on it:
-        a write of an earlier deadline wakes it)."""
+        a write of an earlier deadline, or of a work item, wakes it), or with `steps` on the
+        channel every step notifies (`watch` sleeps on it)."""
         conn = await self.new_connection()
         try:
-            await conn.execute(LISTEN)
+            await conn.execute(LISTEN_STEPS if steps else LISTEN)
         except BaseException:
             with suppress(Exception):
                 await conn.close()
@@ -141,7 +143,7 @@ class AsyncPostgresStore(AsyncRunStore):
         from psycopg_pool import PoolTimeout
 
         if self._pool is None:
-            raise StoreError(f"{self.where}: the store is closed")
+            raise failures.closed(self.where)
         try:
             db = await self._pool.getconn()
         except PoolTimeout as exc:

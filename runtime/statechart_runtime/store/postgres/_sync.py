@@ -11,7 +11,7 @@ from contextlib import contextmanager, suppress
 from typing import Any
 import psycopg
 from statechart_runtime.store._sync.run_store import RunStore, Attempt
-from statechart_runtime.store.postgres import DUE_CHANNEL, LISTEN, MIGRATIONS, SQL, failure, redacted
+from statechart_runtime.store.postgres import DUE_CHANNEL, LISTEN, LISTEN_STEPS, MIGRATIONS, SQL, failure, redacted
 
 class PostgresStore(RunStore):
     sql = SQL
@@ -41,12 +41,13 @@ class PostgresStore(RunStore):
             conn.execute('SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY')
         return conn
 
-    def listening_connection(self) -> psycopg.Connection[Any]:
+    def listening_connection(self, *, steps: bool=False) -> psycopg.Connection[Any]:
         """A new connection that LISTENs on the store's due channel (a worker sleeps on it:
-        a write of an earlier deadline wakes it)."""
+        a write of an earlier deadline, or of a work item, wakes it), or with `steps` on the
+        channel every step notifies (`watch` sleeps on it)."""
         conn = self.new_connection()
         try:
-            conn.execute(LISTEN)
+            conn.execute(LISTEN_STEPS if steps else LISTEN)
         except BaseException:
             with suppress(Exception):
                 conn.close()

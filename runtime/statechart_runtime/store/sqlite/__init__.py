@@ -45,6 +45,12 @@ _SNAPSHOT_HEAD = ("SELECT r.run_id, r.spec, r.spec_version, r.revision, r.status
 class _SqliteStatements(Statements):
     """SQLite's statements composed from a call's conditions."""
 
+    def version_repair(self, version: int, *, missing: bool) -> str:
+        if missing:
+            return f"INSERT INTO store_meta VALUES ('schema_version', '{int(version)}')"
+        return (f"UPDATE store_meta SET value = '{int(version)}' "
+                "WHERE key = 'schema_version'")
+
     def skip_arg(self, values: Sequence[str]) -> list[Any]:
         # The ids as one JSON array: json_each reads any number of them.
         return [json.dumps(list(values))] if values else []
@@ -61,8 +67,9 @@ class _SqliteStatements(Statements):
         # The write transaction holds the database's lock: the read is the claim.
         return ("SELECT item_key, run_id, state, handler, attempts, failures, token, owner, "
                 "lease_until FROM work_items WHERE spec = ? AND ended_at IS NULL AND "
-                "ready_at <= ? AND state IN (SELECT value FROM json_each(?)) "
-                "ORDER BY ready_at LIMIT 1")
+                "ready_at <= ? AND state IN (SELECT value FROM json_each(?)) AND EXISTS "
+                "(SELECT 1 FROM runs r WHERE r.run_id = work_items.run_id AND "
+                "r.spec_version <= ?) ORDER BY ready_at LIMIT 1")
 
     def next_due(self, *, skip: bool) -> str:
         return ("SELECT run_id, next_due FROM runs WHERE spec = ? AND spec_version <= ? "
@@ -190,8 +197,10 @@ SQL = _SqliteStatements(
     steps='SELECT event, source, target, at, "values", kind FROM history WHERE run_id = ? '
           "ORDER BY idx",
     delete_steps="DELETE FROM history WHERE run_id = ?",
+    # seq: the step's place in commit order (`watch`), the next one under the write lock.
     insert_step='INSERT INTO history (run_id, idx, event, source, target, at, "values", '
-                "kind) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                "kind, seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?, "
+                "(SELECT IFNULL(MAX(seq), 0) + 1 FROM history))",
     delete_states="DELETE FROM run_states WHERE run_id = ?",
     delete_state="DELETE FROM run_states WHERE run_id = ? AND state = ?",
     insert_state="INSERT INTO run_states VALUES (?, ?, ?)",
@@ -201,6 +210,12 @@ SQL = _SqliteStatements(
         "AND next_due IS NOT NULL AND next_due <= ? ORDER BY next_due LIMIT ?",
     other_versions=_OTHER_VERSIONS.replace("%s", "?"),
     announce_due="",  # SQLite cannot notify: its workers look every max_sleep seconds
+    announce_step="",  # its watchers look every `poll` seconds
+    watch_end="SELECT IFNULL(MAX(seq), 0), '', -1 FROM history",
+    # (spec, seq, run_id, idx, limit): seq alone orders the steps (unique).
+    watch_steps='SELECT h.seq, h.run_id, h.idx, h.event, h.source, h.target, h.at, h."values", '
+                "h.kind FROM history h JOIN runs r ON r.run_id = h.run_id WHERE r.spec = ?1 "
+                "AND h.seq > ?2 AND ?3 IS NOT NULL AND ?4 IS NOT NULL ORDER BY h.seq LIMIT ?5",
     # Work items (store/core/work.py).
     insert_item="INSERT INTO work_items (item_key, run_id, spec, state, handler, attempts, "
                 "failures, token, ready_at, created_at) VALUES (?, ?, ?, ?, ?, 0, 0, 0, "
@@ -324,7 +339,15 @@ MIGRATIONS: list[tuple[str, ...]] = [
         error      TEXT,
         PRIMARY KEY (item_key, attempt)
     )"""),
-    # 5: what a listener keeps with a run when it is created (a tracing listener's W3C trace
+    # 5: the position of each step in commit order, for `watch`: writers take turns, so
+    # one more than the highest is the next to commit. Steps stored before are numbered by
+    # their time (UPDATE ... FROM: SQLite 3.33).
+    ("ALTER TABLE history ADD COLUMN seq INTEGER",
+     "UPDATE history SET seq = n.seq FROM (SELECT run_id, idx, ROW_NUMBER() OVER "
+     "(ORDER BY at, run_id, idx) AS seq FROM history) AS n "
+     "WHERE n.run_id = history.run_id AND n.idx = history.idx",
+     "CREATE UNIQUE INDEX history_by_seq ON history (seq)"),
+    # 6: what a listener keeps with a run when it is created (a tracing listener's W3C trace
     # context: statechart_runtime.otel), read back for its later steps.
     ("ALTER TABLE runs ADD COLUMN trace_context TEXT",),
 ]

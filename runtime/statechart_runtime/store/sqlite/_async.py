@@ -180,7 +180,7 @@ class AsyncSqliteStore(AsyncRunStore):
     @asynccontextmanager
     async def _pooled(self) -> AsyncIterator[Any]:
         if self._pool is None:
-            raise StoreError(f"{self.where}: the store is closed")
+            raise failures.closed(self.where)
         async with self._pool.connection() as db:
             yield db
 
