@@ -366,6 +366,9 @@ class AsyncWorker(_Rounds):
         raised)."""
         try:
             while not self._stopping:
+                # Cleared before the round, not at the sleep: an item that ends during the
+                # round (a slot freed) wakes the sleep after it, rather than waiting a poll.
+                self._wake.clear()
                 try:
                     await self._fire_due()
                     await self._claim_work()
@@ -379,6 +382,7 @@ class AsyncWorker(_Rounds):
                     log.error("the store failed, trying again in %g s: %s", self.max_sleep,
                               exc)
                     wait = self.max_sleep
+                    self._wake.clear()  # a failed store is tried again after max_sleep
                 if not self._stopping:
                     await self._sleep(wait)
         finally:
@@ -499,7 +503,6 @@ class AsyncWorker(_Rounds):
         this spec got an earlier deadline."""
         if seconds <= 0:
             return
-        self._wake.clear()
         if self._listens and self._listener is None and time.monotonic() >= self._listen_at:
             try:
                 self._listener = await self.store.listening_connection()

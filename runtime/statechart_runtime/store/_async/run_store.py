@@ -461,12 +461,21 @@ class AsyncRunStore:
         sent together, the second read once the row is held (a statement of its own: on
         PostgreSQL a SELECT ... FOR UPDATE that waited for another writer sees that writer's
         row, but its other tables as they were when it started)."""
+        return (await self._checked_head_and(db, run_id, sql))[0]
+
+    async def _checked_head_and(self, db: Any, run_id: str, sql: str,
+                                *then: Any) -> tuple[tuple[Any, ...], Any]:
+        """`_checked_head`, and the row of `then` (a statement and its arguments) sent with
+        them before any is waited for: one round trip on PostgreSQL, which runs them in
+        order (a row `then` locks is locked after the run's)."""
         head = await db.execute(sql, (run_id,))
         checks = await db.execute(self.sql.head_checks, (run_id, run_id))
+        after = await db.execute(*then) if then else None
         row = await head.fetchone()
         if row is None:
             raise RunNotFound(run_id)
-        return (*row, *(await checks.fetchone()))
+        found = (*row, *(await checks.fetchone()))
+        return found, None if after is None else await after.fetchone()
 
     async def _one_row(self, sql: str, args: tuple[Any, ...], run_id: str) -> tuple[Any, ...]:
         """The row of one reading statement, in no transaction; RunNotFound if none."""
@@ -964,9 +973,10 @@ class AsyncRunStore:
                          at: dt.datetime) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
         """The claimed item's run head and the item's row, in the caller's write
         transaction, both held: the run first (as every step of the run takes them, which
-        ends its items), then the item. Refused unless the claim still holds the item."""
-        head = await self._checked_head(db, claim.run_id, self.sql.head_locked)
-        row = await (await db.execute(self.sql.item_locked, (claim.key,))).fetchone()
+        ends its items), then the item (read with the head: one round trip on PostgreSQL).
+        Refused unless the claim still holds the item."""
+        head, row = await self._checked_head_and(db, claim.run_id, self.sql.head_locked,
+                                                 self.sql.item_locked, (claim.key,))
         work_core.check_held(claim, None if row is None else row[:5], at)
         return head, tuple(row)
 

@@ -333,12 +333,20 @@ class RunStore:
         sent together, the second read once the row is held (a statement of its own: on
         PostgreSQL a SELECT ... FOR UPDATE that waited for another writer sees that writer's
         row, but its other tables as they were when it started)."""
+        return self._checked_head_and(db, run_id, sql)[0]
+
+    def _checked_head_and(self, db: Any, run_id: str, sql: str, *then: Any) -> tuple[tuple[Any, ...], Any]:
+        """`_checked_head`, and the row of `then` (a statement and its arguments) sent with
+        them before any is waited for: one round trip on PostgreSQL, which runs them in
+        order (a row `then` locks is locked after the run's)."""
         head = db.execute(sql, (run_id,))
         checks = db.execute(self.sql.head_checks, (run_id, run_id))
+        after = db.execute(*then) if then else None
         row = head.fetchone()
         if row is None:
             raise RunNotFound(run_id)
-        return (*row, *checks.fetchone())
+        found = (*row, *checks.fetchone())
+        return (found, None if after is None else after.fetchone())
 
     def _one_row(self, sql: str, args: tuple[Any, ...], run_id: str) -> tuple[Any, ...]:
         """The row of one reading statement, in no transaction; RunNotFound if none."""
@@ -741,9 +749,9 @@ class RunStore:
     def _held_item(self, db: Any, run_class: type[RunT], claim: work_core.WorkClaim, at: dt.datetime) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
         """The claimed item's run head and the item's row, in the caller's write
         transaction, both held: the run first (as every step of the run takes them, which
-        ends its items), then the item. Refused unless the claim still holds the item."""
-        head = self._checked_head(db, claim.run_id, self.sql.head_locked)
-        row = db.execute(self.sql.item_locked, (claim.key,)).fetchone()
+        ends its items), then the item (read with the head: one round trip on PostgreSQL).
+        Refused unless the claim still holds the item."""
+        head, row = self._checked_head_and(db, claim.run_id, self.sql.head_locked, self.sql.item_locked, (claim.key,))
         work_core.check_held(claim, None if row is None else row[:5], at)
         return (head, tuple(row))
 
