@@ -28,6 +28,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager, suppress
 from typing import Any, Self, TypeVar
 
+from statechart_runtime import listeners as heard
 from statechart_runtime.chart.values import Clock, is_aware, now, utcnow
 from statechart_runtime.chart.work import work_of
 from statechart_runtime.errors import (
@@ -498,7 +499,7 @@ class AsyncRunStore:
         """Save a run this store created or loaded; its new revision. ConcurrentUpdate if
         the stored run was saved since (by this process or another): nothing is written."""
         self._writable()
-        started = time.time()
+        started = time.time() if self.listeners else 0.0  # for the listeners
         mark = mark_of(run)
         stored = writes.writes(self.sql, run, mark, utc_text(self.now()))
 
@@ -560,7 +561,7 @@ class AsyncRunStore:
         applied key is answered as such first). A busy database is retried up to
         `max_attempts` times, a lost connection for up to `timeout` seconds."""
         self._writable()
-        started = time.time()
+        started = time.time() if self.listeners else 0.0  # for the listeners
         try:
             return await self._fire(run_class, run_id, event, idempotency_key, at,
                                     if_revision, values, started)
@@ -610,7 +611,8 @@ class AsyncRunStore:
             if if_revision is not None and row[2] != if_revision:
                 raise ConcurrentUpdate(run_id, if_revision, row[2])
             run = await self._head_run(db, run_class, run_id, row)
-            observe.watch(self.listeners, run)
+            if self.listeners:
+                heard.watch(run)
             mark = mark_of(run)
             when = at if at is not None else self.now()  # the one time of this call
             try:
@@ -694,7 +696,7 @@ class AsyncRunStore:
         once. A timer whose guards said no is saved as declined, so `next_due` moves on to
         the run's next timer."""
         self._writable()
-        started = time.time()
+        started = time.time() if self.listeners else 0.0  # for the listeners
         when = now if now is not None else self.now()  # the one time of this call
         done = None
         if self._computes_before_locking(run_class):
@@ -722,7 +724,8 @@ class AsyncRunStore:
         events fired; a Fired (`applied` False) when nothing is to be written: no timer was
         due, and none was declined."""
         run = await self._head_run(db, run_class, run_id, row)
-        observe.watch(self.listeners, run)
+        if self.listeners:
+            heard.watch(run)
         mark = mark_of(run)
         armed = list(run.timers)
         events = tuple(run.fire_due(when))
@@ -827,7 +830,7 @@ class AsyncRunStore:
                     return done
             return await self._with_retries(work, repeatable=False)  # overtaken every time
 
-        started = time.time()
+        started = time.time() if self.listeners else 0.0  # for the listeners
         try:
             if self._computes_before_locking(run_class):
                 done = await unlocked()
@@ -986,7 +989,8 @@ class AsyncRunStore:
         """The run from its held `head` with `event` taken at `at`, and what writes it;
         the run's refusal raises (nothing written)."""
         run = await self._head_run(db, run_class, run_id, head)
-        observe.watch(self.listeners, run)
+        if self.listeners:
+            heard.watch(run)
         mark = mark_of(run)
         run.send_at(at, event, **values)
         return run, mark, writes.writes(self.sql, run, mark, utc_text(at))
@@ -1031,7 +1035,7 @@ class AsyncRunStore:
             saved(run, mark, revision)
             return Fired(run, True, revision, [name])
 
-        started = time.time()
+        started = time.time() if self.listeners else 0.0  # for the listeners
         try:
             done = await self._with_retries(apply, repeatable=True)
         except LeaseLost as exc:
@@ -1092,7 +1096,7 @@ class AsyncRunStore:
             saved(run, mark, revision)
             return work_core.Failure(None, Fired(run, True, revision, [state_work.error]), None)
 
-        started = time.time()
+        started = time.time() if self.listeners else 0.0  # for the listeners
         try:
             failure = await self._with_retries(record, repeatable=False)
         except LeaseLost as exc:

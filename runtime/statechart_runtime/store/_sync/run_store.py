@@ -17,6 +17,7 @@ import uuid
 from collections.abc import Iterator, Callable, Sequence
 from contextlib import contextmanager, suppress
 from typing import Any, Self, TypeVar
+from statechart_runtime import listeners as heard
 from statechart_runtime.chart.values import Clock, is_aware, now, utcnow
 from statechart_runtime.chart.work import work_of
 from statechart_runtime.errors import ConcurrentUpdate, LeaseLost, ReadOnlyStore, RunError, RunIdTaken, RunNotFound, StoreError, TimerFailed, WorkEnded
@@ -368,7 +369,7 @@ class RunStore:
         """Save a run this store created or loaded; its new revision. ConcurrentUpdate if
         the stored run was saved since (by this process or another): nothing is written."""
         self._writable()
-        started = time.time()
+        started = time.time() if self.listeners else 0.0
         mark = mark_of(run)
         stored = writes.writes(self.sql, run, mark, utc_text(self.now()))
 
@@ -420,7 +421,7 @@ class RunStore:
         applied key is answered as such first). A busy database is retried up to
         `max_attempts` times, a lost connection for up to `timeout` seconds."""
         self._writable()
-        started = time.time()
+        started = time.time() if self.listeners else 0.0
         try:
             return self._fire(run_class, run_id, event, idempotency_key, at, if_revision, values, started)
         except RunError as refusal:
@@ -455,7 +456,8 @@ class RunStore:
             if if_revision is not None and row[2] != if_revision:
                 raise ConcurrentUpdate(run_id, if_revision, row[2])
             run = self._head_run(db, run_class, run_id, row)
-            observe.watch(self.listeners, run)
+            if self.listeners:
+                heard.watch(run)
             mark = mark_of(run)
             when = at if at is not None else self.now()
             try:
@@ -524,7 +526,7 @@ class RunStore:
         once. A timer whose guards said no is saved as declined, so `next_due` moves on to
         the run's next timer."""
         self._writable()
-        started = time.time()
+        started = time.time() if self.listeners else 0.0
         when = now if now is not None else self.now()
         done = None
         if self._computes_before_locking(run_class):
@@ -547,7 +549,8 @@ class RunStore:
         events fired; a Fired (`applied` False) when nothing is to be written: no timer was
         due, and none was declined."""
         run = self._head_run(db, run_class, run_id, row)
-        observe.watch(self.listeners, run)
+        if self.listeners:
+            heard.watch(run)
         mark = mark_of(run)
         armed = list(run.timers)
         events = tuple(run.fire_due(when))
@@ -630,7 +633,7 @@ class RunStore:
                 if done is not None:
                     return done
             return self._with_retries(work, repeatable=False)
-        started = time.time()
+        started = time.time() if self.listeners else 0.0
         try:
             if self._computes_before_locking(run_class):
                 done = unlocked()
@@ -759,7 +762,8 @@ class RunStore:
         """The run from its held `head` with `event` taken at `at`, and what writes it;
         the run's refusal raises (nothing written)."""
         run = self._head_run(db, run_class, run_id, head)
-        observe.watch(self.listeners, run)
+        if self.listeners:
+            heard.watch(run)
         mark = mark_of(run)
         run.send_at(at, event, **values)
         return (run, mark, writes.writes(self.sql, run, mark, utc_text(at)))
@@ -794,7 +798,7 @@ class RunStore:
             revision = self._write(db, stored, mark, locked=True)
             saved(run, mark, revision)
             return Fired(run, True, revision, [name])
-        started = time.time()
+        started = time.time() if self.listeners else 0.0
         try:
             done = self._with_retries(apply, repeatable=True)
         except LeaseLost as exc:
@@ -843,7 +847,7 @@ class RunStore:
             revision = self._write(db, stored, mark, locked=True)
             saved(run, mark, revision)
             return work_core.Failure(None, Fired(run, True, revision, [state_work.error]), None)
-        started = time.time()
+        started = time.time() if self.listeners else 0.0
         try:
             failure = self._with_retries(record, repeatable=False)
         except LeaseLost as exc:
