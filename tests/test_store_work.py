@@ -255,3 +255,13 @@ def test_a_worker_leaves_the_items_of_a_newer_spec_version_alone(
     for claim in taken:
         store.complete_work(job2, claim, "done", output=claim.run_id)
     assert store.load(job2, "old").record.output == "old"
+
+
+def test_a_claim_brings_the_run_s_record_with_it(job: type[Any], backend: Backend) -> None:
+    # The handler's record is read with the item (no read of its own): the run as it is
+    # when claimed, the fields set by steps that kept it in its state too.
+    store, _ = started(job, backend)
+    store.fire(job, "r1", "note")
+    claim = store.claim_work(job, owner="w1")
+    assert claim.record.runId == "r1" and claim.record.status.value == "working"
+    assert claim.record.history == []  # the head: what a handler reads, not the steps

@@ -177,9 +177,10 @@ async def run_item(store: Any, run_class: type[Any], claim: Any,
                f"no handler `{claim.handler}` is registered with this worker"
                if handler is None else f"state `{claim.state}` has no work")
         return await _failed(store, run_class, claim, why, {})
-    head = await store.head(run_class, claim.run_id)
-    context = WorkContext(store, run_class, claim, head.run.record,
-                          asyncio.get_running_loop())
+    record = claim.record  # read with the claim; else (unreadable then) read now
+    if record is None:
+        record = (await store.head(run_class, claim.run_id)).run.record
+    context = WorkContext(store, run_class, claim, record, asyncio.get_running_loop())
     task = asyncio.ensure_future(_call(handler, context))
     try:
         done, _ = await asyncio.wait({task}, timeout=time_limit(work))

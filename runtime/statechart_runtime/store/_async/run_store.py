@@ -897,7 +897,7 @@ class AsyncRunStore:
             row = await (await db.execute(claim, args)).fetchone()
             if row is None:
                 return None
-            key, run_id, state, handler, attempts, failures, token, held_by, lease = row
+            key, run_id, state, handler, attempts, failures, token, held_by, lease = row[:9]
             expired[0] = held_by
             state_work = table.get(state)
             assert state_work is not None  # the claim reads the class's work states only
@@ -912,8 +912,13 @@ class AsyncRunStore:
                                                    utc_text(until), utc_text(until), key))
             await db.execute(self.sql.insert_attempt, (key, attempts + 1, owner,
                                                        utc_text(at)))
-            return work_core.WorkClaim(key, run_id, state, handler, attempts + 1, token + 1, owner,
-                                  until, exhausted)
+            record = None  # the handler's record, read with the item: unless the run is of
+            head = tuple(row[9:])  # another version (upgraded when read) or unreadable, when
+            if not restore.needs_history(run_class, head):  # the worker's head() says why
+                with suppress(RunError, StoreError):
+                    record = restore.head_record(run_class, run_id, head)
+            return work_core.WorkClaim(key, run_id, state, handler, attempts + 1, token + 1,
+                                       owner, until, exhausted, record)
 
         taken = await self._with_retries(take, repeatable=False)
         if self.listeners and taken is not None:

@@ -689,7 +689,7 @@ class RunStore:
             row = db.execute(claim, args).fetchone()
             if row is None:
                 return None
-            key, run_id, state, handler, attempts, failures, token, held_by, lease = row
+            key, run_id, state, handler, attempts, failures, token, held_by, lease = row[:9]
             expired[0] = held_by
             state_work = table.get(state)
             assert state_work is not None
@@ -701,7 +701,12 @@ class RunStore:
             until = at + state_work.lease
             db.execute(self.sql.claim_item, (attempts + 1, failures, token + 1, owner, utc_text(until), utc_text(until), key))
             db.execute(self.sql.insert_attempt, (key, attempts + 1, owner, utc_text(at)))
-            return work_core.WorkClaim(key, run_id, state, handler, attempts + 1, token + 1, owner, until, exhausted)
+            record = None
+            head = tuple(row[9:])
+            if not restore.needs_history(run_class, head):
+                with suppress(RunError, StoreError):
+                    record = restore.head_record(run_class, run_id, head)
+            return work_core.WorkClaim(key, run_id, state, handler, attempts + 1, token + 1, owner, until, exhausted, record)
         taken = self._with_retries(take, repeatable=False)
         if self.listeners and taken is not None:
             self.listeners.notify(observe.claimed(run_class, taken, at, expired[0], self._context(taken.run_id)))

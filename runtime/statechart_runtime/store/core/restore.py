@@ -80,6 +80,15 @@ def head_run(run_class: type[RunT], run_id: str, row: tuple[Any, ...], clock: Cl
     return run
 
 
+def head_record(run_class: type[Any], run_id: str, row: tuple[Any, ...]) -> Any:
+    """The record of a head `row` (as `head` reads it) of the class's spec version, without
+    its history and without the checks against the other tables that restoring a run for
+    `fire` makes: what a work item's handler reads (store.claim_work)."""
+    data = head_data(run_class, run_id, row)
+    data["history"] = []
+    return record_class_of(run_class).from_dict(data, check=False)
+
+
 def head_data(run_class: type[Any], run_id: str, row: tuple[Any, ...]) -> dict[str, Any]:
     """The record of the head `row` as parsed JSON, once its spec and version are checked
     against `run_class`'s (the spec's InvalidRecord otherwise)."""

@@ -116,7 +116,9 @@ class Statements:
 
     def claim_work(self) -> str:
         """(spec, now, the states' parameter as `skip_arg` makes it, version) -> (key,
-        run_id, state, handler, attempts, failures, token, owner, lease_until) of the item of
+        run_id, state, handler, attempts, failures, token, owner, lease_until, and the run's
+        head as `head` reads it: spec, spec_version, revision, steps, record, status) of the
+        item of
         one of those states of the spec's runs stored at `version` or older (a newer one is
         not the caller's to run) ready first (pending, or its lease expired by `now`):
         claimed for the transaction (PostgreSQL skips the items other workers hold)."""

@@ -37,7 +37,9 @@ class WorkClaim:
     the systems the handler calls, so that they deduplicate), its run and state, the handler
     to run, this claim's attempt (1 for the first) and fencing `token`, who holds it and
     until when. `exhausted`: the item's earlier lease was lost and its attempts are used up:
-    the worker does not run the handler, it ends the attempt with `fail_work`."""
+    the worker does not run the handler, it ends the attempt with `fail_work`. `record`: the
+    run's record as the claim read it (None if it could not be read then: `store.head`
+    says why)."""
 
     key: str
     run_id: str
@@ -48,6 +50,7 @@ class WorkClaim:
     owner: str
     lease_until: dt.datetime
     exhausted: bool = False
+    record: Any = dataclasses.field(default=None, compare=False, repr=False)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

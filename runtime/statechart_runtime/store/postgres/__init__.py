@@ -71,12 +71,14 @@ class _PostgresStatements(Statements):
                 f"ORDER BY next_due LIMIT {int(limit)} FOR UPDATE OF runs SKIP LOCKED")
 
     def claim_work(self) -> str:
-        # Items other workers hold are skipped, not waited for.
-        return ("SELECT item_key, run_id, state, handler, attempts, failures, token, owner, "
-                "lease_until FROM work_items WHERE spec = %s AND ended_at IS NULL AND "
-                "ready_at <= %s AND state = ANY(%s) AND EXISTS (SELECT 1 FROM runs r WHERE "
-                "r.run_id = work_items.run_id AND r.spec_version <= %s) ORDER BY ready_at "
-                "LIMIT 1 FOR UPDATE SKIP LOCKED")
+        # Items other workers hold are skipped, not waited for; the run's head comes with
+        # the item (the handler's record), its row not locked.
+        return ("SELECT w.item_key, w.run_id, w.state, w.handler, w.attempts, w.failures, "
+                "w.token, w.owner, w.lease_until, r.spec, r.spec_version, r.revision, "
+                "r.steps, r.record, r.status FROM work_items w JOIN runs r ON r.run_id = "
+                "w.run_id WHERE w.spec = %s AND w.ended_at IS NULL AND w.ready_at <= %s AND "
+                "w.state = ANY(%s) AND r.spec_version <= %s ORDER BY w.ready_at LIMIT 1 "
+                "FOR UPDATE OF w SKIP LOCKED")
 
     def next_due(self, *, skip: bool) -> str:
         return ("SELECT run_id, next_due FROM runs WHERE spec = %s AND spec_version <= %s "

@@ -65,11 +65,12 @@ class _SqliteStatements(Statements):
 
     def claim_work(self) -> str:
         # The write transaction holds the database's lock: the read is the claim.
-        return ("SELECT item_key, run_id, state, handler, attempts, failures, token, owner, "
-                "lease_until FROM work_items WHERE spec = ? AND ended_at IS NULL AND "
-                "ready_at <= ? AND state IN (SELECT value FROM json_each(?)) AND EXISTS "
-                "(SELECT 1 FROM runs r WHERE r.run_id = work_items.run_id AND "
-                "r.spec_version <= ?) ORDER BY ready_at LIMIT 1")
+        return ("SELECT w.item_key, w.run_id, w.state, w.handler, w.attempts, w.failures, "
+                "w.token, w.owner, w.lease_until, r.spec, r.spec_version, r.revision, "
+                "r.steps, r.record, r.status FROM work_items w JOIN runs r ON r.run_id = "
+                "w.run_id WHERE w.spec = ? AND w.ended_at IS NULL AND w.ready_at <= ? AND "
+                "w.state IN (SELECT value FROM json_each(?)) AND r.spec_version <= ? "
+                "ORDER BY w.ready_at LIMIT 1")
 
     def next_due(self, *, skip: bool) -> str:
         return ("SELECT run_id, next_due FROM runs WHERE spec = ? AND spec_version <= ? "
