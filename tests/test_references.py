@@ -36,8 +36,19 @@ def _where(text: str, match: re.Match[str]) -> int:
     return text.count("\n", 0, match.start()) + 1
 
 
+def _telemetry_names() -> frozenset[str]:
+    """The OpenTelemetry names the runtime defines in its `statechart` namespace (span
+    attributes, instruments): names, not modules."""
+    from statechart_runtime import metrics, otel
+
+    return otel.ATTRIBUTES | metrics.INSTRUMENTS
+
+
 def _resolves(dotted: str) -> bool:
-    """`statechart.a.b` is a module, or an attribute of the longest module prefix."""
+    """`statechart.a.b` is a module, or an attribute of the longest module prefix, or an
+    OpenTelemetry name of the runtime's."""
+    if dotted in _telemetry_names():
+        return True
     parts = dotted.split(".")
     for i in range(len(parts), 0, -1):
         try:

@@ -34,7 +34,7 @@ def test_it_serves_the_console_with_basic_auth(tmp_path: Path) -> None:
     env = {**os.environ, "STATECHART_CONSOLE_USERS": "alice:wonderland"}
     server = subprocess.Popen(
         [*STATECHART, "runs", "serve", "--store", str(tmp_path / "runs.db"), "--spec",
-         str(ROOT / "specs" / "agent_run.yaml"), "--port", str(port)],
+         str(ROOT / "specs" / "agent_run.yaml"), "--port", str(port), "--metrics"],
         cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True)
     try:
         assert server.stderr is not None
@@ -53,6 +53,9 @@ def test_it_serves_the_console_with_basic_auth(tmp_path: Path) -> None:
             page = web.get("/runs/approve-soon", auth=("alice", "wonderland"))
             assert page.status_code == 200
             assert 'stroke="#d6336c"' in page.text  # the compiler's diagram, highlighted
+            assert web.get("/metrics").status_code == 401
+            scraped = web.get("/metrics", auth=("alice", "wonderland"))
+            assert 'statechart_runs{' in scraped.text and 'status="waiting"' in scraped.text
     finally:
         server.terminate()
         server.wait(10)

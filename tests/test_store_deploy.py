@@ -137,8 +137,15 @@ def test_v1_and_v2_workers_share_one_store(versions: tuple[type[Any], type[Any]]
     new_worker.close()
 
 
+def _to_version_5(backend: Backend) -> None:
+    """Take back schema version 6's step (runs.trace_context, for tracing listeners)."""
+    backend.execute("ALTER TABLE runs DROP COLUMN trace_context")
+    backend.execute("UPDATE store_meta SET value = '5' WHERE key = 'schema_version'")
+
+
 def _to_version_4(backend: Backend) -> None:
-    """Take back schema version 5's step (the steps' commit order, for `watch`)."""
+    """Take back schema version 6's and 5's steps (the steps' commit order, for `watch`)."""
+    _to_version_5(backend)
     if backend.name == "sqlite":
         backend.execute("DROP INDEX history_by_seq")
         backend.execute("ALTER TABLE history DROP COLUMN seq")
@@ -193,6 +200,19 @@ def test_a_store_of_schema_version_4_gains_the_steps_commit_order(
         store.fire(v1, "b", "wake")
         [new] = settled(store, v1, 1, after=old[-1].position)
         assert (new.run_id, new.event) == ("b", "wake")
+
+
+def test_a_store_of_schema_version_5_gains_the_trace_context_column(
+        versions: tuple[type[Any], type[Any]], backend: Backend) -> None:
+    """Schema version 6 adds runs.trace_context (what a tracing listener keeps with a run);
+    a version 5 store that holds runs is upgraded when opened, its runs kept (with none)."""
+    with open_store(backend.url) as store:
+        store.create(versions[0](run_id="kept"))
+    _to_version_5(backend)
+    with open_store(backend.url) as store:
+        assert [r.run_id for r in store.stored_runs()] == ["kept"]
+        assert store.fire(versions[0], "kept", "hold", why="later").applied
+    backend.execute("UPDATE runs SET trace_context = 'x'")  # there again
 
 
 def test_a_v1_run_saved_by_v2_without_a_step_is_found_and_fired_in_v2_names(

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
-import importlib
 import inspect
 import logging
 from collections.abc import Callable, Mapping
@@ -36,6 +35,7 @@ from typing import Any
 
 from statechart_runtime.chart.work import Work, work_of
 from statechart_runtime.errors import LeaseLost, OutcomeNotAllowed, RunError
+from statechart_runtime.named import named_object
 
 __all__ = ["Handler", "Outcome", "WorkContext", "WorkError", "load_handlers", "run_item"]
 
@@ -116,16 +116,9 @@ Handler = Callable[[WorkContext], Any]
 def load_handlers(where: str) -> dict[str, Handler]:
     """The handlers named by `module:object` (a mapping from handler names to functions),
     for `statechart runs work --handlers`. ValueError says what is wrong."""
-    module_name, _, attr = where.partition(":")
-    if not module_name or not attr:
-        raise ValueError(f"--handlers {where!r}: expected MODULE:OBJECT (a mapping from "
-                         "handler names to functions), e.g. myservice.work:HANDLERS")
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise ValueError(f"--handlers {where!r}: cannot import {module_name!r} ({exc}); "
-                         "is it on PYTHONPATH?") from None
-    found = getattr(module, attr, None)
+    found = named_object(where, "--handlers", "a mapping from handler names to functions",
+                         "myservice.work:HANDLERS")
+    attr = where.partition(":")[2]
     if not isinstance(found, Mapping):
         raise ValueError(f"--handlers {where!r}: {attr!r} is "
                          f"{'missing' if found is None else type(found).__name__}, not a "

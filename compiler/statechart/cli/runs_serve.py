@@ -6,7 +6,8 @@ render --highlight` draws it), the inbox and the JSON API.
 Authentication: `--auth basic` (users from STATECHART_CONSOLE_USERS, `name:password,...`),
 `--auth header` (the user an authenticating proxy names, from --trusted-proxy addresses), or
 none, the default when STATECHART_CONSOLE_USERS is unset: then the console binds to loopback
-only, and says so. Needs the `console` extra.
+only, and says so. `--metrics`: the runs' Prometheus metrics at `/metrics` (the `otel`
+extra; docs/observability.md). Needs the `console` extra.
 """
 
 from __future__ import annotations
@@ -52,6 +53,9 @@ def add_arguments(actions: Any, store_argument: Any) -> None:
                    "loopback)")
     p.add_argument("--read-only", action="store_true",
                    help="no answers, no bulk cancel; the store is opened read-only")
+    p.add_argument("--metrics", action="store_true",
+                   help="serve the runs' metrics at /metrics, Prometheus text "
+                        "(docs/observability.md; the `otel` extra)")
 
 
 def serve(args: argparse.Namespace) -> int:
@@ -81,8 +85,12 @@ def serve(args: argparse.Namespace) -> int:
     classes = [_compiled(spec) for spec in specs]
     open_existing(args.store, read_only=args.read_only).close()  # it must exist: say so now
     by_name = {spec.name: spec for spec in specs}
-    asgi = console.app(args.store, classes, auth=auth, read_only=args.read_only,
-                       diagram=functools.partial(_diagram, by_name))
+    try:
+        asgi = console.app(args.store, classes, auth=auth, read_only=args.read_only,
+                           diagram=functools.partial(_diagram, by_name), metrics=args.metrics)
+    except ImportError as exc:
+        raise Failure(f"--metrics needs the `otel` extra ({exc.name} is missing): pip "
+                      "install 'statechart-compiler[otel]'") from None
     where = f"http://{args.host}:{args.port}" if ":" not in args.host \
         else f"http://[{args.host}]:{args.port}"
     said = {"none": "no authentication: loopback clients only",

@@ -1,7 +1,8 @@
 """`statechart runs work --store URL --spec SPEC [--once] [--max-sleep S] [--handlers
-MODULE:OBJECT]`: fire the due timers of SPEC's runs until stopped (statechart_runtime.worker;
-docs/runs.md, "The worker"), and, with `--handlers`, run their work items (docs/work.md):
-the asynchronous worker over the asynchronous store, at most `--concurrency` items at once.
+MODULE:OBJECT] [--listener MODULE:OBJECT]`: fire the due timers of SPEC's runs until stopped
+(statechart_runtime.worker; docs/runs.md, "The worker"), and, with `--handlers`, run their
+work items (docs/work.md): the asynchronous worker over the asynchronous store, at most
+`--concurrency` items at once. `--listener`: told what the runs do (docs/observability.md).
 
 One line on stderr per fired timer. SIGTERM and SIGINT let the transaction under way commit,
 then exit 0. `--once` fires what is due now and exits (for cron). The spec's Run class is
@@ -42,6 +43,10 @@ def add_arguments(actions: Any, store_argument: Any) -> None:
     p.add_argument("--handlers", metavar="MODULE:OBJECT",
                    help="also run the spec's work items: OBJECT of MODULE maps handler names "
                         "to functions (docs/work.md)")
+    p.add_argument("--listener", metavar="MODULE:OBJECT", action="append", default=[],
+                   help="tell OBJECT of MODULE (a callable taking one observation, or a "
+                        "class made with no arguments) what the runs do: steps, refusals, "
+                        "timers, work (docs/observability.md); may be repeated")
     p.add_argument("--concurrency", metavar="N", type=_count, default=4,
                    help="with --handlers: how many items run at once (default: 4)")
     p.add_argument("--poll", metavar="S", type=_seconds, default=1.0,
@@ -77,8 +82,9 @@ def work(args: argparse.Namespace) -> int:
     from statechart_runtime.worker import Worker
 
     spec = checked_spec(args.spec, args)
+    listeners = _listeners(args.listener)
     if args.handlers is not None:
-        return _work_items(args, spec)
+        return _work_items(args, spec, listeners)
     if not spec.timers():
         raise Usage(f"{args.spec}: spec `{spec.name}` has no timers (`after:`): its runs "
                     "are never due, there is nothing to work on"
@@ -86,6 +92,8 @@ def work(args: argparse.Namespace) -> int:
                        if spec.work() else ""))
     run_class = compiled(spec)
     with open_existing(args.store, read_only=False) as store, _logging():
+        for listener in listeners:
+            store.listen(listener)
         worker = Worker(store, run_class, max_sleep=args.max_sleep,
                         retry_after=args.retry_after)
         with worker.stopped_by_signals():
@@ -107,7 +115,17 @@ def work(args: argparse.Namespace) -> int:
     return 0
 
 
-def _work_items(args: argparse.Namespace, spec: Any) -> int:
+def _listeners(where: list[str]) -> list[Any]:
+    from statechart.cli.runs import Usage
+    from statechart_runtime.listeners import load_listener
+
+    try:
+        return [load_listener(one) for one in where]
+    except ValueError as exc:
+        raise Usage(str(exc)) from None
+
+
+def _work_items(args: argparse.Namespace, spec: Any, listeners: list[Any]) -> int:
     """`--handlers`: timers and work items, by the asynchronous worker."""
     import asyncio
 
@@ -130,7 +148,7 @@ def _work_items(args: argparse.Namespace, spec: Any) -> int:
     async def main() -> AsyncWorker:
         # A missing driver (aiosqlite, psycopg_pool) is the store's StoreError, which says
         # what to install.
-        async with open_async_store(args.store) as store:
+        async with open_async_store(args.store, listeners=listeners) as store:
             worker = AsyncWorker(store, run_class, max_sleep=args.max_sleep,
                                  retry_after=args.retry_after, handlers=handlers,
                                  concurrency=args.concurrency, poll=args.poll,

@@ -25,22 +25,24 @@ from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
-from starlette.routing import Mount
+from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from statechart_runtime.console import api, pages
+from statechart_runtime.console import api, pages, views
 from statechart_runtime.console.auth import (
     Auth,
     Identity,
     Unauthenticated,
     basic_auth,
     basic_auth_from_env,
+    identify,
     trusted_header,
 )
 from statechart_runtime.console.backend import ConsoleStore
 from statechart_runtime.console.core import WAITING, Console, Diagram, Problem
 from statechart_runtime.console.security import SecurityHeaders
 from statechart_runtime.errors import OutcomeUnknown, StoreError, StoreUnavailable
+from statechart_runtime.listeners import Listener
 from statechart_runtime.store import AsyncRunStore, RunStore
 
 __all__ = ["Auth", "Diagram", "Identity", "app", "basic_auth", "basic_auth_from_env",
@@ -50,7 +52,8 @@ __all__ = ["Auth", "Diagram", "Identity", "app", "basic_auth", "basic_auth_from_
 def app(store: RunStore | AsyncRunStore | str, run_classes: Iterable[type[Any]], *,
         auth: Auth | None = None, read_only: bool = False, diagram: Diagram | None = None,
         waiting: Iterable[str] = WAITING, cancel_event: str = "cancel",
-        pool: int = 4) -> Starlette:
+        pool: int = 4, listeners: Iterable[Listener] = (),
+        metrics: bool | Any = False) -> Starlette:
     """The console over `store` for the runs of `run_classes` (generated Run classes; runs
     of other specs are listed, not read). `store`: a URL, opened as an asynchronous store
     (`open_async_store`, a pool of `pool` connections) when the app starts and closed when it
@@ -67,10 +70,27 @@ def app(store: RunStore | AsyncRunStore | str, run_classes: Iterable[type[Any]],
       states marked (`statechart runs serve` draws the compiler's diagram).
     - `waiting`: the tags and statuses that put a run in the inbox (default: `waiting`).
     - `cancel_event`: the event a bulk cancel sends (default: `cancel`).
+    - `listeners`: told of each answer (`Answered`), and, for a store opened from a URL,
+      of everything that store does (statechart_runtime.listeners; a store object given is
+      the caller's: `store.listen` on it).
+    - `metrics`: True (or a `statechart_runtime.metrics.PrometheusMetrics`): serve the
+      Prometheus text exposition of the runs' metrics at `/metrics` (authenticated as the
+      pages are; the `otel` extra), counted by its listener (added to `listeners`) and read
+      from the store at each scrape (runs by status, overdue timers, the work queue).
     """
-    backend = ConsoleStore(store, size=pool, read_only=read_only)
+    run_classes = list(run_classes)
+    prometheus: Any = None
+    if metrics is True:
+        from statechart_runtime.metrics import PrometheusMetrics
+
+        prometheus = PrometheusMetrics(sorted({views.tables(c).name for c in run_classes}))
+    elif metrics:
+        prometheus = metrics
+    listeners = (*listeners, *([prometheus.listener] if prometheus is not None else []))
+    backend = ConsoleStore(store, size=pool, read_only=read_only, listeners=listeners)
     console = Console(backend, run_classes, read_only=read_only, diagram=diagram,
-                      waiting=waiting, cancel_event=cancel_event, auth=auth)
+                      waiting=waiting, cancel_event=cancel_event, auth=auth,
+                      listeners=listeners)
 
     async def problem(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, Problem)
@@ -100,9 +120,20 @@ def app(store: RunStore | AsyncRunStore | str, run_classes: Iterable[type[Any]],
             yield
         finally:
             await backend.close()
+            if metrics is True:  # made here: closed here
+                prometheus.close()
+
+    async def exposition(request: Request) -> Response:
+        await identify(auth, request)
+        await backend.refresh(prometheus.gauges)
+        from prometheus_client import CONTENT_TYPE_LATEST
+
+        return Response(prometheus.text(), media_type=CONTENT_TYPE_LATEST)
+
+    scrape = [Route("/metrics", exposition)] if prometheus is not None else []
 
     static = StaticFiles(directory=Path(__file__).parent / "static")
-    return Starlette(routes=[*api.routes(console), *pages.routes(console),
+    return Starlette(routes=[*scrape, *api.routes(console), *pages.routes(console),
                              Mount("/static", static, name="static")],
                      middleware=[Middleware(SecurityHeaders)], lifespan=lifespan,
                      exception_handlers={Problem: problem, StoreError: store_failed,

@@ -12,12 +12,13 @@ in a worker thread (`anyio.to_thread.run_sync`), one call at a time.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
 import anyio
 import anyio.to_thread
 
+from statechart_runtime.listeners import Listener
 from statechart_runtime.store import (
     AsyncRunStore,
     Change,
@@ -67,6 +68,9 @@ class _Threaded:
     async def head(self, run_class: type[Any], run_id: str) -> Fired:
         return await self._run(lambda: self._store.head(run_class, run_id))
 
+    async def work_counts(self, spec: str) -> dict[tuple[str, str], int]:
+        return await self._run(lambda: self._store.work_counts(spec))
+
     async def history(self, run_id: str, *, first: int = 0, limit: int | None = None
                       ) -> list[HistoryRow]:
         return await self._run(lambda: self._store.history(run_id, first=first, limit=limit))
@@ -98,8 +102,9 @@ class ConsoleStore:
     or a synchronous store called in a worker thread."""
 
     def __init__(self, store: RunStore | AsyncRunStore | str, *, size: int = 4,
-                 read_only: bool = False) -> None:
+                 read_only: bool = False, listeners: Iterable[Listener] = ()) -> None:
         self._url: str | None = None
+        self._listeners = tuple(listeners)  # of the store opened from the URL
         self._store: AsyncRunStore | _Threaded | None = None
         self._size = max(1, size)
         self._read_only = read_only
@@ -139,7 +144,8 @@ class ConsoleStore:
             if self._store is None:
                 assert self._url is not None
                 self._store = await open_async_store(self._url, read_only=self._read_only,
-                                                     pool_size=self._size)
+                                                     pool_size=self._size,
+                                                     listeners=self._listeners)
             return self._store
 
     # -- the calls: each request's reads (or its fire) together -----------------------------
@@ -208,6 +214,10 @@ class ConsoleStore:
         position = after if after is not None else await store.watch_position()
         found = await store.changes(run_class, after=position, limit=limit)
         return (found[-1].position if found else position), found
+
+    async def refresh(self, gauges: Any) -> None:
+        """Read the store's gauges (statechart_runtime.metrics.StoreGauges)."""
+        await gauges.refresh_async(await self._opened())
 
     async def fire(self, run_id: str, run_class: type[Any] | Callable[[str], type[Any]],
                    event: str, *, idempotency_key: str | None, if_revision: int | None,

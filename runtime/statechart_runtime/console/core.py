@@ -36,6 +36,7 @@ from statechart_runtime.errors import (
     StoreUnavailable,
     UnstorableValue,
 )
+from statechart_runtime.listeners import Answered, Listener, Listeners
 from statechart_runtime.run import EventNotAccepted
 from statechart_runtime.store import RunFilter, StoredRun
 
@@ -147,8 +148,10 @@ class Console:
     def __init__(self, store: ConsoleStore, run_classes: Iterable[type[Any]], *,
                  read_only: bool = False, diagram: Diagram | None = None,
                  waiting: Iterable[str] = WAITING, cancel_event: str = "cancel",
-                 auth: Auth | None = None) -> None:
+                 auth: Auth | None = None, listeners: Iterable[Listener] = ()) -> None:
         self.store = store
+        # Told of each answer (Answered), after the store committed it.
+        self.listeners = Listeners(listeners)
         self.auth = auth
         self.classes: dict[str, type[Any]] = {}
         for run_class in run_classes:
@@ -392,6 +395,10 @@ class Console:
             if self.store.store_failed(exc):  # busy, full, damaged, read-only: not the answer's
                 raise  # the app's store error answer (503 or 500)
             raise Problem(409, "refused", str(exc)) from None  # a key used for another answer
+        if self.listeners:
+            self.listeners.notify(Answered(run_id, self._specs.get(run_id, ""), event,
+                                           who.name, fired.applied, fired.revision,
+                                           fired.run.status.value))
         return {"applied": fired.applied, "revision": fired.revision,
                 "events": list(fired.events), "run_id": run_id,
                 "status": fired.run.status.value,

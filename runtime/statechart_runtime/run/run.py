@@ -33,6 +33,8 @@ from statechart_runtime.chart.values import (
 from statechart_runtime.chart.work import EMPTY as NO_WORK
 from statechart_runtime.chart.work import WorkChange, WorkTable
 from statechart_runtime.errors import LimitExceeded, MissingField, RunError
+from statechart_runtime.listeners import Listener, RunListeners
+from statechart_runtime.listeners import Macrostep as _Macrostep
 from statechart_runtime.psm.machine import (
     DirectGuards,
     Machine,
@@ -128,6 +130,10 @@ class Run(Generic[R, S, E]):
     # The spec's work (`work:` of its states; the module's `_WORK`): empty in a module
     # generated before work existed.
     _sc_work: ClassVar[WorkTable] = NO_WORK
+    # Watched (statechart_runtime.listeners.watch): the macrosteps taken since, else None.
+    _sc_watch: list[Any] | None = None
+    # The listeners of this run in memory (`listen`), else None.
+    _sc_heard: RunListeners | None = None
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -369,13 +375,29 @@ class Run(Generic[R, S, E]):
         a JSON payload can be forwarded as it is. A value the transition taken does not set is
         not recorded; a value no transition of the event sets, or one of the wrong type, is a
         TypeError. Timers due by then fire first."""
-        self._send(event, values, None)
+        if self._sc_heard is None:
+            self._send(event, values, None)
+        else:
+            self._sc_heard.observed(self, event, lambda: self._send(event, values, None))
 
     def send_at(self, at: dt.datetime, event: str | E, **values: Any) -> None:
         """`send`, at the time `at` (aware) instead of the clock's: every timer due at or
         before `at` fires first, then the event is taken at `at` (or at the run's last
         transition time, if that is later: a run's time never goes back)."""
-        self._send(event, values, at)
+        if self._sc_heard is None:
+            self._send(event, values, at)
+        else:
+            self._sc_heard.observed(self, event, lambda: self._send(event, values, at))
+
+    def listen(self, listener: Listener) -> Listener:
+        """Tell `listener` of this run's macrosteps and refused events from now on
+        (statechart_runtime.listeners: StepTaken and EventRefused, `via` `run`), after each
+        `send`, `send_at` and `fire_due` returns or raises; returns it. A run a store
+        restores has no listeners of its own: the store tells its listeners after it
+        commits."""
+        if self._sc_heard is None:
+            self._sc_heard = RunListeners()
+        return self._sc_heard.add(listener)
 
     def _send(self, event: str | E, values: dict[str, Any], at: dt.datetime | None) -> None:
         spec = self._sc_spec
@@ -429,6 +451,10 @@ class Run(Generic[R, S, E]):
 
     def _fire(self, event: str, values: dict[str, Any] | None,
               at: dt.datetime | None = None) -> None:
+        if self._sc_heard is not None and not self._sc_heard.busy:
+            # A generated event method's call (`send` is observed before it gets here).
+            self._sc_heard.observed(self, event, lambda: self._fire(event, values, at))
+            return
         if self._pending is not None:
             raise RuntimeError(f"event `{event}` sent while `{self._pending[0]}` is being "
                                "handled; send it after the action returns")
@@ -455,6 +481,10 @@ class Run(Generic[R, S, E]):
         active = self._active
         history_values = dict(machine.history_values) \
             if machine is not None and self._sc_spec.chart.remembers else None
+        watch = self._sc_watch
+        record: Any = self.record
+        first = len(record.history) if watch is not None else 0
+        since = record.lastTransitionAt if watch is not None else None
         self._undo = []
         self._selection = None
         self._pending = (event, checked or _NO_VALUES, at)  # an event is being handled
@@ -484,6 +514,9 @@ class Run(Generic[R, S, E]):
             self._pending = None
             self._effect = None
             self._undo = []
+        if watch is not None:  # watched by a listener: what this macrostep did
+            watch.append(_Macrostep(event, first, len(record.history), self._active,
+                                    record.status.value, at, since))
         if machine is None:
             active = self._active
             # Where a machine built later finds the configuration (document order).
@@ -624,6 +657,8 @@ class Run(Generic[R, S, E]):
         if self._pending is not None:
             raise RuntimeError("fire_due() called while an event is being handled; call it "
                                "after the action returns")
+        if self._sc_heard is not None:
+            return self._sc_heard.observed(self, "", lambda: self._fire_timers(self._when(now)))
         return self._fire_timers(self._when(now))
 
     def _fire_timers(self, when: dt.datetime) -> list[str]:

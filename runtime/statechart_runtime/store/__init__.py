@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import importlib
 import typing
-from collections.abc import Generator
+from collections.abc import Generator, Iterable
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -50,6 +50,7 @@ from statechart_runtime.errors import (
     UnknownName,
     UnstorableValue,
 )
+from statechart_runtime.listeners import Listener
 from statechart_runtime.store._async.run_store import AsyncRunStore
 from statechart_runtime.store._sync.run_store import RunStore
 from statechart_runtime.store._sync.run_store import RunT as RunT  # a name it had before
@@ -121,7 +122,7 @@ def _module(scheme: str, backend: Backend) -> ModuleType:
 
 
 def open_store(url: str | Path, *, timeout: float = 30.0, read_only: bool = False,
-               clock: Clock | None = None) -> RunStore:
+               clock: Clock | None = None, listeners: Iterable[Listener] = ()) -> RunStore:
     """The store at `url`: a file path, `sqlite:///relative/runs.db`, `sqlite:////abs/runs.db`,
     or `postgresql://user:password@host:port/database` (any libpq URL; psycopg 3 must be
     installed: the `postgres` extra). A writable store creates its tables if the database
@@ -130,9 +131,10 @@ def open_store(url: str | Path, *, timeout: float = 30.0, read_only: bool = Fals
     `timeout` is how long a writer waits for another one, and the budget for reconnecting to
     a server that went away, in seconds. `clock` (a `Clock`, as runs take; default: the
     system's UTC time) is the store's one time source: steps, row times and due queries of
-    every call that is not given a time (docs/runs.md, Clocks). Called inside a running
-    event loop: a `BlockingInEventLoop` warning (a RuntimeWarning, once per store), which
-    says to use `open_async_store`."""
+    every call that is not given a time (docs/runs.md, Clocks). `listeners` are told what
+    its calls do, after each commits (`store.listen`, docs/observability.md). Called inside
+    a running event loop: a `BlockingInEventLoop` warning (a RuntimeWarning, once per
+    store), which says to use `open_async_store`."""
     warn_in_event_loop(str(url), set())
     text = str(url)
     scheme, backend = _backend(text)
@@ -140,6 +142,8 @@ def open_store(url: str | Path, *, timeout: float = 30.0, read_only: bool = Fals
                                                         read_only=read_only)
     if clock is not None:
         store.clock = clock
+    for listener in listeners:
+        store.listen(listener)
     return store
 
 
@@ -156,6 +160,7 @@ class _Opening:
         text = self._url
         scheme, backend = _backend(text)
         clock = self._kwargs.pop("clock")
+        listeners = self._kwargs.pop("listeners")
         module = _module(scheme, backend)
         try:
             store: AsyncRunStore = await module.open_async_url(text, **self._kwargs)
@@ -163,6 +168,8 @@ class _Opening:
             raise _missing(scheme, exc, backend.install_async) from None
         if clock is not None:
             store.clock = clock
+        for listener in listeners:
+            store.listen(listener)
         return store
 
     def __await__(self) -> Generator[Any, None, AsyncRunStore]:
@@ -179,7 +186,8 @@ class _Opening:
 
 def open_async_store(url: str | Path, *, timeout: float = 30.0, read_only: bool = False,
                      clock: Clock | None = None, pool_size: int | None = None,
-                     pool_timeout: float | None = None) -> _Opening:
+                     pool_timeout: float | None = None,
+                     listeners: Iterable[Listener] = ()) -> _Opening:
     """The asynchronous store at `url` (as `open_store`'s), its operations coroutines,
     serving any number of tasks at once: `store = await open_async_store(url)` (then `await
     store.close()`, or `async with store:`), or `async with open_async_store(url) as
@@ -187,6 +195,7 @@ def open_async_store(url: str | Path, *, timeout: float = 30.0, read_only: bool 
     connections (PostgreSQL: psycopg_pool, default 8; SQLite: aiosqlite, a thread each,
     default 1). A call that finds no connection free within `pool_timeout` seconds (default:
     `timeout`) raises PoolExhausted. Needs the `postgres` extra (PostgreSQL) or the
-    `sqlite-async` extra."""
+    `sqlite-async` extra. `listeners`: as `open_store`'s."""
     return _Opening(str(url), {"timeout": timeout, "read_only": read_only, "clock": clock,
-                               "pool_size": pool_size, "pool_timeout": pool_timeout})
+                               "pool_size": pool_size, "pool_timeout": pool_timeout,
+                               "listeners": tuple(listeners)})

@@ -16,9 +16,11 @@ it at once: each call leases a connection for its transaction.
 from __future__ import annotations
 
 import asyncio
+import collections
 import datetime as dt
 import functools
 import json
+import logging
 import random
 import time
 import uuid
@@ -26,10 +28,12 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager, suppress
 from typing import Any, Self, TypeVar
 
+from statechart_runtime import listeners as heard
 from statechart_runtime.chart.values import Clock, is_aware, now, utcnow
 from statechart_runtime.chart.work import work_of
 from statechart_runtime.errors import (
     ConcurrentUpdate,
+    LeaseLost,
     ReadOnlyStore,
     RunError,
     RunIdTaken,
@@ -38,10 +42,12 @@ from statechart_runtime.errors import (
     TimerFailed,
     WorkEnded,
 )
+from statechart_runtime.listeners import Listener, Listeners
 from statechart_runtime.run import Run, spec_of, steps_without_machine
 from statechart_runtime.store._async import is_async
 from statechart_runtime.store.core import (
     failures,
+    observe,
     pages,
     restore,
     rows,
@@ -70,6 +76,9 @@ RunT = TypeVar("RunT", bound=Run[Any, Any, Any])
 # How many of the runs due first a claim that is only a read (SQLite) picks one of, once
 # overtaken.
 _CLAIM_AMONG = 8
+# How many runs' contexts (`_context`) a store remembers.
+_CONTEXTS = 10_000
+LOG = logging.getLogger("statechart_runtime.listeners")
 
 
 class Attempt:
@@ -111,6 +120,10 @@ class AsyncRunStore:
         self._db: Any = None  # the synchronous store's one connection
         self._closed = False  # closed by `close()`: every call is refused, none reconnects
         self._warned: set[str] = set()  # what this store warned of already
+        # Told of what its calls did, after they committed (statechart_runtime.listeners).
+        self.listeners = Listeners()
+        # Run id -> the context its listeners keep with it (`_context`): it never changes.
+        self._contexts: collections.OrderedDict[str, str | None] = collections.OrderedDict()
         if is_async():
             pass  # opened by `await store.open()` (open_async_store does)
         else:
@@ -225,6 +238,40 @@ class AsyncRunStore:
     def now(self) -> dt.datetime:
         """The store's clock's time (aware; TypeError for a clock that is not)."""
         return now(self.clock)
+
+    # -- listeners (statechart_runtime.listeners) -----------------------------------------
+
+    def listen(self, listener: Listener) -> Listener:
+        """Tell `listener` what this store's calls do from now on, after each commits
+        (docs/observability.md); returns it."""
+        return self.listeners.add(listener)
+
+    def unlisten(self, listener: Listener) -> None:
+        """Stop telling `listener` (ValueError if it does not listen here)."""
+        self.listeners.remove(listener)
+
+    async def _context(self, run_id: str) -> str | None:
+        """The context a listener kept with the run when it was created (a tracing
+        listener's trace context), or None; read only when a listener wants it, once per run
+        (it never changes), after the call committed: a failure to read it is logged, the
+        listeners are told without it."""
+        if not self.listeners.wants_context:
+            return None
+        if run_id in self._contexts:
+            return self._contexts[run_id]
+        try:
+            found = await self._rows(self.sql.read_context, (run_id,))
+        except Exception:
+            LOG.exception("the trace context of run %r could not be read", run_id)
+            return None
+        context = found[0][0] if found else None
+        self._remember_context(run_id, context)
+        return context
+
+    def _remember_context(self, run_id: str, context: str | None) -> None:
+        self._contexts[run_id] = context
+        while len(self._contexts) > _CONTEXTS:
+            self._contexts.popitem(last=False)
 
     # -- the store's own schema ----------------------------------------------------------
 
@@ -371,13 +418,16 @@ class AsyncRunStore:
         record: Any = run.record
         spec = spec_of(run)
         created = Mark(0, 0, 0, (), rewrite=True)
+        # What a listener keeps with the run (a tracing listener's context), made first.
+        context = self.listeners.new_run_context(record.runId, spec.name) \
+            if self.listeners.wants_context else None
 
         async def work(db: Any) -> None:
             if await (await db.execute(self.sql.run_exists, (record.runId,))).fetchone():
                 raise RunIdTaken(record.runId)
             at = utc_text(self.now())
             await db.execute(self.sql.insert_run, (record.runId, spec.name, spec.version,
-                                                   record.status.value, at, at))
+                                                   record.status.value, at, at, context))
             await self._write(db, writes.writes(self.sql, run, created, at), created,
                               locked=True)
 
@@ -386,6 +436,11 @@ class AsyncRunStore:
         await self._with_retries(work, repeatable=False,
                                  duplicate=lambda: RunIdTaken(record.runId))
         saved(run, created, 1)
+        if self.listeners:
+            if self.listeners.wants_context:
+                self._remember_context(record.runId, context)
+            self.listeners.notify(observe.created(run, record.lastTransitionAt, context))
+            observe.watch(self.listeners, run)  # steps taken on it next: told when saved
 
     async def load(self, run_class: type[RunT], run_id: str, **kwargs: Any) -> RunT:
         """The stored run `run_id`, restored as a `run_class` (keyword arguments go to
@@ -398,7 +453,9 @@ class AsyncRunStore:
                 raise RunNotFound(run_id)
             steps = await (await db.execute(self.sql.steps, (run_id,))).fetchall()
             return restore.full_run(run_class, run_id, tuple(row), steps, self.clock, kwargs)
-        return await self._read(work)
+        run = await self._read(work)
+        observe.watch(self.listeners, run)  # its steps in memory are told when it is saved
+        return run
 
     async def _checked_head(self, db: Any, run_id: str, sql: str) -> tuple[Any, ...]:
         """The run's head read by `sql`, with what `restore.head_run` checks it against:
@@ -442,6 +499,7 @@ class AsyncRunStore:
         """Save a run this store created or loaded; its new revision. ConcurrentUpdate if
         the stored run was saved since (by this process or another): nothing is written."""
         self._writable()
+        started = time.time() if self.listeners else 0.0  # for the listeners
         mark = mark_of(run)
         stored = writes.writes(self.sql, run, mark, utc_text(self.now()))
 
@@ -450,6 +508,9 @@ class AsyncRunStore:
 
         revision = await self._with_retries(work, repeatable=False)
         saved(run, mark, revision)
+        if self.listeners:
+            observe.steps(self.listeners, run, "save", started,
+                          await self._context(run.record.runId))
         return revision
 
     async def _write(self, db: Any, stored: Writes, mark: Mark, *, locked: bool) -> int:
@@ -500,8 +561,24 @@ class AsyncRunStore:
         applied key is answered as such first). A busy database is retried up to
         `max_attempts` times, a lost connection for up to `timeout` seconds."""
         self._writable()
+        started = time.time() if self.listeners else 0.0  # for the listeners
+        try:
+            return await self._fire(run_class, run_id, event, idempotency_key, at,
+                                    if_revision, values, started)
+        except RunError as refusal:
+            if self.listeners:
+                self.listeners.notify(observe.refused(
+                    run_class, run_id, event, refusal, "fire", started,
+                    await self._context(run_id)))
+            raise
+
+    async def _fire(self, run_class: type[RunT], run_id: str, event: Any,
+                    idempotency_key: str | None, at: dt.datetime | None,
+                    if_revision: int | None, values: dict[str, Any], started: float
+                    ) -> Fired:
         spec = spec_of(run_class)
         name = event.value if isinstance(event, spec.event_enum) else event
+        ran: list[Any] = []  # the run the committed write stored
         try:
             key_values = "" if idempotency_key is None else json.dumps(
                 {f: json_value(spec, f, v) for f, v in values.items()}, sort_keys=True)
@@ -534,6 +611,8 @@ class AsyncRunStore:
             if if_revision is not None and row[2] != if_revision:
                 raise ConcurrentUpdate(run_id, if_revision, row[2])
             run = await self._head_run(db, run_class, run_id, row)
+            if self.listeners:
+                heard.watch(run)
             mark = mark_of(run)
             when = at if at is not None else self.now()  # the one time of this call
             try:
@@ -548,11 +627,13 @@ class AsyncRunStore:
         async def write(computed: Computed, stored: Writes, db: Any, *, locked: bool
                         ) -> Fired | RunError:
             run, mark, stamp, refusal = computed
+            ran.clear()
             revision = await self._write(db, stored, mark, locked=locked)
             if refusal is None and idempotency_key is not None:
                 await db.execute(self.sql.insert_key, (run_id, idempotency_key, name,
                                                        key_values, revision, call, stamp))
             saved(run, mark, revision)
+            ran.append(run)
             return refusal if refusal is not None else Fired(run, True, revision, [name])
 
         async def work(db: Any) -> Fired | RunError:  # holding the run from read to write
@@ -599,6 +680,8 @@ class AsyncRunStore:
                     continue
         if done is None:  # overtaken every time, or a backend that holds the run
             done = await self._with_retries(work, repeatable=repeatable)
+        if self.listeners and ran:
+            observe.steps(self.listeners, ran[0], "fire", started, await self._context(run_id))
         if isinstance(done, RunError):
             raise done  # refused, after the timers that fired were committed
         return done
@@ -613,13 +696,18 @@ class AsyncRunStore:
         once. A timer whose guards said no is saved as declined, so `next_due` moves on to
         the run's next timer."""
         self._writable()
+        started = time.time() if self.listeners else 0.0  # for the listeners
         when = now if now is not None else self.now()  # the one time of this call
+        done = None
         if self._computes_before_locking(run_class):
             done = await self._fire_due_unlocked(run_class, run_id, when)
-            if done is not None:
-                return done
-        return await self._with_retries(
-            functools.partial(self._fire_due, run_class, run_id, when), repeatable=False)
+        if done is None:
+            done = await self._with_retries(
+                functools.partial(self._fire_due, run_class, run_id, when), repeatable=False)
+        if self.listeners and done.applied:
+            observe.steps(self.listeners, done.run, "fire_due", started,
+                          await self._context(run_id))
+        return done
 
     def _computes_before_locking(self, run_class: type[Run[Any, Any, Any]]) -> bool:
         """Whether a step of `run_class` is computed before the write lock is taken and
@@ -636,6 +724,8 @@ class AsyncRunStore:
         events fired; a Fired (`applied` False) when nothing is to be written: no timer was
         due, and none was declined."""
         run = await self._head_run(db, run_class, run_id, row)
+        if self.listeners:
+            heard.watch(run)
         mark = mark_of(run)
         armed = list(run.timers)
         events = tuple(run.fire_due(when))
@@ -740,10 +830,16 @@ class AsyncRunStore:
                     return done
             return await self._with_retries(work, repeatable=False)  # overtaken every time
 
+        started = time.time() if self.listeners else 0.0  # for the listeners
         try:
             if self._computes_before_locking(run_class):
-                return await unlocked()
-            return await self._with_retries(work, repeatable=False)
+                done = await unlocked()
+            else:
+                done = await self._with_retries(work, repeatable=False)
+            if self.listeners and done is not None and done.applied:
+                observe.steps(self.listeners, done.run, "fire_due", started,
+                              await self._context(done.run.record.runId))
+            return done
         except Exception as exc:
             # The claimed run's own failure (a guard raised, a value or a row the database
             # refuses), unless it is the store's: then no other run would fare better.
@@ -795,12 +891,14 @@ class AsyncRunStore:
         spec = spec_of(run_class)
         args = (spec.name, utc_text(at), *self.sql.skip_arg(states), spec.version)
         claim = self.sql.claim_work()
+        expired: list[str | None] = [None]  # whose lease the claim found expired
 
         async def take(db: Any) -> work_core.WorkClaim | None:
             row = await (await db.execute(claim, args)).fetchone()
             if row is None:
                 return None
             key, run_id, state, handler, attempts, failures, token, held_by, lease = row[:9]
+            expired[0] = held_by
             state_work = table.get(state)
             assert state_work is not None  # the claim reads the class's work states only
             exhausted = False
@@ -822,7 +920,17 @@ class AsyncRunStore:
             return work_core.WorkClaim(key, run_id, state, handler, attempts + 1, token + 1,
                                        owner, until, exhausted, record)
 
-        return await self._with_retries(take, repeatable=False)
+        taken = await self._with_retries(take, repeatable=False)
+        if self.listeners and taken is not None:
+            self.listeners.notify(observe.claimed(run_class, taken, at, expired[0],
+                                                  await self._context(taken.run_id)))
+        return taken
+
+    async def _lease_lost(self, run_class: type[Run[Any, Any, Any]],
+                          claim: work_core.WorkClaim, call: str, exc: LeaseLost) -> None:
+        if self.listeners:
+            self.listeners.notify(observe.lease_lost(run_class, claim, call, exc,
+                                                     await self._context(claim.run_id)))
 
     async def heartbeat_work(self, run_class: type[Run[Any, Any, Any]],
                              claim: work_core.WorkClaim, now: dt.datetime | None = None
@@ -842,7 +950,11 @@ class AsyncRunStore:
                                                      claim.key))
             return until
 
-        return await self._with_retries(extend, repeatable=True)
+        try:
+            return await self._with_retries(extend, repeatable=True)
+        except LeaseLost as exc:
+            await self._lease_lost(run_class, claim, "heartbeat_work", exc)
+            raise
 
     async def release_work(self, run_class: type[Run[Any, Any, Any]],
                            claim: work_core.WorkClaim, now: dt.datetime | None = None) -> None:
@@ -859,7 +971,11 @@ class AsyncRunStore:
                                                     claim.key, claim.attempt))
             await db.execute(self.sql.release_item, (utc_text(at), claim.key))
 
-        await self._with_retries(release, repeatable=False)
+        try:
+            await self._with_retries(release, repeatable=False)
+        except LeaseLost as exc:
+            await self._lease_lost(run_class, claim, "release_work", exc)
+            raise
 
     async def _held_item(self, db: Any, run_class: type[RunT], claim: work_core.WorkClaim,
                          at: dt.datetime) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
@@ -878,6 +994,8 @@ class AsyncRunStore:
         """The run from its held `head` with `event` taken at `at`, and what writes it;
         the run's refusal raises (nothing written)."""
         run = await self._head_run(db, run_class, run_id, head)
+        if self.listeners:
+            heard.watch(run)
         mark = mark_of(run)
         run.send_at(at, event, **values)
         return run, mark, writes.writes(self.sql, run, mark, utc_text(at))
@@ -922,7 +1040,24 @@ class AsyncRunStore:
             saved(run, mark, revision)
             return Fired(run, True, revision, [name])
 
-        return await self._with_retries(apply, repeatable=True)
+        started = time.time() if self.listeners else 0.0  # for the listeners
+        try:
+            done = await self._with_retries(apply, repeatable=True)
+        except LeaseLost as exc:
+            await self._lease_lost(run_class, claim, "complete_work", exc)
+            raise
+        except RunError as refusal:
+            if self.listeners:
+                self.listeners.notify(observe.refused(
+                    run_class, claim.run_id, name, refusal, "work", started,
+                    await self._context(claim.run_id), claim))
+            raise
+        if self.listeners:
+            context = await self._context(claim.run_id)
+            observe.steps(self.listeners, done.run, "work", started, context, claim)
+            self.listeners.notify(observe.completed(run_class, claim, name, done.applied,
+                                                    started, context))
+        return done
 
     async def fail_work(self, run_class: type[RunT], claim: work_core.WorkClaim, error: str, *,
                         now: dt.datetime | None = None, **values: Any) -> work_core.Failure:
@@ -966,7 +1101,24 @@ class AsyncRunStore:
             saved(run, mark, revision)
             return work_core.Failure(None, Fired(run, True, revision, [state_work.error]), None)
 
-        return await self._with_retries(record, repeatable=False)
+        started = time.time() if self.listeners else 0.0  # for the listeners
+        try:
+            failure = await self._with_retries(record, repeatable=False)
+        except LeaseLost as exc:
+            await self._lease_lost(run_class, claim, "fail_work", exc)
+            raise
+        if self.listeners:
+            context = await self._context(claim.run_id)
+            if failure.fired is not None:
+                observe.steps(self.listeners, failure.fired.run, "work", started, context,
+                              claim)
+            if failure.refused is not None and state_work.error is not None:
+                self.listeners.notify(observe.refused(
+                    run_class, claim.run_id, state_work.error, failure.refused, "work",
+                    started, context, claim))
+            self.listeners.notify(observe.failed(run_class, claim, error, failure, started,
+                                                 context))
+        return failure
 
     async def work_items(self, run_id: str) -> list[work_core.WorkItem]:
         """The run's work items, oldest first, each with its attempts: what is pending,
@@ -979,6 +1131,13 @@ class AsyncRunStore:
 
         items, attempts = await self._read(read)
         return work_core.items_of(items, attempts)
+
+    async def work_counts(self, spec: str) -> dict[tuple[str, str], int]:
+        """How many open work items of the spec named `spec` each handler has, by status:
+        {(handler, `pending` or `claimed`): count} (one read of the open items' index:
+        statechart_runtime.metrics' queue depth)."""
+        found = await self._rows(self.sql.work_counts, (spec,))
+        return {(row[0], row[1]): int(row[2]) for row in found}
 
     # -- queries -------------------------------------------------------------------------
 

@@ -7,19 +7,23 @@ DO NOT EDIT (edit the source, then run the script).
 """
 from __future__ import annotations
 import time
+import collections
 import datetime as dt
 import functools
 import json
+import logging
 import random
 import uuid
 from collections.abc import Iterator, Callable, Sequence
 from contextlib import contextmanager, suppress
 from typing import Any, Self, TypeVar
+from statechart_runtime import listeners as heard
 from statechart_runtime.chart.values import Clock, is_aware, now, utcnow
 from statechart_runtime.chart.work import work_of
-from statechart_runtime.errors import ConcurrentUpdate, ReadOnlyStore, RunError, RunIdTaken, RunNotFound, StoreError, TimerFailed, WorkEnded
+from statechart_runtime.errors import ConcurrentUpdate, LeaseLost, ReadOnlyStore, RunError, RunIdTaken, RunNotFound, StoreError, TimerFailed, WorkEnded
+from statechart_runtime.listeners import Listener, Listeners
 from statechart_runtime.run import Run, spec_of, steps_without_machine
-from statechart_runtime.store.core import failures, pages, restore, rows, schema, versions, writes
+from statechart_runtime.store.core import failures, observe, pages, restore, rows, schema, versions, writes
 from statechart_runtime.store.core import watch as watch_core
 from statechart_runtime.store.core import work as work_core
 from statechart_runtime.store.core.checks import utc_text
@@ -30,6 +34,8 @@ from statechart_runtime.store.core.writes import Computed, Fired, Mark, Writes, 
 T = TypeVar('T')
 RunT = TypeVar('RunT', bound=Run[Any, Any, Any])
 _CLAIM_AMONG = 8
+_CONTEXTS = 10000
+LOG = logging.getLogger('statechart_runtime.listeners')
 
 class Attempt:
     """One attempt of a call: whether it reached its COMMIT (a failure from there on may
@@ -57,6 +63,8 @@ class RunStore:
         self._db: Any = None
         self._closed = False
         self._warned: set[str] = set()
+        self.listeners = Listeners()
+        self._contexts: collections.OrderedDict[str, str | None] = collections.OrderedDict()
         self.open()
 
     def _connect(self) -> Any:
@@ -136,6 +144,38 @@ class RunStore:
     def now(self) -> dt.datetime:
         """The store's clock's time (aware; TypeError for a clock that is not)."""
         return now(self.clock)
+
+    def listen(self, listener: Listener) -> Listener:
+        """Tell `listener` what this store's calls do from now on, after each commits
+        (docs/observability.md); returns it."""
+        return self.listeners.add(listener)
+
+    def unlisten(self, listener: Listener) -> None:
+        """Stop telling `listener` (ValueError if it does not listen here)."""
+        self.listeners.remove(listener)
+
+    def _context(self, run_id: str) -> str | None:
+        """The context a listener kept with the run when it was created (a tracing
+        listener's trace context), or None; read only when a listener wants it, once per run
+        (it never changes), after the call committed: a failure to read it is logged, the
+        listeners are told without it."""
+        if not self.listeners.wants_context:
+            return None
+        if run_id in self._contexts:
+            return self._contexts[run_id]
+        try:
+            found = self._rows(self.sql.read_context, (run_id,))
+        except Exception:
+            LOG.exception('the trace context of run %r could not be read', run_id)
+            return None
+        context = found[0][0] if found else None
+        self._remember_context(run_id, context)
+        return context
+
+    def _remember_context(self, run_id: str, context: str | None) -> None:
+        self._contexts[run_id] = context
+        while len(self._contexts) > _CONTEXTS:
+            self._contexts.popitem(last=False)
 
     def _schema_version(self, db: Any) -> int:
         """The store's schema version, -1 for a database with no store tables at all."""
@@ -257,15 +297,21 @@ class RunStore:
         record: Any = run.record
         spec = spec_of(run)
         created = Mark(0, 0, 0, (), rewrite=True)
+        context = self.listeners.new_run_context(record.runId, spec.name) if self.listeners.wants_context else None
 
         def work(db: Any) -> None:
             if db.execute(self.sql.run_exists, (record.runId,)).fetchone():
                 raise RunIdTaken(record.runId)
             at = utc_text(self.now())
-            db.execute(self.sql.insert_run, (record.runId, spec.name, spec.version, record.status.value, at, at))
+            db.execute(self.sql.insert_run, (record.runId, spec.name, spec.version, record.status.value, at, at, context))
             self._write(db, writes.writes(self.sql, run, created, at), created, locked=True)
         self._with_retries(work, repeatable=False, duplicate=lambda: RunIdTaken(record.runId))
         saved(run, created, 1)
+        if self.listeners:
+            if self.listeners.wants_context:
+                self._remember_context(record.runId, context)
+            self.listeners.notify(observe.created(run, record.lastTransitionAt, context))
+            observe.watch(self.listeners, run)
 
     def load(self, run_class: type[RunT], run_id: str, **kwargs: Any) -> RunT:
         """The stored run `run_id`, restored as a `run_class` (keyword arguments go to
@@ -279,7 +325,9 @@ class RunStore:
                 raise RunNotFound(run_id)
             steps = db.execute(self.sql.steps, (run_id,)).fetchall()
             return restore.full_run(run_class, run_id, tuple(row), steps, self.clock, kwargs)
-        return self._read(work)
+        run = self._read(work)
+        observe.watch(self.listeners, run)
+        return run
 
     def _checked_head(self, db: Any, run_id: str, sql: str) -> tuple[Any, ...]:
         """The run's head read by `sql`, with what `restore.head_run` checks it against:
@@ -321,6 +369,7 @@ class RunStore:
         """Save a run this store created or loaded; its new revision. ConcurrentUpdate if
         the stored run was saved since (by this process or another): nothing is written."""
         self._writable()
+        started = time.time() if self.listeners else 0.0
         mark = mark_of(run)
         stored = writes.writes(self.sql, run, mark, utc_text(self.now()))
 
@@ -328,6 +377,8 @@ class RunStore:
             return self._write(db, stored, mark, locked=False)
         revision = self._with_retries(work, repeatable=False)
         saved(run, mark, revision)
+        if self.listeners:
+            observe.steps(self.listeners, run, 'save', started, self._context(run.record.runId))
         return revision
 
     def _write(self, db: Any, stored: Writes, mark: Mark, *, locked: bool) -> int:
@@ -370,8 +421,18 @@ class RunStore:
         applied key is answered as such first). A busy database is retried up to
         `max_attempts` times, a lost connection for up to `timeout` seconds."""
         self._writable()
+        started = time.time() if self.listeners else 0.0
+        try:
+            return self._fire(run_class, run_id, event, idempotency_key, at, if_revision, values, started)
+        except RunError as refusal:
+            if self.listeners:
+                self.listeners.notify(observe.refused(run_class, run_id, event, refusal, 'fire', started, self._context(run_id)))
+            raise
+
+    def _fire(self, run_class: type[RunT], run_id: str, event: Any, idempotency_key: str | None, at: dt.datetime | None, if_revision: int | None, values: dict[str, Any], started: float) -> Fired:
         spec = spec_of(run_class)
         name = event.value if isinstance(event, spec.event_enum) else event
+        ran: list[Any] = []
         try:
             key_values = '' if idempotency_key is None else json.dumps({f: json_value(spec, f, v) for f, v in values.items()}, sort_keys=True)
         except ValueError as exc:
@@ -395,6 +456,8 @@ class RunStore:
             if if_revision is not None and row[2] != if_revision:
                 raise ConcurrentUpdate(run_id, if_revision, row[2])
             run = self._head_run(db, run_class, run_id, row)
+            if self.listeners:
+                heard.watch(run)
             mark = mark_of(run)
             when = at if at is not None else self.now()
             try:
@@ -407,10 +470,12 @@ class RunStore:
 
         def write(computed: Computed, stored: Writes, db: Any, *, locked: bool) -> Fired | RunError:
             run, mark, stamp, refusal = computed
+            ran.clear()
             revision = self._write(db, stored, mark, locked=locked)
             if refusal is None and idempotency_key is not None:
                 db.execute(self.sql.insert_key, (run_id, idempotency_key, name, key_values, revision, call, stamp))
             saved(run, mark, revision)
+            ran.append(run)
             return refusal if refusal is not None else Fired(run, True, revision, [name])
 
         def work(db: Any) -> Fired | RunError:
@@ -446,6 +511,8 @@ class RunStore:
                     continue
         if done is None:
             done = self._with_retries(work, repeatable=repeatable)
+        if self.listeners and ran:
+            observe.steps(self.listeners, ran[0], 'fire', started, self._context(run_id))
         if isinstance(done, RunError):
             raise done
         return done
@@ -459,12 +526,16 @@ class RunStore:
         once. A timer whose guards said no is saved as declined, so `next_due` moves on to
         the run's next timer."""
         self._writable()
+        started = time.time() if self.listeners else 0.0
         when = now if now is not None else self.now()
+        done = None
         if self._computes_before_locking(run_class):
             done = self._fire_due_unlocked(run_class, run_id, when)
-            if done is not None:
-                return done
-        return self._with_retries(functools.partial(self._fire_due, run_class, run_id, when), repeatable=False)
+        if done is None:
+            done = self._with_retries(functools.partial(self._fire_due, run_class, run_id, when), repeatable=False)
+        if self.listeners and done.applied:
+            observe.steps(self.listeners, done.run, 'fire_due', started, self._context(run_id))
+        return done
 
     def _computes_before_locking(self, run_class: type[Run[Any, Any, Any]]) -> bool:
         """Whether a step of `run_class` is computed before the write lock is taken and
@@ -478,6 +549,8 @@ class RunStore:
         events fired; a Fired (`applied` False) when nothing is to be written: no timer was
         due, and none was declined."""
         run = self._head_run(db, run_class, run_id, row)
+        if self.listeners:
+            heard.watch(run)
         mark = mark_of(run)
         armed = list(run.timers)
         events = tuple(run.fire_due(when))
@@ -560,10 +633,15 @@ class RunStore:
                 if done is not None:
                     return done
             return self._with_retries(work, repeatable=False)
+        started = time.time() if self.listeners else 0.0
         try:
             if self._computes_before_locking(run_class):
-                return unlocked()
-            return self._with_retries(work, repeatable=False)
+                done = unlocked()
+            else:
+                done = self._with_retries(work, repeatable=False)
+            if self.listeners and done is not None and done.applied:
+                observe.steps(self.listeners, done.run, 'fire_due', started, self._context(done.run.record.runId))
+            return done
         except Exception as exc:
             if not claimed or isinstance(exc, TimerFailed) or self.store_failed(exc):
                 raise
@@ -605,12 +683,14 @@ class RunStore:
         spec = spec_of(run_class)
         args = (spec.name, utc_text(at), *self.sql.skip_arg(states), spec.version)
         claim = self.sql.claim_work()
+        expired: list[str | None] = [None]
 
         def take(db: Any) -> work_core.WorkClaim | None:
             row = db.execute(claim, args).fetchone()
             if row is None:
                 return None
             key, run_id, state, handler, attempts, failures, token, held_by, lease = row[:9]
+            expired[0] = held_by
             state_work = table.get(state)
             assert state_work is not None
             exhausted = False
@@ -627,7 +707,14 @@ class RunStore:
                 with suppress(RunError, StoreError):
                     record = restore.head_record(run_class, run_id, head)
             return work_core.WorkClaim(key, run_id, state, handler, attempts + 1, token + 1, owner, until, exhausted, record)
-        return self._with_retries(take, repeatable=False)
+        taken = self._with_retries(take, repeatable=False)
+        if self.listeners and taken is not None:
+            self.listeners.notify(observe.claimed(run_class, taken, at, expired[0], self._context(taken.run_id)))
+        return taken
+
+    def _lease_lost(self, run_class: type[Run[Any, Any, Any]], claim: work_core.WorkClaim, call: str, exc: LeaseLost) -> None:
+        if self.listeners:
+            self.listeners.notify(observe.lease_lost(run_class, claim, call, exc, self._context(claim.run_id)))
 
     def heartbeat_work(self, run_class: type[Run[Any, Any, Any]], claim: work_core.WorkClaim, now: dt.datetime | None=None) -> dt.datetime:
         """Extend `claim`'s lease by the work's heartbeat (its timeout without one) from
@@ -643,7 +730,11 @@ class RunStore:
             until = at + lease
             db.execute(self.sql.extend_lease, (utc_text(until), utc_text(until), claim.key))
             return until
-        return self._with_retries(extend, repeatable=True)
+        try:
+            return self._with_retries(extend, repeatable=True)
+        except LeaseLost as exc:
+            self._lease_lost(run_class, claim, 'heartbeat_work', exc)
+            raise
 
     def release_work(self, run_class: type[Run[Any, Any, Any]], claim: work_core.WorkClaim, now: dt.datetime | None=None) -> None:
         """Give the item back unfinished (a worker shutting down): claimable again at once,
@@ -657,7 +748,11 @@ class RunStore:
             work_core.check_held(claim, None if row is None else row[:5], at)
             db.execute(self.sql.end_attempt, (utc_text(at), work_core.RELEASED, None, claim.key, claim.attempt))
             db.execute(self.sql.release_item, (utc_text(at), claim.key))
-        self._with_retries(release, repeatable=False)
+        try:
+            self._with_retries(release, repeatable=False)
+        except LeaseLost as exc:
+            self._lease_lost(run_class, claim, 'release_work', exc)
+            raise
 
     def _held_item(self, db: Any, run_class: type[RunT], claim: work_core.WorkClaim, at: dt.datetime) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
         """The claimed item's run head and the item's row, in the caller's write
@@ -672,6 +767,8 @@ class RunStore:
         """The run from its held `head` with `event` taken at `at`, and what writes it;
         the run's refusal raises (nothing written)."""
         run = self._head_run(db, run_class, run_id, head)
+        if self.listeners:
+            heard.watch(run)
         mark = mark_of(run)
         run.send_at(at, event, **values)
         return (run, mark, writes.writes(self.sql, run, mark, utc_text(at)))
@@ -706,7 +803,21 @@ class RunStore:
             revision = self._write(db, stored, mark, locked=True)
             saved(run, mark, revision)
             return Fired(run, True, revision, [name])
-        return self._with_retries(apply, repeatable=True)
+        started = time.time() if self.listeners else 0.0
+        try:
+            done = self._with_retries(apply, repeatable=True)
+        except LeaseLost as exc:
+            self._lease_lost(run_class, claim, 'complete_work', exc)
+            raise
+        except RunError as refusal:
+            if self.listeners:
+                self.listeners.notify(observe.refused(run_class, claim.run_id, name, refusal, 'work', started, self._context(claim.run_id), claim))
+            raise
+        if self.listeners:
+            context = self._context(claim.run_id)
+            observe.steps(self.listeners, done.run, 'work', started, context, claim)
+            self.listeners.notify(observe.completed(run_class, claim, name, done.applied, started, context))
+        return done
 
     def fail_work(self, run_class: type[RunT], claim: work_core.WorkClaim, error: str, *, now: dt.datetime | None=None, **values: Any) -> work_core.Failure:
         """Record the claim's attempt as failed with `error` (why, for people): the item is
@@ -741,7 +852,20 @@ class RunStore:
             revision = self._write(db, stored, mark, locked=True)
             saved(run, mark, revision)
             return work_core.Failure(None, Fired(run, True, revision, [state_work.error]), None)
-        return self._with_retries(record, repeatable=False)
+        started = time.time() if self.listeners else 0.0
+        try:
+            failure = self._with_retries(record, repeatable=False)
+        except LeaseLost as exc:
+            self._lease_lost(run_class, claim, 'fail_work', exc)
+            raise
+        if self.listeners:
+            context = self._context(claim.run_id)
+            if failure.fired is not None:
+                observe.steps(self.listeners, failure.fired.run, 'work', started, context, claim)
+            if failure.refused is not None and state_work.error is not None:
+                self.listeners.notify(observe.refused(run_class, claim.run_id, state_work.error, failure.refused, 'work', started, context, claim))
+            self.listeners.notify(observe.failed(run_class, claim, error, failure, started, context))
+        return failure
 
     def work_items(self, run_id: str) -> list[work_core.WorkItem]:
         """The run's work items, oldest first, each with its attempts: what is pending,
@@ -753,6 +877,13 @@ class RunStore:
             return (items, attempts)
         items, attempts = self._read(read)
         return work_core.items_of(items, attempts)
+
+    def work_counts(self, spec: str) -> dict[tuple[str, str], int]:
+        """How many open work items of the spec named `spec` each handler has, by status:
+        {(handler, `pending` or `claimed`): count} (one read of the open items' index:
+        statechart_runtime.metrics' queue depth)."""
+        found = self._rows(self.sql.work_counts, (spec,))
+        return {(row[0], row[1]): int(row[2]) for row in found}
 
     def history(self, run_id: str, *, event: str | None=None, since: dt.datetime | None=None, until: dt.datetime | None=None, first: int=0, limit: int | None=None) -> list[HistoryRow]:
         """The stored transitions of `run_id` in order, optionally only those of `event`

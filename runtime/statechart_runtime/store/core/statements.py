@@ -23,7 +23,9 @@ class Statements:
     read_version: str  # -> the schema_version row of store_meta, if any
     write_version: str  # (version text): insert or replace it
     run_exists: str  # (run_id)
-    insert_run: str  # (run_id, spec, spec_version, status, created_at, updated_at)
+    # (run_id, spec, spec_version, status, created_at, updated_at, trace_context)
+    insert_run: str
+    read_context: str  # (run_id) -> trace_context: what a listener keeps with the run
     head: str  # (run_id) -> spec, spec_version, revision, steps, record, status
     head_locked: str  # the same, holding the run's row until the transaction ends
     # (run_id, run_id) -> one row: what `fire` checks the head against (checks.py):
@@ -88,6 +90,8 @@ class Statements:
     release_item: str  # (ready_at, key): pending again, at once
     items_of_run: str  # (run_id) -> the work_items columns but spec, token
     attempts_of_run: str  # (run_id) -> item_key and the work_attempts columns
+    # (spec) -> handler, `pending` or `claimed`, count: the spec's open items (metrics)
+    work_counts: str
 
     # -- for a person to run -------------------------------------------------------------
 

@@ -185,7 +185,8 @@ SQL = _PostgresStatements(
     write_version="INSERT INTO store_meta VALUES ('schema_version', %s) "
                   "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
     run_exists="SELECT 1 FROM runs WHERE run_id = %s",
-    insert_run="INSERT INTO runs VALUES (%s, %s, %s, 0, %s, 0, '', NULL, %s, %s)",
+    insert_run="INSERT INTO runs VALUES (%s, %s, %s, 0, %s, 0, '', NULL, %s, %s, %s)",
+    read_context="SELECT trace_context FROM runs WHERE run_id = %s",
     head=_HEAD,
     head_locked=_HEAD + " FOR UPDATE",  # the run's row, until the transaction ends
     head_checks="SELECT s.states, h.idx, h.target, h.at FROM (SELECT string_agg(state, ' ') "
@@ -257,6 +258,9 @@ SQL = _PostgresStatements(
                     "a.result, a.error FROM work_attempts a JOIN work_items w ON "
                     "w.item_key = a.item_key WHERE w.run_id = %s ORDER BY a.item_key, "
                     "a.attempt",
+    work_counts="SELECT handler, CASE WHEN owner IS NULL THEN 'pending' ELSE 'claimed' "
+                "END, COUNT(*) FROM work_items WHERE spec = %s AND ended_at IS NULL "
+                "GROUP BY 1, 2",
 )
 
 # MIGRATIONS[v] turns store schema version v-1 into v, in the transaction that opens the
@@ -354,6 +358,9 @@ MIGRATIONS: list[tuple[str, ...]] = [
      "WHERE n.run_id = h.run_id AND n.idx = h.idx",
      "ALTER TABLE history ALTER COLUMN tx SET DEFAULT pg_current_xact_id()::text::bigint",
      "CREATE INDEX history_by_tx ON history (tx, run_id, idx)"),
+    # 6: what a listener keeps with a run when it is created (a tracing listener's W3C trace
+    # context: statechart_runtime.otel), read back for its later steps.
+    ("ALTER TABLE runs ADD COLUMN trace_context TEXT",),
 ]
 
 

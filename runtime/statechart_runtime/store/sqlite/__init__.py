@@ -174,7 +174,8 @@ SQL = _SqliteStatements(
     write_version="INSERT INTO store_meta VALUES ('schema_version', ?) "
                   "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
     run_exists="SELECT 1 FROM runs WHERE run_id = ?",
-    insert_run="INSERT INTO runs VALUES (?, ?, ?, 0, ?, 0, '', NULL, ?, ?)",
+    insert_run="INSERT INTO runs VALUES (?, ?, ?, 0, ?, 0, '', NULL, ?, ?, ?)",
+    read_context="SELECT trace_context FROM runs WHERE run_id = ?",
     head="SELECT spec, spec_version, revision, steps, record, status FROM runs "
          "WHERE run_id = ?",
     # The write lock is the database's, taken by BEGIN IMMEDIATE: no row lock to add.
@@ -249,6 +250,9 @@ SQL = _SqliteStatements(
                     "a.result, a.error FROM work_attempts a JOIN work_items w ON "
                     "w.item_key = a.item_key WHERE w.run_id = ? ORDER BY a.item_key, "
                     "a.attempt",
+    work_counts="SELECT handler, CASE WHEN owner IS NULL THEN 'pending' ELSE 'claimed' "
+                "END, COUNT(*) FROM work_items WHERE spec = ? AND ended_at IS NULL "
+                "GROUP BY 1, 2",
 )
 
 # MIGRATIONS[v] turns store schema version v-1 into v, in the transaction that opens the
@@ -344,6 +348,9 @@ MIGRATIONS: list[tuple[str, ...]] = [
      "(ORDER BY at, run_id, idx) AS seq FROM history) AS n "
      "WHERE n.run_id = history.run_id AND n.idx = history.idx",
      "CREATE UNIQUE INDEX history_by_seq ON history (seq)"),
+    # 6: what a listener keeps with a run when it is created (a tracing listener's W3C trace
+    # context: statechart_runtime.otel), read back for its later steps.
+    ("ALTER TABLE runs ADD COLUMN trace_context TEXT",),
 ]
 
 

@@ -1,0 +1,233 @@
+"""Benchmark what observing runs costs (docs/observability.md): `store.fire` on SQLite with
+no listener, with a listener that does nothing, with tracing on (the OpenTelemetry SDK, an
+exporter that drops what it is given, behind a batch or a simple span processor), with a
+listener that makes one bare span per fire (the SDK's own floor), and with metrics on; and
+this tree's store with no listener against the runtime it was built on (`--base REV`,
+default `main`): the cost of the listener hooks when nobody listens (the extra not
+installed).
+
+    python bench/bench_observability.py [--rounds 9] [--fires 2000] [--base main]
+                                        [--folder /dev/shm]
+
+Every figure is a ratio against a baseline measured in the same run, in interleaved rounds
+(the machine is noisy), medians reported; the time is the process's CPU time (its threads'
+too: the span processor's), which other processes' load does not inflate. The run fired is
+a ticket (open -> approved -> open ...: `approve` and `reopen`, a value each), one SQLite
+file per variant, synchronous FULL commits (the store's own setting), in `--folder`
+(default: /dev/shm when there is one, a memory file system where a commit's fsync costs
+nothing: the store's own CPU time per fire, the strictest baseline for what observing adds;
+on a disk the fsync dominates the wall time, not the CPU time). `--base`: `git archive REV
+runtime` is unpacked in a temporary folder and timed in fresh interpreters, as is this
+tree's runtime, alternately.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+
+TICKET = """\
+statechart: ticket
+version: 1
+initial: open
+record:
+  note: {type: string}
+states:
+  open:
+    on:
+      approve: {target: approved, set: [note]}
+      close: closed
+  approved: {on: {reopen: {target: open, set: [note]}}}
+  closed: {final: true}
+"""
+
+# Times `fires` fires of one ticket run on a new SQLite store (argv: folder of the generated
+# module, the store's file, fires); prints seconds per fire. Runs in the runtime on
+# PYTHONPATH: this tree's or the base revision's.
+FIRE_SCRIPT = """
+import sys, time
+sys.path.insert(0, sys.argv[1])
+from ticket_bench import Ticket
+from statechart_runtime.store import open_store
+store = open_store(sys.argv[2])
+store.create(Ticket(run_id="t"))
+fires = int(sys.argv[3])
+for i in range(50):
+    store.fire(Ticket, "t", "approve" if i % 2 == 0 else "reopen", note="n")
+start, wall = time.process_time(), time.perf_counter()
+for i in range(fires):
+    store.fire(Ticket, "t", "approve" if i % 2 == 0 else "reopen", note="n")
+print((time.process_time() - start) / fires, (time.perf_counter() - wall) / fires)
+"""
+
+
+def ticket_module(folder: Path) -> None:
+    sys.path.insert(0, str(ROOT / "compiler"))
+    from statechart.codegen import python_module
+    from statechart.linter import check_source
+
+    result = check_source("ticket_bench.yaml", TICKET.encode())
+    assert result.spec is not None and not result.errors, result.errors
+    (folder / "ticket_bench.py").write_text(python_module.render(result.spec))
+
+
+def sdk_provider(batch: bool = True) -> Any:
+    """A tracer provider whose exporter drops what it is given, behind a batch or a simple
+    span processor."""
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import (
+        BatchSpanProcessor,
+        SimpleSpanProcessor,
+        SpanExporter,
+        SpanExportResult,
+    )
+
+    class Dropped(SpanExporter):
+        def export(self, spans: Any) -> SpanExportResult:
+            return SpanExportResult.SUCCESS
+
+    provider = TracerProvider()
+    provider.add_span_processor(BatchSpanProcessor(Dropped()) if batch
+                                else SimpleSpanProcessor(Dropped()))
+    return provider
+
+
+def tracing_listener(batch: bool = True) -> tuple[Any, Callable[[], None]]:
+    from statechart_runtime.otel import TracingListener
+
+    provider = sdk_provider(batch)
+    return TracingListener(provider), provider.shutdown
+
+
+def bare_span() -> tuple[Any, Callable[[], None]]:
+    from statechart_runtime.listeners import StepTaken
+
+    provider = sdk_provider()
+    tracer = provider.get_tracer("bench")
+
+    def listener(seen: Any) -> None:
+        if isinstance(seen, StepTaken):
+            tracer.start_span("step").end()
+
+    return listener, provider.shutdown
+
+
+def metrics_listener() -> tuple[Any, Callable[[], None]]:
+    from opentelemetry.sdk.metrics import MeterProvider
+    from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+
+    from statechart_runtime.metrics import MetricsListener
+
+    provider = MeterProvider(metric_readers=[InMemoryMetricReader()])
+    return MetricsListener(provider), provider.shutdown
+
+
+def in_process(folder: Path, rounds: int, fires: int) -> dict[str, tuple[float, float]]:
+    """Seconds per fire of each variant, in this process: medians of interleaved rounds."""
+    sys.path.insert(0, str(folder))
+    from ticket_bench import Ticket  # type: ignore[import-not-found]
+
+    from statechart_runtime.store import open_store
+
+    def none() -> tuple[Any, Callable[[], None]]:
+        return None, lambda: None
+
+    def nothing() -> tuple[Any, Callable[[], None]]:
+        return (lambda seen: None), lambda: None
+
+    variants: dict[str, Callable[[], tuple[Any, Callable[[], None]]]] = {
+        "off": none, "a listener that does nothing": nothing,
+        "tracing (batch span processor)": tracing_listener,
+        "tracing (simple span processor)": lambda: tracing_listener(batch=False),
+        "one bare span per fire (the SDK's floor)": bare_span}
+    try:
+        import statechart_runtime.metrics  # noqa: F401
+        variants["metrics"] = metrics_listener
+    except ImportError:
+        pass
+    found: dict[str, list[tuple[float, float]]] = {name: [] for name in variants}
+    for round_ in range(rounds):
+        for index, (name, make) in enumerate(variants.items()):
+            listener, shutdown = make()
+            store = open_store(folder / f"{round_}-{index}.db",
+                               listeners=[] if listener is None else [listener])
+            store.create(Ticket(run_id="t"))
+            for i in range(50):  # warm up
+                store.fire(Ticket, "t", "approve" if i % 2 == 0 else "reopen", note="n")
+            start, wall = time.process_time(), time.perf_counter()
+            for i in range(fires):
+                store.fire(Ticket, "t", "approve" if i % 2 == 0 else "reopen", note="n")
+            found[name].append(((time.process_time() - start) / fires,
+                                (time.perf_counter() - wall) / fires))
+            store.close()
+            shutdown()
+    return {name: (statistics.median(t[0] for t in times),
+                   statistics.median(t[1] for t in times)) for name, times in found.items()}
+
+
+def against_base(folder: Path, base: str, rounds: int, fires: int
+                 ) -> dict[str, tuple[float, float]]:
+    """Seconds per fire with no listener, this tree's runtime against `base`'s, each in
+    fresh interpreters, alternately."""
+    unpacked = folder / "base"
+    unpacked.mkdir()
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", base, "runtime"],
+                             capture_output=True, check=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(unpacked)], input=archive, check=True)
+    trees = {"this tree": ROOT / "runtime", f"{base}": unpacked / "runtime"}
+    found: dict[str, list[tuple[float, float]]] = {name: [] for name in trees}
+    for round_ in range(rounds):
+        for name, tree in trees.items():
+            env = {**os.environ, "PYTHONPATH": str(tree)}
+            out = subprocess.run(
+                [sys.executable, "-c", FIRE_SCRIPT, str(folder),
+                 str(folder / f"base-{round_}-{len(found[name])}-{name[:4]}.db"), str(fires)],
+                capture_output=True, text=True, check=True, env=env)
+            cpu, wall = out.stdout.split()
+            found[name].append((float(cpu), float(wall)))
+    return {name: (statistics.median(t[0] for t in times),
+                   statistics.median(t[1] for t in times)) for name, times in found.items()}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rounds", type=int, default=9)
+    parser.add_argument("--fires", type=int, default=2000)
+    parser.add_argument("--base", default="main")
+    parser.add_argument("--folder", default="/dev/shm" if Path("/dev/shm").is_dir() else None)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(dir=args.folder) as tmp:
+        folder = Path(tmp)
+        ticket_module(folder)
+        inside = in_process(folder, args.rounds, args.fires)
+        base = against_base(folder, args.base, args.rounds, args.fires)
+    print(f"{platform.python_implementation()} {platform.python_version()}, "
+          f"{platform.machine()}, {args.rounds} rounds of {args.fires} fires (SQLite file in "
+          f"{args.folder or tempfile.gettempdir()})")
+    print("| Variant | CPU µs per fire | Ratio | Wall µs per fire | Ratio |")
+    print("| --- | ---: | ---: | ---: | ---: |")
+
+    def row(label: str, found: tuple[float, float], reference: tuple[float, float]) -> None:
+        print(f"| {label} | {found[0] * 1e6:.1f} | {found[0] / reference[0]:.3f}x "
+              f"| {found[1] * 1e6:.1f} | {found[1] / reference[1]:.3f}x |")
+
+    for name, found in inside.items():
+        row(name, found, inside["off"])
+    for name, found in base.items():
+        row(f"no listener, {name}'s runtime (fresh process)", found, base[args.base])
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,441 @@
+"""Listeners: observers of what runs do (docs/observability.md).
+
+A listener is any callable taking one observation, an instance of one of the frozen
+dataclasses below:
+
+- `RunCreated`: a run was stored;
+- `StepTaken`: one macrostep (an event sent, or a timer fired, and the eventless transitions
+  and completions that followed it), with its transitions (`steps`) and the configuration
+  after it;
+- `EventRefused`: an event was refused, and why (`reason`: the error's type name);
+- `WorkClaimed`, `WorkCompleted`, `WorkFailed`, `LeaseLost`: a work item's life;
+- `Answered`: a person answered a run in the console.
+
+Register one on a store (`open_store(url, listeners=[...])`, `store.listen(listener)`), on a
+console (`console.app(..., listeners=[...])`) or on a run kept in memory
+(`run.listen(listener)`). A store tells its listeners after its transaction committed: a step
+it rolled back is never reported as taken. A listener is called in the caller's thread (on
+the asynchronous store, in its event loop): keep it quick, or hand the observation to a
+queue. A listener that raises is logged (logger `statechart_runtime.listeners`) and the call
+goes on: observing never changes what a run does.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import logging
+import time
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, Protocol, TypeVar
+
+from statechart_runtime.chart.values import JsonValue
+
+LOG = logging.getLogger("statechart_runtime.listeners")
+T = TypeVar("T")
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Step:
+    """One transition of a macrostep, as the run's history keeps it (`kind`: how it took its
+    transition, None for an external one; docs/runs.md)."""
+
+    event: str
+    source: str
+    target: str
+    at: dt.datetime
+    values: Mapping[str, JsonValue]
+    kind: str | None
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class RunCreated:
+    """A run was stored (`store.create`). `trace_context`: what the store keeps with the run
+    for tracing (a `TraceContextSource` listener's; None without one)."""
+
+    run_id: str
+    spec: str
+    version: int
+    status: str
+    configuration: tuple[str, ...]
+    at: dt.datetime
+    trace_context: str | None = None
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class StepTaken:
+    """A macrostep a run took: `event` (the event sent, or the fired timer's: `timer` is then
+    the state that armed it), from `source` (its first transition's) to `target` (its last
+    transition's), the `values` its event set, `configuration` (every active state after it,
+    in document order) and `status` after it; `steps` its transitions. `at` is its time (a
+    timer's: its due time, or the run's last step's time if later).
+
+    How it was taken: `via` is `run` (a run in memory), `fire`, `fire_due` (a timer fired by
+    `fire_due`/`fire_next_due`: the worker's), `work` (a work item's outcome or error
+    event), `save` (taken in memory on a run a store created, loaded or fired, told when
+    `store.save` committed); `revision` the stored revision after the call (None in
+    memory). `started` and `ended` (seconds since the epoch, `time.time()`) bound the call
+    that took it, its commit included: one call may take several macrosteps (timers due
+    first, then the event).
+    `work`, `attempt`: the work item and its claim's attempt, for `via` `work`; `since`: the
+    run's previous step's time."""
+
+    run_id: str
+    spec: str
+    version: int
+    event: str
+    timer: str | None
+    source: str
+    target: str
+    values: Mapping[str, JsonValue]
+    configuration: tuple[str, ...]
+    status: str
+    steps: tuple[Step, ...]
+    at: dt.datetime
+    via: str
+    revision: int | None
+    started: float
+    ended: float
+    work: str | None = None
+    attempt: int | None = None
+    trace_context: str | None = None
+    # The run's last step's time before this macrostep (its creation's, for the first):
+    # `at - since` is how long the run stayed in `source`.
+    since: dt.datetime | None = None
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class EventRefused:
+    """`event` was refused: `error` is the exception the caller got, `reason` its type's
+    name (`EventNotAccepted`, `MissingField`, `ConcurrentUpdate`, ...: `reason_of`). Nothing
+    of the event was stored (timers that fired before it were: those are StepTaken)."""
+
+    run_id: str
+    spec: str
+    version: int
+    event: str
+    reason: str
+    error: BaseException
+    via: str
+    started: float
+    ended: float
+    work: str | None = None
+    attempt: int | None = None
+    trace_context: str | None = None
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class WorkClaimed:
+    """A worker (`owner`) claimed a work item until `lease_until`, for its `attempt`.
+    `expired`: the owner whose lease had expired (this claim took the item over: a lease
+    expiry), else None. `exhausted`: that expiry used the item's attempts up."""
+
+    run_id: str
+    spec: str
+    key: str
+    state: str
+    handler: str
+    attempt: int
+    owner: str
+    lease_until: dt.datetime
+    at: dt.datetime
+    expired: str | None
+    exhausted: bool
+    trace_context: str | None = None
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class WorkCompleted:
+    """A work item's outcome `event` was applied (`applied` False: a repeat of a call whose
+    commit was cut off; it had been applied then). The run's step is a StepTaken of its
+    own."""
+
+    run_id: str
+    spec: str
+    key: str
+    state: str
+    handler: str
+    attempt: int
+    owner: str
+    event: str
+    applied: bool
+    started: float
+    ended: float
+    trace_context: str | None = None
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class WorkFailed:
+    """A work item's attempt failed with `error`: claimable again at `retry_at`, or, None,
+    its attempts are used up and it ended; `error_event` is the work's error event fired on
+    the run then (None: none, or the run refused it)."""
+
+    run_id: str
+    spec: str
+    key: str
+    state: str
+    handler: str
+    attempt: int
+    owner: str
+    error: str
+    retry_at: dt.datetime | None
+    error_event: str | None
+    started: float
+    ended: float
+    trace_context: str | None = None
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class LeaseLost:
+    """A worker's `call` (`complete_work`, `fail_work`, `heartbeat_work`, `release_work`)
+    was refused: its claim no longer holds the item (LeaseLost, or WorkEnded: `reason`)."""
+
+    run_id: str
+    spec: str
+    key: str
+    attempt: int
+    owner: str
+    call: str
+    reason: str
+    trace_context: str | None = None
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Answered:
+    """A person (`who`) answered a run in the console with `event`: applied (False: an
+    idempotency key seen before) at `revision`, the run now `status`."""
+
+    run_id: str
+    spec: str
+    event: str
+    who: str
+    applied: bool
+    revision: int
+    status: str
+
+
+Observation = (RunCreated | StepTaken | EventRefused | WorkClaimed | WorkCompleted
+               | WorkFailed | LeaseLost | Answered)
+
+
+class Listener(Protocol):
+    """Anything called with each observation (a function will do)."""
+
+    def __call__(self, seen: Observation, /) -> None: ...
+
+
+class TraceContextSource(Protocol):
+    """A listener that also gives what a store keeps with a new run (`store.create`), read
+    back into every later observation of the run (`trace_context`): the tracing listener's
+    W3C trace context (statechart_runtime.otel)."""
+
+    def __call__(self, seen: Observation, /) -> None: ...
+
+    def new_run_context(self, run_id: str, spec: str) -> str | None: ...
+
+
+class Listeners:
+    """The listeners of a store, a console or a run: told each observation in the order
+    they were added; one that raises is logged, and the others are told all the same."""
+
+    __slots__ = ("_all", "_context_sources")
+
+    def __init__(self, listeners: Iterable[Listener] = ()) -> None:
+        self._all: tuple[Listener, ...] = ()
+        self._context_sources: tuple[Any, ...] = ()
+        for listener in listeners:
+            self.add(listener)
+
+    def __bool__(self) -> bool:
+        return bool(self._all)
+
+    def __iter__(self) -> Any:
+        return iter(self._all)
+
+    def add(self, listener: Listener) -> Listener:
+        """Add `listener` (told from the next call on); returns it (a decorator too)."""
+        if not callable(listener):
+            raise TypeError(f"a listener is a callable taking one observation, got "
+                            f"{listener!r}")
+        # A new tuple: a call under way in another thread iterates the old one.
+        self._all = (*self._all, listener)
+        if callable(getattr(listener, "new_run_context", None)):
+            self._context_sources = (*self._context_sources, listener)
+        return listener
+
+    def remove(self, listener: Listener) -> None:
+        """Stop telling `listener` (ValueError if it was not added)."""
+        # Equality: a bound method (`seen.append`) is a new object at each access.
+        if listener not in self._all:
+            raise ValueError(f"{listener!r} is not a listener here")
+        self._all = tuple(one for one in self._all if one != listener)
+        self._context_sources = tuple(one for one in self._context_sources
+                                      if one != listener)
+
+    @property
+    def wants_context(self) -> bool:
+        """Whether a listener keeps a context with each new run (`TraceContextSource`)."""
+        return bool(self._context_sources)
+
+    def new_run_context(self, run_id: str, spec: str) -> str | None:
+        """The first context a `TraceContextSource` listener gives for a new run (one that
+        raises is logged and passed over)."""
+        for source in self._context_sources:
+            try:
+                found = source.new_run_context(run_id, spec)
+            except Exception:
+                LOG.exception("listener %r failed to give a new run's context", source)
+                continue
+            if found is not None:
+                return str(found)
+        return None
+
+    def notify(self, seen: Observation) -> None:
+        for listener in self._all:
+            try:
+                listener(seen)
+            except Exception:
+                # Observing never changes what a run does: the call was committed already.
+                LOG.exception("listener %r failed on %s of run %r", listener,
+                              type(seen).__name__, getattr(seen, "run_id", None))
+
+    def notify_all(self, seen: Iterable[Observation]) -> None:
+        for one in seen:
+            self.notify(one)
+
+
+# -- what a run records of its macrosteps while watched -----------------------------------
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Macrostep:
+    """What `Run._take` appends to a watched run's `_sc_watch` after each macrostep: its
+    event, the history indexes of its transitions, the configuration and status after it,
+    its time, and the run's last step's time before it."""
+
+    event: str
+    first: int
+    end: int
+    configuration: tuple[str, ...]
+    status: str
+    at: dt.datetime
+    since: dt.datetime | None
+
+
+def watch(run: Any) -> None:
+    """Have `run` record its macrosteps from now on (`steps_taken` reads them)."""
+    run._sc_watch = []
+
+
+def steps_taken(run: Any, *, via: str, revision: int | None, started: float,
+                work: str | None = None, attempt: int | None = None,
+                trace_context: str | None = None) -> list[StepTaken]:
+    """The macrosteps `run` recorded since `watch`, as StepTakens (and stop watching it)."""
+    macrosteps: list[Macrostep] | None = getattr(run, "_sc_watch", None)
+    if not macrosteps:
+        return []
+    from statechart_runtime.run import spec_of
+
+    run._sc_watch = None
+    spec = spec_of(run)
+    history = run.record.history
+    timer_rows = spec.timers.by_event
+    ended = time.time()
+    found: list[StepTaken] = []
+    for macro in macrosteps:
+        steps = tuple(Step(s.event.value, s.source.value, s.target.value, s.at,
+                           dict(s.values), s.kind) for s in history[macro.first:macro.end])
+        if not steps:
+            continue
+        row = timer_rows.get(macro.event) if timer_rows else None
+        timer = None if row is None else row[0]
+        found.append(StepTaken(
+            run.record.runId, spec.name, spec.version, macro.event, timer, steps[0].source,
+            steps[-1].target, steps[0].values, macro.configuration, macro.status, steps,
+            macro.at, via, revision, started, ended, work, attempt, trace_context,
+            macro.since))
+    return found
+
+
+def reason_of(error: BaseException) -> str:
+    """An error's reason, for people and metrics: its type's name, or, for a spec's own
+    subclass (`TicketMissingField`), the runtime's class it refines (`MissingField`): one
+    name per kind of refusal, whatever the spec."""
+    for cls in type(error).__mro__:
+        if cls.__module__.startswith(("statechart_runtime.", "builtins")):
+            return cls.__name__
+    return type(error).__name__
+
+
+def refused(run_class: Any, run_id: str, event: str, error: BaseException, *, via: str,
+            started: float, work: str | None = None, attempt: int | None = None,
+            trace_context: str | None = None) -> EventRefused:
+    from statechart_runtime.run import spec_of
+
+    spec = spec_of(run_class)
+    return EventRefused(run_id, spec.name, spec.version, event, reason_of(error), error,
+                        via, started, time.time(), work, attempt, trace_context)
+
+
+class RunListeners(Listeners):
+    """The listeners of a run in memory (`Run.listen`): its sends and fire_due, observed."""
+
+    __slots__ = ("busy",)
+
+    def __init__(self, listeners: Iterable[Listener] = ()) -> None:
+        super().__init__(listeners)
+        self.busy = False  # a call is being observed (a send reaches `_fire`: once)
+
+    def observed(self, run: Any, event: Any, call: Callable[[], T]) -> T:
+        """`call()` (a send or fire_due of `run`), its macrosteps and the refusal of
+        `event` told afterwards. A run a store watches too (loaded, to be saved) keeps its
+        macrosteps for the store as well."""
+        from statechart_runtime.errors import RunError
+
+        started = time.time()
+        prior: list[Macrostep] | None = getattr(run, "_sc_watch", None)
+        watch(run)
+        self.busy = True
+        try:
+            result = call()
+        except RunError as exc:
+            # Timers that fired before the refused event were taken all the same.
+            self._told(run, prior, started)
+            self.notify(refused(type(run), run.record.runId, str(getattr(event, "value", event)),
+                                exc, via="run", started=started))
+            raise
+        except BaseException:
+            run._sc_watch = prior
+            raise
+        finally:
+            self.busy = False
+        self._told(run, prior, started)
+        return result
+
+    def _told(self, run: Any, prior: list[Macrostep] | None, started: float) -> None:
+        mine = list(getattr(run, "_sc_watch", None) or ())
+        self.notify_all(steps_taken(run, via="run", revision=None, started=started))
+        if prior is not None:  # the store's: it tells its listeners when the run is saved
+            prior.extend(mine)
+        run._sc_watch = prior
+
+
+def load_listener(where: str) -> Listener:
+    """The listener named by `module:object` (`statechart runs work --listener`): a callable
+    taking one observation, or a class, made with no arguments. ValueError says what is
+    wrong."""
+    from statechart_runtime.named import named_object
+
+    found = named_object(where, "--listener", "a callable taking one observation",
+                         "myservice.observe:LISTENER")
+    attr = where.partition(":")[2]
+    if isinstance(found, type):
+        try:
+            found = found()
+        except Exception as exc:
+            raise ValueError(f"--listener {where!r}: {attr}() failed: {exc}") from None
+    if not callable(found):
+        raise ValueError(f"--listener {where!r}: {attr!r} is "
+                         f"{'missing' if found is None else type(found).__name__}, not a "
+                         "callable taking one observation")
+    listener: Listener = found
+    return listener

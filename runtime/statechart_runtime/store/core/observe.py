@@ -1,0 +1,81 @@
+"""What a store tells its listeners (statechart_runtime.listeners), built here with no I/O:
+the store's calls gather what happened and call these once their transaction committed."""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+from typing import Any
+
+from statechart_runtime import listeners as heard
+from statechart_runtime.run import Run, active_states, spec_of
+from statechart_runtime.store.core.work import Failure, WorkClaim
+from statechart_runtime.store.core.writes import MARK_ATTR
+
+
+def watch(store_listeners: heard.Listeners, run: Run[Any, Any, Any]) -> None:
+    """Have a run the store restored record its macrosteps, when anyone listens."""
+    if store_listeners:
+        heard.watch(run)
+
+
+def steps(store_listeners: heard.Listeners, run: Any, via: str, started: float,
+          trace_context: str | None, claim: WorkClaim | None = None) -> None:
+    """Tell the macrosteps a committed run took (its mark holds the revision written)."""
+    if run is None or not getattr(run, "_sc_watch", None):
+        return
+    mark = getattr(run, MARK_ATTR, None)
+    store_listeners.notify_all(heard.steps_taken(
+        run, via=via, revision=None if mark is None else mark.revision, started=started,
+        work=None if claim is None else claim.key,
+        attempt=None if claim is None else claim.attempt, trace_context=trace_context))
+    # The run goes on being watched: steps taken on it in memory are told when it is saved.
+    heard.watch(run)
+
+
+def created(run: Run[Any, Any, Any], at: dt.datetime,
+            trace_context: str | None) -> heard.RunCreated:
+    spec = spec_of(run)
+    record: Any = run.record
+    return heard.RunCreated(record.runId, spec.name, spec.version, record.status.value,
+                            active_states(run), at, trace_context)
+
+
+def refused(run_class: type[Run[Any, Any, Any]], run_id: str, event: Any,
+            error: BaseException, via: str, started: float, trace_context: str | None,
+            claim: WorkClaim | None = None) -> heard.EventRefused:
+    return heard.refused(run_class, run_id, str(getattr(event, "value", event)), error,
+                         via=via, started=started,
+                         work=None if claim is None else claim.key,
+                         attempt=None if claim is None else claim.attempt,
+                         trace_context=trace_context)
+
+
+def claimed(run_class: type[Run[Any, Any, Any]], claim: WorkClaim, at: dt.datetime,
+            expired: str | None, trace_context: str | None) -> heard.WorkClaimed:
+    return heard.WorkClaimed(claim.run_id, spec_of(run_class).name, claim.key, claim.state,
+                             claim.handler, claim.attempt, claim.owner, claim.lease_until, at,
+                             expired, claim.exhausted, trace_context)
+
+
+def completed(run_class: type[Run[Any, Any, Any]], claim: WorkClaim, event: str,
+              applied: bool, started: float, trace_context: str | None
+              ) -> heard.WorkCompleted:
+    return heard.WorkCompleted(claim.run_id, spec_of(run_class).name, claim.key, claim.state,
+                               claim.handler, claim.attempt, claim.owner, event, applied,
+                               started, time.time(), trace_context)
+
+
+def failed(run_class: type[Run[Any, Any, Any]], claim: WorkClaim, error: str,
+           failure: Failure, started: float, trace_context: str | None) -> heard.WorkFailed:
+    fired = failure.fired
+    return heard.WorkFailed(claim.run_id, spec_of(run_class).name, claim.key, claim.state,
+                            claim.handler, claim.attempt, claim.owner, error,
+                            failure.retry_at, fired.events[0] if fired is not None else None,
+                            started, time.time(), trace_context)
+
+
+def lease_lost(run_class: type[Run[Any, Any, Any]], claim: WorkClaim, call: str,
+               error: BaseException, trace_context: str | None) -> heard.LeaseLost:
+    return heard.LeaseLost(claim.run_id, spec_of(run_class).name, claim.key, claim.attempt,
+                           claim.owner, call, heard.reason_of(error), trace_context)
