@@ -222,3 +222,22 @@ def test_the_async_worker_fires_due_timers_and_stops(ticket: ModuleType,
             with pytest.raises(asyncio.CancelledError):
                 await asyncio.wait_for(task, 5)
     asyncio.run(main())
+
+
+def test_a_pool_of_one_serves_many_tasks_at_once(pg_backend: Any) -> None:
+    # The connection given back last is kept for the next call (warm), unless a call waits
+    # for the pool: then it goes back to the pool, or that call would wait for its timeout.
+    from generated.agent_run import AgentRun
+
+    async def main() -> list[Any]:
+        async with await open_async_store(pg_backend.url, pool_size=1,
+                                          pool_timeout=5) as store:
+            for n in range(20):
+                await store.create(AgentRun(run_id=f"r{n}"))
+            fired = await asyncio.gather(*(store.fire(AgentRun, f"r{n}", "triage")
+                                           for n in range(20)))
+            again = await asyncio.gather(*(store.fire(AgentRun, f"r{n}", "start")
+                                           for n in range(20)))
+            return [*fired, *again]
+
+    assert all(f.applied for f in asyncio.run(main()))

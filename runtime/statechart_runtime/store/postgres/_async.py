@@ -39,6 +39,7 @@ class AsyncPostgresStore(AsyncRunStore):
         self.pool_size = pool_size
         self.pool_timeout = timeout if pool_timeout is None else pool_timeout
         self._pool: Any = None
+        self._last: Any = None  # the connection given back last, kept out of the pool
         super().__init__(redacted(url), timeout=timeout, max_attempts=max_attempts,
                          read_only=read_only)
 
@@ -144,26 +145,44 @@ class AsyncPostgresStore(AsyncRunStore):
 
         if self._pool is None:
             raise failures.closed(self.where)
-        try:
-            db = await self._pool.getconn()
-        except PoolTimeout as exc:
-            if self._pool.get_stats().get("pool_size", 0) < self.pool_size:
-                # Fewer connections than it should have: it cannot make new ones.
-                raise failures.unreachable(self.where, exc) from None
-            raise failures.pool_exhausted(self.where, self.pool_size,
-                                          self.pool_timeout) from None
+        # The connection given back last is taken first (the pool's order is FIFO): calls
+        # made one after another stay on one server process, whose caches are warm, rather
+        # than going round all of them (0.6 ms a `fire` on a loaded 2-CPU machine).
+        db, self._last = self._last, None
+        if db is None:
+            try:
+                db = await self._pool.getconn()
+            except PoolTimeout as exc:
+                if self._pool.get_stats().get("pool_size", 0) < self.pool_size:
+                    # Fewer connections than it should have: it cannot make new ones.
+                    raise failures.unreachable(self.where, exc) from None
+                raise failures.pool_exhausted(self.where, self.pool_size,
+                                              self.pool_timeout) from None
         try:
             yield db
         finally:
-            # Given back in a transaction (a task cancelled mid-call) it is rolled back by
-            # the pool; a connection that is lost or mid-statement is discarded.
+            if self._last is None and self._pool is not None and not db.closed \
+                    and not db.broken \
+                    and db.info.transaction_status == psycopg.pq.TransactionStatus.IDLE \
+                    and not self._pool.get_stats().get("requests_waiting", 0):
+                self._last = db  # no call waits for the pool: the next one takes it here
+            else:
+                # Given back in a transaction (a task cancelled mid-call) it is rolled back
+                # by the pool; a connection that is lost or mid-statement is discarded.
+                await self._pool.putconn(db)
+
+    async def _give_back_last(self) -> None:
+        db, self._last = self._last, None
+        if db is not None and self._pool is not None:
             await self._pool.putconn(db)
 
     async def _refresh_pool(self) -> None:
         if self._pool is not None:
+            await self._give_back_last()  # checked with the others
             await self._pool.check()
 
     async def _close_pool(self) -> None:
         if self._pool is not None:
+            await self._give_back_last()
             pool, self._pool = self._pool, None
             await pool.close()
