@@ -5,6 +5,7 @@ loopback without authentication, a store that does not exist, and users it canno
 from __future__ import annotations
 
 import os
+import select
 import socket
 import subprocess
 import sys
@@ -27,14 +28,29 @@ def _port() -> int:
         return int(probe.getsockname()[1])
 
 
+LISTENER = """\
+import sys
+
+
+def told(observation):
+    name = type(observation).__name__
+    if name == "Answered":
+        print(f"{name} {observation.run_id} {observation.event} by {observation.who}",
+              file=sys.stderr, flush=True)
+"""
+
+
 def test_it_serves_the_console_with_basic_auth(tmp_path: Path) -> None:
     with open_store(tmp_path / "runs.db") as store:
         seed(store)
     port = _port()
-    env = {**os.environ, "STATECHART_CONSOLE_USERS": "alice:wonderland"}
+    (tmp_path / "serve_listener.py").write_text(LISTENER)
+    env = {**os.environ, "STATECHART_CONSOLE_USERS": "alice:wonderland",
+           "PYTHONPATH": f"{tmp_path}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
     server = subprocess.Popen(
         [*STATECHART, "runs", "serve", "--store", str(tmp_path / "runs.db"), "--spec",
-         str(ROOT / "specs" / "agent_run.yaml"), "--port", str(port), "--metrics"],
+         str(ROOT / "specs" / "agent_run.yaml"), "--port", str(port), "--metrics",
+         "--listener", "serve_listener:told"],
         cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True)
     try:
         assert server.stderr is not None
@@ -56,6 +72,12 @@ def test_it_serves_the_console_with_basic_auth(tmp_path: Path) -> None:
             assert web.get("/metrics").status_code == 401
             scraped = web.get("/metrics", auth=("alice", "wonderland"))
             assert 'statechart_runs{' in scraped.text and 'status="waiting"' in scraped.text
+            answered = web.post("/api/runs/approve-soon/events/approve",
+                                json={"approvedBy": "ops"}, auth=("alice", "wonderland"))
+            assert answered.status_code == 200, answered.text
+            ready, _, _ = select.select([server.stderr], [], [], 20)  # never hang here
+            assert ready, "the listener said nothing"
+            assert server.stderr.readline().strip() == "Answered approve-soon approve by alice"
     finally:
         server.terminate()
         server.wait(10)
@@ -102,6 +124,7 @@ def test_without_authentication_only_loopback_names_are_served(tmp_path: Path) -
     (["--auth", "basic"], {"STATECHART_CONSOLE_USERS": "alice"},
      "expected NAME:PASSWORD items"),
     (["--port", "70000"], {}, "--port 70000: expected 1 to 65535"),
+    (["--listener", "no_such_module_x:L"], {}, "cannot import 'no_such_module_x'"),
 ])
 def test_usage_errors(tmp_path: Path, args: list[str], env: dict[str, str], said: str) -> None:
     with open_store(tmp_path / "runs.db"):

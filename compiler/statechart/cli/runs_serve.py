@@ -53,6 +53,9 @@ def add_arguments(actions: Any, store_argument: Any) -> None:
                    "loopback)")
     p.add_argument("--read-only", action="store_true",
                    help="no answers, no bulk cancel; the store is opened read-only")
+    p.add_argument("--listener", metavar="MODULE:OBJECT", action="append", default=[],
+                   help="told of the answers and of the steps and refusals they make "
+                        "(docs/observability.md; repeatable)")
     p.add_argument("--metrics", action="store_true",
                    help="serve the runs' metrics at /metrics, Prometheus text "
                         "(docs/observability.md; the `otel` extra)")
@@ -81,13 +84,17 @@ def serve(args: argparse.Namespace) -> int:
                 args.auth_header, proxies=args.trusted_proxy or console.auth.LOOPBACK)
     except AuthConfigError as exc:
         raise Usage(str(exc)) from None
+    from statechart.cli.runs_work import listeners_of
+
+    listeners = listeners_of(args.listener)
     specs = _specs(args)
     classes = [_compiled(spec) for spec in specs]
     open_existing(args.store, read_only=args.read_only).close()  # it must exist: say so now
     by_name = {spec.name: spec for spec in specs}
     try:
         asgi = console.app(args.store, classes, auth=auth, read_only=args.read_only,
-                           diagram=functools.partial(_diagram, by_name), metrics=args.metrics)
+                           diagram=functools.partial(_diagram, by_name), metrics=args.metrics,
+                           listeners=listeners)
     except ImportError as exc:
         raise Failure(f"--metrics needs the `otel` extra ({exc.name} is missing): pip "
                       "install 'statechart-compiler[otel]'") from None

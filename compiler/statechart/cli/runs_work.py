@@ -82,7 +82,7 @@ def work(args: argparse.Namespace) -> int:
     from statechart_runtime.worker import Worker
 
     spec = checked_spec(args.spec, args)
-    listeners = _listeners(args.listener)
+    listeners = listeners_of(args.listener)
     if args.handlers is not None:
         return _work_items(args, spec, listeners)
     if not spec.timers():
@@ -115,7 +115,8 @@ def work(args: argparse.Namespace) -> int:
     return 0
 
 
-def _listeners(where: list[str]) -> list[Any]:
+def listeners_of(where: list[str]) -> list[Any]:
+    """The listeners `--listener MODULE:OBJECT` names (Usage for one that does not load)."""
     from statechart.cli.runs import Usage
     from statechart_runtime.listeners import load_listener
 
