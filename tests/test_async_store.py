@@ -241,3 +241,35 @@ def test_a_pool_of_one_serves_many_tasks_at_once(pg_backend: Any) -> None:
             return [*fired, *again]
 
     assert all(f.applied for f in asyncio.run(main()))
+
+
+def test_a_call_under_way_when_the_store_closes_ends_and_leaves_no_connection(
+        pg_backend: Any) -> None:
+    # close() while a fire waits for its run's row: the fire still commits (it got its
+    # connection before the close) and its connection is closed, not kept open or held as
+    # the one given back last of a pool that is gone.
+    from generated.agent_run import AgentRun
+
+    def connections(url: str) -> int:
+        with psycopg.connect(url, autocommit=True) as db:
+            row = db.execute("SELECT count(*) FROM pg_stat_activity WHERE datname = "
+                             "current_database() AND pid <> pg_backend_pid()").fetchone()
+            return int(row[0]) if row else -1
+
+    async def main() -> Any:
+        store = await open_async_store(pg_backend.url, pool_size=2)
+        await store.create(AgentRun(run_id="r"))
+        async with await psycopg.AsyncConnection.connect(pg_backend.url) as locker:
+            await locker.execute("SELECT 1 FROM runs WHERE run_id = 'r' FOR UPDATE")
+            fire = asyncio.ensure_future(store.fire(AgentRun, "r", "triage"))
+            await asyncio.sleep(0.3)  # the fire waits for the row
+            assert not fire.done()
+            await store.close()
+            await locker.commit()
+        return await asyncio.wait_for(fire, 10)
+
+    assert asyncio.run(main()).applied
+    deadline = time.monotonic() + 5
+    while connections(pg_backend.url) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert connections(pg_backend.url) == 0

@@ -143,7 +143,8 @@ class AsyncPostgresStore(AsyncRunStore):
     async def _pooled(self) -> AsyncIterator[Any]:
         from psycopg_pool import PoolTimeout
 
-        if self._pool is None:
+        pool = self._pool  # the connection goes back to it, even after a close or reopen
+        if pool is None:
             raise failures.closed(self.where)
         # The connection given back last is taken first (the pool's order is FIFO): calls
         # made one after another stay on one server process, whose caches are warm, rather
@@ -151,9 +152,9 @@ class AsyncPostgresStore(AsyncRunStore):
         db, self._last = self._last, None
         if db is None:
             try:
-                db = await self._pool.getconn()
+                db = await pool.getconn()
             except PoolTimeout as exc:
-                if self._pool.get_stats().get("pool_size", 0) < self.pool_size:
+                if pool.get_stats().get("pool_size", 0) < self.pool_size:
                     # Fewer connections than it should have: it cannot make new ones.
                     raise failures.unreachable(self.where, exc) from None
                 raise failures.pool_exhausted(self.where, self.pool_size,
@@ -161,15 +162,16 @@ class AsyncPostgresStore(AsyncRunStore):
         try:
             yield db
         finally:
-            if self._last is None and self._pool is not None and not db.closed \
+            if self._last is None and self._pool is pool and not db.closed \
                     and not db.broken \
                     and db.info.transaction_status == psycopg.pq.TransactionStatus.IDLE \
-                    and not self._pool.get_stats().get("requests_waiting", 0):
+                    and not pool.get_stats().get("requests_waiting", 0):
                 self._last = db  # no call waits for the pool: the next one takes it here
             else:
                 # Given back in a transaction (a task cancelled mid-call) it is rolled back
-                # by the pool; a connection that is lost or mid-statement is discarded.
-                await self._pool.putconn(db)
+                # by the pool; a connection that is lost or mid-statement is discarded; a
+                # closed pool closes it (a call under way when the store closed).
+                await pool.putconn(db)
 
     async def _give_back_last(self) -> None:
         db, self._last = self._last, None
