@@ -46,6 +46,9 @@ class Statements:
     update_head_if: str
     steps: str  # (run_id) -> event, source, target, at, values, kind, in order
     delete_steps: str  # (run_id)
+    # (run_id), before delete_steps: keeps the highest step number deleted, so that the
+    # steps written next are numbered above it ("": positions never reused: PostgreSQL).
+    keep_step_number: str
     insert_step: str  # (run_id, idx, event, source, target, at, values, kind)
     delete_states: str  # (run_id)
     delete_state: str  # (run_id, state)

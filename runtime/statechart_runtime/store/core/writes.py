@@ -103,6 +103,8 @@ def _writes(sql: Statements, run: Run[Any, Any, Any], mark: Mark, at: str) -> Wr
             None if deadline is None else utc_text(deadline), at, run_id)
     statements: list[tuple[str, list[tuple[Any, ...]]]] = []
     if mark.rewrite:
+        if sql.keep_step_number and mark.steps:  # a new run has none
+            statements.append((sql.keep_step_number, [(run_id,)]))
         statements.append((sql.delete_steps, [(run_id,)]))
         start, new = 0, history
     else:

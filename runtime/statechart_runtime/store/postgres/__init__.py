@@ -200,6 +200,7 @@ SQL = _PostgresStatements(
     steps='SELECT event, source, target, at, "values", kind FROM history WHERE run_id = %s '
           "ORDER BY idx",
     delete_steps="DELETE FROM history WHERE run_id = %s",
+    keep_step_number="",  # a rewrite's steps have its transaction's id, above every watch
     insert_step='INSERT INTO history (run_id, idx, event, source, target, at, "values", '
                 "kind) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
     delete_states="DELETE FROM run_states WHERE run_id = %s",

@@ -198,10 +198,18 @@ SQL = _SqliteStatements(
     steps='SELECT event, source, target, at, "values", kind FROM history WHERE run_id = ? '
           "ORDER BY idx",
     delete_steps="DELETE FROM history WHERE run_id = ?",
-    # seq: the step's place in commit order (`watch`), the next one under the write lock.
+    # A history rewritten (an upgrade) may delete the highest numbers: they are kept, or
+    # its steps written again would take numbers a watch has passed, and be missed.
+    keep_step_number="INSERT INTO store_meta (key, value) SELECT 'step_seq', MAX(seq) FROM "
+                     "history WHERE run_id = ? HAVING MAX(seq) IS NOT NULL ON CONFLICT (key) "
+                     "DO UPDATE SET value = MAX(CAST(value AS INTEGER), "
+                     "CAST(excluded.value AS INTEGER))",
+    # seq: the step's place in commit order (`watch`), the next one under the write lock,
+    # above every number given before (deleted ones too: keep_step_number).
     insert_step='INSERT INTO history (run_id, idx, event, source, target, at, "values", '
-                "kind, seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?, "
-                "(SELECT IFNULL(MAX(seq), 0) + 1 FROM history))",
+                "kind, seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?, (SELECT MAX(IFNULL(MAX(seq), 0), "
+                "IFNULL((SELECT CAST(value AS INTEGER) FROM store_meta WHERE key = "
+                "'step_seq'), 0)) + 1 FROM history))",
     delete_states="DELETE FROM run_states WHERE run_id = ?",
     delete_state="DELETE FROM run_states WHERE run_id = ? AND state = ?",
     insert_state="INSERT INTO run_states VALUES (?, ?, ?)",
