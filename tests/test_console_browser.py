@@ -282,3 +282,36 @@ def test_the_changes_stream_goes_on_from_the_last_event(served: Served) -> None:
     bad = httpx.get(url, params={"spec": "agent_run", "after": "x"}, auth=auth)
     assert bad.status_code == 422 and "not a watch position" in bad.json()["message"]
     assert httpx.get(url, params=only).status_code == 401
+
+
+def test_a_run_id_with_a_line_break_is_one_event_of_the_stream(served: Served) -> None:
+    # A run id may hold any character; the event's id line carries it (in the position):
+    # a line break there ended the id and put the rest of the run id into the event as
+    # fields of its own (here a forged data line). Its Last-Event-ID goes on after it.
+    import json
+
+    import httpx
+
+    auth = ("alice", USERS["alice"])
+    url = f"{served.url}/api/changes"
+    odd = 'odd\ndata: {"run_id": "forged"}\r'
+    served.store.create(agent_run().AgentRun(run_id=odd))
+    lines: list[str] = []
+    with httpx.stream("GET", url, params={"spec": "agent_run"}, auth=auth,
+                      timeout=20) as response:
+        served.store.fire(agent_run().AgentRun, odd, "triage")
+        for line in response.iter_lines():
+            if line.startswith(":"):
+                continue
+            if not line and lines:
+                break
+            lines.append(line)
+    assert [line.partition(": ")[0] for line in lines] == ["id", "event", "data"]
+    event = {name: value for name, _, value in (line.partition(": ") for line in lines)}
+    assert json.loads(event["data"])["run_id"] == odd
+    served.store.fire(agent_run().AgentRun, odd, "start")
+    with httpx.stream("GET", url, params={"spec": "agent_run"}, auth=auth, timeout=20,
+                      headers={"Last-Event-ID": event["id"]}) as response:
+        [again] = _events(response, 1)
+    assert (json.loads(again["data"])["run_id"], json.loads(again["data"])["index"]) == (
+        odd, 1)

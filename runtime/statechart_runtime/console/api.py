@@ -10,6 +10,7 @@ import json
 import logging
 from collections.abc import AsyncIterator
 from typing import Any
+from urllib.parse import unquote
 
 import anyio
 from starlette.requests import Request
@@ -63,7 +64,16 @@ def change_json(change: Change) -> dict[str, Any]:
 def _event(change: Change) -> str:
     """A server-sent event of a step: its position as the event's id (a reconnecting
     EventSource sends it back as Last-Event-ID, and the stream goes on after it)."""
-    return f"id: {change.position}\nevent: step\ndata: {json.dumps(change_json(change))}\n\n"
+    return f"id: {_event_id(change.position)}\nevent: step\ndata: " \
+        f"{json.dumps(change_json(change))}\n\n"
+
+
+def _event_id(position: str) -> str:
+    """A position as an event's id: a run id may hold any character, and a line break (or
+    NUL) would end the id line and make the rest fields of the event. Percent-encoded
+    (`%` too): `unquote` gives the position back from Last-Event-ID."""
+    return position.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A") \
+        .replace("\0", "%00")
 
 
 def routes(console: Console) -> list[SentPathRoute]:
@@ -120,7 +130,8 @@ def routes(console: Console) -> list[SentPathRoute]:
             raise Problem(422, "invalid", f"spec: the console has no spec `{spec}` (it has: "
                           f"{', '.join(sorted(console.classes)) or 'none'})", field="spec")
         only = request.query_params.get("run_id")
-        after = request.headers.get("last-event-id") or request.query_params.get("after")
+        resumed = request.headers.get("last-event-id")  # an event's id: _event_id
+        after = unquote(resumed) if resumed else request.query_params.get("after")
         try:  # the first read here: a bad position is a 422, not a broken stream
             position, first = await console.store.changes(run_class, after or None)
         except BadPosition as exc:
