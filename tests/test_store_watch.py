@@ -196,3 +196,40 @@ def test_a_rewritten_history_comes_again_whole(backend: Backend, tmp_path: Any) 
     again = settled(store, v2.Ticket, 2, after=passed[-1].position)
     assert [(c.run_id, c.index, c.event) for c in again] == [("a", 0, "hold"),
                                                             ("a", 1, "wake")]
+
+
+@pytest.mark.parametrize("api", ["sync", "async"])
+def test_a_closed_watch_closes_its_listening_connection(
+        ticket: ModuleType, pg_backend: Backend, api: str) -> None:
+    def listening() -> int:
+        with psycopg.connect(pg_backend.url, autocommit=True) as db:
+            row = db.execute("SELECT count(*) FROM pg_stat_activity WHERE datname = "
+                             "current_database() AND query LIKE 'LISTEN statechart_steps%'"
+                             ).fetchone()
+            return int(row[0]) if row else -1
+
+    store = open_store(pg_backend.url)
+    store.create(ticket.Ticket(run_id="c"))
+    store.fire(ticket.Ticket, "c", "approve", note="1")
+    settled(store, ticket.Ticket, 1)
+    during: list[int] = []
+    if api == "sync":
+        with open_sync_store(pg_backend.url) as mine:
+            changes = mine.watch(ticket.Ticket, after="start", poll=0.05)
+            next(changes)
+            during.append(listening())
+            changes.close()
+    else:
+        async def main() -> None:
+            mine = await open_async_store(pg_backend.url)
+            changes = mine.watch(ticket.Ticket, after="start", poll=0.05)
+            await changes.__anext__()
+            during.append(listening())
+            await changes.aclose()
+            await mine.close()
+        asyncio.run(main())
+    assert during == [1]
+    deadline = time.monotonic() + 5
+    while listening() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert listening() == 0
