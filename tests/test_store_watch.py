@@ -60,7 +60,7 @@ def test_changes_are_the_steps_after_a_position_in_commit_order(
 def test_a_position_no_change_gave_is_refused_and_the_store_stays_usable(
         ticket: ModuleType, backend: Backend) -> None:
     store = open_store(backend.url)
-    for bad in ("", "later", "1:2", "x:1:a", "1:y:a"):
+    for bad in ("", "later", "1:2", "x:1:a", "1:y:a", f"{2**63}:0:a", f"1:{2**64}:a"):
         with pytest.raises(BadPosition, match="not a watch position: pass a Change's"):
             store.changes(ticket.Ticket, after=bad)
     assert_usable(store, ticket)

@@ -56,7 +56,11 @@ def parse_position(text: str) -> Position:
     try:
         if not colon:
             raise ValueError(text)
-        return int(number), run_id, int(index)
+        found = int(number), run_id, int(index)
+        # Numbers a database column holds (64 bits): SQLite's driver raised OverflowError.
+        if not all(_FIRST[0] <= n < 2**63 for n in (found[0], found[2])):
+            raise ValueError(text)
+        return found
     except ValueError:
         raise BadPosition(
             f"{text!r} is not a watch position: pass a Change's `position` (or "
