@@ -11,6 +11,7 @@ import datetime as dt
 import random
 import sqlite3
 import time
+import uuid
 import warnings
 from types import ModuleType
 from typing import Any
@@ -250,14 +251,17 @@ def test_a_call_under_way_when_the_store_closes_ends_and_leaves_no_connection(
     # the one given back last of a pool that is gone.
     from generated.agent_run import AgentRun
 
+    name = f"closing-{uuid.uuid4().hex[:12]}"  # the server's other tests' connections aside
+    url = f"{pg_backend.url}&application_name={name}"
+
     def connections(url: str) -> int:
         with psycopg.connect(url, autocommit=True) as db:
-            row = db.execute("SELECT count(*) FROM pg_stat_activity WHERE datname = "
-                             "current_database() AND pid <> pg_backend_pid()").fetchone()
+            row = db.execute("SELECT count(*) FROM pg_stat_activity WHERE application_name "
+                             "= %s", (name,)).fetchone()
             return int(row[0]) if row else -1
 
     async def main() -> Any:
-        store = await open_async_store(pg_backend.url, pool_size=2)
+        store = await open_async_store(url, pool_size=2)
         await store.create(AgentRun(run_id="r"))
         async with await psycopg.AsyncConnection.connect(pg_backend.url) as locker:
             await locker.execute("SELECT 1 FROM runs WHERE run_id = 'r' FOR UPDATE")

@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import threading
 import time
+import uuid
 from types import ModuleType
 from typing import Any
 
@@ -201,10 +202,13 @@ def test_a_rewritten_history_comes_again_whole(backend: Backend, tmp_path: Any) 
 @pytest.mark.parametrize("api", ["sync", "async"])
 def test_a_closed_watch_closes_its_listening_connection(
         ticket: ModuleType, pg_backend: Backend, api: str) -> None:
+    name = f"watch-{uuid.uuid4().hex[:12]}"  # the server's other tests' connections aside
+    url = f"{pg_backend.url}&application_name={name}"
+
     def listening() -> int:
         with psycopg.connect(pg_backend.url, autocommit=True) as db:
-            row = db.execute("SELECT count(*) FROM pg_stat_activity WHERE datname = "
-                             "current_database() AND query LIKE 'LISTEN statechart_steps%'"
+            row = db.execute("SELECT count(*) FROM pg_stat_activity WHERE application_name "
+                             "= %s AND query LIKE 'LISTEN statechart_steps%%'", (name,)
                              ).fetchone()
             return int(row[0]) if row else -1
 
@@ -214,14 +218,14 @@ def test_a_closed_watch_closes_its_listening_connection(
     settled(store, ticket.Ticket, 1)
     during: list[int] = []
     if api == "sync":
-        with open_sync_store(pg_backend.url) as mine:
+        with open_sync_store(url) as mine:
             changes = mine.watch(ticket.Ticket, after="start", poll=0.05)
             next(changes)
             during.append(listening())
             changes.close()
     else:
         async def main() -> None:
-            mine = await open_async_store(pg_backend.url)
+            mine = await open_async_store(url)
             changes = mine.watch(ticket.Ticket, after="start", poll=0.05)
             await changes.__anext__()
             during.append(listening())
