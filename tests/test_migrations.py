@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from types import ModuleType
 
 import jsonschema
 import pytest
@@ -55,6 +56,21 @@ migrations:
     fields: {why: reason, note: null}
     description: Version 1 called the paused state `waiting` and its reason `why`.
 """
+
+
+def ticket_versions(folder: Path, tag: str) -> tuple[ModuleType, ModuleType]:
+    """The generated modules of V1 and V2, written into `folder` (module names end `tag`)."""
+    from codegen_support import checked_text, generate
+    from store_support import import_path
+
+    modules = []
+    for version, text in (("v1", V1), ("v2", V2)):
+        spec = checked_text(text)
+        assert spec is not None
+        path = folder / f"ticket_{version}_{tag}.py"
+        path.write_bytes(generate(spec)["generated/ticket.py"])
+        modules.append(import_path(path, f"ticket_{version}_{tag}"))
+    return modules[0], modules[1]
 
 
 def build(root: Path, text: str) -> None:

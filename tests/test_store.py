@@ -356,15 +356,8 @@ def test_a_run_of_an_older_spec_version_is_upgraded_once(backend: Backend,
     """`fire` with the new version's class reads an old run whole, upgrades it through the
     migration, and writes its history back under the new names; later events take the
     fast path (the head), and `load` replays the rewritten history."""
-    from test_migrations import V1, V2
-    modules = []
-    for version, text in (("v1", V1), ("v2", V2)):
-        spec = checked_text(text)
-        assert spec is not None
-        path = tmp_path / f"ticket_{version}_store_test.py"
-        path.write_bytes(generate(spec)["generated/ticket.py"])
-        modules.append(import_path(path, f"ticket_{version}_store_test"))
-    v1, v2 = modules
+    from test_migrations import ticket_versions
+    v1, v2 = ticket_versions(tmp_path, "store_test")
     store = open_store(backend.url)
     store.create(old := v1.Ticket())
     run_id = old.record.runId

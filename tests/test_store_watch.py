@@ -175,18 +175,8 @@ def test_a_rewritten_history_comes_again_whole(backend: Backend, tmp_path: Any) 
     # a watch past its steps gets all of them again, on every backend. On SQLite the steps'
     # numbers were one more than the highest left, so a rewrite of the last steps reused
     # numbers the watch had passed, and it missed them.
-    from codegen_support import checked_text, generate
-    from store_support import import_path
-    from test_migrations import V1, V2
-
-    modules = []
-    for version, text in (("v1", V1), ("v2", V2)):
-        spec = checked_text(text)
-        assert spec is not None
-        path = tmp_path / f"ticket_{version}_watch_test.py"
-        path.write_bytes(generate(spec)["generated/ticket.py"])
-        modules.append(import_path(path, f"ticket_{version}_watch_test"))
-    v1, v2 = modules
+    from test_migrations import ticket_versions
+    v1, v2 = ticket_versions(tmp_path, "watch_test")
     store = open_store(backend.url)
     for run_id in ("b", "a"):
         store.create(v1.Ticket(run_id=run_id))
