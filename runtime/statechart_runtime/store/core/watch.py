@@ -14,9 +14,8 @@ import datetime as dt
 from collections.abc import Sequence
 from typing import Any
 
-from statechart_runtime.chart.values import parse_time
-from statechart_runtime.errors import BadPosition, InvalidRecord
-from statechart_runtime.store.core.rows import step_values
+from statechart_runtime.errors import BadPosition
+from statechart_runtime.store.core.rows import history_rows
 
 # The position before every step: `watch(..., after=BEGINNING)` yields them all.
 BEGINNING = "start"
@@ -67,13 +66,10 @@ def parse_position(text: str) -> Position:
             f"{BEGINNING!r} for every step, or no position to watch from now)") from None
 
 
-def changes(rows: Sequence[Sequence[Any]]) -> list[Change]:
+def changes(found: Sequence[Sequence[Any]]) -> list[Change]:
     """The `Change`s of `watch_steps` rows: (position, run_id, idx, event, source, target,
-    at, values, kind)."""
-    out = []
-    for number, run_id, idx, event, source, target, at, values, kind in rows:
-        when = parse_time(f"history[{idx}].at", at)
-        out.append(Change(position_text((int(number), run_id, int(idx))), run_id, int(idx),
-                          event, source, target, when,
-                          step_values(idx, values, InvalidRecord), kind or None))
-    return out
+    at, values, kind), each step parsed as `store.history` parses it."""
+    steps = history_rows(row[1:] for row in found)
+    return [Change(position_text((int(row[0]), step.run_id, step.index)), step.run_id,
+                   step.index, step.event, step.source, step.target, step.at, step.values,
+                   step.kind) for row, step in zip(found, steps, strict=True)]
