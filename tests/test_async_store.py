@@ -171,16 +171,20 @@ def _cancel_under_load(ticket: ModuleType, url: str, seconds: float, seed: int) 
     asyncio.run(main())
     if url.startswith("postgresql"):
         # Every connection went back to its pool clean: none is left inside a transaction.
+        # (Counted by this call's own application_name: under xdist another seed of this
+        # test runs at the same time, on the same server.)
+        name = url.rsplit("application_name=", 1)[1]
         with psycopg.connect(url, autocommit=True) as db:
             assert db.execute(
                 "SELECT count(*) FROM pg_stat_activity WHERE state LIKE 'idle in transaction%' "
-                "AND application_name = 'cancel_test'").fetchone() == (0,)
+                "AND application_name = %s", (name,)).fetchone() == (0,)
 
 
 def _named(url: str) -> str:
     if not url.startswith("postgresql"):
         return url
-    return url + ("&" if "?" in url else "?") + "application_name=cancel_test"
+    name = f"cancel_test_{uuid.uuid4().hex[:12]}"  # this call's connections, no other's
+    return url + ("&" if "?" in url else "?") + f"application_name={name}"
 
 
 def test_tasks_cancelled_at_random_points_leave_every_run_whole(ticket: ModuleType,
