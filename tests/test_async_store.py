@@ -176,7 +176,7 @@ def _cancel_under_load(ticket: ModuleType, url: str, seconds: float, seed: int) 
         name = url.rsplit("application_name=", 1)[1]
         with psycopg.connect(url, autocommit=True) as db:
             assert db.execute(
-                "SELECT count(*) FROM pg_stat_activity WHERE state LIKE 'idle in transaction%' "
+                "SELECT count(*) FROM pg_stat_activity WHERE state LIKE 'idle in transaction%%' "
                 "AND application_name = %s", (name,)).fetchone() == (0,)
 
 
