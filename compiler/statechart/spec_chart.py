@@ -266,9 +266,19 @@ def may_take(spec: Spec, state: str, event: str) -> list[Transition]:
     are not looked at; their transitions can only take this one's place (conflicts), never
     add one here."""
     line = [state, *spec.ancestors(state)]
-    found = [t for name in line for t in _takers(spec, name, event)]
+    return _selected(spec, state, line, event,
+                     [t for name in line for t in _takers(spec, name, event)])
+
+
+def _selected(spec: Spec, state: str, line: list[str], event: str,
+              found: list[Transition]) -> list[Transition]:
+    """`may_take`, given `found`: the alternatives that take `event` on `line` (`state` and
+    its ancestors), in the order they are tried."""
     if len(found) < 2:
         return found  # the one alternative is reached whatever the conditions answer
+    own: dict[str, list[Transition]] = {}  # each state's, in order
+    for t in found:
+        own.setdefault(t.source, []).append(t)
     c = chart(spec)
     out: list[Transition] = []
     chosen: dict[str, Transition] = {}
@@ -277,7 +287,7 @@ def may_take(spec: Spec, state: str, event: str) -> list[Transition]:
 
     def enabled(name: str) -> Iterator[str | tuple[str, str]]:
         nonlocal seen
-        for t in _takers(spec, name, event):
+        for t in own.get(name, ()):
             if not surely_enabled(spec, t, line):
                 seen += 1
                 if seen <= refusing:
@@ -307,10 +317,16 @@ def may_fire(spec: Spec, leaf: str) -> tuple[Transition, ...]:
         line = [leaf, *spec.ancestors(leaf)]
         picked: dict[int, Transition] = {}
         if not chart(spec).ended(line):
-            for event in dict.fromkeys(e for name in line
-                                       for t in spec.states[name].transitions
-                                       for e in taken_events(spec, t)):
-                for t in may_take(spec, leaf, event):
+            # Each event's alternatives along the line, in the order they are tried (what
+            # `may_take` starts from), made in one pass: an event only one alternative takes
+            # needs no selection, and most events of most specs are such.
+            found: dict[str, list[Transition]] = {}
+            for name in line:
+                for t in spec.states[name].transitions:
+                    for e in taken_events(spec, t):
+                        found.setdefault(e, []).append(t)
+            for event, alternatives in found.items():
+                for t in _selected(spec, leaf, line, event, alternatives):
                     picked.setdefault(id(t), t)
         depth = {name: i for i, name in enumerate(line)}
         found = cache[leaf] = tuple(sorted(picked.values(), key=lambda t: depth[t.source]))
