@@ -320,12 +320,12 @@ def may_fire(spec: Spec, leaf: str) -> tuple[Transition, ...]:
             # Each event's alternatives along the line, in the order they are tried (what
             # `may_take` starts from), made in one pass: an event only one alternative takes
             # needs no selection, and most events of most specs are such.
-            found: dict[str, list[Transition]] = {}
+            alternatives_of: dict[str, list[Transition]] = {}
             for name in line:
                 for t in spec.states[name].transitions:
                     for e in taken_events(spec, t):
-                        found.setdefault(e, []).append(t)
-            for event, alternatives in found.items():
+                        alternatives_of.setdefault(e, []).append(t)
+            for event, alternatives in alternatives_of.items():
                 for t in _selected(spec, leaf, line, event, alternatives):
                     picked.setdefault(id(t), t)
         depth = {name: i for i, name in enumerate(line)}
