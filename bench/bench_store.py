@@ -19,7 +19,9 @@
 - **long runs**: `fire` on a run with `--steps` steps of history already stored: the cost of
   one fire must not depend on it (target: within 2x).
 - **verify**: `runs verify` over `--verify-runs` stored runs with their histories, against
-  the same checks on two streamed queries (target: within 1.5x), and one run at a time.
+  the same checks on two streamed queries (target: within 1.5x), a plain streaming read of
+  the same rows (JSON decoded, nothing checked: target within 3x, issue 31), and one run at
+  a time.
 - **async**: the asynchronous store (`open_async_store`, bench/store_async.py): `fire` per
   call (awaited one at a time) against the synchronous `fire`, rounds interleaved (target:
   within 1.15x); 200 runs fired at once from one event loop with a pool of 8 connections
@@ -313,9 +315,11 @@ def bulk_runs(ar: Any, url: str, count: int) -> None:
 
 
 def _insert_runs(sql: Statements) -> str:
-    """The backend's INSERT of a whole `runs` row (its placeholder: that of insert_state)."""
+    """The backend's INSERT of a `runs` row's first ten columns (its placeholder: that of
+    insert_state); the columns added since (the trace context) are left NULL."""
     mark = "%s" if "%s" in sql.insert_state else "?"
-    return f"INSERT INTO runs VALUES ({', '.join([mark] * 10)})"
+    return ("INSERT INTO runs (run_id, spec, spec_version, revision, status, steps, record, "
+            f"next_due, created_at, updated_at) VALUES ({', '.join([mark] * 10)})")
 
 
 def _bulk(url: str, statements: Callable[[Statements], list[tuple[str, list[Any]]]]) -> None:
@@ -420,15 +424,10 @@ def stored_histories(ar: Any, url: str, count: int) -> None:
                             (sql.insert_step, steps)])
 
 
-def streamed_verify(url: str, against: Any) -> int:
-    """The baseline: the checks of `runs verify` (the same per-run function) on the rows of
-    two queries streamed in one read transaction, the heads (with their active states) and
-    the history ordered by run, merged by run id. Returns the findings."""
-    from statechart.diagnostics import Span
-    from statechart.runs_verify import check_run
-    from statechart_runtime.errors import StoreError
-    from statechart_runtime.store.core import rows as store_read
-
+def _streamed_runs(url: str) -> Any:
+    """The rows of two queries streamed in one read transaction, the heads (with their
+    active states) and the history ordered by run, merged by run id: (head, step rows) per
+    run."""
     sqlite = url.startswith("sqlite")
     p = "?" if sqlite else "%s"
     agg = "group_concat" if sqlite else "string_agg"
@@ -453,25 +452,48 @@ def streamed_verify(url: str, against: Any) -> int:
         heads.itersize = steps.itersize = 2000
         heads.execute(heads_sql, ("agent_run",))
         steps.execute(steps_sql, ("agent_run",))
-    where = Span.point(url, 1, 1)
-
-    def damaged(field: str, message: str) -> StoreError:
-        return StoreError(f"{field}: {message}")
-
-    findings = 0
     pending = next(steps, None)
     for head in heads:
         run_id, rows = head[0], []
         while pending is not None and pending[0] == run_id:
             rows.append(pending[1:])
             pending = next(steps, None)
+        yield head, rows
+    db.rollback() if not sqlite else db.execute("ROLLBACK")
+    db.close()
+
+
+def plain_read(url: str) -> int:
+    """The floor: the same rows as `streamed_verify` reads, streamed and merged by run, each
+    run's record and step values decoded from JSON, nothing checked. Returns the runs."""
+    runs = 0
+    for head, rows in _streamed_runs(url):
+        record = json.loads(head[9])
+        record["history"] = [json.loads(row[4]) for row in rows]
+        runs += 1
+    return runs
+
+
+def streamed_verify(url: str, against: Any) -> int:
+    """The baseline: the checks of `runs verify` (the same per-run function) on the rows of
+    two queries streamed in one read transaction (`_streamed_runs`). Returns the findings."""
+    from statechart.diagnostics import Span
+    from statechart.runs_verify import check_run
+    from statechart_runtime.errors import StoreError
+    from statechart_runtime.store.core import rows as store_read
+
+    where = Span.point(url, 1, 1)
+
+    def damaged(field: str, message: str) -> StoreError:
+        return StoreError(f"{field}: {message}")
+
+    findings = 0
+    for head, rows in _streamed_runs(url):
         stored = store_read.stored_run(head[:9], tuple(sorted((head[10] or "").split())),
                                         rows[-1][3] if rows else None)
         record = json.loads(head[9])
         record["history"] = store_read.step_dicts(rows, damaged)
-        findings += check_run(run_id, (stored, record), against, None, where) is not None
-    db.rollback() if not sqlite else db.execute("ROLLBACK")
-    db.close()
+        findings += check_run(head[0], (stored, record), against, None, where) is not None
     return findings
 
 
@@ -494,13 +516,16 @@ def verify_times(url: str, count: int, repeats: int) -> dict[str, float]:
     def baseline() -> None:
         assert streamed_verify(url, against) == 0
 
+    def plain() -> None:
+        assert plain_read(url) == count
+
     def one_at_a_time() -> None:
         where = Span.point(url, 1, 1)
         for run in store.stored_runs("agent_run"):
             assert check_run(run.run_id, store.stored_record(run.run_id), against, None,
                              where) is None
 
-    cases = {"verify": batched, "two streamed queries": baseline,
+    cases = {"verify": batched, "two streamed queries": baseline, "plain read": plain,
              "one run at a time": one_at_a_time}
     best = dict.fromkeys(cases, float("inf"))
     for _ in range(repeats):
@@ -514,13 +539,15 @@ def verify_times(url: str, count: int, repeats: int) -> dict[str, float]:
 
 def verify_table(urls: dict[str, Any], count: int, repeats: int) -> None:
     print(f"\n`runs verify` over {count:,} stored runs (s, best of {repeats}):\n")
-    print("| backend | verify (batches of 500) | two streamed queries | verify / streamed "
-          "| one run at a time |")
-    print("| --- | ---: | ---: | ---: | ---: |")
+    print("| backend | verify (batches of 500) | two streamed queries | plain read "
+          "| verify / streamed | verify / plain read | one run at a time |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
     for backend, url in urls.items():
         got = verify_times(url("verify"), count, repeats)
         print(f"| {backend} | {got['verify']:.2f} | {got['two streamed queries']:.2f} | "
+              f"{got['plain read']:.2f} | "
               f"{got['verify'] / got['two streamed queries']:.2f}x | "
+              f"{got['verify'] / got['plain read']:.2f}x | "
               f"{got['one run at a time']:.2f} |")
 
 

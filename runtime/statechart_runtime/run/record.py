@@ -33,7 +33,7 @@ import datetime as dt
 import enum
 import json
 import weakref
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar, Generic, Self, TypeVar, overload
 
 from statechart_runtime.chart import events as internal_events
@@ -207,7 +207,10 @@ class Record:
             raise invalid("history", "expected a list")
         values["lastTransitionAt"] = parse_time("lastTransitionAt",
                                                 data.get("lastTransitionAt"), invalid)
-        values["history"] = [_step_from_dict(cls, i, step) for i, step in enumerate(history)]
+        # Each step read once: the replay below takes these, not the steps made of them.
+        read = [_replay.raw_step(spec, f"history[{i}]", step) for i, step in enumerate(history)]
+        values["history"] = [_step_from_dict(cls, step, raw)
+                             for step, raw in zip(read, history, strict=True)]
         values["counts"] = dict(counts)
         if spec.chart.remembers:
             values["remembered"] = _remembered_from(spec, data.get("remembered", {}))
@@ -225,14 +228,14 @@ class Record:
                                              else values["lastTransitionAt"])
             record = cls(**values)
             rec: Any = record
-            rec.timers = replay(spec, record).timers
+            rec.timers = replay(spec, record, read).timers
         else:
             if spec.timers:
                 values["createdAt"] = parse_time("createdAt", data.get("createdAt"), invalid)
                 values["timers"] = timers.from_json(spec, data.get("timers"))
             record = cls(**values)
         if check:
-            check_record(record, cls)
+            _check_record(record, cls, read)
         return record
 
 
@@ -335,9 +338,10 @@ def step_class_of(record: Record | type[Record]) -> type[Step[Any, Any]]:
     return _record_class(record)[1]
 
 
-def _step_from_dict(cls: type[Record], index: int, raw: object) -> Step[Any, Any]:
+def _step_from_dict(cls: type[Record], step: _replay.Raw, raw: object) -> Step[Any, Any]:
+    """The `Step` of a history entry (`raw`, as JSON holds it) that `raw_step` read."""
     spec = cls._sc_spec
-    event, source, target, at, values, kind = _replay.raw_step(spec, f"history[{index}]", raw)
+    event, source, target, at, values, kind = step
     kept = dict(values)
     if SENT_BY in raw["values"]:  # type: ignore[index]  # raw_step read it as a dict
         kept[SENT_BY] = raw["values"][SENT_BY]  # type: ignore[index]
@@ -348,6 +352,13 @@ def _step_from_dict(cls: type[Record], index: int, raw: object) -> Step[Any, Any
 def check_record(record: Record, record_class: type[Record] | None = None) -> None:
     """Refuse a record this spec could not have produced (see the module's docstring); with
     `record_class`, first refuse a record of any other class (another spec's record)."""
+    _check_record(record, record_class, None)
+
+
+def _check_record(record: Record, record_class: type[Record] | None,
+                  read: Sequence[_replay.Raw] | None) -> None:
+    """`check_record`; `read`: the history's steps as `raw_step` read them, when the record
+    was just parsed from them (`from_dict`), so the replay does not check them again."""
     if record_class is not None and not isinstance(record, record_class):
         raise record_spec(record_class).invalid(
             "(record)", f"expected a {record_class.__name__}, got {type(record).__name__}")
@@ -387,7 +398,7 @@ def check_record(record: Record, record_class: type[Record] | None = None) -> No
         if rec.history and is_aware(rec.history[0].at) and rec.history[0].at < rec.createdAt:
             raise invalid("createdAt", "expected a time no later than the first step's "
                           f"{time_text(rec.history[0].at)}, got {time_text(rec.createdAt)}")
-    configuration, counts, last, remembered, armed = replay(spec, record)
+    configuration, counts, last, remembered, armed = replay(spec, record, read)
     recorded = spec.configuration_names(record)
     if not spec.flat and recorded != configuration:
         raise invalid("configuration", f"the history ends in {list(configuration)}, "
@@ -426,19 +437,25 @@ def check_record(record: Record, record_class: type[Record] | None = None) -> No
         timers.check(spec, record, armed)
 
 
-def replay(spec: SpecTables, record: Record) -> _replay.Replayed:
+def replay(spec: SpecTables, record: Record,
+           read: Sequence[_replay.Raw] | None = None) -> _replay.Replayed:
     """Where a record's history ends (statechart_runtime.replay, strict): InvalidRecord at
     the first step this spec could not have taken. Delay timers of the initial states count
-    from `createdAt`; run context is read from the record as it is now."""
+    from `createdAt`; run context is read from the record as it is now. `read`: the history
+    as `raw_step` read it (the record's steps were made of it), else each step is checked."""
     rec: Any = record
     attrs = spec.attrs
     step_class = step_class_of(record)
 
-    def read(spec: Any, where: str, step: object) -> _replay.Raw:
+    def typed(spec: Any, where: str, step: object) -> _replay.Raw:
         return _replay.typed_step(spec, step_class, where, step)
 
+    def as_read(spec: Any, where: str, step: object) -> _replay.Raw:
+        return step  # type: ignore[return-value]  # an entry of `read`
+
     return _replay.replay(  # type: ignore[return-value]  # strict: never None
-        spec, rec.history, read, created_at=rec.createdAt if spec.timers else None,
+        spec, rec.history if read is None else read, typed if read is None else as_read,
+        created_at=rec.createdAt if spec.timers else None,
         context_of=lambda name: getattr(record, attrs[name]))
 
 

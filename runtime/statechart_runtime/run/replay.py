@@ -28,6 +28,8 @@ from statechart_runtime.chart.values import (
     sent_by_problem,
     time_text,
 )
+from statechart_runtime.errors import MacrostepLoop
+from statechart_runtime.run import driver
 
 # A step as the replay reads it: event, source, target, time, values (JSON), its kind.
 Raw = tuple[str, str, str, dt.datetime, Mapping[str, JsonValue], str | None]
@@ -140,31 +142,108 @@ def replay(spec: Any, steps: Sequence[object], read: Callable[[Any, str, object]
 def _replay(spec: Any, steps: Sequence[object], read: Callable[[Any, str, object], Raw],
             created_at: dt.datetime | None, context_of: Callable[[str], Any]) -> Replayed:
     invalid = spec.invalid
-    chart = spec.chart
-    codec = spec.codec
-    last: dict[str, tuple[Any, Any, int]] = {
-        f: (raw, codec.from_json(f, raw, f), -1) for f, raw in spec.defaults.items()
-        if f not in spec.context}
-    context = spec.context
+    replaying = _Replaying(spec, steps, read, created_at, context_of)
+    # The macrosteps are the driver's, as a live run takes them (`driver.macrostep`): an
+    # event's own microstep, then eventless ones and the completion events it raised, in
+    # order; `_Replaying.take` takes each from the history instead of selecting it.
+    try:
+        if driver.opens(spec):
+            driver.macrostep(spec, driver.OPENING, None, replaying.take, replaying.active,
+                             replaying.raised)
+        while replaying.index < len(steps):
+            # A new event: what the last one raised and did not take was dropped (the driver
+            # leaves none pending), and this one takes its own microstep whatever it is.
+            replaying.own = True
+            driver.macrostep(spec, replaying.event_at(replaying.index), driver.NO_VALUES,
+                             replaying.take, replaying.active, replaying.raised)
+    except MacrostepLoop as loop:
+        # More microsteps in one macrostep than a run takes: no run could have recorded it.
+        raise invalid(f"history[{replaying.index - 1}]", str(loop)) from None
+    state = replaying.state
+    return Replayed(state.configuration, state.counts, replaying.last, state.remembered,
+                    state.timers if replaying.with_timers else None)
 
-    def value_of(name: str) -> Any:
-        if name in context:
-            return context_of(name)
-        found = last.get(name)
-        return None if found is None else found[1]
 
-    initial = chart.initial_configuration()
-    with_timers = bool(spec.timers) and created_at is not None
-    armed: list[_timers.Timer[Any, Any]] = _timers.rearm(
-        spec, [], initial, initial, created_at, (), value_of) \
-        if with_timers and created_at is not None else []
-    state = kernel.RunState(initial, {}, dict(spec.initial_counts), armed, value_of,
-                            context_known=False)
-    raised: list[str] = []  # states whose `done.state` event is pending, in order
-    previous: tuple[str, dt.datetime] | None = None  # the last step's event and time
-    for index, entry in enumerate(steps):
+class _Replaying:
+    """The replay's side of the driver (`driver.Take`): each microstep the driver asks for is
+    the history's next steps, when they are of the event it asks for, checked against the
+    spec and taken with `kernel.step` (the function a live run takes its steps with)."""
+
+    def __init__(self, spec: Any, steps: Sequence[object],
+                 read: Callable[[Any, str, object], Raw], created_at: dt.datetime | None,
+                 context_of: Callable[[str], Any]) -> None:
+        self.spec = spec
+        self.steps = steps
+        self.read_step = read
+        self.created_at = created_at
+        codec = spec.codec
+        self.last: dict[str, tuple[Any, Any, int]] = {
+            f: (raw, codec.from_json(f, raw, f), -1) for f, raw in spec.defaults.items()
+            if f not in spec.context}
+        context = spec.context
+        last = self.last
+
+        def value_of(name: str) -> Any:
+            if name in context:
+                return context_of(name)
+            found = last.get(name)
+            return None if found is None else found[1]
+
+        self.value_of = value_of
+        initial = spec.chart.initial_configuration()
+        self.with_timers = bool(spec.timers) and created_at is not None
+        armed: list[_timers.Timer[Any, Any]] = _timers.rearm(
+            spec, [], initial, initial, created_at, (), value_of) \
+            if self.with_timers and created_at is not None else []
+        self.state = kernel.RunState(initial, {}, dict(spec.initial_counts), armed, value_of,
+                                     context_known=False)
+        self.raised: list[str] = []  # states whose `done.state` event is pending (the driver's)
+        self.previous: dt.datetime | None = None  # the last step's time
+        self.index = 0  # the next step to take
+        self.own = False  # the next microstep is a new event's own (not the driver's settle)
+        self.read: dict[int, Raw] = {}
+
+    def active(self) -> tuple[str, ...]:
+        return self.state.configuration
+
+    def entry(self, index: int) -> Raw:
+        """Step `index` of the history, read (once)."""
+        found = self.read.get(index)
+        if found is None:
+            found = self.read[index] = self.read_step(self.spec, f"history[{index}]",
+                                                      self.steps[index])
+        return found
+
+    def event_at(self, index: int) -> str:
+        return self.entry(index)[0]
+
+    def take(self, event: str, given: kernel.Given) -> bool:
+        """The microstep of `event` (`given` is the history's: unused): the history's next
+        step if it is of `event`, with the steps of the same event after it (a microstep
+        that moved several regions is recorded one step per transition), each taken in
+        turn; False when the next step is of another event (the run took none: nothing to
+        take)."""
+        own, self.own = self.own, False
+        if self.index >= len(self.steps) or self.event_at(self.index) != event:
+            return False
+        self.take_step(self.index, own)
+        if not _events.is_done(event):
+            while self.index < len(self.steps) and self.event_at(self.index) == event:
+                self.take_step(self.index, own)
+        return True
+
+    def take_step(self, index: int, own: bool) -> None:
+        """Check step `index` against the spec and take it (`kernel.step`). `own`: it is a
+        new event's own microstep, which a completion event cannot be (the driver takes
+        those after the event that raised them)."""
+        spec = self.spec
+        invalid = spec.invalid
+        codec = spec.codec
+        state = self.state
         where = f"history[{index}]"
-        event, source, target, at, values, kind = read(spec, where, entry)
+        event, source, target, at, values, kind = self.entry(index)
+        del self.read[index]
+        self.index = index + 1
         if kind == MULTI:  # recorded by its first target: the transition's targets
             target = spec.multi_targets.get((source, event, target), target)
         key = (source, event, target)
@@ -174,28 +253,21 @@ def _replay(spec: Any, steps: Sequence[object], read: Callable[[Any, str, object
         if source not in state.configuration:
             raise invalid(where, f"`{source}` was not active (active: "
                           f"{', '.join(state.configuration)})")
-        earliest = previous[1] if previous is not None else created_at
+        earliest = self.previous if self.previous is not None else self.created_at
         if earliest is not None and at < earliest:
             raise invalid(where + ".at", f"{time_text(at)} is before "
                           + (f"history[{index - 1}]'s {time_text(earliest)}"
-                             if previous is not None else f"createdAt {time_text(earliest)}")
+                             if self.previous is not None
+                             else f"createdAt {time_text(earliest)}")
                           + ": a run's time only moves forward")
-        if _events.is_done(event):
+        if own and _events.is_done(event):
             # The run takes the completion events its event raised, in order (those it
-            # skips had no enabled transition). SCXML takes a raised event even when an
-            # earlier one left its state and re-entered it unfinished: `raised`, not
-            # `is_done`, is the test. (From the history alone, two sends of one event in a
-            # row look like one event moving two regions: what the first raised and did not
-            # take stays pending here.)
-            if source not in raised:
-                raise invalid(where, f"`{source}` had not completed (active: "
-                              f"{', '.join(state.configuration)})")
-            del raised[:raised.index(source) + 1]
-        elif event != _events.ALWAYS and previous is not None and (
-                previous[0] != event or _events.is_done(previous[0])):
-            # A new event: the last one's pending completions were dropped. (An eventless
-            # step belongs to the macrostep before it: its completions wait behind it.)
-            raised = []
+            # skips had no enabled transition), right after it: the driver found none
+            # pending for `source`. (SCXML takes a raised event even when an earlier one
+            # left its state and re-entered it unfinished: the pending list, not
+            # `is_done`, is the test.)
+            raise invalid(where, f"`{source}` had not completed (active: "
+                          f"{', '.join(state.configuration)})")
         positions: tuple[int, ...] = ()
         constants: Mapping[str, tuple[Any, JsonValue]] = {}
         if spec.alternatives and key in spec.alternatives:
@@ -231,16 +303,14 @@ def _replay(spec: Any, steps: Sequence[object], read: Callable[[Any, str, object
         try:
             effect = kernel.step(spec, state, event, [move], given, at, positions)
         except kernel.Refused as refused:
-            raise invalid(where, _refusal_text(refused, last)) from None
+            raise invalid(where, _refusal_text(refused, self.last)) from None
         for name, value in effect.changes.items():
-            last[name] = (given[name][1] if name in given else None, value, index)
-        state = kernel.RunState(effect.configuration, effect.remembered, effect.counts,
-                                effect.timers if effect.timers is not None else [],
-                                value_of, context_known=False)
-        raised.extend(effect.raised)
-        previous = (event, at)
-    return Replayed(state.configuration, state.counts, last, state.remembered,
-                    state.timers if with_timers else None)
+            self.last[name] = (given[name][1] if name in given else None, value, index)
+        self.state = kernel.RunState(effect.configuration, effect.remembered, effect.counts,
+                                     effect.timers if effect.timers is not None else [],
+                                     self.value_of, context_known=False)
+        self.raised.extend(effect.raised)
+        self.previous = at
 
 
 def _refusal_text(refused: kernel.Refused, last: Mapping[str, tuple[Any, Any, int]]) -> str:
