@@ -21,6 +21,8 @@ the spec):
   `waiting_for_approval` series);
 - `statechart.timer.lateness` [`statechart_timer_lateness_seconds`]: how long after its
   due time a timer fired, by `spec`, `state`;
+- `statechart.timer.failures` [`statechart_timer_failures_total`]: runs whose due timers
+  could not be fired (a guard or an action raised), by `spec`, `reason`;
 - `statechart.work.claims` [`statechart_work_claims_total`]: claims, by `spec`, `handler`,
   `expired` (true: it took over an expired lease: a lease expiry);
 - `statechart.work.ends` [`statechart_work_ends_total`]: attempts ended, by `spec`,
@@ -55,7 +57,8 @@ from statechart_runtime.store.core.pages import RunFilter
 # The instruments of this module: names in the `statechart` namespace, not modules.
 INSTRUMENTS = frozenset({
     "statechart.answers", "statechart.fire.duration", "statechart.refusals",
-    "statechart.runs", "statechart.state.duration", "statechart.timer.lateness",
+    "statechart.runs", "statechart.state.duration", "statechart.timer.failures",
+    "statechart.timer.lateness",
     "statechart.timers.overdue", "statechart.transitions", "statechart.work.claims",
     "statechart.work.ends", "statechart.work.leases_lost", "statechart.work.queue"})
 # Buckets of the seconds histograms: a fire's milliseconds to a wait's days.
@@ -94,6 +97,9 @@ class MetricsListener:
         self._late = meter.create_histogram(
             "statechart.timer.lateness", unit="s", description="Time from a timer's due "
             "time to its firing", explicit_bucket_boundaries_advisory=_WAIT_BUCKETS)
+        self._timer_failures = meter.create_counter(
+            "statechart.timer.failures", unit="{run}",
+            description="Runs whose due timers could not be fired")
         self._claims = meter.create_counter(
             "statechart.work.claims", unit="{claim}", description="Work items claimed")
         self._ends = meter.create_counter(
@@ -112,6 +118,8 @@ class MetricsListener:
             self._refusals.add(1, {"spec": seen.spec, "event": seen.event,
                                    "reason": seen.reason})
             self._timed(seen.run_id, seen.spec, seen.via, "refused", seen.started, seen.ended)
+        elif isinstance(seen, heard.TimersFailed):
+            self._timer_failures.add(1, {"spec": seen.spec, "reason": seen.reason})
         elif isinstance(seen, heard.WorkClaimed):
             self._claims.add(1, {"spec": seen.spec, "handler": seen.handler,
                                  "expired": str(seen.expired is not None).lower()})

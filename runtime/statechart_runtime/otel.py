@@ -12,7 +12,9 @@ a run takes or refuses, after the store committed it, from the call's start to i
   sent; a timer fired; a work item's outcome or error event). A timer's and a work outcome's
   span links to the span of the step that entered the state that armed the timer or
   enqueued the work, when that span was made in this process.
-- a refused event: the span its event would have had, status ERROR, `error.type` the reason.
+- a refused event: the span its event would have had, status ERROR, `error.type` the reason;
+  due timers that could not be fired (a guard or an action raised): a `timer {spec}` span,
+  status ERROR, `error.type` the original error's type name.
 - `work_attempt {spec}`: a work item's attempt, from its claim (in this process) to its
   outcome, failure or lost lease (`statechart.work.result`; status ERROR and `error.type`
   but for `completed`), linked to the step that enqueued the item. With
@@ -146,6 +148,8 @@ class TracingListener:
             self._step(seen)
         elif isinstance(seen, heard.EventRefused):
             self._refused(seen)
+        elif isinstance(seen, heard.TimersFailed):
+            self._timers_failed(seen)
         elif isinstance(seen, heard.RunCreated):
             span = self._creating.pop(seen.run_id, None)
             if span is not None:
@@ -225,6 +229,16 @@ class TracingListener:
         span = self._tracer.start_span(
             f"{'work' if seen.via == 'work' else 'send'} {seen.spec}", context=parent,
             links=links, attributes=attributes, start_time=_ns(seen.started))
+        span.set_status(Status(StatusCode.ERROR, str(seen.error)[:500]))
+        span.end(end_time=max(_ns(seen.ended), _ns(seen.started)))
+
+    def _timers_failed(self, seen: heard.TimersFailed) -> None:
+        parent, links = self._parent(seen.trace_context)
+        span = self._tracer.start_span(
+            f"timer {seen.spec}", context=parent, links=links, attributes={
+                "statechart.run.id": seen.run_id, "statechart.spec.name": seen.spec,
+                "statechart.spec.version": seen.version, "statechart.via": seen.via,
+                "error.type": seen.reason}, start_time=_ns(seen.started))
         span.set_status(Status(StatusCode.ERROR, str(seen.error)[:500]))
         span.end(end_time=max(_ns(seen.ended), _ns(seen.started)))
 
