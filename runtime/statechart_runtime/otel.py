@@ -65,6 +65,11 @@ def _ns(seconds: float) -> int:
     return int(seconds * _SECOND)
 
 
+# The caller's span: looked up in the current context once per span (a module-level name,
+# not `trace.get_current_span` through the module at each call).
+_current_span = trace.get_current_span
+
+
 class TracingListener:
     """Spans of runs (module docstring), made with `tracer_provider`'s tracer (default: the
     global one, `opentelemetry.trace.set_tracer_provider`). Register it on a store
@@ -135,7 +140,7 @@ class TracingListener:
         """The context a span of the run starts in, and its links: the caller's span if it
         has one (linked to the run's), else the run's."""
         run, context = self._run_context(stored)
-        current = trace.get_current_span().get_span_context()
+        current = _current_span().get_span_context()
         if current.is_valid:
             return None, [Link(run)] if run is not None and run.trace_id != current.trace_id \
                 else []
@@ -187,11 +192,12 @@ class TracingListener:
             if found is not None:
                 links.append(Link(found, {"statechart.link": "armed"
                                           if seen.timer is not None else "enqueued"}))
+        # The configuration as the tuple it is: the SDK keeps sequences as tuples.
         attributes: dict[str, Any] = {
             "statechart.run.id": seen.run_id, "statechart.spec.name": seen.spec,
             "statechart.spec.version": seen.version, "statechart.event": seen.event,
             "statechart.source": seen.source, "statechart.target": seen.target,
-            "statechart.configuration": list(seen.configuration),
+            "statechart.configuration": seen.configuration,
             "statechart.status": seen.status, "statechart.via": seen.via}
         if seen.revision is not None:
             attributes["statechart.revision"] = seen.revision
@@ -201,10 +207,11 @@ class TracingListener:
             attributes["statechart.work.key"] = seen.work
         if seen.attempt is not None:
             attributes["statechart.work.attempt"] = seen.attempt
+        started = _ns(seen.started)
         span = self._tracer.start_span(f"{operation} {seen.spec}", context=parent,
                                        links=links, attributes=attributes,
-                                       start_time=_ns(seen.started))
-        span.end(end_time=max(_ns(seen.ended), _ns(seen.started)))
+                                       start_time=started)
+        span.end(end_time=max(_ns(seen.ended), started))
         # What a later timer or work outcome links to.
         self._remember(seen.run_id, [step.target for step in seen.steps],
                        span.get_span_context())
