@@ -8,6 +8,7 @@ dataclasses below:
   and completions that followed it), with its transitions (`steps`) and the configuration
   after it;
 - `EventRefused`: an event was refused, and why (`reason`: the error's type name);
+- `TimersFailed`: a run's due timers could not be fired (a guard or an action raised);
 - `WorkClaimed`, `WorkCompleted`, `WorkFailed`, `LeaseLost`: a work item's life;
 - `Answered`: a person answered a run in the console.
 
@@ -125,6 +126,26 @@ class EventRefused:
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
+class TimersFailed:
+    """A run's due timers could not be fired by `store.fire_due` or `store.fire_next_due`
+    (the worker's round): a timer's guard or action raised, or the stored run could not be
+    read or written (not the store's own failure: busy, away, full). Nothing was saved and
+    the run stays due. `error` is the exception the caller got (fire_next_due's TimerFailed,
+    the original its `__cause__`; fire_due's the original), `reason` the original's type
+    name (`reason_of`: `RuntimeError`, `DamagedRow`, ...); `via` is `fire_due`."""
+
+    run_id: str
+    spec: str
+    version: int
+    reason: str
+    error: BaseException
+    via: str
+    started: float
+    ended: float
+    trace_context: str | None = None
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
 class WorkClaimed:
     """A worker (`owner`) claimed a work item until `lease_until`, for its `attempt`.
     `expired`: the owner whose lease had expired (this claim took the item over: a lease
@@ -214,8 +235,8 @@ class Answered:
     status: str
 
 
-Observation = (RunCreated | StepTaken | EventRefused | WorkClaimed | WorkCompleted
-               | WorkFailed | LeaseLost | Answered)
+Observation = (RunCreated | StepTaken | EventRefused | TimersFailed | WorkClaimed
+               | WorkCompleted | WorkFailed | LeaseLost | Answered)
 
 
 class Listener(Protocol):

@@ -3,8 +3,9 @@
 `MetricsListener` is a listener (statechart_runtime.listeners) that counts and times what it
 is told, on a meter of `meter_provider` (default: the global one); `StoreGauges` reads what
 only the store knows (runs by status, overdue timers, the work queue) when metrics are
-collected; `prometheus_metrics()` puts both behind a Prometheus text exposition (the
-console's `/metrics`: `console.app(..., metrics=...)`).
+collected; `PrometheusMetrics` puts both behind a Prometheus text exposition (the console's
+`/metrics`: `console.app(..., metrics=...)`); `MetricsServer` serves it on a port of its own
+(prometheus-client's HTTP server: `statechart runs work --metrics [HOST:]PORT`).
 
 Instruments (Prometheus names in brackets; no label is a run id: every label is bounded by
 the spec):
@@ -20,6 +21,8 @@ the spec):
   `waiting_for_approval` series);
 - `statechart.timer.lateness` [`statechart_timer_lateness_seconds`]: how long after its
   due time a timer fired, by `spec`, `state`;
+- `statechart.timer.failures` [`statechart_timer_failures_total`]: runs whose due timers
+  could not be fired (a guard or an action raised), by `spec`, `reason`;
 - `statechart.work.claims` [`statechart_work_claims_total`]: claims, by `spec`, `handler`,
   `expired` (true: it took over an expired lease: a lease expiry);
 - `statechart.work.ends` [`statechart_work_ends_total`]: attempts ended, by `spec`,
@@ -38,6 +41,7 @@ from __future__ import annotations
 
 import collections
 import datetime as dt
+import logging
 import threading
 import time
 from collections.abc import Iterable, Iterator
@@ -47,17 +51,22 @@ from opentelemetry import metrics
 from opentelemetry.metrics import CallbackOptions, Observation
 
 from statechart_runtime import listeners as heard
+from statechart_runtime.errors import StatechartError
 from statechart_runtime.store.core.pages import RunFilter
 
 # The instruments of this module: names in the `statechart` namespace, not modules.
 INSTRUMENTS = frozenset({
     "statechart.answers", "statechart.fire.duration", "statechart.refusals",
-    "statechart.runs", "statechart.state.duration", "statechart.timer.lateness",
+    "statechart.runs", "statechart.state.duration", "statechart.timer.failures",
+    "statechart.timer.lateness",
     "statechart.timers.overdue", "statechart.transitions", "statechart.work.claims",
     "statechart.work.ends", "statechart.work.leases_lost", "statechart.work.queue"})
 # Buckets of the seconds histograms: a fire's milliseconds to a wait's days.
 _CALL_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
 _WAIT_BUCKETS = (1.0, 10.0, 60.0, 300.0, 900.0, 3600.0, 4 * 3600.0, 86400.0, 7 * 86400.0)
+
+
+log = logging.getLogger("statechart_runtime.metrics")
 
 
 def _meter(meter_provider: Any) -> Any:
@@ -88,6 +97,9 @@ class MetricsListener:
         self._late = meter.create_histogram(
             "statechart.timer.lateness", unit="s", description="Time from a timer's due "
             "time to its firing", explicit_bucket_boundaries_advisory=_WAIT_BUCKETS)
+        self._timer_failures = meter.create_counter(
+            "statechart.timer.failures", unit="{run}",
+            description="Runs whose due timers could not be fired")
         self._claims = meter.create_counter(
             "statechart.work.claims", unit="{claim}", description="Work items claimed")
         self._ends = meter.create_counter(
@@ -106,6 +118,8 @@ class MetricsListener:
             self._refusals.add(1, {"spec": seen.spec, "event": seen.event,
                                    "reason": seen.reason})
             self._timed(seen.run_id, seen.spec, seen.via, "refused", seen.started, seen.ended)
+        elif isinstance(seen, heard.TimersFailed):
+            self._timer_failures.add(1, {"spec": seen.spec, "reason": seen.reason})
         elif isinstance(seen, heard.WorkClaimed):
             self._claims.add(1, {"spec": seen.spec, "handler": seen.handler,
                                  "expired": str(seen.expired is not None).lower()})
@@ -247,3 +261,58 @@ class PrometheusMetrics:
 
     def close(self) -> None:
         self.provider.shutdown()
+
+
+class MetricsServer:
+    """`metrics` (a PrometheusMetrics) served at `http://HOST:PORT/metrics` by
+    prometheus-client's own HTTP server, in daemon threads, without authentication (bind it
+    where only the scraper reaches: loopback by default). Each scrape first reads the store's
+    gauges from a read-only store of the server's own, opened from `url` at the first scrape
+    and shared by the scrapes one at a time (the caller's store stays in the caller's
+    thread). A scrape whose read fails (the database away) logs a warning and serves the
+    gauges of the last read that worked, with the counters. `port` 0: a free port, read back
+    from `address`."""
+
+    def __init__(self, metrics: PrometheusMetrics, url: str, *, host: str = "127.0.0.1",
+                 port: int) -> None:
+        from prometheus_client import CollectorRegistry, start_http_server
+
+        self.metrics = metrics
+        self._url = url
+        self._lock = threading.Lock()
+        self._store: Any = None
+        # OSError (the port taken, the host not this machine's) is the caller's to report.
+        served = CollectorRegistry(auto_describe=False)
+        served.register(self)
+        self._server, self._thread = start_http_server(port, addr=host, registry=served)
+        bound = self._server.server_address
+        self.address: tuple[str, int] = (str(bound[0]), int(bound[1]))
+
+    @property
+    def url(self) -> str:
+        host, port = self.address
+        return f"http://{f'[{host}]' if ':' in host else host}:{port}/metrics"
+
+    def collect(self) -> Iterator[Any]:
+        """The exposition's families, the gauges read first (prometheus-client's collector
+        protocol: the server's registry holds this object)."""
+        from statechart_runtime.store import open_store
+
+        with self._lock:
+            try:
+                if self._store is None:
+                    self._store = open_store(self._url, read_only=True)
+                self.metrics.gauges.refresh(self._store)
+            except StatechartError as exc:
+                log.warning("metrics: the store's gauges were not read (%s: %s); serving "
+                            "the last ones read", type(exc).__name__, exc)
+        yield from self.metrics.registry.collect()
+
+    def close(self) -> None:
+        """Stop serving and close the server's store (not the metrics: the caller's)."""
+        self._server.shutdown()
+        self._server.server_close()
+        with self._lock:
+            if self._store is not None:
+                self._store.close()
+                self._store = None

@@ -12,7 +12,9 @@ a run takes or refuses, after the store committed it, from the call's start to i
   sent; a timer fired; a work item's outcome or error event). A timer's and a work outcome's
   span links to the span of the step that entered the state that armed the timer or
   enqueued the work, when that span was made in this process.
-- a refused event: the span its event would have had, status ERROR, `error.type` the reason.
+- a refused event: the span its event would have had, status ERROR, `error.type` the reason;
+  due timers that could not be fired (a guard or an action raised): a `timer {spec}` span,
+  status ERROR, `error.type` the original error's type name.
 - `work_attempt {spec}`: a work item's attempt, from its claim (in this process) to its
   outcome, failure or lost lease (`statechart.work.result`; status ERROR and `error.type`
   but for `completed`), linked to the step that enqueued the item. With
@@ -61,6 +63,11 @@ _REMEMBERED = 10_000
 
 def _ns(seconds: float) -> int:
     return int(seconds * _SECOND)
+
+
+# The caller's span: looked up in the current context once per span (a module-level name,
+# not `trace.get_current_span` through the module at each call).
+_current_span = trace.get_current_span
 
 
 class TracingListener:
@@ -133,7 +140,7 @@ class TracingListener:
         """The context a span of the run starts in, and its links: the caller's span if it
         has one (linked to the run's), else the run's."""
         run, context = self._run_context(stored)
-        current = trace.get_current_span().get_span_context()
+        current = _current_span().get_span_context()
         if current.is_valid:
             return None, [Link(run)] if run is not None and run.trace_id != current.trace_id \
                 else []
@@ -146,6 +153,8 @@ class TracingListener:
             self._step(seen)
         elif isinstance(seen, heard.EventRefused):
             self._refused(seen)
+        elif isinstance(seen, heard.TimersFailed):
+            self._timers_failed(seen)
         elif isinstance(seen, heard.RunCreated):
             span = self._creating.pop(seen.run_id, None)
             if span is not None:
@@ -183,11 +192,12 @@ class TracingListener:
             if found is not None:
                 links.append(Link(found, {"statechart.link": "armed"
                                           if seen.timer is not None else "enqueued"}))
+        # The configuration as the tuple it is: the SDK keeps sequences as tuples.
         attributes: dict[str, Any] = {
             "statechart.run.id": seen.run_id, "statechart.spec.name": seen.spec,
             "statechart.spec.version": seen.version, "statechart.event": seen.event,
             "statechart.source": seen.source, "statechart.target": seen.target,
-            "statechart.configuration": list(seen.configuration),
+            "statechart.configuration": seen.configuration,
             "statechart.status": seen.status, "statechart.via": seen.via}
         if seen.revision is not None:
             attributes["statechart.revision"] = seen.revision
@@ -197,10 +207,11 @@ class TracingListener:
             attributes["statechart.work.key"] = seen.work
         if seen.attempt is not None:
             attributes["statechart.work.attempt"] = seen.attempt
+        started = _ns(seen.started)
         span = self._tracer.start_span(f"{operation} {seen.spec}", context=parent,
                                        links=links, attributes=attributes,
-                                       start_time=_ns(seen.started))
-        span.end(end_time=max(_ns(seen.ended), _ns(seen.started)))
+                                       start_time=started)
+        span.end(end_time=max(_ns(seen.ended), started))
         # What a later timer or work outcome links to.
         self._remember(seen.run_id, [step.target for step in seen.steps],
                        span.get_span_context())
@@ -225,6 +236,16 @@ class TracingListener:
         span = self._tracer.start_span(
             f"{'work' if seen.via == 'work' else 'send'} {seen.spec}", context=parent,
             links=links, attributes=attributes, start_time=_ns(seen.started))
+        span.set_status(Status(StatusCode.ERROR, str(seen.error)[:500]))
+        span.end(end_time=max(_ns(seen.ended), _ns(seen.started)))
+
+    def _timers_failed(self, seen: heard.TimersFailed) -> None:
+        parent, links = self._parent(seen.trace_context)
+        span = self._tracer.start_span(
+            f"timer {seen.spec}", context=parent, links=links, attributes={
+                "statechart.run.id": seen.run_id, "statechart.spec.name": seen.spec,
+                "statechart.spec.version": seen.version, "statechart.via": seen.via,
+                "error.type": seen.reason}, start_time=_ns(seen.started))
         span.set_status(Status(StatusCode.ERROR, str(seen.error)[:500]))
         span.end(end_time=max(_ns(seen.ended), _ns(seen.started)))
 

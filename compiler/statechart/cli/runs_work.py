@@ -1,8 +1,11 @@
 """`statechart runs work --store URL --spec SPEC [--once] [--max-sleep S] [--handlers
-MODULE:OBJECT] [--listener MODULE:OBJECT]`: fire the due timers of SPEC's runs until stopped
-(statechart_runtime.worker; docs/runs.md, "The worker"), and, with `--handlers`, run their
-work items (docs/work.md): the asynchronous worker over the asynchronous store, at most
-`--concurrency` items at once. `--listener`: told what the runs do (docs/observability.md).
+MODULE:OBJECT] [--listener MODULE:OBJECT] [--metrics [HOST:]PORT]`: fire the due timers of
+SPEC's runs until stopped (statechart_runtime.worker; docs/runs.md, "The worker"), and, with
+`--handlers`, run their work items (docs/work.md): the asynchronous worker over the
+asynchronous store, at most `--concurrency` items at once. `--listener`: told what the runs
+do (docs/observability.md). `--metrics`: the runs' Prometheus metrics served at
+`http://HOST:PORT/metrics` while it works (statechart_runtime.metrics.MetricsServer; the
+`otel` extra).
 
 One line on stderr per fired timer. SIGTERM and SIGINT let the transaction under way commit,
 then exit 0. `--once` fires what is due now and exits (for cron). The spec's Run class is
@@ -47,6 +50,13 @@ def add_arguments(actions: Any, store_argument: Any) -> None:
                    help="tell OBJECT of MODULE (a callable taking one observation, or a "
                         "class made with no arguments) what the runs do: steps, refusals, "
                         "timers, work (docs/observability.md); may be repeated")
+    p.add_argument("--metrics", metavar="[HOST:]PORT", type=_address,
+                   help="serve the runs' Prometheus metrics at http://HOST:PORT/metrics "
+                        "while working: transitions, refusals, fire latency, timers, work "
+                        "claims and lease expiries, and from the store the runs by status, "
+                        "the work queue and the overdue timers (HOST default 127.0.0.1; no "
+                        "authentication; PORT 0: a free one, printed; docs/observability.md; "
+                        "the `otel` extra)")
     p.add_argument("--concurrency", metavar="N", type=_count, default=4,
                    help="with --handlers: how many items run at once (default: 4)")
     p.add_argument("--poll", metavar="S", type=_seconds, default=1.0,
@@ -64,6 +74,19 @@ def _count(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected at least 1, got {text!r}")
     return value
+
+
+def _address(text: str) -> tuple[str, int]:
+    host, colon, port = text.rpartition(":")
+    host = host.removeprefix("[").removesuffix("]") if colon else "127.0.0.1"
+    try:
+        number = int(port)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected [HOST:]PORT, got {text!r}") from None
+    if not 0 <= number < 65536 or not host:
+        raise argparse.ArgumentTypeError(f"expected [HOST:]PORT (PORT 0 to 65535), got "
+                                         f"{text!r}")
+    return host, number
 
 
 def _seconds(text: str) -> float:
@@ -91,8 +114,9 @@ def work(args: argparse.Namespace) -> int:
                     + (" (its work items run with --handlers MODULE:OBJECT)"
                        if spec.work() else ""))
     run_class = compiled(spec)
-    with open_existing(args.store, read_only=False) as store, _logging():
-        for listener in listeners:
+    with open_existing(args.store, read_only=False) as store, _logging(), \
+            _metrics(args, spec.name) as metrics:
+        for listener in [*listeners, *metrics]:
             store.listen(listener)
         worker = Worker(store, run_class, max_sleep=args.max_sleep,
                         retry_after=args.retry_after)
@@ -149,7 +173,7 @@ def _work_items(args: argparse.Namespace, spec: Any, listeners: list[Any]) -> in
     async def main() -> AsyncWorker:
         # A missing driver (aiosqlite, psycopg_pool) is the store's StoreError, which says
         # what to install.
-        async with open_async_store(args.store, listeners=listeners) as store:
+        async with open_async_store(args.store, listeners=[*listeners, *metrics]) as store:
             worker = AsyncWorker(store, run_class, max_sleep=args.max_sleep,
                                  retry_after=args.retry_after, handlers=handlers,
                                  concurrency=args.concurrency, poll=args.poll,
@@ -172,13 +196,43 @@ def _work_items(args: argparse.Namespace, spec: Any, listeners: list[Any]) -> in
                     await worker.run()
             return worker
 
-    with _logging():
+    with _logging(), _metrics(args, spec.name) as metrics:
         worker = asyncio.run(main())
     print(inert(f"statechart runs work: {worker.applied} outcome"
                 f"{'s' * (worker.applied != 1)} applied, {worker.work_failed} failed, "
                 f"{worker.leases_lost} lease{'s' * (worker.leases_lost != 1)} lost; fired "
                 f"{worker.fired} timer{'s' * (worker.fired != 1)}"), file=sys.stderr)
     return 0
+
+
+@contextmanager
+def _metrics(args: argparse.Namespace, spec: str) -> Iterator[list[Any]]:
+    """`--metrics [HOST:]PORT`: the metrics' listener (none without it), served meanwhile."""
+    if args.metrics is None:
+        yield []
+        return
+    from statechart.cli.runs import Failure, location
+
+    try:
+        from statechart_runtime.metrics import MetricsServer, PrometheusMetrics
+    except ImportError as exc:
+        raise Failure(f"--metrics needs the `otel` extra ({exc.name} is missing): pip "
+                      "install 'statechart-compiler[otel]'") from None
+    metrics = PrometheusMetrics([spec])
+    host, port = args.metrics
+    try:
+        server = MetricsServer(metrics, args.store, host=host, port=port)
+    except OSError as exc:
+        metrics.close()
+        raise Failure(f"--metrics {host}:{port}: cannot serve there ({exc.strerror or exc})"
+                      ) from None
+    print(inert(f"statechart runs work: metrics of `{spec}` runs in {location(args.store)} "
+                f"at {server.url}"), file=sys.stderr, flush=True)
+    try:
+        yield [metrics.listener]
+    finally:
+        server.close()
+        metrics.close()
 
 
 @contextmanager

@@ -699,11 +699,20 @@ class AsyncRunStore:
         started = time.time() if self.listeners else 0.0  # for the listeners
         when = now if now is not None else self.now()  # the one time of this call
         done = None
-        if self._computes_before_locking(run_class):
-            done = await self._fire_due_unlocked(run_class, run_id, when)
-        if done is None:
-            done = await self._with_retries(
-                functools.partial(self._fire_due, run_class, run_id, when), repeatable=False)
+        try:
+            if self._computes_before_locking(run_class):
+                done = await self._fire_due_unlocked(run_class, run_id, when)
+            if done is None:
+                done = await self._with_retries(
+                    functools.partial(self._fire_due, run_class, run_id, when),
+                    repeatable=False)
+        except Exception as exc:
+            # The run's own failure (a guard or an action raised), not the store's.
+            if self.listeners and not isinstance(exc, RunNotFound) \
+                    and not self.store_failed(exc):
+                self.listeners.notify(observe.timers_failed(
+                    run_class, run_id, exc, exc, started, await self._context(run_id)))
+            raise
         if self.listeners and done.applied:
             observe.steps(self.listeners, done.run, "fire_due", started,
                           await self._context(run_id))
@@ -845,7 +854,13 @@ class AsyncRunStore:
             # refuses), unless it is the store's: then no other run would fare better.
             if not claimed or isinstance(exc, TimerFailed) or self.store_failed(exc):
                 raise
-            raise TimerFailed(claimed[0], f"{type(exc).__name__}: {exc}") from exc
+            failed = TimerFailed(claimed[0], f"{type(exc).__name__}: {exc}")
+            failed.__cause__ = exc  # as the listeners see it, too
+            if self.listeners:
+                self.listeners.notify(observe.timers_failed(
+                    run_class, claimed[0], failed, exc, started,
+                    await self._context(claimed[0])))
+            raise failed from exc
 
     async def next_due(self, run_class: type[Run[Any, Any, Any]], *,
                        skip: Sequence[str] = ()) -> dt.datetime | None:

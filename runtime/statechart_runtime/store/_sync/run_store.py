@@ -529,10 +529,15 @@ class RunStore:
         started = time.time() if self.listeners else 0.0
         when = now if now is not None else self.now()
         done = None
-        if self._computes_before_locking(run_class):
-            done = self._fire_due_unlocked(run_class, run_id, when)
-        if done is None:
-            done = self._with_retries(functools.partial(self._fire_due, run_class, run_id, when), repeatable=False)
+        try:
+            if self._computes_before_locking(run_class):
+                done = self._fire_due_unlocked(run_class, run_id, when)
+            if done is None:
+                done = self._with_retries(functools.partial(self._fire_due, run_class, run_id, when), repeatable=False)
+        except Exception as exc:
+            if self.listeners and (not isinstance(exc, RunNotFound)) and (not self.store_failed(exc)):
+                self.listeners.notify(observe.timers_failed(run_class, run_id, exc, exc, started, self._context(run_id)))
+            raise
         if self.listeners and done.applied:
             observe.steps(self.listeners, done.run, 'fire_due', started, self._context(run_id))
         return done
@@ -645,7 +650,11 @@ class RunStore:
         except Exception as exc:
             if not claimed or isinstance(exc, TimerFailed) or self.store_failed(exc):
                 raise
-            raise TimerFailed(claimed[0], f'{type(exc).__name__}: {exc}') from exc
+            failed = TimerFailed(claimed[0], f'{type(exc).__name__}: {exc}')
+            failed.__cause__ = exc
+            if self.listeners:
+                self.listeners.notify(observe.timers_failed(run_class, claimed[0], failed, exc, started, self._context(claimed[0])))
+            raise failed from exc
 
     def next_due(self, run_class: type[Run[Any, Any, Any]], *, skip: Sequence[str]=()) -> dt.datetime | None:
         """When the earliest armed timer of the runs `run_class` may fire is due (runs in

@@ -51,6 +51,14 @@ def refused(run_class: type[Run[Any, Any, Any]], run_id: str, event: Any,
                          trace_context=trace_context)
 
 
+def timers_failed(run_class: type[Run[Any, Any, Any]], run_id: str, error: BaseException,
+                  cause: BaseException, started: float, trace_context: str | None
+                  ) -> heard.TimersFailed:
+    spec = spec_of(run_class)
+    return heard.TimersFailed(run_id, spec.name, spec.version, heard.reason_of(cause), error,
+                              "fire_due", started, time.time(), trace_context)
+
+
 def claimed(run_class: type[Run[Any, Any, Any]], claim: WorkClaim, at: dt.datetime,
             expired: str | None, trace_context: str | None) -> heard.WorkClaimed:
     return heard.WorkClaimed(claim.run_id, spec_of(run_class).name, claim.key, claim.state,
