@@ -27,9 +27,11 @@ from statechart_runtime.api import EventNotAccepted
 
 
 def spec_events(spec: Any) -> list[str]:
-    """The events a run of the spec can be sent: those it lists (a run refuses any other as
-    unknown: the closed set, docs/scxml.md), without the ones it raises itself."""
-    return sorted(e for e in spec.events() if not e.startswith(("done.", "after.")))
+    """The events a run of the spec can be sent: those it lists, without the ones it raises
+    itself, and a member of the family of each (`go.x` under `go`: taken by the transitions
+    that take `go`, as SCXML's descriptors take it: docs/scxml.md, "Event families")."""
+    listed = sorted(e for e in spec.events() if not e.startswith(("done.", "after.")))
+    return listed + [f"{e}.member" for e in listed]
 
 
 def _psm_configuration(machine: Any) -> list[str]:

@@ -42,7 +42,7 @@ def test_status_enum_conditions_counts_and_history_come_from_the_spec() -> None:
                           "retrying": ["retryReason", "retryAt"], "failed": ["failureType"],
                           "cancelled": ["cancelReason"]}
     step = schema["$defs"]["step"]["properties"]
-    assert "provide_input" in step["event"]["enum"] and "tool_call" in step["source"]["enum"]
+    assert "provide_input" in step["event"]["anyOf"][0]["enum"] and "tool_call" in step["source"]["enum"]
 
 
 def test_field_types_formats_and_required_fields_are_enforced() -> None:

@@ -98,7 +98,10 @@ def test_not_a_token_prefix_and_unknown_events(module: ModuleType) -> None:
         run.send("error")  # `errors` on paused does not take `error`
     assert caught.value.cause == "unhandled"
     with pytest.raises(EventNotAccepted) as caught:
-        run.send("error.other")  # not an event of the spec
+        run.send("error.other")  # a member of `error`'s family, which paused does not handle
+    assert caught.value.cause == "unhandled"
+    with pytest.raises(EventNotAccepted) as caught:
+        run.send("other.error")  # no event of the spec is a prefix of it
     assert caught.value.cause == "unknown"
 
 

@@ -8,7 +8,8 @@ are required while that state is active (`if`/`then` on `status` for top-level s
 datetimes carry `format: date-time` (assert it with a format checker; the `rfc3339-validator`
 package makes jsonschema check it), and each count is bounded by its state's limit, as is each
 counter (`counter:`). Field defaults are given as `default`. History entries allow only the
-spec's events (the run's own `done.state.X` and timers' `after.KEY.X` included) and states;
+spec's events (the run's own `done.state.X` and timers' `after.KEY.X` included), the members
+of the families of those the application sends (`error.tool.ratelimit`), and its states;
 `remembered` (specs with history transitions) lists what each history target remembers. A
 spec with timers (`after:`) adds `createdAt` and `timers`, the armed timers in due order. A
 step of a transition whose alternatives all `assign:` a field holds that constant.
@@ -17,11 +18,13 @@ step of a transition whose alternatives all `assign:` a field holds that constan
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from statechart import spec_chart
 from statechart.model import RecordField, Spec
 from statechart.outputs import folder, header_lines
+from statechart_runtime.chart import events
 from statechart_runtime.chart.values import SENT_BY, SENT_BY_MAX, parse_time, time_text
 
 # A step's reserved value: who sent its event (statechart_runtime.chart.values.SENT_BY).
@@ -158,7 +161,7 @@ def schema(spec: Spec) -> dict[str, Any]:
         "required": ["event", "source", "target", "at", "values"],
         "additionalProperties": False,
         "properties": {
-            "event": {"enum": spec.events()},
+            "event": _step_event(spec),
             "source": {"enum": states},
             "target": {"enum": states},
             "at": {"type": "string", "format": "date-time"},
@@ -208,6 +211,19 @@ def _step_constants(spec: Spec) -> list[dict[str, Any]]:
                     "properties": {f: {"const": v} for f, v in fixed.items()},
                     "required": list(fixed)}}}})
     return out
+
+
+def _step_event(spec: Spec) -> dict[str, Any]:
+    """A step's event: one the spec lists, or a member of the family of one the application
+    sends (`error.tool.ratelimit` under `error.tool`: docs/spec-format.md, "Event
+    descriptors"), recorded by its full name."""
+    listed: dict[str, Any] = {"enum": spec.events()}
+    sent = [e for e in spec.events() if events.parse(e) is None and e != events.ALWAYS]
+    if not sent:
+        return listed
+    keys = "|".join(re.escape(e) for e in sent)
+    return {"anyOf": [listed, {"type": "string", "maxLength": events.MEMBER_MAX,
+                               "pattern": rf"^(?:{keys})(?:\.{events.TOKEN})+$"}]}
 
 
 def outputs(spec: Spec) -> dict[str, bytes]:

@@ -562,14 +562,16 @@ class _Importer:
         if events.is_done(descriptor):
             self.refuse(element, "done-elsewhere", f"`{descriptor}` on `{node.name}`")
             return None
-        # SCXML's descriptors are ours: `error` (or `error.*`) takes `error.tool`, `*` every
-        # event. A part that is not a name is renamed part by part.
+        # SCXML's descriptors are ours: `error` (or `error.*`) takes `error.tool`, and a run
+        # takes `error.tool.x` too (an open family); `*` every event the spec lists or is a
+        # member of a family of, not a name of its own: say so at the line.
+        # A part that is not a name is renamed part by part.
         plain = "*" if descriptor in ("*", ".*") else descriptor.removesuffix(".*")
-        if plain != descriptor or plain == "*":  # written as a family: say what a run takes
-            on.note(plain, f"SCXML `{descriptor}` (line {element.line}) also takes events "
-                           "the document does not name; a run takes the events its spec "
-                           "lists: add a key for each one the application sends")
         if plain == "*":
+            on.note(plain, f"SCXML `{descriptor}` (line {element.line}) also takes events "
+                           "the document does not name; a run takes those its spec lists "
+                           "and their families' (`a.b` under `a`): add a key for another "
+                           "one the application sends")
             return ("on", on, plain)
         parts = [self.names.name("event", part) for part in plain.split(".")]
         event_name = ".".join(name for name, _ in parts)

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Literal, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 DONE_PREFIX = "done.state."
 ALWAYS = "always"
@@ -92,3 +92,57 @@ def with_state(event: str, rename: Mapping[str, str]) -> str:
         return event
     new = rename[found.state]
     return done_event(new) if found.key is None else timer_event(found.key, new)
+
+
+# A member of an event family, as a caller may send one: identifiers separated by dots (as an
+# `on:` key is written: statechart.names.event_problem), at most 200 characters.
+# (The record's JSON Schema writes the same pattern: statechart.codegen.record_schema.)
+TOKEN = r"[A-Za-z][A-Za-z0-9_]{0,63}"
+MEMBER_MAX = 200
+_FAMILY_MEMBER = re.compile(rf"{TOKEN}(\.{TOKEN})+")
+
+
+def family_key(name: str, listed: Mapping[str, object],
+               internal: Mapping[str, object]) -> str | None:
+    """The event of the spec's list (`listed`, less the run's own events, `internal`) whose
+    family `name` is a member of (docs/spec-format.md, "Event descriptors"): the longest one
+    that is a token prefix of it (`error.tool` for `error.tool.ratelimit`, when the spec lists
+    `error` and `error.tool`), or None when none is, or `name` is not well formed. That
+    event's transitions are the ones that take `name`: every key that takes `name` is a prefix
+    of it, hence of the longest listed one, and takes that one too (in the same order)."""
+    if len(name) > MEMBER_MAX or not _FAMILY_MEMBER.fullmatch(name):
+        return None
+    end = len(name)
+    while (end := name.rfind(".", 0, end)) > 0:
+        key = name[:end]
+        if key in listed and key not in internal and key != ALWAYS:
+            return key
+    return None
+
+
+class FamilyEvent(str):
+    """The event of a history step sent by a name the spec lists only as a family
+    (`error.tool.ratelimit`, taken by the key `error.tool`): it stands where a member of the
+    spec's event enum stands, `.value` its full name (what the record keeps), `.key` the
+    member of the listed event whose transitions took it. Equal to its name as text."""
+
+    key: Any
+
+    def __new__(cls, name: str, key: Any) -> FamilyEvent:
+        made = super().__new__(cls, name)
+        made.key = key
+        return made
+
+    @property
+    def value(self) -> str:
+        return str(self)
+
+    @property
+    def name(self) -> str:  # as a generated method would be called (`tool.lost` -> tool_lost)
+        return self.replace(".", "_")
+
+    def __repr__(self) -> str:
+        return f"FamilyEvent({str(self)!r}, key={self.key!r})"
+
+    def __reduce__(self) -> tuple[Any, ...]:  # picklable, copyable: it crosses processes
+        return (FamilyEvent, (str(self), self.key))

@@ -361,7 +361,7 @@ def commit(spec: Any, record: Any, effect: Effect, step_class: Callable[..., Any
     length = len(history)
     for attr, value in writes.items():
         setattr(record, attr, value)
-    event = spec.events_by_name[effect.event]
+    event = spec.event_member(effect.event)  # a family's member by its full name
     at = effect.at
     history.extend(step_class(event, states[source], states[target], at, values, kind)
                    for source, target, kind, values in effect.steps)

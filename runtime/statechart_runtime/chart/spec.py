@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from statechart_runtime.chart.chart import Chart, StateRow
-from statechart_runtime.chart.events import ALWAYS, is_done
+from statechart_runtime.chart.events import ALWAYS, FamilyEvent, family_key, is_done
 from statechart_runtime.chart.timers import GeneratedTimerRow, TimerTable
 from statechart_runtime.chart.values import FieldCodec, JsonValue
 from statechart_runtime.errors import InvalidRecord, LimitExceeded, MissingField
@@ -220,6 +220,25 @@ class SpecTables:
         for state in self.chart.initial_configuration():
             if state in self.initial_counts:
                 self.initial_counts[state] += 1
+
+    def listed(self, event: str) -> str | None:
+        """The event of the spec's list whose transitions take `event`: `event` itself when
+        the spec lists it, the listed event whose family it is a member of
+        (`events.family_key`: `error.tool` for `error.tool.ratelimit`), else None (unknown)."""
+        if event in self.events_by_name:
+            return event
+        return family_key(event, self.events_by_name, self.internal)
+
+    def event_member(self, event: str) -> Any:
+        """What a history step holds for `event`: its enum member, or for a member of a family
+        the spec lists (`listed`) a FamilyEvent with its full name."""
+        member = self.events_by_name.get(event)
+        if member is not None:
+            return member
+        key = self.listed(event)
+        if key is None:
+            raise KeyError(event)
+        return FamilyEvent(event, self.events_by_name[key])
 
     def _constant(self, name: str, raw: JsonValue) -> tuple[Any, JsonValue]:
         """An `assign:` constant as a step holds it: typed, and in the JSON a caller's value

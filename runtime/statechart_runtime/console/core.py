@@ -361,7 +361,7 @@ class Console:
                 raise Problem(409, "no_spec", f"the console was started without the spec "
                               f"`{name}`: it cannot send events to its runs")
             spec = views.tables(run_class)
-            if event not in spec.events_by_name or event in spec.internal:
+            if spec.listed(event) is None or event in spec.internal:
                 raise Problem(404, "no_event", f"`{name}` has no event `{event}` to send")
             self._specs[run_id] = name
             while len(self._specs) > 10_000:

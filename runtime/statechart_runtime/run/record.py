@@ -345,7 +345,7 @@ def _step_from_dict(cls: type[Record], step: _replay.Raw, raw: object) -> Step[A
     kept = dict(values)
     if SENT_BY in raw["values"]:  # type: ignore[index]  # raw_step read it as a dict
         kept[SENT_BY] = raw["values"][SENT_BY]  # type: ignore[index]
-    return cls._sc_step(spec.events_by_name[event], spec.states_by_name[source],
+    return cls._sc_step(spec.event_member(event), spec.states_by_name[source],
                         spec.states_by_name[target], at, kept, kind)
 
 

@@ -15,6 +15,7 @@ import uuid
 import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from dataclasses import replace as with_fields
 from typing import Any, ClassVar, Generic, Self, TypeVar
 
 from statechart_runtime.chart import kernel, timers
@@ -165,6 +166,8 @@ class Run(Generic[R, S, E]):
         self._effect: kernel.Effect | None = None  # computed by `_sc_select`, committed next
         self._selection: kernel.Selection | None = None  # the last selection that took none
         self._undo: list[Callable[[], None]] = []  # what puts the record back, per step
+        # While a family's member is taken: (the listed event taking it, the name sent).
+        self._sent_as: tuple[str, str] | None = None
         self._sc_state: object = None  # where python-statemachine keeps the configuration
         if record is None:
             initial = spec.chart.initial_configuration()
@@ -402,14 +405,17 @@ class Run(Generic[R, S, E]):
     def _send(self, event: str | E, values: dict[str, Any], at: dt.datetime | None) -> None:
         spec = self._sc_spec
         name = event.value if isinstance(event, spec.event_enum) else event
-        if not isinstance(name, str) or name not in spec.events_by_name:
+        # A member of a family the spec lists (`error.tool.ratelimit`) takes its key's
+        # transitions and sets its fields; it is recorded by its own name (`_take`).
+        listed = spec.listed(name) if isinstance(name, str) else None
+        if not isinstance(name, str) or listed is None:
             raise EventNotAccepted(str(name), self._active, ended=False, known=False)
         if name in spec.internal:
             raise EventNotAccepted(name, self._active, ended=False, internal=True)
         by = values.pop(SENT_BY, None)
         if by is not None and (problem := sent_by_problem(by)) is not None:
             raise TypeError(f"`{name}`: {SENT_BY}: {problem}")
-        settable = spec.event_fields.get(name, ())
+        settable = spec.event_fields.get(listed, ())
         for field in values:
             if field not in settable:
                 raise TypeError(f"`{name}` takes no value `{field}` (it sets "
@@ -421,9 +427,8 @@ class Run(Generic[R, S, E]):
         if by is not None:
             # Who sent it, kept with the steps of its macrostep (not with the timer steps
             # that fired before it): the reserved value of a step (values.SENT_BY).
-            event = spec.events_by_name[name]
             for step in history[length:]:
-                if step.event is event:
+                if step.event.value == name:
                     step.values = {**step.values, SENT_BY: by}
 
     def _machine_send(self, event_id: str, *args: Any, **kwargs: Any) -> None:
@@ -489,8 +494,12 @@ class Run(Generic[R, S, E]):
         self._selection = None
         self._pending = (event, checked or _NO_VALUES, at)  # an event is being handled
         take = self._direct_step if machine is None else self._machine_step
+        # A family's member (`error.tool.ratelimit`) is taken as the listed event whose
+        # transitions take it (`error.tool`), and its step recorded by its own name (`_commit`).
+        listed = self._sc_spec.listed(event) or event
+        self._sent_as = (listed, event) if listed != event else None
         try:
-            if not driver.macrostep(self._sc_spec, event, checked, take, self._configuration,
+            if not driver.macrostep(self._sc_spec, listed, checked, take, self._configuration,
                                     self._raised):
                 raise self._refusal(event)
         except BaseException as exc:
@@ -514,6 +523,7 @@ class Run(Generic[R, S, E]):
             self._pending = None
             self._effect = None
             self._undo = []
+            self._sent_as = None
         if watch is not None:  # watched by a listener: what this macrostep did
             watch.append(_Macrostep(event, first, len(record.history), self._active,
                                     record.status.value, at, since))
@@ -573,6 +583,8 @@ class Run(Generic[R, S, E]):
 
     def _commit(self, effect: kernel.Effect) -> None:
         """Apply a microstep's effect to the run (its record, configuration, raised events)."""
+        if self._sent_as is not None and effect.event == self._sent_as[0]:
+            effect = with_fields(effect, event=self._sent_as[1])
         work = self._sc_work
         if work:
             # The index of the step that enters the states: the first this microstep adds.
