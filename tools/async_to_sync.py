@@ -33,6 +33,8 @@ NAMES = {
     "AsyncIterator": "Iterator",
     "asynccontextmanager": "contextmanager",
     "aiosqlite": "sqlite3",
+    # The asynchronous SQLite store's connection (a thread each): sqlite3 itself.
+    "threaded": "sqlite3",
     "asyncio": "time",  # asyncio.sleep -> time.sleep: the only use of asyncio there
     "__aenter__": "__enter__",
     "__aexit__": "__exit__",
