@@ -29,6 +29,8 @@ class Pool:
         self._changed = asyncio.Event()  # a connection given back, or closed: look again
 
     async def _get(self) -> Any:
+        if self._free:  # the usual case: no timer to arm and cancel
+            return self._free.popleft()
         try:
             async with asyncio.timeout(self._timeout):
                 while True:

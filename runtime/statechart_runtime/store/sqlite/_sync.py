@@ -120,3 +120,7 @@ class SqliteStore(RunStore):
     def _transact(self, db: Any, begin: str, call: Attempt, work: Callable[[Any], T]) -> T:
         pass
         return super()._transact(db, begin, call, work)
+
+    def _computes_before_locking(self, run_class: Any) -> bool:
+        pass
+        return super()._computes_before_locking(run_class)
