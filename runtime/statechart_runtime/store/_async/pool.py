@@ -68,8 +68,9 @@ class Pool:
             self._give_back(db)
             raise
         except BaseException:
-            # Cancelled: statements of the call may still be queued in the connection's
-            # thread, so its state cannot be read yet: closed (after them), not lent again.
+            # Cancelled: the call's transaction may still run in the connection's thread
+            # (whole: it commits or rolls back), so its state cannot be read yet: closed
+            # after it, not lent again.
             self._discard(db)
             raise
         else:
