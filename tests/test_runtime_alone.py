@@ -95,18 +95,16 @@ def test_the_runtime_wheel_needs_only_python_statemachine(tmp_path: Path) -> Non
     requires = [line.split(":", 1)[1].strip() for line in metadata.splitlines()
                 if line.startswith("Requires-Dist:")]
     # The optional extras: PostgreSQL for the run store (psycopg_pool: the asynchronous
-    # store's pool), aiosqlite for the asynchronous store on SQLite, the run console
+    # store's pool), the run console
     # (Starlette, Jinja2, uvicorn, python-multipart), hypothesis for
     # statechart_runtime.testing.event_sequences, OpenTelemetry for statechart_runtime.otel.
     assert requires == ["python-statemachine<3.3,>=3.2.2",
                         "psycopg[binary]>=3.1; extra == \"postgres\"",
                         "psycopg_pool>=3.2; extra == \"postgres\"",
-                        "aiosqlite>=0.20; extra == \"sqlite-async\"",
                         "starlette>=0.40; extra == \"console\"",
                         "jinja2>=3.1; extra == \"console\"",
                         "uvicorn>=0.30; extra == \"console\"",
                         "python-multipart>=0.0.9; extra == \"console\"",
-                        "aiosqlite>=0.20; extra == \"console\"",
                         "opentelemetry-api>=1.27; extra == \"otel\"",
                         "opentelemetry-sdk>=1.27; extra == \"otel\"",
                         "opentelemetry-exporter-prometheus>=0.66b0; extra == \"otel\"",

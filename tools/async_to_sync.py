@@ -6,7 +6,7 @@ psycopg's tools/async_to_sync.py does): one source of truth for both APIs.
 
 The transform, on the source's syntax tree: `async def` -> `def`, `await x` -> `x`,
 `async with`/`async for` -> `with`/`for`, `Awaitable[T]` -> `T`, the names of `NAMES`
-(`AsyncRunStore` -> `RunStore`, `aiosqlite` -> `sqlite3`, `asyncio.sleep` -> `time.sleep`,
+(`AsyncRunStore` -> `RunStore`, `threaded` -> `sqlite3`, `asyncio.sleep` -> `time.sleep`,
 ...), `if is_async(): A else: B` -> `B` (and `if not is_async(): B` -> `B`), the methods of
 `ASYNC_ONLY` (the pool's) dropped, then every import left unused. Comments are not kept
 (the source has them); docstrings are.
@@ -32,7 +32,8 @@ NAMES = {
     "AsyncConnection": "Connection",
     "AsyncIterator": "Iterator",
     "asynccontextmanager": "contextmanager",
-    "aiosqlite": "sqlite3",
+    # The asynchronous SQLite store's connection (a thread each): sqlite3 itself.
+    "threaded": "sqlite3",
     "asyncio": "time",  # asyncio.sleep -> time.sleep: the only use of asyncio there
     "__aenter__": "__enter__",
     "__aexit__": "__exit__",

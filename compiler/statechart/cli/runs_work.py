@@ -171,7 +171,7 @@ def _work_items(args: argparse.Namespace, spec: Any, listeners: list[Any]) -> in
     missing = missing_handlers(run_class, handlers)
 
     async def main() -> AsyncWorker:
-        # A missing driver (aiosqlite, psycopg_pool) is the store's StoreError, which says
+        # A missing driver (psycopg_pool) is the store's StoreError, which says
         # what to install.
         async with open_async_store(args.store, listeners=[*listeners, *metrics]) as store:
             worker = AsyncWorker(store, run_class, max_sleep=args.max_sleep,

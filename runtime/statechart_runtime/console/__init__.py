@@ -9,9 +9,8 @@ console = app("sqlite:///runs.db", [AgentRun], auth=basic_auth({"alice": "secret
 # uvicorn.run(console), or Mount("/console", console) in a Starlette app
 ```
 
-Needs the `console` extra (Starlette, Jinja2, uvicorn, python-multipart, aiosqlite for the
-asynchronous store on SQLite; a PostgreSQL store needs the `postgres` extra; htmx is vendored
-in `static/` with its licence).
+Needs the `console` extra (Starlette, Jinja2, uvicorn, python-multipart; a PostgreSQL store
+needs the `postgres` extra; htmx is vendored in `static/` with its licence).
 """
 
 from __future__ import annotations

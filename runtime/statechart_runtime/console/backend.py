@@ -3,8 +3,8 @@ of `ConsoleStore`, and nothing else in the console touches a store.
 
 Given a URL, it runs on the asynchronous store (`open_async_store`): opened when the app
 starts (its lifespan; or at the first call, for a server that runs no lifespan), closed when
-it stops, a pool of `size` connections (PostgreSQL: psycopg_pool; SQLite: aiosqlite), which
-requests await directly. Given an `AsyncRunStore`, it awaits that one (the caller's to
+it stops, a pool of `size` connections (PostgreSQL: psycopg_pool; SQLite: sqlite3, a thread
+each), which requests await directly. Given an `AsyncRunStore`, it awaits that one (the caller's to
 close). Given a synchronous `RunStore` (one connection, one thread at a time), it calls it
 in a worker thread (`anyio.to_thread.run_sync`), one call at a time.
 """

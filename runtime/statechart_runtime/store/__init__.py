@@ -89,12 +89,10 @@ _PSYCOPG = ("'psycopg[binary]>=3.1' (the `postgres` extra of statechart-runtime 
             "statechart-compiler)")
 _PSYCOPG_POOL = ("'psycopg[binary]>=3.1' 'psycopg_pool>=3.2' (the `postgres` extra of "
                  "statechart-runtime and statechart-compiler)")
-_AIOSQLITE = ("'aiosqlite>=0.20' (the `sqlite-async` extra of statechart-runtime and "
-              "statechart-compiler)")
 # The backends, by URL scheme (imported when a URL needs one, so that psycopg is needed only
 # for PostgreSQL). A path with no scheme is a SQLite file.
 BACKENDS: dict[str, Backend] = {
-    "sqlite": Backend("statechart_runtime.store.sqlite", "", _AIOSQLITE),
+    "sqlite": Backend("statechart_runtime.store.sqlite", "", ""),
     "postgresql": Backend("statechart_runtime.store.postgres", _PSYCOPG, _PSYCOPG_POOL),
     "postgres": Backend("statechart_runtime.store.postgres", _PSYCOPG, _PSYCOPG_POOL),
 }
@@ -192,10 +190,10 @@ def open_async_store(url: str | Path, *, timeout: float = 30.0, read_only: bool 
     serving any number of tasks at once: `store = await open_async_store(url)` (then `await
     store.close()`, or `async with store:`), or `async with open_async_store(url) as
     store:`. Each call leases a connection of the store's pool for its transaction: `pool_size`
-    connections (PostgreSQL: psycopg_pool, default 8; SQLite: aiosqlite, a thread each,
+    connections (PostgreSQL: psycopg_pool, default 8; SQLite: sqlite3, a thread each,
     default 1). A call that finds no connection free within `pool_timeout` seconds (default:
-    `timeout`) raises PoolExhausted. Needs the `postgres` extra (PostgreSQL) or the
-    `sqlite-async` extra. `listeners`: as `open_store`'s."""
+    `timeout`) raises PoolExhausted. Needs the `postgres` extra on PostgreSQL (SQLite:
+    nothing). `listeners`: as `open_store`'s."""
     return _Opening(str(url), {"timeout": timeout, "read_only": read_only, "clock": clock,
                                "pool_size": pool_size, "pool_timeout": pool_timeout,
                                "listeners": tuple(listeners)})

@@ -29,6 +29,8 @@ class Pool:
         self._changed = asyncio.Event()  # a connection given back, or closed: look again
 
     async def _get(self) -> Any:
+        if self._free:  # the usual case: no timer to arm and cancel
+            return self._free.popleft()
         try:
             async with asyncio.timeout(self._timeout):
                 while True:
@@ -66,8 +68,9 @@ class Pool:
             self._give_back(db)
             raise
         except BaseException:
-            # Cancelled: statements of the call may still be queued in the connection's
-            # thread, so its state cannot be read yet: closed (after them), not lent again.
+            # Cancelled: the call's transaction may still run in the connection's thread
+            # (whole: it commits or rolls back), so its state cannot be read yet: closed
+            # after it, not lent again.
             self._discard(db)
             raise
         else:

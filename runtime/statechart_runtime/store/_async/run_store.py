@@ -186,6 +186,13 @@ class AsyncRunStore:
                 await db.execute("ROLLBACK")
             raise
 
+    async def _transact(self, db: Any, begin: str, call: Attempt,
+                        work: Callable[[Any], Awaitable[T]]) -> T:
+        """`work(db)` in a transaction (`_transaction`): a backend may run it whole
+        elsewhere (the asynchronous SQLite store: in the connection's thread)."""
+        async with self._transaction(db, begin, call):
+            return await work(db)
+
     # -- opening and closing -------------------------------------------------------------
 
     async def open(self) -> None:
@@ -342,9 +349,8 @@ class AsyncRunStore:
             try:
                 async with self._lease() as db:
                     leased.append(db)
-                    async with self._transaction(
-                            db, self.sql.begin_write if begin is None else begin, call):
-                        return await work(db)
+                    return await self._transact(
+                        db, self.sql.begin_write if begin is None else begin, call, work)
             except Exception as exc:
                 kind = self._failure(exc, leased[0] if leased else None)
                 if kind == "busy" and attempt < self.max_attempts:

@@ -104,6 +104,12 @@ class RunStore:
                 db.execute('ROLLBACK')
             raise
 
+    def _transact(self, db: Any, begin: str, call: Attempt, work: Callable[[Any], T]) -> T:
+        """`work(db)` in a transaction (`_transaction`): a backend may run it whole
+        elsewhere (the asynchronous SQLite store: in the connection's thread)."""
+        with self._transaction(db, begin, call):
+            return work(db)
+
     def open(self) -> None:
         """Connect, and create or upgrade the store's tables (a read-only store checks
         them): done when the store is made (the asynchronous store: awaited once)."""
@@ -231,8 +237,7 @@ class RunStore:
             try:
                 with self._lease() as db:
                     leased.append(db)
-                    with self._transaction(db, self.sql.begin_write if begin is None else begin, call):
-                        return work(db)
+                    return self._transact(db, self.sql.begin_write if begin is None else begin, call, work)
             except Exception as exc:
                 kind = self._failure(exc, leased[0] if leased else None)
                 if kind == 'busy' and attempt < self.max_attempts:

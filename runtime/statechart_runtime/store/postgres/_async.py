@@ -40,6 +40,9 @@ class AsyncPostgresStore(AsyncRunStore):
         self.pool_timeout = timeout if pool_timeout is None else pool_timeout
         self._pool: Any = None
         self._last: Any = None  # the connection given back last, kept out of the pool
+        # Tasks of this store in `pool.getconn()`: `_last` goes back to the pool for them
+        # (one still waiting for the pool's lock is not yet in its `requests_waiting`).
+        self._getting = 0
         super().__init__(redacted(url), timeout=timeout, max_attempts=max_attempts,
                          read_only=read_only)
 
@@ -151,6 +154,7 @@ class AsyncPostgresStore(AsyncRunStore):
         # than going round all of them (0.6 ms a `fire` on a loaded 2-CPU machine).
         db, self._last = self._last, None
         if db is None:
+            self._getting += 1
             try:
                 db = await pool.getconn()
             except PoolTimeout as exc:
@@ -159,12 +163,15 @@ class AsyncPostgresStore(AsyncRunStore):
                     raise failures.unreachable(self.where, exc) from None
                 raise failures.pool_exhausted(self.where, self.pool_size,
                                               self.pool_timeout) from None
+            finally:
+                self._getting -= 1
         try:
             yield db
         finally:
             if self._last is None and self._pool is pool and not db.closed \
                     and not db.broken \
                     and db.info.transaction_status == psycopg.pq.TransactionStatus.IDLE \
+                    and not self._getting \
                     and not pool.get_stats().get("requests_waiting", 0):
                 self._last = db  # no call waits for the pool: the next one takes it here
             else:
@@ -184,7 +191,11 @@ class AsyncPostgresStore(AsyncRunStore):
             await self._pool.check()
 
     async def _close_pool(self) -> None:
-        if self._pool is not None:
-            await self._give_back_last()
-            pool, self._pool = self._pool, None
+        # The pool is forgotten before anything is awaited: a call made during the close
+        # is refused (closed), rather than taking `_last` or a connection of a closing pool.
+        pool, self._pool = self._pool, None
+        db, self._last = self._last, None
+        if pool is not None:
+            if db is not None:
+                await pool.putconn(db)
             await pool.close()

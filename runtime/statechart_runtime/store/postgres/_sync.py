@@ -25,6 +25,7 @@ class PostgresStore(RunStore):
         self.pool_timeout = timeout if pool_timeout is None else pool_timeout
         self._pool: Any = None
         self._last: Any = None
+        self._getting = 0
         super().__init__(redacted(url), timeout=timeout, max_attempts=max_attempts, read_only=read_only)
 
     def _failure(self, exc: BaseException, db: Any=None) -> str | None:

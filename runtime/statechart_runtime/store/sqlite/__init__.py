@@ -2,8 +2,8 @@
 (`SQL`: the statements, also those composed from a call's conditions; `MIGRATIONS`: the
 store's schema), what its driver's errors mean (`failure`), and its drivers: `SqliteStore`
 (the standard library's `sqlite3`, so the runtime gains no dependency) and
-`AsyncSqliteStore` (aiosqlite: the `sqlite-async` extra), one source (store/sqlite/_async.py;
-the synchronous driver is generated from it).
+`AsyncSqliteStore` (sqlite3 too, a thread per connection: store/sqlite/threaded.py), one
+source (store/sqlite/_async.py; the synchronous driver is generated from it).
 
 Every write transaction takes the database's write lock at once (BEGIN IMMEDIATE): writers
 take turns, readers never wait (WAL). A read-only store opens the file with `mode=ro`
@@ -395,7 +395,7 @@ async def open_async_url(url: str, *, timeout: float, read_only: bool,
     return store
 
 
-# The asynchronous store's connections (aiosqlite: a thread each). One by default: writers
+# The asynchronous store's connections (sqlite3: a thread each). One by default: writers
 # take turns on the database's lock whatever their number, and more threads contend for the
 # GIL (200 fires at once: a pool of 8 did 0.12x the events of a pool of 1,
 # docs/performance.md); a larger pool lets long reads overlap.
@@ -423,7 +423,7 @@ def failure(exc: BaseException) -> str | None:
 
 
 def __getattr__(name: str) -> Any:
-    # The drivers, imported when first named (the asynchronous one needs aiosqlite).
+    # The drivers, imported when first named.
     if name == "SqliteStore":
         from statechart_runtime.store.sqlite._sync import SqliteStore
         return SqliteStore
