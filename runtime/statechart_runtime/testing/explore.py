@@ -30,6 +30,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from statechart_runtime.chart import events as _events
 from statechart_runtime.chart import kernel
 from statechart_runtime.chart import timers as _timers
 from statechart_runtime.chart.chart import MULTI, step_target
@@ -278,6 +279,10 @@ class Space:
                 _replace(after, at=max(after.at, when)))
 
 
+# Microsteps of one macrostep before the explorer looks for a loop (most come to rest sooner).
+_LOOP_WATCH = 16
+
+
 class _Steps:
     """The explorer's side of the driver (`driver.Take`): a macrostep's microsteps taken from
     a snapshot, each the next snapshot, with the guards they asked (answered by `ask`), the
@@ -293,6 +298,9 @@ class _Steps:
         self.entered: list[str] = []
         self.raised: list[str] = []  # completion events pending (the driver's queue)
         self.first = True  # the macrostep's own microstep: a limit refuses it (`strict`)
+        self.own = ""  # the macrostep's own event (a new run's opening has none)
+        self.settled: set[tuple[object, ...]] = set()  # where the macrostep's rest has been
+        self.streak: set[tuple[object, ...]] = set()  # where its eventless steps have been
 
     def configuration(self) -> tuple[str, ...]:
         return self.snap.configuration
@@ -307,6 +315,24 @@ class _Steps:
         spec = space.spec
         table = space.alternatives
         strict, self.first = self.first, False
+        if strict:
+            self.own = event
+        elif len(self.micro) > _LOOP_WATCH:
+            # The rest of a macrostep is a function of the snapshot (as `key` tells them
+            # apart), of what is pending and of the guard answers, which a branch fixes once
+            # asked: back where it has been, it loops for good. The run would go on to
+            # MAX_MICROSTEPS and refuse the event; the explorer stops here (guarded eventless
+            # loops made `paths` spend most of its time in them). In a streak of eventless
+            # steps the pending completions are not looked at (they grow as it loops): the
+            # streak's places are forgotten when a completion event is taken.
+            eventless = event == _events.ALWAYS
+            if not eventless:
+                self.streak.clear()
+            seen = self.streak if eventless else self.settled
+            where = (event, space.key(snap), () if eventless else tuple(self.raised))
+            if where in seen:
+                raise MacrostepLoop(self.own, len(self.micro), snap.configuration)
+            seen.add(where)
         at = self.at
 
         def alternatives(name: str) -> Iterator[kernel.Alternative]:
