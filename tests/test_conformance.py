@@ -23,10 +23,7 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
-import gzip
-import json
 import random
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -39,12 +36,12 @@ from codegen_support import (
     parts,
     traced_spec,
 )
+from conformance_traces import family_of, trace_files
 from statemachine.exceptions import TransitionNotAllowed
 
 from statechart_runtime import events
 from statechart_runtime.api import EventNotAccepted
 
-TRACES = Path(__file__).parent / "conformance" / "traces"
 # Trace families: file prefix -> format. Format 2 steps have a fifth field, the internal
 # events taken; format 3 sequences also advance the clock (tests/conformance/README.md).
 FAMILIES = {"part": 1, "done-history": 2, "timers": 3, "lang": 3, "in": 3, "always": 3,
@@ -95,15 +92,16 @@ STEP_FIELDS = ("accepted", "configuration", "actions", "ended", "internal")
 def _load() -> list[dict[str, Any]]:
     """Every family's specs; each gets `internal`: whether its steps list internal events."""
     specs: list[dict[str, Any]] = []
+    files = trace_files()
     for prefix, trace_format in FAMILIES.items():
-        for path in sorted(TRACES.glob(f"{prefix}-*.json.gz")):
-            with gzip.open(path, "rt", encoding="utf-8") as f:
-                part = json.load(f)
-            assert part["format"] == trace_format, path
-            for spec in part["specs"]:
+        for path, found, part in files:
+            if family_of(path) != prefix:
+                continue
+            assert found == trace_format, path
+            for spec in part:
                 spec["internal"] = trace_format >= 2
                 spec["timers"] = trace_format == 3
-            specs.extend(part["specs"])
+            specs.extend(part)
     return specs
 
 
@@ -332,9 +330,9 @@ def _replay(module: ModuleType, scripted: type, trace: dict[str, Any], index: in
     return out
 
 
-# Every third spec of the traces runs in the default run (a sample of every family, for the
+# Every fourth spec of the traces runs in the default run (a sample of every family, for the
 # README's test command's time budget); the others are `slow` (`pytest -m slow`, a CI step).
-SAMPLED = [trace if index % 3 == 0 else pytest.param(trace, marks=pytest.mark.slow)
+SAMPLED = [trace if index % 4 == 0 else pytest.param(trace, marks=pytest.mark.slow)
            for index, trace in enumerate(SPECS)]
 
 

@@ -4,10 +4,10 @@ every conformance trace family its engine figures cover or leave out."""
 
 from __future__ import annotations
 
-import gzip
-import json
 import re
 from pathlib import Path
+
+from conformance_traces import trace_files
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = sorted([*(ROOT / "docs").glob("*.md"), ROOT / "README.md"])
@@ -34,8 +34,7 @@ def test_no_page_leaves_a_todo_or_repeats_a_section() -> None:
 
 def test_the_scxml_engine_figures_name_every_trace_family() -> None:
     """Each family's specs are named `PREFIX_NNN`; the page says which the table covers."""
-    names = [spec["name"] for path in (ROOT / "tests" / "conformance" / "traces").glob(
-        "*.json.gz") for spec in json.load(gzip.open(path, "rt", encoding="utf-8"))["specs"]]
+    names = [spec["name"] for _, _, specs in trace_files() for spec in specs]
     text = (ROOT / "docs" / "scxml.md").read_text()
     prefixes = sorted({name.split("_")[0] for name in names})
     assert [p for p in prefixes if f"`{p}_*`" not in text] == []

@@ -17,14 +17,13 @@ the whole random set.
 
 from __future__ import annotations
 
-import gzip
-import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 from codegen_support import checked_text, traced_spec
+from conformance_traces import trace_files
 from hypothesis import HealthCheck, Phase, assume, given, settings
 from hypothesis import strategies as st
 from test_property_check import valid_specs
@@ -42,17 +41,12 @@ from statechart_runtime.explore import Space
 ROOT = Path(__file__).resolve().parent.parent
 SPEC_FILES = sorted(p for p in [*ROOT.glob("specs/*.yaml"), *ROOT.glob("tests/**/*.yaml")]
                     if "hostile" not in p.parts)
-TRACES = sorted((ROOT / "tests" / "conformance" / "traces").glob("*.json.gz"))
 
 HISTORY = ("shallow", "deep")  # the kinds of a step that entered its target by history
 
 
 def _conformance_specs() -> list[tuple[str, str]]:
-    out = []
-    for path in TRACES:
-        with gzip.open(path, "rt", encoding="utf-8") as f:
-            out.extend((spec["name"], spec["yaml"]) for spec in json.load(f)["specs"])
-    return out
+    return [(spec["name"], spec["yaml"]) for _, _, specs in trace_files() for spec in specs]
 
 
 CONFORMANCE = _conformance_specs()

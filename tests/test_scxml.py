@@ -10,8 +10,6 @@ tests/test_scxml_engine.py.
 from __future__ import annotations
 
 import dataclasses
-import gzip
-import json
 import re
 from pathlib import Path
 from typing import Any
@@ -19,6 +17,7 @@ from typing import Any
 import pytest
 import yaml
 from codegen_support import TRACED, checked_text, traced_spec
+from conformance_traces import trace_files
 from hypothesis import HealthCheck, Phase, assume, given, settings
 from hypothesis import strategies as st
 from test_soundness import _dump, _states_of, done_history_specs
@@ -33,7 +32,6 @@ from statechart.scxml.importer import import_scxml
 
 ROOT = Path(__file__).resolve().parent.parent
 SPECS = sorted((ROOT / "specs").glob("*.yaml"))
-TRACES = ROOT / "tests" / "conformance" / "traces"
 
 
 def model(spec: Spec | None) -> Any:
@@ -66,11 +64,7 @@ def round_trip(spec: Spec, config: Config | None = None) -> Spec:
 
 
 def conformance_specs() -> list[tuple[str, str]]:
-    out = []
-    for path in sorted(TRACES.glob("*.json.gz")):
-        with gzip.open(path, "rt", encoding="utf-8") as f:
-            out += [(s["name"], s["yaml"]) for s in json.load(f)["specs"]]
-    return out
+    return [(s["name"], s["yaml"]) for _, _, specs in trace_files() for s in specs]
 
 
 CONFORMANCE = conformance_specs()

@@ -31,9 +31,7 @@ Anything else is a divergence and fails. `docs/scxml.md` has the figures of the 
 from __future__ import annotations
 
 import contextlib
-import gzip
 import io
-import json
 import types
 from collections import Counter
 from pathlib import Path
@@ -41,21 +39,17 @@ from typing import Any
 
 import pytest
 from codegen_support import checked_spec, checked_text, traced_spec
+from conformance_traces import trace_files
 from statemachine.io import load
 
 from statechart.model import Spec
 from statechart.scxml.export import scxml_text
 
 ROOT = Path(__file__).resolve().parent.parent
-TRACES = ROOT / "tests" / "conformance" / "traces"
 
 
 def _traces() -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = []
-    for path in sorted(TRACES.glob("*.json.gz")):
-        with gzip.open(path, "rt", encoding="utf-8") as f:
-            out += json.load(f)["specs"]
-    return out
+    return [spec for _, _, specs in trace_files() for spec in specs]
 
 
 TRACED = _traces()

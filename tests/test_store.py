@@ -312,6 +312,8 @@ def _work_due(module_path: str, url: str, now: dt.datetime) -> list[str]:
     return fired
 
 
+@pytest.mark.sync_only("its processes fire through the synchronous store (a spawned "
+                       "process does not see the asynchronous variant's patch)")
 def test_workers_claiming_due_runs_fire_each_timer_once(
         ticket: ModuleType, ticket_path: Path, backend: Backend) -> None:
     timed_ticket = timed(ticket)

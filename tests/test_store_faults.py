@@ -165,6 +165,8 @@ def test_workers_reconnect_when_postgresql_restarts(
     _check_nothing_lost(open_store(own_postgres.url), ticket, run_ids, results, RESTART_EVENTS)
 
 
+@pytest.mark.sync_only("its processes fire through the synchronous store (a spawned "
+                       "process does not see the asynchronous variant's patch)")
 def test_one_key_fired_from_many_processes_at_once_is_applied_once(
         ticket: ModuleType, ticket_path: Path, backend: Backend) -> None:
     store = open_store(backend.url)
