@@ -261,6 +261,12 @@ class AsyncAsSync:
     API's tests run unchanged through the asynchronous API (what it returns and raises is
     the asynchronous store's own)."""
 
+    # The stores a test opened, closed after it (`close_opened`): tests open stores without
+    # closing them, as the synchronous API lets them; an asynchronous store left open keeps
+    # its pool's connections and tasks until the process ends ("Task was destroyed but it is
+    # pending" at exit).
+    opened: list[AsyncAsSync] = []
+
     def __init__(self, url: Any, **kwargs: Any) -> None:
         from statechart_runtime.store import open_async_store
 
@@ -268,6 +274,14 @@ class AsyncAsSync:
             return await open_async_store(url, **kwargs)
 
         object.__setattr__(self, "_store", _awaited(opened()))
+        AsyncAsSync.opened.append(self)
+
+    @classmethod
+    def close_opened(cls) -> None:
+        """Close every store opened since the last call (closing one twice is allowed)."""
+        stores, cls.opened[:] = list(cls.opened), []
+        for store in stores:
+            store.close()
 
     def __getattr__(self, name: str) -> Any:
         import inspect
