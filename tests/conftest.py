@@ -104,9 +104,11 @@ def backend(request: pytest.FixtureRequest, tmp_path: Path,
         monkeypatch.setattr(request.module, "open_store", AsyncAsSync)
     stores = fresh(request, tmp_path)
     yield next(stores)
-    if api == "async":
-        AsyncAsSync.close_opened()  # before the schema they use is dropped
-    yield from stores  # the empty store's own teardown
+    try:
+        if api == "async":
+            AsyncAsSync.close_opened()  # before the schema they use is dropped
+    finally:
+        yield from stores  # the empty store's own teardown
 
 
 @pytest.fixture

@@ -278,10 +278,17 @@ class AsyncAsSync:
 
     @classmethod
     def close_opened(cls) -> None:
-        """Close every store opened since the last call (closing one twice is allowed)."""
+        """Close every store opened since the last call (closing one twice is allowed);
+        the first error a close raised is raised once all were tried."""
         stores, cls.opened[:] = list(cls.opened), []
+        failed: BaseException | None = None
         for store in stores:
-            store.close()
+            try:
+                store.close()
+            except Exception as exc:  # the others are closed all the same
+                failed = failed or exc
+        if failed is not None:
+            raise failed
 
     def __getattr__(self, name: str) -> Any:
         import inspect

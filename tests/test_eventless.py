@@ -488,6 +488,65 @@ def test_paths_says_when_no_run_can_start(tmp_path: Path,
     assert "Traceback" not in err
 
 
+
+LOOP_AT_START = """\
+statechart: loop_at_start
+version: 1
+initial: a
+states:
+  a: {always: {target: b, guard: g}, on: {go: z}}
+  b: {always: {target: a, guard: g}, on: {go: z}}
+  z: {final: true}
+"""
+
+
+def test_the_explorer_reports_a_loop_as_the_run_does(tmp_path: Path) -> None:
+    """The explorer stops a looping macrostep as soon as a place of it comes again, long
+    before the bound; what it raises is what the run raises at the bound."""
+    module = build(LOOP_AT_START, tmp_path, "loop_at_start")
+    with pytest.raises(MacrostepLoop) as by_run:
+        scripted(module.LoopAtStart, g=True)(run_id="r")
+    with pytest.raises(MacrostepLoop) as by_explorer:
+        Space(module.LoopAtStart).start()  # every guard says yes
+    ran, explored = by_run.value, by_explorer.value
+    assert (explored.event, explored.steps) == (ran.event, ran.steps) \
+        == ("always", kernel.MAX_MICROSTEPS + 1)
+    assert set(explored.configuration) <= {"a", "b"}
+
+
+TIMER_THEN_ALWAYS = """\
+statechart: timer_then_always
+version: 1
+initial: idle
+record:
+  deadline: {type: datetime}
+states:
+  idle:
+    on:
+      arm: {target: a, set: [deadline]}
+  a:
+    after:
+      deadline: b
+    on:
+      stop: z
+  b:
+    always: a
+  z:
+    final: true
+"""
+
+
+def test_each_timer_of_a_clock_step_is_a_macrostep_of_its_own(tmp_path: Path) -> None:
+    """A clock step fires its due timers one macrostep each: a place the one before went
+    through is no loop of the next (the timer comes back each time `a` is entered, and the
+    run fires it until the driver's timer bound, then rests in `a`)."""
+    from statechart_runtime import testing
+
+    module = build(TIMER_THEN_ALWAYS, tmp_path, "timer_then_always")
+    found = testing.paths(module.TimerThenAlways, "transitions")
+    assert [(i.state, i.event, i.target) for i in found.unreachable] == []
+    assert {("a", "b"), ("b", "a")} <= {(i.state, i.target) for i in found.items}
+
 PASS_THROUGH = """\
 statechart: pass_through
 version: 1

@@ -298,9 +298,13 @@ class _Steps:
         self.entered: list[str] = []
         self.raised: list[str] = []  # completion events pending (the driver's queue)
         self.first = True  # the macrostep's own microstep: a limit refuses it (`strict`)
-        self.own = ""  # the macrostep's own event (a new run's opening has none)
-        self.settled: set[tuple[object, ...]] = set()  # where the macrostep's rest has been
-        self.streak: set[tuple[object, ...]] = set()  # where its eventless steps have been
+        # The macrostep under way (a clock step takes one per timer): its own event (a new
+        # run's opening is `driver.OPENING`, as the run reports it), where its microsteps
+        # start in `micro`, where its rest has been and where its eventless steps have been.
+        self.own = driver.OPENING
+        self.base = 0
+        self.settled: set[tuple[object, ...]] = set()
+        self.streak: set[tuple[object, ...]] = set()
 
     def configuration(self) -> tuple[str, ...]:
         return self.snap.configuration
@@ -315,9 +319,11 @@ class _Steps:
         spec = space.spec
         table = space.alternatives
         strict, self.first = self.first, False
-        if strict:
-            self.own = event
-        elif len(self.micro) > _LOOP_WATCH:
+        if strict:  # a new macrostep: nothing of the one before counts
+            self.own, self.base = event, len(self.micro)
+            self.settled.clear()
+            self.streak.clear()
+        elif len(self.micro) - self.base > _LOOP_WATCH:
             # The rest of a macrostep is a function of the snapshot (as `key` tells them
             # apart), of what is pending and of the guard answers, which a branch fixes once
             # asked: back where it has been, it loops for good. The run would go on to
@@ -331,7 +337,9 @@ class _Steps:
             seen = self.streak if eventless else self.settled
             where = (event, space.key(snap), () if eventless else tuple(self.raised))
             if where in seen:
-                raise MacrostepLoop(self.own, len(self.micro), snap.configuration)
+                # What the run raises past the bound; the configuration is a place of the
+                # loop (the run stops wherever its MAX_MICROSTEPS-th microstep leaves it).
+                raise MacrostepLoop(self.own, kernel.MAX_MICROSTEPS + 1, snap.configuration)
             seen.add(where)
         at = self.at
 
