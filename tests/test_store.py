@@ -251,6 +251,8 @@ def _die_in_the_middle_of_fire(module_path: str, db: str, run_id: str) -> None:
     open_store(db).fire(module.Ticket, run_id, "reopen", note="lost")
 
 
+@pytest.mark.sync_only("its processes fire through the synchronous store (a spawned "
+                       "process does not see the asynchronous variant's patch)")
 def test_a_process_killed_in_a_transaction_leaves_no_partial_run(
         ticket: ModuleType, ticket_path: Path, backend: Backend) -> None:
     db = backend.url

@@ -122,6 +122,8 @@ def _run_workers(ticket_path: Path, url: str, run_ids: list[str], events: int
 # The two long fault runs are `slow` (`pytest -m slow`, a CI step of its own); the default run
 # keeps the tests below them (many processes at once, a connection cut).
 @pytest.mark.slow
+@pytest.mark.sync_only("its processes fire through the synchronous store (a spawned "
+                       "process does not see the asynchronous variant's patch)")
 def test_eight_workers_firing_at_shared_runs_lose_nothing(
         ticket: ModuleType, ticket_path: Path, backend: Backend, tmp_path: Path) -> None:
     url = backend.url

@@ -104,6 +104,8 @@ def test_the_run_states_rows_follow_the_fires(ar: ModuleType, backend: Backend) 
 # Processes take seconds to start: `slow` (CI runs it); the two overtaking tests above are
 # the default run's.
 @pytest.mark.slow
+@pytest.mark.sync_only("its processes fire through the synchronous store (a spawned "
+                       "process does not see the asynchronous variant's patch)")
 def test_processes_racing_on_one_run_lose_and_repeat_no_step(
         ticket_path: Path, backend: Backend) -> None:
     module = import_path(ticket_path, TICKET_MODULE)
