@@ -15,6 +15,10 @@ from pathlib import Path
 from typing import Any
 
 TRACES = Path(__file__).parent / "conformance" / "traces"
+# The trace families: file prefix -> format. Format 2 steps have a fifth field, the internal
+# events taken; format 3 sequences also advance the clock (tests/conformance/README.md).
+FAMILIES = {"part": 1, "done-history": 2, "timers": 3, "lang": 3, "in": 3, "always": 3,
+            "defaults": 3, "multi": 3, "descriptors": 3}
 
 
 @functools.cache

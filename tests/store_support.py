@@ -96,6 +96,22 @@ def job_class(folder: Path, *, timeout: str = "10s", backoff: str = "100ms",
     return module.Job  # type: ignore[no-any-return]
 
 
+def import_with_schema(text: str, folder: Path, name: str) -> ModuleType:
+    """The spec of `text` generated into `folder`: its module imported as `name` (a name
+    pickle and a store test's processes find again) and its record schema written beside
+    it, under the schema's own file name (`SPEC.schema.json`)."""
+    from codegen_support import checked_text, generate
+
+    spec = checked_text(text)
+    assert spec is not None
+    for output, data in generate(spec).items():
+        if output.endswith(".schema.json"):
+            (folder / Path(output).name).write_bytes(data)
+        else:
+            (folder / f"{name}.py").write_bytes(data)
+    return import_path(folder / f"{name}.py", name)
+
+
 def job_text(*, timeout: str = "10s", backoff: str = "100ms", retries: int = 1) -> str:
     return JOB.format(timeout=timeout, backoff=backoff, retries=retries)
 

@@ -36,16 +36,12 @@ from codegen_support import (
     parts,
     traced_spec,
 )
-from conformance_traces import family_of, trace_files
+from conformance_traces import FAMILIES, family_of, trace_files
 from statemachine.exceptions import TransitionNotAllowed
 
 from statechart_runtime import events
 from statechart_runtime.api import EventNotAccepted
 
-# Trace families: file prefix -> format. Format 2 steps have a fifth field, the internal
-# events taken; format 3 sequences also advance the clock (tests/conformance/README.md).
-FAMILIES = {"part": 1, "done-history": 2, "timers": 3, "lang": 3, "in": 3, "always": 3,
-            "defaults": 3, "multi": 3, "descriptors": 3}
 # The timers family's clock starts here (the runner's LogicalClock at 0).
 EPOCH = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
 

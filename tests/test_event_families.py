@@ -12,8 +12,8 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-from codegen_support import checked_text, generate, validator
-from store_support import Backend, import_path
+from codegen_support import validator
+from store_support import Backend, import_with_schema
 
 from statechart_runtime.api import EventNotAccepted
 from statechart_runtime.store import open_store
@@ -46,13 +46,7 @@ states:
 
 @pytest.fixture(scope="module")
 def family(tmp_path_factory: pytest.TempPathFactory) -> ModuleType:
-    spec = checked_text(SPEC)
-    assert spec is not None
-    folder = tmp_path_factory.mktemp("family")
-    out = generate(spec)
-    (folder / "agent_family_test.py").write_bytes(out["generated/agent_family.py"])
-    (folder / "agent_family.schema.json").write_bytes(out["generated/agent_family.schema.json"])
-    return import_path(folder / "agent_family_test.py", "agent_family_test")
+    return import_with_schema(SPEC, tmp_path_factory.mktemp("family"), "agent_family_test")
 
 
 def make(module: ModuleType, retry: bool = True) -> Any:

@@ -12,8 +12,8 @@ from typing import Any
 
 import jsonschema
 import pytest
-from codegen_support import checked_text, generate, validator
-from store_support import Backend, assert_usable, import_path
+from codegen_support import validator
+from store_support import Backend, assert_usable, import_with_schema
 
 from statechart_runtime.chart.json_values import MAX_DEPTH, MAX_JSON_BYTES, shortened
 from statechart_runtime.errors import UnstorableValue
@@ -41,13 +41,7 @@ states:
 
 @pytest.fixture(scope="module")
 def tool(tmp_path_factory: pytest.TempPathFactory) -> ModuleType:
-    spec = checked_text(TOOL)
-    assert spec is not None
-    folder = tmp_path_factory.mktemp("tool")
-    out = generate(spec)
-    (folder / "tool_json_test.py").write_bytes(out["generated/tool.py"])
-    (folder / "tool.schema.json").write_bytes(out["generated/tool.schema.json"])
-    return import_path(folder / "tool_json_test.py", "tool_json_test")
+    return import_with_schema(TOOL, tmp_path_factory.mktemp("tool"), "tool_json_test")
 
 
 def _schema(tool: ModuleType) -> jsonschema.Draft202012Validator:

@@ -15,14 +15,12 @@ from typing import Any
 import pytest
 from codegen_support import TRACED as DEAD_STATES_ALLOWED
 from codegen_support import traced_spec
-from conformance_traces import family_of, trace_files
+from conformance_traces import FAMILIES, family_of, trace_files
 
 from statechart.xstate.export import machine_config
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFORMANCE = ROOT / "tests" / "conformance"
-FAMILIES = {"part": 1, "done-history": 2, "timers": 3, "lang": 3, "in": 3, "always": 3,
-            "defaults": 3, "multi": 3, "descriptors": 3}
 
 # Skipped without node and XState, except in CI (`CI` set: .ci/run installs them), where
 # these tests fail instead, so that CI runs every test.
