@@ -37,10 +37,10 @@ from statechart_runtime.errors import LimitExceeded, MissingField, RunError
 from statechart_runtime.listeners import Listener, RunListeners
 from statechart_runtime.listeners import Macrostep as _Macrostep
 from statechart_runtime.psm.machine import (
-    DirectGuards,
+    DirectCalls,
     Machine,
     RunHooks,
-    direct_guards,
+    direct_calls,
     number_states,
 )
 from statechart_runtime.psm.names import OrderedSet, StateMachine, TransitionNotAllowed
@@ -123,8 +123,9 @@ class Run(Generic[R, S, E]):
     # Where the spec writes each state and transition (the module's `_SOURCE`; None in a module
     # generated before it had one): what spec coverage reports (statechart_runtime.coverage).
     _sc_source: ClassVar[Mapping[str, Any] | None] = None
-    # (the class's guards, or None: its runs need a machine), once found (`_sc_direct_guards`)
-    _sc_direct: ClassVar[tuple[DirectGuards | None]]
+    # (what the class's runs call without a machine, or None: they need one), once found
+    # (`_sc_direct_calls`)
+    _sc_direct: ClassVar[tuple[DirectCalls | None]]
 
     # The record's step class (`<Name>Step`), which a step's history entries are made of.
     _sc_step_class: ClassVar[type[Any]]
@@ -148,7 +149,7 @@ class Run(Generic[R, S, E]):
         if hasattr(cls, "_sc_machine"):  # a generated class, or a subclass of one
             _RUN_CLASSES[cls] = RunClass(cls._sc_spec, cls._sc_record, cls._sc_names,
                                          cls._sc_alternatives, cls._sc_source,
-                                         cls._sc_direct_guards)
+                                         cls._sc_direct_calls)
 
     def __init__(self, record: R | None = None, *, run_id: str | None = None,
                  model: object = None, clock: Clock | None = None, check: bool = True,
@@ -213,14 +214,17 @@ class Run(Generic[R, S, E]):
         self.record: R = record
         self._active: tuple[str, ...] = active
         self._raised: list[str] = []  # states whose `done.state` event awaits its microstep
-        # The python-statemachine machine, built when first needed: a run of a class with
-        # no actions (and no `model=`) steps through the kernel alone (`_take_direct`).
+        # The python-statemachine machine, built when first needed: a run of a class whose
+        # guards and actions take only `self` (and no `model=`) steps through the kernel
+        # alone (`_direct_step`), calling them itself.
         self._machine: Machine | None = None
-        self._guards = None if model is not None else self._sc_direct_guards()
-        if self._guards is None:
+        self._direct = None if model is not None else self._sc_direct_calls()
+        if self._direct is None:
             self._build_machine(model)
-        elif record is None:  # where a machine built later finds the configuration
+        elif entered:  # a new run: where a machine built later finds the configuration
             self._sc_state = active[0] if len(active) == 1 else OrderedSet(active)
+            # The entry actions of the initial states, as the machine runs them when built.
+            self._call_actions(self._direct.entry, entered)
         if coverage.RECORDER is not None:
             coverage.RECORDER.started(self, entered)
         if entered and driver.opens(spec):
@@ -241,13 +245,12 @@ class Run(Generic[R, S, E]):
                                self._value_of)
 
     @classmethod
-    def _sc_direct_guards(cls) -> DirectGuards | None:
-        """The class's guards if its runs can step without a machine, else None
-        (statechart_runtime.machine.direct_guards); found once per class."""
+    def _sc_direct_calls(cls) -> DirectCalls | None:
+        """The class's guards and actions if its runs can step without a machine, else None
+        (statechart_runtime.psm.machine.direct_calls); found once per class."""
         found = cls.__dict__.get("_sc_direct")
         if found is None:
-            guards = direct_guards(cls, cls._sc_machine)
-            found = (guards,)
+            found = (direct_calls(cls, cls._sc_machine),)
             cls._sc_direct = found
         return found[0]
 
@@ -259,8 +262,11 @@ class Run(Generic[R, S, E]):
         machine = self._machine
         if machine is None:
             if self._pending is not None:
+                # An action of a run stepped without a machine asked for it.
                 raise RuntimeError("the machine of a run is built between events, not while "
-                                   f"`{self._pending[0]}` is being handled")
+                                   f"`{self._pending[0]}` is being handled: an action reads "
+                                   "the run (its record, configuration) and sends events "
+                                   "after it returns")
             machine = self._build_machine(None)
         return machine
 
@@ -531,6 +537,10 @@ class Run(Generic[R, S, E]):
             active = self._active
             # Where a machine built later finds the configuration (document order).
             self._sc_state = active[0] if len(active) == 1 else OrderedSet(active)
+            direct = self._direct
+            if direct is not None and direct.exit and self._sc_spec.chart.ended(active):
+                # As `run_exit_actions` below: every state is exited when the run ends.
+                self._call_actions(direct.exit, tuple(reversed(active)))
         elif self._sc_spec.chart.ended(self._active):
             # SCXML exits every active state when the run ends; python-statemachine does not.
             # The event is applied by now: an exception from these actions reaches the caller
@@ -558,14 +568,16 @@ class Run(Generic[R, S, E]):
         return self._stepped
 
     def _direct_step(self, event: str, values: kernel.Given) -> bool:
-        """One microstep of `event` for a run with no machine (its class has no actions:
-        `machine`), committed (`driver.Take`): the guards are the methods they name;
-        whether it took one."""
+        """One microstep of `event` for a run with no machine (`machine`), committed
+        (`driver.Take`), then its actions called: the guards and actions are the methods
+        they name; whether it took one."""
         assert self._pending is not None
         at = self._pending[2]
         self._pending = (event, values, at)
         spec = self._sc_spec
-        guards = self._guards or {}
+        direct = self._direct
+        assert direct is not None
+        guards = direct.guards
         table = self._sc_alternatives
         trigger = spec.event_ids.get(event, event) if spec.event_ids else event
 
@@ -575,11 +587,43 @@ class Run(Generic[R, S, E]):
                     else None
                 yield target, kind, guard, transition
 
-        effect = self._selected(event, values, at, alternatives)[1]
+        selection, effect = self._selected(event, values, at, alternatives)
         if effect is None:
             return False
+        before = self._active
         self._commit(effect)
+        if direct.acts:
+            self._act(direct, before, effect, selection.taken)
         return True
+
+    def _act(self, direct: DirectCalls, before: tuple[str, ...], effect: kernel.Effect,
+             taken: list[Any]) -> None:
+        """A committed microstep's actions, in the order python-statemachine runs them (and
+        SCXML): the exit actions of the states it exits, deepest first (reverse document
+        order), then each transition's actions in the order they were selected, then the
+        entry actions of the states it enters, in document order. An action that raises
+        ends the event, which `_take` takes back whole."""
+        if direct.exit and (effect.entered or effect.configuration != before):
+            after = set(effect.configuration)
+            entered = set(effect.entered)
+            order = self._sc_spec.chart.order
+            exited = sorted((s for s in before if s not in after or s in entered),
+                            key=order.__getitem__, reverse=True)
+            self._call_actions(direct.exit, exited)
+        if direct.on:
+            on = direct.on
+            for transition in taken:
+                for name in on.get(transition, ()):
+                    getattr(self, name)()
+        if direct.entry:
+            self._call_actions(direct.entry, effect.entered)
+
+    def _call_actions(self, actions: dict[str, tuple[str, ...]], states: Iterable[str]
+                      ) -> None:
+        """The actions of `states` (entry or exit ones), state by state in this order."""
+        for state in states:
+            for name in actions.get(state, ()):
+                getattr(self, name)()
 
     def _commit(self, effect: kernel.Effect) -> None:
         """Apply a microstep's effect to the run (its record, configuration, raised events)."""
@@ -840,7 +884,7 @@ class RunClass:
     names: Mapping[str, str]  # the machine's event ids -> the spec's event names
     alternatives: Alternatives
     source: Mapping[str, Any] | None  # where the spec writes each state and transition
-    direct_guards: Callable[[], DirectGuards | None]
+    direct_calls: Callable[[], DirectCalls | None]
 
 
 _RUN_CLASSES: weakref.WeakKeyDictionary[type, RunClass] = weakref.WeakKeyDictionary()
@@ -870,7 +914,8 @@ def active_states(run: Run[Any, Any, Any]) -> tuple[str, ...]:
 
 
 def steps_without_machine(run_class: type[Run[Any, Any, Any]]) -> bool:
-    """Whether the runs of `run_class` step without a python-statemachine machine (the
-    class has no actions): a step can then be computed again without running anything
-    twice (a store computes it before taking its write lock)."""
-    return run_class_of(run_class).direct_guards() is not None
+    """Whether the runs of `run_class` step without a python-statemachine machine and call
+    nothing but guards (the class has no actions): a step can then be computed again
+    without running anything twice (a store computes it before taking its write lock)."""
+    calls = run_class_of(run_class).direct_calls()
+    return calls is not None and not calls.acts
