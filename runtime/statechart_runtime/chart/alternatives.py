@@ -55,10 +55,13 @@ class Alternative:
     clears: tuple[str, ...]  # `clear:` (merged over the alternatives of its key)
     assigns: Mapping[str, tuple[Any, JsonValue]]  # `assign:`: field -> (typed, JSON) constant
     sets: tuple[str, ...] = field(init=False)  # `given` without the fields it assigns itself
+    move: Move = field(init=False)  # as the chart's algorithms take it (`Chart.step`)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "sets", tuple(f for f in self.given if f not in self.assigns)
                            if self.assigns else self.given)
+        object.__setattr__(self, "move", (self.source, self.target) if self.kind is None
+                           else (self.source, self.target, self.kind))
 
     @property
     def key(self) -> Key:
@@ -72,12 +75,6 @@ class Alternative:
     def step_target(self) -> str:
         """The target a step of the record names: a multi-target one's first."""
         return self.targets[0] if self.kind == MULTI else self.target
-
-    @property
-    def move(self) -> Move:
-        """As the chart's algorithms take it (`Chart.step`)."""
-        return (self.source, self.target) if self.kind is None else \
-            (self.source, self.target, self.kind)
 
     @property
     def guard_names(self) -> tuple[str, ...]:
