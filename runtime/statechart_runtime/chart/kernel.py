@@ -225,15 +225,19 @@ def in_history_order(moves: Sequence[Move], taken: Sequence[Alternative] = ()
 
 
 def step(spec: Any, state: RunState, event: str, moves: Sequence[Move], given: Given,
-         at: dt.datetime, taken: Sequence[Alternative]) -> Effect:
+         at: dt.datetime, taken: Sequence[Alternative] = ()) -> Effect:
     """The effect of taking `moves` (a conflict-free set, as `select` returns) on `event` at
     `at`, with the values `given` (field -> (typed, JSON)); raises `Refused` for a step the
     spec does not allow. `taken`: each move's alternative (`Selection.taken`), which says
     what it sets, clears and assigns (its `assign:` constants replace a value given for the
-    same field). Pure: `state` is not changed."""
+    same field); empty: each move's is the first alternative with its source, event and
+    target. Pure: `state` is not changed."""
     chart = spec.chart
     configuration = state.configuration
     kinds = any(len(m) == 3 for m in moves)  # history, internal or targetless moves
+    if not taken:
+        keyed = spec.alternatives.keyed
+        taken = [keyed[(m[0], event, m[1])][0] for m in moves]
     moves, taken = in_history_order(moves, taken)
     for move, alternative in zip(moves, taken, strict=True):
         for name in alternative.sets:
