@@ -107,7 +107,6 @@ class AlternativeTable:
                  always: str) -> None:
         self._given: dict[Key, tuple[str, ...]] = {}
         self._assigns: dict[tuple[str, str, str, int], Mapping[str, tuple[Any, JsonValue]]] = {}
-        self.sources: dict[str, frozenset[str]] = {}
         self.fields: dict[str, tuple[str, ...]] = {}
         sources: dict[str, dict[str, None]] = {}
         for row in rows:
@@ -120,7 +119,8 @@ class AlternativeTable:
             sources.setdefault(event, {})[source] = None
             known = self.fields.get(event, ())
             self.fields[event] = known + tuple(f for f in given if f not in known)
-        self.sources = {event: frozenset(found) for event, found in sources.items()}
+        self.sources: dict[str, frozenset[str]] = {
+            event: frozenset(found) for event, found in sources.items()}
         self.eventless = self.sources.get(always, frozenset())
         # key -> the kinds its alternatives take, when one is not external (else absent)
         self._kinds: dict[Key, frozenset[str | None]] = {}
