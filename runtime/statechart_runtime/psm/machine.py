@@ -36,7 +36,8 @@ from statemachine.graph import iterate_states_and_transitions
 from statemachine.orderedset import OrderedSet
 from statemachine.transition import Transition
 
-from statechart_runtime.chart.chart import Chart
+from statechart_runtime.chart.alternatives import Declared
+from statechart_runtime.chart.chart import INTERNAL, MULTI, TARGETLESS, Chart
 
 
 class RunHooks(NamedTuple):
@@ -165,6 +166,37 @@ def number_states(machine_class: type[Machine], chart: Chart) -> None:
     """Give every state of the class its document-order number from the spec (see above)."""
     for state in machine_class.states_map.values():
         state.document_order = chart.order[state.value] + 1
+
+
+def declared_alternatives(machine_class: type[Machine], history_targets: dict[str, tuple[str, str]],
+                          names: dict[str, str]) -> list[tuple[Declared, Transition]]:
+    """The machine class's transitions as the spec's table of alternatives binds them
+    (`AlternativeTable.bind`: the order and guards its rows lack), each with the library's
+    transition object (which the machine path hands back to the engine), in declaration
+    order: per state, per event (`names`: machine event id -> spec event). A targetless
+    transition's target is its source; a multi-target one's, its targets joined by spaces;
+    a history pseudo-state's (`history_targets`), the state it stands for."""
+    out: list[tuple[Declared, Transition]] = []
+    for state in machine_class.states_map.values():
+        for transition in state.transitions:
+            if transition.initial:
+                continue
+            kind: str | None
+            if transition.target is None:
+                target, kind = state.value, TARGETLESS
+            elif len(transition.targets) > 1:
+                target, kind = " ".join(t.value for t in transition.targets), MULTI
+            else:
+                target, kind = transition.target.value, INTERNAL if transition.internal else None
+            if target in history_targets:
+                target, kind = history_targets[target]
+            guards = tuple((str(getattr(spec, "attr_name", None) or spec),
+                            spec.expected_value is not False) for spec in transition.cond)
+            guarded = bool(guards) or any(True for _ in transition.validators)
+            for event in transition.events:
+                name = names.get(str(event), str(event))
+                out.append(((state.value, name, target, kind, guards, guarded), transition))
+    return out
 
 
 # Guards, as a run asks them without a machine: transition -> (method name, the answer that

@@ -566,10 +566,10 @@ def _declaring(spec: SpecTables, source: Any, event: Any, target: Any) -> Any:
     source, or, when the transition moved up to an ancestor (a state moved into a compound
     state that now handles the event for all its children), that ancestor."""
     if not (isinstance(source, str) and source in spec.chart.order
-            and (source, event, target) not in spec.effects):
+            and (source, event, target) not in spec.alternatives.keyed):
         return source
     for ancestor in spec.chart.ancestors(source):
-        if (ancestor, event, target) in spec.effects:
+        if (ancestor, event, target) in spec.alternatives.keyed:
             return ancestor
     return source
 

@@ -13,13 +13,13 @@ import datetime as dt
 import functools
 import uuid
 import weakref
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from dataclasses import replace as with_fields
 from typing import Any, ClassVar, Generic, Self, TypeVar
 
 from statechart_runtime.chart import kernel, timers
-from statechart_runtime.chart.chart import INTERNAL, MULTI, TARGETLESS
+from statechart_runtime.chart.alternatives import Alternative
 from statechart_runtime.chart.spec import SpecTables
 from statechart_runtime.chart.values import (
     SENT_BY,
@@ -40,6 +40,7 @@ from statechart_runtime.psm.machine import (
     DirectCalls,
     Machine,
     RunHooks,
+    declared_alternatives,
     direct_calls,
     number_states,
 )
@@ -117,9 +118,9 @@ class Run(Generic[R, S, E]):
     _sc_machine: ClassVar[type[Machine]]
     # The machine's event ids -> the spec's event names (ids differ only where mapped).
     _sc_names: ClassVar[dict[str, str]]
-    # (state, machine event id) -> its alternatives: (target, move kind, transition,
-    # whether it has guards), in declaration order; made once per class.
-    _sc_alternatives: ClassVar[dict[tuple[str, str], list[tuple[str, str | None, Any, bool]]]]
+    # Each alternative of the spec's table (`spec.alternatives`) -> the machine's transition
+    # object for it (what the machine path asks the guards of and hands back to the engine).
+    _sc_transitions: ClassVar[dict[Alternative, Any]]
     # Where the spec writes each state and transition (the module's `_SOURCE`; None in a module
     # generated before it had one): what spec coverage reports (statechart_runtime.coverage).
     _sc_source: ClassVar[Mapping[str, Any] | None] = None
@@ -144,12 +145,11 @@ class Run(Generic[R, S, E]):
             number_states(machine, cls._sc_spec.chart)
             ids = cls._sc_spec.event_ids
             cls._sc_names = {ids.get(name, name): name for name in cls._sc_spec.events_by_name}
-            cls._sc_alternatives = _alternatives(cls._sc_spec, machine)
+            cls._sc_transitions = _bind(cls._sc_spec, machine, cls._sc_names, cls.__module__)
             cls._sc_step_class = step_class_of(cls._sc_record)
         if hasattr(cls, "_sc_machine"):  # a generated class, or a subclass of one
             _RUN_CLASSES[cls] = RunClass(cls._sc_spec, cls._sc_record, cls._sc_names,
-                                         cls._sc_alternatives, cls._sc_source,
-                                         cls._sc_direct_calls)
+                                         cls._sc_source, cls._sc_direct_calls)
 
     def __init__(self, record: R | None = None, *, run_id: str | None = None,
                  model: object = None, clock: Clock | None = None, check: bool = True,
@@ -375,7 +375,7 @@ class Run(Generic[R, S, E]):
         active = set(self._active)
         return tuple(member for name, member in spec.events_by_name.items()
                      if name not in spec.internal
-                     and not active.isdisjoint(spec.by_event.get(name, ())))
+                     and not active.isdisjoint(spec.alternatives.sources.get(name, ())))
 
     def send(self, event: str | E, **values: Any) -> None:
         """Send `event` (its name or its enum member), with the values it sets as keyword
@@ -421,7 +421,7 @@ class Run(Generic[R, S, E]):
         by = values.pop(SENT_BY, None)
         if by is not None and (problem := sent_by_problem(by)) is not None:
             raise TypeError(f"`{name}`: {SENT_BY}: {problem}")
-        settable = spec.event_fields.get(listed, ())
+        settable = spec.alternatives.fields.get(listed, ())
         for field in values:
             if field not in settable:
                 raise TypeError(f"`{name}` takes no value `{field}` (it sets "
@@ -574,20 +574,9 @@ class Run(Generic[R, S, E]):
         assert self._pending is not None
         at = self._pending[2]
         self._pending = (event, values, at)
-        spec = self._sc_spec
         direct = self._direct
         assert direct is not None
-        guards = direct.guards
-        table = self._sc_alternatives
-        trigger = spec.event_ids.get(event, event) if spec.event_ids else event
-
-        def alternatives(name: str) -> Iterator[kernel.Alternative]:
-            for target, kind, transition, guarded in table.get((name, trigger), ()):
-                guard = functools.partial(self._guard, guards[transition]) if guarded \
-                    else None
-                yield target, kind, guard, transition
-
-        selection, effect = self._selected(event, values, at, alternatives)
+        selection, effect = self._selected(event, values, at, self._ask)
         if effect is None:
             return False
         before = self._active
@@ -612,8 +601,9 @@ class Run(Generic[R, S, E]):
             self._call_actions(direct.exit, exited)
         if direct.on:
             on = direct.on
-            for transition in taken:
-                for name in on.get(transition, ()):
+            transitions = self._sc_transitions  # the alternatives' transitions in the machine
+            for alternative in taken:
+                for name in on.get(transitions[alternative], ()):
                     getattr(self, name)()
         if direct.entry:
             self._call_actions(direct.entry, effect.entered)
@@ -645,19 +635,19 @@ class Run(Generic[R, S, E]):
         if effect.raised:
             self._raised.extend(effect.raised)
 
-    def _guard(self, asked: tuple[tuple[str, bool], ...]) -> bool:
-        """A transition's guards, asked as python-statemachine asks them: each method's
-        answer must be the one that lets the transition through (`cond`: true)."""
-        return all(bool(getattr(self, name)()) == wanted for name, wanted in asked)
+    def _ask(self, alternative: Alternative) -> bool:
+        """An alternative's guards on the direct path, asked as python-statemachine asks
+        them: each method's answer must be the one that lets it through (`cond`: true)."""
+        return all(bool(getattr(self, name)()) == wanted for name, wanted in alternative.guards)
 
     def _selected(self, event: str, values: kernel.Given,
-                  at: dt.datetime, alternatives: Callable[[str], Iterable[kernel.Alternative]]
+                  at: dt.datetime, ask: kernel.Ask
                   ) -> tuple[kernel.Selection, kernel.Effect | None]:
         """What `event` selects from the run and its effect (`driver.microstep`; None when it
         selects nothing: the selection is kept for `_refusal`); a step the spec refuses
         raises the run's error for it."""
         selection, effect, refused = driver.microstep(self._sc_spec, self._state(), event,
-                                                      values, at, alternatives)
+                                                      values, at, ask)
         # Spec coverage (statechart_runtime.coverage): the one check it costs when off.
         if coverage.RECORDER is not None:
             coverage.RECORDER.selected(self, selection, effect)
@@ -677,8 +667,8 @@ class Run(Generic[R, S, E]):
             state = str(limited[0])
             return spec.limit(state, spec.limits[state])
         guards = tuple(dict.fromkeys(
-            name for _, _, cause, transition in refused if cause == "guard"
-            for name in _guard_names(transition)))
+            name for _, _, cause, alternative in refused if cause == "guard"
+            and isinstance(alternative, Alternative) for name in alternative.guard_names))
         inactive = tuple(dict.fromkeys(
             str(detail) for _, _, cause, detail in refused if cause == "in"))
         return EventNotAccepted(event, self._active, ended=False, guards=guards,
@@ -758,19 +748,16 @@ class Run(Generic[R, S, E]):
                                f"through {type(self).__name__}'s methods (after the action "
                                "that is running returns): they keep the run record")
         event, values, at = pending
-        table = self._sc_alternatives
+        transitions = self._sc_transitions
 
-        def alternatives(name: str) -> Iterator[kernel.Alternative]:
-            for target, kind, transition, guarded in table.get((name, trigger), ()):
-                guard = functools.partial(engine._conditions_match, transition,
-                                          trigger_data) if guarded else None
-                yield target, kind, guard, transition
+        def ask(alternative: Alternative) -> bool:
+            return bool(engine._conditions_match(transitions[alternative], trigger_data))
 
-        selection, effect = self._selected(event, values, at, alternatives)
+        selection, effect = self._selected(event, values, at, ask)
         if effect is None:
             return OrderedSet()
         self._effect = effect
-        return OrderedSet(selection.taken)
+        return OrderedSet(transitions[a] for a in selection.taken)
 
     def _refused(self, refused: kernel.Refused, event: str) -> Exception:
         spec = self._sc_spec
@@ -800,46 +787,26 @@ class Run(Generic[R, S, E]):
         self._stepped = True
 
 
-def _alternatives(spec: SpecTables, machine: type[Machine]
-                  ) -> dict[tuple[str, str], list[tuple[str, str | None, Any, bool]]]:
-    """Every state's transitions by event, as `Run._sc_select` asks them (the machine
-    class's transition objects are shared by its instances)."""
-    table: dict[tuple[str, str], list[tuple[str, str | None, Any, bool]]] = {}
-    targets = spec.history_targets
-    for state in machine.states_map.values():
-        for transition in state.transitions:
-            if transition.initial:
-                continue
-            kind: str | None
-            if transition.target is None:  # targetless: the step's target is its source
-                target, kind = state.value, TARGETLESS
-            elif len(transition.targets) > 1:  # multi-target: its targets, by spaces
-                target, kind = " ".join(t.value for t in transition.targets), MULTI
-            else:
-                target, kind = transition.target.value, INTERNAL if transition.internal else None
-            if target in targets:  # a history pseudo-state stands for its parent
-                target, kind = targets[target]
-            guarded = any(True for _ in transition.cond) or any(
-                True for _ in transition.validators)
-            for event in transition.events:
-                table.setdefault((state.value, str(event)), []).append(
-                    (target, kind, transition, guarded))
-    return table
-
-
-def _guard_names(transition: Any) -> list[str]:
-    """The guards of a python-statemachine transition, by the names the facade has them."""
-    return [str(getattr(spec, "attr_name", None) or spec) for spec in transition.cond]
+def _bind(spec: SpecTables, machine: type[Machine], names: Mapping[str, str],
+          module: str) -> dict[Alternative, Any]:
+    """Bind the spec's table of alternatives to the order and guards the machine class
+    declares (`AlternativeTable.bind`), and map each alternative to its transition object
+    (the machine class's are shared by its instances)."""
+    declared = declared_alternatives(machine, spec.history_targets, dict(names))
+    table = spec.alternatives
+    table.bind((row for row, _ in declared), module)
+    out: dict[Alternative, Any] = {}
+    seen: dict[tuple[str, str], int] = {}
+    for (source, event, *_), transition in declared:
+        position = seen.get((source, event), 0)
+        seen[(source, event)] = position + 1
+        out[table.on[(source, event)][position]] = transition
+    return out
 
 
 # -- what other modules read of runs and their classes (run stores, the test tooling) -------
 #
 # Module functions, not methods: a generated class's public names are its spec's events.
-
-
-# (state, machine event id) -> its alternatives: (target, move kind, the library's transition,
-# whether it has guards), in declaration order.
-Alternatives = dict[tuple[str, str], list[tuple[str, str | None, Any, bool]]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -882,7 +849,6 @@ class RunClass:
     spec: SpecTables
     record: type[Any]
     names: Mapping[str, str]  # the machine's event ids -> the spec's event names
-    alternatives: Alternatives
     source: Mapping[str, Any] | None  # where the spec writes each state and transition
     direct_calls: Callable[[], DirectCalls | None]
 
