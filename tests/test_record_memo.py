@@ -134,6 +134,7 @@ DAMAGE: dict[str, Callable[[dict[str, Any]], None]] = {
     "JSON nested too deeply": lambda d: (
         step_of(d, "draft", 1)["values"].update(payload=nested(70)),
         d.update(payload=nested(70))),
+    "a configuration nested too deeply": lambda d: d.update(configuration=nested(70)),
     "a constant the record does not hold": lambda d: step_of(d, "finish")["values"].update(
         outcome="rushed"),
     "a required field removed": lambda d: d.pop("outcome"),

@@ -239,7 +239,7 @@ class RecordMemo:
                     return False
             if nested:
                 _record.refuse_deep(data, invalid)
-        except (InvalidRecord, TypeError, ValueError, LookupError):
+        except (InvalidRecord, TypeError, ValueError, LookupError, RecursionError):
             return False  # `from_dict` says what
         return True
 
@@ -270,17 +270,23 @@ class RecordMemo:
 
 
 def _frozen(value: Any) -> Hashable | None:
-    """A structure value as a hashable of exact strs and ints (a list of states, counts,
-    remembered history), or None when it holds anything else."""
+    """A structure value as a hashable of exact strs and ints, two levels deep at most (a
+    list of states, counts, remembered history: state -> list of states), or None when it
+    holds anything else (`from_dict` says what)."""
     kind = type(value)
     if kind is str or kind is int:
         return value  # type: ignore[no-any-return]
     if kind is list:
-        if all(type(v) is str for v in value):  # a list of states: the common case
-            return ("list", tuple(value))
-        items = tuple(_frozen(v) for v in value)
-        return None if None in items else ("list", items)
-    if kind is dict:
-        pairs = tuple((k, _frozen(v)) for k, v in value.items())
-        return None if any(v is None for _, v in pairs) else ("dict", pairs)
-    return None
+        return ("list", tuple(value)) if all(type(v) is str or type(v) is int for v in value) \
+            else None
+    if kind is not dict:
+        return None
+    pairs: list[tuple[str, Hashable]] = []
+    for name, inner in value.items():
+        if type(inner) is list and all(type(v) is str for v in inner):
+            pairs.append((name, ("list", tuple(inner))))
+        elif type(inner) is int or type(inner) is str:
+            pairs.append((name, inner))
+        else:
+            return None
+    return ("dict", tuple(pairs))
