@@ -37,9 +37,9 @@ from statechart_runtime.chart.values import SENT_BY, parse_time, sent_by_problem
 from statechart_runtime.errors import InvalidRecord
 from statechart_runtime.run import record as _record
 
-# The default bound of a memo: the steps its structures hold, in all (each structure is kept
-# as a tuple per step: about 0.3 KiB a step, so about 15 MiB at this bound). The oldest
-# structures are dropped past it.
+# The default bound of a memo: the steps its structures hold, in all (a structure is a tuple
+# per step: 0.09 KiB a step for the agent run under tracemalloc, so about 5 MiB at this
+# bound; more for steps that set many fields). The oldest structures are dropped past it.
 MAX_STEPS = 50_000
 # A record with more steps than this is checked by `from_dict` alone: its structure would
 # take much of the bound, for one run.
@@ -98,8 +98,8 @@ class RecordMemo:
                     constants.setdefault(name, []).append(as_json)
         self.constants = {name: tuple(values) for name, values in constants.items()}
         self.fields = spec.codec.types
-        self.checked_fields = tuple((f, a) for f, a in spec.attrs.items()
-                                    if f not in spec.context)
+        # Run context is the application's: `from_dict` does not hold it to the history.
+        self.checked_fields = tuple(f for f in spec.attrs if f not in spec.context)
 
     def check(self, data: Mapping[str, Any]) -> _record.Record | None:
         """Check a stored record as `record_class.from_dict(data)` does: the spec's
@@ -227,7 +227,7 @@ class RecordMemo:
                     if typed.get(required) is None:
                         return False
             history = data["history"]
-            for field, _ in self.checked_fields:
+            for field in self.checked_fields:
                 value = typed.get(field)
                 index, last = known.sources.get(field, (-1, None))
                 if last is _FROM_STEP:
@@ -250,7 +250,7 @@ class RecordMemo:
         replayed = _record.replay(spec, record)
         steps_of_key = key[1]  # type: ignore[index]  # (top, steps): `_structure_of`
         sources: dict[str, tuple[int, Any]] = {}
-        for field, _ in self.checked_fields:
+        for field in self.checked_fields:
             found = replayed.last.get(field)
             if found is None:
                 continue
