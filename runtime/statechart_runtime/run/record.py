@@ -169,7 +169,7 @@ class Record:
         invalid = spec.invalid
         if not isinstance(data, Mapping):
             raise invalid("(record)", "expected a JSON object")
-        _refuse_deep(data, invalid)
+        refuse_deep(data, invalid)
         stored_version = data.get("specVersion")
         data = upgrade(spec, data)
         upgraded = stored_version != data.get("specVersion")
@@ -255,7 +255,7 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 _SCALARS = frozenset((str, int, float, bool, type(None)))
 
 
-def _refuse_deep(data: object, invalid: type[Exception]) -> None:
+def refuse_deep(data: object, invalid: type[Exception]) -> None:
     """Iteratively: a record is shallow; a deeply nested value is refused with its path.
     (Level by level and without paths first, as a run store restores a head on every
     `fire`; the walk that names the path runs only when a level reaches the limit.)"""
