@@ -4,6 +4,7 @@ the store's calls gather what happened and call these once their transaction com
 from __future__ import annotations
 
 import datetime as dt
+import json
 import time
 from typing import Any
 
@@ -31,6 +32,23 @@ def steps(store_listeners: heard.Listeners, run: Any, via: str, started: float,
         attempt=None if claim is None else claim.attempt, trace_context=trace_context))
     # The run goes on being watched: steps taken on it in memory are told when it is saved.
     heard.watch(run)
+
+
+def traced_head(row: tuple[Any, ...]) -> tuple[dict[str, str], str | None]:
+    """From a head read traced (`head_checks_traced`, `head_checked_traced`: its columns
+    after the checks'): the stored trace context of each active state (the step that
+    entered it) and the run's. A value that is not what the store wrote is passed over: a
+    trace loses a link, the run's step goes on."""
+    origins: dict[str, str] = {}
+    if len(row) > 11 and row[10]:
+        try:
+            found = json.loads(row[10])
+        except ValueError:
+            found = None
+        if isinstance(found, dict):
+            origins = {state: context for state, context in found.items()
+                       if isinstance(context, str)}
+    return origins, (row[11] if len(row) > 11 and isinstance(row[11], str) else None)
 
 
 def created(run: Run[Any, Any, Any], at: dt.datetime,
@@ -63,7 +81,7 @@ def claimed(run_class: type[Run[Any, Any, Any]], claim: WorkClaim, at: dt.dateti
             expired: str | None, trace_context: str | None) -> heard.WorkClaimed:
     return heard.WorkClaimed(claim.run_id, spec_of(run_class).name, claim.key, claim.state,
                              claim.handler, claim.attempt, claim.owner, claim.lease_until, at,
-                             expired, claim.exhausted, trace_context)
+                             expired, claim.exhausted, trace_context, claim.origin_context)
 
 
 def completed(run_class: type[Run[Any, Any, Any]], claim: WorkClaim, event: str,
@@ -71,7 +89,7 @@ def completed(run_class: type[Run[Any, Any, Any]], claim: WorkClaim, event: str,
               ) -> heard.WorkCompleted:
     return heard.WorkCompleted(claim.run_id, spec_of(run_class).name, claim.key, claim.state,
                                claim.handler, claim.attempt, claim.owner, event, applied,
-                               started, time.time(), trace_context)
+                               started, time.time(), trace_context, claim.origin_context)
 
 
 def failed(run_class: type[Run[Any, Any, Any]], claim: WorkClaim, error: str,
@@ -80,10 +98,11 @@ def failed(run_class: type[Run[Any, Any, Any]], claim: WorkClaim, error: str,
     return heard.WorkFailed(claim.run_id, spec_of(run_class).name, claim.key, claim.state,
                             claim.handler, claim.attempt, claim.owner, error,
                             failure.retry_at, fired.events[0] if fired is not None else None,
-                            started, time.time(), trace_context)
+                            started, time.time(), trace_context, claim.origin_context)
 
 
 def lease_lost(run_class: type[Run[Any, Any, Any]], claim: WorkClaim, call: str,
                error: BaseException, trace_context: str | None) -> heard.LeaseLost:
     return heard.LeaseLost(claim.run_id, spec_of(run_class).name, claim.key, claim.attempt,
-                           claim.owner, call, heard.reason_of(error), trace_context)
+                           claim.owner, call, heard.reason_of(error), trace_context,
+                           claim.origin_context)
