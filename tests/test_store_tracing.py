@@ -13,17 +13,17 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+from codegen_support import checked_text, generate
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import (
     InMemorySpanExporter,
 )
 from opentelemetry.trace import StatusCode
-from codegen_support import checked_text, generate
 from store_support import Backend, Clock, gate_class, import_path, job_class
 
-from statechart_runtime.otel import TracingListener
 from statechart_runtime.errors import StoreError
+from statechart_runtime.otel import TracingListener
 from statechart_runtime.run import EventNotAccepted
 from statechart_runtime.store import open_store
 

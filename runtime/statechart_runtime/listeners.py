@@ -258,16 +258,26 @@ class Listener(Protocol):
 @dataclasses.dataclass(frozen=True, slots=True)
 class StepStarting:
     """A macrostep a store computed and is about to write (`TraceContextSource.
-    new_step_context`): its run, `event`, `timer` (the state that armed it, None for an
-    event sent), `via` (as StepTaken's), when its call `started`, the run's `trace_context`
-    and the `origin_context` of the step that armed the timer or enqueued the work item
-    (None: not known)."""
+    new_step_context`): what its StepTaken will say once the write committed, as far as it
+    is known before: its run, `event`, `timer` (the state that armed it, None for an event
+    sent), `source`, `target`, `configuration` and `status` after it, `via`, the `revision`
+    the write stores, `work` and `attempt` (for `via` `work`), when its call `started`, the
+    run's `trace_context` and the `origin_context` of the step that armed the timer or
+    enqueued the work item (None: not known)."""
 
     run_id: str
     spec: str
+    version: int
     event: str
     timer: str | None
+    source: str
+    target: str
+    configuration: tuple[str, ...]
+    status: str
     via: str
+    revision: int
+    work: str | None
+    attempt: int | None
     started: float
     trace_context: str | None
     origin_context: str | None
@@ -446,16 +456,20 @@ def entered_states(macro: Macrostep, before: tuple[str, ...], history: Any) -> s
     return (after - set(before)) | (targets & after)
 
 
-def start_steps(run: Any, sources: Listeners, *, via: str, started: float,
+def start_steps(run: Any, sources: Listeners, *, via: str, started: float, revision: int,
                 trace_context: str | None, before: tuple[str, ...],
-                origins: Mapping[str, str], work_origin: str | None = None
+                origins: Callable[[], Mapping[str, str]], work: str | None = None,
+                attempt: int | None = None, work_origin: str | None = None
                 ) -> dict[str, str]:
-    """Before a store writes the macrosteps `run` recorded since `watch`: a context for
-    each from the `TraceContextSource`s (`new_step_context`), kept on it for its StepTaken.
-    `before`: the states active before the first; `origins`: the stored contexts of those
-    (state -> the step that entered it); `work_origin`: the work item's whose outcome this
-    call applies. Returns the states entered, each with the context of the last macrostep
-    that entered it: what the store writes with their rows."""
+    """Before a store writes the macrosteps `run` recorded since `watch` (at `revision`): a
+    context for each from the `TraceContextSource`s (`new_step_context`), kept on it for
+    its StepTaken. `before`: the states active before the first; `origins()`: the stored
+    contexts of those (state -> the step that entered it; asked for only when a timer
+    fired); `work`, `attempt`,
+    `work_origin`: the work item whose outcome this call applies, its claim's attempt, the
+    context of the step that enqueued it. Returns the states entered, each with the
+    context of the last macrostep that entered it: what the store writes with their
+    rows."""
     macrosteps: list[Macrostep] | None = getattr(run, "_sc_watch", None)
     if not macrosteps:
         return {}
@@ -464,7 +478,7 @@ def start_steps(run: Any, sources: Listeners, *, via: str, started: float,
     spec = spec_of(run)
     timer_rows = spec.timers.by_event
     history = run.record.history
-    known = dict(origins)
+    stored: Mapping[str, str] | None = None
     entered: dict[str, str] = {}
     previous = before
     for number, macro in enumerate(macrosteps):
@@ -472,15 +486,23 @@ def start_steps(run: Any, sources: Listeners, *, via: str, started: float,
             continue
         row = timer_rows.get(macro.event) if timer_rows else None
         timer = None if row is None else row[0]
-        origin = known.get(timer) if timer is not None else \
-            work_origin if via == "work" else None
+        origin = work_origin if via == "work" else None
+        if timer is not None:  # armed by a step of this call, else by a stored one
+            origin = entered.get(timer)
+            if origin is None:
+                stored = origins() if stored is None else stored
+                origin = stored.get(timer)
         context = sources.new_step_context(StepStarting(
-            run.record.runId, spec.name, macro.event, timer, via, started, trace_context,
-            origin))
-        macrosteps[number] = dataclasses.replace(macro, context=context, origin=origin)
+            run.record.runId, spec.name, spec.version, macro.event, timer,
+            history[macro.first].source.value, history[macro.end - 1].target.value,
+            macro.configuration, macro.status, via, revision, work, attempt, started,
+            trace_context, origin))
+        macrosteps[number] = Macrostep(macro.event, macro.first, macro.end,
+                                       macro.configuration, macro.status, macro.at,
+                                       macro.since, context, origin)
         if context is not None:
             for state in entered_states(macro, previous, history):
-                known[state] = entered[state] = context
+                entered[state] = context
         previous = macro.configuration
     return entered
 

@@ -136,19 +136,16 @@ class TracingListener:
         if origin is not None:
             links.append(Link(origin, {"statechart.link": "armed" if step.timer is not None
                                        else "enqueued"}))
-        attributes: dict[str, Any] = {
-            "statechart.run.id": step.run_id, "statechart.spec.name": step.spec,
-            "statechart.event": step.event, "statechart.via": step.via}
-        if step.timer is not None:
-            attributes["statechart.timer.state"] = step.timer
         span = self._tracer.start_span(f"{_operation(step.timer, step.via)} {step.spec}",
-                                       context=parent, links=links, attributes=attributes,
+                                       context=parent, links=links,
+                                       attributes=_step_attributes(step),
                                        start_time=_ns(step.started))
-        if not span.get_span_context().is_valid:  # no SDK: nothing to keep
+        made = span.get_span_context()
+        if not made.is_valid:  # no SDK: nothing to keep
             return None
-        carrier: dict[str, str] = {}
-        _W3C.inject(carrier, context=trace.set_span_in_context(span))
-        context = json.dumps(carrier, sort_keys=True)
+        # W3C's traceparent, as its propagator writes it (formatted here: once per step).
+        context = (f'{{"traceparent": "00-{made.trace_id:032x}-{made.span_id:016x}-'
+                   f'{made.trace_flags:02x}"}}')
         self._pending[context] = span
         while len(self._pending) > _REMEMBERED:
             self._pending.popitem(last=False)
@@ -220,27 +217,10 @@ class TracingListener:
                           time.time())
 
     def _step(self, seen: heard.StepTaken) -> None:
-        # The configuration as the tuple it is: the SDK keeps sequences as tuples.
-        attributes: dict[str, Any] = {
-            "statechart.spec.version": seen.version,
-            "statechart.source": seen.source, "statechart.target": seen.target,
-            "statechart.configuration": seen.configuration,
-            "statechart.status": seen.status}
-        if seen.revision is not None:
-            attributes["statechart.revision"] = seen.revision
-        if seen.work is not None:
-            attributes["statechart.work.key"] = seen.work
-        if seen.attempt is not None:
-            attributes["statechart.work.attempt"] = seen.attempt
         started = _ns(seen.started)
         span = self._pending.pop(seen.step_context, None) \
             if seen.step_context is not None else None
         if span is None:  # not started before the write (a run in memory)
-            attributes.update({
-                "statechart.run.id": seen.run_id, "statechart.spec.name": seen.spec,
-                "statechart.event": seen.event, "statechart.via": seen.via})
-            if seen.timer is not None:
-                attributes["statechart.timer.state"] = seen.timer
             parent, links = self._parent(seen.trace_context)
             # The state whose timer fired, or whose work item's outcome this is (its key is
             # `run id/state/n`).
@@ -254,9 +234,8 @@ class TracingListener:
                                               if seen.timer is not None else "enqueued"}))
             span = self._tracer.start_span(f"{_operation(seen.timer, seen.via)} {seen.spec}",
                                            context=parent, links=links,
-                                           attributes=attributes, start_time=started)
-        else:
-            span.set_attributes(attributes)
+                                           attributes=_step_attributes(seen),
+                                           start_time=started)
         span.end(end_time=max(_ns(seen.ended), started))
         # What a later timer or work outcome links to.
         self._remember(seen.run_id, [step.target for step in seen.steps],
@@ -336,6 +315,26 @@ class TracingListener:
 def _operation(timer: str | None, via: str) -> str:
     """A step span's operation: a timer fired, a work item's outcome, or an event sent."""
     return "timer" if timer is not None else "work" if via == "work" else "send"
+
+
+def _step_attributes(seen: heard.StepTaken | heard.StepStarting) -> dict[str, Any]:
+    """A step span's attributes (the configuration as the tuple it is: the SDK keeps
+    sequences as tuples)."""
+    attributes: dict[str, Any] = {
+        "statechart.run.id": seen.run_id, "statechart.spec.name": seen.spec,
+        "statechart.spec.version": seen.version, "statechart.event": seen.event,
+        "statechart.source": seen.source, "statechart.target": seen.target,
+        "statechart.configuration": seen.configuration,
+        "statechart.status": seen.status, "statechart.via": seen.via}
+    if seen.revision is not None:
+        attributes["statechart.revision"] = seen.revision
+    if seen.timer is not None:
+        attributes["statechart.timer.state"] = seen.timer
+    if seen.work is not None:
+        attributes["statechart.work.key"] = seen.work
+    if seen.attempt is not None:
+        attributes["statechart.work.attempt"] = seen.attempt
+    return attributes
 
 
 def _span_context(stored: str | None) -> Any:

@@ -183,7 +183,7 @@ class RunStore:
         while len(self._contexts) > _CONTEXTS:
             self._contexts.popitem(last=False)
 
-    def _start_steps(self, run: Run[Any, Any, Any], via: str, started: float, head: tuple[Any, ...] | None, mark: Mark, work_origin: str | None=None, run_context: str | None=None) -> dict[str, str] | None:
+    def _start_steps(self, run: Run[Any, Any, Any], via: str, started: float, head: tuple[Any, ...] | None, mark: Mark, claim: work_core.WorkClaim | None=None, run_context: str | None=None) -> dict[str, str] | None:
         """Before a write: a trace context for each macrostep `run` took (a tracing
         listener's span, started now, ended once the write committed), and the one of each
         state those steps entered (kept with its run_states row and the work items it
@@ -192,11 +192,10 @@ class RunStore:
         states (what a fired timer links to) and the run's."""
         if not self.listeners.wants_step_context:
             return None
-        origins: dict[str, str] = {}
         if head is not None:
-            origins, run_context = observe.traced_head(head)
+            run_context = observe.run_context(head)
             self._remember_context(run.record.runId, run_context)
-        return heard.start_steps(run, self.listeners, via=via, started=started, trace_context=run_context, before=mark.active, origins=origins, work_origin=work_origin)
+        return heard.start_steps(run, self.listeners, via=via, started=started, revision=mark.revision + 1, trace_context=run_context, before=mark.active, origins=functools.partial(observe.origins, head or ()), work=None if claim is None else claim.key, attempt=None if claim is None else claim.attempt, work_origin=None if claim is None else claim.origin_context)
 
     def _head_checks(self, run_id: str) -> tuple[str, tuple[str, ...]]:
         """head_checks and its arguments: traced (the stored trace contexts too) when a
@@ -816,7 +815,7 @@ class RunStore:
             heard.watch(run)
         mark = mark_of(run)
         run.send_at(at, event, **values)
-        contexts = self._start_steps(run, 'work', started, head, mark, claim.origin_context)
+        contexts = self._start_steps(run, 'work', started, head, mark, claim)
         return (run, mark, writes.writes(self.sql, run, mark, utc_text(at), contexts))
 
     def complete_work(self, run_class: type[RunT], claim: work_core.WorkClaim, event: Any, *, now: dt.datetime | None=None, **values: Any) -> Fired:

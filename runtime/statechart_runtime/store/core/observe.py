@@ -34,21 +34,25 @@ def steps(store_listeners: heard.Listeners, run: Any, via: str, started: float,
     heard.watch(run)
 
 
-def traced_head(row: tuple[Any, ...]) -> tuple[dict[str, str], str | None]:
-    """From a head read traced (`head_checks_traced`, `head_checked_traced`: its columns
-    after the checks'): the stored trace context of each active state (the step that
-    entered it) and the run's. A value that is not what the store wrote is passed over: a
-    trace loses a link, the run's step goes on."""
-    origins: dict[str, str] = {}
-    if len(row) > 11 and row[10]:
-        try:
-            found = json.loads(row[10])
-        except ValueError:
-            found = None
-        if isinstance(found, dict):
-            origins = {state: context for state, context in found.items()
-                       if isinstance(context, str)}
-    return origins, (row[11] if len(row) > 11 and isinstance(row[11], str) else None)
+def run_context(row: tuple[Any, ...]) -> str | None:
+    """The run's trace context, from a head read traced (`head_checks_traced`,
+    `head_checked_traced`: the last of its columns)."""
+    return row[11] if len(row) > 11 and isinstance(row[11], str) else None
+
+
+def origins(row: tuple[Any, ...]) -> dict[str, str]:
+    """The stored trace context of each active state (the step that entered it), from a
+    head read traced. A value that is not what the store wrote is passed over: a trace
+    loses a link, the run's step goes on."""
+    if len(row) <= 11 or not row[10]:
+        return {}
+    try:
+        found = json.loads(row[10])
+    except ValueError:
+        return {}
+    if not isinstance(found, dict):
+        return {}
+    return {state: context for state, context in found.items() if isinstance(context, str)}
 
 
 def created(run: Run[Any, Any, Any], at: dt.datetime,
