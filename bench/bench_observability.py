@@ -2,9 +2,10 @@
 no listener, with a listener that does nothing, with tracing on (the OpenTelemetry SDK, an
 exporter that drops what it is given, behind a batch or a simple span processor), with a
 listener that makes one bare span per fire (the SDK's own floor), and with metrics on; and
-this tree's store with no listener against the runtime it was built on (`--base REV`,
-default `main`): the cost of the listener hooks when nobody listens (the extra not
-installed).
+this tree's store with no listener and with tracing against the runtime it was built on
+(`--base REV`, default `main`): the cost of the listener hooks when nobody listens (the
+extra not installed), and whether tracing's cost changed (each runtime's tracing against
+its own fires with no listener).
 
     python bench/bench_observability.py [--rounds 9] [--fires 2000] [--base main]
                                         [--folder /dev/shm]
@@ -54,14 +55,20 @@ states:
 """
 
 # Times `fires` fires of one ticket run on a new SQLite store (argv: folder of the generated
-# module, the store's file, fires); prints seconds per fire. Runs in the runtime on
+# module, the store's file, fires, `off` or `tracing`: no listener, or the tracing listener
+# behind a batch span processor); prints seconds per fire. Runs in the runtime on
 # PYTHONPATH: this tree's or the base revision's.
 FIRE_SCRIPT = """
 import sys, time
 sys.path.insert(0, sys.argv[1])
 from ticket_bench import Ticket
 from statechart_runtime.store import open_store
-store = open_store(sys.argv[2])
+listeners = []
+if sys.argv[4] == "tracing":
+    sys.path.insert(0, sys.argv[5])
+    from bench_observability import tracing_listener
+    listeners = [tracing_listener()[0]]
+store = open_store(sys.argv[2], listeners=listeners)
 store.create(Ticket(run_id="t"))
 fires = int(sys.argv[3])
 for i in range(50):
@@ -178,25 +185,26 @@ def in_process(folder: Path, rounds: int, fires: int) -> dict[str, tuple[float, 
 
 
 def against_base(folder: Path, base: str, rounds: int, fires: int
-                 ) -> dict[str, tuple[float, float]]:
-    """Seconds per fire with no listener, this tree's runtime against `base`'s, each in
-    fresh interpreters, alternately."""
+                 ) -> dict[tuple[str, str], tuple[float, float]]:
+    """Seconds per fire with no listener and with tracing, this tree's runtime and
+    `base`'s, each in fresh interpreters, alternately: (runtime, variant) -> figures."""
     unpacked = folder / "base"
     unpacked.mkdir()
     archive = subprocess.run(["git", "-C", str(ROOT), "archive", base, "runtime"],
                              capture_output=True, check=True).stdout
     subprocess.run(["tar", "-x", "-C", str(unpacked)], input=archive, check=True)
     trees = {"this tree": ROOT / "runtime", f"{base}": unpacked / "runtime"}
-    found: dict[str, list[tuple[float, float]]] = {name: [] for name in trees}
+    found: dict[tuple[str, str], list[tuple[float, float]]] = {
+        (name, variant): [] for name in trees for variant in ("off", "tracing")}
     for round_ in range(rounds):
-        for name, tree in trees.items():
-            env = {**os.environ, "PYTHONPATH": str(tree)}
+        for (name, variant), times in found.items():
+            env = {**os.environ, "PYTHONPATH": str(trees[name])}
             out = subprocess.run(
                 [sys.executable, "-c", FIRE_SCRIPT, str(folder),
-                 str(folder / f"base-{round_}-{len(found[name])}-{name[:4]}.db"), str(fires)],
-                capture_output=True, text=True, check=True, env=env)
+                 str(folder / f"base-{round_}-{variant}-{name[:4]}.db"), str(fires), variant,
+                 str(HERE)], capture_output=True, text=True, check=True, env=env)
             cpu, wall = out.stdout.split()
-            found[name].append((float(cpu), float(wall)))
+            times.append((float(cpu), float(wall)))
     return {name: (statistics.median(t[0] for t in times),
                    statistics.median(t[1] for t in times)) for name, times in found.items()}
 
@@ -225,8 +233,12 @@ def main() -> None:
 
     for name, found in inside.items():
         row(name, found, inside["off"])
-    for name, found in base.items():
-        row(f"no listener, {name}'s runtime (fresh process)", found, base[args.base])
+    for name in ("this tree", args.base):
+        row(f"no listener, {name}'s runtime (fresh process)", base[(name, "off")],
+            base[(args.base, "off")])
+    for name in ("this tree", args.base):  # each against its own runtime with no listener
+        row(f"tracing (batch), {name}'s runtime (fresh process)", base[(name, "tracing")],
+            base[(name, "off")])
 
 
 if __name__ == "__main__":
