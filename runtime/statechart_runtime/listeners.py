@@ -424,10 +424,8 @@ def steps_taken(run: Any, *, via: str, revision: int | None, started: float,
     macrosteps: list[Macrostep] | None = getattr(run, "_sc_watch", None)
     if not macrosteps:
         return []
-    from statechart_runtime.run import spec_of
-
     run._sc_watch = None
-    spec = spec_of(run)
+    spec = _spec_of(run)
     history = run.record.history
     timer_rows = spec.timers.by_event
     ended = time.time()
@@ -473,9 +471,7 @@ def start_steps(run: Any, sources: Listeners, *, via: str, started: float, revis
     macrosteps: list[Macrostep] | None = getattr(run, "_sc_watch", None)
     if not macrosteps:
         return {}
-    from statechart_runtime.run import spec_of
-
-    spec = spec_of(run)
+    spec = _spec_of(run)
     timer_rows = spec.timers.by_event
     history = run.record.history
     stored: Mapping[str, str] | None = None
@@ -507,6 +503,21 @@ def start_steps(run: Any, sources: Listeners, *, via: str, started: float, revis
     return entered
 
 
+_SPEC_OF: Callable[[Any], Any] | None = None
+
+
+def _spec_of(run: Any) -> Any:
+    """The spec tables of a run or of its class: statechart_runtime.run's `spec_of`,
+    imported when first needed (that package imports this module), then kept (an import
+    statement in a function costs about 2 µs at each call)."""
+    global _SPEC_OF
+    if _SPEC_OF is None:
+        from statechart_runtime.run import spec_of
+
+        _SPEC_OF = spec_of
+    return _SPEC_OF(run)
+
+
 def reason_of(error: BaseException) -> str:
     """An error's reason, for people and metrics: its type's name, or, for a spec's own
     subclass (`TicketMissingField`), the runtime's class it refines (`MissingField`): one
@@ -520,9 +531,7 @@ def reason_of(error: BaseException) -> str:
 def refused(run_class: Any, run_id: str, event: str, error: BaseException, *, via: str,
             started: float, work: str | None = None, attempt: int | None = None,
             trace_context: str | None = None) -> EventRefused:
-    from statechart_runtime.run import spec_of
-
-    spec = spec_of(run_class)
+    spec = _spec_of(run_class)
     return EventRefused(run_id, spec.name, spec.version, event, reason_of(error), error,
                         via, started, time.time(), work, attempt, trace_context)
 
