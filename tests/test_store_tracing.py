@@ -220,13 +220,14 @@ def test_work_links_to_the_step_that_enqueued_it_in_another_process(
 
 
 def test_a_step_whose_write_failed_is_never_exported(
-        ticket: ModuleType, backend: Backend,
+        ticket: ModuleType, backend: Backend, tmp_path: Any,
         spans: tuple[TracerProvider, InMemorySpanExporter]) -> None:
     provider, exporter = spans
+    lamp = lamp_class(tmp_path)
     store = open_store(backend.url, listeners=[TracingListener(provider)])
-    store.create(ticket.Ticket(run_id="t1"))
+    store.create(lamp(run_id="l1"))
     # The history's INSERT fails inside the fire's transaction: its span, started before
-    # the write, is never ended.
+    # the write (`go` enters `waiting`, whose timer links back to it), is never ended.
     if backend.name == "sqlite":
         backend.execute("CREATE TRIGGER refuse BEFORE INSERT ON history "
                         "BEGIN SELECT RAISE(ABORT, 'refused by a test'); END")
@@ -236,16 +237,21 @@ def test_a_step_whose_write_failed_is_never_exported(
         backend.execute("CREATE TRIGGER refuse BEFORE INSERT ON history "
                         "FOR EACH ROW EXECUTE FUNCTION refuse()")
     with pytest.raises(StoreError):
-        store.fire(ticket.Ticket, "t1", "approve", note="lost")
+        store.fire(lamp, "l1", "go")
     backend.execute("DROP TRIGGER refuse" + ("" if backend.name == "sqlite" else " ON history"))
-    store.fire(ticket.Ticket, "t1", "approve", note="kept")
+    store.fire(lamp, "l1", "go")
     assert [(s.name, (s.attributes or {}).get("statechart.event"))
-            for s in exporter.get_finished_spans()] == [
-        ("create ticket", None), ("send ticket", "approve")]
+            for s in exporter.get_finished_spans()] == [("create lamp", None), ("send lamp", "go")]
     # The state's row holds the context of the span exported, not of the one lost.
-    [(kept,)] = backend.rows("SELECT trace_context FROM run_states WHERE run_id = 't1'")
-    assert str(exporter.get_finished_spans()[-1].context.span_id.to_bytes(8, "big").hex()) \
-        in kept
+    [(kept,)] = backend.rows("SELECT trace_context FROM run_states WHERE run_id = 'l1'")
+    span_id = exporter.get_finished_spans()[-1].context.span_id
+    assert f"-{span_id:016x}-" in kept
+    # A spec with no timer and no work keeps no step's context: nothing links back to it.
+    store.create(ticket.Ticket(run_id="t1"))
+    store.fire(ticket.Ticket, "t1", "approve", note="ok")
+    assert backend.rows("SELECT trace_context FROM run_states WHERE run_id = 't1'") == [
+        (None,)]
+    assert exporter.get_finished_spans()[-1].name == "send ticket"
 
 
 def test_without_a_tracing_listener_nothing_is_kept(

@@ -455,19 +455,20 @@ def entered_states(macro: Macrostep, before: tuple[str, ...], history: Any) -> s
 
 
 def start_steps(run: Any, sources: Listeners, *, via: str, started: float, revision: int,
-                trace_context: str | None, before: tuple[str, ...],
+                trace_context: str | None, linked: frozenset[str], before: tuple[str, ...],
                 origins: Callable[[], Mapping[str, str]], work: str | None = None,
                 attempt: int | None = None, work_origin: str | None = None
                 ) -> dict[str, str]:
     """Before a store writes the macrosteps `run` recorded since `watch` (at `revision`): a
-    context for each from the `TraceContextSource`s (`new_step_context`), kept on it for
-    its StepTaken. `before`: the states active before the first; `origins()`: the stored
-    contexts of those (state -> the step that entered it; asked for only when a timer
-    fired); `work`, `attempt`,
-    `work_origin`: the work item whose outcome this call applies, its claim's attempt, the
-    context of the step that enqueued it. Returns the states entered, each with the
-    context of the last macrostep that entered it: what the store writes with their
-    rows."""
+    context from the `TraceContextSource`s (`new_step_context`) for each that entered one
+    of the `linked` states (with a timer or work: what links back to it later), kept on it
+    for its StepTaken with the context of the step that armed its timer or enqueued its
+    work item (`origin_context`). `before`: the states active before the first;
+    `origins()`: the stored contexts of those (state -> the step that entered it; asked
+    for only when a timer fired); `work`, `attempt`, `work_origin`: the work item whose
+    outcome this call applies, its claim's attempt, the context of the step that enqueued
+    it. Returns the linked states entered, each with the context of the last macrostep
+    that entered it: what the store writes with their rows."""
     macrosteps: list[Macrostep] | None = getattr(run, "_sc_watch", None)
     if not macrosteps:
         return {}
@@ -488,18 +489,22 @@ def start_steps(run: Any, sources: Listeners, *, via: str, started: float, revis
             if origin is None:
                 stored = origins() if stored is None else stored
                 origin = stored.get(timer)
-        context = sources.new_step_context(StepStarting(
-            run.record.runId, spec.name, spec.version, macro.event, timer,
-            history[macro.first].source.value, history[macro.end - 1].target.value,
-            macro.configuration, macro.status, via, revision, work, attempt, started,
-            trace_context, origin))
-        macrosteps[number] = Macrostep(macro.event, macro.first, macro.end,
-                                       macro.configuration, macro.status, macro.at,
-                                       macro.since, context, origin)
-        if context is not None:
-            for state in entered_states(macro, previous, history):
-                entered[state] = context
+        kept = linked.intersection(entered_states(macro, previous, history))
         previous = macro.configuration
+        context = None
+        if kept:  # else nothing links back to it: its span is made after the commit
+            context = sources.new_step_context(StepStarting(
+                run.record.runId, spec.name, spec.version, macro.event, timer,
+                history[macro.first].source.value, history[macro.end - 1].target.value,
+                macro.configuration, macro.status, via, revision, work, attempt, started,
+                trace_context, origin))
+            if context is not None:
+                for state in kept:
+                    entered[state] = context
+        if context is not None or origin is not None:
+            macrosteps[number] = Macrostep(macro.event, macro.first, macro.end,
+                                           macro.configuration, macro.status, macro.at,
+                                           macro.since, context, origin)
     return entered
 
 

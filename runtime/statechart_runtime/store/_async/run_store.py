@@ -290,29 +290,37 @@ class AsyncRunStore:
         enqueued); None when no listener gives one (the columns stay NULL). `head`: the
         run's head as a traced read gave it (`_head_checks`): the stored contexts of its
         states (what a fired timer links to) and the run's."""
-        if not self.listeners.wants_step_context:
+        linked = self._linked(type(run))
+        if not linked:
             return None
         if head is not None:
             run_context = observe.run_context(head)
             self._remember_context(run.record.runId, run_context)
         return heard.start_steps(run, self.listeners, via=via, started=started,
                                  revision=mark.revision + 1, trace_context=run_context,
-                                 before=mark.active,
+                                 linked=linked, before=mark.active,
                                  origins=functools.partial(observe.origins, head or ()),
                                  work=None if claim is None else claim.key,
                                  attempt=None if claim is None else claim.attempt,
                                  work_origin=None if claim is None else claim.origin_context)
 
-    def _head_checks(self, run_id: str) -> tuple[str, tuple[str, ...]]:
-        """head_checks and its arguments: traced (the stored trace contexts too) when a
-        listener gives contexts of steps."""
-        if self.listeners.wants_step_context:
+    def _linked(self, run_class: type[Run[Any, Any, Any]]) -> frozenset[str]:
+        """The states of `run_class` whose entering step a tracing listener's spans link
+        back to (`observe.linked_states`); none when no listener gives contexts of steps:
+        then nothing of it is read or written."""
+        return observe.linked_states(run_class) if self.listeners.wants_step_context \
+            else frozenset()
+
+    def _head_checks(self, run_id: str, traced: bool) -> tuple[str, tuple[str, ...]]:
+        """head_checks and its arguments, `traced` (the stored trace contexts too) or
+        not."""
+        if traced:
             return self.sql.head_checks_traced, (run_id, run_id, run_id)
         return self.sql.head_checks, (run_id, run_id)
 
-    def _head_checked(self) -> str:
-        """head_checked, traced when a listener gives contexts of steps."""
-        return self.sql.head_checked_traced if self.listeners.wants_step_context \
+    def _head_checked(self, run_class: type[Run[Any, Any, Any]]) -> str:
+        """head_checked, traced when steps of `run_class` keep trace contexts."""
+        return self.sql.head_checked_traced if self._linked(run_class) \
             else self.sql.head_checked
 
     # -- the store's own schema ----------------------------------------------------------
@@ -463,7 +471,7 @@ class AsyncRunStore:
         context = self.listeners.new_run_context(record.runId, spec.name) \
             if self.listeners.wants_context else None
         # The states it starts in (and their work items) were entered by its creation.
-        contexts = None if context is None or not self.listeners.wants_step_context \
+        contexts = None if context is None or not self._linked(type(run)) \
             else writes.Everywhere(context)
 
         async def work(db: Any) -> None:
@@ -501,20 +509,22 @@ class AsyncRunStore:
         observe.watch(self.listeners, run)  # its steps in memory are told when it is saved
         return run
 
-    async def _checked_head(self, db: Any, run_id: str, sql: str) -> tuple[Any, ...]:
+    async def _checked_head(self, db: Any, run_id: str, sql: str, *,
+                            traced: bool = False) -> tuple[Any, ...]:
         """The run's head read by `sql`, with what `restore.head_run` checks it against:
         sent together, the second read once the row is held (a statement of its own: on
         PostgreSQL a SELECT ... FOR UPDATE that waited for another writer sees that writer's
-        row, but its other tables as they were when it started)."""
-        return (await self._checked_head_and(db, run_id, sql))[0]
+        row, but its other tables as they were when it started). `traced`: with the stored
+        trace contexts (`head_checks_traced`)."""
+        return (await self._checked_head_and(db, run_id, sql, traced=traced))[0]
 
-    async def _checked_head_and(self, db: Any, run_id: str, sql: str,
-                                *then: Any) -> tuple[tuple[Any, ...], Any]:
+    async def _checked_head_and(self, db: Any, run_id: str, sql: str, *then: Any,
+                                traced: bool = False) -> tuple[tuple[Any, ...], Any]:
         """`_checked_head`, and the row of `then` (a statement and its arguments) sent with
         them before any is waited for: one round trip on PostgreSQL, which runs them in
         order (a row `then` locks is locked after the run's)."""
         head = await db.execute(sql, (run_id,))
-        checks = await db.execute(*self._head_checks(run_id))
+        checks = await db.execute(*self._head_checks(run_id, traced))
         after = await db.execute(*then) if then else None
         row = await head.fetchone()
         if row is None:
@@ -549,7 +559,7 @@ class AsyncRunStore:
         # memory link to none.
         contexts = self._start_steps(run, "save", started, None, mark,
                                      run_context=await self._context(run.record.runId)) \
-            if self.listeners.wants_step_context else None
+            if self._linked(type(run)) else None
         stored = writes.writes(self.sql, run, mark, utc_text(self.now()), contexts)
 
         async def work(db: Any) -> int:
@@ -687,8 +697,10 @@ class AsyncRunStore:
             ran.append(run)
             return refusal if refusal is not None else Fired(run, True, revision, [name])
 
+        traced = bool(self._linked(run_class))
+
         async def work(db: Any) -> Fired | RunError:  # holding the run from read to write
-            head = await self._checked_head(db, run_id, self.sql.head_locked)
+            head = await self._checked_head(db, run_id, self.sql.head_locked, traced=traced)
             done = await compute(db, head, await key_row(db))
             if isinstance(done, Fired):
                 return done
@@ -696,7 +708,8 @@ class AsyncRunStore:
                                locked=True)
 
         async def read_unlocked(db: Any) -> tuple[tuple[Any, ...], Any]:
-            return await self._checked_head(db, run_id, self.sql.head), await key_row(db)
+            return (await self._checked_head(db, run_id, self.sql.head, traced=traced),
+                    await key_row(db))
 
         async def no_io(db: Any) -> None:
             return None
@@ -710,8 +723,8 @@ class AsyncRunStore:
                 # The head, what its checks read and the key, in one snapshot: with no key,
                 # one statement (no transaction).
                 if idempotency_key is None:
-                    row, seen = await self._one_row(self._head_checked(), (run_id, run_id),
-                                                    run_id), None
+                    row, seen = await self._one_row(self._head_checked(run_class),
+                                                    (run_id, run_id), run_id), None
                 else:
                     row, seen = await self._read(read_unlocked)
                 if restore.stored_version(run_id, row) < spec.version:
@@ -800,7 +813,8 @@ class AsyncRunStore:
     async def _fire_due(self, run_class: type[RunT], run_id: str, when: dt.datetime,
                         started: float, db: Any) -> Fired:
         """fire_due holding the run, inside the caller's write transaction."""
-        head = await self._checked_head(db, run_id, self.sql.head_locked)
+        head = await self._checked_head(db, run_id, self.sql.head_locked,
+                                        traced=bool(self._linked(run_class)))
         due = await self._due_step(db, run_class, run_id, head, when, started)
         if isinstance(due, Fired):
             return due
@@ -825,7 +839,7 @@ class AsyncRunStore:
         None also when it has nothing due any more (another writer fired it since the
         claim): the caller claims again."""
         for _ in range(1 if claimed else self.max_attempts):
-            row = await self._one_row(self._head_checked(), (run_id, run_id), run_id)
+            row = await self._one_row(self._head_checked(run_class), (run_id, run_id), run_id)
             if restore.stored_version(run_id, row) < spec_of(run_class).version:
                 # An older version's head is upgraded from its whole history, read with it
                 # in one moment: holding the run.
@@ -1057,7 +1071,8 @@ class AsyncRunStore:
         ends its items), then the item (read with the head: one round trip on PostgreSQL).
         Refused unless the claim still holds the item."""
         head, row = await self._checked_head_and(db, claim.run_id, self.sql.head_locked,
-                                                 self.sql.item_locked, (claim.key,))
+                                                 self.sql.item_locked, (claim.key,),
+                                                 traced=bool(self._linked(run_class)))
         work_core.check_held(claim, None if row is None else row[:5], at)
         return head, tuple(row)
 

@@ -190,23 +190,30 @@ class RunStore:
         enqueued); None when no listener gives one (the columns stay NULL). `head`: the
         run's head as a traced read gave it (`_head_checks`): the stored contexts of its
         states (what a fired timer links to) and the run's."""
-        if not self.listeners.wants_step_context:
+        linked = self._linked(type(run))
+        if not linked:
             return None
         if head is not None:
             run_context = observe.run_context(head)
             self._remember_context(run.record.runId, run_context)
-        return heard.start_steps(run, self.listeners, via=via, started=started, revision=mark.revision + 1, trace_context=run_context, before=mark.active, origins=functools.partial(observe.origins, head or ()), work=None if claim is None else claim.key, attempt=None if claim is None else claim.attempt, work_origin=None if claim is None else claim.origin_context)
+        return heard.start_steps(run, self.listeners, via=via, started=started, revision=mark.revision + 1, trace_context=run_context, linked=linked, before=mark.active, origins=functools.partial(observe.origins, head or ()), work=None if claim is None else claim.key, attempt=None if claim is None else claim.attempt, work_origin=None if claim is None else claim.origin_context)
 
-    def _head_checks(self, run_id: str) -> tuple[str, tuple[str, ...]]:
-        """head_checks and its arguments: traced (the stored trace contexts too) when a
-        listener gives contexts of steps."""
-        if self.listeners.wants_step_context:
+    def _linked(self, run_class: type[Run[Any, Any, Any]]) -> frozenset[str]:
+        """The states of `run_class` whose entering step a tracing listener's spans link
+        back to (`observe.linked_states`); none when no listener gives contexts of steps:
+        then nothing of it is read or written."""
+        return observe.linked_states(run_class) if self.listeners.wants_step_context else frozenset()
+
+    def _head_checks(self, run_id: str, traced: bool) -> tuple[str, tuple[str, ...]]:
+        """head_checks and its arguments, `traced` (the stored trace contexts too) or
+        not."""
+        if traced:
             return (self.sql.head_checks_traced, (run_id, run_id, run_id))
         return (self.sql.head_checks, (run_id, run_id))
 
-    def _head_checked(self) -> str:
-        """head_checked, traced when a listener gives contexts of steps."""
-        return self.sql.head_checked_traced if self.listeners.wants_step_context else self.sql.head_checked
+    def _head_checked(self, run_class: type[Run[Any, Any, Any]]) -> str:
+        """head_checked, traced when steps of `run_class` keep trace contexts."""
+        return self.sql.head_checked_traced if self._linked(run_class) else self.sql.head_checked
 
     def _schema_version(self, db: Any) -> int:
         """The store's schema version, -1 for a database with no store tables at all."""
@@ -328,7 +335,7 @@ class RunStore:
         spec = spec_of(run)
         created = Mark(0, 0, 0, (), rewrite=True)
         context = self.listeners.new_run_context(record.runId, spec.name) if self.listeners.wants_context else None
-        contexts = None if context is None or not self.listeners.wants_step_context else writes.Everywhere(context)
+        contexts = None if context is None or not self._linked(type(run)) else writes.Everywhere(context)
 
         def work(db: Any) -> None:
             if db.execute(self.sql.run_exists, (record.runId,)).fetchone():
@@ -360,19 +367,20 @@ class RunStore:
         observe.watch(self.listeners, run)
         return run
 
-    def _checked_head(self, db: Any, run_id: str, sql: str) -> tuple[Any, ...]:
+    def _checked_head(self, db: Any, run_id: str, sql: str, *, traced: bool=False) -> tuple[Any, ...]:
         """The run's head read by `sql`, with what `restore.head_run` checks it against:
         sent together, the second read once the row is held (a statement of its own: on
         PostgreSQL a SELECT ... FOR UPDATE that waited for another writer sees that writer's
-        row, but its other tables as they were when it started)."""
-        return self._checked_head_and(db, run_id, sql)[0]
+        row, but its other tables as they were when it started). `traced`: with the stored
+        trace contexts (`head_checks_traced`)."""
+        return self._checked_head_and(db, run_id, sql, traced=traced)[0]
 
-    def _checked_head_and(self, db: Any, run_id: str, sql: str, *then: Any) -> tuple[tuple[Any, ...], Any]:
+    def _checked_head_and(self, db: Any, run_id: str, sql: str, *then: Any, traced: bool=False) -> tuple[tuple[Any, ...], Any]:
         """`_checked_head`, and the row of `then` (a statement and its arguments) sent with
         them before any is waited for: one round trip on PostgreSQL, which runs them in
         order (a row `then` locks is locked after the run's)."""
         head = db.execute(sql, (run_id,))
-        checks = db.execute(*self._head_checks(run_id))
+        checks = db.execute(*self._head_checks(run_id, traced))
         after = db.execute(*then) if then else None
         row = head.fetchone()
         if row is None:
@@ -402,7 +410,7 @@ class RunStore:
         self._writable()
         started = time.time() if self.listeners else 0.0
         mark = mark_of(run)
-        contexts = self._start_steps(run, 'save', started, None, mark, run_context=self._context(run.record.runId)) if self.listeners.wants_step_context else None
+        contexts = self._start_steps(run, 'save', started, None, mark, run_context=self._context(run.record.runId)) if self._linked(type(run)) else None
         stored = writes.writes(self.sql, run, mark, utc_text(self.now()), contexts)
 
         def work(db: Any) -> int:
@@ -509,16 +517,17 @@ class RunStore:
             saved(run, mark, revision)
             ran.append(run)
             return refusal if refusal is not None else Fired(run, True, revision, [name])
+        traced = bool(self._linked(run_class))
 
         def work(db: Any) -> Fired | RunError:
-            head = self._checked_head(db, run_id, self.sql.head_locked)
+            head = self._checked_head(db, run_id, self.sql.head_locked, traced=traced)
             done = compute(db, head, key_row(db))
             if isinstance(done, Fired):
                 return done
             return write(done, writes.writes(self.sql, *done[:3], done[4]), db, locked=True)
 
         def read_unlocked(db: Any) -> tuple[tuple[Any, ...], Any]:
-            return (self._checked_head(db, run_id, self.sql.head), key_row(db))
+            return (self._checked_head(db, run_id, self.sql.head, traced=traced), key_row(db))
 
         def no_io(db: Any) -> None:
             return None
@@ -527,7 +536,7 @@ class RunStore:
         if self._computes_before_locking(run_class):
             for _ in range(self.max_attempts):
                 if idempotency_key is None:
-                    row, seen = (self._one_row(self._head_checked(), (run_id, run_id), run_id), None)
+                    row, seen = (self._one_row(self._head_checked(run_class), (run_id, run_id), run_id), None)
                 else:
                     row, seen = self._read(read_unlocked)
                 if restore.stored_version(run_id, row) < spec.version:
@@ -598,7 +607,7 @@ class RunStore:
 
     def _fire_due(self, run_class: type[RunT], run_id: str, when: dt.datetime, started: float, db: Any) -> Fired:
         """fire_due holding the run, inside the caller's write transaction."""
-        head = self._checked_head(db, run_id, self.sql.head_locked)
+        head = self._checked_head(db, run_id, self.sql.head_locked, traced=bool(self._linked(run_class)))
         due = self._due_step(db, run_class, run_id, head, when, started)
         if isinstance(due, Fired):
             return due
@@ -619,7 +628,7 @@ class RunStore:
         None also when it has nothing due any more (another writer fired it since the
         claim): the caller claims again."""
         for _ in range(1 if claimed else self.max_attempts):
-            row = self._one_row(self._head_checked(), (run_id, run_id), run_id)
+            row = self._one_row(self._head_checked(run_class), (run_id, run_id), run_id)
             if restore.stored_version(run_id, row) < spec_of(run_class).version:
                 return self._with_retries(functools.partial(self._fire_due, run_class, run_id, when, started), repeatable=False)
             due = self._due_step(None, run_class, run_id, row, when, started)
@@ -803,7 +812,7 @@ class RunStore:
         transaction, both held: the run first (as every step of the run takes them, which
         ends its items), then the item (read with the head: one round trip on PostgreSQL).
         Refused unless the claim still holds the item."""
-        head, row = self._checked_head_and(db, claim.run_id, self.sql.head_locked, self.sql.item_locked, (claim.key,))
+        head, row = self._checked_head_and(db, claim.run_id, self.sql.head_locked, self.sql.item_locked, (claim.key,), traced=bool(self._linked(run_class)))
         work_core.check_held(claim, None if row is None else row[:5], at)
         return (head, tuple(row))
 

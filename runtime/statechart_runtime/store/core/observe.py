@@ -6,9 +6,11 @@ from __future__ import annotations
 import datetime as dt
 import json
 import time
+import weakref
 from typing import Any
 
 from statechart_runtime import listeners as heard
+from statechart_runtime.chart.work import work_of
 from statechart_runtime.run import Run, active_states, spec_of
 from statechart_runtime.store.core.work import Failure, WorkClaim
 from statechart_runtime.store.core.writes import MARK_ATTR
@@ -32,6 +34,22 @@ def steps(store_listeners: heard.Listeners, run: Any, via: str, started: float,
         attempt=None if claim is None else claim.attempt, trace_context=trace_context))
     # The run goes on being watched: steps taken on it in memory are told when it is saved.
     heard.watch(run)
+
+
+_LINKED: weakref.WeakKeyDictionary[type, frozenset[str]] = weakref.WeakKeyDictionary()
+
+
+def linked_states(run_class: type[Run[Any, Any, Any]]) -> frozenset[str]:
+    """The states of a run class's spec that a later step links back to the step that
+    entered them: those with a timer (that step armed it) or with work (it enqueued the
+    item). A store keeps a step's trace context only when it entered one of these; a spec
+    with none costs a tracing listener nothing more than a span after the commit."""
+    found = _LINKED.get(run_class)
+    if found is None:
+        found = frozenset(spec_of(run_class).timers.by_state) \
+            | frozenset(work.state for work in work_of(run_class))
+        _LINKED[run_class] = found
+    return found
 
 
 def run_context(row: tuple[Any, ...]) -> str | None:
