@@ -237,9 +237,11 @@ class TracingListener:
                                            attributes=_step_attributes(seen),
                                            start_time=started)
         span.end(end_time=max(_ns(seen.ended), started))
-        # What a later timer or work outcome links to.
-        self._remember(seen.run_id, [step.target for step in seen.steps],
-                       span.get_span_context())
+        if seen.step_context is None:
+            # What a later timer or work outcome links to (a step started before its write
+            # has its context kept by the store, with the states it entered).
+            self._remember(seen.run_id, [step.target for step in seen.steps],
+                           span.get_span_context())
 
     def _remember(self, run_id: str, entered: Any, span_context: Any) -> None:
         for state in entered:
