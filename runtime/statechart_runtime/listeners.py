@@ -79,7 +79,7 @@ class StepTaken:
     that took it, its commit included: one call may take several macrosteps (timers due
     first, then the event).
     `work`, `attempt`: the work item and its claim's attempt, for `via` `work`; `since`: the
-    run's previous step's time."""
+    run's previous step's time. `step_context`, `origin_context`: trace contexts (below)."""
 
     run_id: str
     spec: str
@@ -103,6 +103,12 @@ class StepTaken:
     # The run's last step's time before this macrostep (its creation's, for the first):
     # `at - since` is how long the run stayed in `source`.
     since: dt.datetime | None = None
+    # What a `TraceContextSource` gave for this macrostep before the commit (its span's
+    # context, stored with the states it entered and the work items it enqueued), and what
+    # the store held for the step that armed the fired timer (entered its state) or
+    # enqueued the work item whose outcome this is: None without a tracing listener then.
+    step_context: str | None = None
+    origin_context: str | None = None
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -163,6 +169,7 @@ class WorkClaimed:
     expired: str | None
     exhausted: bool
     trace_context: str | None = None
+    origin_context: str | None = None  # the step's that enqueued the item
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -183,6 +190,7 @@ class WorkCompleted:
     started: float
     ended: float
     trace_context: str | None = None
+    origin_context: str | None = None  # the step's that enqueued the item
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -204,6 +212,7 @@ class WorkFailed:
     started: float
     ended: float
     trace_context: str | None = None
+    origin_context: str | None = None  # the step's that enqueued the item
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -219,6 +228,7 @@ class LeaseLost:
     call: str
     reason: str
     trace_context: str | None = None
+    origin_context: str | None = None  # the step's that enqueued the item
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -245,25 +255,60 @@ class Listener(Protocol):
     def __call__(self, seen: Observation, /) -> None: ...
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class StepStarting:
+    """A macrostep a store computed and is about to write (`TraceContextSource.
+    new_step_context`): what its StepTaken will say once the write committed, as far as it
+    is known before: its run, `event`, `timer` (the state that armed it, None for an event
+    sent), `source`, `target`, `configuration` and `status` after it, `via`, the `revision`
+    the write stores, `work` and `attempt` (for `via` `work`), when its call `started`, the
+    run's `trace_context` and the `origin_context` of the step that armed the timer or
+    enqueued the work item (None: not known)."""
+
+    run_id: str
+    spec: str
+    version: int
+    event: str
+    timer: str | None
+    source: str
+    target: str
+    configuration: tuple[str, ...]
+    status: str
+    via: str
+    revision: int
+    work: str | None
+    attempt: int | None
+    started: float
+    trace_context: str | None
+    origin_context: str | None
+
+
 class TraceContextSource(Protocol):
     """A listener that also gives what a store keeps with a new run (`store.create`), read
     back into every later observation of the run (`trace_context`): the tracing listener's
-    W3C trace context (statechart_runtime.otel)."""
+    W3C trace context (statechart_runtime.otel). `new_step_context` (optional) gives one
+    for each macrostep before the store writes it, kept with the states the step entered
+    and the work items it enqueued: what a timer fired or a work item claimed later, in
+    any process, links to (`origin_context`). Told as a StepTaken (`step_context`) once
+    written; a step whose write failed is never told."""
 
     def __call__(self, seen: Observation, /) -> None: ...
 
     def new_run_context(self, run_id: str, spec: str) -> str | None: ...
+
+    def new_step_context(self, step: StepStarting) -> str | None: ...
 
 
 class Listeners:
     """The listeners of a store, a console or a run: told each observation in the order
     they were added; one that raises is logged, and the others are told all the same."""
 
-    __slots__ = ("_all", "_context_sources")
+    __slots__ = ("_all", "_context_sources", "_step_sources")
 
     def __init__(self, listeners: Iterable[Listener] = ()) -> None:
         self._all: tuple[Listener, ...] = ()
         self._context_sources: tuple[Any, ...] = ()
+        self._step_sources: tuple[Any, ...] = ()
         for listener in listeners:
             self.add(listener)
 
@@ -282,6 +327,8 @@ class Listeners:
         self._all = (*self._all, listener)
         if callable(getattr(listener, "new_run_context", None)):
             self._context_sources = (*self._context_sources, listener)
+            if callable(getattr(listener, "new_step_context", None)):
+                self._step_sources = (*self._step_sources, listener)
         return listener
 
     def remove(self, listener: Listener) -> None:
@@ -292,6 +339,7 @@ class Listeners:
         self._all = tuple(one for one in self._all if one != listener)
         self._context_sources = tuple(one for one in self._context_sources
                                       if one != listener)
+        self._step_sources = tuple(one for one in self._step_sources if one != listener)
 
     @property
     def wants_context(self) -> bool:
@@ -306,6 +354,24 @@ class Listeners:
                 found = source.new_run_context(run_id, spec)
             except Exception:
                 LOG.exception("listener %r failed to give a new run's context", source)
+                continue
+            if found is not None:
+                return str(found)
+        return None
+
+    @property
+    def wants_step_context(self) -> bool:
+        """Whether a listener gives a context for each macrostep before it is written."""
+        return bool(self._step_sources)
+
+    def new_step_context(self, step: StepStarting) -> str | None:
+        """The first context a listener gives for a macrostep about to be written (one
+        that raises is logged and passed over)."""
+        for source in self._step_sources:
+            try:
+                found = source.new_step_context(step)
+            except Exception:
+                LOG.exception("listener %r failed to give a step's context", source)
                 continue
             if found is not None:
                 return str(found)
@@ -340,6 +406,10 @@ class Macrostep:
     status: str
     at: dt.datetime
     since: dt.datetime | None
+    # Given before the store writes it (`start_steps`): its own trace context, and the one
+    # of the step that armed its timer or enqueued its work item.
+    context: str | None = None
+    origin: str | None = None
 
 
 def watch(run: Any) -> None:
@@ -354,10 +424,8 @@ def steps_taken(run: Any, *, via: str, revision: int | None, started: float,
     macrosteps: list[Macrostep] | None = getattr(run, "_sc_watch", None)
     if not macrosteps:
         return []
-    from statechart_runtime.run import spec_of
-
     run._sc_watch = None
-    spec = spec_of(run)
+    spec = _spec_of(run)
     history = run.record.history
     timer_rows = spec.timers.by_event
     ended = time.time()
@@ -373,8 +441,86 @@ def steps_taken(run: Any, *, via: str, revision: int | None, started: float,
             run.record.runId, spec.name, spec.version, macro.event, timer, steps[0].source,
             steps[-1].target, steps[0].values, macro.configuration, macro.status, steps,
             macro.at, via, revision, started, ended, work, attempt, trace_context,
-            macro.since))
+            macro.since, macro.context, macro.origin))
     return found
+
+
+def entered_states(macro: Macrostep, before: tuple[str, ...], history: Any) -> set[str]:
+    """The states a macrostep entered: those active after it and not before, and those a
+    transition of it targets (entered again: a self-transition re-arms a timer,
+    re-enqueues a work item)."""
+    after = set(macro.configuration)
+    targets = {step.target.value for step in history[macro.first:macro.end]}
+    return (after - set(before)) | (targets & after)
+
+
+def start_steps(run: Any, sources: Listeners, *, via: str, started: float, revision: int,
+                trace_context: str | None, linked: frozenset[str], before: tuple[str, ...],
+                origins: Callable[[], Mapping[str, str]], work: str | None = None,
+                attempt: int | None = None, work_origin: str | None = None
+                ) -> dict[str, str]:
+    """Before a store writes the macrosteps `run` recorded since `watch` (at `revision`): a
+    context from the `TraceContextSource`s (`new_step_context`) for each that entered one
+    of the `linked` states (with a timer or work: what links back to it later), kept on it
+    for its StepTaken with the context of the step that armed its timer or enqueued its
+    work item (`origin_context`). `before`: the states active before the first;
+    `origins()`: the stored contexts of those (state -> the step that entered it; asked
+    for only when a timer fired); `work`, `attempt`, `work_origin`: the work item whose
+    outcome this call applies, its claim's attempt, the context of the step that enqueued
+    it. Returns the linked states entered, each with the context of the last macrostep
+    that entered it: what the store writes with their rows."""
+    macrosteps: list[Macrostep] | None = getattr(run, "_sc_watch", None)
+    if not macrosteps:
+        return {}
+    spec = _spec_of(run)
+    timer_rows = spec.timers.by_event
+    history = run.record.history
+    stored: Mapping[str, str] | None = None
+    entered: dict[str, str] = {}
+    previous = before
+    for number, macro in enumerate(macrosteps):
+        if macro.end <= macro.first:
+            continue
+        row = timer_rows.get(macro.event) if timer_rows else None
+        timer = None if row is None else row[0]
+        origin = work_origin if via == "work" else None
+        if timer is not None:  # armed by a step of this call, else by a stored one
+            origin = entered.get(timer)
+            if origin is None:
+                stored = origins() if stored is None else stored
+                origin = stored.get(timer)
+        kept = linked.intersection(entered_states(macro, previous, history))
+        previous = macro.configuration
+        context = None
+        if kept:  # else nothing links back to it: its span is made after the commit
+            context = sources.new_step_context(StepStarting(
+                run.record.runId, spec.name, spec.version, macro.event, timer,
+                history[macro.first].source.value, history[macro.end - 1].target.value,
+                macro.configuration, macro.status, via, revision, work, attempt, started,
+                trace_context, origin))
+            if context is not None:
+                for state in kept:
+                    entered[state] = context
+        if context is not None or origin is not None:
+            macrosteps[number] = Macrostep(macro.event, macro.first, macro.end,
+                                           macro.configuration, macro.status, macro.at,
+                                           macro.since, context, origin)
+    return entered
+
+
+_SPEC_OF: Callable[[Any], Any] | None = None
+
+
+def _spec_of(run: Any) -> Any:
+    """The spec tables of a run or of its class: statechart_runtime.run's `spec_of`,
+    imported when first needed (that package imports this module), then kept (an import
+    statement in a function costs about 2 µs at each call)."""
+    global _SPEC_OF
+    if _SPEC_OF is None:
+        from statechart_runtime.run import spec_of
+
+        _SPEC_OF = spec_of
+    return _SPEC_OF(run)
 
 
 def reason_of(error: BaseException) -> str:
@@ -390,9 +536,7 @@ def reason_of(error: BaseException) -> str:
 def refused(run_class: Any, run_id: str, event: str, error: BaseException, *, via: str,
             started: float, work: str | None = None, attempt: int | None = None,
             trace_context: str | None = None) -> EventRefused:
-    from statechart_runtime.run import spec_of
-
-    spec = spec_of(run_class)
+    spec = _spec_of(run_class)
     return EventRefused(run_id, spec.name, spec.version, event, reason_of(error), error,
                         via, started, time.time(), work, attempt, trace_context)
 

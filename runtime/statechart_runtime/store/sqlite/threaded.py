@@ -11,6 +11,8 @@ asynchronous store uses this module; the generated synchronous one calls sqlite3
 from __future__ import annotations
 
 import asyncio
+import contextvars
+import functools
 import queue
 import sqlite3
 import threading
@@ -99,7 +101,9 @@ class Connection:
         if self._stopped:
             raise sqlite3.ProgrammingError("Cannot operate on a closed database.")
         future = asyncio.get_running_loop().create_future()
-        self._jobs.put((future, fn))
+        # In the caller's context (its context variables: a tracing listener's current
+        # span, asked for while the transaction runs here).
+        self._jobs.put((future, functools.partial(contextvars.copy_context().run, fn)))
         return await future  # type: ignore[no-any-return]
 
     async def run_coroutine(self, make: Callable[[], Coroutine[Any, Any, T]]) -> T:
