@@ -341,10 +341,16 @@ def may_fire(spec: Spec, leaf: str) -> tuple[Transition, ...]:
                     for e in (sent if t.event == "*" else (t.event, *family.get(t.event, ()))):
                         alternatives_of.setdefault(e, []).append(t)
             for event, alternatives in alternatives_of.items():
+                if len(alternatives) == 1:
+                    picked.setdefault(id(alternatives[0]), alternatives[0])
+                    continue
                 for t in _selected(spec, leaf, line, event, alternatives):
                     picked.setdefault(id(t), t)
-        depth = {name: i for i, name in enumerate(line)}
-        found = cache[leaf] = tuple(sorted(picked.values(), key=lambda t: depth[t.source]))
+        if len(line) == 1:  # a top-level state: every alternative is its own
+            found = cache[leaf] = tuple(picked.values())
+        else:
+            depth = {name: i for i, name in enumerate(line)}
+            found = cache[leaf] = tuple(sorted(picked.values(), key=lambda t: depth[t.source]))
     return found
 
 
