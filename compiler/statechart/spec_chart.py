@@ -284,12 +284,12 @@ def _selected(spec: Spec, state: str, line: list[str], event: str,
         # to ask the chart about; the branches take them in document order, up to the first
         # that is surely taken. The same answer as the loop below, without a chart walk and a
         # generator per branch (40,000 selections at 10,000 states).
-        taken: list[Transition] = []
+        prefix: list[Transition] = []
         for t in found:
-            taken.append(t)
+            prefix.append(t)
             if surely_enabled(spec, t, line):
                 break
-        return taken
+        return prefix
     c = chart(spec)
     out: list[Transition] = []
     chosen: dict[str, Transition] = {}
