@@ -41,3 +41,24 @@ def test_fast_init_refuses_what_it_cannot_build() -> None:
     for cls in (WithFactory, WithPostInit):
         with pytest.raises(TypeError, match="fast_init cannot"):
             fast_init(cls)
+
+
+def test_a_spec_lists_its_transitions_and_events_once_and_hands_out_copies() -> None:
+    from pathlib import Path
+
+    from statechart.linter import check_file
+
+    spec = check_file(Path(__file__).parent.parent / "specs" / "agent_run.yaml").spec
+    assert spec is not None
+    every = [t for s in spec.states.values() for t in s.transitions]
+    assert spec.transitions() == every and spec.transitions() is not spec.transitions()
+    spec.transitions().clear()  # a caller's list is its own
+    spec.events().clear()
+    assert spec.transitions() == every
+    assert spec.events() == list(dict.fromkeys(t.event for t in every if t.event != "*"))
+    # `replace` makes a new model, which lists its own states' transitions.
+    first = next(iter(spec.states))
+    fewer = dataclasses.replace(spec, states={
+        name: dataclasses.replace(s, transitions=()) if name == first else s
+        for name, s in spec.states.items()})
+    assert fewer.transitions() == [t for t in every if t.source != first]

@@ -388,7 +388,15 @@ class Spec:
         return out
 
     def transitions(self) -> list[Transition]:
-        return [t for s in self.states.values() for t in s.transitions]
+        """Every alternative, in document order of their states (a new list each call)."""
+        # Kept on the instance on first use (a model is not changed once built: `replace`
+        # makes a new one): the rules and generators ask dozens of times, and each walk of a
+        # 10,000-state spec's 50,000 alternatives took about 10 ms.
+        found = self.__dict__.get("_transitions")
+        if found is None:
+            found = self.__dict__["_transitions"] = tuple(
+                t for s in self.states.values() for t in s.transitions)
+        return list(found)
 
     def timers(self) -> list[Transition]:
         """The `after:` transitions, in document order of their states."""
@@ -419,11 +427,12 @@ class Spec:
     def events(self) -> list[str]:
         """Every event name, in first-use order (internal ones, `done.state.X`, included);
         not `*`, which is a descriptor only (docs/spec-format.md, "Event descriptors")."""
-        seen: dict[str, None] = {}
-        for t in self.transitions():
-            seen.setdefault(t.event, None)
-        seen.pop("*", None)
-        return list(seen)
+        found = self.__dict__.get("_events")  # kept as `transitions` is
+        if found is None:
+            seen = dict.fromkeys(t.event for t in self.transitions())
+            seen.pop("*", None)
+            found = self.__dict__["_events"] = tuple(seen)
+        return list(found)
 
     def statuses(self) -> list[str]:
         """The status vocabulary when a state names one (`status:`), in document order: every

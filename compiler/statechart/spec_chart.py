@@ -279,6 +279,17 @@ def _selected(spec: Spec, state: str, line: list[str], event: str,
     own: dict[str, list[Transition]] = {}  # each state's, in order
     for t in found:
         own.setdefault(t.source, []).append(t)
+    if len(own) == 1:
+        # All declared on one state (most events of most specs): no shadowing between levels
+        # to ask the chart about; the branches take them in document order, up to the first
+        # that is surely taken. The same answer as the loop below, without a chart walk and a
+        # generator per branch (40,000 selections at 10,000 states).
+        prefix: list[Transition] = []
+        for t in found:
+            prefix.append(t)
+            if surely_enabled(spec, t, line):
+                break
+        return prefix
     c = chart(spec)
     out: list[Transition] = []
     chosen: dict[str, Transition] = {}
@@ -321,15 +332,25 @@ def may_fire(spec: Spec, leaf: str) -> tuple[Transition, ...]:
             # `may_take` starts from), made in one pass: an event only one alternative takes
             # needs no selection, and most events of most specs are such.
             alternatives_of: dict[str, list[Transition]] = {}
+            sent, family = _sent_events(spec)  # `taken_events`, inlined: once per alternative
             for name in line:
                 for t in spec.states[name].transitions:
-                    for e in taken_events(spec, t):
+                    if t.trigger != "event":
+                        alternatives_of.setdefault(t.event, []).append(t)
+                        continue
+                    for e in (sent if t.event == "*" else (t.event, *family.get(t.event, ()))):
                         alternatives_of.setdefault(e, []).append(t)
             for event, alternatives in alternatives_of.items():
+                if len(alternatives) == 1:
+                    picked.setdefault(id(alternatives[0]), alternatives[0])
+                    continue
                 for t in _selected(spec, leaf, line, event, alternatives):
                     picked.setdefault(id(t), t)
-        depth = {name: i for i, name in enumerate(line)}
-        found = cache[leaf] = tuple(sorted(picked.values(), key=lambda t: depth[t.source]))
+        if len(line) == 1:  # a top-level state: every alternative is its own
+            found = cache[leaf] = tuple(picked.values())
+        else:
+            depth = {name: i for i, name in enumerate(line)}
+            found = cache[leaf] = tuple(sorted(picked.values(), key=lambda t: depth[t.source]))
     return found
 
 

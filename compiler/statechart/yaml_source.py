@@ -49,6 +49,12 @@ _BOOL = re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$")
 _INT10 = re.compile(r"^[-+]?[0-9]+$")
 _INT8 = re.compile(r"^0o[0-7]+$")
 _INT16 = re.compile(r"^0x[0-9a-fA-F]+$")
+# The plain scalars of `_NULL` and `_BOOL` that start with a letter, and their values.
+_WORDS: dict[str, object] = {
+    **dict.fromkeys(("null", "Null", "NULL")),
+    **dict.fromkeys(("true", "True", "TRUE"), True),
+    **dict.fromkeys(("false", "False", "FALSE"), False),
+}
 _FLOAT = re.compile(
     r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"
     r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$"
@@ -88,9 +94,10 @@ def scalar_value(node: yaml.ScalarNode) -> object:
     text = node.value
     if node.style or node.tag != STR_TAG:  # C loader: "" for plain, None in pure Python
         return text
-    first = text[:1]
-    if first.isalpha() and first not in "nNtTfF":  # most names: no core-schema value starts so
-        return text
+    if text[:1].isalpha():
+        # Most names (`target`, `to_review`): of the core schema's values only the null and
+        # boolean words start with a letter, so one lookup replaces six patterns.
+        return _WORDS.get(text, text)
     if _NULL.match(text):
         return None
     if _BOOL.match(text):

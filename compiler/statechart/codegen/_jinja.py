@@ -27,6 +27,8 @@ class Ident(str):
     __slots__ = ()
 
     def __new__(cls, value: str) -> Self:
+        if type(value) is cls:  # checked when it was made (a state's path, named per transition)
+            return value
         if not (value.isascii() and (value.isidentifier() or all(
                 p.isidentifier() for p in value.split(".")))):
             raise CodegenError(f"not an identifier: {value!r}")

@@ -82,7 +82,7 @@ class PythonNames:
     each table holds only the names that are mapped; any other name is its own Python name."""
 
     def __init__(self, spec: Spec) -> None:
-        self.paths: dict[str, str] = {}  # state -> its attribute path (`_state_path`)
+        self.paths: dict[str, Ident] = {}  # state -> its attribute path (`_state_path`)
         guards = [t.guard for t in spec.transitions() if t.guard]
         actions = spec.actions()
         members = [*spec.states, *spec.events(), *guards, *actions]
@@ -174,13 +174,13 @@ class PythonNames:
 _CONSTRUCTOR_ARGS = frozenset({"record", "run_id", "model", "clock", "check", "context"})
 
 
-def _state_path(spec: Spec, pn: PythonNames, name: str) -> str:
+def _state_path(spec: Spec, pn: PythonNames, name: str) -> Ident:
     """The state's attribute path from the machine class (`running.reasoning`); each state's
-    once per spec (a transition names two)."""
+    once per spec (a transition names two), checked as an `Ident` once."""
     path = pn.paths.get(name)
     if path is None:
-        path = pn.paths[name] = ".".join(
-            reversed([pn.state(n) for n in (name, *spec.ancestors(name))]))
+        path = pn.paths[name] = Ident(".".join(
+            reversed([pn.state(n) for n in (name, *spec.ancestors(name))])))
     return path
 
 
