@@ -5,8 +5,13 @@
 For the agent run (specs/agent_run.yaml) and bench/genspec.py specs of 50 and 500 atomic
 states (flat, and nested in groups), side by side on this machine:
 
-- `paths`: `statechart_runtime.testing.paths(RunClass)` (the spec's class compiled in memory
-  first, not timed);
+- `paths`: `statechart_runtime.testing.paths` on the spec's tables (`codegen.spec_tables`,
+  as the command builds them; not timed);
+- `statechart paths` command: the whole command (`python -m statechart paths SPEC`, start-up,
+  check and output included) in a process of its own, its CPU seconds from the children's
+  rusage; run twice per round: with bytecode caches (as users run it) and with
+  `PYTHONDONTWRITEBYTECODE=1` and no caches (every module compiled at start), and its ratio
+  to `getShortestPaths`' CPU seconds (the issue-31 goal: under 0.6 s, at most 2x);
 - `xstate shortest`: `getShortestPaths` of `xstate/graph` (XState 5.33.3, bench/xstate/:
   `npm ci` there first), one path to every state XState tells apart;
 - `xstate simple`: `getSimplePaths`, every simple path to every state, capped: stopped after
@@ -27,7 +32,7 @@ transitions `paths` finds reachable), paths, total events, the generator's secon
 of `--rounds` runs for `paths`; XState in a node process of its own, its generator timed
 inside it, start-up excluded; wall and CPU seconds: the CPU figure is the one to compare on a
 busy machine), and for `paths` events per reachable transition (the goal: at most 3) and
-configurations explored.
+configurations explored. The rounds interleave `paths`, the command and `getShortestPaths`.
 """
 
 from __future__ import annotations
@@ -35,10 +40,13 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import os
 import platform
+import resource
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -50,7 +58,7 @@ sys.path.insert(0, str(ROOT / "compiler"))
 
 from genspec import generate  # noqa: E402
 
-from statechart.codegen.in_memory import run_class  # noqa: E402
+from statechart.codegen.spec_tables import spec_tables  # noqa: E402
 from statechart.linter import check_file, check_source  # noqa: E402
 from statechart.model import Spec  # noqa: E402
 from statechart_runtime import testing  # noqa: E402
@@ -164,15 +172,45 @@ def as_events(path: testing.Path) -> list[dict[str, Any]]:
 
 # -- the measurements ------------------------------------------------------------------------
 
-def measure(name: str, spec: Spec, rounds: int, simple_timeout: float) -> list[dict[str, Any]]:
-    run = run_class(spec)
-    space = Space(run)
-    seconds, cpu = [], []
-    for _ in range(rounds):
-        start, start_cpu = time.perf_counter(), time.process_time()
-        found = testing.paths(run)
-        seconds.append(time.perf_counter() - start)
-        cpu.append(time.process_time() - start_cpu)
+def command_cpu(spec_file: Path, bytecode: bool) -> float:
+    """CPU seconds (user + system) of `statechart paths SPEC_FILE` in a new process; without
+    `bytecode`, with PYTHONDONTWRITEBYTECODE set and the caches removed first."""
+    env = dict(os.environ)
+    if bytecode:
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+    else:
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
+        for cache in (*ROOT.glob("compiler/**/__pycache__"), *ROOT.glob("runtime/**/__pycache__")):
+            for compiled in cache.glob("*.pyc"):
+                compiled.unlink()
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run([sys.executable, "-m", "statechart", "paths", str(spec_file)], env=env,
+                   check=True, stdout=subprocess.DEVNULL)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def measure(name: str, spec: Spec, text: bytes, rounds: int, simple_timeout: float
+            ) -> list[dict[str, Any]]:
+    tables = spec_tables(spec)
+    space = Space(tables)
+    seconds, cpu, cached, uncached = [], [], [], []
+    shortest: list[dict[str, Any]] = []
+    with tempfile.TemporaryDirectory() as folder:
+        spec_file = Path(folder) / Path(spec.path).name
+        spec_file.write_bytes(text)
+        for _ in range(rounds):
+            start, start_cpu = time.perf_counter(), time.process_time()
+            found = testing.paths(tables)
+            seconds.append(time.perf_counter() - start)
+            cpu.append(time.process_time() - start_cpu)
+            cached.append(command_cpu(spec_file, bytecode=True))
+            uncached.append(command_cpu(spec_file, bytecode=False))
+            result = run_xstate(spec, "shortest", 300.0)
+            assert result is not None
+            shortest.append(result)
+    command_cached, command_uncached = statistics.median(cached), statistics.median(uncached)
+    xstate_cpu = statistics.median(r["cpuSeconds"] for r in shortest)
     reachable = {(i.state, str(i.event), int(i.alternative or 0))
                  for i in set(found.items) - set(found.unreachable)}
     rows = []
@@ -194,27 +232,35 @@ def measure(name: str, spec: Spec, rounds: int, simple_timeout: float) -> list[d
     row("statechart paths", [as_events(p) for p in found.paths], statistics.median(seconds),
         statistics.median(cpu),
         f"{found.events / max(len(reachable), 1):.2f} events per transition, "
-        f"{found.configurations} configurations")
-    for algorithm, timeout in (("shortest", 300.0), ("simple", simple_timeout)):
-        result = run_xstate(spec, algorithm, timeout)
-        if result is None:
-            row(f"xstate {algorithm}", None, None, None, f"stopped after {timeout:g} s")
-        else:
-            row(f"xstate {algorithm}", result["paths"], result["seconds"],
-                result["cpuSeconds"])
+        f"{found.configurations} configurations; the whole command "
+        f"{command_cached:.3f} s CPU with bytecode caches "
+        f"({command_cached / xstate_cpu:.2f}x getShortestPaths' CPU), "
+        f"{command_uncached:.3f} s without "
+        f"({command_uncached / xstate_cpu:.2f}x)")
+    row("xstate shortest", shortest[-1]["paths"],
+        statistics.median(r["seconds"] for r in shortest), xstate_cpu,
+        f"median of {rounds} runs")
+    result = run_xstate(spec, "simple", simple_timeout)
+    if result is None:
+        row("xstate simple", None, None, None, f"stopped after {simple_timeout:g} s")
+    else:
+        row("xstate simple", result["paths"], result["seconds"], result["cpuSeconds"])
     return rows
 
 
-def specs(sizes: list[int]) -> list[tuple[str, Spec]]:
-    agent = check_file(ROOT / "specs" / "agent_run.yaml").spec
+def specs(sizes: list[int]) -> list[tuple[str, Spec, bytes]]:
+    """(name, spec, its YAML text) of each spec measured."""
+    agent_file = ROOT / "specs" / "agent_run.yaml"
+    agent = check_file(agent_file).spec
     assert agent is not None
-    out = [("agent run", agent)]
+    out = [("agent run", agent, agent_file.read_bytes())]
     for n in sizes:
         for nested in (False, True):
             kind = "nested" if nested else "flat"
-            result = check_source(f"bench_{kind}_{n}.yaml", generate(n, nested).encode())
+            text = generate(n, nested).encode()
+            result = check_source(f"bench_{kind}_{n}.yaml", text)
             assert result.spec is not None and not result.errors
-            out.append((f"{n} states, {kind}", result.spec))
+            out.append((f"{n} states, {kind}", result.spec, text))
     return out
 
 
@@ -244,8 +290,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"bench_paths: run `npm ci` in {XSTATE} first", file=sys.stderr)
         return 2
     rows: list[dict[str, Any]] = []
-    for name, spec in specs([int(n) for n in args.sizes.split(",")]):
-        rows += measure(name, spec, args.rounds, args.simple_timeout)
+    for name, spec, text in specs([int(n) for n in args.sizes.split(",")]):
+        rows += measure(name, spec, text, args.rounds, args.simple_timeout)
         print(table([r for r in rows if r["spec"] == name]).split("\n", 2)[2], flush=True)
     out = table(rows)
     node = subprocess.run(["node", "--version"], capture_output=True, text=True).stdout

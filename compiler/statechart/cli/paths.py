@@ -3,9 +3,10 @@
 A small set of paths that together take every reachable transition (`--cover transitions`,
 the default), enter every reachable state (`states`) or get each answer of every guard
 (`guards`); `--to STATE`: the shortest path to STATE. Computed by
-`statechart_runtime.testing.paths` on the spec's generated class, compiled in memory (nothing
-is built). stdout is the product (text, JSON, or a pytest module); a spec's problems go to
-stderr. Exit codes: 0, 1 (the spec has errors, or the file cannot be written), 2 (usage).
+`statechart_runtime.testing.paths` on the spec's tables, built in memory as the generated
+module's (`codegen.spec_tables`: nothing is built, no class is compiled). stdout is the
+product (text, JSON, or a pytest module); a spec's problems go to stderr. Exit codes: 0, 1
+(the spec has errors, or the file cannot be written), 2 (usage).
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from statechart import outputs, paths_output
-    from statechart.codegen.in_memory import run_class
+    from statechart.codegen.spec_tables import spec_tables
     from statechart.linter import check_file
     from statechart.writes import WriteError, write_atomic
     from statechart_runtime import testing
@@ -72,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
         print("statechart paths: --max-configurations must be at least 1", file=sys.stderr)
         return 2
     try:
-        found = testing.paths(run_class(spec), args.cover, to=args.to,
+        found = testing.paths(spec_tables(spec), args.cover, to=args.to,
                               max_configurations=limit)
     except MacrostepLoop as exc:  # a new run's eventless steps, every guard saying yes
         print(f"statechart paths: a new run of `{spec.name}` cannot start with every guard "

@@ -14,11 +14,12 @@ from __future__ import annotations
 import math
 import textwrap
 from functools import cache
-from typing import Any, Self
-
-import jinja2
+from typing import TYPE_CHECKING, Any, Self
 
 from statechart.codegen import CodegenError
+
+if TYPE_CHECKING:
+    import jinja2
 
 
 class Ident(str):
@@ -149,6 +150,9 @@ def _finalize(value: Any) -> str:
 
 @cache
 def environment() -> jinja2.Environment:
+    # Imported here: what only reads names (`statechart paths`) does not load Jinja2.
+    import jinja2
+
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("statechart", "templates"),
         autoescape=False,  # HTML escaping is wrong for Python; finalize guards instead

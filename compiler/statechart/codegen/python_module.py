@@ -207,7 +207,7 @@ def _state_kwargs(spec: Spec, pn: PythonNames, state: State) -> list[tuple[Ident
 def _machine_body(spec: Spec, pn: PythonNames
                   ) -> list[tuple[int, str, Ident, list[tuple[Ident, object]]]]:
     """(depth, kind, name, kwargs) in document order, for the template's nested classes."""
-    histories = _histories(spec)
+    histories = history_kinds(spec)
     closing: dict[str, list[str]] = {}  # last state of a class body -> its history targets
     for target in histories:
         closing.setdefault(spec.subtree(target)[-1], []).append(target)
@@ -223,7 +223,7 @@ def _machine_body(spec: Spec, pn: PythonNames
     return out
 
 
-def _histories(spec: Spec) -> dict[str, list[str]]:
+def history_kinds(spec: Spec) -> dict[str, list[str]]:
     """Target -> the history kinds transitions into it use, in first-use order."""
     out: dict[str, list[str]] = {}
     for t in spec.transitions():
@@ -244,9 +244,9 @@ def _history_rows(spec: Spec) -> list[object]:
     return [py(row) for row in rows]
 
 
-def _used_history_defaults(spec: Spec) -> dict[tuple[str, str], str]:
+def used_history_defaults(spec: Spec) -> dict[tuple[str, str], str]:
     """(target, kind) -> `history_default:` state, for the kinds history transitions use."""
-    histories = _histories(spec)
+    histories = history_kinds(spec)
     return {key: default for key, default in spec_chart.history_defaults(spec).items()
             if key[1] in histories.get(key[0], ())}
 
@@ -256,7 +256,7 @@ def _history_defaults(spec: Spec, pn: PythonNames) -> list[tuple[Ident, Ident]]:
     `history_default:`, else its parent's default: the initial child, or every region."""
     out: list[tuple[Ident, Ident]] = []
     named = spec_chart.history_defaults(spec)
-    for target, kinds in _histories(spec).items():
+    for target, kinds in history_kinds(spec).items():
         state = spec.states[target]
         for kind in kinds:
             defaults = [named[(target, kind)]] if (target, kind) in named else \
@@ -325,7 +325,7 @@ def _tables(spec: Spec, pn: PythonNames) -> dict[str, object]:
         sets.extend(f for f in t.given if f not in sets)
         alternatives.setdefault(key, []).append((t.order, dict(t.assigns)))
     requires = [entry(s.name, s.requires, 8) for s in spec.states.values() if s.requires]
-    histories = _histories(spec)
+    histories = history_kinds(spec)
     by_tag: dict[str, list[str]] = {}
     for s in spec.states.values():
         for tag in s.tags:
@@ -355,7 +355,7 @@ def _tables(spec: Spec, pn: PythonNames) -> dict[str, object]:
         "in_states": [(py((t.source, t.event, t.order)), py(t.in_states))
                       for t in spec.transitions() if t.in_states],
         "history_default_rows": [(py(key), py(default))
-                                 for key, default in _used_history_defaults(spec).items()],
+                                 for key, default in used_history_defaults(spec).items()],
         "history_ids": [(py(f"{target}.{kind}"), py(str(pn.history_state(target, kind))))
                         for target, kinds in histories.items() for kind in kinds],
         "remembers": sorted(histories),
@@ -444,7 +444,7 @@ def _api_version(spec: Spec, data: dict[str, object]) -> tuple[int, int]:
     if spec.work() or any(f.type == "json" for f in spec.record):
         return (1, 6)
     if any(t.trigger == "always" or t.targets for t in spec.transitions()) \
-            or _used_history_defaults(spec):
+            or used_history_defaults(spec):
         return (1, 5)
     if any(t.assigns for t in spec.transitions()):
         return (1, 4)

@@ -35,6 +35,7 @@ from statechart_runtime.chart import kernel
 from statechart_runtime.chart import timers as _timers
 from statechart_runtime.chart.alternatives import Alternative
 from statechart_runtime.chart.chart import step_target
+from statechart_runtime.chart.spec import SpecTables
 from statechart_runtime.errors import MacrostepLoop
 from statechart_runtime.run import driver
 
@@ -80,7 +81,8 @@ class Move:
 
 @dataclass(slots=True)
 class Space:
-    """A Run class's spec as the explorer asks it (made once per class)."""
+    """A Run class's spec as the explorer asks it (made once per class). `run_class` may be
+    the spec's bound `SpecTables` instead: the exploration reads nothing else of the class."""
 
     run_class: Any
     spec: Any = field(init=False)  # its alternatives: `spec.alternatives` (SpecTables)
@@ -92,9 +94,12 @@ class Space:
     opening: tuple[tuple[Micro, ...], tuple[str, ...]] = field(init=False, default=((), ()))
 
     def __post_init__(self) -> None:
-        from statechart_runtime.run.run import spec_of
+        if isinstance(self.run_class, SpecTables):  # the tables alone (`statechart paths`)
+            spec = self.spec = self.run_class
+        else:
+            from statechart_runtime.run.run import spec_of
 
-        spec = self.spec = spec_of(self.run_class)
+            spec = self.spec = spec_of(self.run_class)
         self.sendable = [e for e in spec.events_by_name if e not in spec.internal]
         self.watched = frozenset({f for fields in spec.requires.values() for f in fields}
                                  | set(spec.timers.by_field))

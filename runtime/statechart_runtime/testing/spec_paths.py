@@ -299,10 +299,10 @@ class _Graph:
 
 def paths(run_class: Any, cover: Cover = "transitions", *, to: str | None = None,
           max_configurations: int = MAX_CONFIGURATIONS) -> Paths:
-    """Paths through `run_class` (a generated Run class) that cover its spec (see the module
-    docstring); with `to`, the shortest path that enters state `to`, as `cover="states"`
-    counts a state entered (the empty path when a new run is in it or its constructor
-    passed through it)."""
+    """Paths through `run_class` (a generated Run class, or its spec's bound `SpecTables`:
+    the same paths) that cover its spec (see the module docstring); with `to`, the shortest
+    path that enters state `to`, as `cover="states"` counts a state entered (the empty path
+    when a new run is in it or its constructor passed through it)."""
     space = Space(run_class)
     spec = space.spec
     if cover not in COVERS:
