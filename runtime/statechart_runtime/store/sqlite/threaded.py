@@ -11,6 +11,7 @@ asynchronous store uses this module; the generated synchronous one calls sqlite3
 from __future__ import annotations
 
 import asyncio
+import functools
 import queue
 import sqlite3
 import threading
@@ -48,9 +49,10 @@ def _settle(future: asyncio.Future[Any], result: Any, error: BaseException | Non
         future.set_result(result)
 
 
-def _drive(coroutine: Coroutine[Any, Any, T]) -> T:
-    """Run `coroutine` to its end here, where every await it makes is of this connection
-    (done at once)."""
+def _drive(make: Callable[[], Coroutine[Any, Any, T]]) -> T:
+    """Run the coroutine `make()` gives to its end here, where every await it makes is of
+    this connection (done at once)."""
+    coroutine = make()
     try:
         coroutine.send(None)
     except StopIteration as done:
@@ -65,6 +67,7 @@ class Connection:
 
     def __init__(self) -> None:
         self._db: sqlite3.Connection | None = None
+        self.inside = Inside()
         self._jobs: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._stopped = False
         self._thread = threading.Thread(target=self._serve, name="statechart-sqlite",
@@ -104,39 +107,30 @@ class Connection:
 
     async def run_coroutine(self, make: Callable[[], Coroutine[Any, Any, T]]) -> T:
         """The coroutine `make()` gives, run whole in the connection's thread: one hand-off
-        for a whole transaction."""
-        return await self.run(lambda: _drive(make()))
+        for a whole transaction. Its awaits must be of `inside`, this connection as seen
+        from its thread. (`run`'s steps written out: this is every call's path.)"""
+        if self._stopped:
+            raise sqlite3.ProgrammingError("Cannot operate on a closed database.")
+        future = asyncio.get_running_loop().create_future()
+        self._jobs.put((future, functools.partial(_drive, make)))
+        return await future  # type: ignore[no-any-return]
 
     async def open(self, database: str, kwargs: dict[str, Any]) -> None:
         """Open the sqlite3 connection (`sqlite3.connect(database, **kwargs)`) in the
         thread; the thread ends if that fails (or the task is cancelled meanwhile)."""
         def opened() -> None:
-            self._db = sqlite3.connect(database, **kwargs)
+            self._db = self.inside.db = sqlite3.connect(database, **kwargs)
         try:
             await self.run(opened)
         except BaseException:
             self._stop()
             raise
 
-    def _statement(self, sql: str, args: Sequence[Any]) -> Cursor:
-        assert self._db is not None
-        cursor = self._db.execute(sql, args)
-        return Cursor(cursor.fetchall(), cursor.rowcount)
-
-    def _statements(self, sql: str, rows: list[Any]) -> Cursor:
-        assert self._db is not None
-        cursor = self._db.executemany(sql, rows)
-        return Cursor([], cursor.rowcount)
-
     async def execute(self, sql: str, args: Sequence[Any] = ()) -> Cursor:
-        if self._here():
-            return self._statement(sql, args)
-        return await self.run(lambda: self._statement(sql, args))
+        return await self.run(lambda: self.inside.statement(sql, args))
 
     async def executemany(self, sql: str, rows: list[Any]) -> Cursor:
-        if self._here():
-            return self._statements(sql, rows)
-        return await self.run(lambda: self._statements(sql, rows))
+        return await self.run(lambda: self.inside.statements(sql, rows))
 
     @property
     def in_transaction(self) -> bool:
@@ -163,6 +157,32 @@ class Connection:
         finally:
             self._stopped = True
             self._jobs.put(None)
+
+
+class Inside:
+    """A connection as a transaction's body sees it in the connection's own thread
+    (`Connection.run_coroutine`; only there): each statement runs at once, its awaits
+    never suspend."""
+
+    __slots__ = ("db",)
+
+    def __init__(self) -> None:
+        self.db: Any = None  # the sqlite3 connection, once opened
+
+    def statement(self, sql: str, args: Sequence[Any]) -> Cursor:
+        cursor = self.db.execute(sql, args)
+        return Cursor(cursor.fetchall(), cursor.rowcount)
+
+    def statements(self, sql: str, rows: list[Any]) -> Cursor:
+        cursor = self.db.executemany(sql, rows)
+        return Cursor([], cursor.rowcount)
+
+    async def execute(self, sql: str, args: Sequence[Any] = ()) -> Cursor:
+        cursor = self.db.execute(sql, args)  # not `statement`: a call fewer per statement
+        return Cursor(cursor.fetchall(), cursor.rowcount)
+
+    async def executemany(self, sql: str, rows: list[Any]) -> Cursor:
+        return self.statements(sql, rows)
 
 
 class _Ignored:
