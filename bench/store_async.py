@@ -2,7 +2,7 @@
 event loop, the same database and durability as the synchronous store beside it.
 
 - `per_call`: `await store.fire(...)` one call at a time against the synchronous
-  `store.fire(...)` on the same runs, 32 calls of each in turn (the ratio is what counts);
+  `store.fire(...)` on runs of their own, interleaved in rounds (the ratio is what counts);
 - `concurrent`: `runs` runs fired at once from one loop (`asyncio.gather`), a pool of
   `pool_size` connections: events per second, rounds interleaved between pool sizes;
 - `langgraph_async`: LangGraph's `ainvoke` of a one-node graph with its
@@ -21,51 +21,40 @@ from typing import Any
 from statechart_runtime.store import open_async_store, open_store
 
 LOOP = ("call_tool", "tool_result")
-# `per_call`'s calls of one API in a row: each of its 8 runs 4 times (the first call of a
-# block finds the connection's thread idle since the last: one in 32, not one in 8).
-BLOCK = 32
 
 
 def per_call(ar: Any, make_run: Callable[[], Any], url: str, events: int,
              rounds: int = 5) -> tuple[float, float]:
     """The median ms of one synchronous `fire` and of one awaited asynchronous `fire`,
-    `events` of each per round, on the same 8 runs, the two taken in turn `BLOCK` calls at a
-    time (a shared disk's fsync time moves from second to second by more than the two
-    differ: in rounds of hundreds of calls each, one API's round met another disk than the
-    other's). One event loop, driven by `run_until_complete` for each block, so that
-    the synchronous calls in between run outside it (it refuses a running loop); the
-    asynchronous store opened before the timing, each call timed inside the loop."""
+    `events` of each per round, on the same 8 runs, the two taken in turn round after
+    round (the synchronous store refuses a running loop: its rounds run outside the loop,
+    each asynchronous round in a loop of its own, its store opened before the timing)."""
     sync_store = open_store(url)
-    runs = [make_run() for _ in range(8)]
-    for run in runs:
+    sync_runs = async_runs = [make_run() for _ in range(8)]
+    for run in sync_runs:
         sync_store.create(run)
-    position = {r.record.runId: len(r.record.history) for r in runs}
+    position = {r.record.runId: len(r.record.history) for r in sync_runs}
     sync_times: list[float] = []
     async_times: list[float] = []
-    loop = asyncio.new_event_loop()
-    store = loop.run_until_complete(open_async_store(url, pool_size=1))
 
-    async def async_block() -> None:
-        for n in range(BLOCK):
-            run_id = runs[n % 8].record.runId
-            started = time.perf_counter()
-            await store.fire(ar.AgentRun, run_id, LOOP[position[run_id] % 2])
-            async_times.append(time.perf_counter() - started)
-            position[run_id] += 1
-
-    try:
-        for _ in range(max(1, events * rounds // BLOCK)):
-            for n in range(BLOCK):
-                run_id = runs[n % 8].record.runId
+    async def async_round() -> None:
+        async with open_async_store(url, pool_size=1) as store:
+            for n in range(events):
+                run_id = async_runs[n % 8].record.runId
                 started = time.perf_counter()
-                sync_store.fire(ar.AgentRun, run_id, LOOP[position[run_id] % 2])
-                sync_times.append(time.perf_counter() - started)
+                await store.fire(ar.AgentRun, run_id, LOOP[position[run_id] % 2])
+                async_times.append(time.perf_counter() - started)
                 position[run_id] += 1
-            loop.run_until_complete(async_block())
-    finally:
-        loop.run_until_complete(store.close())
-        loop.close()
-        sync_store.close()
+
+    for _ in range(rounds):
+        for n in range(events):
+            run_id = sync_runs[n % 8].record.runId
+            started = time.perf_counter()
+            sync_store.fire(ar.AgentRun, run_id, LOOP[position[run_id] % 2])
+            sync_times.append(time.perf_counter() - started)
+            position[run_id] += 1
+        asyncio.run(async_round())
+    sync_store.close()
     return statistics.median(sync_times) * 1000, statistics.median(async_times) * 1000
 
 
