@@ -2,9 +2,10 @@
 no listener, with a listener that does nothing, with tracing on (the OpenTelemetry SDK, an
 exporter that drops what it is given, behind a batch or a simple span processor), with a
 listener that makes one bare span per fire (the SDK's own floor), and with metrics on; and
-this tree's store with no listener against the runtime it was built on (`--base REV`,
-default `main`): the cost of the listener hooks when nobody listens (the extra not
-installed).
+this tree's store with no listener and with tracing against the runtime it was built on
+(`--base REV`, default `main`): the cost of the listener hooks when nobody listens (the
+extra not installed), and whether tracing's cost changed (each runtime's tracing against
+its own fires with no listener).
 
     python bench/bench_observability.py [--rounds 9] [--fires 2000] [--base main]
                                         [--folder /dev/shm]
@@ -12,7 +13,11 @@ installed).
 Every figure is a ratio against a baseline measured in the same run, in interleaved rounds
 (the machine is noisy), medians reported; the time is the process's CPU time (its threads'
 too: the span processor's), which other processes' load does not inflate. The run fired is
-a ticket (open -> approved -> open ...: `approve` and `reopen`, a value each), one SQLite
+a ticket (open -> approved -> open ...: `approve` and `reopen`, a value each), and a timed
+ticket, the same with a timer on both states (each fire enters a state whose timer links
+back to it: a tracing listener's span is started before the write, its context kept with
+the state; its two variants are against the timed ticket with no listener; the fresh
+processes fire it), one SQLite
 file per variant, synchronous FULL commits (the store's own setting), in `--folder`
 (default: /dev/shm when there is one, a memory file system where a commit's fsync costs
 nothing: the store's own CPU time per fire, the strictest baseline for what observing adds;
@@ -52,16 +57,29 @@ states:
   approved: {on: {reopen: {target: open, set: [note]}}}
   closed: {final: true}
 """
+# The same with a timer on each state: every fire enters a state whose timer later links
+# back to it, so a tracing listener starts its span before the write and the store keeps
+# its context with the state (what a timer fired in another process links to).
+TIMED = TICKET.replace("statechart: ticket", "statechart: timed_ticket").replace(
+    "      close: closed\n", "      close: closed\n    after: {1h: closed}\n").replace(
+    "  approved: {on: {reopen: {target: open, set: [note]}}}\n",
+    "  approved:\n    on: {reopen: {target: open, set: [note]}}\n    after: {1h: closed}\n")
 
-# Times `fires` fires of one ticket run on a new SQLite store (argv: folder of the generated
-# module, the store's file, fires); prints seconds per fire. Runs in the runtime on
+# Times `fires` fires of one timed ticket run on a new SQLite store (argv: folder of the generated
+# module, the store's file, fires, `off` or `tracing`: no listener, or the tracing listener
+# behind a batch span processor); prints seconds per fire. Runs in the runtime on
 # PYTHONPATH: this tree's or the base revision's.
 FIRE_SCRIPT = """
 import sys, time
 sys.path.insert(0, sys.argv[1])
-from ticket_bench import Ticket
+from timed_bench import TimedTicket as Ticket
 from statechart_runtime.store import open_store
-store = open_store(sys.argv[2])
+listeners = []
+if sys.argv[4] == "tracing":
+    sys.path.insert(0, sys.argv[5])
+    from bench_observability import tracing_listener
+    listeners = [tracing_listener()[0]]
+store = open_store(sys.argv[2], listeners=listeners)
 store.create(Ticket(run_id="t"))
 fires = int(sys.argv[3])
 for i in range(50):
@@ -78,9 +96,10 @@ def ticket_module(folder: Path) -> None:
     from statechart.codegen import python_module
     from statechart.linter import check_source
 
-    result = check_source("ticket_bench.yaml", TICKET.encode())
-    assert result.spec is not None and not result.errors, result.errors
-    (folder / "ticket_bench.py").write_text(python_module.render(result.spec))
+    for name, text in (("ticket_bench", TICKET), ("timed_bench", TIMED)):
+        result = check_source(f"{name}.yaml", text.encode())
+        assert result.spec is not None and not result.errors, result.errors
+        (folder / f"{name}.py").write_text(python_module.render(result.spec))
 
 
 def sdk_provider(batch: bool = True) -> Any:
@@ -134,10 +153,15 @@ def metrics_listener() -> tuple[Any, Callable[[], None]]:
     return MetricsListener(provider), provider.shutdown
 
 
+TIMED_OFF = "off, timed ticket"
+TIMED_TRACING = "tracing (batch), timed ticket"
+
+
 def in_process(folder: Path, rounds: int, fires: int) -> dict[str, tuple[float, float]]:
     """Seconds per fire of each variant, in this process: medians of interleaved rounds."""
     sys.path.insert(0, str(folder))
     from ticket_bench import Ticket  # type: ignore[import-not-found]
+    from timed_bench import TimedTicket  # type: ignore[import-not-found]
 
     from statechart_runtime.store import open_store
 
@@ -157,18 +181,22 @@ def in_process(folder: Path, rounds: int, fires: int) -> dict[str, tuple[float, 
         variants["metrics"] = metrics_listener
     except ImportError:
         pass
+    # The timed ticket: each fire enters a state with a timer (a step's context kept).
+    variants[TIMED_OFF] = none
+    variants[TIMED_TRACING] = tracing_listener
     found: dict[str, list[tuple[float, float]]] = {name: [] for name in variants}
     for round_ in range(rounds):
         for index, (name, make) in enumerate(variants.items()):
+            run_class = TimedTicket if name in (TIMED_OFF, TIMED_TRACING) else Ticket
             listener, shutdown = make()
             store = open_store(folder / f"{round_}-{index}.db",
                                listeners=[] if listener is None else [listener])
-            store.create(Ticket(run_id="t"))
+            store.create(run_class(run_id="t"))
             for i in range(50):  # warm up
-                store.fire(Ticket, "t", "approve" if i % 2 == 0 else "reopen", note="n")
+                store.fire(run_class, "t", "approve" if i % 2 == 0 else "reopen", note="n")
             start, wall = time.process_time(), time.perf_counter()
             for i in range(fires):
-                store.fire(Ticket, "t", "approve" if i % 2 == 0 else "reopen", note="n")
+                store.fire(run_class, "t", "approve" if i % 2 == 0 else "reopen", note="n")
             found[name].append(((time.process_time() - start) / fires,
                                 (time.perf_counter() - wall) / fires))
             store.close()
@@ -178,25 +206,26 @@ def in_process(folder: Path, rounds: int, fires: int) -> dict[str, tuple[float, 
 
 
 def against_base(folder: Path, base: str, rounds: int, fires: int
-                 ) -> dict[str, tuple[float, float]]:
-    """Seconds per fire with no listener, this tree's runtime against `base`'s, each in
-    fresh interpreters, alternately."""
+                 ) -> dict[tuple[str, str], tuple[float, float]]:
+    """Seconds per fire with no listener and with tracing, this tree's runtime and
+    `base`'s, each in fresh interpreters, alternately: (runtime, variant) -> figures."""
     unpacked = folder / "base"
     unpacked.mkdir()
     archive = subprocess.run(["git", "-C", str(ROOT), "archive", base, "runtime"],
                              capture_output=True, check=True).stdout
     subprocess.run(["tar", "-x", "-C", str(unpacked)], input=archive, check=True)
     trees = {"this tree": ROOT / "runtime", f"{base}": unpacked / "runtime"}
-    found: dict[str, list[tuple[float, float]]] = {name: [] for name in trees}
+    found: dict[tuple[str, str], list[tuple[float, float]]] = {
+        (name, variant): [] for name in trees for variant in ("off", "tracing")}
     for round_ in range(rounds):
-        for name, tree in trees.items():
-            env = {**os.environ, "PYTHONPATH": str(tree)}
+        for (name, variant), times in found.items():
+            env = {**os.environ, "PYTHONPATH": str(trees[name])}
             out = subprocess.run(
                 [sys.executable, "-c", FIRE_SCRIPT, str(folder),
-                 str(folder / f"base-{round_}-{len(found[name])}-{name[:4]}.db"), str(fires)],
-                capture_output=True, text=True, check=True, env=env)
+                 str(folder / f"base-{round_}-{variant}-{name[:4]}.db"), str(fires), variant,
+                 str(HERE)], capture_output=True, text=True, check=True, env=env)
             cpu, wall = out.stdout.split()
-            found[name].append((float(cpu), float(wall)))
+            times.append((float(cpu), float(wall)))
     return {name: (statistics.median(t[0] for t in times),
                    statistics.median(t[1] for t in times)) for name, times in found.items()}
 
@@ -224,9 +253,13 @@ def main() -> None:
               f"| {found[1] * 1e6:.1f} | {found[1] / reference[1]:.3f}x |")
 
     for name, found in inside.items():
-        row(name, found, inside["off"])
-    for name, found in base.items():
-        row(f"no listener, {name}'s runtime (fresh process)", found, base[args.base])
+        row(name, found, inside[TIMED_OFF if name in (TIMED_OFF, TIMED_TRACING) else "off"])
+    for name in ("this tree", args.base):
+        row(f"no listener, timed ticket, {name}'s runtime (fresh process)",
+            base[(name, "off")], base[(args.base, "off")])
+    for name in ("this tree", args.base):  # each against its own runtime with no listener
+        row(f"tracing (batch), timed ticket, {name}'s runtime (fresh process)",
+            base[(name, "tracing")], base[(name, "off")])
 
 
 if __name__ == "__main__":

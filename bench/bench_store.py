@@ -41,6 +41,7 @@ started with tests/pg_server.py (fsync on, as a real server). Figures: docs/perf
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import functools
 import importlib.util
 import json
@@ -403,7 +404,11 @@ def long_runs(url: str, sizes: list[int], fires: int) -> dict[int, float]:
 def stored_histories(ar: Any, url: str, count: int) -> None:
     """`count` runs with their histories (2 to 12 steps: finished, looping through tools,
     paused for an approval), written straight into the tables as `create` writes them (head,
-    active states, steps), in one transaction."""
+    active states, steps), in one transaction. Eight histories, each run's times its own
+    (run n's are the template's plus n seconds): runs share their structure, as real runs
+    do, not their times."""
+    from statechart_runtime.chart.values import time_text
+
     driven = functools.partial(_driven, ar)
     paused = _paused(ar)
     templates = [driven("triage", "start", "complete"), paused] + [
@@ -412,13 +417,18 @@ def stored_histories(ar: Any, url: str, count: int) -> None:
     for n in range(count):
         run = templates[n % len(templates)]
         run_id = f"run-{n:06d}"
-        head = json.dumps(run.record.to_dict(history=False)).replace(run.record.runId, run_id)
+        later = dt.timedelta(seconds=n)
+        head_data = run.record.to_dict(history=False)
+        head_data.update(runId=run_id,
+                         lastTransitionAt=time_text(run.record.lastTransitionAt + later))
         history = run.record.history
-        runs.append((run_id, "agent_run", 1, 1, run.record.status.value, len(history), head,
-                     None, "2025-01-01T00:00:00.000000Z", "2025-01-01T00:00:00.000000Z"))
+        runs.append((run_id, "agent_run", 1, 1, run.record.status.value, len(history),
+                     json.dumps(head_data), None, "2025-01-01T00:00:00.000000Z",
+                     "2025-01-01T00:00:00.000000Z"))
         states += [(run_id, "agent_run", name) for name in active_states(run)]
         steps += [(run_id, i, step.event.value, step.source.value, step.target.value,
-                   _utc_text(step.at), json.dumps(step.values, sort_keys=True), step.kind)
+                   _utc_text(step.at + later), json.dumps(step.values, sort_keys=True),
+                   step.kind)
                   for i, step in enumerate(history)]
     _bulk(url, lambda sql: [(_insert_runs(sql), runs), (sql.insert_state, states),
                             (sql.insert_step, steps)])
@@ -507,20 +517,22 @@ def verify_times(url: str, count: int, repeats: int) -> dict[str, float]:
     ar = agent_run_module()
     stored_histories(ar, url, count)
     store = open_store(url)
-    against = Against("agent_run.yaml", ar.AgentRun)
 
+    # A new `Against` per case, as each `statechart runs verify` makes its own: its memo of
+    # replayed structures starts empty (`statechart_runtime.run.record_memo`).
     def batched() -> None:
-        found = verify(store, url, against)
+        found = verify(store, url, Against("agent_run.yaml", ar.AgentRun))
         assert found.runs == count and not found.diagnostics, found.diagnostics[:3]
 
     def baseline() -> None:
-        assert streamed_verify(url, against) == 0
+        assert streamed_verify(url, Against("agent_run.yaml", ar.AgentRun)) == 0
 
     def plain() -> None:
         assert plain_read(url) == count
 
     def one_at_a_time() -> None:
         where = Span.point(url, 1, 1)
+        against = Against("agent_run.yaml", ar.AgentRun)
         for run in store.stored_runs("agent_run"):
             assert check_run(run.run_id, store.stored_record(run.run_id), against, None,
                              where) is None

@@ -131,6 +131,14 @@ class Backend:
             with psycopg.connect(self.url, autocommit=True) as db:
                 db.execute(sql.replace("?", "%s"), args)
 
+    def rows(self, sql: str, args: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+        """The rows of a query, read past the store (what its columns hold)."""
+        if self.name == "sqlite":
+            with sqlite3.connect(self.url.removeprefix("sqlite:///")) as db:
+                return list(db.execute(sql, args).fetchall())
+        with psycopg.connect(self.url, autocommit=True) as db:
+            return list(db.execute(sql.replace("?", "%s"), args).fetchall())
+
 
 def import_path(path: Path, name: str) -> ModuleType:
     if name in sys.modules:

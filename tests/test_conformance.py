@@ -15,7 +15,9 @@ steps the fifth field lists as `always`.
 For every spec
 this test generates the module and replays each sequence through the facade, with guards
 answering as recorded and actions appending to a log; then replays it again through a
-save/restore at a seeded step. No node is needed here: `tests/conformance/make_traces.py`
+save/restore at a seeded step. Both ways a run steps are replayed: without a machine (the run
+calls the guards and actions, which take only `self`), and through python-statemachine's
+machine (a `model=` object is given), on a smaller sample. No node is needed here: `tests/conformance/make_traces.py`
 records the traces (see tests/conformance/README.md).
 """
 
@@ -183,9 +185,17 @@ def module_of(tmp_path_factory: pytest.TempPathFactory) -> Any:
     return build
 
 
-def _scripted(facade: type, guards: dict[str, bool], actions: list[str]) -> type:
+class _Listener:
+    """A `model=` object with nothing of its own: the run then steps through its
+    python-statemachine machine, which calls the guards and actions."""
+
+
+def _scripted(facade: type, guards: dict[str, bool], actions: list[str], *,
+              machine: bool = False) -> type:
     """The facade with the trace's guard answers, and actions that append their name to
-    `run.log` (set before the base __init__, which runs the initial entry actions)."""
+    `run.log` (set before the base __init__, which runs the initial entry actions). Its runs
+    step without a machine, the run calling the guards and actions itself; with `machine`,
+    through python-statemachine's machine (a `model=` is given), which calls them."""
 
     def constant(value: bool) -> Any:
         def guard(self: Any) -> bool:
@@ -199,6 +209,8 @@ def _scripted(facade: type, guards: dict[str, bool], actions: list[str]) -> type
 
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
         self.log = []
+        if machine:
+            kwargs.setdefault("model", _Listener())
         facade.__init__(self, *args, **kwargs)
 
     body: dict[str, Any] = {"__init__": __init__}
@@ -332,10 +344,27 @@ SAMPLED = [trace if index % 4 == 0 else pytest.param(trace, marks=pytest.mark.sl
            for index, trace in enumerate(SPECS)]
 
 
+# Through the machine (python-statemachine calling the guards and actions): every eighth spec,
+# others than the sample above, in the default run; the rest `slow`.
+SAMPLED_MACHINE = [trace if index % 8 == 2 else pytest.param(trace, marks=pytest.mark.slow)
+                   for index, trace in enumerate(SPECS)]
+
+
 @pytest.mark.parametrize("trace", SAMPLED, ids=[t["name"] for t in SPECS])
 def test_generated_module_replays_the_xstate_trace(trace: dict[str, Any], module_of: Any) -> None:
+    _replays(trace, module_of, machine=False)
+
+
+@pytest.mark.parametrize("trace", SAMPLED_MACHINE, ids=[t["name"] for t in SPECS])
+def test_the_machine_replays_the_xstate_trace(trace: dict[str, Any], module_of: Any) -> None:
+    _replays(trace, module_of, machine=True)
+
+
+def _replays(trace: dict[str, Any], module_of: Any, *, machine: bool) -> None:
     module = module_of(trace["name"], trace["yaml"])
-    scripted = _scripted(parts(module)[0], trace["guards"], trace["actions"])
+    scripted = _scripted(parts(module)[0], trace["guards"], trace["actions"], machine=machine)
+    run = scripted(run_id="probe", **({"clock": Clock()} if trace["timers"] else {}))
+    assert (run._machine is not None) is machine  # the path this test is about
     rng = random.Random(trace["name"])  # a str seed is hashed with SHA-512: stable across runs
     problems: list[str] = []
     for index in range(len(trace["sequences"])):

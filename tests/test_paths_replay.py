@@ -85,8 +85,8 @@ def paths_hold(spec: Spec, covers: tuple[testing.Cover, ...] = testing.COVERS,
                 # parent's `done:` leaves at once) is in no configuration: its entry set
                 states |= {name for t in step.transitions for name in (
                     () if t.kind == "targetless" else (t.target,) if t.kind in HISTORY
-                    else chart.entry_set(t.source, run._sc_spec.multi_targets[  # its targets
-                        (t.source, t.event, t.target)]) if t.kind == "multi"
+                    else chart.entry_set(t.source, run._sc_spec.alternatives.on[  # its targets
+                        (t.source, t.event)][t.alternative].target) if t.kind == "multi"
                     else chart.entry_set(t.source, t.target))}
                 # A history transition into a state that remembers nothing yet enters its
                 # default (`history_default:`, else its initial states): not told apart here

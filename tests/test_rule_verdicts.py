@@ -125,9 +125,9 @@ class Runs:
     def breaks(self, kind: str, sources: set[str], targets: set[str], snap: Snapshot,
                micro: tuple[str, str, str, str | None, int]) -> bool:
         """Whether the transition `micro` of the step from `snap` breaks the rule."""
-        source, event, target, move_kind, _ = micro
-        if move_kind == "multi":
-            target = self.space.spec.multi_targets[(source, event, target)]
+        source, event, target, move_kind, position = micro
+        if move_kind == "multi":  # a step names its first target; the table, all of them
+            target = self.space.spec.alternatives.on[(source, event)][position].target
         before = snap.configuration
         exited, entered = self.chart.move(
             before, (source, target) if move_kind is None else (source, target, move_kind),

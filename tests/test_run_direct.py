@@ -7,14 +7,17 @@ built after some steps carries on from where the run is (its remembered history 
 from __future__ import annotations
 
 import datetime as dt
+import json
+import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import pytest
+from codegen_support import checked_text, generate, import_source
 from store_support import Backend, import_path
 
-from statechart_runtime.run import EventNotAccepted
+from statechart_runtime.run import EventNotAccepted, steps_without_machine
 from statechart_runtime.store import open_store
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -158,3 +161,104 @@ def test_the_store_fires_with_the_subclass_guards_and_actions(ar: ModuleType,
     store.fire(Noted, second.record.runId, "call_tool", toolCallId="t7")
     assert entered == ["t7"]
     store.close()
+
+
+def _bench_actions() -> ModuleType:
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        import bench_actions
+    finally:
+        sys.path.remove(str(ROOT / "bench"))
+    return bench_actions
+
+
+class _Listener:
+    """A `model=` with nothing of its own: the run steps through its machine."""
+
+
+def test_a_class_whose_actions_take_only_self_calls_them_without_a_machine(
+        tmp_path: Path) -> None:
+    """The agent run with the actions bench/bench_actions.py times (entry and exit actions of
+    a compound state and of its children, a transition's action): stepped without a machine,
+    its run calls the same actions in the same order as python-statemachine's machine does,
+    on the same path (a tool call, an interruption, history back into `running`, the end),
+    and ends with the same record; restored, it calls none again."""
+    bench = _bench_actions()
+    text = bench.typical_actions((ROOT / "bench" / "agent_run_v1.yaml").read_text())
+    spec = checked_text(text)
+    assert spec is not None
+    module = import_source(generate(spec)["generated/agent_run.py"], tmp_path, "typical")
+    names = ("noted", "start_clock", "stop_clock", "log_tool_call", "notify_owner",
+             "publish_result")
+
+    def logger(name: str) -> Any:
+        def action(self: Any) -> None:
+            self.log.append((name, tuple(s.value for s in self.configuration)))
+        return action
+
+    def init(self: Any, *args: Any, **kwargs: Any) -> None:
+        self.log = []
+        module.AgentRun.__init__(self, *args, **kwargs)
+
+    logged = type("Logged", (module.AgentRun,), {"__init__": init,
+                                                  **{n: logger(n) for n in names}})
+    assert not steps_without_machine(logged)  # it acts: a store never computes it twice
+    def clock() -> dt.datetime:
+        return LATER  # both runs' steps at one time: their records compare whole
+
+    runs = {"direct": logged(run_id="r", clock=clock),
+            "machine": logged(run_id="r", clock=clock, model=_Listener())}
+    assert runs["direct"]._machine is None and runs["machine"]._machine is not None
+    path = [("triage", {}), ("start", {}), ("call_tool", {}), ("tool_result", {}),
+            ("interrupt", {"interruptReason": module.AgentRunInterruptReason.approval}),
+            ("await_approval", {}), ("approve", {}), ("proceed", {}), ("call_tool", {}),
+            ("complete", {})]
+    logs: dict[str, list[Any]] = {}
+    for way, run in runs.items():
+        for event, values in path:
+            getattr(run, event)(**values)
+        logs[way] = run.log
+    assert logs["direct"] == logs["machine"]
+    assert [name for name, _ in logs["direct"]] == [
+        "start_clock", "noted", "log_tool_call", "noted", "stop_clock", "notify_owner",
+        "start_clock", "noted",  # deep history: back into `running` where it was
+        "log_tool_call", "stop_clock", "publish_result"]  # exits, then the transition's
+    # Each action sees the record as the step leaves it: `start_clock` runs in `running`.
+    assert logs["direct"][0] == ("start_clock", ("running", "reasoning"))
+    records = {way: json.loads(run.record.to_json()) for way, run in runs.items()}
+    assert records["direct"] == records["machine"]
+    halfway = logged(run_id="h")
+    for event, values in path[:4]:
+        getattr(halfway, event)(**values)
+    again = logged.restore(module.AgentRunRecord.from_json(halfway.record.to_json()))
+    assert again.log == [] and again._machine is None
+    again.interrupt(interruptReason=module.AgentRunInterruptReason.approval)
+    assert [name for name, _ in again.log] == ["stop_clock", "notify_owner"]
+
+
+def test_an_action_that_raises_takes_the_event_back_without_a_machine(tmp_path: Path) -> None:
+    """All or nothing on the direct path too: the record and the configuration are as before
+    the event, and the run goes on."""
+    spec = checked_text(_bench_actions().one_action(
+        (ROOT / "bench" / "agent_run_v1.yaml").read_text()))
+    assert spec is not None
+    module = import_source(generate(spec)["generated/agent_run.py"], tmp_path, "one")
+    calls: list[str] = []
+
+    class Failing(module.AgentRun):  # type: ignore[misc, name-defined]
+        def noted(self) -> None:
+            calls.append("noted")
+            if len(calls) == 2:
+                raise RuntimeError("the action failed")
+
+    run = Failing(run_id="f")
+    run.triage()
+    run.start()  # enters `reasoning`: the first call
+    run.call_tool()
+    before = run.record.to_json()
+    with pytest.raises(RuntimeError, match="the action failed"):
+        run.tool_result()
+    assert run._machine is None and run.record.to_json() == before
+    assert [s.value for s in run.configuration] == ["running", "tool_call"]
+    run.tool_result()  # the third call passes
+    assert calls == ["noted"] * 3 and run.configuration[-1].value == "reasoning"

@@ -83,10 +83,16 @@ def test_an_event_sent_to_the_machine_from_an_action_is_refused(module: Any) -> 
         def arrive(self) -> None:
             self.machine.send("next")
 
-    run = Sneaky()
-    with pytest.raises(RuntimeError, match="sent to the machine directly"):
+    run = Sneaky()  # stepped without a machine: its action may not build one mid-event
+    assert run._machine is None
+    with pytest.raises(RuntimeError, match="not while `go` is being handled: an action"):
         run.go(why="x")
     assert_consistent(module, run, ["a"])
+    with_machine = Sneaky()
+    assert with_machine.machine is not None  # built between events: the machine steps it
+    with pytest.raises(RuntimeError, match="sent to the machine directly while `go`"):
+        with_machine.go(why="x")
+    assert_consistent(module, with_machine, ["a"])
 
 
 def test_exit_actions_at_the_end_get_the_library_arguments(module: Any) -> None:

@@ -89,8 +89,9 @@ class _Macrostep:
             return True
 
         eventless = {t.source for t in self.spec.transitions() if t.trigger == "always"}
-        kernel.settle(SimpleNamespace(eventless=frozenset(eventless)), event or ALWAYS,
-                      lambda: now[0], queue, take)
+        # What settle reads of the spec tables: the states with eventless transitions.
+        tables = SimpleNamespace(alternatives=SimpleNamespace(eventless=frozenset(eventless)))
+        kernel.settle(tables, event or ALWAYS, lambda: now[0], queue, take)
         return now[0], now[1], internal
 
 

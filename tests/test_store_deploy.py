@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from codegen_support import checked_text, generate
-from store_support import Backend, Clock, import_path, intercept, settled
+from store_support import Backend, Clock, import_path, intercept, job_class, settled
 
 from statechart.cli import main
 from statechart_runtime.errors import InvalidRecord, UnknownName
@@ -137,14 +137,23 @@ def test_v1_and_v2_workers_share_one_store(versions: tuple[type[Any], type[Any]]
     new_worker.close()
 
 
+def _to_version_6(backend: Backend) -> None:
+    """Take back schema version 7's step (the trace contexts of states and work items)."""
+    backend.execute("ALTER TABLE run_states DROP COLUMN trace_context")
+    backend.execute("ALTER TABLE work_items DROP COLUMN trace_context")
+    backend.execute("UPDATE store_meta SET value = '6' WHERE key = 'schema_version'")
+
+
 def _to_version_5(backend: Backend) -> None:
-    """Take back schema version 6's step (runs.trace_context, for tracing listeners)."""
+    """Take back schema version 7's and 6's steps (runs.trace_context, for tracing
+    listeners)."""
+    _to_version_6(backend)
     backend.execute("ALTER TABLE runs DROP COLUMN trace_context")
     backend.execute("UPDATE store_meta SET value = '5' WHERE key = 'schema_version'")
 
 
 def _to_version_4(backend: Backend) -> None:
-    """Take back schema version 6's and 5's steps (the steps' commit order, for `watch`)."""
+    """Take back schema version 7's to 5's steps (5: the steps' commit order, `watch`)."""
     _to_version_5(backend)
     if backend.name == "sqlite":
         backend.execute("DROP INDEX history_by_seq")
@@ -213,6 +222,26 @@ def test_a_store_of_schema_version_5_gains_the_trace_context_column(
         assert [r.run_id for r in store.stored_runs()] == ["kept"]
         assert store.fire(versions[0], "kept", "hold", why="later").applied
     backend.execute("UPDATE runs SET trace_context = 'x'")  # there again
+
+
+def test_a_store_of_schema_version_6_gains_the_trace_contexts_of_states_and_work(
+        backend: Backend, tmp_path: Path) -> None:
+    """Schema version 7 adds run_states.trace_context and work_items.trace_context (the
+    step that entered a state, that enqueued a work item: what a tracing listener links a
+    timer or a claim to); a version 6 store that holds runs and work is upgraded when
+    opened, its runs and items kept (with none), and worked on."""
+    job = job_class(tmp_path)
+    with open_store(backend.url) as store:
+        store.create(job(run_id="kept"))
+        store.fire(job, "kept", "start")
+    _to_version_6(backend)
+    with open_store(backend.url) as store:
+        claim = store.claim_work(job, owner="w")
+        assert claim is not None and claim.run_id == "kept" and claim.origin_context is None
+        assert store.complete_work(job, claim, "done", output=1).applied
+        assert store.stored_runs()[0].states == ("finished",)
+    backend.execute("UPDATE work_items SET trace_context = 'x'")  # there again
+    backend.execute("UPDATE run_states SET trace_context = 'x'")
 
 
 def test_a_v1_run_saved_by_v2_without_a_step_is_found_and_fired_in_v2_names(

@@ -2,7 +2,9 @@
 backend, both APIs), exported by the OpenTelemetry SDK's in-memory exporter: one span per
 event taken or refused, after the commit; the run's trace context kept with the run, so that
 every later step joins its trace; a caller's own span is the parent then, linked to the
-run's; timers and work link to the span of the step that armed or enqueued them."""
+run's; timers and work link to the span of the step that armed or enqueued them, also when
+another process (here: another listener, its own memory empty) fires or claims them; a step
+whose write failed is never exported; without a tracing listener, nothing is kept."""
 
 from __future__ import annotations
 
@@ -11,20 +13,43 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+from codegen_support import checked_text, generate
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import (
     InMemorySpanExporter,
 )
 from opentelemetry.trace import StatusCode
-from store_support import Backend, Clock, gate_class, job_class
+from store_support import Backend, Clock, gate_class, import_path, job_class
 
+from statechart_runtime.errors import StoreError
 from statechart_runtime.otel import TracingListener
 from statechart_runtime.run import EventNotAccepted
 from statechart_runtime.store import open_store
 
 T0 = dt.datetime(2030, 1, 1, tzinfo=dt.UTC)
 SECOND = dt.timedelta(seconds=1)
+# `waiting` times out after 30 s; `again` leaves it and enters it again (its timer armed
+# again, by that step).
+LAMP = """\
+statechart: lamp
+version: 1
+initial: idle
+states:
+  idle: {on: {go: waiting}}
+  waiting:
+    on: {again: waiting}
+    after: {30s: expired}
+  expired: {final: true}
+"""
+
+
+def lamp_class(folder: Any) -> type[Any]:
+    spec = checked_text(LAMP)
+    assert spec is not None
+    path = folder / "lamp_tracing_test.py"
+    path.write_bytes(generate(spec)["generated/lamp.py"])
+    return import_path(path, "lamp_tracing_test").Lamp  # type: ignore[no-any-return]
 
 
 @pytest.fixture
@@ -141,3 +166,105 @@ def test_a_work_attempt_is_a_span_from_its_claim_to_its_end(
             if s.name == "send job"}
     assert [link.context.span_id for link in done.links] == [
         send[second.run_id].context.span_id]
+
+
+def test_a_timer_links_to_the_step_that_entered_its_state_last_in_another_process(
+        backend: Backend, tmp_path: Any,
+        spans: tuple[TracerProvider, InMemorySpanExporter]) -> None:
+    provider, exporter = spans
+    lamp = lamp_class(tmp_path)
+    clock = Clock(T0)
+    store = open_store(backend.url, clock=clock, listeners=[TracingListener(provider)])
+    store.create(lamp(run_id="l1", clock=clock))
+    store.fire(lamp, "l1", "go")
+    clock.advance(10 * SECOND)
+    store.fire(lamp, "l1", "again")  # the timer armed again: due 30 s from now
+    store.close()
+    entered_again = exporter.get_finished_spans()[-1]
+    assert (entered_again.attributes or {})["statechart.event"] == "again"
+    # Another listener (another process's: it remembers no span) fires the timer.
+    exporter.clear()
+    elsewhere = open_store(backend.url, clock=clock, listeners=[TracingListener(provider)])
+    clock.advance(30 * SECOND)
+    assert elsewhere.fire_due(lamp, "l1").applied
+    [timer] = exporter.get_finished_spans()
+    assert timer.name == "timer lamp"
+    assert [(link.context.span_id, dict(link.attributes or {})) for link in timer.links] == [
+        (entered_again.context.span_id, {"statechart.link": "armed"})]
+
+
+def test_work_links_to_the_step_that_enqueued_it_in_another_process(
+        backend: Backend, tmp_path: Any,
+        spans: tuple[TracerProvider, InMemorySpanExporter]) -> None:
+    provider, exporter = spans
+    job = job_class(tmp_path)
+    clock = Clock(T0)
+    store = open_store(backend.url, clock=clock, listeners=[TracingListener(provider)])
+    store.create(job(run_id="j1", clock=clock))
+    store.fire(job, "j1", "start")
+    store.fire(job, "j1", "redo")  # `working` entered again: a new item, enqueued by redo
+    store.close()
+    redo = exporter.get_finished_spans()[-1]
+    assert (redo.attributes or {})["statechart.event"] == "redo"
+    exporter.clear()
+    elsewhere = open_store(backend.url, clock=clock, listeners=[TracingListener(provider)])
+    claim = elsewhere.claim_work(job, owner="w")
+    assert claim is not None and claim.key == "j1/working/1"
+    elsewhere.complete_work(job, claim, "done", output=1)
+    by_name = {s.name: s for s in exporter.get_finished_spans()}
+    assert sorted(by_name) == ["work job", "work_attempt job"]
+    for span in by_name.values():
+        assert [(link.context.span_id, dict(link.attributes or {})) for link in span.links] \
+            == [(redo.context.span_id, {"statechart.link": "enqueued"})], span.name
+        assert span.context.trace_id == redo.context.trace_id
+
+
+def test_a_step_whose_write_failed_is_never_exported(
+        ticket: ModuleType, backend: Backend, tmp_path: Any,
+        spans: tuple[TracerProvider, InMemorySpanExporter]) -> None:
+    provider, exporter = spans
+    lamp = lamp_class(tmp_path)
+    store = open_store(backend.url, listeners=[TracingListener(provider)])
+    store.create(lamp(run_id="l1"))
+    # The history's INSERT fails inside the fire's transaction: its span, started before
+    # the write (`go` enters `waiting`, whose timer links back to it), is never ended.
+    if backend.name == "sqlite":
+        backend.execute("CREATE TRIGGER refuse BEFORE INSERT ON history "
+                        "BEGIN SELECT RAISE(ABORT, 'refused by a test'); END")
+    else:
+        backend.execute("CREATE FUNCTION refuse() RETURNS trigger AS $$ BEGIN "
+                        "RAISE EXCEPTION 'refused by a test'; END $$ LANGUAGE plpgsql")
+        backend.execute("CREATE TRIGGER refuse BEFORE INSERT ON history "
+                        "FOR EACH ROW EXECUTE FUNCTION refuse()")
+    with pytest.raises(StoreError):
+        store.fire(lamp, "l1", "go")
+    backend.execute("DROP TRIGGER refuse" + ("" if backend.name == "sqlite" else " ON history"))
+    store.fire(lamp, "l1", "go")
+    assert [(s.name, (s.attributes or {}).get("statechart.event"))
+            for s in exporter.get_finished_spans()] == [("create lamp", None), ("send lamp", "go")]
+    # The state's row holds the context of the span exported, not of the one lost.
+    [(kept,)] = backend.rows("SELECT trace_context FROM run_states WHERE run_id = 'l1'")
+    span_id = exporter.get_finished_spans()[-1].context.span_id
+    assert f"-{span_id:016x}-" in kept
+    # A spec with no timer and no work keeps no step's context: nothing links back to it.
+    store.create(ticket.Ticket(run_id="t1"))
+    store.fire(ticket.Ticket, "t1", "approve", note="ok")
+    assert backend.rows("SELECT trace_context FROM run_states WHERE run_id = 't1'") == [
+        (None,)]
+    assert exporter.get_finished_spans()[-1].name == "send ticket"
+
+
+def test_without_a_tracing_listener_nothing_is_kept(
+        backend: Backend, tmp_path: Any) -> None:
+    job = job_class(tmp_path)
+    seen: list[Any] = []
+    store = open_store(backend.url, listeners=[seen.append])  # a listener, not a tracing one
+    store.create(job(run_id="j1"))
+    store.fire(job, "j1", "start")
+    claim = store.claim_work(job, owner="w")
+    assert claim is not None and claim.origin_context is None
+    assert backend.rows("SELECT trace_context FROM runs") == [(None,)]
+    assert backend.rows("SELECT trace_context FROM run_states") == [(None,)]
+    assert backend.rows("SELECT trace_context FROM work_items") == [(None,)]
+    assert all(getattr(s, "origin_context", None) is None for s in seen)
+    assert all(getattr(s, "step_context", None) is None for s in seen)

@@ -35,6 +35,7 @@ from statechart.report import Reporter, Sources
 from statechart_runtime.chart import timers
 from statechart_runtime.errors import InvalidRecord, StoreError
 from statechart_runtime.run import record_class_of, spec_of
+from statechart_runtime.run.record_memo import RecordMemo
 from statechart_runtime.store.core import checks as store_checks
 
 DOCS_URL = ("https://github.com/statechart-compiler/statechart-compiler/blob/main/docs/runs.md")
@@ -70,11 +71,17 @@ class Verified:
 @dataclass(frozen=True)
 class Against:
     """One spec to verify against: its file, its Run class (compiled in memory), and whether
-    it is the proposed new version (`--spec-new`) rather than the spec in force."""
+    it is the proposed new version (`--spec-new`) rather than the spec in force. `records`
+    checks its stored records (`RecordMemo`: each distinct history structure replayed once,
+    for every run checked against it)."""
 
     path: str
     run_class: type[Any]
     proposed: bool = False
+    records: RecordMemo = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "records", RecordMemo(record_class_of(self.run_class)))
 
 
 def verify(store: Any, location: str, spec: Against, new: Against | None = None) -> Verified:
@@ -118,8 +125,9 @@ def judge(run_id: str, raw: Mapping[str, Any], against: Against, where: Span
 
 
 def _judged(run_id: str, raw: Mapping[str, Any], against: Against, where: Span) -> Any:
-    """The finding about one stored record under one spec, or the record the spec parsed
-    from it (upgraded and replayed) when it accepts it."""
+    """The finding about one stored record under one spec, or, when it accepts it, the
+    record the spec parsed from it (upgraded and replayed), or None when `against.records`
+    accepted it by a structure seen before without building it."""
     tables = spec_of(against.run_class)
     version = raw.get("specVersion")
     older = isinstance(version, int) and not isinstance(version, bool) \
@@ -137,7 +145,7 @@ def _judged(run_id: str, raw: Mapping[str, Any], against: Against, where: Span) 
                 where, "keep the state, or bump the spec's version and add a migration that "
                 "renames it to a state runs can continue from", run_id)
     try:
-        return record_class_of(against.run_class).from_dict(raw)
+        return against.records.check(raw)
     except (InvalidRecord, ValueError, TypeError, LookupError) as exc:
         # InvalidRecord names the field at fault; the others cannot come from a record the
         # checker reads, but a finding is still better than a traceback.
@@ -162,8 +170,9 @@ def _row_finding(stored: Any, raw: Mapping[str, Any], record: Any, tables: Any, 
     """The finding about a run whose record replays but whose row disagrees with it: the
     columns `find`, `runs list` and the workers answer from, and the step count."""
     same = raw.get("specVersion") == tables.version
-    wrong = store_checks.row_disagreements(
-        stored, raw, timers.next_due(tables, record) if same else None, same_version=same)
+    # `record` is None only for a spec without timers (`RecordMemo.check`): no next due time.
+    due = timers.next_due(tables, record) if same and record is not None else None
+    wrong = store_checks.row_disagreements(stored, raw, due, same_version=same)
     if not wrong:
         return None
     return RunDiagnostic(

@@ -1,7 +1,7 @@
 """Listeners: observers of what runs do (docs/observability.md).
 
 A listener is any callable taking one observation, an instance of one of the frozen
-dataclasses below:
+dataclasses of statechart_runtime.observations (imported from here too):
 
 - `RunCreated`: a run was stored;
 - `StepTaken`: one macrostep (an event sent, or a timer fired, and the eventless transitions
@@ -28,242 +28,47 @@ import datetime as dt
 import logging
 import time
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, Protocol, TypeVar
+from typing import Any, TypeVar
 
-from statechart_runtime.chart.values import JsonValue
+from statechart_runtime.observations import (
+    Answered,
+    EventRefused,
+    LeaseLost,
+    Listener,
+    Observation,
+    RunCreated,
+    Step,
+    StepStarting,
+    StepTaken,
+    TimersFailed,
+    TraceContextSource,
+    WorkClaimed,
+    WorkCompleted,
+    WorkFailed,
+)
+
+# The observations are defined in statechart_runtime.observations and imported from here too.
+__all__ = [
+    "Answered", "EventRefused", "LeaseLost", "Listener", "Listeners", "Macrostep",
+    "Observation", "RunCreated", "RunListeners", "Step", "StepStarting", "StepTaken",
+    "TimersFailed", "TraceContextSource", "WorkClaimed", "WorkCompleted", "WorkFailed",
+    "load_listener", "watch",
+]
 
 LOG = logging.getLogger("statechart_runtime.listeners")
 T = TypeVar("T")
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class Step:
-    """One transition of a macrostep, as the run's history keeps it (`kind`: how it took its
-    transition, None for an external one; docs/runs.md)."""
-
-    event: str
-    source: str
-    target: str
-    at: dt.datetime
-    values: Mapping[str, JsonValue]
-    kind: str | None
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class RunCreated:
-    """A run was stored (`store.create`). `trace_context`: what the store keeps with the run
-    for tracing (a `TraceContextSource` listener's; None without one)."""
-
-    run_id: str
-    spec: str
-    version: int
-    status: str
-    configuration: tuple[str, ...]
-    at: dt.datetime
-    trace_context: str | None = None
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class StepTaken:
-    """A macrostep a run took: `event` (the event sent, or the fired timer's: `timer` is then
-    the state that armed it), from `source` (its first transition's) to `target` (its last
-    transition's), the `values` its event set, `configuration` (every active state after it,
-    in document order) and `status` after it; `steps` its transitions. `at` is its time (a
-    timer's: its due time, or the run's last step's time if later).
-
-    How it was taken: `via` is `run` (a run in memory), `fire`, `fire_due` (a timer fired by
-    `fire_due`/`fire_next_due`: the worker's), `work` (a work item's outcome or error
-    event), `save` (taken in memory on a run a store created, loaded or fired, told when
-    `store.save` committed); `revision` the stored revision after the call (None in
-    memory). `started` and `ended` (seconds since the epoch, `time.time()`) bound the call
-    that took it, its commit included: one call may take several macrosteps (timers due
-    first, then the event).
-    `work`, `attempt`: the work item and its claim's attempt, for `via` `work`; `since`: the
-    run's previous step's time."""
-
-    run_id: str
-    spec: str
-    version: int
-    event: str
-    timer: str | None
-    source: str
-    target: str
-    values: Mapping[str, JsonValue]
-    configuration: tuple[str, ...]
-    status: str
-    steps: tuple[Step, ...]
-    at: dt.datetime
-    via: str
-    revision: int | None
-    started: float
-    ended: float
-    work: str | None = None
-    attempt: int | None = None
-    trace_context: str | None = None
-    # The run's last step's time before this macrostep (its creation's, for the first):
-    # `at - since` is how long the run stayed in `source`.
-    since: dt.datetime | None = None
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class EventRefused:
-    """`event` was refused: `error` is the exception the caller got, `reason` its type's
-    name (`EventNotAccepted`, `MissingField`, `ConcurrentUpdate`, ...: `reason_of`). Nothing
-    of the event was stored (timers that fired before it were: those are StepTaken)."""
-
-    run_id: str
-    spec: str
-    version: int
-    event: str
-    reason: str
-    error: BaseException
-    via: str
-    started: float
-    ended: float
-    work: str | None = None
-    attempt: int | None = None
-    trace_context: str | None = None
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class TimersFailed:
-    """A run's due timers could not be fired by `store.fire_due` or `store.fire_next_due`
-    (the worker's round): a timer's guard or action raised, or the stored run could not be
-    read or written (not the store's own failure: busy, away, full). Nothing was saved and
-    the run stays due. `error` is the exception the caller got (fire_next_due's TimerFailed,
-    the original its `__cause__`; fire_due's the original), `reason` the original's type
-    name (`reason_of`: `RuntimeError`, `DamagedRow`, ...); `via` is `fire_due`."""
-
-    run_id: str
-    spec: str
-    version: int
-    reason: str
-    error: BaseException
-    via: str
-    started: float
-    ended: float
-    trace_context: str | None = None
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class WorkClaimed:
-    """A worker (`owner`) claimed a work item until `lease_until`, for its `attempt`.
-    `expired`: the owner whose lease had expired (this claim took the item over: a lease
-    expiry), else None. `exhausted`: that expiry used the item's attempts up."""
-
-    run_id: str
-    spec: str
-    key: str
-    state: str
-    handler: str
-    attempt: int
-    owner: str
-    lease_until: dt.datetime
-    at: dt.datetime
-    expired: str | None
-    exhausted: bool
-    trace_context: str | None = None
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class WorkCompleted:
-    """A work item's outcome `event` was applied (`applied` False: a repeat of a call whose
-    commit was cut off; it had been applied then). The run's step is a StepTaken of its
-    own."""
-
-    run_id: str
-    spec: str
-    key: str
-    state: str
-    handler: str
-    attempt: int
-    owner: str
-    event: str
-    applied: bool
-    started: float
-    ended: float
-    trace_context: str | None = None
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class WorkFailed:
-    """A work item's attempt failed with `error`: claimable again at `retry_at`, or, None,
-    its attempts are used up and it ended; `error_event` is the work's error event fired on
-    the run then (None: none, or the run refused it)."""
-
-    run_id: str
-    spec: str
-    key: str
-    state: str
-    handler: str
-    attempt: int
-    owner: str
-    error: str
-    retry_at: dt.datetime | None
-    error_event: str | None
-    started: float
-    ended: float
-    trace_context: str | None = None
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class LeaseLost:
-    """A worker's `call` (`complete_work`, `fail_work`, `heartbeat_work`, `release_work`)
-    was refused: its claim no longer holds the item (LeaseLost, or WorkEnded: `reason`)."""
-
-    run_id: str
-    spec: str
-    key: str
-    attempt: int
-    owner: str
-    call: str
-    reason: str
-    trace_context: str | None = None
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class Answered:
-    """A person (`who`) answered a run in the console with `event`: applied (False: an
-    idempotency key seen before) at `revision`, the run now `status`."""
-
-    run_id: str
-    spec: str
-    event: str
-    who: str
-    applied: bool
-    revision: int
-    status: str
-
-
-Observation = (RunCreated | StepTaken | EventRefused | TimersFailed | WorkClaimed
-               | WorkCompleted | WorkFailed | LeaseLost | Answered)
-
-
-class Listener(Protocol):
-    """Anything called with each observation (a function will do)."""
-
-    def __call__(self, seen: Observation, /) -> None: ...
-
-
-class TraceContextSource(Protocol):
-    """A listener that also gives what a store keeps with a new run (`store.create`), read
-    back into every later observation of the run (`trace_context`): the tracing listener's
-    W3C trace context (statechart_runtime.otel)."""
-
-    def __call__(self, seen: Observation, /) -> None: ...
-
-    def new_run_context(self, run_id: str, spec: str) -> str | None: ...
 
 
 class Listeners:
     """The listeners of a store, a console or a run: told each observation in the order
     they were added; one that raises is logged, and the others are told all the same."""
 
-    __slots__ = ("_all", "_context_sources")
+    __slots__ = ("_all", "_context_sources", "_step_sources")
 
     def __init__(self, listeners: Iterable[Listener] = ()) -> None:
         self._all: tuple[Listener, ...] = ()
         self._context_sources: tuple[Any, ...] = ()
+        self._step_sources: tuple[Any, ...] = ()
         for listener in listeners:
             self.add(listener)
 
@@ -282,6 +87,8 @@ class Listeners:
         self._all = (*self._all, listener)
         if callable(getattr(listener, "new_run_context", None)):
             self._context_sources = (*self._context_sources, listener)
+            if callable(getattr(listener, "new_step_context", None)):
+                self._step_sources = (*self._step_sources, listener)
         return listener
 
     def remove(self, listener: Listener) -> None:
@@ -292,6 +99,7 @@ class Listeners:
         self._all = tuple(one for one in self._all if one != listener)
         self._context_sources = tuple(one for one in self._context_sources
                                       if one != listener)
+        self._step_sources = tuple(one for one in self._step_sources if one != listener)
 
     @property
     def wants_context(self) -> bool:
@@ -306,6 +114,24 @@ class Listeners:
                 found = source.new_run_context(run_id, spec)
             except Exception:
                 LOG.exception("listener %r failed to give a new run's context", source)
+                continue
+            if found is not None:
+                return str(found)
+        return None
+
+    @property
+    def wants_step_context(self) -> bool:
+        """Whether a listener gives a context for each macrostep before it is written."""
+        return bool(self._step_sources)
+
+    def new_step_context(self, step: StepStarting) -> str | None:
+        """The first context a listener gives for a macrostep about to be written (one
+        that raises is logged and passed over)."""
+        for source in self._step_sources:
+            try:
+                found = source.new_step_context(step)
+            except Exception:
+                LOG.exception("listener %r failed to give a step's context", source)
                 continue
             if found is not None:
                 return str(found)
@@ -340,6 +166,10 @@ class Macrostep:
     status: str
     at: dt.datetime
     since: dt.datetime | None
+    # Given before the store writes it (`start_steps`): its own trace context, and the one
+    # of the step that armed its timer or enqueued its work item.
+    context: str | None = None
+    origin: str | None = None
 
 
 def watch(run: Any) -> None:
@@ -354,10 +184,8 @@ def steps_taken(run: Any, *, via: str, revision: int | None, started: float,
     macrosteps: list[Macrostep] | None = getattr(run, "_sc_watch", None)
     if not macrosteps:
         return []
-    from statechart_runtime.run import spec_of
-
     run._sc_watch = None
-    spec = spec_of(run)
+    spec = _spec_of(run)
     history = run.record.history
     timer_rows = spec.timers.by_event
     ended = time.time()
@@ -373,8 +201,86 @@ def steps_taken(run: Any, *, via: str, revision: int | None, started: float,
             run.record.runId, spec.name, spec.version, macro.event, timer, steps[0].source,
             steps[-1].target, steps[0].values, macro.configuration, macro.status, steps,
             macro.at, via, revision, started, ended, work, attempt, trace_context,
-            macro.since))
+            macro.since, macro.context, macro.origin))
     return found
+
+
+def entered_states(macro: Macrostep, before: tuple[str, ...], history: Any) -> set[str]:
+    """The states a macrostep entered: those active after it and not before, and those a
+    transition of it targets (entered again: a self-transition re-arms a timer,
+    re-enqueues a work item)."""
+    after = set(macro.configuration)
+    targets = {step.target.value for step in history[macro.first:macro.end]}
+    return (after - set(before)) | (targets & after)
+
+
+def start_steps(run: Any, sources: Listeners, *, via: str, started: float, revision: int,
+                trace_context: str | None, linked: frozenset[str], before: tuple[str, ...],
+                origins: Callable[[], Mapping[str, str]], work: str | None = None,
+                attempt: int | None = None, work_origin: str | None = None
+                ) -> dict[str, str]:
+    """Before a store writes the macrosteps `run` recorded since `watch` (at `revision`): a
+    context from the `TraceContextSource`s (`new_step_context`) for each that entered one
+    of the `linked` states (with a timer or work: what links back to it later), kept on it
+    for its StepTaken with the context of the step that armed its timer or enqueued its
+    work item (`origin_context`). `before`: the states active before the first;
+    `origins()`: the stored contexts of those (state -> the step that entered it; asked
+    for only when a timer fired); `work`, `attempt`, `work_origin`: the work item whose
+    outcome this call applies, its claim's attempt, the context of the step that enqueued
+    it. Returns the linked states entered, each with the context of the last macrostep
+    that entered it: what the store writes with their rows."""
+    macrosteps: list[Macrostep] | None = getattr(run, "_sc_watch", None)
+    if not macrosteps:
+        return {}
+    spec = _spec_of(run)
+    timer_rows = spec.timers.by_event
+    history = run.record.history
+    stored: Mapping[str, str] | None = None
+    entered: dict[str, str] = {}
+    previous = before
+    for number, macro in enumerate(macrosteps):
+        if macro.end <= macro.first:
+            continue
+        row = timer_rows.get(macro.event) if timer_rows else None
+        timer = None if row is None else row[0]
+        origin = work_origin if via == "work" else None
+        if timer is not None:  # armed by a step of this call, else by a stored one
+            origin = entered.get(timer)
+            if origin is None:
+                stored = origins() if stored is None else stored
+                origin = stored.get(timer)
+        kept = linked.intersection(entered_states(macro, previous, history))
+        previous = macro.configuration
+        context = None
+        if kept:  # else nothing links back to it: its span is made after the commit
+            context = sources.new_step_context(StepStarting(
+                run.record.runId, spec.name, spec.version, macro.event, timer,
+                history[macro.first].source.value, history[macro.end - 1].target.value,
+                macro.configuration, macro.status, via, revision, work, attempt, started,
+                trace_context, origin))
+            if context is not None:
+                for state in kept:
+                    entered[state] = context
+        if context is not None or origin is not None:
+            macrosteps[number] = Macrostep(macro.event, macro.first, macro.end,
+                                           macro.configuration, macro.status, macro.at,
+                                           macro.since, context, origin)
+    return entered
+
+
+_SPEC_OF: Callable[[Any], Any] | None = None
+
+
+def _spec_of(run: Any) -> Any:
+    """The spec tables of a run or of its class: statechart_runtime.run's `spec_of`,
+    imported when first needed (that package imports this module), then kept (an import
+    statement in a function costs about 2 µs at each call)."""
+    global _SPEC_OF
+    if _SPEC_OF is None:
+        from statechart_runtime.run import spec_of
+
+        _SPEC_OF = spec_of
+    return _SPEC_OF(run)
 
 
 def reason_of(error: BaseException) -> str:
@@ -390,9 +296,7 @@ def reason_of(error: BaseException) -> str:
 def refused(run_class: Any, run_id: str, event: str, error: BaseException, *, via: str,
             started: float, work: str | None = None, attempt: int | None = None,
             trace_context: str | None = None) -> EventRefused:
-    from statechart_runtime.run import spec_of
-
-    spec = spec_of(run_class)
+    spec = _spec_of(run_class)
     return EventRefused(run_id, spec.name, spec.version, event, reason_of(error), error,
                         via, started, time.time(), work, attempt, trace_context)
 

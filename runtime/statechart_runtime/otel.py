@@ -9,9 +9,12 @@ a run takes or refuses, after the store committed it, from the call's start to i
   `create` span, or, when the caller has a span of its own (an HTTP request), that span,
   with a link to the run's.
 - `send {spec}`, `timer {spec}`, `work {spec}`: a macrostep, by how it was taken (an event
-  sent; a timer fired; a work item's outcome or error event). A timer's and a work outcome's
-  span links to the span of the step that entered the state that armed the timer or
-  enqueued the work, when that span was made in this process.
+  sent; a timer fired; a work item's outcome or error event). Through a store, the span is
+  started before the write (`new_step_context`: the store keeps its context with the
+  states the step entered and the work items it enqueued) and ended once it committed (a
+  step whose write failed is never ended, so never exported). A timer's and a work
+  outcome's span links to the span of the step that entered the state that armed the timer
+  or enqueued the work, in whichever process that step was taken.
 - a refused event: the span its event would have had, status ERROR, `error.type` the reason;
   due timers that could not be fired (a guard or an action raised): a `timer {spec}` span,
   status ERROR, `error.type` the original error's type name.
@@ -43,6 +46,7 @@ from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.propagate import extract, inject
 from opentelemetry.trace import Link, SpanKind, Status, StatusCode
+from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
 from statechart_runtime import listeners as heard
 
@@ -57,8 +61,12 @@ ATTRIBUTES = frozenset({
     "statechart.work.call", "statechart.work.handler", "statechart.work.key",
     "statechart.work.owner", "statechart.work.result"})
 # How many spans of runs this process remembers: a run's new-run span until its create
-# committed, and the span of the step that entered each state (timer and work links).
+# committed, a step's span until its write committed, and the span of the step that
+# entered each state (timer and work links).
 _REMEMBERED = 10_000
+# A step's context as the store keeps it (with the states it entered and the work items it
+# enqueued): W3C trace context, whatever propagator the application set globally.
+_W3C = TraceContextTextMapPropagator()
 
 
 def _ns(seconds: float) -> int:
@@ -97,6 +105,9 @@ class TracingListener:
         # (run id, state) -> the span context of the step that entered the state.
         self._entered: collections.OrderedDict[tuple[str, str], Any] = \
             collections.OrderedDict()
+        # A step's context given to the store -> its span, started before the write and
+        # ended once it committed (one whose write failed is never ended, so never exported).
+        self._pending: collections.OrderedDict[str, Any] = collections.OrderedDict()
         # A run's stored context -> (its span context or None, the context a span of the
         # run starts in when the caller has none): parsed once per run.
         self._parsed: collections.OrderedDict[str, tuple[Any, Any]] = \
@@ -113,6 +124,32 @@ class TracingListener:
         carrier: dict[str, str] = {}
         inject(carrier, context=trace.set_span_in_context(span))
         return json.dumps(carrier, sort_keys=True)
+
+    def new_step_context(self, step: heard.StepStarting) -> str | None:
+        """Start the span of a macrostep a store is about to write (ended by its StepTaken,
+        once the write committed); its context, for the store to keep with the states the
+        step entered and the work items it enqueued."""
+        parent, links = self._parent(step.trace_context)
+        origin = _span_context(step.origin_context)
+        if origin is None and step.timer is not None:  # armed in this process, not stored
+            origin = self._entered.get((step.run_id, step.timer))
+        if origin is not None:
+            links.append(Link(origin, {"statechart.link": "armed" if step.timer is not None
+                                       else "enqueued"}))
+        span = self._tracer.start_span(f"{_operation(step.timer, step.via)} {step.spec}",
+                                       context=parent, links=links,
+                                       attributes=_step_attributes(step),
+                                       start_time=_ns(step.started))
+        made = span.get_span_context()
+        if not made.is_valid:  # no SDK: nothing to keep
+            return None
+        # W3C's traceparent, as its propagator writes it (formatted here: once per step).
+        context = (f'{{"traceparent": "00-{made.trace_id:032x}-{made.span_id:016x}-'
+                   f'{made.trace_flags:02x}"}}')
+        self._pending[context] = span
+        while len(self._pending) > _REMEMBERED:
+            self._pending.popitem(last=False)
+        return context
 
     def _run_context(self, stored: str | None) -> tuple[Any, Any]:
         """The span context the store kept with the run (None: none, or not one), and the
@@ -180,41 +217,31 @@ class TracingListener:
                           time.time())
 
     def _step(self, seen: heard.StepTaken) -> None:
-        operation = "timer" if seen.timer is not None else \
-            "work" if seen.via == "work" else "send"
-        parent, links = self._parent(seen.trace_context)
-        # The state whose timer fired, or whose work item's outcome this is (its key is
-        # `run id/state/n`).
-        armed = seen.timer if seen.timer is not None else \
-            seen.work.rsplit("/", 2)[1] if seen.work is not None else None
-        if armed is not None:
-            found = self._entered.get((seen.run_id, armed))
-            if found is not None:
-                links.append(Link(found, {"statechart.link": "armed"
-                                          if seen.timer is not None else "enqueued"}))
-        # The configuration as the tuple it is: the SDK keeps sequences as tuples.
-        attributes: dict[str, Any] = {
-            "statechart.run.id": seen.run_id, "statechart.spec.name": seen.spec,
-            "statechart.spec.version": seen.version, "statechart.event": seen.event,
-            "statechart.source": seen.source, "statechart.target": seen.target,
-            "statechart.configuration": seen.configuration,
-            "statechart.status": seen.status, "statechart.via": seen.via}
-        if seen.revision is not None:
-            attributes["statechart.revision"] = seen.revision
-        if seen.timer is not None:
-            attributes["statechart.timer.state"] = seen.timer
-        if seen.work is not None:
-            attributes["statechart.work.key"] = seen.work
-        if seen.attempt is not None:
-            attributes["statechart.work.attempt"] = seen.attempt
         started = _ns(seen.started)
-        span = self._tracer.start_span(f"{operation} {seen.spec}", context=parent,
-                                       links=links, attributes=attributes,
-                                       start_time=started)
+        span = self._pending.pop(seen.step_context, None) \
+            if seen.step_context is not None else None
+        if span is None:  # not started before the write (a run in memory)
+            parent, links = self._parent(seen.trace_context)
+            # The state whose timer fired, or whose work item's outcome this is (its key is
+            # `run id/state/n`).
+            armed = seen.timer if seen.timer is not None else \
+                seen.work.rsplit("/", 2)[1] if seen.work is not None else None
+            if armed is not None:
+                found = _span_context(seen.origin_context) or \
+                    self._entered.get((seen.run_id, armed))
+                if found is not None:
+                    links.append(Link(found, {"statechart.link": "armed"
+                                              if seen.timer is not None else "enqueued"}))
+            span = self._tracer.start_span(f"{_operation(seen.timer, seen.via)} {seen.spec}",
+                                           context=parent, links=links,
+                                           attributes=_step_attributes(seen),
+                                           start_time=started)
         span.end(end_time=max(_ns(seen.ended), started))
-        # What a later timer or work outcome links to.
-        self._remember(seen.run_id, [step.target for step in seen.steps],
-                       span.get_span_context())
+        if seen.step_context is None:
+            # What a later timer or work outcome links to (a step started before its write
+            # has its context kept by the store, with the states it entered).
+            self._remember(seen.run_id, [step.target for step in seen.steps],
+                           span.get_span_context())
 
     def _remember(self, run_id: str, entered: Any, span_context: Any) -> None:
         for state in entered:
@@ -256,7 +283,8 @@ class TracingListener:
         handler = getattr(seen, "handler", None)
         parent, links = self._parent(seen.trace_context)
         state = seen.key.rsplit("/", 2)[1]
-        enqueued = self._entered.get((seen.run_id, state))
+        enqueued = _span_context(seen.origin_context) or \
+            self._entered.get((seen.run_id, state))
         if enqueued is not None:
             links.append(Link(enqueued, {"statechart.link": "enqueued"}))
         attributes: dict[str, Any] = {
@@ -284,3 +312,44 @@ class TracingListener:
         if error is not None:
             span.set_status(Status(StatusCode.ERROR, error[1][:500]))
         span.end(end_time=max(_ns(ended), _ns(started)))
+
+
+def _operation(timer: str | None, via: str) -> str:
+    """A step span's operation: a timer fired, a work item's outcome, or an event sent."""
+    return "timer" if timer is not None else "work" if via == "work" else "send"
+
+
+def _step_attributes(seen: heard.StepTaken | heard.StepStarting) -> dict[str, Any]:
+    """A step span's attributes (the configuration as the tuple it is: the SDK keeps
+    sequences as tuples)."""
+    attributes: dict[str, Any] = {
+        "statechart.run.id": seen.run_id, "statechart.spec.name": seen.spec,
+        "statechart.spec.version": seen.version, "statechart.event": seen.event,
+        "statechart.source": seen.source, "statechart.target": seen.target,
+        "statechart.configuration": seen.configuration,
+        "statechart.status": seen.status, "statechart.via": seen.via}
+    if seen.revision is not None:
+        attributes["statechart.revision"] = seen.revision
+    if seen.timer is not None:
+        attributes["statechart.timer.state"] = seen.timer
+    if seen.work is not None:
+        attributes["statechart.work.key"] = seen.work
+    if seen.attempt is not None:
+        attributes["statechart.work.attempt"] = seen.attempt
+    return attributes
+
+
+def _span_context(stored: str | None) -> Any:
+    """The span context of a step's context as the store keeps it (`new_step_context`), or
+    None (none, or not one)."""
+    if not stored:
+        return None
+    try:
+        carrier = json.loads(stored)
+    except ValueError:
+        return None
+    if not isinstance(carrier, dict):
+        return None
+    found = trace.get_current_span(_W3C.extract(carrier, context=otel_context.Context()))
+    span_context = found.get_span_context()
+    return span_context if span_context.is_valid else None

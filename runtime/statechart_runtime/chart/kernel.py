@@ -33,17 +33,16 @@ from typing import Any
 
 from statechart_runtime.chart import events as _events
 from statechart_runtime.chart import timers as _timers
+from statechart_runtime.chart.alternatives import Alternative
 from statechart_runtime.chart.chart import TARGETLESS, Move, Remembered, step_target
 from statechart_runtime.chart.values import JsonValue
 from statechart_runtime.errors import MacrostepLoop
 
 # What a step needs of one value it sets: the typed value, and its JSON form for the history.
 Given = Mapping[str, tuple[Any, JsonValue]]
-# One alternative of an event on a state, as `select` asks it: its target (a targetless one's
-# is its source), its kind (None: external; else a history kind, `internal` or `targetless`:
-# statechart_runtime.semantics.Move), its guard (None: none; else called, it says yes or
-# no), and whatever the caller wants back for it (python-statemachine's transition object).
-Alternative = tuple[str, str | None, Callable[[], bool] | None, object]
+# How `select` asks an alternative's guard (only one that has guards: `Alternative.guarded`):
+# python-statemachine's callbacks, the methods the guards name, or a table of answers.
+Ask = Callable[[Alternative], bool]
 # The most microsteps a macrostep takes after its event's own (eventless transitions and
 # completion events): more means a loop whose guards keep saying yes (MacrostepLoop).
 MAX_MICROSTEPS = 1_000
@@ -103,17 +102,15 @@ class Effect:
 
 @dataclass(slots=True)
 class Selection:
-    """What `select` found: the transitions to take (`moves`, with the caller's objects in
-    `taken`, each one's position among the event's alternatives on its source in
-    `positions`), and the alternatives it passed over (`refused`: (state, target, cause, detail):
+    """What `select` found: the transitions to take (`moves`, with their alternatives in
+    `taken`), and the alternatives it passed over (`refused`: (state, target, cause, detail):
     cause "in" with the first `in:` state that is not active, "limit" with the state that is
-    at its limit, or "guard" with the caller's object).
+    at its limit, or "guard" with the alternative).
     `handled` is False when no active state (nor an ancestor) has a transition for the event
     at all."""
 
     moves: list[Move] = field(default_factory=list)
-    taken: list[object] = field(default_factory=list)
-    positions: list[int] = field(default_factory=list)
+    taken: list[Alternative] = field(default_factory=list)
     refused: list[tuple[str, str, str, object]] = field(default_factory=list)
     handled: bool = False
 
@@ -140,30 +137,31 @@ def unmet(spec: Any, configuration: Iterable[str], value_of: Callable[[str], Any
     return None
 
 
-def select(spec: Any, state: RunState,
-           alternatives: Callable[[str], Iterable[Alternative]],
-           event: str | None = None) -> Selection:
-    """The transitions an event takes from `state` (`Chart.select`: for each active atomic
+def select(spec: Any, state: RunState, event: str, ask: Ask) -> Selection:
+    """The transitions `event` takes from `state` (`Chart.select`: for each active atomic
     state in document order, the first enabled alternative on it or on an ancestor; then
-    SCXML conflict resolution). `alternatives(name)` gives the event's alternatives declared
-    on state `name`, in document order; each is enabled unless one of its `in:` states is not
-    in the configuration (SCXML `In()`, asked before the step: `spec.in_states`, by `event`),
-    its target would be entered beyond a limit (asked before the guard, so a guard is not
-    called for it) or its guard says no."""
+    SCXML conflict resolution), over the spec's alternatives (`spec.alternatives.on`, in
+    document order). Each is enabled unless one of its `in:` states is not in the
+    configuration (SCXML `In()`, asked before the step), its target would be entered beyond
+    a limit (asked before the guard, so a guard is not called for it) or its guard says no
+    (`ask(alternative)`, for one that has guards)."""
     chart = spec.chart
     found = Selection()
-    by_move: dict[Move, tuple[object, int]] = {}
+    by_move: dict[Move, Alternative] = {}
     limits = spec.limits
-    conditions = spec.in_states if event is not None else None
-    active = frozenset(state.configuration) if conditions else frozenset()
+    table = spec.alternatives.on
+    active: frozenset[str] | None = None
 
     def enabled(name: str) -> Iterator[str | tuple[str, str]]:
-        for position, (target, kind, guard, payload) in enumerate(alternatives(name)):
+        nonlocal active
+        for alternative in table.get((name, event), ()):
             found.handled = True
-            move: Move = (name, target) if kind is None else (name, target, kind)
-            if conditions:
-                needed = conditions.get((name, event, position))
-                if needed and not active.issuperset(needed):
+            target, kind = alternative.target, alternative.kind
+            needed = alternative.in_states
+            if needed:
+                if active is None:
+                    active = frozenset(state.configuration)
+                if not active.issuperset(needed):
                     missing = next(s for s in needed if s not in active)
                     found.refused.append((name, target, "in", missing))
                     continue
@@ -171,20 +169,19 @@ def select(spec: Any, state: RunState,
                 # What the alternative enters (an exit set is not needed here: cheap, cached
                 # for a plain transition).
                 entered = chart.entry_set(name, target) if kind is None else \
-                    chart.move(state.configuration, move, state.remembered)[1]
+                    chart.move(state.configuration, alternative.move, state.remembered)[1]
                 beyond = over_limit(spec, state.counts, entered)
                 if beyond is not None:
                     found.refused.append((name, target, "limit", beyond))
                     continue
-            if guard is not None and not guard():
-                found.refused.append((name, target, "guard", payload))
+            if alternative.guarded and not ask(alternative):
+                found.refused.append((name, target, "guard", alternative))
                 continue
-            by_move[move] = (payload, position)
+            by_move[alternative.move] = alternative
             yield target if kind is None else (target, kind)
 
     found.moves = chart.select(state.configuration, enabled)
-    found.taken = [by_move[m][0] for m in found.moves]
-    found.positions = [by_move[m][1] for m in found.moves]
+    found.taken = [by_move[m] for m in found.moves]
     return found
 
 
@@ -197,7 +194,7 @@ def settle(spec: Any, event: str, active: Callable[[], Sequence[str]], raised: l
     (`take("done.state.X")`). `take` says whether it took a microstep (it adds the
     completion events that one raised to `raised`); `active()` is the configuration now.
     Raises MacrostepLoop on a microstep beyond MAX_MICROSTEPS."""
-    eventless = spec.eventless
+    eventless = spec.alternatives.eventless
     steps = 0
     while True:
         if eventless and not eventless.isdisjoint(active()) and take(_events.ALWAYS):
@@ -215,42 +212,37 @@ def settle(spec: Any, event: str, active: Callable[[], Sequence[str]], raised: l
             raise MacrostepLoop(event, steps, tuple(active()))
 
 
-def in_history_order(moves: Sequence[Move], positions: Sequence[int] = ()
-                     ) -> tuple[Sequence[Move], Sequence[int]]:
-    """`moves` (and their `positions`) in the order a step takes and records them."""
+def in_history_order(moves: Sequence[Move], taken: Sequence[Alternative] = ()
+                     ) -> tuple[Sequence[Move], Sequence[Alternative]]:
+    """`moves` (and their alternatives, `taken`) in the order a step takes and records them."""
     if len(moves) < 2 or not any(m[2:] == (TARGETLESS,) for m in moves):
-        return moves, positions
+        return moves, taken
     # A targetless transition conflicts with none, so another one of the microstep may exit
     # its source: it goes first (its values too), so that the history, replayed one step at
     # a time, finds each step's source active (docs/semantics.md).
     order = sorted(range(len(moves)), key=lambda i: moves[i][2:] != (TARGETLESS,))
-    return [moves[i] for i in order], [positions[i] for i in order] if positions else positions
+    return [moves[i] for i in order], [taken[i] for i in order] if taken else taken
 
 
 def step(spec: Any, state: RunState, event: str, moves: Sequence[Move], given: Given,
-         at: dt.datetime, positions: Sequence[int] = ()) -> Effect:
+         at: dt.datetime, taken: Sequence[Alternative] = ()) -> Effect:
     """The effect of taking `moves` (a conflict-free set, as `select` returns) on `event` at
     `at`, with the values `given` (field -> (typed, JSON)); raises `Refused` for a step the
-    spec does not allow. `positions`: each move's alternative (`Selection.positions`), which
-    says whether it is one with `assign:` constants (they replace a value given for the same
-    field); may be empty for a spec without them. Pure: `state` is not changed."""
+    spec does not allow. `taken`: each move's alternative (`Selection.taken`), which says
+    what it sets, clears and assigns (its `assign:` constants replace a value given for the
+    same field); empty: each move's is the first alternative with its source, event and
+    target. Pure: `state` is not changed."""
     chart = spec.chart
     configuration = state.configuration
     kinds = any(len(m) == 3 for m in moves)  # history, internal or targetless moves
-    moves, positions = in_history_order(moves, positions)
-    effects = spec.effects
-    assigns = spec.assigns
-    all_sets: list[tuple[tuple[str, ...], Given]] = []
-    for index, move in enumerate(moves):
-        key = (move[0], event, move[1])
-        sets = effects[key]
-        constants = assigns.get((*key, positions[index])) if assigns and positions else None
-        if constants:
-            sets = tuple(name for name in sets if name not in constants)
-        for name in sets:
+    if not taken:
+        keyed = spec.alternatives.keyed
+        taken = [keyed[(m[0], event, m[1])][0] for m in moves]
+    moves, taken = in_history_order(moves, taken)
+    for move, alternative in zip(moves, taken, strict=True):
+        for name in alternative.sets:
             if name not in given:
                 raise Refused("missing", field=name, move=(move[0], move[1]))
-        all_sets.append((sets, constants or {}))
     remembered = state.remembered
     # A flat spec's configuration is its one state: the common case, kept cheap.
     if spec.flat:
@@ -276,7 +268,7 @@ def step(spec: Any, state: RunState, event: str, moves: Sequence[Move], given: G
     # own), then those it sets: a transition can replace a value.
     changes: dict[str, Any] = {}
     steps = []
-    for move, (sets, constants) in zip(moves, all_sets, strict=True):
+    for move, alternative in zip(moves, taken, strict=True):
         if spec.clearing:
             source, target = move[0], move[1]
             exited = chart.exit_set(configuration, source, target) if len(move) == 2 else \
@@ -284,15 +276,15 @@ def step(spec: Any, state: RunState, event: str, moves: Sequence[Move], given: G
             for name in exited:
                 for cleared in spec.exit_clears.get(name, ()):
                     changes[cleared] = None
-            for cleared in spec.clears.get((source, event, target), ()):
+            for cleared in alternative.clears:
                 changes[cleared] = None
         values: dict[str, JsonValue] = {}
-        for name in sets:
+        for name in alternative.sets:
             typed, as_json = given[name]
             changes.pop(name, None)  # set after cleared: the order the record sees them
             changes[name] = typed
             values[name] = as_json
-        for name, (typed, as_json) in constants.items():
+        for name, (typed, as_json) in alternative.assigns.items():
             changes.pop(name, None)
             changes[name] = typed
             values[name] = as_json

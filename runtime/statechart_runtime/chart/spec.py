@@ -11,6 +11,7 @@ import enum
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from statechart_runtime.chart.alternatives import AlternativeTable
 from statechart_runtime.chart.chart import Chart, StateRow
 from statechart_runtime.chart.events import ALWAYS, FamilyEvent, family_key, is_done
 from statechart_runtime.chart.timers import GeneratedTimerRow, TimerTable
@@ -28,12 +29,9 @@ Migrations = Mapping[int, tuple[Mapping[str, str], Mapping[str, str | None]]]
 class SpecTables:
     __slots__ = (
         "alternatives",
-        "assigns",
         "attrs",
-        "by_event",
         "chart",
         "clearing",
-        "clears",
         "codec",
         "compiler",
         "context",
@@ -41,20 +39,15 @@ class SpecTables:
         "counted",
         "counters",
         "defaults",
-        "effects",
         "event_enum",
-        "event_fields",
         "event_ids",
-        "eventless",
         "events_by_name",
         "exit_clears",
         "fills",
         "flat",
-        "history",
         "history_defaults",
         "history_ids",
         "history_targets",
-        "in_states",
         "initial_counts",
         "internal",
         "invalid",
@@ -62,7 +55,6 @@ class SpecTables:
         "limits",
         "migrations",
         "missing",
-        "multi_targets",
         "name",
         "requires",
         "sha256",
@@ -134,7 +126,9 @@ class SpecTables:
 
         `in_states`: (source, event, position among the event's alternatives on the source)
         -> the states that must all be active for that alternative to be enabled (`in:`,
-        asked by `kernel.select`). `history_defaults` (API 1.5): (target, history kind) -> the
+        asked by `kernel.select`). The rows, `history`, `clears` and `in_states` are kept as
+        one table, `alternatives` (statechart_runtime.chart.alternatives: one `Alternative`
+        each). `history_defaults` (API 1.5): (target, history kind) -> the
         state a history transition enters while the target remembers nothing
         (`history_default:`; else the target's default entry)."""
         self.name = name
@@ -143,23 +137,25 @@ class SpecTables:
         self.compiler = compiler
         self.internal: dict[str, str] = dict(internal or {})
         self.internal.update((row[1], row[0]) for row in timers or ())
-        # (source, event, target) -> how its alternatives take it: a history kind, `internal`,
-        # `targetless`, or None for an external one (a key may have several, told apart by
-        # their guards).
-        self.history: dict[tuple[str, str, str], frozenset[str | None]] = {}
-        for source, event, target, kind in history:
-            key = (source, event, target)
-            self.history[key] = self.history.get(key, frozenset()) | {kind}
         self.history_ids: dict[str, str] = dict(history_ids or {})
         self.history_defaults = dict(history_defaults or {})
         # The machine's HistoryState id -> the state it stands for (a step's target).
         self.history_targets: dict[str, tuple[str, str]] = {
             hid: tuple(key.rsplit(".", 1)) for key, hid in self.history_ids.items()}  # type: ignore[misc]
+        fields = fields or {}
+        self.invalid, self.limit, self.missing = errors
+        # A field's type is a type name, or the enum class of an `enum` field.
+        self.codec = FieldCodec(
+            {f: t if isinstance(t, str) else "enum" for f, t in fields.items()},
+            {f: t for f, t in fields.items() if not isinstance(t, str)}, self.invalid)
+        # Every transition alternative: the one table of them (chart.alternatives), complete
+        # once the module's run class binds the order its machine declares them in.
+        self.alternatives = AlternativeTable(transitions, history, in_states or {},
+                                             clears or {}, self._constant, ALWAYS)
         self.chart = Chart(states, initial,
                            completes={state for event, state in self.internal.items()
                                       if is_done(event)},
-                           remembers={key[2] for key, kinds in self.history.items()
-                                      if kinds & {"shallow", "deep"}},
+                           remembers=self.alternatives.remembered,
                            history_defaults=history_defaults)
         self.flat = all(row[1] is None for row in states)
         self.state_enum: Any = state_enum
@@ -170,51 +166,14 @@ class SpecTables:
         self.event_ids: dict[str, str] = dict(event_ids or {})
         for row in timers or ():  # a timer's machine event: `_sc_` + its enum member's name
             self.event_ids.setdefault(row[1], "_sc_" + self.events_by_name[row[1]].name)
-        self.effects: dict[tuple[str, str, str], tuple[str, ...]] = {
-            (row[0], row[1], row[2]): row[3] for row in transitions}
-        # event -> state -> targets in document order: what `select` looks at.
-        self.by_event: dict[str, dict[str, list[str]]] = {}
-        # event -> every field one of its transitions sets (what `send` accepts).
-        self.event_fields: dict[str, tuple[str, ...]] = {}
-        # A multi-target transition's row has its targets separated by spaces; a step of the
-        # record names the first: (source, event, first target) -> the row's target.
-        self.multi_targets: dict[tuple[str, str, str], str] = {}
-        for source, event, target, sets, *_ in transitions:
-            self.by_event.setdefault(event, {}).setdefault(source, []).append(target)
-            if " " in target:
-                self.multi_targets[(source, event, target.split(" ", 1)[0])] = target
-            known = self.event_fields.get(event, ())
-            self.event_fields[event] = known + tuple(f for f in sets if f not in known)
-        # The states with eventless transitions (`always:`), which `kernel.settle` asks.
-        self.eventless = frozenset(self.by_event.get(ALWAYS, ()))
-        self.invalid, self.limit, self.missing = errors
-        # A field's type is a type name, or the enum class of an `enum` field.
-        fields = fields or {}
-        self.codec = FieldCodec(
-            {f: t if isinstance(t, str) else "enum" for f, t in fields.items()},
-            {f: t for f, t in fields.items() if not isinstance(t, str)}, self.invalid)
-        # Record field -> attribute of the record class (its JSON key is the field's name).
-        # `assign:` (docs/spec-format.md): (source, event, target, position) -> {field: (typed,
-        # JSON)} for an alternative with constants; `alternatives`: (source, event, target) ->
-        # every alternative of such a key, (position, constants), for the replay to tell
-        # which one a stored step took.
-        self.alternatives: dict[tuple[str, str, str], tuple[tuple[int, dict[str, Any]], ...]] = {
-            (row[0], row[1], row[2]): tuple(
-                (position, {f: self._constant(f, v) for f, v in constants.items()})
-                for position, constants in row[4])
-            for row in transitions if len(row) > 4}
-        self.assigns: dict[tuple[str, str, str, int], dict[str, Any]] = {
-            (*key, position): constants for key, found in self.alternatives.items()
-            for position, constants in found if constants}
         self.attrs: dict[str, str] = {f: f for f in fields}
         self.attrs.update(attrs or {})
         self.limits = dict(limits or {})
-        self.in_states = {key: tuple(states) for key, states in (in_states or {}).items()}
         self.requires = dict(requires or {})
         self.migrations = dict(migrations or {})
         self.timers = TimerTable(timers or ())
         self.tags = {tag: frozenset(states) for tag, states in (tags or {}).items()}
-        self._context_tables(context, defaults, clears, exit_clears, fills)
+        self._context_tables(context, defaults, bool(clears), exit_clears, fills)
         self._status_tables(statuses, status_enum, counters)
         self.initial_counts: dict[str, int] = dict.fromkeys(self.counted, 0)
         for state in self.chart.initial_configuration():
@@ -249,16 +208,14 @@ class SpecTables:
     # -- run context and status (docs/spec-format.md "Run context", "Status") ----------------
     def _context_tables(self, context: Sequence[str],
                         defaults: Mapping[str, JsonValue] | None,
-                        clears: Mapping[tuple[str, str, str], tuple[str, ...]] | None,
-                        exit_clears: Mapping[str, tuple[str, ...]] | None,
+                        clears: bool, exit_clears: Mapping[str, tuple[str, ...]] | None,
                         fills: Mapping[int, tuple[str, ...]] | None) -> None:
         self.context = frozenset(context)
         # The facade's keyword (the field's attribute) -> the field.
         self.context_attrs = {self.attrs[f]: f for f in context}
         self.defaults = dict(defaults or {})
-        self.clears = dict(clears or {})
         self.exit_clears = dict(exit_clears or {})
-        self.clearing = bool(self.clears or self.exit_clears)
+        self.clearing = clears or bool(self.exit_clears)
         self.fills = dict(fills or {})
 
     def _status_tables(self, statuses: Mapping[str, str] | None,

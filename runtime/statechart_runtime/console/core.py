@@ -415,7 +415,7 @@ class Console:
                           field="spec")
         run_class = self.classes[query.spec]
         tables = views.tables(run_class)
-        sources = tuple(sorted(tables.by_event.get(self.cancel_event, ())))
+        sources = tuple(sorted(tables.alternatives.sources.get(self.cancel_event, ())))
         if not sources:
             raise Problem(422, "invalid", f"`{query.spec}` has no event "
                           f"`{self.cancel_event}`", field="spec")

@@ -75,18 +75,15 @@ def accepted_events(run: Any) -> list[dict[str, Any]]:
     for member in run.allowed_events:
         name = member.value
         sets: list[set[str]] = []
-        for source, targets in spec.by_event.get(name, {}).items():
-            if source not in active:
-                continue
-            for target in targets:
-                key = (source, name, target)
-                assigned = {f for (s, e, t, _), constants in spec.assigns.items()
-                            if (s, e, t) == key for f in constants}
-                sets.append(set(spec.effects.get(key, ())) - assigned)
+        keyed = spec.alternatives.keyed
+        for key in dict.fromkeys(a.key for a in spec.alternatives.of_event(name)
+                                 if a.source in active):
+            assigned = {f for a in keyed[key] for f in a.assigns}
+            sets.append(set(keyed[key][0].given) - assigned)
         union = set().union(*sets) if sets else set()
         required = set.intersection(*sets) if sets else set()
         fields = []
-        for field in spec.event_fields.get(name, ()):
+        for field in spec.alternatives.fields.get(name, ()):
             if field not in union:
                 continue
             kind = codec.types[field]
@@ -104,7 +101,7 @@ def event_fields(run_class: type[Any] | None, event: str) -> list[dict[str, Any]
         return []
     codec = tables(run_class).codec
     out = []
-    for field in tables(run_class).event_fields.get(event, ()):
+    for field in tables(run_class).alternatives.fields.get(event, ()):
         kind = codec.types[field]
         out.append({"name": field, "type": kind, "required": True,
                     "enum": [m.value for m in codec.enums[field]] if kind == "enum" else None})
@@ -174,9 +171,7 @@ class Trail:
         for index, event, source, target, kind in steps:
             if index != len(self.configurations):
                 raise ValueError(f"step {index} follows step {len(self.configurations) - 1}")
-            entered = target
-            if kind == "multi":
-                entered = spec.multi_targets.get((source, event, target), target)
+            entered = spec.alternatives.recorded(source, event, target, kind)
             if self.broken or source not in self.configuration or target not in chart.order:
                 self.broken = True
                 self.configurations.append(None)

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from statemachine import StateMachine
@@ -35,7 +36,8 @@ from statemachine.graph import iterate_states_and_transitions
 from statemachine.orderedset import OrderedSet
 from statemachine.transition import Transition
 
-from statechart_runtime.chart.chart import Chart
+from statechart_runtime.chart.alternatives import Declared
+from statechart_runtime.chart.chart import INTERNAL, MULTI, TARGETLESS, Chart
 
 
 class RunHooks(NamedTuple):
@@ -166,25 +168,88 @@ def number_states(machine_class: type[Machine], chart: Chart) -> None:
         state.document_order = chart.order[state.value] + 1
 
 
+def declared_alternatives(machine_class: type[Machine], history_targets: dict[str, tuple[str, str]],
+                          names: dict[str, str]) -> list[tuple[Declared, Transition]]:
+    """The machine class's transitions as the spec's table of alternatives binds them
+    (`AlternativeTable.bind`: the order and guards its rows lack), each with the library's
+    transition object (which the machine path hands back to the engine), in declaration
+    order: per state, per event (`names`: machine event id -> spec event). A targetless
+    transition's target is its source; a multi-target one's, its targets joined by spaces;
+    a history pseudo-state's (`history_targets`), the state it stands for."""
+    out: list[tuple[Declared, Transition]] = []
+    for state in machine_class.states_map.values():
+        for transition in state.transitions:
+            if transition.initial:
+                continue
+            kind: str | None
+            if transition.target is None:
+                target, kind = state.value, TARGETLESS
+            elif len(transition.targets) > 1:
+                target, kind = " ".join(t.value for t in transition.targets), MULTI
+            else:
+                target, kind = transition.target.value, INTERNAL if transition.internal else None
+            if target in history_targets:
+                target, kind = history_targets[target]
+            guards = tuple((str(getattr(spec, "attr_name", None) or spec),
+                            spec.expected_value is not False) for spec in transition.cond)
+            guarded = bool(guards) or any(True for _ in transition.validators)
+            for event in transition.events:
+                name = names.get(str(event), str(event))
+                out.append(((state.value, name, target, kind, guards, guarded), transition))
+    return out
+
+
 # Guards, as a run asks them without a machine: transition -> (method name, the answer that
 # lets it through), for each guarded transition (python-statemachine's `cond` / `unless`).
 DirectGuards = dict[Any, tuple[tuple[str, bool], ...]]
+# The callback groups a run calls itself when it steps without a machine: a state's entry and
+# exit actions, a transition's actions (its content, `on`).
+_ACTIONS = {CallbackGroup.ENTER: "entry", CallbackGroup.EXIT: "exit", CallbackGroup.ON: "on"}
+
+
+@dataclass(frozen=True)
+class DirectCalls:
+    """What a run of a class calls when it steps without a python-statemachine machine
+    (`direct_calls`): the guards, and the actions, each a method of the run taking only
+    `self`, by name, in the order the library would call them."""
+
+    guards: DirectGuards
+    entry: dict[str, tuple[str, ...]]  # state -> its entry actions
+    exit: dict[str, tuple[str, ...]]  # state -> its exit actions
+    on: dict[Any, tuple[str, ...]]  # transition -> its actions (between exits and entries)
+
+    @property
+    def acts(self) -> bool:
+        """Whether anything but guards is called: a step then has effects beyond the run's
+        record, so it is computed once and not again (`steps_without_machine`)."""
+        return bool(self.entry or self.exit or self.on)
 
 
 def direct_guards(run_class: type, machine_class: type[Machine]) -> DirectGuards | None:
     """The guards of `run_class`'s transitions, if a run of it can step without a
+    python-statemachine machine and calls nothing but its guards; None otherwise (see
+    `direct_calls`)."""
+    calls = direct_calls(run_class, machine_class)
+    return calls.guards if calls is not None and not calls.acts else None
+
+
+def direct_calls(run_class: type, machine_class: type[Machine]) -> DirectCalls | None:
+    """The guards and actions of `run_class`, if a run of it can step without a
     python-statemachine machine (statechart_runtime.run.Run.machine); None if it cannot.
 
-    A machine is needed only for what the library would call: any action (a declared
-    `enter` / `exit` / `on` one, or a method named by the library's conventions, such as
-    `on_enter_running` or `before_approve`, on the run class or the machine class), a
-    validator, class-level listeners, or a guard the library would call with arguments (a
-    guard method must take only `self`). What remains is the kernel's selection and step,
-    with each guard called as the method it names: the same answers, without building the
-    machine's callback registry for every run (most of the cost of restoring a run)."""
+    A machine is needed only for what the run cannot call as the library would: a method
+    named by the library's conventions (such as `on_enter_running` or `before_approve`, on
+    the run class or the machine class), a validator, class-level listeners, a callback
+    given as a callable or an expression, or a guard or an action that takes arguments (the
+    library injects `event`, `source`, `machine`... by name; a method must take only `self`
+    to be called directly). What remains is the kernel's selection and step, with each
+    guard and action called as the method it names: the same answers and the same calls in
+    the same order, without building the machine's callback registry for every run (most
+    of the cost of restoring a run, and of each event)."""
     if getattr(machine_class, "_class_listeners", None):
         return None
     guards: DirectGuards = {}
+    actions: dict[str, dict[Any, tuple[str, ...]]] = {"entry": {}, "exit": {}, "on": {}}
     for specs, owner in _spec_lists(machine_class):
         for spec in specs:
             if spec.is_convention:
@@ -192,21 +257,34 @@ def direct_guards(run_class: type, machine_class: type[Machine]) -> DirectGuards
                 if hasattr(run_class, name) or hasattr(machine_class, name):
                     return None  # the library would find and call it
                 continue
-            if spec.group is not CallbackGroup.COND or spec.reference is not SpecReference.NAME:
-                return None  # an action, a validator, a guard given as a callable
+            group = spec.group
+            if spec.reference is not SpecReference.NAME or \
+                    (group is not CallbackGroup.COND and group not in _ACTIONS):
+                return None  # a validator, a callback given as a callable or an expression
             name = spec.attr_name
             function = inspect.getattr_static(run_class, name, None)
             if not name.isidentifier() or hasattr(machine_class, name) or \
                     not inspect.isfunction(function) or \
+                    inspect.iscoroutinefunction(function) or \
                     len(inspect.signature(function).parameters) != 1:
-                return None  # an expression, a property, a guard taking arguments
-            guards[owner] = (*guards.get(owner, ()), (name, spec.expected_value is not False))
-    return guards
+                return None  # an expression, a property, a method taking arguments
+            if group is CallbackGroup.COND:
+                guards[owner] = (*guards.get(owner, ()),
+                                 (name, spec.expected_value is not False))
+                continue
+            if owner is None:
+                return None  # an action of the class itself, which the library calls
+            # A state's entry and exit actions are keyed by its name (its value), a
+            # transition's by the transition.
+            key = owner if isinstance(owner, Transition) else owner.value
+            found = actions[_ACTIONS[group]]
+            found[key] = (*found.get(key, ()), name)
+    return DirectCalls(guards, actions["entry"], actions["exit"], actions["on"])
 
 
 def _spec_lists(machine_class: type[Machine]) -> Any:
-    """Every callback spec list of the machine class, with the transition it belongs to
-    (None for the class's and the states' own)."""
+    """Every callback spec list of the machine class, with what it belongs to: a state, a
+    transition, or None for the class's own."""
     yield machine_class._specs, None
     for visited in iterate_states_and_transitions(machine_class.states):
-        yield visited._specs, visited if isinstance(visited, Transition) else None
+        yield visited._specs, visited

@@ -4,7 +4,9 @@
   explorer's);
 - `run`: the `Run` facade (`statechart_runtime.run.Run`);
 - `record`: the record a run keeps and checks;
-- `replay`: rebuilding macrostep boundaries from a record.
+- `replay`: rebuilding macrostep boundaries from a record;
+- `record_memo`: many stored records checked, each distinct history structure replayed once
+  (`statechart runs verify`).
 
 `statechart_runtime.run` was the module of `Run` before the runtime was laid out by layer; its
 names are re-exported here so that `from statechart_runtime.run import Run` keeps working.

@@ -16,15 +16,16 @@ run events through these functions; they differ only in how one microstep is tak
   stamped with its due time (or the last step's, if later); a timer whose event takes no
   transition is declined.
 
-Guards are behind one interface: each alternative's guard is a callable (`kernel.Alternative`)
-which the caller makes: python-statemachine's callbacks on the machine path, the methods the
-guards name on the direct path, a table of answers in the explorer.
+Guards are behind one interface: the caller's `ask(alternative)` (`kernel.Ask`), for each
+alternative of the spec's table that has guards: python-statemachine's callbacks on the
+machine path, the methods the guards name on the direct path, a table of answers in the
+explorer.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from statechart_runtime.chart import events as _events
@@ -44,17 +45,17 @@ OPENING = _events.ALWAYS
 
 
 def microstep(spec: Any, state: kernel.RunState, event: str, given: kernel.Given,
-              at: dt.datetime, alternatives: Callable[[str], Iterable[kernel.Alternative]]
+              at: dt.datetime, ask: kernel.Ask
               ) -> tuple[kernel.Selection, kernel.Effect | None, kernel.Refused | None]:
     """What `event` selects from `state`, and either the effect of taking it or why the spec
     does not allow that step (both None when the event selects nothing: the selection says
     what was refused). Pure: nothing is changed."""
-    selection = kernel.select(spec, state, alternatives, event)
+    selection = kernel.select(spec, state, event, ask)
     if not selection.moves:
         return selection, None, None
     try:
         return selection, kernel.step(spec, state, event, selection.moves, given, at,
-                                      selection.positions), None
+                                      selection.taken), None
     except kernel.Refused as refused:
         return selection, None, refused
 
@@ -63,7 +64,7 @@ def opens(spec: Any) -> bool:
     """Whether a new run takes a macrostep before its first event (`macrostep` of OPENING
     with no values): its initial states may enable eventless transitions (SCXML and XState
     take them at once)."""
-    return bool(spec.eventless)
+    return bool(spec.alternatives.eventless)
 
 
 def macrostep(spec: Any, event: str, given: kernel.Given | None, take: Take,
@@ -74,7 +75,7 @@ def macrostep(spec: Any, event: str, given: kernel.Given | None, take: Take,
     the event selected nothing (nothing was taken); raises MacrostepLoop past the bound."""
     if given is not None and not take(event, given):
         return False
-    if raised or spec.eventless:
+    if raised or spec.alternatives.eventless:
         kernel.settle(spec, event, active, raised,
                       lambda name: take(name, NO_VALUES))
     return True

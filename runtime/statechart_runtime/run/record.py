@@ -169,7 +169,7 @@ class Record:
         invalid = spec.invalid
         if not isinstance(data, Mapping):
             raise invalid("(record)", "expected a JSON object")
-        _refuse_deep(data, invalid)
+        refuse_deep(data, invalid)
         stored_version = data.get("specVersion")
         data = upgrade(spec, data)
         upgraded = stored_version != data.get("specVersion")
@@ -255,7 +255,7 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 _SCALARS = frozenset((str, int, float, bool, type(None)))
 
 
-def _refuse_deep(data: object, invalid: type[Exception]) -> None:
+def refuse_deep(data: object, invalid: type[Exception]) -> None:
     """Iteratively: a record is shallow; a deeply nested value is refused with its path.
     (Level by level and without paths first, as a run store restores a head on every
     `fire`; the walk that names the path runs only when a level reaches the limit.)"""
@@ -566,10 +566,10 @@ def _declaring(spec: SpecTables, source: Any, event: Any, target: Any) -> Any:
     source, or, when the transition moved up to an ancestor (a state moved into a compound
     state that now handles the event for all its children), that ancestor."""
     if not (isinstance(source, str) and source in spec.chart.order
-            and (source, event, target) not in spec.effects):
+            and (source, event, target) not in spec.alternatives.keyed):
         return source
     for ancestor in spec.chart.ancestors(source):
-        if (ancestor, event, target) in spec.effects:
+        if (ancestor, event, target) in spec.alternatives.keyed:
             return ancestor
     return source
 

@@ -19,7 +19,7 @@ from typing import Any, NamedTuple
 from statechart_runtime.chart import events as _events
 from statechart_runtime.chart import kernel, step_kinds
 from statechart_runtime.chart import timers as _timers
-from statechart_runtime.chart.chart import MULTI, Move, Remembered
+from statechart_runtime.chart.chart import Move, Remembered
 from statechart_runtime.chart.events import FamilyEvent
 from statechart_runtime.chart.values import (
     SENT_BY,
@@ -249,11 +249,12 @@ class _Replaying:
         # A family's member (`error.tool.ratelimit`) took the transitions of the listed event
         # whose family it is (`error.tool`): the tables know that one.
         event = spec.listed(sent) or sent
-        if kind == MULTI:  # recorded by its first target: the transition's targets
-            target = spec.multi_targets.get((source, event, target), target)
+        table = spec.alternatives
+        # A multi-target step is recorded by its first target: the table has them all.
+        target = table.recorded(source, event, target, kind)
         key = (source, event, target)
-        sets = spec.effects.get(key)
-        if sets is None:
+        alternatives = table.keyed.get(key)
+        if alternatives is None:
             raise invalid(where, f"the spec has no transition {source} -{event}-> {target}")
         if source not in state.configuration:
             raise invalid(where, f"`{source}` was not active (active: "
@@ -273,17 +274,17 @@ class _Replaying:
             # `is_done`, is the test.)
             raise invalid(where, f"`{source}` had not completed (active: "
                           f"{', '.join(state.configuration)})")
-        positions: tuple[int, ...] = ()
+        taken = alternatives[0]
+        sets = taken.given
         constants: Mapping[str, tuple[Any, JsonValue]] = {}
-        if spec.alternatives and key in spec.alternatives:
+        if any(a.assigns for a in alternatives):
             # Which alternative the step took: the first whose `assign:` constants the step's
             # values hold (one that assigns nothing takes the caller's values); a value that
             # is none of them is refused below, naming the constant.
-            found = spec.alternatives[key]
-            position, constants = next(
-                ((p, c) for p, c in found if all(values.get(f) == v[1] for f, v in c.items())),
-                next((p, c) for p, c in found if c))
-            positions = (position,)
+            taken = next((a for a in alternatives
+                          if all(values.get(f) == v[1] for f, v in a.assigns.items())),
+                         next(a for a in alternatives if a.assigns))
+            constants = taken.assigns
             sets = tuple(dict.fromkeys((*sets, *constants)))
         for name in set(values) | set(sets):
             if name not in sets:
@@ -294,7 +295,7 @@ class _Replaying:
                 raise invalid(f"{where}.values.{name}", f"`{event}` from `{source}` to "
                               f"`{target}` assigns {constants[name][1]!r} (`assign:`), not "
                               f"{values[name]!r}")
-        allowed = spec.history.get(key, (None,))
+        allowed = table.kinds(key)
         if kind not in allowed:
             by_history = kind in HISTORY_KINDS or (kind is None and None not in allowed
                                                    and not set(allowed) & set(OTHER_KINDS))
@@ -306,7 +307,7 @@ class _Replaying:
                  for name, raw in values.items()}
         move: Move = (source, target) if kind is None else (source, target, kind)
         try:
-            effect = kernel.step(spec, state, event, [move], given, at, positions)
+            effect = kernel.step(spec, state, event, [move], given, at, [taken])
         except kernel.Refused as refused:
             raise invalid(where, _refusal_text(refused, self.last)) from None
         for name, value in effect.changes.items():

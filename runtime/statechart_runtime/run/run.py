@@ -13,13 +13,13 @@ import datetime as dt
 import functools
 import uuid
 import weakref
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from dataclasses import replace as with_fields
 from typing import Any, ClassVar, Generic, Self, TypeVar
 
 from statechart_runtime.chart import kernel, timers
-from statechart_runtime.chart.chart import INTERNAL, MULTI, TARGETLESS
+from statechart_runtime.chart.alternatives import Alternative
 from statechart_runtime.chart.spec import SpecTables
 from statechart_runtime.chart.values import (
     SENT_BY,
@@ -37,10 +37,11 @@ from statechart_runtime.errors import LimitExceeded, MissingField, RunError
 from statechart_runtime.listeners import Listener, RunListeners
 from statechart_runtime.listeners import Macrostep as _Macrostep
 from statechart_runtime.psm.machine import (
-    DirectGuards,
+    DirectCalls,
     Machine,
     RunHooks,
-    direct_guards,
+    declared_alternatives,
+    direct_calls,
     number_states,
 )
 from statechart_runtime.psm.names import OrderedSet, StateMachine, TransitionNotAllowed
@@ -117,14 +118,15 @@ class Run(Generic[R, S, E]):
     _sc_machine: ClassVar[type[Machine]]
     # The machine's event ids -> the spec's event names (ids differ only where mapped).
     _sc_names: ClassVar[dict[str, str]]
-    # (state, machine event id) -> its alternatives: (target, move kind, transition,
-    # whether it has guards), in declaration order; made once per class.
-    _sc_alternatives: ClassVar[dict[tuple[str, str], list[tuple[str, str | None, Any, bool]]]]
+    # Each alternative of the spec's table (`spec.alternatives`) -> the machine's transition
+    # object for it (what the machine path asks the guards of and hands back to the engine).
+    _sc_transitions: ClassVar[dict[Alternative, Any]]
     # Where the spec writes each state and transition (the module's `_SOURCE`; None in a module
     # generated before it had one): what spec coverage reports (statechart_runtime.coverage).
     _sc_source: ClassVar[Mapping[str, Any] | None] = None
-    # (the class's guards, or None: its runs need a machine), once found (`_sc_direct_guards`)
-    _sc_direct: ClassVar[tuple[DirectGuards | None]]
+    # (what the class's runs call without a machine, or None: they need one), once found
+    # (`_sc_direct_calls`)
+    _sc_direct: ClassVar[tuple[DirectCalls | None]]
 
     # The record's step class (`<Name>Step`), which a step's history entries are made of.
     _sc_step_class: ClassVar[type[Any]]
@@ -143,12 +145,11 @@ class Run(Generic[R, S, E]):
             number_states(machine, cls._sc_spec.chart)
             ids = cls._sc_spec.event_ids
             cls._sc_names = {ids.get(name, name): name for name in cls._sc_spec.events_by_name}
-            cls._sc_alternatives = _alternatives(cls._sc_spec, machine)
+            cls._sc_transitions = _bind(cls._sc_spec, machine, cls._sc_names, cls.__module__)
             cls._sc_step_class = step_class_of(cls._sc_record)
         if hasattr(cls, "_sc_machine"):  # a generated class, or a subclass of one
             _RUN_CLASSES[cls] = RunClass(cls._sc_spec, cls._sc_record, cls._sc_names,
-                                         cls._sc_alternatives, cls._sc_source,
-                                         cls._sc_direct_guards)
+                                         cls._sc_source, cls._sc_direct_calls)
 
     def __init__(self, record: R | None = None, *, run_id: str | None = None,
                  model: object = None, clock: Clock | None = None, check: bool = True,
@@ -213,14 +214,17 @@ class Run(Generic[R, S, E]):
         self.record: R = record
         self._active: tuple[str, ...] = active
         self._raised: list[str] = []  # states whose `done.state` event awaits its microstep
-        # The python-statemachine machine, built when first needed: a run of a class with
-        # no actions (and no `model=`) steps through the kernel alone (`_take_direct`).
+        # The python-statemachine machine, built when first needed: a run of a class whose
+        # guards and actions take only `self` (and no `model=`) steps through the kernel
+        # alone (`_direct_step`), calling them itself.
         self._machine: Machine | None = None
-        self._guards = None if model is not None else self._sc_direct_guards()
-        if self._guards is None:
+        self._direct = None if model is not None else self._sc_direct_calls()
+        if self._direct is None:
             self._build_machine(model)
-        elif record is None:  # where a machine built later finds the configuration
+        elif entered:  # a new run: where a machine built later finds the configuration
             self._sc_state = active[0] if len(active) == 1 else OrderedSet(active)
+            # The entry actions of the initial states, as the machine runs them when built.
+            self._call_actions(self._direct.entry, entered)
         if coverage.RECORDER is not None:
             coverage.RECORDER.started(self, entered)
         if entered and driver.opens(spec):
@@ -241,13 +245,12 @@ class Run(Generic[R, S, E]):
                                self._value_of)
 
     @classmethod
-    def _sc_direct_guards(cls) -> DirectGuards | None:
-        """The class's guards if its runs can step without a machine, else None
-        (statechart_runtime.machine.direct_guards); found once per class."""
+    def _sc_direct_calls(cls) -> DirectCalls | None:
+        """The class's guards and actions if its runs can step without a machine, else None
+        (statechart_runtime.psm.machine.direct_calls); found once per class."""
         found = cls.__dict__.get("_sc_direct")
         if found is None:
-            guards = direct_guards(cls, cls._sc_machine)
-            found = (guards,)
+            found = (direct_calls(cls, cls._sc_machine),)
             cls._sc_direct = found
         return found[0]
 
@@ -259,8 +262,11 @@ class Run(Generic[R, S, E]):
         machine = self._machine
         if machine is None:
             if self._pending is not None:
+                # An action of a run stepped without a machine asked for it.
                 raise RuntimeError("the machine of a run is built between events, not while "
-                                   f"`{self._pending[0]}` is being handled")
+                                   f"`{self._pending[0]}` is being handled: an action reads "
+                                   "the run (its record, configuration) and sends events "
+                                   "after it returns")
             machine = self._build_machine(None)
         return machine
 
@@ -369,7 +375,7 @@ class Run(Generic[R, S, E]):
         active = set(self._active)
         return tuple(member for name, member in spec.events_by_name.items()
                      if name not in spec.internal
-                     and not active.isdisjoint(spec.by_event.get(name, ())))
+                     and not active.isdisjoint(spec.alternatives.sources.get(name, ())))
 
     def send(self, event: str | E, **values: Any) -> None:
         """Send `event` (its name or its enum member), with the values it sets as keyword
@@ -415,7 +421,7 @@ class Run(Generic[R, S, E]):
         by = values.pop(SENT_BY, None)
         if by is not None and (problem := sent_by_problem(by)) is not None:
             raise TypeError(f"`{name}`: {SENT_BY}: {problem}")
-        settable = spec.event_fields.get(listed, ())
+        settable = spec.alternatives.fields.get(listed, ())
         for field in values:
             if field not in settable:
                 raise TypeError(f"`{name}` takes no value `{field}` (it sets "
@@ -531,6 +537,10 @@ class Run(Generic[R, S, E]):
             active = self._active
             # Where a machine built later finds the configuration (document order).
             self._sc_state = active[0] if len(active) == 1 else OrderedSet(active)
+            direct = self._direct
+            if direct is not None and direct.exit and self._sc_spec.chart.ended(active):
+                # As `run_exit_actions` below: every state is exited when the run ends.
+                self._call_actions(direct.exit, tuple(reversed(active)))
         elif self._sc_spec.chart.ended(self._active):
             # SCXML exits every active state when the run ends; python-statemachine does not.
             # The event is applied by now: an exception from these actions reaches the caller
@@ -558,28 +568,52 @@ class Run(Generic[R, S, E]):
         return self._stepped
 
     def _direct_step(self, event: str, values: kernel.Given) -> bool:
-        """One microstep of `event` for a run with no machine (its class has no actions:
-        `machine`), committed (`driver.Take`): the guards are the methods they name;
-        whether it took one."""
+        """One microstep of `event` for a run with no machine (`machine`), committed
+        (`driver.Take`), then its actions called: the guards and actions are the methods
+        they name; whether it took one."""
         assert self._pending is not None
         at = self._pending[2]
         self._pending = (event, values, at)
-        spec = self._sc_spec
-        guards = self._guards or {}
-        table = self._sc_alternatives
-        trigger = spec.event_ids.get(event, event) if spec.event_ids else event
-
-        def alternatives(name: str) -> Iterator[kernel.Alternative]:
-            for target, kind, transition, guarded in table.get((name, trigger), ()):
-                guard = functools.partial(self._guard, guards[transition]) if guarded \
-                    else None
-                yield target, kind, guard, transition
-
-        effect = self._selected(event, values, at, alternatives)[1]
+        direct = self._direct
+        assert direct is not None
+        selection, effect = self._selected(event, values, at, self._ask)
         if effect is None:
             return False
+        before = self._active
         self._commit(effect)
+        if direct.acts:
+            self._act(direct, before, effect, selection.taken)
         return True
+
+    def _act(self, direct: DirectCalls, before: tuple[str, ...], effect: kernel.Effect,
+             taken: list[Any]) -> None:
+        """A committed microstep's actions, in the order python-statemachine runs them (and
+        SCXML): the exit actions of the states it exits, deepest first (reverse document
+        order), then each transition's actions in the order they were selected, then the
+        entry actions of the states it enters, in document order. An action that raises
+        ends the event, which `_take` takes back whole."""
+        if direct.exit and (effect.entered or effect.configuration != before):
+            after = set(effect.configuration)
+            entered = set(effect.entered)
+            order = self._sc_spec.chart.order
+            exited = sorted((s for s in before if s not in after or s in entered),
+                            key=order.__getitem__, reverse=True)
+            self._call_actions(direct.exit, exited)
+        if direct.on:
+            on = direct.on
+            transitions = self._sc_transitions  # the alternatives' transitions in the machine
+            for alternative in taken:
+                for name in on.get(transitions[alternative], ()):
+                    getattr(self, name)()
+        if direct.entry:
+            self._call_actions(direct.entry, effect.entered)
+
+    def _call_actions(self, actions: dict[str, tuple[str, ...]], states: Iterable[str]
+                      ) -> None:
+        """The actions of `states` (entry or exit ones), state by state in this order."""
+        for state in states:
+            for name in actions.get(state, ()):
+                getattr(self, name)()
 
     def _commit(self, effect: kernel.Effect) -> None:
         """Apply a microstep's effect to the run (its record, configuration, raised events)."""
@@ -601,19 +635,19 @@ class Run(Generic[R, S, E]):
         if effect.raised:
             self._raised.extend(effect.raised)
 
-    def _guard(self, asked: tuple[tuple[str, bool], ...]) -> bool:
-        """A transition's guards, asked as python-statemachine asks them: each method's
-        answer must be the one that lets the transition through (`cond`: true)."""
-        return all(bool(getattr(self, name)()) == wanted for name, wanted in asked)
+    def _ask(self, alternative: Alternative) -> bool:
+        """An alternative's guards on the direct path, asked as python-statemachine asks
+        them: each method's answer must be the one that lets it through (`cond`: true)."""
+        return all(bool(getattr(self, name)()) == wanted for name, wanted in alternative.guards)
 
     def _selected(self, event: str, values: kernel.Given,
-                  at: dt.datetime, alternatives: Callable[[str], Iterable[kernel.Alternative]]
+                  at: dt.datetime, ask: kernel.Ask
                   ) -> tuple[kernel.Selection, kernel.Effect | None]:
         """What `event` selects from the run and its effect (`driver.microstep`; None when it
         selects nothing: the selection is kept for `_refusal`); a step the spec refuses
         raises the run's error for it."""
         selection, effect, refused = driver.microstep(self._sc_spec, self._state(), event,
-                                                      values, at, alternatives)
+                                                      values, at, ask)
         # Spec coverage (statechart_runtime.coverage): the one check it costs when off.
         if coverage.RECORDER is not None:
             coverage.RECORDER.selected(self, selection, effect)
@@ -633,8 +667,8 @@ class Run(Generic[R, S, E]):
             state = str(limited[0])
             return spec.limit(state, spec.limits[state])
         guards = tuple(dict.fromkeys(
-            name for _, _, cause, transition in refused if cause == "guard"
-            for name in _guard_names(transition)))
+            name for _, _, cause, alternative in refused if cause == "guard"
+            and isinstance(alternative, Alternative) for name in alternative.guard_names))
         inactive = tuple(dict.fromkeys(
             str(detail) for _, _, cause, detail in refused if cause == "in"))
         return EventNotAccepted(event, self._active, ended=False, guards=guards,
@@ -714,19 +748,16 @@ class Run(Generic[R, S, E]):
                                f"through {type(self).__name__}'s methods (after the action "
                                "that is running returns): they keep the run record")
         event, values, at = pending
-        table = self._sc_alternatives
+        transitions = self._sc_transitions
 
-        def alternatives(name: str) -> Iterator[kernel.Alternative]:
-            for target, kind, transition, guarded in table.get((name, trigger), ()):
-                guard = functools.partial(engine._conditions_match, transition,
-                                          trigger_data) if guarded else None
-                yield target, kind, guard, transition
+        def ask(alternative: Alternative) -> bool:
+            return bool(engine._conditions_match(transitions[alternative], trigger_data))
 
-        selection, effect = self._selected(event, values, at, alternatives)
+        selection, effect = self._selected(event, values, at, ask)
         if effect is None:
             return OrderedSet()
         self._effect = effect
-        return OrderedSet(selection.taken)
+        return OrderedSet(transitions[a] for a in selection.taken)
 
     def _refused(self, refused: kernel.Refused, event: str) -> Exception:
         spec = self._sc_spec
@@ -756,46 +787,26 @@ class Run(Generic[R, S, E]):
         self._stepped = True
 
 
-def _alternatives(spec: SpecTables, machine: type[Machine]
-                  ) -> dict[tuple[str, str], list[tuple[str, str | None, Any, bool]]]:
-    """Every state's transitions by event, as `Run._sc_select` asks them (the machine
-    class's transition objects are shared by its instances)."""
-    table: dict[tuple[str, str], list[tuple[str, str | None, Any, bool]]] = {}
-    targets = spec.history_targets
-    for state in machine.states_map.values():
-        for transition in state.transitions:
-            if transition.initial:
-                continue
-            kind: str | None
-            if transition.target is None:  # targetless: the step's target is its source
-                target, kind = state.value, TARGETLESS
-            elif len(transition.targets) > 1:  # multi-target: its targets, by spaces
-                target, kind = " ".join(t.value for t in transition.targets), MULTI
-            else:
-                target, kind = transition.target.value, INTERNAL if transition.internal else None
-            if target in targets:  # a history pseudo-state stands for its parent
-                target, kind = targets[target]
-            guarded = any(True for _ in transition.cond) or any(
-                True for _ in transition.validators)
-            for event in transition.events:
-                table.setdefault((state.value, str(event)), []).append(
-                    (target, kind, transition, guarded))
-    return table
-
-
-def _guard_names(transition: Any) -> list[str]:
-    """The guards of a python-statemachine transition, by the names the facade has them."""
-    return [str(getattr(spec, "attr_name", None) or spec) for spec in transition.cond]
+def _bind(spec: SpecTables, machine: type[Machine], names: Mapping[str, str],
+          module: str) -> dict[Alternative, Any]:
+    """Bind the spec's table of alternatives to the order and guards the machine class
+    declares (`AlternativeTable.bind`), and map each alternative to its transition object
+    (the machine class's are shared by its instances)."""
+    declared = declared_alternatives(machine, spec.history_targets, dict(names))
+    table = spec.alternatives
+    table.bind((row for row, _ in declared), module)
+    out: dict[Alternative, Any] = {}
+    seen: dict[tuple[str, str], int] = {}
+    for (source, event, *_), transition in declared:
+        position = seen.get((source, event), 0)
+        seen[(source, event)] = position + 1
+        out[table.on[(source, event)][position]] = transition
+    return out
 
 
 # -- what other modules read of runs and their classes (run stores, the test tooling) -------
 #
 # Module functions, not methods: a generated class's public names are its spec's events.
-
-
-# (state, machine event id) -> its alternatives: (target, move kind, the library's transition,
-# whether it has guards), in declaration order.
-Alternatives = dict[tuple[str, str], list[tuple[str, str | None, Any, bool]]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -838,9 +849,8 @@ class RunClass:
     spec: SpecTables
     record: type[Any]
     names: Mapping[str, str]  # the machine's event ids -> the spec's event names
-    alternatives: Alternatives
     source: Mapping[str, Any] | None  # where the spec writes each state and transition
-    direct_guards: Callable[[], DirectGuards | None]
+    direct_calls: Callable[[], DirectCalls | None]
 
 
 _RUN_CLASSES: weakref.WeakKeyDictionary[type, RunClass] = weakref.WeakKeyDictionary()
@@ -870,7 +880,8 @@ def active_states(run: Run[Any, Any, Any]) -> tuple[str, ...]:
 
 
 def steps_without_machine(run_class: type[Run[Any, Any, Any]]) -> bool:
-    """Whether the runs of `run_class` step without a python-statemachine machine (the
-    class has no actions): a step can then be computed again without running anything
-    twice (a store computes it before taking its write lock)."""
-    return run_class_of(run_class).direct_guards() is not None
+    """Whether the runs of `run_class` step without a python-statemachine machine and call
+    nothing but guards (the class has no actions): a step can then be computed again
+    without running anything twice (a store computes it before taking its write lock)."""
+    calls = run_class_of(run_class).direct_calls()
+    return calls is not None and not calls.acts

@@ -30,6 +30,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from statechart_runtime.chart.alternatives import Alternative
 from statechart_runtime.chart.kernel import Effect, Selection
 
 KINDS = ("transition", "state", "guard")
@@ -108,13 +109,12 @@ def merge(parts: Iterable[Iterable[Mapping[str, Any]]]) -> list[SpecCoverage]:
 @dataclass(slots=True)
 class _Table:
     """What the recorder needs of one spec, made once from its Run class: its coverage, the
-    item ids of its states, and per transition object (by id) the ids of the transition and
-    of its guard outcomes (yes, no; None when it has no guard)."""
+    item ids of its states, and per alternative of the spec's table the ids of the
+    transition and of its guard outcomes (yes, no; None when it has no guard)."""
 
     coverage: SpecCoverage
     states: dict[str, str]
-    transitions: dict[int, tuple[str, tuple[str, str] | None]]
-    keep: list[object]  # the transition objects, so that their ids stay theirs
+    transitions: dict[Alternative, tuple[str, tuple[str, str] | None]]
 
 
 class Recorder:
@@ -151,12 +151,12 @@ class Recorder:
         hits = table.coverage.hits
         transitions = table.transitions
         for _, _, cause, detail in selection.refused:
-            if cause == "guard":
-                guards = transitions[id(detail)][1]
+            if cause == "guard" and isinstance(detail, Alternative):
+                guards = transitions[detail][1]
                 if guards is not None:
                     hits[guards[1]] = hits.get(guards[1], 0) + 1
         for taken in selection.taken:
-            item, guards = transitions[id(taken)]
+            item, guards = transitions[taken]
             if guards is not None:
                 hits[guards[0]] = hits.get(guards[0], 0) + 1
             if effect is not None:
@@ -174,7 +174,7 @@ class Recorder:
 def _table_of(run_class: type[Any]) -> _Table:
     """The items of a generated Run class's spec: its states in document order, then its
     transition alternatives and their guard outcomes, as the spec writes them (`_SOURCE`)."""
-    from statechart_runtime.run.run import _guard_names, run_class_of  # run imports this
+    from statechart_runtime.run.run import run_class_of  # run imports this
 
     generated = run_class_of(run_class)
     spec = generated.spec
@@ -191,13 +191,10 @@ def _table_of(run_class: type[Any]) -> _Table:
         states[name] = f"state {name}"
         items.append(Item("state", states[name], files[at[0]] if at else None,
                           at[1] if at else None, f"state `{name}`"))
-    transitions: dict[int, tuple[str, tuple[str, str] | None]] = {}
-    keep: list[object] = []
-    names = generated.names
-    alternatives = generated.alternatives
-    for (state, event_id), found in alternatives.items():
-        event = names.get(event_id, event_id)
-        for position, (target, kind, transition, guarded) in enumerate(found):
+    transitions: dict[Alternative, tuple[str, tuple[str, str] | None]] = {}
+    for (state, event), found in spec.alternatives.on.items():
+        for alternative in found:
+            position, target, kind = alternative.position, alternative.target, alternative.kind
             key = (state, event, position)
             where = transition_lines.get(key)
             file = files[where[0]] if where else None
@@ -211,22 +208,21 @@ def _table_of(run_class: type[Any]) -> _Table:
                 text += f" (alternative {position + 1} of {len(found)})"
             items.append(Item("transition", item_id, file, line, text))
             guards = None
-            if guarded:
+            if alternative.guarded:
                 guard_line = where[2] if where and where[2] is not None else line
-                named = " and ".join(f"`{g}`" for g in _guard_names(transition)) or "guard"
+                named = " and ".join(f"`{g}`" for g in alternative.guard_names) or "guard"
                 guards = (f"guard {state} {event} {position} yes",
                           f"guard {state} {event} {position} no")
                 for outcome, guard_id in zip(("yes", "no"), guards, strict=True):
                     items.append(Item("guard", guard_id, file, guard_line,
                                       f"guard {named} of {move}: {outcome}"))
-            transitions[id(transition)] = (item_id, guards)
-            keep.append(transition)
+            transitions[alternative] = (item_id, guards)
     # As the spec writes them (items of a module without `_SOURCE` keep the class's order).
     order = {f: i for i, f in enumerate(files)}
     items.sort(key=lambda i: (order.get(i.file, len(order)) if i.file else len(order),
                               i.line or 0))
     coverage.items = items
-    return _Table(coverage, states, transitions, keep)
+    return _Table(coverage, states, transitions)
 
 
 # The recorder runs report to; None: coverage is off (see the module docstring).

@@ -33,7 +33,8 @@ from typing import Any, Literal
 from statechart_runtime.chart import events as _events
 from statechart_runtime.chart import kernel
 from statechart_runtime.chart import timers as _timers
-from statechart_runtime.chart.chart import MULTI, step_target
+from statechart_runtime.chart.alternatives import Alternative
+from statechart_runtime.chart.chart import step_target
 from statechart_runtime.errors import MacrostepLoop
 from statechart_runtime.run import driver
 
@@ -82,10 +83,7 @@ class Space:
     """A Run class's spec as the explorer asks it (made once per class)."""
 
     run_class: Any
-    spec: Any = field(init=False)
-    # (state, spec event) -> alternatives (target, step kind, guard names)
-    alternatives: dict[tuple[str, str], list[tuple[str, str | None, tuple[str, ...]]]] = \
-        field(init=False)
+    spec: Any = field(init=False)  # its alternatives: `spec.alternatives` (SpecTables)
     sendable: list[str] = field(init=False)
     watched: frozenset[str] = field(init=False)  # fields whose being set changes a step
     # What a new run's constructor takes (its eventless steps, as `start` found them): the
@@ -94,16 +92,9 @@ class Space:
     opening: tuple[tuple[Micro, ...], tuple[str, ...]] = field(init=False, default=((), ()))
 
     def __post_init__(self) -> None:
-        from statechart_runtime.run.run import _guard_names, run_class_of
+        from statechart_runtime.run.run import spec_of
 
-        generated = run_class_of(self.run_class)
-        spec = self.spec = generated.spec
-        names = generated.names
-        self.alternatives = {
-            (state, names.get(event, event)): [
-                (target, kind, tuple(_guard_names(t)) if guarded else ())
-                for target, kind, t, guarded in found]
-            for (state, event), found in generated.alternatives.items()}
+        spec = self.spec = spec_of(self.run_class)
         self.sendable = [e for e in spec.events_by_name if e not in spec.internal]
         self.watched = frozenset({f for fields in spec.requires.values() for f in fields}
                                  | set(spec.timers.by_field))
@@ -127,7 +118,7 @@ class Space:
         """The run context a new run is given: the context fields a state requires that no
         transition sets (the application sets them, outside the run's steps)."""
         spec = self.spec
-        set_by_steps = {f for fields in spec.effects.values() for f in fields}
+        set_by_steps = {f for fields in spec.alternatives.fields.values() for f in fields}
         return {f: self.placeholder(f, START) for f in sorted(spec.context)
                 if f in self.watched and f not in set_by_steps}
 
@@ -166,9 +157,9 @@ class Space:
         if chart.ended(snap.configuration):
             return
         active = set(snap.configuration)
-        by_event = self.spec.by_event
+        sources = self.spec.alternatives.sources
         for event in self.sendable:
-            if active.isdisjoint(by_event.get(event, ())):
+            if active.isdisjoint(sources.get(event, ())):
                 continue
             for found in self._branches(functools.partial(self._event, snap, event)):
                 if refusals or not found[0].refused:
@@ -219,21 +210,18 @@ class Space:
     def _event(self, snap: Snapshot, event: str, ask: Callable[[str], bool],
                values: Mapping[str, Any] | None = None) -> tuple[Move, Snapshot]:
         spec = self.spec
-        given = {f: self.placeholder(f, snap.at) for f in spec.event_fields.get(event, ())} \
+        given = {f: self.placeholder(f, snap.at) for f in spec.alternatives.fields.get(event, ())} \
             if values is None else dict(values)
         steps = _Steps(self, snap, ask)
         typed = {f: (v, spec.codec.to_json(f, v)) for f, v in given.items()}
         taken = driver.macrostep(spec, event, typed, steps.take, steps.configuration,
                                  steps.raised)
         needed: dict[str, Any] = {}
-        for source, taken_on, target, kind, position in steps.micro:
+        for source, taken_on, _, _, position in steps.micro:
             if taken_on != event:  # the rest of the macrostep: the run raised its events
                 continue
-            if kind == MULTI:  # a step names its first target; the tables, all of them
-                target = spec.multi_targets[(source, event, target)]
-            constants = spec.assigns.get((source, event, target, position), {})
-            for name in spec.effects[(source, event, target)]:
-                if name not in constants and name in given:
+            for name in spec.alternatives.on[(source, event)][position].sets:
+                if name in given:
                     needed[name] = given[name]
         asked = steps.asked
         if not taken:  # refused: every alternative's guard said no
@@ -317,7 +305,6 @@ class _Steps:
         is all a path may expect)."""
         space, snap, ask, asked = self.space, self.snap, self.ask, self.asked
         spec = space.spec
-        table = space.alternatives
         strict, self.first = self.first, False
         if strict:  # a new macrostep: nothing of the one before counts
             self.own, self.base = event, len(self.micro)
@@ -343,32 +330,27 @@ class _Steps:
             seen.add(where)
         at = self.at
 
-        def alternatives(name: str) -> Iterator[kernel.Alternative]:
-            for position, (target, kind, guards) in enumerate(table.get((name, event), ())):
-                guard = None
-                if guards:
-                    def guard(name: str = name, position: int = position,
-                              guards: tuple[str, ...] = guards) -> bool:
-                        answers = [ask(g) for g in guards]
-                        asked.extend((name, event, position, g, a)
-                                     for g, a in zip(guards, answers, strict=True))
-                        return all(answers)
-                yield target, kind, guard, position
+        def answer(alternative: Alternative) -> bool:
+            guards = alternative.guard_names
+            answers = [ask(g) for g in guards]
+            asked.extend((alternative.source, event, alternative.position, g, a)
+                         for g, a in zip(guards, answers, strict=True))
+            return all(answers)
 
         state = kernel.RunState(snap.configuration, dict(snap.remembered), dict(snap.counts),
                                 list(snap.timers), snap.values.get)
         selection, effect, refused = driver.microstep(spec, state, event, given, at,
-                                                      alternatives)
+                                                      answer)
         if refused is not None:
             raise refused
         if effect is None:
             if strict and any(r[2] == "limit" for r in selection.refused):
                 raise kernel.Refused("limit")
             return False
-        for move, position in zip(*kernel.in_history_order(selection.moves,
-                                                           selection.positions), strict=True):
+        for move, alternative in zip(*kernel.in_history_order(selection.moves,
+                                                              selection.taken), strict=True):
             self.micro.append((move[0], event, step_target(move),
-                               move[2] if len(move) == 3 else None, position))
+                               move[2] if len(move) == 3 else None, alternative.position))
         self.entered.extend(effect.entered)
         values = dict(snap.values)
         for name, value in effect.changes.items():

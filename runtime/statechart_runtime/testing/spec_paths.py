@@ -24,7 +24,6 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from statechart_runtime.chart.chart import step_target
 from statechart_runtime.errors import PathMismatch
 from statechart_runtime.testing.explore import START, Micro, Move, Snapshot, Space
 
@@ -134,15 +133,15 @@ def items(space: Space, cover: Cover) -> list[Item]:
     if cover == "states":
         return [Item("state", name) for name in spec.chart.order]
     out: list[Item] = []
-    for (state, event), found in space.alternatives.items():
-        for position, (move_target, kind, guards) in enumerate(found):
+    for (state, event), found in spec.alternatives.on.items():
+        for alternative in found:
             # an item names a target as the record's steps do (a multi-target one's first)
-            target = step_target((state, move_target, kind) if kind else (state, move_target))
+            target, position = alternative.step_target, alternative.position
             if cover == "transitions":
                 out.append(Item("transition", state, event, position, target))
             else:
                 out.extend(Item("guard", state, event, position, target, g, a)
-                           for g in guards for a in (True, False))
+                           for g in alternative.guard_names for a in (True, False))
     order = spec.chart.order
     return sorted(out, key=lambda i: (order[i.state], i.alternative or 0))
 
@@ -154,12 +153,10 @@ def covered_by(space: Space, move: Move, cover: Cover) -> Iterator[Item]:
         for source, event, target, _, position in move.micro:
             yield Item("transition", source, event, position, target)
     else:
-        alternatives = space.alternatives
+        alternatives = space.spec.alternatives.on
         for state, event, position, guard, answer in move.asked:
-            target, kind, _ = alternatives[(state, event)][position]
             yield Item("guard", state, event, position,
-                       step_target((state, target, kind) if kind else (state, target)),
-                       guard, answer)
+                       alternatives[(state, event)][position].step_target, guard, answer)
 
 
 class _Graph:
@@ -404,9 +401,9 @@ def answers_model(guards: Any) -> Any:
 def guard_names(run_class: Any) -> list[str]:
     """Every guard the spec's transitions ask, in the order first declared."""
     found: dict[str, None] = {}
-    for alternatives in Space(run_class).alternatives.values():
-        for _, _, guards in alternatives:
-            found.update(dict.fromkeys(guards))
+    for alternatives in Space(run_class).spec.alternatives.on.values():
+        for alternative in alternatives:
+            found.update(dict.fromkeys(alternative.guard_names))
     return list(found)
 
 

@@ -281,6 +281,49 @@ class AsyncRunStore:
         while len(self._contexts) > _CONTEXTS:
             self._contexts.popitem(last=False)
 
+    def _start_steps(self, run: Run[Any, Any, Any], via: str, started: float,
+                     head: tuple[Any, ...] | None, mark: Mark,
+                     claim: work_core.WorkClaim | None = None,
+                     run_context: str | None = None) -> dict[str, str] | None:
+        """Before a write: a trace context for each macrostep `run` took (a tracing
+        listener's span, started now, ended once the write committed), and the one of each
+        state those steps entered (kept with its run_states row and the work items it
+        enqueued); None when no listener gives one (the columns stay NULL). `head`: the
+        run's head as a traced read gave it (`_head_checks`): the stored contexts of its
+        states (what a fired timer links to) and the run's."""
+        linked = self._linked(type(run))
+        if not linked:
+            return None
+        if head is not None:
+            run_context = observe.run_context(head)
+            self._remember_context(run.record.runId, run_context)
+        return heard.start_steps(run, self.listeners, via=via, started=started,
+                                 revision=mark.revision + 1, trace_context=run_context,
+                                 linked=linked, before=mark.active,
+                                 origins=functools.partial(observe.origins, head or ()),
+                                 work=None if claim is None else claim.key,
+                                 attempt=None if claim is None else claim.attempt,
+                                 work_origin=None if claim is None else claim.origin_context)
+
+    def _linked(self, run_class: type[Run[Any, Any, Any]]) -> frozenset[str]:
+        """The states of `run_class` whose entering step a tracing listener's spans link
+        back to (`observe.linked_states`); none when no listener gives contexts of steps:
+        then nothing of it is read or written."""
+        return observe.linked_states(run_class) if self.listeners.wants_step_context \
+            else frozenset()
+
+    def _head_checks(self, run_id: str, traced: bool) -> tuple[str, tuple[str, ...]]:
+        """head_checks and its arguments, `traced` (the stored trace contexts too) or
+        not."""
+        if traced:
+            return self.sql.head_checks_traced, (run_id, run_id, run_id)
+        return self.sql.head_checks, (run_id, run_id)
+
+    def _head_checked(self, run_class: type[Run[Any, Any, Any]]) -> str:
+        """head_checked, traced when steps of `run_class` keep trace contexts."""
+        return self.sql.head_checked_traced if self._linked(run_class) \
+            else self.sql.head_checked
+
     # -- the store's own schema ----------------------------------------------------------
 
     async def _schema_version(self, db: Any) -> int:
@@ -434,6 +477,9 @@ class AsyncRunStore:
         # What a listener keeps with the run (a tracing listener's context), made first.
         context = self.listeners.new_run_context(record.runId, spec.name) \
             if self.listeners.wants_context else None
+        # The states it starts in (and their work items) were entered by its creation.
+        contexts = None if context is None or not self._linked(type(run)) \
+            else writes.Everywhere(context)
 
         async def work(db: Any) -> None:
             if await (await db.execute(self.sql.run_exists, (record.runId,))).fetchone():
@@ -441,8 +487,8 @@ class AsyncRunStore:
             at = utc_text(self.now())
             await db.execute(self.sql.insert_run, (record.runId, spec.name, spec.version,
                                                    record.status.value, at, at, context))
-            await self._write(db, writes.writes(self.sql, run, created, at), created,
-                              locked=True)
+            await self._write(db, writes.writes(self.sql, run, created, at, contexts),
+                              created, locked=True)
 
         # Two processes creating the same id at once: the loser's INSERT meets the winner's
         # key (on PostgreSQL, at a later statement of the pipeline): the same RunIdTaken.
@@ -470,15 +516,17 @@ class AsyncRunStore:
         observe.watch(self.listeners, run)  # its steps in memory are told when it is saved
         return run
 
-    async def _checked_head(self, db: Any, run_id: str, sql: str) -> tuple[Any, ...]:
+    async def _checked_head(self, db: Any, run_id: str, sql: str, *,
+                            traced: bool = False) -> tuple[Any, ...]:
         """The run's head read by `sql`, with what `restore.head_run` checks it against:
         sent together, the second read once the row is held (a statement of its own: on
         PostgreSQL a SELECT ... FOR UPDATE that waited for another writer sees that writer's
-        row, but its other tables as they were when it started)."""
-        return (await self._checked_head_and(db, run_id, sql))[0]
+        row, but its other tables as they were when it started). `traced`: with the stored
+        trace contexts (`head_checks_traced`)."""
+        return (await self._checked_head_and(db, run_id, sql, traced=traced))[0]
 
-    async def _checked_head_and(self, db: Any, run_id: str, sql: str,
-                                *then: Any) -> tuple[tuple[Any, ...], Any]:
+    async def _checked_head_and(self, db: Any, run_id: str, sql: str, *then: Any,
+                                traced: bool = False) -> tuple[tuple[Any, ...], Any]:
         """`_checked_head`, and the row of `then` (a statement and its arguments) sent with
         them before any is waited for: one round trip on PostgreSQL, which runs them in
         order (a row `then` locks is locked after the run's)."""
@@ -492,7 +540,7 @@ class AsyncRunStore:
                 raise RunNotFound(run_id)
             return tuple(row), None if after is None else await after.fetchone()
         head = await db.execute(sql, (run_id,))
-        checks = await db.execute(self.sql.head_checks, (run_id, run_id))
+        checks = await db.execute(*self._head_checks(run_id, traced))
         after = await db.execute(*then) if then else None
         row = await head.fetchone()
         if row is None:
@@ -523,7 +571,12 @@ class AsyncRunStore:
         self._writable()
         started = time.time() if self.listeners else 0.0  # for the listeners
         mark = mark_of(run)
-        stored = writes.writes(self.sql, run, mark, utc_text(self.now()))
+        # The stored contexts of its states are not read by `load`: its timers fired in
+        # memory link to none.
+        contexts = self._start_steps(run, "save", started, None, mark,
+                                     run_context=await self._context(run.record.runId)) \
+            if self._linked(type(run)) else None
+        stored = writes.writes(self.sql, run, mark, utc_text(self.now()), contexts)
 
         async def work(db: Any) -> int:
             return await self._write(db, stored, mark, locked=False)
@@ -643,12 +696,14 @@ class AsyncRunStore:
                 if not run.record.history:  # nothing happened: nothing to save
                     raise
                 # Timers fired before the event was refused: they are kept.
-                return run, mark, utc_text(when), refusal
-            return run, mark, utc_text(when), None
+                return (run, mark, utc_text(when), refusal,
+                        self._start_steps(run, "fire", started, row, mark))
+            return (run, mark, utc_text(when), None,
+                    self._start_steps(run, "fire", started, row, mark))
 
         async def write(computed: Computed, stored: Writes, db: Any, *, locked: bool
                         ) -> Fired | RunError:
-            run, mark, stamp, refusal = computed
+            run, mark, stamp, refusal, _ = computed
             ran.clear()
             revision = await self._write(db, stored, mark, locked=locked)
             if refusal is None and idempotency_key is not None:
@@ -658,15 +713,19 @@ class AsyncRunStore:
             ran.append(run)
             return refusal if refusal is not None else Fired(run, True, revision, [name])
 
+        traced = bool(self._linked(run_class))
+
         async def work(db: Any) -> Fired | RunError:  # holding the run from read to write
-            head = await self._checked_head(db, run_id, self.sql.head_locked)
+            head = await self._checked_head(db, run_id, self.sql.head_locked, traced=traced)
             done = await compute(db, head, await key_row(db))
             if isinstance(done, Fired):
                 return done
-            return await write(done, writes.writes(self.sql, *done[:3]), db, locked=True)
+            return await write(done, writes.writes(self.sql, *done[:3], done[4]), db,
+                               locked=True)
 
         async def read_unlocked(db: Any) -> tuple[tuple[Any, ...], Any]:
-            return await self._checked_head(db, run_id, self.sql.head), await key_row(db)
+            return (await self._checked_head(db, run_id, self.sql.head, traced=traced),
+                    await key_row(db))
 
         async def no_io(db: Any) -> None:
             return None
@@ -680,8 +739,8 @@ class AsyncRunStore:
                 # The head, what its checks read and the key, in one snapshot: with no key,
                 # one statement (no transaction).
                 if idempotency_key is None:
-                    row, seen = await self._one_row(self.sql.head_checked, (run_id, run_id),
-                                                    run_id), None
+                    row, seen = await self._one_row(self._head_checked(run_class),
+                                                    (run_id, run_id), run_id), None
                 else:
                     row, seen = await self._read(read_unlocked)
                 if restore.stored_version(run_id, row) < spec.version:
@@ -692,7 +751,7 @@ class AsyncRunStore:
                 if isinstance(computed, Fired):
                     return computed
                 # Encoded before the lock, too.
-                stored = writes.writes(self.sql, *computed[:3])
+                stored = writes.writes(self.sql, *computed[:3], computed[4])
                 try:
                     done = await self._with_retries(
                         functools.partial(write, computed, stored, locked=False),
@@ -723,10 +782,10 @@ class AsyncRunStore:
         done = None
         try:
             if self._computes_before_locking(run_class):
-                done = await self._fire_due_unlocked(run_class, run_id, when)
+                done = await self._fire_due_unlocked(run_class, run_id, when, started)
             if done is None:
                 done = await self._with_retries(
-                    functools.partial(self._fire_due, run_class, run_id, when),
+                    functools.partial(self._fire_due, run_class, run_id, when, started),
                     repeatable=False)
         except Exception as exc:
             # The run's own failure (a guard or an action raised), not the store's.
@@ -749,11 +808,12 @@ class AsyncRunStore:
                 and steps_without_machine(run_class))
 
     async def _due_step(self, db: Any, run_class: type[RunT], run_id: str,
-                        row: tuple[Any, ...], when: dt.datetime
-                        ) -> tuple[RunT, Mark, tuple[str, ...]] | Fired:
-        """The run from its head `row` with its timers due at `when` fired, its mark and the
-        events fired; a Fired (`applied` False) when nothing is to be written: no timer was
-        due, and none was declined."""
+                        row: tuple[Any, ...], when: dt.datetime, started: float
+                        ) -> tuple[RunT, Mark, tuple[str, ...], dict[str, str] | None] | Fired:
+        """The run from its head `row` with its timers due at `when` fired, its mark, the
+        events fired and the trace contexts of the states entered (`_start_steps`); a Fired
+        (`applied` False) when nothing is to be written: no timer was due, and none was
+        declined."""
         run = await self._head_run(db, run_class, run_id, row)
         if self.listeners:
             heard.watch(run)
@@ -764,29 +824,30 @@ class AsyncRunStore:
             return Fired(run, False, row[2])
         # A declined timer (its guards said no) is saved even when nothing fired: it no
         # longer counts for `next_due`, so it cannot keep other runs' timers waiting.
-        return run, mark, events
+        return run, mark, events, self._start_steps(run, "fire_due", started, row, mark)
 
     async def _fire_due(self, run_class: type[RunT], run_id: str, when: dt.datetime,
-                        db: Any) -> Fired:
+                        started: float, db: Any) -> Fired:
         """fire_due holding the run, inside the caller's write transaction."""
-        head = await self._checked_head(db, run_id, self.sql.head_locked)
-        due = await self._due_step(db, run_class, run_id, head, when)
+        head = await self._checked_head(db, run_id, self.sql.head_locked,
+                                        traced=bool(self._linked(run_class)))
+        due = await self._due_step(db, run_class, run_id, head, when, started)
         if isinstance(due, Fired):
             return due
-        return await self._write_due(due, writes.writes(self.sql, *due[:2], utc_text(when)),
-                                     db, locked=True)
+        return await self._write_due(
+            due, writes.writes(self.sql, *due[:2], utc_text(when), due[3]), db, locked=True)
 
-    async def _write_due(self, due: tuple[RunT, Mark, tuple[str, ...]], stored: Writes,
+    async def _write_due(self, due: tuple[RunT, Mark, tuple[str, ...], Any], stored: Writes,
                          db: Any, *, locked: bool) -> Fired:
         """Write a run's due timers fired (`_due_step`, encoded as `stored`), inside the
         caller's write transaction."""
-        run, mark, events = due
+        run, mark, events, _ = due
         revision = await self._write(db, stored, mark, locked=locked)
         saved(run, mark, revision)
         return Fired(run, bool(events), revision, list(events))
 
     async def _fire_due_unlocked(self, run_class: type[RunT], run_id: str,
-                                 when: dt.datetime, *, claimed: bool = False
+                                 when: dt.datetime, started: float, *, claimed: bool = False
                                  ) -> Fired | None:
         """fire_due computed from the head before the write lock, written only if the run's
         revision is unchanged, computed again if not, up to `max_attempts` times; None when
@@ -794,17 +855,18 @@ class AsyncRunStore:
         None also when it has nothing due any more (another writer fired it since the
         claim): the caller claims again."""
         for _ in range(1 if claimed else self.max_attempts):
-            row = await self._one_row(self.sql.head_checked, (run_id, run_id), run_id)
+            row = await self._one_row(self._head_checked(run_class), (run_id, run_id), run_id)
             if restore.stored_version(run_id, row) < spec_of(run_class).version:
                 # An older version's head is upgraded from its whole history, read with it
                 # in one moment: holding the run.
                 return await self._with_retries(
-                    functools.partial(self._fire_due, run_class, run_id, when),
+                    functools.partial(self._fire_due, run_class, run_id, when, started),
                     repeatable=False)
-            due = await self._due_step(None, run_class, run_id, row, when)
+            due = await self._due_step(None, run_class, run_id, row, when, started)
             if isinstance(due, Fired):
                 return None if claimed else due
-            stored = writes.writes(self.sql, *due[:2], utc_text(when))  # before the lock
+            # Encoded before the lock.
+            stored = writes.writes(self.sql, *due[:2], utc_text(when), due[3])
             try:
                 return await self._with_retries(
                     functools.partial(self._write_due, due, stored, locked=False),
@@ -838,6 +900,7 @@ class AsyncRunStore:
         # (all are due), not all of them the next one.
         first_due = self.sql.claim_due(skip=bool(skip), limit=_CLAIM_AMONG)
         claimed: list[str] = []  # the run this attempt claimed
+        started = time.time() if self.listeners else 0.0  # for the listeners
 
         async def work(db: Any) -> Fired | None:  # claimed and fired holding the run
             claimed.clear()
@@ -845,7 +908,7 @@ class AsyncRunStore:
             if row is None:
                 return None
             claimed.append(row[0])
-            return await self._fire_due(run_class, row[0], at, db)
+            return await self._fire_due(run_class, row[0], at, started, db)
 
         async def unlocked() -> Fired | None:  # claimed by a read, fired as fire_due does
             for attempt in range(self.max_attempts):
@@ -856,12 +919,12 @@ class AsyncRunStore:
                 claimed.append(random.choice(found)[0])
                 # Overtaken, or found with nothing due (another writer fired the run since
                 # the claim): claimed again.
-                done = await self._fire_due_unlocked(run_class, claimed[0], at, claimed=True)
+                done = await self._fire_due_unlocked(run_class, claimed[0], at, started,
+                                                     claimed=True)
                 if done is not None:
                     return done
             return await self._with_retries(work, repeatable=False)  # overtaken every time
 
-        started = time.time() if self.listeners else 0.0  # for the listeners
         try:
             if self._computes_before_locking(run_class):
                 done = await unlocked()
@@ -934,7 +997,8 @@ class AsyncRunStore:
             row = await (await db.execute(claim, args)).fetchone()
             if row is None:
                 return None
-            key, run_id, state, handler, attempts, failures, token, held_by, lease = row[:9]
+            key, run_id, state, handler, attempts, failures, token, held_by, lease, \
+                enqueued, run_context = row[:11]
             expired[0] = held_by
             state_work = table.get(state)
             assert state_work is not None  # the claim reads the class's work states only
@@ -950,12 +1014,14 @@ class AsyncRunStore:
             await db.execute(self.sql.insert_attempt, (key, attempts + 1, owner,
                                                        utc_text(at)))
             record = None  # the handler's record, read with the item: unless the run is of
-            head = tuple(row[9:])  # another version (upgraded when read) or unreadable, when
+            head = tuple(row[11:])  # another version (upgraded when read) or unreadable, when
             if not restore.needs_history(run_class, head):  # the worker's head() says why
                 with suppress(RunError, StoreError):
                     record = restore.head_record(run_class, run_id, head)
+            if self.listeners.wants_context:
+                self._remember_context(run_id, run_context)  # read with it: no read after
             return work_core.WorkClaim(key, run_id, state, handler, attempts + 1, token + 1,
-                                       owner, until, exhausted, record)
+                                       owner, until, exhausted, record, enqueued)
 
         taken = await self._with_retries(take, repeatable=False)
         if self.listeners and taken is not None:
@@ -1021,21 +1087,24 @@ class AsyncRunStore:
         ends its items), then the item (read with the head: one round trip on PostgreSQL).
         Refused unless the claim still holds the item."""
         head, row = await self._checked_head_and(db, claim.run_id, self.sql.head_locked,
-                                                 self.sql.item_locked, (claim.key,))
+                                                 self.sql.item_locked, (claim.key,),
+                                                 traced=bool(self._linked(run_class)))
         work_core.check_held(claim, None if row is None else row[:5], at)
         return head, tuple(row)
 
-    async def _step_held(self, db: Any, run_class: type[RunT], run_id: str,
+    async def _step_held(self, db: Any, run_class: type[RunT], claim: work_core.WorkClaim,
                          head: tuple[Any, ...], at: dt.datetime, event: str,
-                         values: dict[str, Any]) -> tuple[RunT, Mark, Writes]:
-        """The run from its held `head` with `event` taken at `at`, and what writes it;
-        the run's refusal raises (nothing written)."""
-        run = await self._head_run(db, run_class, run_id, head)
+                         values: dict[str, Any], started: float
+                         ) -> tuple[RunT, Mark, Writes]:
+        """The claimed item's run from its held `head` with `event` taken at `at`, and what
+        writes it; the run's refusal raises (nothing written)."""
+        run = await self._head_run(db, run_class, claim.run_id, head)
         if self.listeners:
             heard.watch(run)
         mark = mark_of(run)
         run.send_at(at, event, **values)
-        return run, mark, writes.writes(self.sql, run, mark, utc_text(at))
+        contexts = self._start_steps(run, "work", started, head, mark, claim)
+        return run, mark, writes.writes(self.sql, run, mark, utc_text(at), contexts)
 
     async def complete_work(self, run_class: type[RunT], claim: work_core.WorkClaim,
                             event: Any, *, now: dt.datetime | None = None,
@@ -1071,8 +1140,8 @@ class AsyncRunStore:
             await db.execute(self.sql.end_attempt, (stamp, work_core.APPLIED, None, claim.key,
                                                     claim.attempt))
             await db.execute(self.sql.end_item, (stamp, name, row[6], None, claim.key))
-            run, mark, stored = await self._step_held(db, run_class, claim.run_id, head, at,
-                                                      name, values)
+            run, mark, stored = await self._step_held(db, run_class, claim, head, at, name,
+                                                      values, started)
             revision = await self._write(db, stored, mark, locked=True)
             saved(run, mark, revision)
             return Fired(run, True, revision, [name])
@@ -1124,8 +1193,8 @@ class AsyncRunStore:
                                                      claim.key))
                 return work_core.Failure(None, None, None)
             try:
-                step = await self._step_held(db, run_class, claim.run_id, head, at,
-                                             state_work.error, values)
+                step = await self._step_held(db, run_class, claim, head, at,
+                                             state_work.error, values, started)
             except RunError as refusal:
                 why = f"{error}; its error event `{state_work.error}` was refused: {refusal}"
                 await db.execute(self.sql.end_item, (stamp, work_core.ENDED_FAILED, failures, why,

@@ -178,6 +178,38 @@ class RunStore:
         while len(self._contexts) > _CONTEXTS:
             self._contexts.popitem(last=False)
 
+    def _start_steps(self, run: Run[Any, Any, Any], via: str, started: float, head: tuple[Any, ...] | None, mark: Mark, claim: work_core.WorkClaim | None=None, run_context: str | None=None) -> dict[str, str] | None:
+        """Before a write: a trace context for each macrostep `run` took (a tracing
+        listener's span, started now, ended once the write committed), and the one of each
+        state those steps entered (kept with its run_states row and the work items it
+        enqueued); None when no listener gives one (the columns stay NULL). `head`: the
+        run's head as a traced read gave it (`_head_checks`): the stored contexts of its
+        states (what a fired timer links to) and the run's."""
+        linked = self._linked(type(run))
+        if not linked:
+            return None
+        if head is not None:
+            run_context = observe.run_context(head)
+            self._remember_context(run.record.runId, run_context)
+        return heard.start_steps(run, self.listeners, via=via, started=started, revision=mark.revision + 1, trace_context=run_context, linked=linked, before=mark.active, origins=functools.partial(observe.origins, head or ()), work=None if claim is None else claim.key, attempt=None if claim is None else claim.attempt, work_origin=None if claim is None else claim.origin_context)
+
+    def _linked(self, run_class: type[Run[Any, Any, Any]]) -> frozenset[str]:
+        """The states of `run_class` whose entering step a tracing listener's spans link
+        back to (`observe.linked_states`); none when no listener gives contexts of steps:
+        then nothing of it is read or written."""
+        return observe.linked_states(run_class) if self.listeners.wants_step_context else frozenset()
+
+    def _head_checks(self, run_id: str, traced: bool) -> tuple[str, tuple[str, ...]]:
+        """head_checks and its arguments, `traced` (the stored trace contexts too) or
+        not."""
+        if traced:
+            return (self.sql.head_checks_traced, (run_id, run_id, run_id))
+        return (self.sql.head_checks, (run_id, run_id))
+
+    def _head_checked(self, run_class: type[Run[Any, Any, Any]]) -> str:
+        """head_checked, traced when steps of `run_class` keep trace contexts."""
+        return self.sql.head_checked_traced if self._linked(run_class) else self.sql.head_checked
+
     def _schema_version(self, db: Any) -> int:
         """The store's schema version, -1 for a database with no store tables at all."""
         has_meta = db.execute(self.sql.table_count, ('store_meta',)).fetchone()[0]
@@ -297,13 +329,14 @@ class RunStore:
         spec = spec_of(run)
         created = Mark(0, 0, 0, (), rewrite=True)
         context = self.listeners.new_run_context(record.runId, spec.name) if self.listeners.wants_context else None
+        contexts = None if context is None or not self._linked(type(run)) else writes.Everywhere(context)
 
         def work(db: Any) -> None:
             if db.execute(self.sql.run_exists, (record.runId,)).fetchone():
                 raise RunIdTaken(record.runId)
             at = utc_text(self.now())
             db.execute(self.sql.insert_run, (record.runId, spec.name, spec.version, record.status.value, at, at, context))
-            self._write(db, writes.writes(self.sql, run, created, at), created, locked=True)
+            self._write(db, writes.writes(self.sql, run, created, at, contexts), created, locked=True)
         self._with_retries(work, repeatable=False, duplicate=lambda: RunIdTaken(record.runId))
         saved(run, created, 1)
         if self.listeners:
@@ -328,14 +361,15 @@ class RunStore:
         observe.watch(self.listeners, run)
         return run
 
-    def _checked_head(self, db: Any, run_id: str, sql: str) -> tuple[Any, ...]:
+    def _checked_head(self, db: Any, run_id: str, sql: str, *, traced: bool=False) -> tuple[Any, ...]:
         """The run's head read by `sql`, with what `restore.head_run` checks it against:
         sent together, the second read once the row is held (a statement of its own: on
         PostgreSQL a SELECT ... FOR UPDATE that waited for another writer sees that writer's
-        row, but its other tables as they were when it started)."""
-        return self._checked_head_and(db, run_id, sql)[0]
+        row, but its other tables as they were when it started). `traced`: with the stored
+        trace contexts (`head_checks_traced`)."""
+        return self._checked_head_and(db, run_id, sql, traced=traced)[0]
 
-    def _checked_head_and(self, db: Any, run_id: str, sql: str, *then: Any) -> tuple[tuple[Any, ...], Any]:
+    def _checked_head_and(self, db: Any, run_id: str, sql: str, *then: Any, traced: bool=False) -> tuple[tuple[Any, ...], Any]:
         """`_checked_head`, and the row of `then` (a statement and its arguments) sent with
         them before any is waited for: one round trip on PostgreSQL, which runs them in
         order (a row `then` locks is locked after the run's)."""
@@ -347,7 +381,7 @@ class RunStore:
                 raise RunNotFound(run_id)
             return (tuple(row), None if after is None else after.fetchone())
         head = db.execute(sql, (run_id,))
-        checks = db.execute(self.sql.head_checks, (run_id, run_id))
+        checks = db.execute(*self._head_checks(run_id, traced))
         after = db.execute(*then) if then else None
         row = head.fetchone()
         if row is None:
@@ -377,7 +411,8 @@ class RunStore:
         self._writable()
         started = time.time() if self.listeners else 0.0
         mark = mark_of(run)
-        stored = writes.writes(self.sql, run, mark, utc_text(self.now()))
+        contexts = self._start_steps(run, 'save', started, None, mark, run_context=self._context(run.record.runId)) if self._linked(type(run)) else None
+        stored = writes.writes(self.sql, run, mark, utc_text(self.now()), contexts)
 
         def work(db: Any) -> int:
             return self._write(db, stored, mark, locked=False)
@@ -471,11 +506,11 @@ class RunStore:
             except RunError as refusal:
                 if not run.record.history:
                     raise
-                return (run, mark, utc_text(when), refusal)
-            return (run, mark, utc_text(when), None)
+                return (run, mark, utc_text(when), refusal, self._start_steps(run, 'fire', started, row, mark))
+            return (run, mark, utc_text(when), None, self._start_steps(run, 'fire', started, row, mark))
 
         def write(computed: Computed, stored: Writes, db: Any, *, locked: bool) -> Fired | RunError:
-            run, mark, stamp, refusal = computed
+            run, mark, stamp, refusal, _ = computed
             ran.clear()
             revision = self._write(db, stored, mark, locked=locked)
             if refusal is None and idempotency_key is not None:
@@ -483,16 +518,17 @@ class RunStore:
             saved(run, mark, revision)
             ran.append(run)
             return refusal if refusal is not None else Fired(run, True, revision, [name])
+        traced = bool(self._linked(run_class))
 
         def work(db: Any) -> Fired | RunError:
-            head = self._checked_head(db, run_id, self.sql.head_locked)
+            head = self._checked_head(db, run_id, self.sql.head_locked, traced=traced)
             done = compute(db, head, key_row(db))
             if isinstance(done, Fired):
                 return done
-            return write(done, writes.writes(self.sql, *done[:3]), db, locked=True)
+            return write(done, writes.writes(self.sql, *done[:3], done[4]), db, locked=True)
 
         def read_unlocked(db: Any) -> tuple[tuple[Any, ...], Any]:
-            return (self._checked_head(db, run_id, self.sql.head), key_row(db))
+            return (self._checked_head(db, run_id, self.sql.head, traced=traced), key_row(db))
 
         def no_io(db: Any) -> None:
             return None
@@ -501,7 +537,7 @@ class RunStore:
         if self._computes_before_locking(run_class):
             for _ in range(self.max_attempts):
                 if idempotency_key is None:
-                    row, seen = (self._one_row(self.sql.head_checked, (run_id, run_id), run_id), None)
+                    row, seen = (self._one_row(self._head_checked(run_class), (run_id, run_id), run_id), None)
                 else:
                     row, seen = self._read(read_unlocked)
                 if restore.stored_version(run_id, row) < spec.version:
@@ -509,7 +545,7 @@ class RunStore:
                 computed = compute(None, row, seen)
                 if isinstance(computed, Fired):
                     return computed
-                stored = writes.writes(self.sql, *computed[:3])
+                stored = writes.writes(self.sql, *computed[:3], computed[4])
                 try:
                     done = self._with_retries(functools.partial(write, computed, stored, locked=False), repeatable=repeatable)
                     break
@@ -537,9 +573,9 @@ class RunStore:
         done = None
         try:
             if self._computes_before_locking(run_class):
-                done = self._fire_due_unlocked(run_class, run_id, when)
+                done = self._fire_due_unlocked(run_class, run_id, when, started)
             if done is None:
-                done = self._with_retries(functools.partial(self._fire_due, run_class, run_id, when), repeatable=False)
+                done = self._with_retries(functools.partial(self._fire_due, run_class, run_id, when, started), repeatable=False)
         except Exception as exc:
             if self.listeners and (not isinstance(exc, RunNotFound)) and (not self.store_failed(exc)):
                 self.listeners.notify(observe.timers_failed(run_class, run_id, exc, exc, started, self._context(run_id)))
@@ -555,10 +591,11 @@ class RunStore:
         again when the step is computed again)."""
         return self.optimistic_fire and bool(self.sql.head_checked) and steps_without_machine(run_class)
 
-    def _due_step(self, db: Any, run_class: type[RunT], run_id: str, row: tuple[Any, ...], when: dt.datetime) -> tuple[RunT, Mark, tuple[str, ...]] | Fired:
-        """The run from its head `row` with its timers due at `when` fired, its mark and the
-        events fired; a Fired (`applied` False) when nothing is to be written: no timer was
-        due, and none was declined."""
+    def _due_step(self, db: Any, run_class: type[RunT], run_id: str, row: tuple[Any, ...], when: dt.datetime, started: float) -> tuple[RunT, Mark, tuple[str, ...], dict[str, str] | None] | Fired:
+        """The run from its head `row` with its timers due at `when` fired, its mark, the
+        events fired and the trace contexts of the states entered (`_start_steps`); a Fired
+        (`applied` False) when nothing is to be written: no timer was due, and none was
+        declined."""
         run = self._head_run(db, run_class, run_id, row)
         if self.listeners:
             heard.watch(run)
@@ -567,38 +604,38 @@ class RunStore:
         events = tuple(run.fire_due(when))
         if not events and list(run.timers) == armed:
             return Fired(run, False, row[2])
-        return (run, mark, events)
+        return (run, mark, events, self._start_steps(run, 'fire_due', started, row, mark))
 
-    def _fire_due(self, run_class: type[RunT], run_id: str, when: dt.datetime, db: Any) -> Fired:
+    def _fire_due(self, run_class: type[RunT], run_id: str, when: dt.datetime, started: float, db: Any) -> Fired:
         """fire_due holding the run, inside the caller's write transaction."""
-        head = self._checked_head(db, run_id, self.sql.head_locked)
-        due = self._due_step(db, run_class, run_id, head, when)
+        head = self._checked_head(db, run_id, self.sql.head_locked, traced=bool(self._linked(run_class)))
+        due = self._due_step(db, run_class, run_id, head, when, started)
         if isinstance(due, Fired):
             return due
-        return self._write_due(due, writes.writes(self.sql, *due[:2], utc_text(when)), db, locked=True)
+        return self._write_due(due, writes.writes(self.sql, *due[:2], utc_text(when), due[3]), db, locked=True)
 
-    def _write_due(self, due: tuple[RunT, Mark, tuple[str, ...]], stored: Writes, db: Any, *, locked: bool) -> Fired:
+    def _write_due(self, due: tuple[RunT, Mark, tuple[str, ...], Any], stored: Writes, db: Any, *, locked: bool) -> Fired:
         """Write a run's due timers fired (`_due_step`, encoded as `stored`), inside the
         caller's write transaction."""
-        run, mark, events = due
+        run, mark, events, _ = due
         revision = self._write(db, stored, mark, locked=locked)
         saved(run, mark, revision)
         return Fired(run, bool(events), revision, list(events))
 
-    def _fire_due_unlocked(self, run_class: type[RunT], run_id: str, when: dt.datetime, *, claimed: bool=False) -> Fired | None:
+    def _fire_due_unlocked(self, run_class: type[RunT], run_id: str, when: dt.datetime, started: float, *, claimed: bool=False) -> Fired | None:
         """fire_due computed from the head before the write lock, written only if the run's
         revision is unchanged, computed again if not, up to `max_attempts` times; None when
         overtaken every time. A run `claimed` (by fire_next_due's read) is tried once, and
         None also when it has nothing due any more (another writer fired it since the
         claim): the caller claims again."""
         for _ in range(1 if claimed else self.max_attempts):
-            row = self._one_row(self.sql.head_checked, (run_id, run_id), run_id)
+            row = self._one_row(self._head_checked(run_class), (run_id, run_id), run_id)
             if restore.stored_version(run_id, row) < spec_of(run_class).version:
-                return self._with_retries(functools.partial(self._fire_due, run_class, run_id, when), repeatable=False)
-            due = self._due_step(None, run_class, run_id, row, when)
+                return self._with_retries(functools.partial(self._fire_due, run_class, run_id, when, started), repeatable=False)
+            due = self._due_step(None, run_class, run_id, row, when, started)
             if isinstance(due, Fired):
                 return None if claimed else due
-            stored = writes.writes(self.sql, *due[:2], utc_text(when))
+            stored = writes.writes(self.sql, *due[:2], utc_text(when), due[3])
             try:
                 return self._with_retries(functools.partial(self._write_due, due, stored, locked=False), repeatable=False)
             except ConcurrentUpdate:
@@ -624,6 +661,7 @@ class RunStore:
         claim = self.sql.claim_due(skip=bool(skip), limit=1)
         first_due = self.sql.claim_due(skip=bool(skip), limit=_CLAIM_AMONG)
         claimed: list[str] = []
+        started = time.time() if self.listeners else 0.0
 
         def work(db: Any) -> Fired | None:
             claimed.clear()
@@ -631,7 +669,7 @@ class RunStore:
             if row is None:
                 return None
             claimed.append(row[0])
-            return self._fire_due(run_class, row[0], at, db)
+            return self._fire_due(run_class, row[0], at, started, db)
 
         def unlocked() -> Fired | None:
             for attempt in range(self.max_attempts):
@@ -640,11 +678,10 @@ class RunStore:
                 if not found:
                     return None
                 claimed.append(random.choice(found)[0])
-                done = self._fire_due_unlocked(run_class, claimed[0], at, claimed=True)
+                done = self._fire_due_unlocked(run_class, claimed[0], at, started, claimed=True)
                 if done is not None:
                     return done
             return self._with_retries(work, repeatable=False)
-        started = time.time() if self.listeners else 0.0
         try:
             if self._computes_before_locking(run_class):
                 done = unlocked()
@@ -704,7 +741,7 @@ class RunStore:
             row = db.execute(claim, args).fetchone()
             if row is None:
                 return None
-            key, run_id, state, handler, attempts, failures, token, held_by, lease = row[:9]
+            key, run_id, state, handler, attempts, failures, token, held_by, lease, enqueued, run_context = row[:11]
             expired[0] = held_by
             state_work = table.get(state)
             assert state_work is not None
@@ -717,11 +754,13 @@ class RunStore:
             db.execute(self.sql.claim_item, (attempts + 1, failures, token + 1, owner, utc_text(until), utc_text(until), key))
             db.execute(self.sql.insert_attempt, (key, attempts + 1, owner, utc_text(at)))
             record = None
-            head = tuple(row[9:])
+            head = tuple(row[11:])
             if not restore.needs_history(run_class, head):
                 with suppress(RunError, StoreError):
                     record = restore.head_record(run_class, run_id, head)
-            return work_core.WorkClaim(key, run_id, state, handler, attempts + 1, token + 1, owner, until, exhausted, record)
+            if self.listeners.wants_context:
+                self._remember_context(run_id, run_context)
+            return work_core.WorkClaim(key, run_id, state, handler, attempts + 1, token + 1, owner, until, exhausted, record, enqueued)
         taken = self._with_retries(take, repeatable=False)
         if self.listeners and taken is not None:
             self.listeners.notify(observe.claimed(run_class, taken, at, expired[0], self._context(taken.run_id)))
@@ -774,19 +813,20 @@ class RunStore:
         transaction, both held: the run first (as every step of the run takes them, which
         ends its items), then the item (read with the head: one round trip on PostgreSQL).
         Refused unless the claim still holds the item."""
-        head, row = self._checked_head_and(db, claim.run_id, self.sql.head_locked, self.sql.item_locked, (claim.key,))
+        head, row = self._checked_head_and(db, claim.run_id, self.sql.head_locked, self.sql.item_locked, (claim.key,), traced=bool(self._linked(run_class)))
         work_core.check_held(claim, None if row is None else row[:5], at)
         return (head, tuple(row))
 
-    def _step_held(self, db: Any, run_class: type[RunT], run_id: str, head: tuple[Any, ...], at: dt.datetime, event: str, values: dict[str, Any]) -> tuple[RunT, Mark, Writes]:
-        """The run from its held `head` with `event` taken at `at`, and what writes it;
-        the run's refusal raises (nothing written)."""
-        run = self._head_run(db, run_class, run_id, head)
+    def _step_held(self, db: Any, run_class: type[RunT], claim: work_core.WorkClaim, head: tuple[Any, ...], at: dt.datetime, event: str, values: dict[str, Any], started: float) -> tuple[RunT, Mark, Writes]:
+        """The claimed item's run from its held `head` with `event` taken at `at`, and what
+        writes it; the run's refusal raises (nothing written)."""
+        run = self._head_run(db, run_class, claim.run_id, head)
         if self.listeners:
             heard.watch(run)
         mark = mark_of(run)
         run.send_at(at, event, **values)
-        return (run, mark, writes.writes(self.sql, run, mark, utc_text(at)))
+        contexts = self._start_steps(run, 'work', started, head, mark, claim)
+        return (run, mark, writes.writes(self.sql, run, mark, utc_text(at), contexts))
 
     def complete_work(self, run_class: type[RunT], claim: work_core.WorkClaim, event: Any, *, now: dt.datetime | None=None, **values: Any) -> Fired:
         """Apply the handler's outcome: fire `event` (one of the work's `outcomes`) with
@@ -814,7 +854,7 @@ class RunStore:
             stamp = utc_text(at)
             db.execute(self.sql.end_attempt, (stamp, work_core.APPLIED, None, claim.key, claim.attempt))
             db.execute(self.sql.end_item, (stamp, name, row[6], None, claim.key))
-            run, mark, stored = self._step_held(db, run_class, claim.run_id, head, at, name, values)
+            run, mark, stored = self._step_held(db, run_class, claim, head, at, name, values, started)
             revision = self._write(db, stored, mark, locked=True)
             saved(run, mark, revision)
             return Fired(run, True, revision, [name])
@@ -857,7 +897,7 @@ class RunStore:
                 db.execute(self.sql.end_item, (stamp, work_core.ENDED_FAILED, failures, error, claim.key))
                 return work_core.Failure(None, None, None)
             try:
-                step = self._step_held(db, run_class, claim.run_id, head, at, state_work.error, values)
+                step = self._step_held(db, run_class, claim, head, at, state_work.error, values, started)
             except RunError as refusal:
                 why = f'{error}; its error event `{state_work.error}` was refused: {refusal}'
                 db.execute(self.sql.end_item, (stamp, work_core.ENDED_FAILED, failures, why, claim.key))

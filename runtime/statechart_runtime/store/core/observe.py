@@ -4,10 +4,13 @@ the store's calls gather what happened and call these once their transaction com
 from __future__ import annotations
 
 import datetime as dt
+import json
 import time
+import weakref
 from typing import Any
 
 from statechart_runtime import listeners as heard
+from statechart_runtime.chart.work import work_of
 from statechart_runtime.run import Run, active_states, spec_of
 from statechart_runtime.store.core.work import Failure, WorkClaim
 from statechart_runtime.store.core.writes import MARK_ATTR
@@ -31,6 +34,43 @@ def steps(store_listeners: heard.Listeners, run: Any, via: str, started: float,
         attempt=None if claim is None else claim.attempt, trace_context=trace_context))
     # The run goes on being watched: steps taken on it in memory are told when it is saved.
     heard.watch(run)
+
+
+_LINKED: weakref.WeakKeyDictionary[type, frozenset[str]] = weakref.WeakKeyDictionary()
+
+
+def linked_states(run_class: type[Run[Any, Any, Any]]) -> frozenset[str]:
+    """The states of a run class's spec that a later step links back to the step that
+    entered them: those with a timer (that step armed it) or with work (it enqueued the
+    item). A store keeps a step's trace context only when it entered one of these; a spec
+    with none costs a tracing listener nothing more than a span after the commit."""
+    found = _LINKED.get(run_class)
+    if found is None:
+        found = frozenset(spec_of(run_class).timers.by_state) \
+            | frozenset(work.state for work in work_of(run_class))
+        _LINKED[run_class] = found
+    return found
+
+
+def run_context(row: tuple[Any, ...]) -> str | None:
+    """The run's trace context, from a head read traced (`head_checks_traced`,
+    `head_checked_traced`: the last of its columns)."""
+    return row[11] if len(row) > 11 and isinstance(row[11], str) else None
+
+
+def origins(row: tuple[Any, ...]) -> dict[str, str]:
+    """The stored trace context of each active state (the step that entered it), from a
+    head read traced. A value that is not what the store wrote is passed over: a trace
+    loses a link, the run's step goes on."""
+    if len(row) <= 11 or not row[10]:
+        return {}
+    try:
+        found = json.loads(row[10])
+    except ValueError:
+        return {}
+    if not isinstance(found, dict):
+        return {}
+    return {state: context for state, context in found.items() if isinstance(context, str)}
 
 
 def created(run: Run[Any, Any, Any], at: dt.datetime,
@@ -63,7 +103,7 @@ def claimed(run_class: type[Run[Any, Any, Any]], claim: WorkClaim, at: dt.dateti
             expired: str | None, trace_context: str | None) -> heard.WorkClaimed:
     return heard.WorkClaimed(claim.run_id, spec_of(run_class).name, claim.key, claim.state,
                              claim.handler, claim.attempt, claim.owner, claim.lease_until, at,
-                             expired, claim.exhausted, trace_context)
+                             expired, claim.exhausted, trace_context, claim.origin_context)
 
 
 def completed(run_class: type[Run[Any, Any, Any]], claim: WorkClaim, event: str,
@@ -71,7 +111,7 @@ def completed(run_class: type[Run[Any, Any, Any]], claim: WorkClaim, event: str,
               ) -> heard.WorkCompleted:
     return heard.WorkCompleted(claim.run_id, spec_of(run_class).name, claim.key, claim.state,
                                claim.handler, claim.attempt, claim.owner, event, applied,
-                               started, time.time(), trace_context)
+                               started, time.time(), trace_context, claim.origin_context)
 
 
 def failed(run_class: type[Run[Any, Any, Any]], claim: WorkClaim, error: str,
@@ -80,10 +120,11 @@ def failed(run_class: type[Run[Any, Any, Any]], claim: WorkClaim, error: str,
     return heard.WorkFailed(claim.run_id, spec_of(run_class).name, claim.key, claim.state,
                             claim.handler, claim.attempt, claim.owner, error,
                             failure.retry_at, fired.events[0] if fired is not None else None,
-                            started, time.time(), trace_context)
+                            started, time.time(), trace_context, claim.origin_context)
 
 
 def lease_lost(run_class: type[Run[Any, Any, Any]], claim: WorkClaim, call: str,
                error: BaseException, trace_context: str | None) -> heard.LeaseLost:
     return heard.LeaseLost(claim.run_id, spec_of(run_class).name, claim.key, claim.attempt,
-                           claim.owner, call, heard.reason_of(error), trace_context)
+                           claim.owner, call, heard.reason_of(error), trace_context,
+                           claim.origin_context)

@@ -12,7 +12,7 @@ from statechart_runtime.errors import ReadOnlyStore, SchemaProblem, StoreError
 
 # The version of the store's own tables this runtime writes: every backend's MIGRATIONS has
 # one step per version (MIGRATIONS[v] turns version v-1 into v), so it is their length - 1.
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 # Versions below this one were development schemas no release wrote: no step leads from them.
 OLDEST_VERSION = 2
 # What a read-only store says to do about a schema it would have to upgrade (the CLI words

@@ -37,6 +37,12 @@ class Statements:
     # snapshot without a transaction): `fire`'s read before it takes the write lock, on a
     # backend with `optimistic_fire` ("" on the others).
     head_checked: str
+    # head_checks and head_checked with two more columns, read when a tracing listener
+    # listens (else not: no cost): the stored trace contexts of the run's states (a JSON
+    # object, state -> the context of the step that entered it; NULL: none) and the run's
+    # (runs.trace_context). head_checks_traced takes (run_id, run_id, run_id).
+    head_checks_traced: str
+    head_checked_traced: str
     revision_locked: str  # (run_id) -> revision, holding the row
     update_head: str  # (revision, spec_version, status, steps, record, next_due, at, run_id)
     # The same with `revision` (the one the step was computed from) appended: the row is
@@ -52,7 +58,9 @@ class Statements:
     insert_step: str  # (run_id, idx, event, source, target, at, values, kind)
     delete_states: str  # (run_id)
     delete_state: str  # (run_id, state)
-    insert_state: str  # (run_id, spec, state)
+    insert_state: str  # (run_id, spec, state, trace_context)
+    # (trace_context, run_id, state): a state entered again keeps its new step's context
+    state_context: str
     key_seen: str  # (run_id, key) -> event, values, call
     insert_key: str  # (run_id, key, event, values, revision, call, at)
     due: str  # (spec, version, now, limit) -> run ids, earliest due first
@@ -75,9 +83,10 @@ class Statements:
     watch_steps: str
     # Work items (store/core/work.py). work_items columns: item_key, run_id, spec, state,
     # handler, attempts, failures, token, owner, ready_at, lease_until, last_error,
-    # created_at, ended_at, ended_by; work_attempts: item_key, attempt, owner, claimed_at,
-    # ended_at, result, error.
-    insert_item: str  # (key, run_id, spec, state, handler, ready_at, created_at)
+    # created_at, ended_at, ended_by, trace_context; work_attempts: item_key, attempt,
+    # owner, claimed_at, ended_at, result, error.
+    # (key, run_id, spec, state, handler, ready_at, created_at, trace_context)
+    insert_item: str
     end_items: str  # (at, ended_by, run_id, state): the state's open item ends
     end_attempts_of_state: str  # (at, result, run_id, state): its running attempt ends
     # (key) -> token, owner, lease_until, ended_at, ended_by, state, failures, attempts,
@@ -119,9 +128,9 @@ class Statements:
 
     def claim_work(self) -> str:
         """(spec, now, the states' parameter as `skip_arg` makes it, version) -> (key,
-        run_id, state, handler, attempts, failures, token, owner, lease_until, and the run's
-        head as `head` reads it: spec, spec_version, revision, steps, record, status) of the
-        item of
+        run_id, state, handler, attempts, failures, token, owner, lease_until, the item's
+        trace_context, the run's trace_context, and the run's head as `head` reads it:
+        spec, spec_version, revision, steps, record, status) of the item of
         one of those states of the spec's runs stored at `version` or older (a newer one is
         not the caller's to run) ready first (pending, or its lease expired by `now`):
         claimed for the transaction (PostgreSQL skips the items other workers hold)."""

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+from collections.abc import Mapping
 from typing import Any
 
 from statechart_runtime.chart.work import Work, WorkTable, item_key
@@ -51,6 +52,9 @@ class WorkClaim:
     lease_until: dt.datetime
     exhausted: bool = False
     record: Any = dataclasses.field(default=None, compare=False, repr=False)
+    # The trace context of the step that enqueued the item (a tracing listener's; None
+    # without one), read with it: its observations link to it.
+    origin_context: str | None = dataclasses.field(default=None, compare=False, repr=False)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -91,11 +95,13 @@ class WorkItem:
 
 
 def log_statements(sql: Any, run: Any, log: list[Any], *, spec: str, first_step: int,
-                   known: int) -> list[tuple[str, list[tuple[Any, ...]]]]:
+                   known: int, contexts: Mapping[str, str] | None = None
+                   ) -> list[tuple[str, list[tuple[Any, ...]]]]:
     """The statements that write a run's work log (`run.work_log`: what its new steps did
     to its items), in order: each entry's ended items, then its started ones. A history
     index of the run's record is the stored one plus `first_step - known` (the record may
-    hold only the steps since it was loaded)."""
+    hold only the steps since it was loaded). `contexts`: the trace context of the step
+    that entered each state (writes.writes'), kept with the items it enqueued."""
     run_id = run.record.runId
     statements: list[tuple[str, list[tuple[Any, ...]]]] = []
     for entry in log:
@@ -110,7 +116,9 @@ def log_statements(sql: Any, run: Any, log: list[Any], *, spec: str, first_step:
             index = None if entry.index is None else entry.index + first_step - known
             statements.append((sql.insert_item, [
                 (item_key(run_id, work.state, index), run_id, spec, work.state,
-                 work.handler, at, at) for work in entry.change.started]))
+                 work.handler, at, at,
+                 None if contexts is None else contexts.get(work.state))
+                for work in entry.change.started]))
     return statements
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from statechart_runtime.errors import RunError, StoreError, UnstorableValue
@@ -66,16 +66,40 @@ class Fired:
 
 
 # A fire computed, to be written: the run with the event taken, its mark, the time of the
-# call (column text), and the refusal when the event was refused after timers fired.
-Computed = tuple[Run[Any, Any, Any], Mark, str, RunError | None]
+# call (column text), the refusal when the event was refused after timers fired, and the
+# trace contexts of the states its steps entered (None: no tracing listener).
+Computed = tuple[Run[Any, Any, Any], Mark, str, RunError | None, Mapping[str, str] | None]
 
 
-def writes(sql: Statements, run: Run[Any, Any, Any], mark: Mark, at: str) -> Writes:
+class Everywhere(Mapping[str, str]):
+    """The one trace context of every state (a new run's: its creation entered them all)."""
+
+    def __init__(self, context: str) -> None:
+        self.context = context
+
+    def __getitem__(self, state: str) -> str:
+        return self.context
+
+    def __contains__(self, state: object) -> bool:
+        return True
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(())
+
+    def __len__(self) -> int:
+        return 0
+
+
+def writes(sql: Statements, run: Run[Any, Any, Any], mark: Mark, at: str,
+           contexts: Mapping[str, str] | None = None) -> Writes:
     """What stores the run (the store's `_write` runs it): its head, its new steps (or all of them),
     its active states if they changed. Encoded here, with no database: a caller may do
-    it before it takes a lock. UnstorableValue for a value the columns' JSON cannot hold."""
+    it before it takes a lock. UnstorableValue for a value the columns' JSON cannot hold.
+    `contexts`: the trace context of each state the new steps entered (a tracing
+    listener's, `listeners.start_steps`), written with its run_states row and the work
+    items it enqueued; None: none (the columns stay NULL)."""
     try:
-        return _writes(sql, run, mark, at)
+        return _writes(sql, run, mark, at, contexts)
     except ValueError as exc:
         raise unstorable(run.record.runId, exc) from None
 
@@ -88,7 +112,8 @@ def unstorable(run_id: str, exc: Exception) -> UnstorableValue:
                            "most 4,300 digits)")
 
 
-def _writes(sql: Statements, run: Run[Any, Any, Any], mark: Mark, at: str) -> Writes:
+def _writes(sql: Statements, run: Run[Any, Any, Any], mark: Mark, at: str,
+            contexts: Mapping[str, str] | None) -> Writes:
     record: Any = run.record
     run_id = record.runId
     spec = spec_of(run)
@@ -123,13 +148,21 @@ def _writes(sql: Statements, run: Run[Any, Any, Any], mark: Mark, at: str) -> Wr
             left = [name for name in mark.active if name not in active_states(run)]
             entered = [name for name in active_states(run) if name not in mark.active]
         statements.append((sql.delete_state, [(run_id, name) for name in left]))
-        statements.append((sql.insert_state,
-                           [(run_id, spec.name, name) for name in entered]))
+        statements.append((sql.insert_state, [
+            (run_id, spec.name, name, None if contexts is None else contexts.get(name))
+            for name in entered]))
+    if contexts and not mark.rewrite:
+        # States entered again (a self-transition): active before and after, their timer
+        # armed again by this call's step.
+        again = [(contexts[name], run_id, name) for name in mark.active
+                 if name in contexts and name in active_states(run)]
+        if again:
+            statements.append((sql.state_context, again))
     log = work_log(run)
     if log:  # the work items its steps started and ended, in the same transaction
         statements.extend(work.log_statements(
             sql, run, log, spec=spec.name, first_step=0 if mark.rewrite else mark.steps,
-            known=0 if mark.rewrite else mark.known))
+            known=0 if mark.rewrite else mark.known, contexts=contexts))
     if new and sql.announce_step:  # at commit, the watchers of the spec look (`watch`)
         statements.append((sql.announce_step, [(spec.name,)]))
     # An earlier deadline, or a work item to claim, wakes the sleeping workers.

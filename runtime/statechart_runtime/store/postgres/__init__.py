@@ -74,7 +74,8 @@ class _PostgresStatements(Statements):
         # Items other workers hold are skipped, not waited for; the run's head comes with
         # the item (the handler's record), its row not locked.
         return ("SELECT w.item_key, w.run_id, w.state, w.handler, w.attempts, w.failures, "
-                "w.token, w.owner, w.lease_until, r.spec, r.spec_version, r.revision, "
+                "w.token, w.owner, w.lease_until, w.trace_context, r.trace_context, r.spec, "
+                "r.spec_version, r.revision, "
                 "r.steps, r.record, r.status FROM work_items w JOIN runs r ON r.run_id = "
                 "w.run_id WHERE w.spec = %s AND w.ended_at IS NULL AND w.ready_at <= %s AND "
                 "w.state = ANY(%s) AND r.spec_version <= %s ORDER BY w.ready_at LIMIT 1 "
@@ -193,6 +194,15 @@ SQL = _PostgresStatements(
                 "AS states FROM run_states WHERE run_id = %s) s LEFT JOIN (SELECT idx, "
                 "target, at FROM history WHERE run_id = %s ORDER BY idx DESC LIMIT 1) h ON 1 = 1",
     head_checked="",  # fire holds the run's row from its read to its write
+    # The same, traced: what a tracing listener links to (docs/observability.md).
+    head_checks_traced="SELECT s.states, h.idx, h.target, h.at, s.origins, (SELECT "
+                       "trace_context FROM runs WHERE run_id = %s) FROM (SELECT "
+                       "string_agg(state, ' ') AS states, (json_object_agg(state, "
+                       "trace_context) FILTER (WHERE trace_context IS NOT NULL))::text AS "
+                       "origins FROM run_states WHERE run_id = %s) s LEFT JOIN (SELECT idx, "
+                       "target, at FROM history WHERE run_id = %s ORDER BY idx DESC LIMIT 1) h "
+                       "ON 1 = 1",
+    head_checked_traced="",
     revision_locked="SELECT revision FROM runs WHERE run_id = %s FOR UPDATE",
     update_head_if="",  # revision_locked, then update_head
     update_head="UPDATE runs SET revision = %s, spec_version = %s, status = %s, steps = %s, "
@@ -205,7 +215,9 @@ SQL = _PostgresStatements(
                 "kind) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
     delete_states="DELETE FROM run_states WHERE run_id = %s",
     delete_state="DELETE FROM run_states WHERE run_id = %s AND state = %s",
-    insert_state="INSERT INTO run_states VALUES (%s, %s, %s)",
+    insert_state="INSERT INTO run_states (run_id, spec, state, trace_context) VALUES "
+                 "(%s, %s, %s, %s)",
+    state_context="UPDATE run_states SET trace_context = %s WHERE run_id = %s AND state = %s",
     key_seen='SELECT event, "values", call FROM idempotency WHERE run_id = %s AND key = %s',
     insert_key="INSERT INTO idempotency VALUES (%s, %s, %s, %s, %s, %s, %s)",
     due="SELECT run_id FROM runs WHERE spec = %s AND spec_version <= %s "
@@ -228,8 +240,8 @@ SQL = _PostgresStatements(
                 "ORDER BY h.tx, h.run_id, h.idx LIMIT %s",
     # Work items (store/core/work.py).
     insert_item="INSERT INTO work_items (item_key, run_id, spec, state, handler, attempts, "
-                "failures, token, ready_at, created_at) VALUES (%s, %s, %s, %s, %s, 0, 0, 0, "
-                "%s, %s) ON CONFLICT (item_key) DO NOTHING",
+                "failures, token, ready_at, created_at, trace_context) VALUES (%s, %s, %s, %s, "
+                "%s, 0, 0, 0, %s, %s, %s) ON CONFLICT (item_key) DO NOTHING",
     end_items="UPDATE work_items SET ended_at = %s, ended_by = %s, ready_at = NULL, "
               "owner = NULL, lease_until = NULL WHERE run_id = %s AND state = %s "
               "AND ended_at IS NULL",
@@ -362,6 +374,11 @@ MIGRATIONS: list[tuple[str, ...]] = [
     # 6: what a listener keeps with a run when it is created (a tracing listener's W3C trace
     # context: statechart_runtime.otel), read back for its later steps.
     ("ALTER TABLE runs ADD COLUMN trace_context TEXT",),
+    # 7: the trace context of the step that entered a state (its timer's arming) and of the
+    # one that enqueued a work item: what a timer fired or an item claimed later, in any
+    # process, links to.
+    ("ALTER TABLE run_states ADD COLUMN trace_context TEXT",
+     "ALTER TABLE work_items ADD COLUMN trace_context TEXT"),
 ]
 
 

@@ -38,6 +38,9 @@ _OTHER_VERSIONS = (
     "ON s.run_id = r.run_id WHERE r.spec = %s AND r.spec_version < %s "
     "UNION ALL SELECT run_id, spec_version, NULL FROM runs WHERE spec = %s AND "
     "spec_version > %s")
+# The stored trace contexts of a run's states, as one JSON object (NULL: none).
+_ORIGINS = ("CASE WHEN count(trace_context) > 0 THEN json_group_object(state, trace_context) "
+            "END")
 _SNAPSHOT_HEAD = ("SELECT r.run_id, r.spec, r.spec_version, r.revision, r.status, r.steps, "
                   "r.created_at, r.updated_at, r.next_due, r.record FROM runs r")
 
@@ -66,7 +69,8 @@ class _SqliteStatements(Statements):
     def claim_work(self) -> str:
         # The write transaction holds the database's lock: the read is the claim.
         return ("SELECT w.item_key, w.run_id, w.state, w.handler, w.attempts, w.failures, "
-                "w.token, w.owner, w.lease_until, r.spec, r.spec_version, r.revision, "
+                "w.token, w.owner, w.lease_until, w.trace_context, r.trace_context, r.spec, "
+                "r.spec_version, r.revision, "
                 "r.steps, r.record, r.status FROM work_items w JOIN runs r ON r.run_id = "
                 "w.run_id WHERE w.spec = ? AND w.ended_at IS NULL AND w.ready_at <= ? AND "
                 "w.state IN (SELECT value FROM json_each(?)) AND r.spec_version <= ? "
@@ -189,6 +193,19 @@ SQL = _SqliteStatements(
                  "h.idx, h.target, h.at FROM runs r LEFT JOIN (SELECT idx, target, at FROM "
                  "history WHERE run_id = ? ORDER BY idx DESC LIMIT 1) h ON 1 = 1 "
                  "WHERE r.run_id = ?",
+    # The same, traced: what a tracing listener links to (docs/observability.md).
+    head_checks_traced="SELECT s.states, h.idx, h.target, h.at, s.origins, (SELECT "
+                       "trace_context FROM runs WHERE run_id = ?) FROM (SELECT "
+                       f"group_concat(state, ' ') AS states, {_ORIGINS} AS origins FROM "
+                       "run_states WHERE run_id = ?) s LEFT JOIN (SELECT idx, target, at "
+                       "FROM history WHERE run_id = ? ORDER BY idx DESC LIMIT 1) h ON 1 = 1",
+    head_checked_traced="SELECT r.spec, r.spec_version, r.revision, r.steps, r.record, "
+                        "r.status, (SELECT group_concat(state, ' ') FROM run_states WHERE "
+                        "run_id = r.run_id), h.idx, h.target, h.at, (SELECT "
+                        f"{_ORIGINS} FROM run_states WHERE run_id = r.run_id), "
+                        "r.trace_context FROM runs r LEFT JOIN (SELECT idx, target, at FROM "
+                        "history WHERE run_id = ? ORDER BY idx DESC LIMIT 1) h ON 1 = 1 "
+                        "WHERE r.run_id = ?",
     revision_locked="SELECT revision FROM runs WHERE run_id = ?",
     update_head="UPDATE runs SET revision = ?, spec_version = ?, status = ?, steps = ?, "
                 "record = ?, next_due = ?, updated_at = ? WHERE run_id = ?",
@@ -212,7 +229,9 @@ SQL = _SqliteStatements(
                 "'step_seq'), 0)) + 1 FROM history))",
     delete_states="DELETE FROM run_states WHERE run_id = ?",
     delete_state="DELETE FROM run_states WHERE run_id = ? AND state = ?",
-    insert_state="INSERT INTO run_states VALUES (?, ?, ?)",
+    insert_state="INSERT INTO run_states (run_id, spec, state, trace_context) VALUES "
+                 "(?, ?, ?, ?)",
+    state_context="UPDATE run_states SET trace_context = ? WHERE run_id = ? AND state = ?",
     key_seen='SELECT event, "values", call FROM idempotency WHERE run_id = ? AND key = ?',
     insert_key="INSERT INTO idempotency VALUES (?, ?, ?, ?, ?, ?, ?)",
     due="SELECT run_id FROM runs WHERE spec = ? AND spec_version <= ? "
@@ -227,8 +246,8 @@ SQL = _SqliteStatements(
                 "AND h.seq > ?2 AND ?3 IS NOT NULL AND ?4 IS NOT NULL ORDER BY h.seq LIMIT ?5",
     # Work items (store/core/work.py).
     insert_item="INSERT INTO work_items (item_key, run_id, spec, state, handler, attempts, "
-                "failures, token, ready_at, created_at) VALUES (?, ?, ?, ?, ?, 0, 0, 0, "
-                "?, ?) ON CONFLICT (item_key) DO NOTHING",
+                "failures, token, ready_at, created_at, trace_context) VALUES (?, ?, ?, ?, "
+                "?, 0, 0, 0, ?, ?, ?) ON CONFLICT (item_key) DO NOTHING",
     end_items="UPDATE work_items SET ended_at = ?, ended_by = ?, ready_at = NULL, "
               "owner = NULL, lease_until = NULL WHERE run_id = ? AND state = ? "
               "AND ended_at IS NULL",
@@ -359,6 +378,11 @@ MIGRATIONS: list[tuple[str, ...]] = [
     # 6: what a listener keeps with a run when it is created (a tracing listener's W3C trace
     # context: statechart_runtime.otel), read back for its later steps.
     ("ALTER TABLE runs ADD COLUMN trace_context TEXT",),
+    # 7: the trace context of the step that entered a state (its timer's arming) and of the
+    # one that enqueued a work item: what a timer fired or an item claimed later, in any
+    # process, links to.
+    ("ALTER TABLE run_states ADD COLUMN trace_context TEXT",
+     "ALTER TABLE work_items ADD COLUMN trace_context TEXT"),
 ]
 
 

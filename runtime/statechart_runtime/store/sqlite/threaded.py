@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import contextvars
 import functools
 import os
 import queue
@@ -138,7 +139,9 @@ class Connection:
         if self._stopped:
             raise sqlite3.ProgrammingError("Cannot operate on a closed database.")
         future = asyncio.get_running_loop().create_future()
-        self._jobs.put((future, fn))
+        # In the caller's context (its context variables: a tracing listener's current
+        # span, asked for while the transaction runs here).
+        self._jobs.put((future, functools.partial(contextvars.copy_context().run, fn)))
         return await future  # type: ignore[no-any-return]
 
     async def run_coroutine(self, make: Callable[[], Coroutine[Any, Any, T]]) -> T:
@@ -148,7 +151,8 @@ class Connection:
         if self._stopped:
             raise sqlite3.ProgrammingError("Cannot operate on a closed database.")
         future = asyncio.get_running_loop().create_future()
-        self._jobs.put((future, functools.partial(_drive, make)))
+        # In the caller's context, as `run`.
+        self._jobs.put((future, functools.partial(contextvars.copy_context().run, _drive, make)))
         return await future  # type: ignore[no-any-return]
 
     async def open(self, database: str, kwargs: dict[str, Any]) -> None:
