@@ -533,7 +533,9 @@ class AsyncRunStore:
         if self.sql.head_checked and sql == self.sql.head:
             # A read that takes no row lock (SQLite's: the write lock is the database's,
             # taken by BEGIN IMMEDIATE), so the head and its checks in one statement.
-            checked = await db.execute(self.sql.head_checked, (run_id, run_id))
+            checked = await db.execute(
+                self.sql.head_checked_traced if traced else self.sql.head_checked,
+                (run_id, run_id))
             after = await db.execute(*then) if then else None
             row = await checked.fetchone()
             if row is None:

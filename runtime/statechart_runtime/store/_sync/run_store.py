@@ -374,7 +374,7 @@ class RunStore:
         them before any is waited for: one round trip on PostgreSQL, which runs them in
         order (a row `then` locks is locked after the run's)."""
         if self.sql.head_checked and sql == self.sql.head:
-            checked = db.execute(self.sql.head_checked, (run_id, run_id))
+            checked = db.execute(self.sql.head_checked_traced if traced else self.sql.head_checked, (run_id, run_id))
             after = db.execute(*then) if then else None
             row = checked.fetchone()
             if row is None:
