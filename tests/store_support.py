@@ -244,14 +244,10 @@ class Intercepted:
 def intercept(store: Any, hook: Any) -> None:
     """Make every statement of the synchronous `store` go through `hook(sql, args,
     execute)` (fault injection: a statement held, another writer let in between two)."""
-    from contextlib import contextmanager
-
     lease = store._lease
 
-    @contextmanager
     def intercepted() -> Any:
-        with lease() as db:
-            yield Intercepted(db, hook)
+        return Intercepted(lease(), hook)
 
     store._lease = intercepted
 

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -57,10 +55,9 @@ def test_a_fire_between_the_reads_of_a_run_is_not_a_finding(
             fired.append(store.fire(ticket.Ticket, "busy", "close").revision)
         return execute(sql, args)
 
-    @contextmanager
-    def leased(self: RunStore) -> Iterator[Any]:  # verify's store: its statements watched
-        with lease(self) as db:
-            yield db if self is store else Intercepted(db, interleaved)
+    def leased(self: RunStore) -> Any:  # verify's store: its statements watched
+        db = lease(self)
+        return db if self is store else Intercepted(db, interleaved)
 
     monkeypatch.setattr(RunStore, "_lease", leased)
     assert verify(capsys, backend, spec) == (0, [])

@@ -125,4 +125,9 @@ def test_complete_work_sends_its_reads_of_the_run_and_the_item_together(
         assert store.complete_work(job, claim, "done", output=1).applied
     first_wait = next(n for n, (kind, _) in enumerate(events) if kind == "fetch")
     sent = [sql for kind, sql in events[:first_wait] if kind == "send"]
-    assert {store.sql.head_locked, store.sql.head_checks, store.sql.item_locked} <= set(sent)
+    # A head read that takes no row lock (SQLite: BEGIN IMMEDIATE holds the database) is
+    # one statement with its checks.
+    head = ({store.sql.head_checked} if store.sql.head_checked
+            and store.sql.head_locked == store.sql.head
+            else {store.sql.head_locked, store.sql.head_checks})
+    assert {*head, store.sql.item_locked} <= set(sent)

@@ -40,7 +40,8 @@ NAMES = {
     "statechart_runtime.store._async.run_store": "statechart_runtime.store._sync.run_store",
 }
 # Methods of the asynchronous store only (its pool of connections).
-ASYNC_ONLY = {"_pooled", "_open_pool", "_close_pool", "_refresh_pool", "_give_back_last"}
+ASYNC_ONLY = {"_take_pooled", "_give_back_pooled", "_open_pool", "_close_pool", "_refresh_pool",
+              "_give_back_last"}
 
 
 def _is_async_test(test: ast.expr) -> bool | None:

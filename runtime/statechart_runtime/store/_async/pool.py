@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import collections
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager, suppress
+from collections.abc import Awaitable, Callable
+from contextlib import suppress
 from typing import Any
 
 
@@ -29,8 +29,6 @@ class Pool:
         self._changed = asyncio.Event()  # a connection given back, or closed: look again
 
     async def _get(self) -> Any:
-        if self._free:  # the usual case: no timer to arm and cancel
-            return self._free.popleft()
         try:
             async with asyncio.timeout(self._timeout):
                 while True:
@@ -58,28 +56,26 @@ class Pool:
         task = asyncio.ensure_future(db.close())
         task.add_done_callback(lambda t: t.cancelled() or t.exception())
 
-    @asynccontextmanager
-    async def connection(self) -> AsyncIterator[Any]:
-        db = await self._get()
-        try:
-            yield db
-        except Exception:
-            # The call failed and rolled back (awaited: nothing of it is still queued).
-            self._give_back(db)
-            raise
-        except BaseException:
+    async def take(self) -> Any:
+        """A connection for one transaction, given back with `give_back` (the pool's
+        `exhausted()` error if none is free within the pool's timeout)."""
+        if self._free:  # the usual case: no timer to arm and cancel
+            return self._free.popleft()
+        return await self._get()
+
+    def give_back(self, db: Any, failure: BaseException | None) -> None:
+        """Take back `db` after its transaction, which raised `failure` or None."""
+        if db not in self._all:  # closed with the pool already
+            return
+        if failure is not None and not isinstance(failure, Exception):
             # Cancelled: the call's transaction may still run in the connection's thread
             # (whole: it commits or rolls back), so its state cannot be read yet: closed
             # after it, not lent again.
             self._discard(db)
-            raise
-        else:
-            self._give_back(db)
-
-    def _give_back(self, db: Any) -> None:
-        if self._closed or db.in_transaction:
+        elif self._closed or db.in_transaction:
             self._discard(db)
         else:
+            # Done, or failed and rolled back (awaited: nothing of it is still queued).
             self._free.append(db)
             self._changed.set()
 

@@ -9,7 +9,7 @@ THE SOURCE of both APIs: `tools/async_to_sync.py` generates the synchronous `Run
 What to read and write is decided without I/O in store/core (writes, restore, checks, rows,
 schema, failures); every SQL text is a backend's (`self.sql`, store/sqlite, store/postgres),
 and so is how it connects and what its driver's errors mean (`_failure`). The synchronous
-store holds one connection; the asynchronous one a pool (`_pooled`), so that many tasks use
+store holds one connection; the asynchronous one a pool (`_take_pooled`), so that many tasks use
 it at once: each call leases a connection for its transaction.
 """
 
@@ -25,7 +25,7 @@ import random
 import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from contextlib import asynccontextmanager, suppress
+from contextlib import suppress
 from typing import Any, Self, TypeVar
 
 from statechart_runtime import listeners as heard
@@ -149,11 +149,17 @@ class AsyncRunStore:
     async def _many(self, db: Any, sql: str, rows: list[tuple[Any, ...]]) -> None:
         await db.executemany(sql, rows)
 
-    @asynccontextmanager
-    async def _pooled(self) -> AsyncIterator[Any]:
-        """The asynchronous store: a connection of its pool for one transaction."""
+    async def _take_pooled(self) -> tuple[Any, Any]:
+        """The asynchronous store: a connection of its pool for one transaction, and the
+        pool to give it back to (`_give_back_pooled`; the store's pool may be another by
+        then: closed, or closed and opened again)."""
         raise NotImplementedError
-        yield
+
+    async def _give_back_pooled(self, pool: Any, db: Any, failure: BaseException | None
+                                ) -> None:
+        """The asynchronous store: give `db` back to `pool` after its transaction, which
+        raised `failure` (a task's cancellation too) or None."""
+        raise NotImplementedError
 
     async def _open_pool(self) -> None:
         """The asynchronous store: open its pool of connections."""
@@ -165,19 +171,20 @@ class AsyncRunStore:
         """The asynchronous store, after the database came back: replace its pool's
         connections that were lost."""
 
-    @asynccontextmanager
-    async def _transaction(self, db: Any, begin: str, call: Attempt) -> AsyncIterator[None]:
-        """BEGIN ... COMMIT, or ROLLBACK on any exception (on a connection that died, the
-        server rolls back by itself). No `begin`: no transaction (one statement that reads:
-        autocommit makes it one of its own)."""
+    async def _transact(self, db: Any, begin: str, call: Attempt,
+                        work: Callable[[Any], Awaitable[T]]) -> T:
+        """`work(db)` between BEGIN and COMMIT, or ROLLBACK on any exception (on a
+        connection that died, the server rolls back by itself). No `begin`: no transaction
+        (one statement that reads: autocommit makes it one of its own). A backend may run it
+        whole elsewhere (the asynchronous SQLite store: in the connection's thread).
+        Written out rather than as a context manager: it is on every call's path."""
         if not begin:
-            yield
-            return
+            return await work(db)
         try:
-            # Inside: a call cancelled while its BEGIN is under way (aiosqlite runs it in
-            # its thread all the same) queues the ROLLBACK after it.
+            # Inside: a call cancelled while its BEGIN is under way (on PostgreSQL) still
+            # rolls back.
             await self._begin(db, begin)
-            yield
+            done = await work(db)
             call.committing = True  # a failure from here on may come after the commit
             await db.execute("COMMIT")
             call.committing = False
@@ -185,13 +192,7 @@ class AsyncRunStore:
             with suppress(Exception):
                 await db.execute("ROLLBACK")
             raise
-
-    async def _transact(self, db: Any, begin: str, call: Attempt,
-                        work: Callable[[Any], Awaitable[T]]) -> T:
-        """`work(db)` in a transaction (`_transaction`): a backend may run it whole
-        elsewhere (the asynchronous SQLite store: in the connection's thread)."""
-        async with self._transaction(db, begin, call):
-            return await work(db)
+        return done
 
     # -- opening and closing -------------------------------------------------------------
 
@@ -358,20 +359,15 @@ class AsyncRunStore:
 
     # -- transactions --------------------------------------------------------------------
 
-    @asynccontextmanager
-    async def _lease(self) -> AsyncIterator[Any]:
-        """A connection for one transaction: the store's own (synchronous), or one of its
-        pool's (asynchronous)."""
-        if is_async():
-            async with self._pooled() as db:
-                yield db
-        else:
-            failures.warn_in_event_loop(self.where, self._warned)
-            if self._closed:
-                raise failures.closed(self.where)
-            if self._db is None:
-                self._db = await self._connect()
-            yield self._db
+    async def _lease(self) -> Any:
+        """The synchronous store's connection for one transaction (connected again after
+        it was lost); the asynchronous store takes one of its pool's (`_take_pooled`)."""
+        failures.warn_in_event_loop(self.where, self._warned)
+        if self._closed:
+            raise failures.closed(self.where)
+        if self._db is None:
+            self._db = await self._connect()
+        return self._db
 
     async def _with_retries(self, work: Callable[[Any], Awaitable[T]], *, repeatable: bool,
                             begin: str | None = None,
@@ -383,19 +379,30 @@ class AsyncRunStore:
         idempotency key). Any other driver error becomes a StoreError (`duplicate` makes the
         one of a unique key taken), after the transaction was rolled back: the store stays
         usable."""
+        begin = self.sql.begin_write if begin is None else begin
         attempt = 0
         deadline: float | None = None
         while True:
             attempt += 1
             call = Attempt()
-            leased: list[Any] = []
+            db: Any = None
             try:
-                async with self._lease() as db:
-                    leased.append(db)
-                    return await self._transact(
-                        db, self.sql.begin_write if begin is None else begin, call, work)
+                if is_async():
+                    # The lease written out, not as a context manager: it is on every
+                    # call's path.
+                    pool, db = await self._take_pooled()
+                    try:
+                        done = await self._transact(db, begin, call, work)
+                    except BaseException as exc:  # a cancellation too
+                        await self._give_back_pooled(pool, db, exc)
+                        raise
+                    await self._give_back_pooled(pool, db, None)
+                    return done
+                else:
+                    db = await self._lease()
+                    return await self._transact(db, begin, call, work)
             except Exception as exc:
-                kind = self._failure(exc, leased[0] if leased else None)
+                kind = self._failure(exc, db)
                 if kind == "busy" and attempt < self.max_attempts:
                     continue
                 if kind != "disconnected":
@@ -523,6 +530,17 @@ class AsyncRunStore:
         """`_checked_head`, and the row of `then` (a statement and its arguments) sent with
         them before any is waited for: one round trip on PostgreSQL, which runs them in
         order (a row `then` locks is locked after the run's)."""
+        if self.sql.head_checked and sql == self.sql.head:
+            # A read that takes no row lock (SQLite's: the write lock is the database's,
+            # taken by BEGIN IMMEDIATE), so the head and its checks in one statement.
+            checked = await db.execute(
+                self.sql.head_checked_traced if traced else self.sql.head_checked,
+                (run_id, run_id))
+            after = await db.execute(*then) if then else None
+            row = await checked.fetchone()
+            if row is None:
+                raise RunNotFound(run_id)
+            return tuple(row), None if after is None else await after.fetchone()
         head = await db.execute(sql, (run_id,))
         checks = await db.execute(*self._head_checks(run_id, traced))
         after = await db.execute(*then) if then else None

@@ -15,7 +15,7 @@ import logging
 import random
 import uuid
 from collections.abc import Iterator, Callable, Sequence
-from contextlib import contextmanager, suppress
+from contextlib import suppress
 from typing import Any, Self, TypeVar
 from statechart_runtime import listeners as heard
 from statechart_runtime.chart.values import Clock, is_aware, now, utcnow
@@ -85,17 +85,17 @@ class RunStore:
     def _many(self, db: Any, sql: str, rows: list[tuple[Any, ...]]) -> None:
         db.executemany(sql, rows)
 
-    @contextmanager
-    def _transaction(self, db: Any, begin: str, call: Attempt) -> Iterator[None]:
-        """BEGIN ... COMMIT, or ROLLBACK on any exception (on a connection that died, the
-        server rolls back by itself). No `begin`: no transaction (one statement that reads:
-        autocommit makes it one of its own)."""
+    def _transact(self, db: Any, begin: str, call: Attempt, work: Callable[[Any], T]) -> T:
+        """`work(db)` between BEGIN and COMMIT, or ROLLBACK on any exception (on a
+        connection that died, the server rolls back by itself). No `begin`: no transaction
+        (one statement that reads: autocommit makes it one of its own). A backend may run it
+        whole elsewhere (the asynchronous SQLite store: in the connection's thread).
+        Written out rather than as a context manager: it is on every call's path."""
         if not begin:
-            yield
-            return
+            return work(db)
         try:
             self._begin(db, begin)
-            yield
+            done = work(db)
             call.committing = True
             db.execute('COMMIT')
             call.committing = False
@@ -103,12 +103,7 @@ class RunStore:
             with suppress(Exception):
                 db.execute('ROLLBACK')
             raise
-
-    def _transact(self, db: Any, begin: str, call: Attempt, work: Callable[[Any], T]) -> T:
-        """`work(db)` in a transaction (`_transaction`): a backend may run it whole
-        elsewhere (the asynchronous SQLite store: in the connection's thread)."""
-        with self._transaction(db, begin, call):
-            return work(db)
+        return done
 
     def open(self) -> None:
         """Connect, and create or upgrade the store's tables (a read-only store checks
@@ -241,16 +236,15 @@ class RunStore:
     def _check_schema(self, db: Any) -> None:
         schema.check_read_only(self.where, self._schema_version(db))
 
-    @contextmanager
-    def _lease(self) -> Iterator[Any]:
-        """A connection for one transaction: the store's own (synchronous), or one of its
-        pool's (asynchronous)."""
+    def _lease(self) -> Any:
+        """The synchronous store's connection for one transaction (connected again after
+        it was lost); the asynchronous store takes one of its pool's (`_take_pooled`)."""
         failures.warn_in_event_loop(self.where, self._warned)
         if self._closed:
             raise failures.closed(self.where)
         if self._db is None:
             self._db = self._connect()
-        yield self._db
+        return self._db
 
     def _with_retries(self, work: Callable[[Any], T], *, repeatable: bool, begin: str | None=None, duplicate: Callable[[], StoreError] | None=None) -> T:
         """`work(db)` in a transaction on a connection `db`, retried when the database was
@@ -260,18 +254,18 @@ class RunStore:
         idempotency key). Any other driver error becomes a StoreError (`duplicate` makes the
         one of a unique key taken), after the transaction was rolled back: the store stays
         usable."""
+        begin = self.sql.begin_write if begin is None else begin
         attempt = 0
         deadline: float | None = None
         while True:
             attempt += 1
             call = Attempt()
-            leased: list[Any] = []
+            db: Any = None
             try:
-                with self._lease() as db:
-                    leased.append(db)
-                    return self._transact(db, self.sql.begin_write if begin is None else begin, call, work)
+                db = self._lease()
+                return self._transact(db, begin, call, work)
             except Exception as exc:
-                kind = self._failure(exc, leased[0] if leased else None)
+                kind = self._failure(exc, db)
                 if kind == 'busy' and attempt < self.max_attempts:
                     continue
                 if kind != 'disconnected':
@@ -379,6 +373,13 @@ class RunStore:
         """`_checked_head`, and the row of `then` (a statement and its arguments) sent with
         them before any is waited for: one round trip on PostgreSQL, which runs them in
         order (a row `then` locks is locked after the run's)."""
+        if self.sql.head_checked and sql == self.sql.head:
+            checked = db.execute(self.sql.head_checked_traced if traced else self.sql.head_checked, (run_id, run_id))
+            after = db.execute(*then) if then else None
+            row = checked.fetchone()
+            if row is None:
+                raise RunNotFound(run_id)
+            return (tuple(row), None if after is None else after.fetchone())
         head = db.execute(sql, (run_id,))
         checks = db.execute(*self._head_checks(run_id, traced))
         after = db.execute(*then) if then else None

@@ -7,9 +7,9 @@ THE SOURCE of both drivers: `tools/async_to_sync.py` generates `PostgresStore`
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager, suppress
-from typing import Any
+from collections.abc import Awaitable, Callable
+from contextlib import suppress
+from typing import Any, TypeVar
 
 import psycopg
 
@@ -24,6 +24,8 @@ from statechart_runtime.store.postgres import (
     failure,
     redacted,
 )
+
+T = TypeVar("T")
 
 
 class AsyncPostgresStore(AsyncRunStore):
@@ -79,8 +81,8 @@ class AsyncPostgresStore(AsyncRunStore):
     async def _many(self, db: Any, sql: str, rows: list[tuple[Any, ...]]) -> None:
         await db.cursor().executemany(sql, rows)
 
-    @asynccontextmanager
-    async def _transaction(self, db: Any, begin: str, call: Attempt) -> AsyncIterator[None]:
+    async def _transact(self, db: Any, begin: str, call: Attempt,
+                        work: Callable[[Any], Awaitable[T]]) -> T:
         # Pipeline mode: statements are sent without waiting for their results until one is
         # read, so BEGIN travels with the first SELECT, and the writes with the COMMIT: a
         # `fire` takes three round trips, not ten, and holds the run's row that much less.
@@ -88,14 +90,13 @@ class AsyncPostgresStore(AsyncRunStore):
         # key at the UPDATE after its INSERT), in an aborted pipeline: `_abandon` gets the
         # connection out of it whatever was sent.
         if not begin:  # one statement, in a transaction of its own (autocommit)
-            yield
-            return
+            return await work(db)
         committed = False
         try:
             async with db.pipeline() as pipeline:
                 try:
                     await db.execute(begin)
-                    yield
+                    done = await work(db)
                     call.committing = True  # a failure from here may come after the commit
                     await db.execute("COMMIT")
                     await pipeline.sync()  # the COMMIT's outcome, here, not at the block's end
@@ -112,6 +113,7 @@ class AsyncPostgresStore(AsyncRunStore):
             # after the commit). The call succeeded; the next one reconnects.
             with suppress(Exception):
                 await db.close()
+        return done
 
     async def _abandon(self, db: Any) -> None:
         """End a failed transaction so that the next call starts clean: psycopg's rollback
@@ -142,8 +144,7 @@ class AsyncPostgresStore(AsyncRunStore):
     async def _configure(self, conn: Any) -> None:
         await conn.execute("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
 
-    @asynccontextmanager
-    async def _pooled(self) -> AsyncIterator[Any]:
+    async def _take_pooled(self) -> tuple[Any, Any]:
         from psycopg_pool import PoolTimeout
 
         pool = self._pool  # the connection goes back to it, even after a close or reopen
@@ -165,20 +166,19 @@ class AsyncPostgresStore(AsyncRunStore):
                                               self.pool_timeout) from None
             finally:
                 self._getting -= 1
-        try:
-            yield db
-        finally:
-            if self._last is None and self._pool is pool and not db.closed \
-                    and not db.broken \
-                    and db.info.transaction_status == psycopg.pq.TransactionStatus.IDLE \
-                    and not self._getting \
-                    and not pool.get_stats().get("requests_waiting", 0):
-                self._last = db  # no call waits for the pool: the next one takes it here
-            else:
-                # Given back in a transaction (a task cancelled mid-call) it is rolled back
-                # by the pool; a connection that is lost or mid-statement is discarded; a
-                # closed pool closes it (a call under way when the store closed).
-                await pool.putconn(db)
+        return pool, db
+
+    async def _give_back_pooled(self, pool: Any, db: Any, failure: BaseException | None
+                                ) -> None:
+        if self._last is None and self._pool is pool and not db.closed and not db.broken \
+                and db.info.transaction_status == psycopg.pq.TransactionStatus.IDLE \
+                and not self._getting and not pool.get_stats().get("requests_waiting", 0):
+            self._last = db  # no call waits for the pool: the next one takes it here
+        else:
+            # Given back in a transaction (a task cancelled mid-call) it is rolled back by
+            # the pool; a connection that is lost or mid-statement is discarded; a closed
+            # pool closes it (a call under way when the store closed).
+            await pool.putconn(db)
 
     async def _give_back_last(self) -> None:
         db, self._last = self._last, None

@@ -6,12 +6,13 @@ The synchronous driver, generated from store/postgres/_async.py by tools/async_t
 DO NOT EDIT (edit the source, then run the script).
 """
 from __future__ import annotations
-from collections.abc import Iterator
-from contextlib import contextmanager, suppress
-from typing import Any
+from collections.abc import Callable
+from contextlib import suppress
+from typing import Any, TypeVar
 import psycopg
 from statechart_runtime.store._sync.run_store import RunStore, Attempt
 from statechart_runtime.store.postgres import DUE_CHANNEL, LISTEN, LISTEN_STEPS, MIGRATIONS, SQL, failure, redacted
+T = TypeVar('T')
 
 class PostgresStore(RunStore):
     sql = SQL
@@ -59,17 +60,15 @@ class PostgresStore(RunStore):
     def _many(self, db: Any, sql: str, rows: list[tuple[Any, ...]]) -> None:
         db.cursor().executemany(sql, rows)
 
-    @contextmanager
-    def _transaction(self, db: Any, begin: str, call: Attempt) -> Iterator[None]:
+    def _transact(self, db: Any, begin: str, call: Attempt, work: Callable[[Any], T]) -> T:
         if not begin:
-            yield
-            return
+            return work(db)
         committed = False
         try:
             with db.pipeline() as pipeline:
                 try:
                     db.execute(begin)
-                    yield
+                    done = work(db)
                     call.committing = True
                     db.execute('COMMIT')
                     pipeline.sync()
@@ -83,6 +82,7 @@ class PostgresStore(RunStore):
                 raise
             with suppress(Exception):
                 db.close()
+        return done
 
     def _abandon(self, db: Any) -> None:
         """End a failed transaction so that the next call starts clean: psycopg's rollback

@@ -13,8 +13,8 @@ import functools
 import random
 import sqlite3
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager, suppress
+from collections.abc import Awaitable, Callable
+from contextlib import suppress
 from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import quote
@@ -56,6 +56,7 @@ class AsyncSqliteStore(AsyncRunStore):
         self.pool_timeout = timeout if pool_timeout is None else pool_timeout
         self._pool: Any = None  # the asynchronous store's (store/_async/pool.py)
         self._writing: Any = None  # the asynchronous store's writers take turns on it
+        # (a pool of more than one connection)
         super().__init__(self.path, timeout=timeout, max_attempts=max_attempts,
                          read_only=read_only)
 
@@ -167,10 +168,11 @@ class AsyncSqliteStore(AsyncRunStore):
                         work: Callable[[Any], Awaitable[T]]) -> T:
         if is_async():
             # The whole transaction in the connection's thread: one hand-off, not one per
-            # statement (its coroutines await only the connection there: threaded.py).
-            body = functools.partial(super()._transact, db, begin, call, work)
+            # statement (its coroutines await only the connection there, which runs each
+            # statement at once: `inside`, threaded.py).
             thread: threaded.Connection = db
-            if begin == SQL.begin_write and not self.read_only:
+            body = functools.partial(super()._transact, thread.inside, begin, call, work)
+            if self._writing is not None and begin == SQL.begin_write and not self.read_only:
                 # The pool's writers take turns here, on the loop, rather than on the
                 # database's lock: a writer that found it taken would sleep and try again
                 # in its thread, while the one holding it waits for its turn on the loop.
@@ -190,17 +192,22 @@ class AsyncSqliteStore(AsyncRunStore):
         return super()._computes_before_locking(run_class)
 
     async def _open_pool(self) -> None:
-        self._writing = asyncio.Lock()
+        # A pool of one connection lends it to one transaction at a time already: its
+        # writers need no other turns.
+        self._writing = asyncio.Lock() if self.pool_size > 1 else None
         self._pool = Pool(self._connect, self.pool_size, self.pool_timeout,
                           lambda: failures.pool_exhausted(self.where, self.pool_size,
                                                           self.pool_timeout))
 
-    @asynccontextmanager
-    async def _pooled(self) -> AsyncIterator[Any]:
-        if self._pool is None:
+    async def _take_pooled(self) -> tuple[Any, Any]:
+        pool = self._pool
+        if pool is None:
             raise failures.closed(self.where)
-        async with self._pool.connection() as db:
-            yield db
+        return pool, await pool.take()
+
+    async def _give_back_pooled(self, pool: Any, db: Any, failure: BaseException | None
+                                ) -> None:
+        pool.give_back(db, failure)
 
     async def _close_pool(self) -> None:
         if self._pool is not None:
