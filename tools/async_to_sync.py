@@ -22,7 +22,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 STORE = ROOT / "runtime" / "statechart_runtime" / "store"
 # (source, generated), relative to the store package.
-FILES = [("_async/run_store.py", "_sync/run_store.py"),
+FILES = [("_async/transactions.py", "_sync/transactions.py"),
+         ("_async/run_calls.py", "_sync/run_calls.py"),
+         ("_async/work_calls.py", "_sync/work_calls.py"),
+         ("_async/run_store.py", "_sync/run_store.py"),
          ("sqlite/_async.py", "sqlite/_sync.py"),
          ("postgres/_async.py", "postgres/_sync.py")]
 NAMES = {
@@ -38,6 +41,9 @@ NAMES = {
     "__aenter__": "__enter__",
     "__aexit__": "__exit__",
     "statechart_runtime.store._async.run_store": "statechart_runtime.store._sync.run_store",
+    "statechart_runtime.store._async.transactions": "statechart_runtime.store._sync.transactions",
+    "statechart_runtime.store._async.run_calls": "statechart_runtime.store._sync.run_calls",
+    "statechart_runtime.store._async.work_calls": "statechart_runtime.store._sync.work_calls",
 }
 # Methods of the asynchronous store only (its pool of connections).
 ASYNC_ONLY = {"_take_pooled", "_give_back_pooled", "_open_pool", "_close_pool", "_refresh_pool",

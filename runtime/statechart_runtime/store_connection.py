@@ -4,7 +4,7 @@
 transactions: the synchronous `RunStore` is that class now (every store is one)."""
 
 from statechart_runtime.store._sync.run_store import RunStore as StoreConnection
-from statechart_runtime.store._sync.run_store import T
+from statechart_runtime.store._sync.transactions import T
 from statechart_runtime.store.core.failures import UNREACHABLE_HINT
 from statechart_runtime.store.core.statements import Statements
 

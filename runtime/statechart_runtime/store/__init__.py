@@ -53,7 +53,7 @@ from statechart_runtime.errors import (
 from statechart_runtime.listeners import Listener
 from statechart_runtime.store._async.run_store import AsyncRunStore
 from statechart_runtime.store._sync.run_store import RunStore
-from statechart_runtime.store._sync.run_store import RunT as RunT  # a name it had before
+from statechart_runtime.store._sync.transactions import RunT as RunT  # a name it had before
 from statechart_runtime.store.core.failures import UNREACHABLE_HINT as UNREACHABLE_HINT
 from statechart_runtime.store.core.failures import BlockingInEventLoop, warn_in_event_loop
 from statechart_runtime.store.core.pages import RunFilter

@@ -13,7 +13,8 @@ from typing import Any, TypeVar
 
 import psycopg
 
-from statechart_runtime.store._async.run_store import AsyncRunStore, Attempt
+from statechart_runtime.store._async.run_store import AsyncRunStore
+from statechart_runtime.store._async.transactions import Attempt
 from statechart_runtime.store.core import failures
 from statechart_runtime.store.postgres import (
     DUE_CHANNEL,

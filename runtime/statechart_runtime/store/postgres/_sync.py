@@ -10,7 +10,8 @@ from collections.abc import Callable
 from contextlib import suppress
 from typing import Any, TypeVar
 import psycopg
-from statechart_runtime.store._sync.run_store import RunStore, Attempt
+from statechart_runtime.store._sync.run_store import RunStore
+from statechart_runtime.store._sync.transactions import Attempt
 from statechart_runtime.store.postgres import DUE_CHANNEL, LISTEN, LISTEN_STEPS, MIGRATIONS, SQL, failure, redacted
 T = TypeVar('T')
 

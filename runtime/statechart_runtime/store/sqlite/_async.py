@@ -22,7 +22,8 @@ from urllib.parse import quote
 from statechart_runtime.errors import ReadOnlyStore, StoreError
 from statechart_runtime.store._async import is_async
 from statechart_runtime.store._async.pool import Pool
-from statechart_runtime.store._async.run_store import AsyncRunStore, Attempt
+from statechart_runtime.store._async.run_store import AsyncRunStore
+from statechart_runtime.store._async.transactions import Attempt
 from statechart_runtime.store.core import failures
 from statechart_runtime.store.sqlite import (
     CANTOPEN,

@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import quote
 from statechart_runtime.errors import ReadOnlyStore, StoreError
-from statechart_runtime.store._sync.run_store import RunStore, Attempt
+from statechart_runtime.store._sync.run_store import RunStore
+from statechart_runtime.store._sync.transactions import Attempt
 from statechart_runtime.store.sqlite import CANTOPEN, MIGRATIONS, READONLY, SQL, WAIT_MAX, WAIT_MIN, failure
 T = TypeVar('T')
 
