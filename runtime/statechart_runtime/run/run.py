@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from dataclasses import replace as with_fields
 from typing import Any, ClassVar, Generic, Self, TypeVar
 
-from statechart_runtime.chart import kernel, timers
+from statechart_runtime.chart import kernel, plans, timers
 from statechart_runtime.chart.alternatives import Alternative
 from statechart_runtime.chart.spec import SpecTables
 from statechart_runtime.chart.values import (
@@ -53,6 +53,7 @@ R = TypeVar("R", bound=Record)
 S = TypeVar("S")
 E = TypeVar("E")
 _NO_VALUES: dict[str, tuple[Any, JsonValue]] = {}
+_UNPLANNED: Any = object()  # a (configuration, event) not looked at yet (`_take_planned`)
 # The most timer steps one `fire_due` (or one event's catching up) takes: the driver's,
 # read here at each call (a test lowers it).
 MAX_TIMER_STEPS = driver.MAX_TIMER_STEPS
@@ -128,6 +129,9 @@ class Run(Generic[R, S, E]):
     # (`_sc_direct_calls`)
     _sc_direct: ClassVar[tuple[DirectCalls | None]]
 
+    # (configuration, event) -> its plan, or None: the kernel takes it (`_take_planned`);
+    # one table per generated class, shared by its subclasses (a plan reads only the spec).
+    _sc_plans: ClassVar[dict[tuple[tuple[str, ...], str], plans.Plan | None]]
     # The record's step class (`<Name>Step`), which a step's history entries are made of.
     _sc_step_class: ClassVar[type[Any]]
     # The spec's work (`work:` of its states; the module's `_WORK`): empty in a module
@@ -147,6 +151,7 @@ class Run(Generic[R, S, E]):
             cls._sc_names = {ids.get(name, name): name for name in cls._sc_spec.events_by_name}
             cls._sc_transitions = _bind(cls._sc_spec, machine, cls._sc_names, cls.__module__)
             cls._sc_step_class = step_class_of(cls._sc_record)
+            cls._sc_plans = {}
         if hasattr(cls, "_sc_machine"):  # a generated class, or a subclass of one
             _RUN_CLASSES[cls] = RunClass(cls._sc_spec, cls._sc_record, cls._sc_names,
                                          cls._sc_source, cls._sc_direct_calls)
@@ -267,6 +272,10 @@ class Run(Generic[R, S, E]):
                                    f"`{self._pending[0]}` is being handled: an action reads "
                                    "the run (its record, configuration) and sends events "
                                    "after it returns")
+            # Where the machine finds the configuration (a planned step does not keep it:
+            # `_take_planned`), in document order.
+            active = self._active
+            self._sc_state = active[0] if len(active) == 1 else OrderedSet(active)
             machine = self._build_machine(None)
         return machine
 
@@ -478,7 +487,50 @@ class Run(Generic[R, S, E]):
         codec = spec.codec
         checked = {f: codec.checked(f, v) for f, v in values.items()
                    if v is not None} if values else _NO_VALUES
-        self._take(event, checked, when)
+        if not self._take_planned(event, checked, when):
+            self._take(event, checked, when)
+
+    def _take_planned(self, event: str, checked: kernel.Given, at: dt.datetime) -> bool:
+        """Take `event` by its plan from the configuration (statechart_runtime.chart.plans)
+        for a run that steps without a machine or actions, unwatched and without work or
+        spec coverage: what `_take` would do, without selecting and stepping it again.
+        False, with nothing changed, where there is no plan or it does not hold (a value
+        missing, a `requires:` unmet): `_take` then takes the event, or says why not."""
+        direct = self._direct
+        if direct is None or direct.acts or self._machine is not None or self._raised \
+                or self._sc_watch is not None or self._sc_work \
+                or coverage.RECORDER is not None:
+            return False
+        key = (self._active, event)
+        table = self._sc_plans
+        found = table.get(key, _UNPLANNED)
+        if found is _UNPLANNED:
+            found = plans.plan(self._sc_spec, self._active, event)
+            if len(table) < plans.MAX_PLANS:
+                table[key] = found
+        if found is None or (found.needs and not found.needs <= checked.keys()):
+            return False
+        changes, values = found.changes(checked)
+        for _, name in found.required:
+            if (changes[name] if name in changes else self._value_of(name)) is None:
+                return False
+        # As `kernel.commit` writes an effect (nothing after it can fail: no undo is kept).
+        record: Any = self.record
+        record.status = found.status
+        record.lastTransitionAt = at
+        if found.members is not None:
+            record.configuration = list(found.members)
+        if found.counted:
+            record.counts = dict(record.counts)
+        attrs = self._sc_spec.attrs
+        for name, value in changes.items():
+            setattr(record, attrs[name], value)
+        step, member = self._sc_step_class, found.event
+        record.history.extend(step(member, move.source, move.target, at, these, move.kind)
+                              for move, these in zip(found.moves, values, strict=True))
+        self._active = found.configuration
+        self._selection = None
+        return True
 
     def _take(self, event: str, checked: dict[str, tuple[Any, JsonValue]] | None,
               at: dt.datetime) -> None:
