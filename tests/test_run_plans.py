@@ -4,7 +4,8 @@ A run that steps without a machine or actions takes an event by its plan where o
 every other event goes through `kernel.select` / `kernel.step` / `kernel.commit`. Here two
 runs of the same generated class walk the same random events with the same values and clock:
 one as generated, one whose planned path is turned off (`Kernel`, the reference); after each
-event both must have raised the same error (or none) and hold equal records. The specs: the
+event both must have raised the same error (or none) and hold equal records; with actions on
+every state and transition (some raising), both must have called the same ones in order. The specs: the
 project's, bench/agent_run_v1.yaml, and every fourth of the XState conformance traces' specs
 (parallel regions, history, `in:`, eventless transitions, timers, limits, `requires:`...).
 """
@@ -30,6 +31,7 @@ from codegen_support import (
 from conformance_traces import trace_files
 
 from statechart_runtime.chart import plans
+from statechart_runtime.psm.machine import direct_calls
 from statechart_runtime.run import spec_of
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -53,6 +55,20 @@ def _kernel_class(facade: type) -> type:
     return Kernel
 
 
+def _with_actions(facade: type, actions: list[str]) -> type:
+    """The facade with the spec's actions (`actions`: their names), each noting its name in
+    `self.calls`; every seventh call raises (the step is then taken back whole)."""
+
+    def action(name: str) -> Any:
+        def act(self: Any) -> None:
+            self.calls.append(name)
+            if len(self.calls) % 7 == 0:
+                raise RuntimeError(f"{name} failed")
+        return act
+
+    return type(f"Acting{facade.__name__}", (facade,), {name: action(name) for name in actions})
+
+
 def _outcome(run: Any, method: str, kwargs: dict[str, Any]) -> str | None:
     try:
         getattr(run, method)(**kwargs)
@@ -61,18 +77,26 @@ def _outcome(run: Any, method: str, kwargs: dict[str, Any]) -> str | None:
     return None
 
 
-def _walk(module: ModuleType, steps: int, seed: int) -> int:
+def _walk(module: ModuleType, steps: int, seed: int, actions: list[str] = ()) -> int:
     """Random events (a value left out now and then, time moving on where no timer is
-    armed) sent to a planned run and to a kernel run; returns how many had a plan."""
+    armed) sent to a planned run and to a kernel run, of the class with the spec's
+    `actions` if any; returns how many had a plan."""
     facade, _, events = parts(module)
+    if actions:
+        machine = getattr(module, facade.__name__ + "Machine")
+        facade = _with_actions(facade, list(actions))
+        assert direct_calls(facade, machine) is not None  # its runs step without a machine
     rng = random.Random(seed)
     now = [START]
 
     def clock() -> dt.datetime:
         return now[0]
 
-    planned, reference = facade(run_id="w", clock=clock), _kernel_class(facade)(run_id="w",
-                                                                               clock=clock)
+    planned = _outcome_of_new(facade, clock)
+    reference = _outcome_of_new(_kernel_class(facade), clock)
+    if planned is None or reference is None:
+        assert planned is reference  # an initial entry action raised on both sides
+        return 0
     assert planned.record == reference.record
     spec = spec_of(facade)
     choices = [e.value for e in events if e.value not in spec.internal]
@@ -95,7 +119,21 @@ def _walk(module: ModuleType, steps: int, seed: int) -> int:
         assert got == expected, (event, before)
         assert planned.record == reference.record, (event, before)
         assert planned.configuration == reference.configuration
+        if actions:
+            assert planned.calls == reference.calls, (event, before)
     return taken_by_plan
+
+
+def _outcome_of_new(facade: type, clock: Any) -> Any:
+    """A new run of `facade` (with a list of its own for the actions' calls), or None when
+    one of its initial entry actions raised."""
+    run = facade.__new__(facade)
+    run.calls = []
+    try:
+        run.__init__(run_id="w", clock=clock)
+    except RuntimeError:
+        return None
+    return run
 
 
 @pytest.mark.parametrize("path", PROJECT_SPECS, ids=lambda p: p.stem)
@@ -114,6 +152,15 @@ def test_planned_steps_match_the_kernel_on_the_traced_specs(tmp_path: Path) -> N
         assert spec is not None, trace["name"]
         planned += _walk(_module(spec, tmp_path), 40, index)
     assert planned > 100
+
+
+def test_planned_steps_call_the_actions_on_the_traced_specs(tmp_path: Path) -> None:
+    planned = 0
+    for index, trace in enumerate(TRACED[::3]):
+        spec = traced_spec(trace["yaml"], f"{trace['name']}.yaml")
+        assert spec is not None, trace["name"]
+        planned += _walk(_module(spec, tmp_path), 40, index, trace["actions"])
+    assert planned > 30
 
 
 def test_a_plan_is_made_only_where_nothing_of_the_run_can_change_it(tmp_path: Path) -> None:

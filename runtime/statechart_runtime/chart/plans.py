@@ -5,7 +5,7 @@ Most events of a live run select the same transitions from the same configuratio
 them, and what `kernel.commit` writes, is then the same but for the event's values and time.
 A `Plan` keeps that part (the next configuration and its record members, the transitions'
 history entries, the fields each clears, sets and assigns, the `requires:` to check), so that
-a run without a machine or actions takes such an event in a few dictionary writes
+a run without a machine takes such an event in a few record writes, then calls its actions
 (`Run._take_planned`) instead of selecting and stepping it again (issue 31: in-memory events
 toward XState's speed).
 
@@ -57,6 +57,12 @@ class Plan:
     moves: tuple[PlannedMove, ...]
     needs: frozenset[str]  # the fields the caller must give
     required: tuple[tuple[str, str], ...]  # (state, field) of `requires:` after the step
+    # For a class with actions (`Run._act`'s order): the states exited, deepest first (none
+    # when the step exits and enters nothing), the alternatives in the order selected, and
+    # the states entered, in document order.
+    exited: tuple[str, ...]
+    taken: tuple[Alternative, ...]
+    entered: tuple[str, ...]
 
     def changes(self, given: Mapping[str, tuple[Any, JsonValue]]
                 ) -> tuple[dict[str, Any], list[dict[str, JsonValue]]]:
@@ -133,14 +139,19 @@ def plan(spec: Any, configuration: tuple[str, ...], event: str) -> Plan | None:
     for move, alternative, entry in zip(moves, taken, effect.steps, strict=True):
         clears: tuple[str, ...] = ()
         if spec.clearing:
-            exited = chart.exit_set(configuration, move[0], move[1]) if len(move) == 2 else \
+            left = chart.exit_set(configuration, move[0], move[1]) if len(move) == 2 else \
                 chart.move(configuration, move, {})[0]
-            clears = tuple(cleared for name in exited
+            clears = tuple(cleared for name in left
                            for cleared in spec.exit_clears.get(name, ())) + alternative.clears
         planned.append(PlannedMove(states[entry[0]], states[entry[1]], entry[2], clears,
                                    tuple(alternative.sets),
                                    tuple(alternative.assigns.items())))
     after = effect.configuration
+    exited: tuple[str, ...] = ()
+    if effect.entered or after != configuration:
+        kept, entered = set(after), set(effect.entered)
+        exited = tuple(sorted((s for s in configuration if s not in kept or s in entered),
+                              key=chart.order.__getitem__, reverse=True))
     return Plan(
         event=spec.event_member(event),
         configuration=after,
@@ -150,4 +161,7 @@ def plan(spec: Any, configuration: tuple[str, ...], event: str) -> Plan | None:
         moves=tuple(planned),
         needs=frozenset(name for move in planned for name in move.sets),
         required=tuple((name, required) for name in after
-                       for required in spec.requires.get(name, ())))
+                       for required in spec.requires.get(name, ())),
+        exited=exited,
+        taken=tuple(selection.taken),
+        entered=tuple(effect.entered))

@@ -492,20 +492,22 @@ class Run(Generic[R, S, E]):
 
     def _take_planned(self, event: str, checked: kernel.Given, at: dt.datetime) -> bool:
         """Take `event` by its plan from the configuration (statechart_runtime.chart.plans)
-        for a run that steps without a machine or actions, unwatched and without work or
-        spec coverage: what `_take` would do, without selecting and stepping it again.
-        False, with nothing changed, where there is no plan or it does not hold (a value
-        missing, a `requires:` unmet): `_take` then takes the event, or says why not."""
+        for a run that steps without a machine, unwatched and without work or spec
+        coverage: what `_take` would do, without selecting and stepping it again (the
+        actions called in `_act`'s order, the step taken back whole if one raises). False,
+        with nothing changed, where there is no plan or it does not hold (a value missing,
+        a `requires:` unmet): `_take` then takes the event, or says why not."""
         direct = self._direct
-        if direct is None or direct.acts or self._machine is not None or self._raised \
+        if direct is None or self._machine is not None or self._raised \
                 or self._sc_watch is not None or self._sc_work \
                 or coverage.RECORDER is not None:
             return False
-        key = (self._active, event)
+        before = self._active
+        key = (before, event)
         table = self._sc_plans
         found = table.get(key, _UNPLANNED)
         if found is _UNPLANNED:
-            found = plans.plan(self._sc_spec, self._active, event)
+            found = plans.plan(self._sc_spec, before, event)
             if len(table) < plans.MAX_PLANS:
                 table[key] = found
         if found is None or (found.needs and not found.needs <= checked.keys()):
@@ -514,15 +516,22 @@ class Run(Generic[R, S, E]):
         for _, name in found.required:
             if (changes[name] if name in changes else self._value_of(name)) is None:
                 return False
-        # As `kernel.commit` writes an effect (nothing after it can fail: no undo is kept).
         record: Any = self.record
+        attrs = self._sc_spec.attrs
+        acts = direct.acts
+        if acts:  # what puts the run back if an action raises (as `kernel.commit`'s undo)
+            written = ["status", "lastTransitionAt",
+                       *(["configuration"] if found.members is not None else []),
+                       *(["counts"] if found.counted else []), *(attrs[n] for n in changes)]
+            kept = ([(attr, getattr(record, attr)) for attr in written],
+                    len(record.history), before)
+        # As `kernel.commit` writes an effect.
         record.status = found.status
         record.lastTransitionAt = at
         if found.members is not None:
             record.configuration = list(found.members)
         if found.counted:
             record.counts = dict(record.counts)
-        attrs = self._sc_spec.attrs
         for name, value in changes.items():
             setattr(record, attrs[name], value)
         step, member = self._sc_step_class, found.event
@@ -530,7 +539,40 @@ class Run(Generic[R, S, E]):
                               for move, these in zip(found.moves, values, strict=True))
         self._active = found.configuration
         self._selection = None
+        if acts:
+            self._planned_actions(direct, found, (event, checked, at), kept)
         return True
+
+    def _planned_actions(self, direct: DirectCalls, found: plans.Plan,
+                         pending: tuple[str, kernel.Given, dt.datetime],
+                         kept: tuple[list[tuple[str, Any]], int, tuple[str, ...]]) -> None:
+        """A planned step's actions, as `_act` calls them after `_direct_step` (and, when the
+        run ends, every state's exit actions, as `_take`); if one raises, the record and
+        the configuration are put back (`kept`) before the error reaches the caller."""
+        self._pending = pending
+        try:
+            if direct.exit:
+                self._call_actions(direct.exit, found.exited)
+            if direct.on:
+                on, transitions = direct.on, self._sc_transitions
+                for alternative in found.taken:
+                    for name in on.get(transitions[alternative], ()):
+                        getattr(self, name)()
+            if direct.entry:
+                self._call_actions(direct.entry, found.entered)
+        except BaseException:
+            record: Any = self.record
+            written, length, before = kept
+            for attr, value in written:
+                setattr(record, attr, value)
+            del record.history[length:]
+            self._active = before
+            raise
+        finally:
+            self._pending = None
+        active = self._active
+        if direct.exit and self._sc_spec.chart.ended(active):
+            self._call_actions(direct.exit, tuple(reversed(active)))
 
     def _take(self, event: str, checked: dict[str, tuple[Any, JsonValue]] | None,
               at: dt.datetime) -> None:
