@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from dataclasses import replace as with_fields
 from typing import Any, ClassVar, Generic, Self, TypeVar
 
-from statechart_runtime.chart import kernel, timers
+from statechart_runtime.chart import kernel, plans, timers
 from statechart_runtime.chart.alternatives import Alternative
 from statechart_runtime.chart.spec import SpecTables
 from statechart_runtime.chart.values import (
@@ -53,6 +53,7 @@ R = TypeVar("R", bound=Record)
 S = TypeVar("S")
 E = TypeVar("E")
 _NO_VALUES: dict[str, tuple[Any, JsonValue]] = {}
+_UNPLANNED: Any = object()  # a (configuration, event) not looked at yet (`_take_planned`)
 # The most timer steps one `fire_due` (or one event's catching up) takes: the driver's,
 # read here at each call (a test lowers it).
 MAX_TIMER_STEPS = driver.MAX_TIMER_STEPS
@@ -128,6 +129,9 @@ class Run(Generic[R, S, E]):
     # (`_sc_direct_calls`)
     _sc_direct: ClassVar[tuple[DirectCalls | None]]
 
+    # (configuration, event) -> its plan, or None: the kernel takes it (`_take_planned`);
+    # one table per generated class, shared by its subclasses (a plan reads only the spec).
+    _sc_plans: ClassVar[dict[tuple[tuple[str, ...], str], plans.Plan | None]]
     # The record's step class (`<Name>Step`), which a step's history entries are made of.
     _sc_step_class: ClassVar[type[Any]]
     # The spec's work (`work:` of its states; the module's `_WORK`): empty in a module
@@ -147,6 +151,7 @@ class Run(Generic[R, S, E]):
             cls._sc_names = {ids.get(name, name): name for name in cls._sc_spec.events_by_name}
             cls._sc_transitions = _bind(cls._sc_spec, machine, cls._sc_names, cls.__module__)
             cls._sc_step_class = step_class_of(cls._sc_record)
+            cls._sc_plans = {}
         if hasattr(cls, "_sc_machine"):  # a generated class, or a subclass of one
             _RUN_CLASSES[cls] = RunClass(cls._sc_spec, cls._sc_record, cls._sc_names,
                                          cls._sc_source, cls._sc_direct_calls)
@@ -267,6 +272,10 @@ class Run(Generic[R, S, E]):
                                    f"`{self._pending[0]}` is being handled: an action reads "
                                    "the run (its record, configuration) and sends events "
                                    "after it returns")
+            # Where the machine finds the configuration (a planned step does not keep it:
+            # `_take_planned`), in document order.
+            active = self._active
+            self._sc_state = active[0] if len(active) == 1 else OrderedSet(active)
             machine = self._build_machine(None)
         return machine
 
@@ -478,7 +487,92 @@ class Run(Generic[R, S, E]):
         codec = spec.codec
         checked = {f: codec.checked(f, v) for f, v in values.items()
                    if v is not None} if values else _NO_VALUES
-        self._take(event, checked, when)
+        if not self._take_planned(event, checked, when):
+            self._take(event, checked, when)
+
+    def _take_planned(self, event: str, checked: kernel.Given, at: dt.datetime) -> bool:
+        """Take `event` by its plan from the configuration (statechart_runtime.chart.plans)
+        for a run that steps without a machine, unwatched and without work or spec
+        coverage: what `_take` would do, without selecting and stepping it again (the
+        actions called in `_act`'s order, the step taken back whole if one raises). False,
+        with nothing changed, where there is no plan or it does not hold (a value missing,
+        a `requires:` unmet): `_take` then takes the event, or says why not."""
+        direct = self._direct
+        if direct is None or self._machine is not None or self._raised \
+                or self._sc_watch is not None or self._sc_work \
+                or coverage.RECORDER is not None:
+            return False
+        before = self._active
+        key = (before, event)
+        table = self._sc_plans
+        found = table.get(key, _UNPLANNED)
+        if found is _UNPLANNED:
+            found = plans.plan(self._sc_spec, before, event)
+            if len(table) < plans.MAX_PLANS:
+                table[key] = found
+        if found is None or (found.needs and not found.needs <= checked.keys()):
+            return False
+        changes, values = found.changes(checked)
+        for _, name in found.required:
+            if (changes[name] if name in changes else self._value_of(name)) is None:
+                return False
+        record: Any = self.record
+        attrs = self._sc_spec.attrs
+        acts = direct.acts
+        if acts:  # what puts the run back if an action raises (as `kernel.commit`'s undo)
+            written = ["status", "lastTransitionAt",
+                       *(["configuration"] if found.members is not None else []),
+                       *(["counts"] if found.counted else []), *(attrs[n] for n in changes)]
+            kept = ([(attr, getattr(record, attr)) for attr in written],
+                    len(record.history), before)
+        # As `kernel.commit` writes an effect.
+        record.status = found.status
+        record.lastTransitionAt = at
+        if found.members is not None:
+            record.configuration = list(found.members)
+        if found.counted:
+            record.counts = dict(record.counts)
+        for name, value in changes.items():
+            setattr(record, attrs[name], value)
+        step, member = self._sc_step_class, found.event
+        record.history.extend(step(member, move.source, move.target, at, these, move.kind)
+                              for move, these in zip(found.moves, values, strict=True))
+        self._active = found.configuration
+        self._selection = None
+        if acts:
+            self._planned_actions(direct, found, (event, checked, at), kept)
+        return True
+
+    def _planned_actions(self, direct: DirectCalls, found: plans.Plan,
+                         pending: tuple[str, kernel.Given, dt.datetime],
+                         kept: tuple[list[tuple[str, Any]], int, tuple[str, ...]]) -> None:
+        """A planned step's actions, as `_act` calls them after `_direct_step` (and, when the
+        run ends, every state's exit actions, as `_take`); if one raises, the record and
+        the configuration are put back (`kept`) before the error reaches the caller."""
+        self._pending = pending
+        try:
+            if direct.exit:
+                self._call_actions(direct.exit, found.exited)
+            if direct.on:
+                on, transitions = direct.on, self._sc_transitions
+                for alternative in found.taken:
+                    for name in on.get(transitions[alternative], ()):
+                        getattr(self, name)()
+            if direct.entry:
+                self._call_actions(direct.entry, found.entered)
+        except BaseException:
+            record: Any = self.record
+            written, length, before = kept
+            for attr, value in written:
+                setattr(record, attr, value)
+            del record.history[length:]
+            self._active = before
+            raise
+        finally:
+            self._pending = None
+        active = self._active
+        if direct.exit and self._sc_spec.chart.ended(active):
+            self._call_actions(direct.exit, tuple(reversed(active)))
 
     def _take(self, event: str, checked: dict[str, tuple[Any, JsonValue]] | None,
               at: dt.datetime) -> None:
