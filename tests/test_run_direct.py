@@ -262,3 +262,34 @@ def test_an_action_that_raises_takes_the_event_back_without_a_machine(tmp_path: 
     assert [s.value for s in run.configuration] == ["running", "tool_call"]
     run.tool_result()  # the third call passes
     assert calls == ["noted"] * 3 and run.configuration[-1].value == "reasoning"
+
+
+def test_an_initial_entry_action_cannot_send_an_event_before_the_run_exists(
+        tmp_path: Path) -> None:
+    """An entry action of an initial state runs while the run is being made: an event it
+    sends is refused, the same way on both paths (before, the direct path took it in the
+    middle of the constructor and the machine path failed on an assertion)."""
+    text = (ROOT / "bench" / "agent_run_v1.yaml").read_text()
+    assert text.count("\n  created:\n") == 1
+    text = text.replace("\n  created:\n", "\n  created:\n    entry: [greet]\n")
+    spec = checked_text(text)
+    assert spec is not None
+    module = import_source(generate(spec)["generated/agent_run.py"], tmp_path, "greeting")
+
+    class Eager(module.AgentRun):  # type: ignore[misc, name-defined]
+        def greet(self) -> None:
+            self.triage()
+
+    for kwargs in ({}, {"model": _Listener()}):
+        with pytest.raises(RuntimeError,
+                           match="event `triage` sent while `the run's creation` is being "
+                                 "handled; send it after the action returns"):
+            Eager(run_id="e", **kwargs)
+
+    class Polite(module.AgentRun):  # type: ignore[misc, name-defined]
+        def greet(self) -> None:
+            pass
+
+    run = Polite(run_id="p")
+    run.triage()  # after the constructor returned, the run takes events
+    assert run.status.value == "triaging"

@@ -331,3 +331,26 @@ def test_a_v1_head_read_before_the_lock_is_upgraded_holding_the_run(
     assert [r.event for r in store.history("r")] == ["hold", "wake", "close"]
     assert store.load(v2, "r").record.reason == "lunch"
     store.close()
+
+
+def test_a_column_a_later_schema_adds_breaks_no_write_of_this_runtime(
+        backend: Backend, tmp_path: Path) -> None:
+    """A newer runtime that adds a column to every table (as schema version 7 added
+    run_states.trace_context) leaves this runtime's writes working while it still runs: each
+    row of a run is written with its columns named (on SQLite, an INSERT without them
+    fails once the table has one column more)."""
+    job = job_class(tmp_path)
+    with open_store(backend.url) as store:
+        store.create(job(run_id="before"))
+    for table in ("runs", "run_states", "history", "idempotency", "work_items",
+                  "work_attempts"):
+        backend.execute(f"ALTER TABLE {table} ADD COLUMN added_later TEXT")
+    with open_store(backend.url) as store:
+        store.create(job(run_id="after"))
+        assert store.fire(job, "after", "start", idempotency_key="k1").applied
+        assert not store.fire(job, "after", "start", idempotency_key="k1").applied
+        claim = store.claim_work(job, owner="w")
+        assert claim is not None
+        assert store.complete_work(job, claim, "done", output=1).applied
+        assert store.fire(job, "before", "start").applied
+        assert {r.run_id: r.states for r in store.stored_runs()}["after"] == ("finished",)

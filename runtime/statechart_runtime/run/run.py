@@ -52,6 +52,8 @@ from statechart_runtime.testing import coverage
 R = TypeVar("R", bound=Record)
 S = TypeVar("S")
 E = TypeVar("E")
+# What `_pending` names while a new run's initial entry actions run (no event is handled yet).
+_CREATING = "the run's creation"
 _NO_VALUES: dict[str, tuple[Any, JsonValue]] = {}
 _UNPLANNED: Any = object()  # a (configuration, event) not looked at yet (`_take_planned`)
 # The most timer steps one `fire_due` (or one event's catching up) takes: the driver's,
@@ -224,12 +226,19 @@ class Run(Generic[R, S, E]):
         # alone (`_direct_step`), calling them itself.
         self._machine: Machine | None = None
         self._direct = None if model is not None else self._sc_direct_calls()
-        if self._direct is None:
-            self._build_machine(model)
-        elif entered:  # a new run: where a machine built later finds the configuration
-            self._sc_state = active[0] if len(active) == 1 else OrderedSet(active)
-            # The entry actions of the initial states, as the machine runs them when built.
-            self._call_actions(self._direct.entry, entered)
+        # The initial states' entry actions run below (the machine's constructor runs them
+        # too): an event they send, or the machine they ask for, is refused until the run
+        # exists, as during an event.
+        self._pending = (_CREATING, _NO_VALUES, record.lastTransitionAt)  # type: ignore[union-attr]
+        try:
+            if self._direct is None:
+                self._build_machine(model)
+            elif entered:  # a new run: where a machine built later finds the configuration
+                self._sc_state = active[0] if len(active) == 1 else OrderedSet(active)
+                # The entry actions of the initial states, as the machine runs them.
+                self._call_actions(self._direct.entry, entered)
+        finally:
+            self._pending = None
         if coverage.RECORDER is not None:
             coverage.RECORDER.started(self, entered)
         if entered and driver.opens(spec):
@@ -507,9 +516,11 @@ class Run(Generic[R, S, E]):
         table = self._sc_plans
         found = table.get(key, _UNPLANNED)
         if found is _UNPLANNED:
-            found = plans.plan(self._sc_spec, before, event)
-            if len(table) < plans.MAX_PLANS:
-                table[key] = found
+            if len(table) >= plans.MAX_PLANS:
+                # Full: a pair not planned yet is taken by the kernel alone (planning it
+                # without keeping the plan would select and step it twice).
+                return False
+            found = table[key] = plans.plan(self._sc_spec, before, event)
         if found is None or (found.needs and not found.needs <= checked.keys()):
             return False
         changes, values = found.changes(checked)

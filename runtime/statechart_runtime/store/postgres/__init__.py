@@ -186,7 +186,9 @@ SQL = _PostgresStatements(
     write_version="INSERT INTO store_meta VALUES ('schema_version', %s) "
                   "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
     run_exists="SELECT 1 FROM runs WHERE run_id = %s",
-    insert_run="INSERT INTO runs VALUES (%s, %s, %s, 0, %s, 0, '', NULL, %s, %s, %s)",
+    insert_run="INSERT INTO runs (run_id, spec, spec_version, revision, status, steps, "
+               "record, next_due, created_at, updated_at, trace_context) "
+               "VALUES (%s, %s, %s, 0, %s, 0, '', NULL, %s, %s, %s)",
     read_context="SELECT trace_context FROM runs WHERE run_id = %s",
     head=_HEAD,
     head_locked=_HEAD + " FOR UPDATE",  # the run's row, until the transaction ends
@@ -219,7 +221,8 @@ SQL = _PostgresStatements(
                  "(%s, %s, %s, %s)",
     state_context="UPDATE run_states SET trace_context = %s WHERE run_id = %s AND state = %s",
     key_seen='SELECT event, "values", call FROM idempotency WHERE run_id = %s AND key = %s',
-    insert_key="INSERT INTO idempotency VALUES (%s, %s, %s, %s, %s, %s, %s)",
+    insert_key="INSERT INTO idempotency (run_id, key, event, \"values\", revision, call, at) "
+               "VALUES (%s, %s, %s, %s, %s, %s, %s)",
     due="SELECT run_id FROM runs WHERE spec = %s AND spec_version <= %s "
         "AND next_due IS NOT NULL AND next_due <= %s ORDER BY next_due LIMIT %s",
     other_versions="SELECT r.run_id, r.spec_version, s.state FROM runs r LEFT JOIN "

@@ -178,7 +178,9 @@ SQL = _SqliteStatements(
     write_version="INSERT INTO store_meta VALUES ('schema_version', ?) "
                   "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
     run_exists="SELECT 1 FROM runs WHERE run_id = ?",
-    insert_run="INSERT INTO runs VALUES (?, ?, ?, 0, ?, 0, '', NULL, ?, ?, ?)",
+    insert_run="INSERT INTO runs (run_id, spec, spec_version, revision, status, steps, "
+               "record, next_due, created_at, updated_at, trace_context) "
+               "VALUES (?, ?, ?, 0, ?, 0, '', NULL, ?, ?, ?)",
     read_context="SELECT trace_context FROM runs WHERE run_id = ?",
     head="SELECT spec, spec_version, revision, steps, record, status FROM runs "
          "WHERE run_id = ?",
@@ -233,7 +235,8 @@ SQL = _SqliteStatements(
                  "(?, ?, ?, ?)",
     state_context="UPDATE run_states SET trace_context = ? WHERE run_id = ? AND state = ?",
     key_seen='SELECT event, "values", call FROM idempotency WHERE run_id = ? AND key = ?',
-    insert_key="INSERT INTO idempotency VALUES (?, ?, ?, ?, ?, ?, ?)",
+    insert_key="INSERT INTO idempotency (run_id, key, event, \"values\", revision, call, at) "
+               "VALUES (?, ?, ?, ?, ?, ?, ?)",
     due="SELECT run_id FROM runs WHERE spec = ? AND spec_version <= ? "
         "AND next_due IS NOT NULL AND next_due <= ? ORDER BY next_due LIMIT ?",
     other_versions=_OTHER_VERSIONS.replace("%s", "?"),
