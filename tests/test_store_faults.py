@@ -250,25 +250,26 @@ def test_a_connection_cut_before_the_commit_is_retried_only_when_that_is_safe(
 
 def test_a_connection_lost_right_after_the_commit_is_a_success_applied_once(
         ticket: ModuleType, pg_backend: Backend, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The server confirms a `fire`'s COMMIT and then ends the connection before the store
-    has left pipeline mode (a restart right after the commit). The event is stored: `fire`
-    returns it as applied, does not apply it again (no idempotency key here), and the next
-    call reconnects."""
+    """The server confirms a `fire`'s COMMIT (as the store leaves pipeline mode: its Sync
+    brings the COMMIT's outcome) and then ends the connection (a restart right after the
+    commit). The event is stored: `fire` returns it as applied, does not apply it again (no
+    idempotency key here), and the next call reconnects."""
     store = open_store(pg_backend.url)
     store.create(run := ticket.Ticket())
     run_id = run.record.runId
-    sync = psycopg.Pipeline.sync
+    leave = psycopg.Pipeline.__exit__
     cuts: list[int] = []
 
-    def sync_then_cut(self: psycopg.Pipeline) -> None:
-        sync(self)
-        if armed and not cuts:
-            pid = self._conn.info.backend_pid
+    def leave_then_cut(self: psycopg.Pipeline, *exc: Any) -> None:
+        info = self._conn.info
+        leave(self, *exc)
+        if armed and not cuts and info.transaction_status == psycopg.pq.TransactionStatus.IDLE:
+            pid = info.backend_pid
             with psycopg.connect(pg_backend.url, autocommit=True) as admin:
                 admin.execute("SELECT pg_terminate_backend(%s, 10000)", (pid,))
             cuts.append(pid)
 
-    monkeypatch.setattr(psycopg.Pipeline, "sync", sync_then_cut)
+    monkeypatch.setattr(psycopg.Pipeline, "__exit__", leave_then_cut)
     armed = True
     fired = store.fire(ticket.Ticket, run_id, "approve", note="once")
     armed = False

@@ -254,11 +254,10 @@ class RunCalls(StoreTransactions):
         # connection).
         call = "" if idempotency_key is None else uuid.uuid4().hex
 
-        async def key_row(db: Any) -> Any:
-            if idempotency_key is None:
-                return None
-            return await (await db.execute(self.sql.key_seen,
-                                           (run_id, idempotency_key))).fetchone()
+        # The key's row is read with the head, sent before either is waited for (one round
+        # trip on PostgreSQL, where it was a second one), after the head's lock is taken.
+        key_read = () if idempotency_key is None else (self.sql.key_seen,
+                                                       (run_id, idempotency_key))
 
         async def compute(db: Any, row: tuple[Any, ...], seen: Any) -> Fired | Computed:
             """The call from the head `row` and the key's row (`seen`), nothing written yet:
@@ -307,16 +306,17 @@ class RunCalls(StoreTransactions):
         traced = bool(self._linked(run_class))
 
         async def work(db: Any) -> Fired | RunError:  # holding the run from read to write
-            head = await self._checked_head(db, run_id, self.sql.head_locked, traced=traced)
-            done = await compute(db, head, await key_row(db))
+            head, seen = await self._checked_head_and(db, run_id, self.sql.head_locked,
+                                                      *key_read, traced=traced)
+            done = await compute(db, head, seen)
             if isinstance(done, Fired):
                 return done
             return await write(done, writes.writes(self.sql, *done[:3], done[4]), db,
                                locked=True)
 
         async def read_unlocked(db: Any) -> tuple[tuple[Any, ...], Any]:
-            return (await self._checked_head(db, run_id, self.sql.head, traced=traced),
-                    await key_row(db))
+            return await self._checked_head_and(db, run_id, self.sql.head, *key_read,
+                                                traced=traced)
 
         async def no_io(db: Any) -> None:
             return None

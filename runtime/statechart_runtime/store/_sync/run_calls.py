@@ -184,11 +184,7 @@ class RunCalls(StoreTransactions):
         except ValueError as exc:
             raise writes.unstorable(run_id, exc) from None
         call = '' if idempotency_key is None else uuid.uuid4().hex
-
-        def key_row(db: Any) -> Any:
-            if idempotency_key is None:
-                return None
-            return db.execute(self.sql.key_seen, (run_id, idempotency_key)).fetchone()
+        key_read = () if idempotency_key is None else (self.sql.key_seen, (run_id, idempotency_key))
 
         def compute(db: Any, row: tuple[Any, ...], seen: Any) -> Fired | Computed:
             """The call from the head `row` and the key's row (`seen`), nothing written yet:
@@ -226,14 +222,14 @@ class RunCalls(StoreTransactions):
         traced = bool(self._linked(run_class))
 
         def work(db: Any) -> Fired | RunError:
-            head = self._checked_head(db, run_id, self.sql.head_locked, traced=traced)
-            done = compute(db, head, key_row(db))
+            head, seen = self._checked_head_and(db, run_id, self.sql.head_locked, *key_read, traced=traced)
+            done = compute(db, head, seen)
             if isinstance(done, Fired):
                 return done
             return write(done, writes.writes(self.sql, *done[:3], done[4]), db, locked=True)
 
         def read_unlocked(db: Any) -> tuple[tuple[Any, ...], Any]:
-            return (self._checked_head(db, run_id, self.sql.head, traced=traced), key_row(db))
+            return self._checked_head_and(db, run_id, self.sql.head, *key_read, traced=traced)
 
         def no_io(db: Any) -> None:
             return None

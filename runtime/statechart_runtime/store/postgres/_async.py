@@ -92,28 +92,29 @@ class AsyncPostgresStore(AsyncRunStore):
         # connection out of it whatever was sent.
         if not begin:  # one statement, in a transaction of its own (autocommit)
             return await work(db)
-        committed = False
+        abandoned = False
         try:
-            async with db.pipeline() as pipeline:
+            async with db.pipeline():
                 try:
                     await db.execute(begin)
                     done = await work(db)
                     call.committing = True  # a failure from here may come after the commit
                     await db.execute("COMMIT")
-                    await pipeline.sync()  # the COMMIT's outcome, here, not at the block's end
-                    committed = True
-                    call.committing = False
                 except BaseException:
+                    abandoned = True
                     await self._abandon(db)
                     raise
-        except psycopg.Error:
-            if not committed:
-                raise
-            # The server confirmed the COMMIT, then the connection was lost before the
-            # pipeline was left ("cannot exit pipeline mode while busy": a restart right
-            # after the commit). The call succeeded; the next one reconnects.
-            with suppress(Exception):
-                await db.close()
+            # Leaving the pipeline sent its Sync and read every result up to it: the
+            # COMMIT's outcome too (one round trip, where a `pipeline.sync()` before it
+            # took one more).
+            call.committing = False
+        except psycopg.Error as exc:
+            if not abandoned:  # the pipeline's results, read as it was left, say it failed
+                if self._failure(exc, db) != "disconnected":
+                    # The server refused a statement: the rest, the COMMIT too, was skipped.
+                    call.committing = False
+                await self._abandon(db)
+            raise
         return done
 
     async def _abandon(self, db: Any) -> None:

@@ -64,25 +64,25 @@ class PostgresStore(RunStore):
     def _transact(self, db: Any, begin: str, call: Attempt, work: Callable[[Any], T]) -> T:
         if not begin:
             return work(db)
-        committed = False
+        abandoned = False
         try:
-            with db.pipeline() as pipeline:
+            with db.pipeline():
                 try:
                     db.execute(begin)
                     done = work(db)
                     call.committing = True
                     db.execute('COMMIT')
-                    pipeline.sync()
-                    committed = True
-                    call.committing = False
                 except BaseException:
+                    abandoned = True
                     self._abandon(db)
                     raise
-        except psycopg.Error:
-            if not committed:
-                raise
-            with suppress(Exception):
-                db.close()
+            call.committing = False
+        except psycopg.Error as exc:
+            if not abandoned:
+                if self._failure(exc, db) != 'disconnected':
+                    call.committing = False
+                self._abandon(db)
+            raise
         return done
 
     def _abandon(self, db: Any) -> None:
