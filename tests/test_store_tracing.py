@@ -9,6 +9,7 @@ whose write failed is never exported; without a tracing listener, nothing is kep
 from __future__ import annotations
 
 import datetime as dt
+import time
 from types import ModuleType
 from typing import Any
 
@@ -410,3 +411,61 @@ def test_a_loaded_run_stepped_in_memory_links_as_the_stores_fire_does(
     fourth.save(loaded)
     [timer] = exporter.get_finished_spans()
     assert links(timer) == [(go.context.span_id, {"statechart.link": "armed"})]
+
+
+def _made(exporter: InMemorySpanExporter) -> list[tuple[Any, ...]]:
+    """The spans exported but for their own ids (a batch's are made by another listener)."""
+    return [(s.name, dict(s.attributes or {}), s.start_time, s.end_time, s.context.trace_id,
+             None if s.parent is None else s.parent.span_id,
+             [(link.context.span_id, dict(link.attributes or {})) for link in s.links],
+             s.status.status_code) for s in exporter.get_finished_spans()]
+
+
+def test_spans_made_in_batches_are_the_spans_made_at_once(
+        ticket: ModuleType, backend: Backend, tmp_path: Any,
+        spans: tuple[TracerProvider, InMemorySpanExporter]) -> None:
+    provider, exporter = spans
+    batched_exporter = InMemorySpanExporter()
+    batched_provider = TracerProvider()
+    batched_provider.add_span_processor(SimpleSpanProcessor(batched_exporter))
+    # Both told the same observations; the first gives the runs' and the steps' contexts.
+    batched = TracingListener(batched_provider, batch=3, max_delay=60)
+    lamp = lamp_class(tmp_path)
+    clock = Clock(T0)
+    store = open_store(backend.url, clock=clock,
+                       listeners=[TracingListener(provider), batched])
+    store.create(ticket.Ticket(run_id="t1"))
+    store.fire(ticket.Ticket, "t1", "approve", note="ok")
+    assert batched_exporter.get_finished_spans() == ()  # waiting for a batch of three
+    with pytest.raises(EventNotAccepted):
+        store.fire(ticket.Ticket, "t1", "approve", note="again")
+    with provider.get_tracer("a web service").start_as_current_span("POST /reopen"):
+        store.fire(ticket.Ticket, "t1", "reopen", note="no")  # the third: a batch made
+    assert len(batched_exporter.get_finished_spans()) == 3
+    store.create(lamp(run_id="l1", clock=clock))
+    store.fire(lamp, "l1", "go")  # started before the write by the first: not kept
+    clock.advance(31 * SECOND)
+    store.fire_due(lamp, "l1")  # kept, with the link to the step that armed it
+    batched.flush()
+    made = [one for one in _made(exporter) if not one[0].startswith(("create", "POST"))]
+    assert len(made) == 5
+    assert _made(batched_exporter) == made
+
+
+def test_spans_kept_for_a_batch_are_made_after_max_delay(
+        ticket: ModuleType, backend: Backend,
+        spans: tuple[TracerProvider, InMemorySpanExporter]) -> None:
+    provider, exporter = spans
+    store = open_store(backend.url, listeners=[
+        TracingListener(provider, batch=100, max_delay=0.05)])
+    store.create(ticket.Ticket(run_id="t1"))
+    store.fire(ticket.Ticket, "t1", "approve", note="ok")
+    deadline = time.monotonic() + 10
+    while len(exporter.get_finished_spans()) < 2:
+        assert time.monotonic() < deadline, "the waiting span was never made"
+        time.sleep(0.02)
+    assert [s.name for s in exporter.get_finished_spans()] == ["create ticket", "send ticket"]
+    with pytest.raises(ValueError, match="batch must be 0 or more"):
+        TracingListener(provider, batch=-1)
+    with pytest.raises(ValueError, match="max_delay"):
+        TracingListener(provider, max_delay=0)
