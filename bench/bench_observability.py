@@ -1,6 +1,7 @@
 """Benchmark what observing runs costs (docs/observability.md): `store.fire` on SQLite with
 no listener, with a listener that does nothing, with tracing on (the OpenTelemetry SDK, an
-exporter that drops what it is given, behind a batch or a simple span processor), with a
+exporter that drops what it is given, behind a batch or a simple span processor; and with
+its spans made 64 at a time, `TracingListener(batch=64)`), with a
 listener that makes one bare span per fire (the SDK's own floor), and with metrics on; and
 this tree's store with no listener and with tracing against the runtime it was built on
 (`--base REV`, default `main`): the cost of the listener hooks when nobody listens (the
@@ -23,7 +24,8 @@ file per variant, synchronous FULL commits (the store's own setting), in `--fold
 nothing: the store's own CPU time per fire, the strictest baseline for what observing adds;
 on a disk the fsync dominates the wall time, not the CPU time). `--base`: `git archive REV
 runtime` is unpacked in a temporary folder and timed in fresh interpreters, as is this
-tree's runtime, alternately.
+tree's runtime, alternately (the ticket and the timed ticket). `--postgres URL`: the
+in-process variants on that PostgreSQL server too (a schema of their own, dropped after).
 """
 
 from __future__ import annotations

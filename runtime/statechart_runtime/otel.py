@@ -31,7 +31,8 @@ attribute: `statechart.run.id`, `statechart.spec.name`, `statechart.spec.version
 `statechart.status`, `statechart.revision`, `statechart.via`, `statechart.timer.state`,
 `statechart.work.key`, `statechart.work.handler`, `statechart.work.attempt`,
 `statechart.work.owner`, `statechart.work.result`, `error.type`.
-No span stays open for a run's life: each ends when its call committed.
+No span stays open for a run's life: each ends when its call committed. `batch=N`: the
+spans of steps taken and events refused made N at a time (`TracingListener.__init__`).
 """
 
 from __future__ import annotations
