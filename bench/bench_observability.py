@@ -1,6 +1,7 @@
 """Benchmark what observing runs costs (docs/observability.md): `store.fire` on SQLite with
 no listener, with a listener that does nothing, with tracing on (the OpenTelemetry SDK, an
-exporter that drops what it is given, behind a batch or a simple span processor), with a
+exporter that drops what it is given, behind a batch or a simple span processor; and with
+its spans made 64 at a time, `TracingListener(batch=64)`), with a
 listener that makes one bare span per fire (the SDK's own floor), and with metrics on; and
 this tree's store with no listener and with tracing against the runtime it was built on
 (`--base REV`, default `main`): the cost of the listener hooks when nobody listens (the
@@ -8,7 +9,7 @@ extra not installed), and whether tracing's cost changed (each runtime's tracing
 its own fires with no listener).
 
     python bench/bench_observability.py [--rounds 9] [--fires 2000] [--base main]
-                                        [--folder /dev/shm]
+                                        [--folder /dev/shm] [--postgres URL]
 
 Every figure is a ratio against a baseline measured in the same run, in interleaved rounds
 (the machine is noisy), medians reported; the time is the process's CPU time (its threads'
@@ -23,7 +24,8 @@ file per variant, synchronous FULL commits (the store's own setting), in `--fold
 nothing: the store's own CPU time per fire, the strictest baseline for what observing adds;
 on a disk the fsync dominates the wall time, not the CPU time). `--base`: `git archive REV
 runtime` is unpacked in a temporary folder and timed in fresh interpreters, as is this
-tree's runtime, alternately.
+tree's runtime, alternately (the ticket and the timed ticket). `--postgres URL`: the
+in-process variants on that PostgreSQL server too (a schema of their own, dropped after).
 """
 
 from __future__ import annotations
@@ -65,14 +67,18 @@ TIMED = TICKET.replace("statechart: ticket", "statechart: timed_ticket").replace
     "  approved: {on: {reopen: {target: open, set: [note]}}}\n",
     "  approved:\n    on: {reopen: {target: open, set: [note]}}\n    after: {1h: closed}\n")
 
-# Times `fires` fires of one timed ticket run on a new SQLite store (argv: folder of the generated
-# module, the store's file, fires, `off` or `tracing`: no listener, or the tracing listener
-# behind a batch span processor); prints seconds per fire. Runs in the runtime on
+# Times `fires` fires of one ticket run on a new SQLite store (argv: folder of the generated
+# modules, the store's file, fires, `off` or `tracing`: no listener, or the tracing listener
+# behind a batch span processor, this folder, `plain` or `timed`: the ticket or the timed
+# ticket); prints seconds per fire. Runs in the runtime on
 # PYTHONPATH: this tree's or the base revision's.
 FIRE_SCRIPT = """
 import sys, time
 sys.path.insert(0, sys.argv[1])
-from timed_bench import TimedTicket as Ticket
+if sys.argv[6] == "timed":
+    from timed_bench import TimedTicket as Ticket
+else:
+    from ticket_bench import Ticket
 from statechart_runtime.store import open_store
 listeners = []
 if sys.argv[4] == "tracing":
@@ -123,11 +129,20 @@ def sdk_provider(batch: bool = True) -> Any:
     return provider
 
 
-def tracing_listener(batch: bool = True) -> tuple[Any, Callable[[], None]]:
+def tracing_listener(batch: bool = True, spans: int = 0) -> tuple[Any, Callable[[], None]]:
+    """The tracing listener behind a batch or a simple span processor; `spans` > 0: its
+    spans made that many at a time (`TracingListener(batch=...)`)."""
     from statechart_runtime.otel import TracingListener
 
     provider = sdk_provider(batch)
-    return TracingListener(provider), provider.shutdown
+    listener = TracingListener(provider, batch=spans) if spans else TracingListener(provider)
+
+    def shutdown() -> None:
+        if spans:
+            listener.flush()
+        provider.shutdown()
+
+    return listener, shutdown
 
 
 def bare_span() -> tuple[Any, Callable[[], None]]:
@@ -155,10 +170,32 @@ def metrics_listener() -> tuple[Any, Callable[[], None]]:
 
 TIMED_OFF = "off, timed ticket"
 TIMED_TRACING = "tracing (batch), timed ticket"
+BATCHED = 64
 
 
-def in_process(folder: Path, rounds: int, fires: int) -> dict[str, tuple[float, float]]:
-    """Seconds per fire of each variant, in this process: medians of interleaved rounds."""
+def fresh_postgres(server: str) -> tuple[str, Callable[[], None]]:
+    """A store URL on a schema of its own on `server`, and what drops it."""
+    import uuid
+
+    import psycopg
+
+    schema = f"bench_obs_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(server, autocommit=True) as db:
+        db.execute(f"CREATE SCHEMA {schema}")
+
+    def drop() -> None:
+        with psycopg.connect(server, autocommit=True) as db:
+            db.execute(f"DROP SCHEMA {schema} CASCADE")
+
+    separator = "&" if "?" in server else "?"
+    return f"{server}{separator}options=-csearch_path%3D{schema}", drop
+
+
+def in_process(folder: Path, rounds: int, fires: int, postgres: str | None = None
+               ) -> dict[str, tuple[float, float]]:
+    """Seconds per fire of each variant, in this process: medians of interleaved rounds.
+    `postgres`: on that PostgreSQL store (a run of its own per variant and round), else on
+    a SQLite file per variant and round in `folder`."""
     sys.path.insert(0, str(folder))
     from ticket_bench import Ticket  # type: ignore[import-not-found]
     from timed_bench import TimedTicket  # type: ignore[import-not-found]
@@ -175,6 +212,8 @@ def in_process(folder: Path, rounds: int, fires: int) -> dict[str, tuple[float, 
         "off": none, "a listener that does nothing": nothing,
         "tracing (batch span processor)": tracing_listener,
         "tracing (simple span processor)": lambda: tracing_listener(batch=False),
+        f"tracing (batch span processor), spans made {BATCHED} at a time":
+            lambda: tracing_listener(spans=BATCHED),
         "one bare span per fire (the SDK's floor)": bare_span}
     try:
         import statechart_runtime.metrics  # noqa: F401
@@ -189,14 +228,15 @@ def in_process(folder: Path, rounds: int, fires: int) -> dict[str, tuple[float, 
         for index, (name, make) in enumerate(variants.items()):
             run_class = TimedTicket if name in (TIMED_OFF, TIMED_TRACING) else Ticket
             listener, shutdown = make()
-            store = open_store(folder / f"{round_}-{index}.db",
+            store = open_store(postgres or folder / f"{round_}-{index}.db",
                                listeners=[] if listener is None else [listener])
-            store.create(run_class(run_id="t"))
+            run_id = f"t{round_}-{index}"
+            store.create(run_class(run_id=run_id))
             for i in range(50):  # warm up
-                store.fire(run_class, "t", "approve" if i % 2 == 0 else "reopen", note="n")
+                store.fire(run_class, run_id, "approve" if i % 2 == 0 else "reopen", note="n")
             start, wall = time.process_time(), time.perf_counter()
             for i in range(fires):
-                store.fire(run_class, "t", "approve" if i % 2 == 0 else "reopen", note="n")
+                store.fire(run_class, run_id, "approve" if i % 2 == 0 else "reopen", note="n")
             found[name].append(((time.process_time() - start) / fires,
                                 (time.perf_counter() - wall) / fires))
             store.close()
@@ -216,14 +256,16 @@ def against_base(folder: Path, base: str, rounds: int, fires: int
     subprocess.run(["tar", "-x", "-C", str(unpacked)], input=archive, check=True)
     trees = {"this tree": ROOT / "runtime", f"{base}": unpacked / "runtime"}
     found: dict[tuple[str, str], list[tuple[float, float]]] = {
-        (name, variant): [] for name in trees for variant in ("off", "tracing")}
+        (name, f"{variant} {kind}"): [] for name in trees for variant in ("off", "tracing")
+        for kind in ("plain", "timed")}
     for round_ in range(rounds):
         for (name, variant), times in found.items():
             env = {**os.environ, "PYTHONPATH": str(trees[name])}
+            mode, kind = variant.split()
             out = subprocess.run(
                 [sys.executable, "-c", FIRE_SCRIPT, str(folder),
-                 str(folder / f"base-{round_}-{variant}-{name[:4]}.db"), str(fires), variant,
-                 str(HERE)], capture_output=True, text=True, check=True, env=env)
+                 str(folder / f"base-{round_}-{mode}-{kind}-{name[:4]}.db"), str(fires), mode,
+                 str(HERE), kind], capture_output=True, text=True, check=True, env=env)
             cpu, wall = out.stdout.split()
             times.append((float(cpu), float(wall)))
     return {name: (statistics.median(t[0] for t in times),
@@ -236,11 +278,21 @@ def main() -> None:
     parser.add_argument("--fires", type=int, default=2000)
     parser.add_argument("--base", default="main")
     parser.add_argument("--folder", default="/dev/shm" if Path("/dev/shm").is_dir() else None)
+    parser.add_argument("--postgres", metavar="URL",
+                        help="also time the in-process variants on this PostgreSQL server "
+                             "(a schema of their own, dropped after)")
     args = parser.parse_args()
+    on_postgres: dict[str, tuple[float, float]] = {}
     with tempfile.TemporaryDirectory(dir=args.folder) as tmp:
         folder = Path(tmp)
         ticket_module(folder)
         inside = in_process(folder, args.rounds, args.fires)
+        if args.postgres:
+            url, drop = fresh_postgres(args.postgres)
+            try:
+                on_postgres = in_process(folder, args.rounds, args.fires, url)
+            finally:
+                drop()
         base = against_base(folder, args.base, args.rounds, args.fires)
     print(f"{platform.python_implementation()} {platform.python_version()}, "
           f"{platform.machine()}, {args.rounds} rounds of {args.fires} fires (SQLite file in "
@@ -254,12 +306,17 @@ def main() -> None:
 
     for name, found in inside.items():
         row(name, found, inside[TIMED_OFF if name in (TIMED_OFF, TIMED_TRACING) else "off"])
-    for name in ("this tree", args.base):
-        row(f"no listener, timed ticket, {name}'s runtime (fresh process)",
-            base[(name, "off")], base[(args.base, "off")])
-    for name in ("this tree", args.base):  # each against its own runtime with no listener
-        row(f"tracing (batch), timed ticket, {name}'s runtime (fresh process)",
-            base[(name, "tracing")], base[(name, "off")])
+    for name, found in on_postgres.items():
+        row(f"PostgreSQL: {name}", found,
+            on_postgres[TIMED_OFF if name in (TIMED_OFF, TIMED_TRACING) else "off"])
+    for kind in ("plain", "timed"):
+        label = "ticket" if kind == "plain" else "timed ticket"
+        for name in ("this tree", args.base):
+            row(f"no listener, {label}, {name}'s runtime (fresh process)",
+                base[(name, f"off {kind}")], base[(args.base, f"off {kind}")])
+        for name in ("this tree", args.base):  # each against its own runtime, no listener
+            row(f"tracing (batch), {label}, {name}'s runtime (fresh process)",
+                base[(name, f"tracing {kind}")], base[(name, f"off {kind}")])
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ project's, bench/agent_run_v1.yaml, and every fourth of the XState conformance t
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import random
 from pathlib import Path
@@ -77,10 +78,24 @@ def _outcome(run: Any, method: str, kwargs: dict[str, Any]) -> str | None:
     return None
 
 
-def _walk(module: ModuleType, steps: int, seed: int, actions: list[str] = ()) -> int:
+def _told(seen: list[Any]) -> list[dict[str, Any]]:
+    """What listeners were told, without what differs between two runs of the same steps:
+    the calls' times and the refusals' exception objects (their type and message kept)."""
+    found = [{f.name: getattr(one, f.name) for f in dataclasses.fields(one)} for one in seen]
+    for fields in found:
+        fields["started"] = fields["ended"] = None
+        if "error" in fields:
+            fields["error"] = f"{type(fields['error']).__name__}: {fields['error']}"
+    seen.clear()
+    return found
+
+
+def _walk(module: ModuleType, steps: int, seed: int, actions: list[str] = (),
+          listened: bool = False) -> int:
     """Random events (a value left out now and then, time moving on where no timer is
     armed) sent to a planned run and to a kernel run, of the class with the spec's
-    `actions` if any; returns how many had a plan."""
+    `actions` if any (`listened`: both runs watched by a listener, which must be told the
+    same); returns how many had a plan."""
     facade, _, events = parts(module)
     if actions:
         machine = getattr(module, facade.__name__ + "Machine")
@@ -98,6 +113,11 @@ def _walk(module: ModuleType, steps: int, seed: int, actions: list[str] = ()) ->
         assert planned is reference  # an initial entry action raised on both sides
         return 0
     assert planned.record == reference.record
+    planned_seen: list[Any] = []
+    reference_seen: list[Any] = []
+    if listened:
+        planned.listen(planned_seen.append)
+        reference.listen(reference_seen.append)
     spec = spec_of(facade)
     choices = [e.value for e in events if e.value not in spec.internal]
     taken_by_plan = 0
@@ -121,6 +141,7 @@ def _walk(module: ModuleType, steps: int, seed: int, actions: list[str] = ()) ->
         assert planned.configuration == reference.configuration
         if actions:
             assert planned.calls == reference.calls, (event, before)
+        assert _told(planned_seen) == _told(reference_seen), (event, before)
     return taken_by_plan
 
 
@@ -161,6 +182,18 @@ def test_planned_steps_call_the_actions_on_the_traced_specs(tmp_path: Path) -> N
         assert spec is not None, trace["name"]
         planned += _walk(_module(spec, tmp_path), 40, index, trace["actions"])
     assert planned > 30
+
+
+def test_planned_steps_tell_listeners_what_the_kernel_does(tmp_path: Path) -> None:
+    # A watched run (a listener, or a store's tracing) takes its plans too: its macrosteps
+    # recorded as the kernel's path records them.
+    planned = 0
+    for index, trace in enumerate(TRACED[::2]):
+        spec = traced_spec(trace["yaml"], f"{trace['name']}.yaml")
+        assert spec is not None, trace["name"]
+        planned += _walk(_module(spec, tmp_path), 40, index,
+                         trace["actions"] if index % 2 else (), listened=True)
+    assert planned > 50
 
 
 def test_a_plan_is_made_only_where_nothing_of_the_run_can_change_it(tmp_path: Path) -> None:

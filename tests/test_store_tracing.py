@@ -9,6 +9,7 @@ whose write failed is never exported; without a tracing listener, nothing is kep
 from __future__ import annotations
 
 import datetime as dt
+import time
 from types import ModuleType
 from typing import Any
 
@@ -50,6 +51,57 @@ def lamp_class(folder: Any) -> type[Any]:
     path = folder / "lamp_tracing_test.py"
     path.write_bytes(generate(spec)["generated/lamp.py"])
     return import_path(path, "lamp_tracing_test").Lamp  # type: ignore[no-any-return]
+
+
+# `waiting` times out at its `dueAt`; `postpone` sets it again from a state inside
+# `waiting` to another (its timer armed again by that step, `waiting` not entered again);
+# `poke` is targetless: nothing entered, no timer armed again.
+DUE = """\
+statechart: due
+version: 1
+initial: idle
+record:
+  dueAt: {type: datetime}
+  note: {type: string}
+states:
+  idle: {on: {go: {target: waiting, set: [dueAt]}}}
+  waiting:
+    initial: asked
+    on: {poke: {set: [note]}}
+    after: {dueAt: expired}
+    states:
+      asked: {on: {postpone: {target: reminded, set: [dueAt]}}}
+      reminded: {on: {postpone: {target: asked, set: [dueAt]}}}
+  expired: {final: true}
+"""
+# `inner` times out after 30 s; `reset` leaves `outer` and enters it again, and `inner` with
+# it (its timer armed again, by that step), though no transition targets `inner`.
+NEST = """\
+statechart: nest
+version: 1
+initial: outer
+states:
+  outer:
+    initial: inner
+    on: {reset: outer}
+    states:
+      inner:
+        after: {30s: late}
+      late: {on: {stop: done}}
+  done: {final: true}
+"""
+
+
+def spec_class(folder: Any, text: str, name: str, attr: str) -> type[Any]:
+    spec = checked_text(text)
+    assert spec is not None
+    path = folder / f"{name}_tracing_test.py"
+    path.write_bytes(generate(spec)[f"generated/{name}.py"])
+    return getattr(import_path(path, f"{name}_tracing_test"), attr)  # type: ignore[no-any-return]
+
+
+def links(span: Any) -> list[tuple[int, dict[str, Any]]]:
+    return [(link.context.span_id, dict(link.attributes or {})) for link in span.links]
 
 
 @pytest.fixture
@@ -268,3 +320,152 @@ def test_without_a_tracing_listener_nothing_is_kept(
     assert backend.rows("SELECT trace_context FROM work_items") == [(None,)]
     assert all(getattr(s, "origin_context", None) is None for s in seen)
     assert all(getattr(s, "step_context", None) is None for s in seen)
+
+
+def test_a_deadline_set_again_links_to_the_step_that_set_it(
+        backend: Backend, tmp_path: Any,
+        spans: tuple[TracerProvider, InMemorySpanExporter]) -> None:
+    provider, exporter = spans
+    due = spec_class(tmp_path, DUE, "due", "Due")
+    clock = Clock(T0)
+    store = open_store(backend.url, clock=clock, listeners=[TracingListener(provider)])
+    store.create(due(run_id="d1", clock=clock))
+    store.fire(due, "d1", "go", dueAt=T0 + 30 * SECOND)
+    store.fire(due, "d1", "postpone", dueAt=T0 + 60 * SECOND)  # armed again: not entered
+    store.fire(due, "d1", "poke", note="still there")  # targetless: armed nothing
+    store.close()
+    postponed, poked = exporter.get_finished_spans()[-2:]
+    assert (postponed.attributes or {})["statechart.event"] == "postpone"
+    assert (poked.attributes or {})["statechart.event"] == "poke"
+    exporter.clear()
+    elsewhere = open_store(backend.url, clock=clock, listeners=[TracingListener(provider)])
+    clock.advance(61 * SECOND)
+    assert elsewhere.fire_due(due, "d1").applied
+    [timer] = exporter.get_finished_spans()
+    assert links(timer) == [(postponed.context.span_id, {"statechart.link": "armed"})]
+
+
+def test_a_state_entered_again_with_its_parent_links_to_that_step(
+        backend: Backend, tmp_path: Any,
+        spans: tuple[TracerProvider, InMemorySpanExporter]) -> None:
+    provider, exporter = spans
+    nest = spec_class(tmp_path, NEST, "nest", "Nest")
+    clock = Clock(T0)
+    store = open_store(backend.url, clock=clock, listeners=[TracingListener(provider)])
+    store.create(nest(run_id="n1", clock=clock))
+    clock.advance(10 * SECOND)
+    store.fire(nest, "n1", "reset")  # outer and inner exited and entered again
+    store.close()
+    reset = exporter.get_finished_spans()[-1]
+    assert (reset.attributes or {})["statechart.event"] == "reset"
+    exporter.clear()
+    elsewhere = open_store(backend.url, clock=clock, listeners=[TracingListener(provider)])
+    clock.advance(30 * SECOND)
+    assert elsewhere.fire_due(nest, "n1").applied
+    [timer] = exporter.get_finished_spans()
+    assert links(timer) == [(reset.context.span_id, {"statechart.link": "armed"})]
+
+
+def test_a_loaded_run_stepped_in_memory_links_as_the_stores_fire_does(
+        backend: Backend, tmp_path: Any,
+        spans: tuple[TracerProvider, InMemorySpanExporter]) -> None:
+    provider, exporter = spans
+    lamp = lamp_class(tmp_path)
+    clock = Clock(T0)
+    store = open_store(backend.url, clock=clock, listeners=[TracingListener(provider)])
+    store.create(lamp(run_id="l1", clock=clock))
+    store.fire(lamp, "l1", "go")
+    store.close()
+    go = exporter.get_finished_spans()[-1]
+    exporter.clear()
+    # Another process loads it, enters `waiting` again in memory and saves it: that step's
+    # context is kept with the state, and with the run's mark for its next save.
+    elsewhere = open_store(backend.url, clock=clock, listeners=[TracingListener(provider)])
+    run = elsewhere.load(lamp, "l1", clock=clock)
+    clock.advance(10 * SECOND)
+    run.send("again")
+    elsewhere.save(run)
+    [again] = exporter.get_finished_spans()
+    assert (again.attributes or {})["statechart.via"] == "save"
+    assert again.context.trace_id == go.context.trace_id
+    exporter.clear()
+    # A third saves the timer fired in memory (nothing of the steps in its memory): linked to
+    # the step that armed it, as the store's fire_due links.
+    third = open_store(backend.url, clock=clock, listeners=[TracingListener(provider)])
+    clock.advance(30 * SECOND)
+    assert run.fire_due() == ["after.delay1.waiting"]
+    third.save(run)
+    [timer] = exporter.get_finished_spans()
+    assert timer.name == "timer lamp"
+    assert links(timer) == [(again.context.span_id, {"statechart.link": "armed"})]
+    # A run loaded and timed out in memory, saved: linked to the stored step.
+    store = open_store(backend.url, clock=clock, listeners=[TracingListener(provider)])
+    store.create(lamp(run_id="l2", clock=clock))
+    store.fire(lamp, "l2", "go")
+    go = exporter.get_finished_spans()[-1]
+    exporter.clear()
+    fourth = open_store(backend.url, clock=clock, listeners=[TracingListener(provider)])
+    loaded = fourth.load(lamp, "l2", clock=clock)
+    clock.advance(31 * SECOND)
+    loaded.fire_due()
+    fourth.save(loaded)
+    [timer] = exporter.get_finished_spans()
+    assert links(timer) == [(go.context.span_id, {"statechart.link": "armed"})]
+
+
+def _made(exporter: InMemorySpanExporter) -> list[tuple[Any, ...]]:
+    """The spans exported but for their own ids (a batch's are made by another listener)."""
+    return [(s.name, dict(s.attributes or {}), s.start_time, s.end_time, s.context.trace_id,
+             None if s.parent is None else s.parent.span_id,
+             [(link.context.span_id, dict(link.attributes or {})) for link in s.links],
+             s.status.status_code) for s in exporter.get_finished_spans()]
+
+
+def test_spans_made_in_batches_are_the_spans_made_at_once(
+        ticket: ModuleType, backend: Backend, tmp_path: Any,
+        spans: tuple[TracerProvider, InMemorySpanExporter]) -> None:
+    provider, exporter = spans
+    batched_exporter = InMemorySpanExporter()
+    batched_provider = TracerProvider()
+    batched_provider.add_span_processor(SimpleSpanProcessor(batched_exporter))
+    # Both told the same observations; the first gives the runs' and the steps' contexts.
+    batched = TracingListener(batched_provider, batch=3, max_delay=60)
+    lamp = lamp_class(tmp_path)
+    clock = Clock(T0)
+    store = open_store(backend.url, clock=clock,
+                       listeners=[TracingListener(provider), batched])
+    store.create(ticket.Ticket(run_id="t1"))
+    store.fire(ticket.Ticket, "t1", "approve", note="ok")
+    assert batched_exporter.get_finished_spans() == ()  # waiting for a batch of three
+    with pytest.raises(EventNotAccepted):
+        store.fire(ticket.Ticket, "t1", "approve", note="again")
+    with provider.get_tracer("a web service").start_as_current_span("POST /reopen"):
+        store.fire(ticket.Ticket, "t1", "reopen", note="no")  # the third: a batch made
+    assert len(batched_exporter.get_finished_spans()) == 3
+    store.create(lamp(run_id="l1", clock=clock))
+    store.fire(lamp, "l1", "go")  # started before the write by the first: not kept
+    clock.advance(31 * SECOND)
+    store.fire_due(lamp, "l1")  # kept, with the link to the step that armed it
+    batched.flush()
+    made = [one for one in _made(exporter) if not one[0].startswith(("create", "POST"))]
+    assert len(made) == 5
+    assert _made(batched_exporter) == made
+
+
+def test_spans_kept_for_a_batch_are_made_after_max_delay(
+        ticket: ModuleType, backend: Backend,
+        spans: tuple[TracerProvider, InMemorySpanExporter]) -> None:
+    provider, exporter = spans
+    store = open_store(backend.url, listeners=[
+        TracingListener(provider, batch=100, max_delay=0.05)])
+    store.create(ticket.Ticket(run_id="t1"))
+    store.fire(ticket.Ticket, "t1", "approve", note="ok")
+    deadline = time.monotonic() + 10
+    while len(exporter.get_finished_spans()) < 2:
+        assert time.monotonic() < deadline, "the waiting span was never made"
+        time.sleep(0.02)
+    assert [s.name for s in exporter.get_finished_spans()] == ["create ticket", "send ticket"]
+    with pytest.raises(ValueError, match="batch must be 0 or more"):
+        TracingListener(provider, batch=-1)
+    with pytest.raises(ValueError, match="max_delay"):
+        TracingListener(provider, max_delay=0)

@@ -30,6 +30,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeVar
 
+from statechart_runtime.chart.chart import INTERNAL, MULTI, TARGETLESS
 from statechart_runtime.observations import (
     Answered,
     EventRefused,
@@ -205,13 +206,42 @@ def steps_taken(run: Any, *, via: str, revision: int | None, started: float,
     return found
 
 
-def entered_states(macro: Macrostep, before: tuple[str, ...], history: Any) -> set[str]:
-    """The states a macrostep entered: those active after it and not before, and those a
-    transition of it targets (entered again: a self-transition re-arms a timer,
-    re-enqueues a work item)."""
-    after = set(macro.configuration)
-    targets = {step.target.value for step in history[macro.first:macro.end]}
-    return (after - set(before)) | (targets & after)
+def entered_states(chart: Any, macro: Macrostep, before: tuple[str, ...],
+                   history: Any) -> set[str]:
+    """The states a macrostep entered: those active after it and not before, and every
+    state active after it inside the domain of one of its transitions (entered again: a
+    transition exits everything inside its domain, a self-transition of a compound state
+    its children too; a re-entered state's timer is armed again, its work re-enqueued). A
+    multi-target transition is recorded by its first target: its domain may be taken
+    lower than it is (states entered again above it are missed)."""
+    after = macro.configuration
+    found = set(after).difference(before)
+    for step in history[macro.first:macro.end]:
+        kind = step.kind
+        if kind == TARGETLESS:
+            continue
+        source, target = step.source.value, step.target.value
+        if kind == INTERNAL:
+            domain = chart.internal_effect(source, target)[0]
+        elif kind is None or kind == MULTI:
+            domain = chart.effect(source, target)[0]
+        else:  # a history transition: its domain does not depend on what is remembered
+            domain = chart.history_effect(source, target, kind, None)[0]
+        if domain is None:  # the root's: every active state was exited
+            return set(after)
+        found.update(state for state in after if chart.is_descendant(state, domain))
+    return found
+
+
+def rearmed_states(timers: Any, macro: Macrostep, history: Any) -> set[str]:
+    """The active states whose deadline timer a macrostep armed again by changing its field
+    (a state entered is armed anyway): the step that set the field armed it."""
+    by_field = timers.by_field
+    if not by_field:
+        return set()
+    active = macro.configuration
+    return {row[0] for step in history[macro.first:macro.end] for name in step.values
+            for row in by_field.get(name, ()) if row[0] in active}
 
 
 def start_steps(run: Any, sources: Listeners, *, via: str, started: float, revision: int,
@@ -249,7 +279,9 @@ def start_steps(run: Any, sources: Listeners, *, via: str, started: float, revis
             if origin is None:
                 stored = origins() if stored is None else stored
                 origin = stored.get(timer)
-        kept = linked.intersection(entered_states(macro, previous, history))
+        kept = linked.intersection(entered_states(spec.chart, macro, previous, history))
+        if timer_rows:
+            kept |= rearmed_states(spec.timers, macro, history)
         previous = macro.configuration
         context = None
         if kept:  # else nothing links back to it: its span is made after the commit

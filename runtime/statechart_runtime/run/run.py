@@ -501,15 +501,14 @@ class Run(Generic[R, S, E]):
 
     def _take_planned(self, event: str, checked: kernel.Given, at: dt.datetime) -> bool:
         """Take `event` by its plan from the configuration (statechart_runtime.chart.plans)
-        for a run that steps without a machine, unwatched and without work or spec
+        for a run that steps without a machine, without work or spec
         coverage: what `_take` would do, without selecting and stepping it again (the
         actions called in `_act`'s order, the step taken back whole if one raises). False,
         with nothing changed, where there is no plan or it does not hold (a value missing,
         a `requires:` unmet): `_take` then takes the event, or says why not."""
         direct = self._direct
         if direct is None or self._machine is not None or self._raised \
-                or self._sc_watch is not None or self._sc_work \
-                or coverage.RECORDER is not None:
+                or self._sc_work or coverage.RECORDER is not None:
             return False
         before = self._active
         key = (before, event)
@@ -530,6 +529,8 @@ class Run(Generic[R, S, E]):
         record: Any = self.record
         attrs = self._sc_spec.attrs
         acts = direct.acts
+        # Watched by a listener: what this macrostep did, recorded once it holds (as `_take`).
+        first, since = len(record.history), record.lastTransitionAt
         if acts:  # what puts the run back if an action raises (as `kernel.commit`'s undo)
             written = ["status", "lastTransitionAt",
                        *(["configuration"] if found.members is not None else []),
@@ -552,6 +553,10 @@ class Run(Generic[R, S, E]):
         self._selection = None
         if acts:
             self._planned_actions(direct, found, (event, checked, at), kept)
+        watch = self._sc_watch
+        if watch is not None:
+            watch.append(_Macrostep(event, first, len(record.history), self._active,
+                                    record.status.value, at, since))
         return True
 
     def _planned_actions(self, direct: DirectCalls, found: plans.Plan,

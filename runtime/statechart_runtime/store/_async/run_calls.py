@@ -46,6 +46,7 @@ from statechart_runtime.store.core.writes import (
     Mark,
     Writes,
     json_value,
+    keep_origins,
     mark_of,
     saved,
 )
@@ -95,12 +96,23 @@ class RunCalls(StoreTransactions):
         `run_class.restore`: `model=`, `clock=`), with its whole history. The record is
         checked as `from_json` checks it, replaying the history (the spec's InvalidRecord);
         a run of another spec is refused the same way."""
+        traced = bool(self._linked(run_class))
+
         async def work(db: Any) -> RunT:
             row = await (await db.execute(self.sql.head, (run_id,))).fetchone()
             if row is None:
                 raise RunNotFound(run_id)
             steps = await (await db.execute(self.sql.steps, (run_id,))).fetchall()
-            return restore.full_run(run_class, run_id, tuple(row), steps, self.clock, kwargs)
+            # Traced: the stored contexts of its states too, what the steps it takes in
+            # memory link to when it is saved (a timer fired: the step that armed it).
+            checks = await (await db.execute(*self._head_checks(run_id, True))).fetchone() \
+                if traced else None
+            found = restore.full_run(run_class, run_id, tuple(row), steps, self.clock, kwargs)
+            if checks is not None:
+                head = (*row, *checks)
+                self._remember_context(run_id, observe.run_context(head))
+                keep_origins(found, observe.origins(head))
+            return found
         run = await self._read(work)
         observe.watch(self.listeners, run)  # its steps in memory are told when it is saved
         return run
@@ -162,10 +174,11 @@ class RunCalls(StoreTransactions):
         self._writable()
         started = time.time() if self.listeners else 0.0  # for the listeners
         mark = mark_of(run)
-        # The stored contexts of its states are not read by `load`: its timers fired in
-        # memory link to none.
+        # The stored contexts of its states (`load` read them, or the last save kept them):
+        # what its timers fired in memory link to.
         contexts = self._start_steps(run, "save", started, None, mark,
-                                     run_context=await self._context(run.record.runId)) \
+                                     run_context=await self._context(run.record.runId),
+                                     origins=mark.origins) \
             if self._linked(type(run)) else None
         stored = writes.writes(self.sql, run, mark, utc_text(self.now()), contexts)
 
@@ -173,7 +186,8 @@ class RunCalls(StoreTransactions):
             return await self._write(db, stored, mark, locked=False)
 
         revision = await self._with_retries(work, repeatable=False)
-        saved(run, mark, revision)
+        saved(run, mark, revision, None if contexts is None else
+              observe.kept_origins(run, mark.origins, contexts))
         if self.listeners:
             observe.steps(self.listeners, run, "save", started,
                           await self._context(run.record.runId))

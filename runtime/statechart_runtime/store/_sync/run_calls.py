@@ -21,7 +21,7 @@ from statechart_runtime.run import Run, spec_of, steps_without_machine
 from statechart_runtime.store._sync.transactions import _CLAIM_AMONG, RunT, StoreTransactions
 from statechart_runtime.store.core import observe, restore, rows, versions, writes
 from statechart_runtime.store.core.checks import utc_text
-from statechart_runtime.store.core.writes import Computed, Fired, Mark, Writes, json_value, mark_of, saved
+from statechart_runtime.store.core.writes import Computed, Fired, Mark, Writes, json_value, keep_origins, mark_of, saved
 
 class RunCalls(StoreTransactions):
     """Runs and events: what `fire` and its kin read, decide (store/core) and write."""
@@ -55,13 +55,20 @@ class RunCalls(StoreTransactions):
         `run_class.restore`: `model=`, `clock=`), with its whole history. The record is
         checked as `from_json` checks it, replaying the history (the spec's InvalidRecord);
         a run of another spec is refused the same way."""
+        traced = bool(self._linked(run_class))
 
         def work(db: Any) -> RunT:
             row = db.execute(self.sql.head, (run_id,)).fetchone()
             if row is None:
                 raise RunNotFound(run_id)
             steps = db.execute(self.sql.steps, (run_id,)).fetchall()
-            return restore.full_run(run_class, run_id, tuple(row), steps, self.clock, kwargs)
+            checks = db.execute(*self._head_checks(run_id, True)).fetchone() if traced else None
+            found = restore.full_run(run_class, run_id, tuple(row), steps, self.clock, kwargs)
+            if checks is not None:
+                head = (*row, *checks)
+                self._remember_context(run_id, observe.run_context(head))
+                keep_origins(found, observe.origins(head))
+            return found
         run = self._read(work)
         observe.watch(self.listeners, run)
         return run
@@ -116,13 +123,13 @@ class RunCalls(StoreTransactions):
         self._writable()
         started = time.time() if self.listeners else 0.0
         mark = mark_of(run)
-        contexts = self._start_steps(run, 'save', started, None, mark, run_context=self._context(run.record.runId)) if self._linked(type(run)) else None
+        contexts = self._start_steps(run, 'save', started, None, mark, run_context=self._context(run.record.runId), origins=mark.origins) if self._linked(type(run)) else None
         stored = writes.writes(self.sql, run, mark, utc_text(self.now()), contexts)
 
         def work(db: Any) -> int:
             return self._write(db, stored, mark, locked=False)
         revision = self._with_retries(work, repeatable=False)
-        saved(run, mark, revision)
+        saved(run, mark, revision, None if contexts is None else observe.kept_origins(run, mark.origins, contexts))
         if self.listeners:
             observe.steps(self.listeners, run, 'save', started, self._context(run.record.runId))
         return revision

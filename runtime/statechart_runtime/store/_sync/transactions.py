@@ -13,7 +13,7 @@ import collections
 import datetime as dt
 import functools
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import suppress
 from typing import Any, Self, TypeVar
 from statechart_runtime import listeners as heard
@@ -173,20 +173,21 @@ class StoreTransactions:
         while len(self._contexts) > _CONTEXTS:
             self._contexts.popitem(last=False)
 
-    def _start_steps(self, run: Run[Any, Any, Any], via: str, started: float, head: tuple[Any, ...] | None, mark: Mark, claim: work_core.WorkClaim | None=None, run_context: str | None=None) -> dict[str, str] | None:
+    def _start_steps(self, run: Run[Any, Any, Any], via: str, started: float, head: tuple[Any, ...] | None, mark: Mark, claim: work_core.WorkClaim | None=None, run_context: str | None=None, origins: Mapping[str, str] | None=None) -> dict[str, str] | None:
         """Before a write: a trace context for each macrostep `run` took (a tracing
         listener's span, started now, ended once the write committed), and the one of each
         state those steps entered (kept with its run_states row and the work items it
         enqueued); None when no listener gives one (the columns stay NULL). `head`: the
         run's head as a traced read gave it (`_head_checks`): the stored contexts of its
-        states (what a fired timer links to) and the run's."""
+        states (what a fired timer links to) and the run's; `origins`: those states'
+        contexts read before (a loaded run's), without `head`."""
         linked = self._linked(type(run))
         if not linked:
             return None
         if head is not None:
             run_context = observe.run_context(head)
             self._remember_context(run.record.runId, run_context)
-        return heard.start_steps(run, self.listeners, via=via, started=started, revision=mark.revision + 1, trace_context=run_context, linked=linked, before=mark.active, origins=functools.partial(observe.origins, head or ()), work=None if claim is None else claim.key, attempt=None if claim is None else claim.attempt, work_origin=None if claim is None else claim.origin_context)
+        return heard.start_steps(run, self.listeners, via=via, started=started, revision=mark.revision + 1, trace_context=run_context, linked=linked, before=mark.active, origins=functools.partial(observe.origins, head or ()) if origins is None else functools.partial(dict, origins), work=None if claim is None else claim.key, attempt=None if claim is None else claim.attempt, work_origin=None if claim is None else claim.origin_context)
 
     def _linked(self, run_class: type[Run[Any, Any, Any]]) -> frozenset[str]:
         """The states of `run_class` whose entering step a tracing listener's spans link

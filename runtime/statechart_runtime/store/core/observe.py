@@ -7,6 +7,7 @@ import datetime as dt
 import json
 import time
 import weakref
+from collections.abc import Mapping
 from typing import Any
 
 from statechart_runtime import listeners as heard
@@ -71,6 +72,14 @@ def origins(row: tuple[Any, ...]) -> dict[str, str]:
     if not isinstance(found, dict):
         return {}
     return {state: context for state, context in found.items() if isinstance(context, str)}
+
+
+def kept_origins(run: Run[Any, Any, Any], stored: Mapping[str, str] | None,
+                 written: Mapping[str, str]) -> dict[str, str]:
+    """The trace contexts a run's active states hold after a save wrote `written` (the
+    states its steps entered) over `stored` (what it held before, None: not read)."""
+    found = {**(stored or {}), **written}
+    return {state: found[state] for state in active_states(run) if state in found}
 
 
 def created(run: Run[Any, Any, Any], at: dt.datetime,

@@ -42,7 +42,9 @@ class Mark:
     steps the store holds, how many of those the run's record holds (the last ones; a run
     restored from its head holds none), its active states then, whether the stored steps
     must be rewritten (the record was upgraded from an older spec version: names changed),
-    and its earliest timer's due time as stored (None: none armed, or not known)."""
+    and its earliest timer's due time as stored (None: none armed, or not known); `origins`:
+    the stored trace contexts of its active states (the step that entered each), when a
+    tracing listener's store loaded or saved it (None: not read)."""
 
     revision: int
     steps: int
@@ -50,6 +52,7 @@ class Mark:
     active: tuple[str, ...]
     rewrite: bool = False
     due: dt.datetime | None = None
+    origins: Mapping[str, str] | None = None
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -179,12 +182,18 @@ def mark_of(run: Run[Any, Any, Any]) -> Mark:
     return mark
 
 
-def saved(run: Run[Any, Any, Any], mark: Mark, revision: int) -> None:
+def saved(run: Run[Any, Any, Any], mark: Mark, revision: int,
+          origins: Mapping[str, str] | None = None) -> None:
     forget_work_log(run)
     history = run.record.history
     steps = len(history) if mark.rewrite else mark.steps + len(history) - mark.known
     setattr(run, MARK_ATTR, Mark(revision, steps, len(history), active_states(run),
-                                 due=next_deadline(run)))
+                                 due=next_deadline(run), origins=origins))
+
+
+def keep_origins(run: Run[Any, Any, Any], origins: Mapping[str, str]) -> None:
+    """Keep with a run's mark the stored trace contexts of its states (`Mark.origins`)."""
+    setattr(run, MARK_ATTR, dataclasses.replace(mark_of(run), origins=origins))
 
 
 def next_deadline(run: Run[Any, Any, Any]) -> dt.datetime | None:
