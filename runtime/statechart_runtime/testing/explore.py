@@ -242,9 +242,9 @@ class Space:
                 move, after, changes = self._event(snap, event, ask, None, reads) \
                     if event is not None else self._clock(snap, ask, reads)
             except (kernel.Refused, MacrostepLoop):
-                branches.append(_Branch(used, None, snap, ()))
+                branches.append(_Branch(used, None, values, snap, ()))
             else:
-                branches.append(_Branch(used, move, after, changes))
+                branches.append(_Branch(used, move, values, after, changes))
         known.append(_Known(tuple(reads.items()), branches))
         return branches
 
@@ -313,11 +313,13 @@ class Space:
 @dataclass(frozen=True, slots=True)
 class _Branch:
     """One branch of a step (`Space._branches`): the guard answers it `used`, its move (None:
-    the spec refuses it), the snapshot it led to from the snapshot it was computed from, and
-    the fields it changed on the way ((field, value), None: cleared, in order)."""
+    the spec refuses it), the values of the snapshot it was computed from (`origin`), the
+    snapshot it led to from there, and the fields it changed on the way ((field, value),
+    None: cleared, in order)."""
 
     used: dict[str, bool]
     move: Move | None
+    origin: Mapping[str, Any]
     after: Snapshot
     changes: tuple[tuple[str, Any], ...]
 
@@ -326,6 +328,8 @@ class _Branch:
         its own, with `snap`'s values as the branch changed them."""
         if self.move is None or self.move.refused:
             return snap
+        if snap.values is self.origin:  # from the snapshot it was computed from
+            return self.after
         values = dict(snap.values)
         for name, value in self.changes:
             if value is None:
