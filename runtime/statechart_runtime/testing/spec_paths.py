@@ -180,6 +180,9 @@ class _Graph:
         self.complete = True
         self.index: dict[Item, int] = {}
         self.items: list[Item] = []
+        # A move's mask by the move (`id`, the move kept alive with it): the space hands
+        # out one move for each step it computed, and a step it looked up is a move again.
+        self.masks: dict[int, tuple[Move, int]] = {}
         # What every new run covers: its configuration, and what its constructor's
         # eventless steps took (`Space.opening`).
         opening, entered = space.opening
@@ -202,12 +205,20 @@ class _Graph:
                     target = self.ids[key] = len(self.snaps)
                     self.snaps.append(after)
                 known = len(self.items)
-                mask = self.mask(covered_by(space, move, cover))
+                mask = self.mask_of(move)
                 missing -= sum(i in wanted for i in self.items[known:])
                 out.append((move, target, mask, after))
             self.edges.append(out)
             head += 1
         self.edges.extend([] for _ in range(len(self.snaps) - len(self.edges)))
+
+    def mask_of(self, move: Move) -> int:
+        """The bit mask of what `move` covers."""
+        known = self.masks.get(id(move))
+        if known is None:
+            known = self.masks[id(move)] = (move, self.mask(covered_by(self.space, move,
+                                                                       self.cover)))
+        return known[1]
 
     def mask(self, found: Iterable[Item]) -> int:
         """The bit mask of `found` (items not seen before are numbered now)."""
@@ -260,7 +271,7 @@ class _Graph:
                 if found is None or found[0].refused != move.refused:
                     break
                 move, snap = found
-                mask = self.mask(covered_by(space, move, self.cover))
+                mask = self.mask_of(move)
             node = target
             steps.append(_step(space, move, snap))
             covers |= mask
