@@ -87,6 +87,7 @@ class Space:
     spec: Any = field(init=False)  # its alternatives: `spec.alternatives` (SpecTables)
     sendable: list[str] = field(init=False)
     watched: frozenset[str] = field(init=False)  # fields whose being set changes a step
+    watched_order: tuple[str, ...] = field(init=False)  # the same, sorted
     # What a new run's constructor takes (its eventless steps, as `start` found them): the
     # microsteps, and the states it was in (its initial ones, those the steps entered);
     # every path starts after them.
@@ -95,6 +96,9 @@ class Space:
     # taken again from a snapshot that reads the same is looked up, not computed (the walk
     # of `paths` retakes its routes from the snapshots it reaches).
     known: dict[tuple[object, ...], list[_Known]] = field(init=False, default_factory=dict)
+    # An event's placeholders at a time (`placeholder`), and their typed and JSON forms.
+    placed: dict[tuple[str, dt.datetime], tuple[dict[str, Any], kernel.Given]] = field(
+        init=False, default_factory=dict)
 
     def __post_init__(self) -> None:
         if isinstance(self.run_class, SpecTables):  # the tables alone (`statechart paths`)
@@ -106,6 +110,7 @@ class Space:
         self.sendable = [e for e in spec.events_by_name if e not in spec.internal]
         self.watched = frozenset({f for fields in spec.requires.values() for f in fields}
                                  | set(spec.timers.by_field))
+        self.watched_order = tuple(sorted(self.watched))
 
     # -- values ------------------------------------------------------------------------------
 
@@ -150,11 +155,14 @@ class Space:
         return steps.snap
 
     def key(self, snap: Snapshot) -> tuple[object, ...]:
-        limits = self.spec.limits
-        return (snap.configuration, tuple(sorted(snap.remembered.items())),
-                tuple(min(snap.counts.get(s, 0), n) for s, n in limits.items()),
-                tuple(sorted(f for f in self.watched if f in snap.values)),
-                tuple((t.event.value, t.declined) for t in snap.timers))
+        limits, values, counts = self.spec.limits, snap.values, snap.counts
+        # (each part without a generator when there is nothing to look at: the exploration
+        # keys every step it takes)
+        return (snap.configuration,
+                tuple(sorted(snap.remembered.items())) if snap.remembered else (),
+                tuple(min(counts.get(s, 0), n) for s, n in limits.items()) if limits else (),
+                tuple(f for f in self.watched_order if f in values) if values else (),
+                tuple((t.event.value, t.declined) for t in snap.timers) if snap.timers else ())
 
     # -- steps -------------------------------------------------------------------------------
 
@@ -252,10 +260,18 @@ class Space:
                values: Mapping[str, Any] | None = None, reads: dict[str, Any] | None = None
                ) -> tuple[Move, Snapshot, tuple[tuple[str, Any], ...]]:
         spec = self.spec
-        given = {f: self.placeholder(f, snap.at) for f in spec.alternatives.fields.get(event, ())} \
-            if values is None else dict(values)
+        if values is None:  # the placeholders: the same for every step at that time
+            placed = self.placed.get((event, snap.at))
+            if placed is None:
+                given = {f: self.placeholder(f, snap.at)
+                         for f in spec.alternatives.fields.get(event, ())}
+                placed = self.placed[(event, snap.at)] = (
+                    given, {f: (v, spec.codec.to_json(f, v)) for f, v in given.items()})
+            given, typed = placed
+        else:
+            given = dict(values)
+            typed = {f: (v, spec.codec.to_json(f, v)) for f, v in given.items()}
         steps = _Steps(self, snap, ask, reads)
-        typed = {f: (v, spec.codec.to_json(f, v)) for f, v in given.items()}
         taken = driver.macrostep(spec, event, typed, steps.take, steps.configuration,
                                  steps.raised)
         needed: dict[str, Any] = {}
