@@ -206,7 +206,8 @@ class _Graph:
                     self.snaps.append(after)
                 known = len(self.items)
                 mask = self.mask_of(move)
-                missing -= sum(i in wanted for i in self.items[known:])
+                if len(self.items) > known:  # items reached for the first time
+                    missing -= sum(i in wanted for i in self.items[known:])
                 out.append((move, target, mask, after))
             self.edges.append(out)
             head += 1
