@@ -36,9 +36,14 @@ class SpecLines:
                 self.alternatives.setdefault((name, t.event, t.order), t.target_span.line)
 
     def __call__(self, item: Item) -> int:
-        line = None if item.kind == "state" else \
-            self.alternatives.get((item.state, item.event, item.alternative))
-        return self.spec.states[item.state].span.line if line is None else line
+        if item.kind == "state":
+            return self.spec.states[item.state].span.line
+        return self.transition(item.state, item.event, item.alternative)
+
+    def transition(self, state: str, event: str | None, alternative: int | None) -> int:
+        """The line of the `alternative`th alternative of `event` on `state`."""
+        line = self.alternatives.get((state, event, alternative))
+        return self.spec.states[state].span.line if line is None else line
 
 
 def _when(at: dt.datetime) -> str:
@@ -115,10 +120,10 @@ def _step_lines(spec_line: SpecLines, where: str, index: int, step: Step) -> lis
 
 
 def _transition_line(spec_line: SpecLines, where: str, t: Transition, indent: str) -> str:
-    item = Item("transition", t.source, t.event, t.alternative, t.target)
     by = "" if t.kind is None else f" (history: {t.kind})" if t.kind in ("shallow", "deep") \
         else f" ({t.kind})"
-    return f"{indent}{t.source} -{t.event}-> {t.target}{by}  {where}:{spec_line(item)}"
+    line = spec_line.transition(t.source, t.event, t.alternative)
+    return f"{indent}{t.source} -{t.event}-> {t.target}{by}  {where}:{line}"
 
 
 # -- JSON ------------------------------------------------------------------------------------
@@ -139,8 +144,7 @@ def as_json(spec: Spec, found: Paths) -> str:
     def transition(t: Transition) -> dict[str, Any]:
         return {"source": t.source, "event": t.event, "target": t.target,
                 "alternative": t.alternative, "kind": t.kind,
-                "line": spec_line(Item("transition", t.source, t.event, t.alternative,
-                                       t.target))}
+                "line": spec_line.transition(t.source, t.event, t.alternative)}
 
     def step(s: Step) -> dict[str, Any]:
         return {"kind": s.kind, "event": s.event,

@@ -27,7 +27,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from statechart_runtime.chart import events as _events
 from statechart_runtime.chart import kernel
@@ -326,8 +326,7 @@ class Space:
                 _replace(after, at=max(after.at, when)), tuple(steps.changes))
 
 
-@dataclass(frozen=True, slots=True)
-class _Branch:
+class _Branch(NamedTuple):  # (a named tuple: made for every step computed)
     """One branch of a step (`Space._branches`): the guard answers it `used`, its move (None:
     the spec refuses it), the values of the snapshot it was computed from (`origin`), the
     snapshot it led to from there, and the fields it changed on the way ((field, value),
@@ -359,8 +358,7 @@ class _Branch:
                         values, after.at)
 
 
-@dataclass(frozen=True, slots=True)
-class _Known:
+class _Known(NamedTuple):
     """The branches of one step (`Space._branches`), and the values they read (field, value
     in the snapshot they were computed from; None: unset): a snapshot with the same values
     of these fields takes the same branches."""
