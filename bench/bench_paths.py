@@ -10,11 +10,14 @@ states (flat, and nested in groups), side by side on this machine:
 - `statechart paths` command: the whole command (`python -m statechart paths SPEC`, start-up,
   check and output included) in a process of its own, its CPU seconds from the children's
   rusage; run twice per round: with bytecode caches (as users run it) and with
-  `PYTHONDONTWRITEBYTECODE=1` and no caches (every module compiled at start), and its ratio
-  to `getShortestPaths`' CPU seconds (the issue-31 goal: under 0.6 s, at most 2x); with
+  `PYTHONDONTWRITEBYTECODE=1` and no caches (every module compiled at start; first, then
+  once untimed to write the caches again: until 2026-12-06 the run with caches followed
+  the one that removed them, and compiled every module in all rounds but the first), and
+  its ratio to `getShortestPaths`' CPU seconds (the issue-31 goal: under 0.6 s, at most 2x); with
   `--baseline TREE` (a directory holding another version's `compiler/` and `runtime/`, e.g.
-  `git worktree add /tmp/main main`), the same command with that tree first on `PYTHONPATH`,
-  in the same rounds, so that before and after are measured side by side;
+  `git archive main compiler runtime | tar -x -C TREE`), the same command with that tree
+  first on `PYTHONPATH`, in the same rounds, so that before and after are measured side by
+  side;
 - `xstate shortest`: `getShortestPaths` of `xstate/graph` (XState 5.33.3, bench/xstate/:
   `npm ci` there first), one path to every state XState tells apart; its CPU seconds timed
   inside node (the generator alone, as the goal compares), and the whole node process's
@@ -222,12 +225,16 @@ def measure(name: str, spec: Spec, text: bytes, rounds: int, simple_timeout: flo
             found = testing.paths(tables)
             seconds.append(time.perf_counter() - start)
             cpu.append(time.process_time() - start_cpu)
-            if baseline is not None:  # before and after in turns
-                before_cached.append(command_cpu(spec_file, bytecode=True, tree=baseline))
-            cached.append(command_cpu(spec_file, bytecode=True))
+            # Without caches first (each run removes them), then once untimed to write them
+            # again, then with them: before and after in turns.
             if baseline is not None:
                 before_uncached.append(command_cpu(spec_file, bytecode=False, tree=baseline))
+                command_cpu(spec_file, bytecode=True, tree=baseline)
             uncached.append(command_cpu(spec_file, bytecode=False))
+            command_cpu(spec_file, bytecode=True)
+            if baseline is not None:
+                before_cached.append(command_cpu(spec_file, bytecode=True, tree=baseline))
+            cached.append(command_cpu(spec_file, bytecode=True))
             result = run_xstate(spec, "shortest", 300.0)
             assert result is not None
             shortest.append(result)
