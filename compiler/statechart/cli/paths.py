@@ -48,7 +48,6 @@ def run(args: argparse.Namespace) -> int:
     from statechart import outputs, paths_output
     from statechart.codegen.spec_tables import spec_tables
     from statechart.linter import check_file
-    from statechart.writes import WriteError, write_atomic
     from statechart_runtime import testing
     from statechart_runtime.errors import MacrostepLoop
 
@@ -104,6 +103,8 @@ def run(args: argparse.Namespace) -> int:
     if args.output is None:
         sys.stdout.write(product)
         return 0
+    from statechart.writes import WriteError, write_atomic  # (tempfile: only for a file)
+
     try:
         write_atomic(Path(args.output), product.encode("utf-8"))
     except WriteError as exc:
