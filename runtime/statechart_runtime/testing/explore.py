@@ -377,6 +377,9 @@ class _Steps:
     microsteps and the states they entered. With `reads`, each field a microstep reads is
     added to it with its value in the first snapshot (see `Space._branches`)."""
 
+    __slots__ = ("ask", "asked", "at", "base", "changes", "entered", "first", "micro",
+                 "origin", "own", "raised", "reads", "settled", "snap", "space", "streak")
+
     def __init__(self, space: Space, snap: Snapshot, ask: Callable[[str], bool],
                  reads: dict[str, Any] | None = None) -> None:
         self.space = space
