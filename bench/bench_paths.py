@@ -10,10 +10,19 @@ states (flat, and nested in groups), side by side on this machine:
 - `statechart paths` command: the whole command (`python -m statechart paths SPEC`, start-up,
   check and output included) in a process of its own, its CPU seconds from the children's
   rusage; run twice per round: with bytecode caches (as users run it) and with
-  `PYTHONDONTWRITEBYTECODE=1` and no caches (every module compiled at start), and its ratio
-  to `getShortestPaths`' CPU seconds (the issue-31 goal: under 0.6 s, at most 2x);
+  `PYTHONDONTWRITEBYTECODE=1` and no caches (every module compiled at start; first, then
+  once untimed to write the caches again: until 2026-12-06 the run with caches followed
+  the one that removed them, and compiled every module in all rounds but the first), and
+  its ratio to `getShortestPaths`' CPU seconds (the issue-31 goal: under 0.6 s, at most 2x); with
+  `--baseline TREE` (a directory holding another version's `compiler/` and `runtime/`, e.g.
+  `git archive main compiler runtime | tar -x -C TREE`), the same command with that tree
+  first on `PYTHONPATH`, in the same rounds, so that before and after are measured side by
+  side;
 - `xstate shortest`: `getShortestPaths` of `xstate/graph` (XState 5.33.3, bench/xstate/:
-  `npm ci` there first), one path to every state XState tells apart;
+  `npm ci` there first), one path to every state XState tells apart; its CPU seconds timed
+  inside node (the generator alone, as the goal compares), and the whole node process's
+  (start-up, `import` of XState, the machine, the generator and its JSON output: what a
+  command that prints XState's paths would take, beside `statechart paths`' whole command);
 - `xstate simple`: `getSimplePaths`, every simple path to every state, capped: stopped after
   `--simple-timeout` seconds (it enumerates paths, whose number grows exponentially).
 
@@ -126,17 +135,23 @@ def xstate_machine(spec: Spec) -> tuple[dict[str, Any], list[dict[str, Any]], li
 
 
 def run_xstate(spec: Spec, algorithm: str, timeout: float) -> dict[str, Any] | None:
-    """XState's paths, or None when the generator did not finish within `timeout` s."""
+    """XState's paths, or None when the generator did not finish within `timeout` s; with
+    `processSeconds`, the node process's CPU seconds (user + system)."""
     machine, events, guards = xstate_machine(spec)
     payload = json.dumps({"algorithm": algorithm, "machine": machine, "events": events,
                           "guards": guards})
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     try:
         done = subprocess.run(["node", str(XSTATE / "paths.mjs")], input=payload,
                               capture_output=True, text=True, timeout=timeout, check=True,
                               cwd=XSTATE)
     except subprocess.TimeoutExpired:
         return None
-    return json.loads(done.stdout)  # type: ignore[no-any-return]
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    result: dict[str, Any] = json.loads(done.stdout)
+    result["processSeconds"] = (after.ru_utime - before.ru_utime) + \
+        (after.ru_stime - before.ru_stime)
+    return result
 
 
 # -- replaying a path ------------------------------------------------------------------------
@@ -172,15 +187,19 @@ def as_events(path: testing.Path) -> list[dict[str, Any]]:
 
 # -- the measurements ------------------------------------------------------------------------
 
-def command_cpu(spec_file: Path, bytecode: bool) -> float:
+def command_cpu(spec_file: Path, bytecode: bool, tree: Path | None = None) -> float:
     """CPU seconds (user + system) of `statechart paths SPEC_FILE` in a new process; without
-    `bytecode`, with PYTHONDONTWRITEBYTECODE set and the caches removed first."""
+    `bytecode`, with PYTHONDONTWRITEBYTECODE set and the caches removed first; with `tree`,
+    that tree's `compiler/` and `runtime/` first on PYTHONPATH (a baseline)."""
     env = dict(os.environ)
+    root = ROOT if tree is None else tree
+    if tree is not None:
+        env["PYTHONPATH"] = os.pathsep.join([str(tree / "compiler"), str(tree / "runtime")])
     if bytecode:
         env.pop("PYTHONDONTWRITEBYTECODE", None)
     else:
         env["PYTHONDONTWRITEBYTECODE"] = "1"
-        for cache in (*ROOT.glob("compiler/**/__pycache__"), *ROOT.glob("runtime/**/__pycache__")):
+        for cache in (*root.glob("compiler/**/__pycache__"), *root.glob("runtime/**/__pycache__")):
             for compiled in cache.glob("*.pyc"):
                 compiled.unlink()
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -190,11 +209,13 @@ def command_cpu(spec_file: Path, bytecode: bool) -> float:
     return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
-def measure(name: str, spec: Spec, text: bytes, rounds: int, simple_timeout: float
-            ) -> list[dict[str, Any]]:
+def measure(name: str, spec: Spec, text: bytes, rounds: int, simple_timeout: float,
+            baseline: Path | None = None) -> list[dict[str, Any]]:
     tables = spec_tables(spec)
     space = Space(tables)
     seconds, cpu, cached, uncached = [], [], [], []
+    before_cached: list[float] = []
+    before_uncached: list[float] = []
     shortest: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory() as folder:
         spec_file = Path(folder) / Path(spec.path).name
@@ -204,13 +225,28 @@ def measure(name: str, spec: Spec, text: bytes, rounds: int, simple_timeout: flo
             found = testing.paths(tables)
             seconds.append(time.perf_counter() - start)
             cpu.append(time.process_time() - start_cpu)
-            cached.append(command_cpu(spec_file, bytecode=True))
+            # Without caches first (each run removes them), then once untimed to write them
+            # again, then with them: before and after in turns.
+            if baseline is not None:
+                before_uncached.append(command_cpu(spec_file, bytecode=False, tree=baseline))
+                command_cpu(spec_file, bytecode=True, tree=baseline)
             uncached.append(command_cpu(spec_file, bytecode=False))
+            command_cpu(spec_file, bytecode=True)
+            if baseline is not None:
+                before_cached.append(command_cpu(spec_file, bytecode=True, tree=baseline))
+            cached.append(command_cpu(spec_file, bytecode=True))
             result = run_xstate(spec, "shortest", 300.0)
             assert result is not None
             shortest.append(result)
     command_cached, command_uncached = statistics.median(cached), statistics.median(uncached)
     xstate_cpu = statistics.median(r["cpuSeconds"] for r in shortest)
+    node_cpu = statistics.median(r["processSeconds"] for r in shortest)
+    before = "" if baseline is None else (
+        f"; before ({baseline.name}): {statistics.median(before_cached):.3f} s with caches "
+        f"({statistics.median(before_cached) / xstate_cpu:.2f}x), "
+        f"{statistics.median(before_uncached):.3f} s without; every round, CPU s with "
+        f"caches, before / after: " + ", ".join(
+            f"{b:.2f}/{a:.2f}" for b, a in zip(before_cached, cached, strict=True)))
     reachable = {(i.state, str(i.event), int(i.alternative or 0))
                  for i in set(found.items) - set(found.unreachable)}
     rows = []
@@ -236,10 +272,11 @@ def measure(name: str, spec: Spec, text: bytes, rounds: int, simple_timeout: flo
         f"{command_cached:.3f} s CPU with bytecode caches "
         f"({command_cached / xstate_cpu:.2f}x getShortestPaths' CPU), "
         f"{command_uncached:.3f} s without "
-        f"({command_uncached / xstate_cpu:.2f}x)")
+        f"({command_uncached / xstate_cpu:.2f}x); "
+        f"{command_cached / node_cpu:.2f}x XState's whole node process{before}")
     row("xstate shortest", shortest[-1]["paths"],
         statistics.median(r["seconds"] for r in shortest), xstate_cpu,
-        f"median of {rounds} runs")
+        f"median of {rounds} runs; the whole node process {node_cpu:.3f} s CPU")
     result = run_xstate(spec, "simple", simple_timeout)
     if result is None:
         row("xstate simple", None, None, None, f"stopped after {simple_timeout:g} s")
@@ -285,13 +322,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--simple-timeout", type=float, default=30.0)
     parser.add_argument("--markdown", help="also write the table to this file")
+    parser.add_argument("--baseline", type=Path, metavar="TREE",
+                        help="also run the command of this tree (its compiler/ and runtime/), "
+                             "in the same rounds")
     args = parser.parse_args(argv)
+    if args.baseline is not None and not (args.baseline / "compiler" / "statechart").is_dir():
+        print(f"bench_paths: {args.baseline} holds no compiler/statechart", file=sys.stderr)
+        return 2
     if not (XSTATE / "node_modules" / "xstate").is_dir():
         print(f"bench_paths: run `npm ci` in {XSTATE} first", file=sys.stderr)
         return 2
     rows: list[dict[str, Any]] = []
     for name, spec, text in specs([int(n) for n in args.sizes.split(",")]):
-        rows += measure(name, spec, text, args.rounds, args.simple_timeout)
+        rows += measure(name, spec, text, args.rounds, args.simple_timeout, args.baseline)
         print(table([r for r in rows if r["spec"] == name]).split("\n", 2)[2], flush=True)
     out = table(rows)
     node = subprocess.run(["node", "--version"], capture_output=True, text=True).stdout

@@ -21,15 +21,29 @@ from statechart_runtime.testing import Item, Path, Paths, Step, Transition
 from statechart_runtime.testing.explore import START
 
 
-def spec_line(spec: Spec, item: Item) -> int:
-    """The spec line of an item: the state's, or the transition alternative's."""
-    state = spec.states[item.state]
-    if item.kind == "state":
-        return state.span.line
-    for t in state.transitions:
-        if t.event == item.event and t.order == item.alternative:
-            return t.target_span.line  # the alternative's own line
-    return state.span.line
+class SpecLines:
+    """The spec line of an item (`lines(item)`): the state's, or the transition
+    alternative's; each alternative's line is looked up in a table made once per spec (a
+    printout names thousands of transitions)."""
+
+    def __init__(self, spec: Spec) -> None:
+        self.spec = spec
+        self.alternatives: dict[tuple[str, str | None, int | None], int] = {}
+        for name, state in spec.states.items():
+            for t in state.transitions:
+                # the first alternative of that event and place, as the order of a state's
+                # transitions lists them
+                self.alternatives.setdefault((name, t.event, t.order), t.target_span.line)
+
+    def __call__(self, item: Item) -> int:
+        if item.kind == "state":
+            return self.spec.states[item.state].span.line
+        return self.transition(item.state, item.event, item.alternative)
+
+    def transition(self, state: str, event: str | None, alternative: int | None) -> int:
+        """The line of the `alternative`th alternative of `event` on `state`."""
+        line = self.alternatives.get((state, event, alternative))
+        return self.spec.states[state].span.line if line is None else line
 
 
 def _when(at: dt.datetime) -> str:
@@ -57,6 +71,7 @@ def _json_value(value: Any) -> Any:
 
 def text(spec: Spec, found: Paths) -> str:
     where = inert(spec_display_path(spec))  # a terminal must not act on a file's name
+    spec_line = SpecLines(spec)
     what = found.cover or f"a path to `{found.items[0].state}`"
     reached = len(found.items) - len(found.unreachable)
     lines = [f"{spec.name}: {len(found.paths)} path{'s' * (len(found.paths) != 1)}, "
@@ -67,19 +82,19 @@ def text(spec: Spec, found: Paths) -> str:
              "answer yes."]
     if found.opening:
         lines += ["", "a new run's constructor takes (every path starts after it):"]
-        lines += [_transition_line(spec, where, t, "  ") for t in found.opening]
+        lines += [_transition_line(spec_line, where, t, "  ") for t in found.opening]
     for number, path in enumerate(found.paths, 1):
         lines += ["", f"path {number} ({path.events} step{'s' * (path.events != 1)}), from "
                   + _configuration(path.configuration, path.status)
                   + "".join(f", context {k}={_value_text(v)}" for k, v in path.context.items())]
         for index, step in enumerate(path.steps, 1):
-            lines += _step_lines(spec, where, index, step)
+            lines += _step_lines(spec_line, where, index, step)
     if found.unreachable:
         lines += ["", "unreachable (no path from a new run takes it, whatever the guards "
                   "answer):" if found.complete else
                   f"not reached (the exploration stopped at {found.configurations} "
                   "configurations: they may still be reachable):"]
-        lines += [f"  {where}:{spec_line(spec, i)}: {i}" for i in found.unreachable]
+        lines += [f"  {where}:{spec_line(i)}: {i}" for i in found.unreachable]
     return "\n".join(lines) + "\n"
 
 
@@ -87,7 +102,7 @@ def _configuration(configuration: tuple[str, ...], status: str) -> str:
     return f"[{', '.join(configuration)}] (status {status})"
 
 
-def _step_lines(spec: Spec, where: str, index: int, step: Step) -> list[str]:
+def _step_lines(spec_line: SpecLines, where: str, index: int, step: Step) -> list[str]:
     if step.kind == "clock":
         head = f"clock to {_when(step.at)}: fire_due()"
     else:
@@ -99,22 +114,23 @@ def _step_lines(spec: Spec, where: str, index: int, step: Step) -> list[str]:
     out = [f"  {index}. {head}"]
     if step.refused:
         out.append("       refused (its guards said no): the run stays where it is")
-    out += [_transition_line(spec, where, t, " " * 7) for t in step.transitions]
+    out += [_transition_line(spec_line, where, t, " " * 7) for t in step.transitions]
     out.append(f"       => {_configuration(step.configuration, step.status)}")
     return out
 
 
-def _transition_line(spec: Spec, where: str, t: Transition, indent: str) -> str:
-    item = Item("transition", t.source, t.event, t.alternative, t.target)
+def _transition_line(spec_line: SpecLines, where: str, t: Transition, indent: str) -> str:
     by = "" if t.kind is None else f" (history: {t.kind})" if t.kind in ("shallow", "deep") \
         else f" ({t.kind})"
-    return f"{indent}{t.source} -{t.event}-> {t.target}{by}  {where}:{spec_line(spec, item)}"
+    line = spec_line.transition(t.source, t.event, t.alternative)
+    return f"{indent}{t.source} -{t.event}-> {t.target}{by}  {where}:{line}"
 
 
 # -- JSON ------------------------------------------------------------------------------------
 
 def as_json(spec: Spec, found: Paths) -> str:
     where = spec_display_path(spec)
+    spec_line = SpecLines(spec)
 
     def item(i: Item) -> dict[str, Any]:
         data: dict[str, Any] = {"kind": i.kind, "state": i.state}
@@ -122,14 +138,13 @@ def as_json(spec: Spec, found: Paths) -> str:
             data.update(event=i.event, alternative=i.alternative, target=i.target)
         if i.kind == "guard":
             data.update(guard=i.guard, answer=i.answer)
-        data.update(text=str(i), file=where, line=spec_line(spec, i))
+        data.update(text=str(i), file=where, line=spec_line(i))
         return data
 
     def transition(t: Transition) -> dict[str, Any]:
         return {"source": t.source, "event": t.event, "target": t.target,
                 "alternative": t.alternative, "kind": t.kind,
-                "line": spec_line(spec, Item("transition", t.source, t.event, t.alternative,
-                                             t.target))}
+                "line": spec_line.transition(t.source, t.event, t.alternative)}
 
     def step(s: Step) -> dict[str, Any]:
         return {"kind": s.kind, "event": s.event,

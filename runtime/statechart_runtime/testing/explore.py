@@ -25,10 +25,9 @@ of the fields a step reads (`requires`, deadlines) are set, and the armed timers
 from __future__ import annotations
 
 import datetime as dt
-import functools
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from statechart_runtime.chart import events as _events
 from statechart_runtime.chart import kernel
@@ -88,10 +87,18 @@ class Space:
     spec: Any = field(init=False)  # its alternatives: `spec.alternatives` (SpecTables)
     sendable: list[str] = field(init=False)
     watched: frozenset[str] = field(init=False)  # fields whose being set changes a step
+    watched_order: tuple[str, ...] = field(init=False)  # the same, sorted
     # What a new run's constructor takes (its eventless steps, as `start` found them): the
     # microsteps, and the states it was in (its initial ones, those the steps entered);
     # every path starts after them.
     opening: tuple[tuple[Micro, ...], tuple[str, ...]] = field(init=False, default=((), ()))
+    # Every step computed so far (`_branches`), by what it reads of its snapshot: a step
+    # taken again from a snapshot that reads the same is looked up, not computed (the walk
+    # of `paths` retakes its routes from the snapshots it reaches).
+    known: dict[tuple[object, ...], list[_Known]] = field(init=False, default_factory=dict)
+    # An event's placeholders at a time (`placeholder`), and their typed and JSON forms.
+    placed: dict[tuple[str, dt.datetime], tuple[dict[str, Any], kernel.Given]] = field(
+        init=False, default_factory=dict)
 
     def __post_init__(self) -> None:
         if isinstance(self.run_class, SpecTables):  # the tables alone (`statechart paths`)
@@ -103,6 +110,7 @@ class Space:
         self.sendable = [e for e in spec.events_by_name if e not in spec.internal]
         self.watched = frozenset({f for fields in spec.requires.values() for f in fields}
                                  | set(spec.timers.by_field))
+        self.watched_order = tuple(sorted(self.watched))
 
     # -- values ------------------------------------------------------------------------------
 
@@ -147,11 +155,14 @@ class Space:
         return steps.snap
 
     def key(self, snap: Snapshot) -> tuple[object, ...]:
-        limits = self.spec.limits
-        return (snap.configuration, tuple(sorted(snap.remembered.items())),
-                tuple(min(snap.counts.get(s, 0), n) for s, n in limits.items()),
-                tuple(sorted(f for f in self.watched if f in snap.values)),
-                tuple((t.event.value, t.declined) for t in snap.timers))
+        limits, values, counts = self.spec.limits, snap.values, snap.counts
+        # (each part without a generator when there is nothing to look at: the exploration
+        # keys every step it takes)
+        return (snap.configuration,
+                tuple(sorted(snap.remembered.items())) if snap.remembered else (),
+                tuple(min(counts.get(s, 0), n) for s, n in limits.items()) if limits else (),
+                tuple(f for f in self.watched_order if f in values) if values else (),
+                tuple((t.event.value, t.declined) for t in snap.timers) if snap.timers else ())
 
     # -- steps -------------------------------------------------------------------------------
 
@@ -166,37 +177,65 @@ class Space:
         for event in self.sendable:
             if active.isdisjoint(sources.get(event, ())):
                 continue
-            for found in self._branches(functools.partial(self._event, snap, event)):
-                if refusals or not found[0].refused:
-                    yield found
+            for branch in self._branches(snap, event):
+                if branch.move is not None and (refusals or not branch.move.refused):
+                    yield branch.move, branch.landed(snap)
         if any(not t.declined for t in snap.timers):
-            yield from self._branches(lambda ask: self._clock(snap, ask))
+            for branch in self._branches(snap, None):
+                if branch.move is not None:
+                    yield branch.move, branch.landed(snap)
 
     def send(self, snap: Snapshot, event: str, guards: Mapping[str, bool],
              values: Mapping[str, Any] | None = None) -> tuple[Move, Snapshot] | None:
         """`event` sent to `snap` with these guard answers (a guard not in `guards` says
         yes), and `values` (default: placeholders); None when the run refuses it for another
         reason than its guards (a limit, a required field)."""
+        if values is None:
+            return self._answered(snap, event, guards)
         try:
-            return self._event(snap, event, _answerer(guards), values)
+            move, after, _ = self._event(snap, event, _answerer(guards), values)
         except (kernel.Refused, MacrostepLoop):
             return None
+        return move, after
 
     def advance(self, snap: Snapshot, guards: Mapping[str, bool]
                 ) -> tuple[Move, Snapshot] | None:
         """The clock run to the earliest armed timer (see `_clock`)."""
-        try:
-            return self._clock(snap, _answerer(guards))
-        except (kernel.Refused, MacrostepLoop):
-            return None
+        return self._answered(snap, None, guards)
 
-    @staticmethod
-    def _branches(attempt: Callable[[Callable[[str], bool]], tuple[Move, Snapshot]]
-                  ) -> Iterator[tuple[Move, Snapshot]]:
-        """The step `attempt` takes under every set of answers that makes it go differently:
-        first with every guard saying yes, then with each guard it asked saying no in turn (a
-        decision tree over the guards, in the order the step asks them). A branch the spec
-        refuses (a limit, a required field) is left out."""
+    def _answered(self, snap: Snapshot, event: str | None, guards: Mapping[str, bool]
+                  ) -> tuple[Move, Snapshot] | None:
+        """The branch of `event` (None: the clock) whose guards answer as `guards` says."""
+        for branch in self._branches(snap, event):
+            if all(guards.get(name, True) == answer for name, answer in branch.used.items()):
+                return None if branch.move is None else (branch.move, branch.landed(snap))
+        return None  # not reached: the branches' answers cover every answer
+
+    def _branches(self, snap: Snapshot, event: str | None) -> list[_Branch]:
+        """The step `event` (None: the clock) takes from `snap` under every set of answers
+        that makes it go differently: first with every guard saying yes, then with each
+        guard it asked saying no in turn (a decision tree over the guards, in the order the
+        step asks them); a branch the spec refuses (a limit, a required field: the run
+        refuses it too) has no move.
+
+        Computed once per thing a step reads (`_Known`): the configuration, remembered
+        history, entry counts, armed timers and time of the snapshot, and the values of the
+        fields the steps asked for (`kernel.RunState.value_of`; the values a step sets are a
+        function of its time, `placeholder`). Another snapshot that agrees on those takes
+        the same steps, to the same snapshots but for the fields the steps did not change."""
+        values = snap.values
+        where = (event, snap.configuration,
+                 tuple(sorted(snap.remembered.items())) if snap.remembered else (),
+                 tuple(sorted(snap.counts.items())) if snap.counts else (),
+                 snap.timers, snap.at)
+        known = self.known.get(where)
+        if known is None:
+            known = self.known[where] = []
+        for entry in known:
+            if all(values.get(name) == value for name, value in entry.reads):
+                return entry.branches
+        reads: dict[str, Any] = {}
+        branches: list[_Branch] = []
         pending: list[dict[str, bool]] = [{}]
         while pending:
             used = pending.pop()
@@ -208,17 +247,31 @@ class Space:
                 return used[name]
 
             try:
-                yield attempt(ask)
-            except (kernel.Refused, MacrostepLoop):  # the run refuses it too
-                pass
+                move, after, changes = self._event(snap, event, ask, None, reads) \
+                    if event is not None else self._clock(snap, ask, reads)
+            except (kernel.Refused, MacrostepLoop):
+                branches.append(_Branch(used, None, values, snap, ()))
+            else:
+                branches.append(_Branch(used, move, values, after, changes))
+        known.append(_Known(tuple(reads.items()), branches))
+        return branches
 
     def _event(self, snap: Snapshot, event: str, ask: Callable[[str], bool],
-               values: Mapping[str, Any] | None = None) -> tuple[Move, Snapshot]:
+               values: Mapping[str, Any] | None = None, reads: dict[str, Any] | None = None
+               ) -> tuple[Move, Snapshot, tuple[tuple[str, Any], ...]]:
         spec = self.spec
-        given = {f: self.placeholder(f, snap.at) for f in spec.alternatives.fields.get(event, ())} \
-            if values is None else dict(values)
-        steps = _Steps(self, snap, ask)
-        typed = {f: (v, spec.codec.to_json(f, v)) for f, v in given.items()}
+        if values is None:  # the placeholders: the same for every step at that time
+            placed = self.placed.get((event, snap.at))
+            if placed is None:
+                given = {f: self.placeholder(f, snap.at)
+                         for f in spec.alternatives.fields.get(event, ())}
+                placed = self.placed[(event, snap.at)] = (
+                    given, {f: (v, spec.codec.to_json(f, v)) for f, v in given.items()})
+            given, typed = placed
+        else:
+            given = dict(values)
+            typed = {f: (v, spec.codec.to_json(f, v)) for f, v in given.items()}
+        steps = _Steps(self, snap, ask, reads)
         taken = driver.macrostep(spec, event, typed, steps.take, steps.configuration,
                                  steps.raised)
         needed: dict[str, Any] = {}
@@ -232,20 +285,21 @@ class Space:
         if not taken:  # refused: every alternative's guard said no
             # every value the event can set: its method may require them all
             return (Move("event", event, given, _answers(asked), snap.at, (), (),
-                         tuple(asked), refused=True), snap)
+                         tuple(asked), refused=True), snap, ())
         return (Move("event", event, needed, _answers(asked), snap.at, tuple(steps.micro),
-                     tuple(steps.entered), tuple(asked)), steps.snap)
+                     tuple(steps.entered), tuple(asked)), steps.snap, tuple(steps.changes))
 
-    def _clock(self, snap: Snapshot, ask: Callable[[str], bool]
-               ) -> tuple[Move, Snapshot]:
+    def _clock(self, snap: Snapshot, ask: Callable[[str], bool],
+               reads: dict[str, Any] | None = None
+               ) -> tuple[Move, Snapshot, tuple[tuple[str, Any], ...]]:
         """`fire_due` at the earliest armed timer's due time (`driver.fire_due`, as the run
         fires them): every timer due by then, in due order (those armed meanwhile too), each
         one macrostep; one with no enabled transition is declined."""
         when = next(t for t in snap.timers if not t.declined).due
-        steps = _Steps(self, snap, ask)
+        steps = _Steps(self, snap, ask, reads)
 
         def fire(event: str, at: dt.datetime) -> bool:
-            mark = (steps.snap, len(steps.micro), len(steps.entered))
+            mark = (steps.snap, len(steps.micro), len(steps.entered), len(steps.changes))
             steps.at, steps.first = at, True
             steps.raised.clear()
             try:
@@ -255,7 +309,7 @@ class Space:
             except kernel.Refused:
                 pass
             steps.snap = mark[0]
-            del steps.micro[mark[1]:], steps.entered[mark[2]:]
+            del steps.micro[mark[1]:], steps.entered[mark[2]:], steps.changes[mark[3]:]
             return False
 
         def decline(timer: _timers.Timer[Any, Any]) -> None:
@@ -269,7 +323,48 @@ class Space:
         after = steps.snap
         return (Move("clock", None, {}, _answers(steps.asked), when, tuple(steps.micro),
                      tuple(steps.entered), tuple(steps.asked), tuple(fired)),
-                _replace(after, at=max(after.at, when)))
+                _replace(after, at=max(after.at, when)), tuple(steps.changes))
+
+
+class _Branch(NamedTuple):  # (a named tuple: made for every step computed)
+    """One branch of a step (`Space._branches`): the guard answers it `used`, its move (None:
+    the spec refuses it), the values of the snapshot it was computed from (`origin`), the
+    snapshot it led to from there, and the fields it changed on the way ((field, value),
+    None: cleared, in order)."""
+
+    used: dict[str, bool]
+    move: Move | None
+    origin: Mapping[str, Any]
+    after: Snapshot
+    changes: tuple[tuple[str, Any], ...]
+
+    def landed(self, snap: Snapshot) -> Snapshot:
+        """The snapshot this branch leads to from `snap` (one that reads what its own did):
+        its own, with `snap`'s values as the branch changed them."""
+        if self.move is None or self.move.refused:
+            return snap
+        if snap.values is self.origin:  # from the snapshot it was computed from
+            return self.after
+        values = dict(snap.values)
+        for name, value in self.changes:
+            if value is None:
+                values.pop(name, None)
+            else:
+                values[name] = value
+        after = self.after
+        if values == after.values:
+            return after
+        return Snapshot(after.configuration, after.remembered, after.counts, after.timers,
+                        values, after.at)
+
+
+class _Known(NamedTuple):
+    """The branches of one step (`Space._branches`), and the values they read (field, value
+    in the snapshot they were computed from; None: unset): a snapshot with the same values
+    of these fields takes the same branches."""
+
+    reads: tuple[tuple[str, Any], ...]
+    branches: list[_Branch]
 
 
 # Microsteps of one macrostep before the explorer looks for a loop (most come to rest sooner).
@@ -279,17 +374,25 @@ _LOOP_WATCH = 16
 class _Steps:
     """The explorer's side of the driver (`driver.Take`): a macrostep's microsteps taken from
     a snapshot, each the next snapshot, with the guards they asked (answered by `ask`), the
-    microsteps and the states they entered."""
+    microsteps and the states they entered. With `reads`, each field a microstep reads is
+    added to it with its value in the first snapshot (see `Space._branches`)."""
 
-    def __init__(self, space: Space, snap: Snapshot, ask: Callable[[str], bool]) -> None:
+    __slots__ = ("ask", "asked", "at", "base", "changes", "entered", "first", "micro",
+                 "origin", "own", "raised", "reads", "settled", "snap", "space", "streak")
+
+    def __init__(self, space: Space, snap: Snapshot, ask: Callable[[str], bool],
+                 reads: dict[str, Any] | None = None) -> None:
         self.space = space
         self.snap = snap
+        self.origin = snap.values
+        self.reads = reads
         self.at = snap.at
         self.ask = ask
         self.asked: list[Asked] = []
         self.micro: list[Micro] = []
         self.entered: list[str] = []
         self.raised: list[str] = []  # completion events pending (the driver's queue)
+        self.changes: list[tuple[str, Any]] = []  # (field, value; None: cleared), in order
         self.first = True  # the macrostep's own microstep: a limit refuses it (`strict`)
         # The macrostep under way (a clock step takes one per timer): its own event (a new
         # run's opening is `driver.OPENING`, as the run reports it), where its microsteps
@@ -328,6 +431,9 @@ class _Steps:
                 self.streak.clear()
             seen = self.streak if eventless else self.settled
             where = (event, space.key(snap), () if eventless else tuple(self.raised))
+            if self.reads is not None:  # `key` looks at which watched fields are set
+                for name in space.watched:
+                    self.reads.setdefault(name, self.origin.get(name))
             if where in seen:
                 # What the run raises past the bound; the configuration is a place of the
                 # loop (the run stops wherever its MAX_MICROSTEPS-th microstep leaves it).
@@ -343,7 +449,7 @@ class _Steps:
             return all(answers)
 
         state = kernel.RunState(snap.configuration, dict(snap.remembered), dict(snap.counts),
-                                list(snap.timers), snap.values.get)
+                                list(snap.timers), self._reader(snap.values))
         selection, effect, refused = driver.microstep(spec, state, event, given, at,
                                                       answer)
         if refused is not None:
@@ -363,11 +469,24 @@ class _Steps:
                 values.pop(name, None)
             else:
                 values[name] = value
+        self.changes.extend(effect.changes.items())
         self.snap = Snapshot(effect.configuration, effect.remembered, effect.counts,
                              tuple(effect.timers) if effect.timers is not None else (),
                              values, at)
         self.raised.extend(effect.raised)
         return True
+
+    def _reader(self, values: Mapping[str, Any]) -> Callable[[str], Any]:
+        """`values.get`, noting in `reads` each field asked for (see `__init__`)."""
+        reads, origin = self.reads, self.origin
+        if reads is None:
+            return values.get
+
+        def value_of(name: str) -> Any:
+            if name not in reads:
+                reads[name] = origin.get(name)
+            return values.get(name)
+        return value_of
 
 
 def _answerer(guards: Mapping[str, bool]) -> Callable[[str], bool]:

@@ -20,7 +20,8 @@ Runs are explored by `statechart_runtime.explore` with the step kernel a live ru
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Iterable, Iterator, Mapping
+import gc
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -179,6 +180,9 @@ class _Graph:
         self.complete = True
         self.index: dict[Item, int] = {}
         self.items: list[Item] = []
+        # A move's mask by the move (`id`, the move kept alive with it): the space hands
+        # out one move for each step it computed, and a step it looked up is a move again.
+        self.masks: dict[int, tuple[Move, int]] = {}
         # What every new run covers: its configuration, and what its constructor's
         # eventless steps took (`Space.opening`).
         opening, entered = space.opening
@@ -201,12 +205,21 @@ class _Graph:
                     target = self.ids[key] = len(self.snaps)
                     self.snaps.append(after)
                 known = len(self.items)
-                mask = self.mask(covered_by(space, move, cover))
-                missing -= sum(i in wanted for i in self.items[known:])
+                mask = self.mask_of(move)
+                if len(self.items) > known:  # items reached for the first time
+                    missing -= sum(i in wanted for i in self.items[known:])
                 out.append((move, target, mask, after))
             self.edges.append(out)
             head += 1
         self.edges.extend([] for _ in range(len(self.snaps) - len(self.edges)))
+
+    def mask_of(self, move: Move) -> int:
+        """The bit mask of what `move` covers."""
+        known = self.masks.get(id(move))
+        if known is None:
+            known = self.masks[id(move)] = (move, self.mask(covered_by(self.space, move,
+                                                                       self.cover)))
+        return known[1]
 
     def mask(self, found: Iterable[Item]) -> int:
         """The bit mask of `found` (items not seen before are numbered now)."""
@@ -219,19 +232,16 @@ class _Graph:
             mask |= 1 << number
         return mask
 
-    def route(self, start: int, wanted: Callable[[int, int], bool]
+    def route(self, start: int, wanted: int
               ) -> list[tuple[Move, int, int, Snapshot]] | None:
         """The shortest sequence of steps (move, configuration, mask) from configuration
-        `start` whose last step satisfies `wanted(its item mask, the configuration it leads
-        to)`, or None."""
+        `start` whose last step covers an item of `wanted` (a mask), or None."""
         previous: dict[int, tuple[int, tuple[Move, int, int, Snapshot]] | None] = {start: None}
         queue = [start]
-        head = 0
-        while head < len(queue):
-            node = queue[head]
-            head += 1
-            for edge in self.edges[node]:
-                if wanted(edge[2], edge[1]):
+        edges = self.edges
+        for node in queue:  # the queue grows as the search goes
+            for edge in edges[node]:
+                if edge[2] & wanted:
                     steps = [edge]
                     back = previous[node]
                     while back is not None:
@@ -262,7 +272,7 @@ class _Graph:
                 if found is None or found[0].refused != move.refused:
                     break
                 move, snap = found
-                mask = self.mask(covered_by(space, move, self.cover))
+                mask = self.mask_of(move)
             node = target
             steps.append(_step(space, move, snap))
             covers |= mask
@@ -279,11 +289,7 @@ class _Graph:
             if node is None:
                 break
             wanted = left & ~taken
-
-            def useful(mask: int, _target: int, wanted: int = wanted) -> bool:
-                return bool(mask & wanted)
-
-            route = self.route(node, useful)
+            route = self.route(node, wanted)
             if route is None:
                 break
             replayed, snap, new = self.follow(snap, node, route)
@@ -294,7 +300,14 @@ class _Graph:
         return steps, taken & left
 
     def unmask(self, mask: int) -> list[Item]:
-        return [item for number, item in enumerate(self.items) if mask >> number & 1]
+        """The items of `mask`, in number order (a bit at a time: shifting a mask of
+        thousands of bits for each item took longer than the walk)."""
+        found = []
+        while mask:
+            low = mask & -mask
+            found.append(self.items[low.bit_length() - 1])
+            mask ^= low
+        return found
 
 
 def paths(run_class: Any, cover: Cover = "transitions", *, to: str | None = None,
@@ -303,6 +316,18 @@ def paths(run_class: Any, cover: Cover = "transitions", *, to: str | None = None
     the same paths) that cover its spec (see the module docstring); with `to`, the shortest
     path that enters state `to`, as `cover="states"` counts a state entered (the empty path
     when a new run is in it or its constructor passed through it)."""
+    # The exploration allocates about a hundred thousand small objects at 500 states, none
+    # in a cycle: the collector only costs here (as in `statechart.linter.check_source`).
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return _paths(run_class, cover, to, max_configurations)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _paths(run_class: Any, cover: Cover, to: str | None, max_configurations: int) -> Paths:
     space = Space(run_class)
     spec = space.spec
     if cover not in COVERS:
@@ -321,7 +346,7 @@ def paths(run_class: Any, cover: Cover = "transitions", *, to: str | None = None
         at_start = to in (*start.configuration, *space.opening[1])
         bit = graph.index.get(goal)
         route = None if at_start or bit is None else \
-            graph.route(0, lambda mask, _target: bool(mask >> bit & 1))
+            graph.route(0, 1 << bit)
         found = (_path(space, start, [], [goal]),) if at_start else () \
             if route is None else (_path(space, start, graph.follow(start, 0, route)[0], []),)
         return Paths(spec.name, None, found, (goal,), () if found else (goal,),
