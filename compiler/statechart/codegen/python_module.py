@@ -234,14 +234,30 @@ def history_kinds(spec: Spec) -> dict[str, list[str]]:
     return out
 
 
-def _history_rows(spec: Spec) -> list[object]:
-    """(source, event, target, kind) of each alternative of a history, internal or targetless
-    kind (`Transition.move_kind`), and (..., None) of a plain alternative with the same
-    source, event and target (a step says which one it took)."""
-    keys = {(t.source, t.event, t.move_target) for t in spec.transitions() if t.move_kind}
-    rows = dict.fromkeys((t.source, t.event, t.move_target, t.move_kind) for t in spec.transitions()
-                         if (t.source, t.event, t.move_target) in keys)
-    return [py(row) for row in rows]
+def alternative_rows(spec: Spec, pn: PythonNames) -> list[tuple[object, ...]]:
+    """`SpecTables(alternatives=...)` (runtime API 1.7, `chart.alternatives.AlternativeRow`):
+    one row per alternative in the order the module's machine declares them (per state in
+    document order, its `to()` statements in order): (source, event, target as the tables
+    key it, the fields the caller gives), and a dict of what it has of its step kind, guard
+    (the method's Python name), actions (theirs) and `assign:` constants."""
+    by_source: dict[str, list[Transition]] = {}
+    for t in spec.transitions():
+        by_source.setdefault(t.source, []).append(t)
+    out: list[tuple[object, ...]] = []
+    for state in spec.states:
+        for t in by_source.get(state, ()):
+            extra: dict[str, object] = {}
+            if t.move_kind:
+                extra["kind"] = t.move_kind
+            if t.guard:
+                extra["guard"] = str(pn.guard(t.guard))
+            if t.actions:
+                extra["actions"] = tuple(str(pn.action(a)) for a in t.actions)
+            if t.assigns:
+                extra["assigns"] = dict(t.assigns)
+            row = (t.source, t.event, t.move_target, tuple(t.given))
+            out.append((*row, extra) if extra else row)
+    return out
 
 
 def used_history_defaults(spec: Spec) -> dict[tuple[str, str], str]:
@@ -312,18 +328,8 @@ def docstring(text: str, indent: int, width: int = 100) -> Lit:
 
 
 def _tables(spec: Spec, pn: PythonNames) -> dict[str, object]:
-    """The spec's data for `_SPEC`: one literal row per state and per distinct transition
-    (same-key alternatives merged: the fields the caller gives are their union). A key with
-    an `assign:` alternative gets a fifth element: (position among the event's alternatives
-    on the source, {field: constant}) for each of its alternatives, `{}` where one assigns
-    nothing."""
-    by_key: dict[tuple[str, str, str], list[str]] = {}
-    alternatives: dict[tuple[str, str, str], list[tuple[int, dict[str, object]]]] = {}
-    for t in spec.transitions():
-        key = (t.source, t.event, t.move_target)
-        sets = by_key.setdefault(key, [])
-        sets.extend(f for f in t.given if f not in sets)
-        alternatives.setdefault(key, []).append((t.order, dict(t.assigns)))
+    """The spec's data for `_SPEC`: one literal row per state and per transition alternative
+    (`alternative_rows`)."""
     requires = [entry(s.name, s.requires, 8) for s in spec.states.values() if s.requires]
     histories = history_kinds(spec)
     by_tag: dict[str, list[str]] = {}
@@ -334,9 +340,7 @@ def _tables(spec: Spec, pn: PythonNames) -> dict[str, object]:
     return {
         "flat": spec_chart.is_flat(spec) and not spec.statuses(),  # statuses keep configuration
         "state_rows": [py(row) for row in spec_chart.rows(spec)],
-        "transition_rows": [py((*key, tuple(sets), *(
-            [tuple(alternatives[key])] if any(a for _, a in alternatives[key]) else [])))
-            for key, sets in by_key.items()],
+        "alternative_rows": [py(row) for row in alternative_rows(spec, pn)],
         "limits": py(limits) if (limits := {s.name: s.limit for s in spec.states.values()
                                              if s.limit}) else None,
         "requires": requires,
@@ -351,7 +355,6 @@ def _tables(spec: Spec, pn: PythonNames) -> dict[str, object]:
         "internal": [(py(t.event), py(t.source)) for t in dict.fromkeys(
             t for t in spec.transitions()  # timers: in `timers`
             if t.internal and t.order == 0 and t.trigger != "after")],
-        "history": _history_rows(spec),
         "in_states": [(py((t.source, t.event, t.order)), py(t.in_states))
                       for t in spec.transitions() if t.in_states],
         "history_default_rows": [(py(key), py(default))
@@ -434,25 +437,11 @@ def _context_tables(spec: Spec, pn: PythonNames, classes: dict[str, Ident]
     }
 
 
-def _api_version(spec: Spec, data: dict[str, object]) -> tuple[int, int]:
-    """The runtime API the module needs, the oldest that has what it uses (so that a module
-    imports on every runtime that can run it): 1.5 for eventless transitions (`always:`,
-    which an older runtime would never take), 1.4 for `assign:` (transition rows with
-    constants), 1.3 for timers (their rows end with the `after:` key as written), 1.2 for run
-    context or statuses, else 1.1. 1.5 also for history defaults and multi-target
-    transitions. 1.6 for work (`work:`) and `json` fields."""
-    if spec.work() or any(f.type == "json" for f in spec.record):
-        return (1, 6)
-    if any(t.trigger == "always" or t.targets for t in spec.transitions()) \
-            or used_history_defaults(spec):
-        return (1, 5)
-    if any(t.assigns for t in spec.transitions()):
-        return (1, 4)
-    if spec.timers():
-        return (1, 3)
-    used = any(data[k] for k in ("context", "defaults", "clears", "exit_clears", "fills",
-                                 "status_names", "counters"))
-    return (1, 2) if used else (1, 1)
+# The runtime API every module needs (statechart_runtime.API_VERSION): 1.7, whose spec
+# tables take a row per alternative (`alternative_rows`), which an older runtime cannot read.
+# Modules of the older APIs (one row per distinct transition, bound to the order their
+# machine declares) still import: the runtime accepts both.
+MODULE_API = (1, 7)
 
 
 def render(spec: Spec) -> str:
@@ -500,7 +489,7 @@ def render(spec: Spec) -> str:
         **_source_tables(spec),
     }
     extra = _context_tables(spec, pn, classes)
-    context.update(extra, api_version=py(_api_version(spec, extra)))
+    context.update(extra, api_version=py(MODULE_API))
     # No `noqa` comment: under ruff's default rules one is itself a finding (RUF100), and a
     # project that enables E501 ignores it for the folder (docs/generated-code.md).
     return environment().get_template("python_module.py.j2").render(
