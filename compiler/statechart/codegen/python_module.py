@@ -26,7 +26,7 @@ import textwrap
 from typing import TYPE_CHECKING
 
 from statechart import RUNTIME_REQUIREMENT, __version__, names, spec_chart
-from statechart.codegen import CodegenError
+from statechart.codegen import CodegenError, module_lines
 from statechart.codegen._jinja import Ident, Lit, entry, environment, py
 from statechart.diagnostics import Span
 from statechart.model import RecordField, Spec, State, Transition
@@ -339,8 +339,8 @@ def _tables(spec: Spec, pn: PythonNames) -> dict[str, object]:
     tags = [entry(tag, tuple(names), 8) for tag, names in by_tag.items()]
     return {
         "flat": spec_chart.is_flat(spec) and not spec.statuses(),  # statuses keep configuration
-        "state_rows": [py(row) for row in spec_chart.rows(spec)],
-        "alternative_rows": [py(row) for row in alternative_rows(spec, pn)],
+        "state_rows": module_lines.rows(spec_chart.rows(spec), "        "),
+        "alternative_rows": module_lines.alternative_lines(alternative_rows(spec, pn)),
         "limits": py(limits) if (limits := {s.name: s.limit for s in spec.states.values()
                                              if s.limit}) else None,
         "requires": requires,
@@ -381,11 +381,12 @@ def _source_tables(spec: Spec) -> dict[str, object]:
             index = shown[span.file] = files.setdefault(display_path(span.file), len(files))
         return index
 
-    states = [(py(s.name), py((at(s.span), s.span.line))) for s in spec.states.values()]
-    transitions = [(py((t.source, t.event, t.order)),
-                    py((at(t.target_span), t.target_span.line,
-                        t.guard_span.line if t.guard_span else None)))
-                   for t in spec.transitions()]
+    states = module_lines.source_lines([(s.name, (at(s.span), s.span.line))
+                                        for s in spec.states.values()])
+    transitions = module_lines.source_lines(
+        [((t.source, t.event, t.order), (at(t.target_span), t.target_span.line,
+                                         t.guard_span.line if t.guard_span else None))
+         for t in spec.transitions()])
     return {"source_files": py(tuple(files)), "source_states": states,
             "source_transitions": transitions}
 
@@ -455,22 +456,25 @@ def render(spec: Spec) -> str:
         "header": header_lines(spec),
         "C": classes,
         "states": [(pn.state_member(s.name), py(s.name), s.description)
-                   for s in spec.states.values()],
+                   for s in spec.states.values() if s.description],
+        "state_members": module_lines.member_lines(
+            [(pn.state_member(name), name) for name in spec.states]),
         "event_names": [(pn.event_member(e), py(e)) for e in spec.events()],
         "fields": [(pn.field(f.name), f.name, f.type, classes.get("enum:" + f.name),
                     f.description, [(pn.value_member(f.name, v), py(v)) for v in f.enum])
                    for f in spec.record],
-        "machine": _machine_body(spec, pn),
-        "transitions": [(Ident(_state_path(spec, pn, t.source)),
-                         # several targets: a list of validated names (one transition)
-                         Lit("[" + ", ".join(Ident(_state_path(spec, pn, x))
-                                             for x in t.targets) + "]") if t.targets else
-                         Ident("None" if t.targetless else _state_path(spec, pn, t.target) + (
-                             "." + pn.history_state(t.target, t.history) if t.history else "")),
-                         py(pn.event(t.event)), py(pn.guard(t.guard)) if t.guard else None,
-                         t.kind == "internal",
-                         py([pn.action(a) for a in t.actions]) if t.actions else None)
-                        for t in spec.transitions()],
+        "machine": module_lines.machine_lines(_machine_body(spec, pn)),
+        "transitions": module_lines.transition_lines(
+            (_state_path(spec, pn, t.source),
+             # several targets: a list of validated names (one transition)
+             "[" + ", ".join(_state_path(spec, pn, x) for x in t.targets) + "]" if t.targets
+             else "None" if t.targetless else _state_path(spec, pn, t.target) + (
+                 "." + pn.history_state(t.target, t.history) if t.history else ""),
+             module_lines.text(pn.event(t.event)),
+             module_lines.text(pn.guard(t.guard)) if t.guard else None,
+             t.kind == "internal",
+             py([pn.action(a) for a in t.actions]) if t.actions else None)
+            for t in spec.transitions()),
         "history_defaults": _history_defaults(spec, pn),
         "events": _events(spec, pn, classes),
         "guards": [pn.guard(g) for g in dict.fromkeys(t.guard for t in spec.transitions()
