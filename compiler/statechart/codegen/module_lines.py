@@ -37,6 +37,24 @@ def values(items: Sequence[object]) -> str:
     return "(" + ", ".join([value(v) for v in items]) + ")"
 
 
+class Quoted(dict[str, str]):
+    """A name -> its literal (`text`), made once per distinct name: a state's name recurs in
+    its rows, its alternatives' rows and the rows of the alternatives into it."""
+
+    def __missing__(self, key: str) -> str:
+        found = self[key] = text(key)
+        return found
+
+
+class QuotedTuples(dict[tuple[object, ...], str]):
+    """A tuple -> its literal (`values`), made once per distinct tuple (the fields the
+    alternatives give: a few distinct tuples for thousands of rows)."""
+
+    def __missing__(self, key: tuple[object, ...]) -> str:
+        found = self[key] = values(key)
+        return found
+
+
 def rows(items: Iterable[tuple[object, ...]], pad: str) -> Lit:
     """One `{pad}{tuple},` line per row, each ending in a line break: the template prints
     the section just before its closing line."""
@@ -45,19 +63,28 @@ def rows(items: Iterable[tuple[object, ...]], pad: str) -> Lit:
 
 def alternative_lines(alternatives: Iterable[tuple[object, ...]]) -> Lit:
     """`SpecTables(alternatives=...)`'s rows (`python_module.alternative_rows`)."""
+    q, qt = Quoted(), QuotedTuples()
     out: list[str] = []
     for row in alternatives:
         source, event, target, given = row[:4]
-        line = f"        ({text(source)}, {text(event)}, {text(target)}, {values(given)}"  # type: ignore[arg-type]
+        line = f"        ({q[source]}, {q[event]}, {q[target]}, {qt[given]}"  # type: ignore[index]
         out.append(line + (f", {py(row[4])}),\n" if len(row) > 4 else "),\n"))
     return Lit("".join(out))
 
 
-def source_lines(entries: Iterable[tuple[object, tuple[int | None, ...]]]) -> Lit:
-    """`_SOURCE`'s `key: (file, line[, guard line]),` entries (a key: a name, or a tuple)."""
-    return Lit("".join([
-        f"        {values(key) if type(key) is tuple else value(key)}: {values(where)},\n"
-        for key, where in entries]))
+def state_source_lines(entries: Iterable[tuple[str, int, int]]) -> Lit:
+    """`_SOURCE['states']`: `name: (file, line),` per state."""
+    return Lit("".join([f"        {text(name)}: ({file}, {line}),\n"
+                        for name, file, line in entries]))
+
+
+def transition_source_lines(entries: Iterable[tuple[str, str, int, int, int, int | None]]
+                            ) -> Lit:
+    """`_SOURCE['transitions']`: `(source, event, position): (file, line, guard line),` per
+    alternative (the guard's line None when it has none)."""
+    q = Quoted()
+    return Lit("".join([f"        ({q[source]}, {q[event]}, {order}): ({file}, {line}, {guard}),\n"
+                        for source, event, order, file, line, guard in entries]))
 
 
 def member_lines(members: Iterable[tuple[Ident, str]]) -> Lit:

@@ -223,6 +223,35 @@ def _machine_body(spec: Spec, pn: PythonNames
     return out
 
 
+def _to_statements(spec: Spec, pn: PythonNames
+                   ) -> list[tuple[str, str, str, str | None, bool, str | None]]:
+    """The machine's `to()` statements (`module_lines.transition_lines`): source path, target
+    (a path, a history state's, `None` when targetless, a list when several), the event's
+    literal, the guard's, internal, the actions' list; each name's literal made once."""
+    for name in spec.states:
+        _state_path(spec, pn, name)
+    paths = pn.paths
+    events: dict[str, str] = {}
+    guards: dict[str, str] = {}
+    out: list[tuple[str, str, str, str | None, bool, str | None]] = []
+    for t in spec.transitions():
+        if t.targets:  # several targets: a list of validated names (one transition)
+            target = "[" + ", ".join([paths[x] for x in t.targets]) + "]"
+        elif t.targetless:
+            target = "None"
+        else:
+            target = paths[t.target] if not t.history else \
+                paths[t.target] + "." + pn.history_state(t.target, t.history)
+        guard = t.guard and (guards.get(t.guard) or guards.setdefault(
+            t.guard, module_lines.text(pn.guard(t.guard))))
+        event = events.get(t.event) or events.setdefault(
+            t.event, module_lines.text(pn.event(t.event)))
+        out.append((paths[t.source], target, event, guard or None,
+                    t.kind == "internal",
+                    py([pn.action(a) for a in t.actions]) if t.actions else None))
+    return out
+
+
 def history_kinds(spec: Spec) -> dict[str, list[str]]:
     """Target -> the history kinds transitions into it use, in first-use order."""
     out: dict[str, list[str]] = {}
@@ -321,10 +350,31 @@ def docstring(text: str, indent: int, width: int = 100) -> Lit:
     if not set(text) <= set(string.ascii_letters + string.digits + "_ ,.-`>();:'"):
         raise CodegenError(f"docstring text is not plain: {text!r:.60}")  # spec text: py()
     # Room for both quotes on every line: a text that fits one line has both there.
-    lines = textwrap.wrap(text, width=width - indent - 6, break_long_words=False,
-                          break_on_hyphens=False)
+    lines = wrap(text, width - indent - 6)
     body = ("\n" + " " * indent).join(lines)
     return Lit('"""' + body + '"""')
+
+
+def wrap(text: str, width: int) -> list[str]:
+    """`textwrap.wrap(text, width, break_long_words=False, break_on_hyphens=False)`, for a
+    text of words between single spaces greedily (an event's docstring lists every move: at
+    10,000 states textwrap's chunking was a tenth of the module's time); tests compare."""
+    if "  " in text or text != text.strip():
+        return textwrap.wrap(text, width=width, break_long_words=False,
+                             break_on_hyphens=False)
+    lines: list[str] = []
+    line = ""
+    for word in text.split(" "):
+        if not line:
+            line = word
+        elif len(line) + 1 + len(word) <= width:
+            line += " " + word
+        else:
+            lines.append(line)
+            line = word
+    if line:
+        lines.append(line)
+    return lines
 
 
 def _tables(spec: Spec, pn: PythonNames) -> dict[str, object]:
@@ -381,12 +431,11 @@ def _source_tables(spec: Spec) -> dict[str, object]:
             index = shown[span.file] = files.setdefault(display_path(span.file), len(files))
         return index
 
-    states = module_lines.source_lines([(s.name, (at(s.span), s.span.line))
-                                        for s in spec.states.values()])
-    transitions = module_lines.source_lines(
-        [((t.source, t.event, t.order), (at(t.target_span), t.target_span.line,
-                                         t.guard_span.line if t.guard_span else None))
-         for t in spec.transitions()])
+    states = module_lines.state_source_lines([(s.name, at(s.span), s.span.line)
+                                              for s in spec.states.values()])
+    transitions = module_lines.transition_source_lines(
+        [(t.source, t.event, t.order, at(t.target_span), t.target_span.line,
+          t.guard_span.line if t.guard_span else None) for t in spec.transitions()])
     return {"source_files": py(tuple(files)), "source_states": states,
             "source_transitions": transitions}
 
@@ -464,17 +513,7 @@ def render(spec: Spec) -> str:
                     f.description, [(pn.value_member(f.name, v), py(v)) for v in f.enum])
                    for f in spec.record],
         "machine": module_lines.machine_lines(_machine_body(spec, pn)),
-        "transitions": module_lines.transition_lines(
-            (_state_path(spec, pn, t.source),
-             # several targets: a list of validated names (one transition)
-             "[" + ", ".join(_state_path(spec, pn, x) for x in t.targets) + "]" if t.targets
-             else "None" if t.targetless else _state_path(spec, pn, t.target) + (
-                 "." + pn.history_state(t.target, t.history) if t.history else ""),
-             module_lines.text(pn.event(t.event)),
-             module_lines.text(pn.guard(t.guard)) if t.guard else None,
-             t.kind == "internal",
-             py([pn.action(a) for a in t.actions]) if t.actions else None)
-            for t in spec.transitions()),
+        "transitions": module_lines.transition_lines(_to_statements(spec, pn)),
         "history_defaults": _history_defaults(spec, pn),
         "events": _events(spec, pn, classes),
         "guards": [pn.guard(g) for g in dict.fromkeys(t.guard for t in spec.transitions()
