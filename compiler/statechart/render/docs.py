@@ -7,6 +7,7 @@ templates (`templates/docs_*.j2`) only lay the prepared text out.
 
 from __future__ import annotations
 
+import functools
 import os
 from pathlib import Path
 
@@ -33,6 +34,8 @@ _ENV = jinja2.Environment(
 )
 
 
+# Memoized: a page names each state in several rows (a 10,000-state page: 200,000 cells).
+@functools.lru_cache(maxsize=1 << 16)
 def _code(name: str) -> str:
     """A name as inline code; a name that is not an identifier (a spec with errors) could
     hold a backtick, so it is escaped as text instead."""

@@ -11,6 +11,7 @@ tests/render_cases/hostile_labels.yaml, which the DOT, SVG, Mermaid and docs tes
 
 from __future__ import annotations
 
+import functools
 import html
 import re
 from typing import cast
@@ -60,6 +61,9 @@ def html_text(text: str) -> str:
     return html.escape(one_line(text), quote=True)
 
 
+# Memoized: a diagram's edges repeat a few labels (`next`, `retry [can_retry]`) thousands of
+# times.
+@functools.lru_cache(maxsize=1 << 16)
 def mermaid_text(text: str) -> str:
     """A Mermaid label: every character outside a small safe set becomes `#<codepoint>;`."""
     line = one_line(text)
