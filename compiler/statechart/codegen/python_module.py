@@ -322,10 +322,11 @@ def _events(spec: Spec, pn: PythonNames, classes: dict[str, Ident]) -> list[dict
     for event, ts in by_event.items():
         if ts[0].internal:
             continue  # the run raises it: no method
+        givens = [t.given for t in ts]  # a property: computed once per alternative
         fields: dict[str, None] = {}
-        for t in ts:
-            fields.update(dict.fromkeys(t.given))
-        required = {f for f in fields if all(f in t.given for t in ts)}
+        for given in givens:
+            fields.update(dict.fromkeys(given))
+        required = {f for f in fields if all(f in given for given in givens)}
         docs = [t.description for t in ts if t.description]
         moves = sorted({f"{t.source} -> {t.target}" for t in ts})
         text = "Moves: " + ", ".join(moves) + "."

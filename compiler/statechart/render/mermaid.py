@@ -115,7 +115,11 @@ def _place_transitions(spec: Spec, entries: dict[str, str]) -> dict[str, list[Tr
         if t.target not in spec.states:
             continue
         target = entries[t.target]
-        common = [a for a in spec.ancestors(t.source) if a in spec.ancestors(target)]
+        above = spec.ancestors(t.source)
+        if not above:  # a top-level source: its edges are the top level's
+            placed.setdefault("", []).append(t)
+            continue
+        common = [a for a in above if a in spec.ancestors(target)]
         block = next((a for a in common if spec.states[a].kind == "compound"), "")
         if block and any(spec.states[a].kind == "parallel" for a in spec.ancestors(block)):
             block = ""  # inside a region, a block's statements could split the region
