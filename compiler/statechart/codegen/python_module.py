@@ -21,6 +21,7 @@ The module checks at import that the installed runtime provides the API it was b
 
 from __future__ import annotations
 
+import re
 import string
 import textwrap
 from typing import TYPE_CHECKING
@@ -358,24 +359,15 @@ def docstring(text: str, indent: int, width: int = 100) -> Lit:
 
 def wrap(text: str, width: int) -> list[str]:
     """`textwrap.wrap(text, width, break_long_words=False, break_on_hyphens=False)`, for a
-    text of words between single spaces greedily (an event's docstring lists every move: at
-    10,000 states textwrap's chunking was a tenth of the module's time); tests compare."""
-    if "  " in text or text != text.strip():
+    text of words between single spaces, none longer than `width`, by one regex: the longest
+    run of at most `width` characters that ends before a space or the end is the greedy
+    line textwrap makes (an event's docstring lists every move: at 10,000 states textwrap's
+    chunking was a tenth of the module's time). tests/test_module_lines.py compares."""
+    if "  " in text or text != text.strip() or not text or \
+            max(map(len, text.split(" "))) > width:
         return textwrap.wrap(text, width=width, break_long_words=False,
                              break_on_hyphens=False)
-    lines: list[str] = []
-    line = ""
-    for word in text.split(" "):
-        if not line:
-            line = word
-        elif len(line) + 1 + len(word) <= width:
-            line += " " + word
-        else:
-            lines.append(line)
-            line = word
-    if line:
-        lines.append(line)
-    return lines
+    return re.findall(f"(.{{1,{width}}})(?: |$)", text)
 
 
 def _tables(spec: Spec, pn: PythonNames) -> dict[str, object]:
