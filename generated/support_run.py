@@ -22,7 +22,7 @@ try:
 except ImportError as _error:  # an application that runs this module needs only the runtime
     raise ImportError(f"{__name__} needs the statechart-runtime package: "
                       "pip install 'statechart-runtime @ git+https://github.com/statechart-compiler/statechart-compiler#subdirectory=runtime'") from _error
-_rt.check_api((1, 6), __name__, 'statechart-compiler 0.2.0')
+_rt.check_api((1, 7), __name__, 'statechart-compiler 0.2.0')
 
 SPEC_NAME: _Final = 'support_run'
 SPEC_VERSION: _Final = 1
@@ -221,16 +221,18 @@ _SPEC: _Final = _api.SpecTables(
         ('escalated', None, 'atomic', None),
     ),
     initial='created',
-    # (source, event, target, fields it sets)
-    transitions=(
+    # (source, event, target, fields it sets[, {kind, guard, actions, assigns}]), one row per
+    # alternative, in the order the machine below declares them
+    alternatives=(
         ('created', 'triage', 'triaging', ()),
         ('created', 'cancel', 'cancelled', ('cancelReason',)),
         ('triaging', 'start', 'running', ()),
         ('triaging', 'reject', 'failed', ('failureType',)),
         ('triaging', 'cancel', 'cancelled', ('cancelReason',)),
         ('running', 'interrupt', 'interrupted', ('interruptReason',)),
-        ('running', 'error', 'retrying', ('retryReason', 'retryChange', 'retryAt')),
-        ('running', 'error', 'failed', ('failureType',), ((1, {'failureType': 'retries_exhausted'}), (2, {}))),
+        ('running', 'error', 'retrying', ('retryReason', 'retryChange', 'retryAt'), {'guard': 'can_retry'}),
+        ('running', 'error', 'failed', (), {'guard': 'can_retry', 'assigns': {'failureType': 'retries_exhausted'}}),
+        ('running', 'error', 'failed', ('failureType',)),
         ('running', 'complete', 'completed', ()),
         ('running', 'fail', 'failed', ('failureType',)),
         ('running', 'cancel', 'cancelled', ('cancelReason',)),
@@ -248,7 +250,7 @@ _SPEC: _Final = _api.SpecTables(
         ('waiting_for_approval', 'after.approvalDeadline.waiting_for_approval', 'timed_out', ()),
         ('waiting_for_input', 'provide_input', 'resumed', ('humanInput',)),
         ('waiting_for_input', 'after.delay1.waiting_for_input', 'timed_out', ()),
-        ('resumed', 'proceed', 'running', ()),
+        ('resumed', 'proceed', 'running', (), {'kind': 'deep'}),
         ('resumed', 'cancel', 'cancelled', ('cancelReason',)),
         ('retrying', 'give_up', 'failed', ('failureType',)),
         ('retrying', 'cancel', 'cancelled', ('cancelReason',)),
@@ -298,10 +300,7 @@ _SPEC: _Final = _api.SpecTables(
         ('waiting_for_input', 'after.delay1.waiting_for_input', 86400000, None, '24h'),
         ('retrying', 'after.retryAt.retrying', None, 'retryAt', 'retryAt'),
     ),
-    # (source, event, target, kind) of every history, internal or targetless transition
-    history=(
-        ('resumed', 'proceed', 'running', 'deep'),
-    ),
+    # history target.kind -> the machine's HistoryState
     history_ids={
         'running.deep': '_sc_h_deep_running',
     },

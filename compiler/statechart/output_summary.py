@@ -46,9 +46,11 @@ def _python(text: str) -> Facts | None:
         facts = Facts()
         if "states" in tables:
             facts.states = {row[0] for row in ast.literal_eval(tables["states"])}
-        if "transitions" in tables:
+        # `alternatives=` (runtime API 1.7: a row per alternative), `transitions=` before
+        rows = tables.get("alternatives", tables.get("transitions"))
+        if rows is not None:
             facts.transitions = {_arrow(row[0], row[1], row[2])
-                                 for row in ast.literal_eval(tables["transitions"])}
+                                 for row in ast.literal_eval(rows)}
         fields = tables.get("fields")
         if isinstance(fields, ast.Dict):
             facts.fields = {k.value for k in fields.keys

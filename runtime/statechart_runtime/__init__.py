@@ -19,7 +19,11 @@ from __future__ import annotations
 # transition row's target is its targets separated by spaces; step kind `multi`).
 # 1.6: work (`api.WorkTable`, a run class's `_sc_work`: statechart_runtime.chart.work) and
 # `json` record fields (any JSON value: statechart_runtime.chart.json_values).
-API_VERSION = (1, 6)
+# 1.7: one row per transition alternative, in the order the machine declares them, with its
+# kind, guard, actions and constants (`SpecTables(alternatives=...)`, in place of
+# `transitions=` and `history=`): the runtime's table of alternatives comes from the rows
+# alone. Modules of 1.1-1.6 still import: their tables are bound to their machine's order.
+API_VERSION = (1, 7)
 __version__ = "0.2.0"
 
 

@@ -21,12 +21,13 @@ The module checks at import that the installed runtime provides the API it was b
 
 from __future__ import annotations
 
+import re
 import string
 import textwrap
 from typing import TYPE_CHECKING
 
 from statechart import RUNTIME_REQUIREMENT, __version__, names, spec_chart
-from statechart.codegen import CodegenError
+from statechart.codegen import CodegenError, module_lines
 from statechart.codegen._jinja import Ident, Lit, entry, environment, py
 from statechart.diagnostics import Span
 from statechart.model import RecordField, Spec, State, Transition
@@ -223,6 +224,35 @@ def _machine_body(spec: Spec, pn: PythonNames
     return out
 
 
+def _to_statements(spec: Spec, pn: PythonNames
+                   ) -> list[tuple[str, str, str, str | None, bool, str | None]]:
+    """The machine's `to()` statements (`module_lines.transition_lines`): source path, target
+    (a path, a history state's, `None` when targetless, a list when several), the event's
+    literal, the guard's, internal, the actions' list; each name's literal made once."""
+    for name in spec.states:
+        _state_path(spec, pn, name)
+    paths = pn.paths
+    events: dict[str, str] = {}
+    guards: dict[str, str] = {}
+    out: list[tuple[str, str, str, str | None, bool, str | None]] = []
+    for t in spec.transitions():
+        if t.targets:  # several targets: a list of validated names (one transition)
+            target = "[" + ", ".join([paths[x] for x in t.targets]) + "]"
+        elif t.targetless:
+            target = "None"
+        else:
+            target = paths[t.target] if not t.history else \
+                paths[t.target] + "." + pn.history_state(t.target, t.history)
+        guard = t.guard and (guards.get(t.guard) or guards.setdefault(
+            t.guard, module_lines.text(pn.guard(t.guard))))
+        event = events.get(t.event) or events.setdefault(
+            t.event, module_lines.text(pn.event(t.event)))
+        out.append((paths[t.source], target, event, guard or None,
+                    t.kind == "internal",
+                    py([pn.action(a) for a in t.actions]) if t.actions else None))
+    return out
+
+
 def history_kinds(spec: Spec) -> dict[str, list[str]]:
     """Target -> the history kinds transitions into it use, in first-use order."""
     out: dict[str, list[str]] = {}
@@ -234,14 +264,30 @@ def history_kinds(spec: Spec) -> dict[str, list[str]]:
     return out
 
 
-def _history_rows(spec: Spec) -> list[object]:
-    """(source, event, target, kind) of each alternative of a history, internal or targetless
-    kind (`Transition.move_kind`), and (..., None) of a plain alternative with the same
-    source, event and target (a step says which one it took)."""
-    keys = {(t.source, t.event, t.move_target) for t in spec.transitions() if t.move_kind}
-    rows = dict.fromkeys((t.source, t.event, t.move_target, t.move_kind) for t in spec.transitions()
-                         if (t.source, t.event, t.move_target) in keys)
-    return [py(row) for row in rows]
+def alternative_rows(spec: Spec, pn: PythonNames) -> list[tuple[object, ...]]:
+    """`SpecTables(alternatives=...)` (runtime API 1.7, `chart.alternatives.AlternativeRow`):
+    one row per alternative in the order the module's machine declares them (per state in
+    document order, its `to()` statements in order): (source, event, target as the tables
+    key it, the fields the caller gives), and a dict of what it has of its step kind, guard
+    (the method's Python name), actions (theirs) and `assign:` constants."""
+    by_source: dict[str, list[Transition]] = {}
+    for t in spec.transitions():
+        by_source.setdefault(t.source, []).append(t)
+    out: list[tuple[object, ...]] = []
+    for state in spec.states:
+        for t in by_source.get(state, ()):
+            extra: dict[str, object] = {}
+            if t.move_kind:
+                extra["kind"] = t.move_kind
+            if t.guard:
+                extra["guard"] = str(pn.guard(t.guard))
+            if t.actions:
+                extra["actions"] = tuple(str(pn.action(a)) for a in t.actions)
+            if t.assigns:
+                extra["assigns"] = dict(t.assigns)
+            row = (t.source, t.event, t.move_target, tuple(t.given))
+            out.append((*row, extra) if extra else row)
+    return out
 
 
 def used_history_defaults(spec: Spec) -> dict[tuple[str, str], str]:
@@ -277,10 +323,11 @@ def _events(spec: Spec, pn: PythonNames, classes: dict[str, Ident]) -> list[dict
     for event, ts in by_event.items():
         if ts[0].internal:
             continue  # the run raises it: no method
+        givens = [t.given for t in ts]  # a property: computed once per alternative
         fields: dict[str, None] = {}
-        for t in ts:
-            fields.update(dict.fromkeys(t.given))
-        required = {f for f in fields if all(f in t.given for t in ts)}
+        for given in givens:
+            fields.update(dict.fromkeys(given))
+        required = {f for f in fields if all(f in given for given in givens)}
         docs = [t.description for t in ts if t.description]
         moves = sorted({f"{t.source} -> {t.target}" for t in ts})
         text = "Moves: " + ", ".join(moves) + "."
@@ -305,25 +352,27 @@ def docstring(text: str, indent: int, width: int = 100) -> Lit:
     if not set(text) <= set(string.ascii_letters + string.digits + "_ ,.-`>();:'"):
         raise CodegenError(f"docstring text is not plain: {text!r:.60}")  # spec text: py()
     # Room for both quotes on every line: a text that fits one line has both there.
-    lines = textwrap.wrap(text, width=width - indent - 6, break_long_words=False,
-                          break_on_hyphens=False)
+    lines = wrap(text, width - indent - 6)
     body = ("\n" + " " * indent).join(lines)
     return Lit('"""' + body + '"""')
 
 
+def wrap(text: str, width: int) -> list[str]:
+    """`textwrap.wrap(text, width, break_long_words=False, break_on_hyphens=False)`, for a
+    text of words between single spaces, none longer than `width`, by one regex: the longest
+    run of at most `width` characters that ends before a space or the end is the greedy
+    line textwrap makes (an event's docstring lists every move: at 10,000 states textwrap's
+    chunking was a tenth of the module's time). tests/test_module_lines.py compares."""
+    if "  " in text or text != text.strip() or not text or \
+            max(map(len, text.split(" "))) > width:
+        return textwrap.wrap(text, width=width, break_long_words=False,
+                             break_on_hyphens=False)
+    return re.findall(f"(.{{1,{width}}})(?: |$)", text)
+
+
 def _tables(spec: Spec, pn: PythonNames) -> dict[str, object]:
-    """The spec's data for `_SPEC`: one literal row per state and per distinct transition
-    (same-key alternatives merged: the fields the caller gives are their union). A key with
-    an `assign:` alternative gets a fifth element: (position among the event's alternatives
-    on the source, {field: constant}) for each of its alternatives, `{}` where one assigns
-    nothing."""
-    by_key: dict[tuple[str, str, str], list[str]] = {}
-    alternatives: dict[tuple[str, str, str], list[tuple[int, dict[str, object]]]] = {}
-    for t in spec.transitions():
-        key = (t.source, t.event, t.move_target)
-        sets = by_key.setdefault(key, [])
-        sets.extend(f for f in t.given if f not in sets)
-        alternatives.setdefault(key, []).append((t.order, dict(t.assigns)))
+    """The spec's data for `_SPEC`: one literal row per state and per transition alternative
+    (`alternative_rows`)."""
     requires = [entry(s.name, s.requires, 8) for s in spec.states.values() if s.requires]
     histories = history_kinds(spec)
     by_tag: dict[str, list[str]] = {}
@@ -333,10 +382,8 @@ def _tables(spec: Spec, pn: PythonNames) -> dict[str, object]:
     tags = [entry(tag, tuple(names), 8) for tag, names in by_tag.items()]
     return {
         "flat": spec_chart.is_flat(spec) and not spec.statuses(),  # statuses keep configuration
-        "state_rows": [py(row) for row in spec_chart.rows(spec)],
-        "transition_rows": [py((*key, tuple(sets), *(
-            [tuple(alternatives[key])] if any(a for _, a in alternatives[key]) else [])))
-            for key, sets in by_key.items()],
+        "state_rows": module_lines.rows(spec_chart.rows(spec), "        "),
+        "alternative_rows": module_lines.alternative_lines(alternative_rows(spec, pn)),
         "limits": py(limits) if (limits := {s.name: s.limit for s in spec.states.values()
                                              if s.limit}) else None,
         "requires": requires,
@@ -351,7 +398,6 @@ def _tables(spec: Spec, pn: PythonNames) -> dict[str, object]:
         "internal": [(py(t.event), py(t.source)) for t in dict.fromkeys(
             t for t in spec.transitions()  # timers: in `timers`
             if t.internal and t.order == 0 and t.trigger != "after")],
-        "history": _history_rows(spec),
         "in_states": [(py((t.source, t.event, t.order)), py(t.in_states))
                       for t in spec.transitions() if t.in_states],
         "history_default_rows": [(py(key), py(default))
@@ -378,11 +424,11 @@ def _source_tables(spec: Spec) -> dict[str, object]:
             index = shown[span.file] = files.setdefault(display_path(span.file), len(files))
         return index
 
-    states = [(py(s.name), py((at(s.span), s.span.line))) for s in spec.states.values()]
-    transitions = [(py((t.source, t.event, t.order)),
-                    py((at(t.target_span), t.target_span.line,
-                        t.guard_span.line if t.guard_span else None)))
-                   for t in spec.transitions()]
+    states = module_lines.state_source_lines([(s.name, at(s.span), s.span.line)
+                                              for s in spec.states.values()])
+    transitions = module_lines.transition_source_lines(
+        [(t.source, t.event, t.order, at(t.target_span), t.target_span.line,
+          t.guard_span.line if t.guard_span else None) for t in spec.transitions()])
     return {"source_files": py(tuple(files)), "source_states": states,
             "source_transitions": transitions}
 
@@ -434,25 +480,11 @@ def _context_tables(spec: Spec, pn: PythonNames, classes: dict[str, Ident]
     }
 
 
-def _api_version(spec: Spec, data: dict[str, object]) -> tuple[int, int]:
-    """The runtime API the module needs, the oldest that has what it uses (so that a module
-    imports on every runtime that can run it): 1.5 for eventless transitions (`always:`,
-    which an older runtime would never take), 1.4 for `assign:` (transition rows with
-    constants), 1.3 for timers (their rows end with the `after:` key as written), 1.2 for run
-    context or statuses, else 1.1. 1.5 also for history defaults and multi-target
-    transitions. 1.6 for work (`work:`) and `json` fields."""
-    if spec.work() or any(f.type == "json" for f in spec.record):
-        return (1, 6)
-    if any(t.trigger == "always" or t.targets for t in spec.transitions()) \
-            or used_history_defaults(spec):
-        return (1, 5)
-    if any(t.assigns for t in spec.transitions()):
-        return (1, 4)
-    if spec.timers():
-        return (1, 3)
-    used = any(data[k] for k in ("context", "defaults", "clears", "exit_clears", "fills",
-                                 "status_names", "counters"))
-    return (1, 2) if used else (1, 1)
+# The runtime API every module needs (statechart_runtime.API_VERSION): 1.7, whose spec
+# tables take a row per alternative (`alternative_rows`), which an older runtime cannot read.
+# Modules of the older APIs (one row per distinct transition, bound to the order their
+# machine declares) still import: the runtime accepts both.
+MODULE_API = (1, 7)
 
 
 def render(spec: Spec) -> str:
@@ -466,22 +498,15 @@ def render(spec: Spec) -> str:
         "header": header_lines(spec),
         "C": classes,
         "states": [(pn.state_member(s.name), py(s.name), s.description)
-                   for s in spec.states.values()],
+                   for s in spec.states.values() if s.description],
+        "state_members": module_lines.member_lines(
+            [(pn.state_member(name), name) for name in spec.states]),
         "event_names": [(pn.event_member(e), py(e)) for e in spec.events()],
         "fields": [(pn.field(f.name), f.name, f.type, classes.get("enum:" + f.name),
                     f.description, [(pn.value_member(f.name, v), py(v)) for v in f.enum])
                    for f in spec.record],
-        "machine": _machine_body(spec, pn),
-        "transitions": [(Ident(_state_path(spec, pn, t.source)),
-                         # several targets: a list of validated names (one transition)
-                         Lit("[" + ", ".join(Ident(_state_path(spec, pn, x))
-                                             for x in t.targets) + "]") if t.targets else
-                         Ident("None" if t.targetless else _state_path(spec, pn, t.target) + (
-                             "." + pn.history_state(t.target, t.history) if t.history else "")),
-                         py(pn.event(t.event)), py(pn.guard(t.guard)) if t.guard else None,
-                         t.kind == "internal",
-                         py([pn.action(a) for a in t.actions]) if t.actions else None)
-                        for t in spec.transitions()],
+        "machine": module_lines.machine_lines(_machine_body(spec, pn)),
+        "transitions": module_lines.transition_lines(_to_statements(spec, pn)),
         "history_defaults": _history_defaults(spec, pn),
         "events": _events(spec, pn, classes),
         "guards": [pn.guard(g) for g in dict.fromkeys(t.guard for t in spec.transitions()
@@ -500,7 +525,7 @@ def render(spec: Spec) -> str:
         **_source_tables(spec),
     }
     extra = _context_tables(spec, pn, classes)
-    context.update(extra, api_version=py(_api_version(spec, extra)))
+    context.update(extra, api_version=py(MODULE_API))
     # No `noqa` comment: under ruff's default rules one is itself a finding (RUF100), and a
     # project that enables E501 ignores it for the folder (docs/generated-code.md).
     return environment().get_template("python_module.py.j2").render(

@@ -177,8 +177,8 @@ def schema(spec: Spec) -> dict[str, Any]:
         out["$defs"]["step"]["properties"]["history"] = {
             "enum": ["shallow", "deep"],
             "description": "present when the step entered its target by history"}
-    kinds = [k for k in ("internal", "targetless", "multi")
-             if any(t.move_kind == k for t in spec.transitions())]
+    taken = {t.move_kind for t in spec.transitions()}  # one walk, not one per kind
+    kinds = [k for k in ("internal", "targetless", "multi") if k in taken]
     if kinds:
         out["$defs"]["step"]["properties"]["kind"] = {
             "enum": kinds,
@@ -198,9 +198,11 @@ def _step_constants(spec: Spec) -> list[dict[str, Any]]:
     for t in spec.transitions():
         by_key.setdefault((t.source, t.event, t.target), []).append({
             f: time_text(parse_time(f, v)) if f in times and isinstance(v, str) else v
-            for f, v in t.assigns})
+            for f, v in t.assigns} if t.assigns else {})
     out: list[dict[str, Any]] = []
     for (source, event, target), alternatives in by_key.items():
+        if not alternatives[0]:  # the first assigns nothing: no constant every one gives
+            continue
         fixed = {f: v for f, v in alternatives[0].items()
                  if all(f in a and a[f] == v for a in alternatives)}
         if fixed:

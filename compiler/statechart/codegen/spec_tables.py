@@ -1,5 +1,5 @@
 """A spec's `SpecTables`, built from the model in memory: what the generated module's `_SPEC`
-holds, with its table of alternatives bound as the module's machine class would bind it.
+holds, its table of alternatives listed by the same rows.
 
 `statechart paths` needs the spec's tables only (the explorer runs the step kernel, never the
 machine): rendering the whole module and executing it, which builds the python-statemachine
@@ -11,12 +11,10 @@ tests/test_spec_tables.py compares the two for every spec the tests and the exam
 from __future__ import annotations
 
 import enum
-from typing import Any
 
 from statechart import __version__, spec_chart
 from statechart.codegen import python_module
 from statechart.model import Spec
-from statechart_runtime.chart.alternatives import Declared
 from statechart_runtime.chart.events import is_timer
 from statechart_runtime.chart.spec import SpecTables
 
@@ -40,21 +38,12 @@ def spec_tables(spec: Spec) -> SpecTables:
         f.name: members(str(classes["enum:" + f.name]),
                         [(str(pn.value_member(f.name, v)), v) for v in f.enum])
         if f.type == "enum" else f.type for f in spec.record}
-    by_key: dict[tuple[str, str, str], list[str]] = {}
-    assigns: dict[tuple[str, str, str], list[tuple[int, dict[str, Any]]]] = {}
     clears: dict[tuple[str, str, str], list[str]] = {}
     for t in transitions:
-        key = (t.source, t.event, t.move_target)
-        given = by_key.setdefault(key, [])
-        given.extend(f for f in t.given if f not in given)
-        assigns.setdefault(key, []).append((t.order, dict(t.assigns)))
         if t.clears:
-            cleared = clears.setdefault(key, [])
+            cleared = clears.setdefault((t.source, t.event, t.move_target), [])
             cleared.extend(f for f in t.clears if f not in cleared)
-    rows = [(*key, tuple(given), *([tuple(assigns[key])] if any(a for _, a in assigns[key])
-                                   else [])) for key, given in by_key.items()]
     histories = python_module.history_kinds(spec)
-    history_keys = {(t.source, t.event, t.move_target) for t in transitions if t.move_kind}
     by_tag: dict[str, list[str]] = {}
     for s in spec.states.values():
         for tag in s.tags:
@@ -62,10 +51,11 @@ def spec_tables(spec: Spec) -> SpecTables:
     statuses = spec.statuses()
     status_enum = members(str(classes["status"]), [(str(pn.status_member(n)), n)
                                                    for n in statuses]) if statuses else None
-    tables = SpecTables(
+    return SpecTables(
         name=spec.name, version=spec.version, sha256=spec.source_sha256,
         compiler=f"statechart-compiler {__version__}",
-        states=spec_chart.rows(spec), initial=spec.initial, transitions=rows,
+        states=spec_chart.rows(spec), initial=spec.initial,
+        alternatives=python_module.alternative_rows(spec, pn),
         state_enum=state_enum, event_enum=event_enum, fields=fields,
         limits={s.name: s.limit for s in spec.states.values() if s.limit},
         requires={s.name: s.requires for s in spec.states.values() if s.requires},
@@ -79,9 +69,6 @@ def spec_tables(spec: Spec) -> SpecTables:
         event_ids={k: v for k, v in pn.events.items() if not is_timer(k)},
         internal={t.event: t.source for t in transitions
                   if t.internal and t.order == 0 and t.trigger != "after"},
-        history=list(dict.fromkeys((t.source, t.event, t.move_target, t.move_kind)
-                                   for t in transitions
-                                   if (t.source, t.event, t.move_target) in history_keys)),
         history_ids={f"{target}.{kind}": str(pn.history_state(target, kind))
                      for target, kinds in histories.items() for kind in kinds},
         history_defaults=python_module.used_history_defaults(spec),
@@ -96,21 +83,3 @@ def spec_tables(spec: Spec) -> SpecTables:
         status_enum=status_enum,
         counters=dict(spec.counters()),
     )
-    tables.alternatives.bind(_declared(spec, pn), f"<spec tables of {spec.path}>")
-    return tables
-
-
-def _declared(spec: Spec, pn: python_module.PythonNames) -> list[Declared]:
-    """The alternatives as the generated machine class declares them
-    (`psm.machine.declared_alternatives`): per state in document order, its transitions in
-    the order the module's `to()` statements list them, each keyed as the tables key it
-    (`move_target`, `move_kind`); a guard is `cond=` (asked for yes)."""
-    by_source: dict[str, list[Any]] = {}
-    for t in spec.transitions():
-        by_source.setdefault(t.source, []).append(t)
-    out: list[Declared] = []
-    for state in spec.states:
-        for t in by_source.get(state, ()):
-            guards = ((str(pn.guard(t.guard)), True),) if t.guard else ()
-            out.append((t.source, t.event, t.move_target, t.move_kind, guards, bool(guards)))
-    return out

@@ -11,6 +11,7 @@ tests/render_cases/hostile_labels.yaml, which the DOT, SVG, Mermaid and docs tes
 
 from __future__ import annotations
 
+import functools
 import html
 import re
 from typing import cast
@@ -21,8 +22,8 @@ from statechart.report import inert
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 # Characters that mean nothing in a Mermaid label; everything else becomes `#<codepoint>;`.
-_MERMAID_SAFE = re.compile(r"[A-Za-z0-9 _\-.,()/!?']")
 _MERMAID_ALL_SAFE = re.compile(r"[A-Za-z0-9 _\-.,()/!?']*")  # most labels: kept as they are
+_MERMAID_UNSAFE = re.compile(r"[^A-Za-z0-9 _\-.,()/!?']")  # the others
 # Markdown/HTML specials inside a table cell (GitHub flavour, including `$` for math).
 # `_` only where it could open or close emphasis: GitHub ignores it inside a word
 # (`runId`, `agent_run` stay readable in the page's source).
@@ -60,12 +61,19 @@ def html_text(text: str) -> str:
     return html.escape(one_line(text), quote=True)
 
 
+# Memoized: a diagram's edges repeat a few labels (`next`, `retry [can_retry]`) thousands of
+# times.
+@functools.lru_cache(maxsize=1 << 16)
 def mermaid_text(text: str) -> str:
     """A Mermaid label: every character outside a small safe set becomes `#<codepoint>;`."""
     line = one_line(text)
     if _MERMAID_ALL_SAFE.fullmatch(line):
         return line
-    return "".join(c if _MERMAID_SAFE.match(c) else f"#{ord(c)};" for c in line)
+    return _MERMAID_UNSAFE.sub(_codepoint, line)
+
+
+def _codepoint(match: re.Match[str]) -> str:
+    return f"#{ord(match.group())};"
 
 
 def markdown_cell(text: str | None) -> str:

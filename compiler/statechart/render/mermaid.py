@@ -47,7 +47,10 @@ def mermaid_source(spec: Spec, active: frozenset[str] = frozenset(),
     if header:
         lines += [INDENT + line for line in
                   labels.header(header_lines(spec), "mermaid").splitlines()]
-    placed = _place_transitions(spec)
+    # Where an arrow into each state is drawn (`_entry`), once per state, not per arrow.
+    entries = {name: _entry(spec, name) for name in spec.states}
+    drawn = {name: ids[entry] for name, entry in entries.items()}
+    placed = _place_transitions(spec, entries)
     marks = overlay_marks(spec)
     # An explicit stack instead of recursion. A ("}", block) entry closes a block: its initial
     # arrow and edges are written after its children are declared, so no edge declares a
@@ -61,7 +64,7 @@ def mermaid_source(spec: Spec, active: frozenset[str] = frozenset(),
             state = spec.states[name]
             if state.kind == "compound" and state.initial in spec.states:
                 lines.append(f"{pad}[*] --> {ids[_entry(spec, state.initial)]}")
-            lines += [pad + _edge(t, spec, ids, marks) for t in placed.get(name, [])]
+            lines += [pad + _edge(t, ids, drawn, marks) for t in placed.get(name, [])]
             lines.append(INDENT * (depth - 1) + "}")
             continue
         if separator:  # between the regions of a parallel state
@@ -82,7 +85,7 @@ def mermaid_source(spec: Spec, active: frozenset[str] = frozenset(),
             stack.append(("state", child, depth + 1, state.kind == "parallel" and i > 0))
     if spec.initial in spec.states:
         lines.append(f"{INDENT}[*] --> {ids[_entry(spec, spec.initial)]}")
-    lines += [INDENT + _edge(t, spec, ids, marks) for t in placed.get("", [])]
+    lines += [INDENT + _edge(t, ids, drawn, marks) for t in placed.get("", [])]
     lines += _classes(spec, ids, active, marks)
     return "\n".join(lines) + "\n"
 
@@ -103,7 +106,7 @@ def _entry(spec: Spec, name: str) -> str:
     return name
 
 
-def _place_transitions(spec: Spec) -> dict[str, list[Transition]]:
+def _place_transitions(spec: Spec, entries: dict[str, str]) -> dict[str, list[Transition]]:
     """Each transition goes into the innermost compound block that holds both ends (Mermaid
     lays out edges inside a composite better when declared there); "" is the top level.
     Parallel states hold only regions, so their edges go one level further out."""
@@ -111,8 +114,12 @@ def _place_transitions(spec: Spec) -> dict[str, list[Transition]]:
     for _, t in drawn_edges(spec):
         if t.target not in spec.states:
             continue
-        target = _entry(spec, t.target)
-        common = [a for a in spec.ancestors(t.source) if a in spec.ancestors(target)]
+        target = entries[t.target]
+        above = spec.ancestors(t.source)
+        if not above:  # a top-level source: its edges are the top level's
+            placed.setdefault("", []).append(t)
+            continue
+        common = [a for a in above if a in spec.ancestors(target)]
         block = next((a for a in common if spec.states[a].kind == "compound"), "")
         if block and any(spec.states[a].kind == "parallel" for a in spec.ancestors(block)):
             block = ""  # inside a region, a block's statements could split the region
@@ -120,7 +127,9 @@ def _place_transitions(spec: Spec) -> dict[str, list[Transition]]:
     return placed
 
 
-def _edge(t: Transition, spec: Spec, ids: dict[str, str], marks: OverlayMarks) -> str:
+def _edge(t: Transition, ids: dict[str, str], drawn: dict[str, str],
+          marks: OverlayMarks) -> str:
+    """`drawn`: the id an arrow into each state goes to."""
     text = event_label(t) + t.condition_text
     if t.sets:
         text += f" / {t.set_text}"
@@ -129,7 +138,7 @@ def _edge(t: Transition, spec: Spec, ids: dict[str, str], marks: OverlayMarks) -
     mark = marks.edge_mark(t.source, t.key)  # an overlay's: "added" or "changed"
     if mark:
         text += f" ({mark})"
-    return f"{ids[t.source]} --> {ids[_entry(spec, t.target)]} : {labels.mermaid_text(text)}"
+    return f"{ids[t.source]} --> {drawn[t.target]} : {labels.mermaid_text(text)}"
 
 
 def _classes(spec: Spec, ids: dict[str, str], active: frozenset[str],

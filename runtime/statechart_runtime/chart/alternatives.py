@@ -7,13 +7,17 @@ three), at its *position* among the event's alternatives on that state (document
 they set and clear, the replay (`statechart_runtime.replay`) finds the alternative a stored
 step took, and the test tooling (explore, coverage) enumerates them.
 
-Built from two sources, both literal data of a generated module:
-- its `SpecTables` rows, one per distinct (source, event, target): the fields the caller gives
-  (merged over the alternatives with that key), the kinds its alternatives take (`history`
-  rows), `in:` and `assign:` per position, `clear:` per key;
-- the order its machine declares the alternatives in, with their guards (`bind`), which the
-  rows do not carry: `statechart_runtime.psm.machine.declared_alternatives` reads it once per
-  generated class.
+Built from the literal data of a generated module:
+- API 1.7: its `SpecTables(alternatives=...)` rows, one per alternative in the order its
+  machine declares them (`AlternativeRow`: key, the fields the caller gives, and its kind,
+  guard, actions and constants), with `in:` per position and `clear:` per key: the table is
+  complete from the rows alone;
+- a module of API 1.6 or older: its `SpecTables(transitions=...)` rows, one per distinct
+  (source, event, target): the fields the caller gives (merged over the alternatives with that
+  key), the kinds its alternatives take (`history` rows), `in:` and `assign:` per position,
+  `clear:` per key; then the order its machine declares the alternatives in, with their
+  guards (`bind`), which those rows do not carry:
+  `statechart_runtime.psm.machine.declared_alternatives` reads it once per generated class.
 """
 
 from __future__ import annotations
@@ -35,6 +39,11 @@ Guard = tuple[str, bool]
 # One alternative as its machine declares it (`bind`), in declaration order: (source, event,
 # target, kind, guards, guarded: it has guards or validators, which are asked as guards).
 Declared = tuple[str, str, str, str | None, tuple[Guard, ...], bool]
+# API 1.7: one alternative as a module's rows list it, in declaration order: (source, event,
+# target, fields the caller gives), and a fifth element when it has any of `kind` (a step
+# kind other than external), `guard` (the method asked for yes), `actions` (method names, in
+# order) and `assigns` ({field: JSON constant}).
+AlternativeRow = tuple[Any, ...]
 _NONE: Mapping[str, tuple[Any, JsonValue]] = {}
 
 
@@ -54,6 +63,9 @@ class Alternative:
     given: tuple[str, ...]  # the fields a caller gives (merged over the alternatives of its key)
     clears: tuple[str, ...]  # `clear:` (merged over the alternatives of its key)
     assigns: Mapping[str, tuple[Any, JsonValue]]  # `assign:`: field -> (typed, JSON) constant
+    # Its actions, the methods a run calls (API 1.7 rows; empty in the table of an older
+    # module, whose runs find them on the machine's transition)
+    actions: tuple[str, ...] = ()
     sets: tuple[str, ...] = field(init=False)  # `given` without the fields it assigns itself
     move: Move = field(init=False)  # as the chart's algorithms take it (`Chart.step`)
 
@@ -93,22 +105,29 @@ class AlternativeTable:
     - `sources[event]`: the states with alternatives of the event; `eventless`: those with
       eventless ones (`always:`); `fields[event]`: every field a caller may give with it.
 
-    `sources`, `eventless` and `fields` come from the rows; the others once the order is
-    bound (`bind`)."""
+    `sources`, `eventless` and `fields` come from the rows; the others too from rows that
+    list every alternative (API 1.7), else once the order is bound (`bind`)."""
 
-    __slots__ = ("_assigns", "_clears", "_given", "_in_states", "_kinds", "declared",
-                 "eventless", "fields", "keyed", "on", "sources", "stepped")
+    __slots__ = ("_actions", "_assigns", "_clears", "_given", "_in_states", "_kinds", "declared",
+                 "eventless", "fields", "keyed", "listed", "on", "sources", "stepped")
 
     def __init__(self, rows: Sequence[tuple[Any, ...]],
                  kinds: Iterable[tuple[str, str, str, str | None]],
                  in_states: Mapping[tuple[str, str, int], Sequence[str]],
                  clears: Mapping[Key, Sequence[str]],
                  constant: Callable[[str, JsonValue], tuple[Any, JsonValue]],
-                 always: str) -> None:
+                 always: str, alternatives: Sequence[AlternativeRow] | None = None) -> None:
+        """`alternatives` (API 1.7) makes the table complete at once (`rows` and `kinds` are
+        then derived from it); without them, `bind` completes it."""
         self._given: dict[Key, tuple[str, ...]] = {}
         self._assigns: dict[tuple[str, str, str, int], Mapping[str, tuple[Any, JsonValue]]] = {}
+        self._actions: dict[tuple[str, str, int], tuple[str, ...]] = {}
         self.fields: dict[str, tuple[str, ...]] = {}
         sources: dict[str, dict[str, None]] = {}
+        declared: list[Declared] = []
+        self.listed = alternatives is not None  # API 1.7: the rows list every alternative
+        if alternatives is not None:
+            rows, kinds = self._listed(alternatives, constant, declared)
         for row in rows:
             source, event, target, given = row[:4]
             self._given[(source, event, target)] = tuple(given)
@@ -133,6 +152,40 @@ class AlternativeTable:
         self.on: dict[tuple[str, str], tuple[Alternative, ...]] = {}
         self.keyed: dict[Key, tuple[Alternative, ...]] = {}
         self.stepped: dict[Key, tuple[Alternative, ...]] = {}
+        if alternatives is not None:
+            self._bound(tuple(declared))
+
+    def _listed(self, alternatives: Sequence[AlternativeRow],
+                constant: Callable[[str, JsonValue], tuple[Any, JsonValue]],
+                declared: list[Declared]
+                ) -> tuple[list[tuple[Any, ...]], list[tuple[str, str, str, str | None]]]:
+        """API 1.7 rows as the tables of older modules hold them (one row per key, the given
+        fields merged over its alternatives; the kinds of a key with one not external), the
+        declaration order (`declared`), and each alternative's actions and constants."""
+        given: dict[Key, list[str]] = {}
+        kinds: dict[Key, dict[str | None, None]] = {}
+        positions: dict[tuple[str, str], int] = {}
+        for row in alternatives:
+            source, event, target, fields = row[:4]
+            extra: Mapping[str, Any] = row[4] if len(row) > 4 else {}
+            key = (source, event, target)
+            merged = given.setdefault(key, [])
+            merged.extend(f for f in fields if f not in merged)
+            kind = extra.get("kind")
+            kinds.setdefault(key, {})[kind] = None
+            guard = extra.get("guard")
+            guards = ((guard, True),) if guard else ()
+            declared.append((source, event, target, kind, guards, bool(guards)))
+            position = positions.get((source, event), 0)
+            positions[(source, event)] = position + 1
+            if extra.get("actions"):
+                self._actions[(source, event, position)] = tuple(extra["actions"])
+            if extra.get("assigns"):
+                self._assigns[(*key, position)] = {
+                    f: constant(f, v) for f, v in extra["assigns"].items()}
+        rows = [(*key, tuple(fields)) for key, fields in given.items()]
+        return rows, [(*key, kind) for key, found in kinds.items()
+                      if found.keys() != {None} for kind in found]
 
     def kinds(self, key: Key) -> frozenset[str | None]:
         """The kinds the alternatives of `key` take (the rows say; {None}: external)."""
@@ -146,30 +199,42 @@ class AlternativeTable:
 
     def bind(self, declared: Iterable[Declared], module: str) -> None:
         """The alternatives in the order the module's machine declares them, with their
-        guards (once per spec; again with the same order, nothing). A machine that declares
-        another transition than the rows list (a generated module edited by hand) is
-        RuntimeVersionError: regenerate the module."""
+        guards (once per spec; again with the same order, or for a table its rows completed
+        with that order, nothing). A machine that declares another transition than the rows
+        list (a generated module edited by hand) is RuntimeVersionError: regenerate the
+        module."""
         rows = tuple(declared)
-        if self.declared is not None:
-            if rows != self.declared:
-                raise RuntimeVersionError(f"{module}: a second machine for the same spec "
-                                          "tables declares other transitions")
+        listed = self.declared
+        if listed == rows:
             return
-        on: dict[tuple[str, str], list[Alternative]] = {}
+        known = set(listed) if listed is not None else None
         for source, event, target, kind, guards, guarded in rows:
-            key = (source, event, target)
-            given = self._given.get(key)
-            if given is None:
+            if (source, event, target) not in self._given or \
+                    (known is not None and (source, event, target, kind, guards, guarded)
+                     not in known):
                 raise RuntimeVersionError(
                     f"{module}: its machine declares `{source}` -{event}-> `{target}`"
                     f"{f' ({kind})' if kind else ''}, which its spec tables do not list: "
                     "regenerate it with `statechart build`")
+        if listed is not None:
+            raise RuntimeVersionError(
+                f"{module}: its machine declares its spec tables' transitions in another "
+                "order, or not all of them: regenerate it with `statechart build`")
+        self._bound(rows)
+
+    def _bound(self, rows: tuple[Declared, ...]) -> None:
+        """The table, complete: the alternatives in declaration order (`rows`)."""
+        actions = self._actions
+        on: dict[tuple[str, str], list[Alternative]] = {}
+        for source, event, target, kind, guards, guarded in rows:
+            key = (source, event, target)
             found = on.setdefault((source, event), [])
             position = len(found)
             found.append(Alternative(
                 source, event, position, target, kind, guards, guarded,
-                self._in_states.get((source, event, position), ()), given,
-                self._clears.get(key, ()), self._assigns.get((*key, position), _NONE)))
+                self._in_states.get((source, event, position), ()), self._given[key],
+                self._clears.get(key, ()), self._assigns.get((*key, position), _NONE),
+                actions.get((source, event, position), ()) if actions else ()))
         self.on = {key: tuple(found) for key, found in on.items()}
         keyed: dict[Key, list[Alternative]] = {}
         stepped: dict[Key, list[Alternative]] = {}

@@ -11,7 +11,7 @@ import enum
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from statechart_runtime.chart.alternatives import AlternativeTable
+from statechart_runtime.chart.alternatives import AlternativeRow, AlternativeTable
 from statechart_runtime.chart.chart import Chart, StateRow
 from statechart_runtime.chart.events import ALWAYS, FamilyEvent, family_key, is_done
 from statechart_runtime.chart.timers import GeneratedTimerRow, TimerTable
@@ -77,7 +77,7 @@ class SpecTables:
         compiler: str,
         states: Sequence[StateRow],
         initial: str,
-        transitions: Sequence[TransitionRow],
+        transitions: Sequence[TransitionRow] = (),
         state_enum: type[enum.Enum],
         event_enum: type[enum.Enum],
         fields: Mapping[str, str | type[enum.Enum]] | None = None,
@@ -103,6 +103,7 @@ class SpecTables:
         counters: Mapping[str, str] | None = None,
         in_states: Mapping[tuple[str, str, int], tuple[str, ...]] | None = None,
         history_defaults: Mapping[tuple[str, str], str] | None = None,
+        alternatives: Sequence[AlternativeRow] | None = None,
     ) -> None:
         """`event_ids` and `attrs` hold the spec's names that the generated module maps to
         other Python names (docs/generated-code.md, "Names"): event -> python-statemachine
@@ -130,7 +131,12 @@ class SpecTables:
         one table, `alternatives` (statechart_runtime.chart.alternatives: one `Alternative`
         each). `history_defaults` (API 1.5): (target, history kind) -> the
         state a history transition enters while the target remembers nothing
-        (`history_default:`; else the target's default entry)."""
+        (`history_default:`; else the target's default entry).
+
+        `alternatives` (API 1.7), in place of `transitions` and `history`: one row per
+        alternative, in the order the module's machine declares them, with its kind, guard,
+        actions and constants (`chart.alternatives.AlternativeRow`): the table of
+        alternatives is then complete without the machine."""
         self.name = name
         self.version = version
         self.sha256 = sha256
@@ -151,7 +157,8 @@ class SpecTables:
         # Every transition alternative: the one table of them (chart.alternatives), complete
         # once the module's run class binds the order its machine declares them in.
         self.alternatives = AlternativeTable(transitions, history, in_states or {},
-                                             clears or {}, self._constant, ALWAYS)
+                                             clears or {}, self._constant, ALWAYS,
+                                             alternatives)
         self.chart = Chart(states, initial,
                            completes={state for event, state in self.internal.items()
                                       if is_done(event)},

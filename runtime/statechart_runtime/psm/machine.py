@@ -216,7 +216,8 @@ class DirectCalls:
     guards: DirectGuards
     entry: dict[str, tuple[str, ...]]  # state -> its entry actions
     exit: dict[str, tuple[str, ...]]  # state -> its exit actions
-    on: dict[Any, tuple[str, ...]]  # transition -> its actions (between exits and entries)
+    # transition -> its actions (between exits and entries); a run keys them by alternative
+    on: dict[Any, tuple[str, ...]]
 
     @property
     def acts(self) -> bool:

@@ -122,13 +122,14 @@ class Run(Generic[R, S, E]):
     # The machine's event ids -> the spec's event names (ids differ only where mapped).
     _sc_names: ClassVar[dict[str, str]]
     # Each alternative of the spec's table (`spec.alternatives`) -> the machine's transition
-    # object for it (what the machine path asks the guards of and hands back to the engine).
-    _sc_transitions: ClassVar[dict[Alternative, Any]]
+    # object for it (what the machine path asks the guards of and hands back to the engine):
+    # None until a run builds a machine, when the rows list the alternatives (API 1.7).
+    _sc_transitions: ClassVar[dict[Alternative, Any] | None]
     # Where the spec writes each state and transition (the module's `_SOURCE`; None in a module
     # generated before it had one): what spec coverage reports (statechart_runtime.coverage).
     _sc_source: ClassVar[Mapping[str, Any] | None] = None
     # (what the class's runs call without a machine, or None: they need one), once found
-    # (`_sc_direct_calls`)
+    # (`_sc_direct_calls`; its transition actions keyed by alternative)
     _sc_direct: ClassVar[tuple[DirectCalls | None]]
 
     # (configuration, event) -> its plan, or None: the kernel takes it (`_take_planned`);
@@ -151,7 +152,10 @@ class Run(Generic[R, S, E]):
             number_states(machine, cls._sc_spec.chart)
             ids = cls._sc_spec.event_ids
             cls._sc_names = {ids.get(name, name): name for name in cls._sc_spec.events_by_name}
-            cls._sc_transitions = _bind(cls._sc_spec, machine, cls._sc_names, cls.__module__)
+            # A module of API 1.7 lists its alternatives in its spec tables, complete without
+            # the machine; an older one's table is completed by its machine's order here.
+            cls._sc_transitions = None if cls._sc_spec.alternatives.listed else \
+                _bind(cls._sc_spec, machine, cls._sc_names, cls.__module__)
             cls._sc_step_class = step_class_of(cls._sc_record)
             cls._sc_plans = {}
         if hasattr(cls, "_sc_machine"):  # a generated class, or a subclass of one
@@ -264,9 +268,28 @@ class Run(Generic[R, S, E]):
         (statechart_runtime.psm.machine.direct_calls); found once per class."""
         found = cls.__dict__.get("_sc_direct")
         if found is None:
-            found = (direct_calls(cls, cls._sc_machine),)
+            calls = direct_calls(cls, cls._sc_machine)
+            if calls is not None and calls.on:  # by alternative, as a step names them
+                table = cls._sc_spec.alternatives
+                on = {a: a.actions for found in table.on.values() for a in found
+                      if a.actions} if table.listed else \
+                    {a: calls.on[t] for a, t in cls._sc_machine_transitions().items()
+                     if t in calls.on}
+                calls = with_fields(calls, on=on)
+            found = (calls,)
             cls._sc_direct = found
         return found[0]
+
+    @classmethod
+    def _sc_machine_transitions(cls) -> dict[Alternative, Any]:
+        """Each alternative -> its transition in the machine class (bound when first asked
+        for, in a module whose rows list the alternatives: by the first machine built)."""
+        found = cls._sc_transitions
+        if found is None:  # kept on the generated class, whose subclasses share its machine
+            owner = next(c for c in cls.__mro__ if "_sc_machine" in c.__dict__)
+            found = _bind(cls._sc_spec, cls._sc_machine, cls._sc_names, owner.__module__)
+            setattr(owner, "_sc_transitions", found)  # noqa: B010 (a class of the MRO)
+        return found
 
     @property
     def machine(self) -> Machine:
@@ -289,6 +312,7 @@ class Run(Generic[R, S, E]):
         return machine
 
     def _build_machine(self, model: object) -> Machine:
+        self._sc_machine_transitions()  # what `_sc_select` hands back to the engine
         machine = self._machine = self._sc_machine(
             model=self, state_field="_sc_state",
             listeners=None if model is None else [model])
@@ -570,9 +594,9 @@ class Run(Generic[R, S, E]):
             if direct.exit:
                 self._call_actions(direct.exit, found.exited)
             if direct.on:
-                on, transitions = direct.on, self._sc_transitions
+                on = direct.on
                 for alternative in found.taken:
-                    for name in on.get(transitions[alternative], ()):
+                    for name in on.get(alternative, ()):
                         getattr(self, name)()
             if direct.entry:
                 self._call_actions(direct.entry, found.entered)
@@ -710,10 +734,9 @@ class Run(Generic[R, S, E]):
                             key=order.__getitem__, reverse=True)
             self._call_actions(direct.exit, exited)
         if direct.on:
-            on = direct.on
-            transitions = self._sc_transitions  # the alternatives' transitions in the machine
+            on = direct.on  # by alternative (`_sc_direct_calls`)
             for alternative in taken:
-                for name in on.get(transitions[alternative], ()):
+                for name in on.get(alternative, ()):
                     getattr(self, name)()
         if direct.entry:
             self._call_actions(direct.entry, effect.entered)
@@ -858,7 +881,7 @@ class Run(Generic[R, S, E]):
                                f"through {type(self).__name__}'s methods (after the action "
                                "that is running returns): they keep the run record")
         event, values, at = pending
-        transitions = self._sc_transitions
+        transitions = self._sc_machine_transitions()
 
         def ask(alternative: Alternative) -> bool:
             return bool(engine._conditions_match(transitions[alternative], trigger_data))

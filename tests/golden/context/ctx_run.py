@@ -22,7 +22,7 @@ try:
 except ImportError as _error:  # an application that runs this module needs only the runtime
     raise ImportError(f"{__name__} needs the statechart-runtime package: "
                       "pip install 'statechart-runtime @ git+https://github.com/statechart-compiler/statechart-compiler#subdirectory=runtime'") from _error
-_rt.check_api((1, 2), __name__, 'statechart-compiler 0.2.0')
+_rt.check_api((1, 7), __name__, 'statechart-compiler 0.2.0')
 
 SPEC_NAME: _Final = 'ctx_run'
 SPEC_VERSION: _Final = 2
@@ -123,8 +123,9 @@ _SPEC: _Final = _api.SpecTables(
         ('completed', None, 'final', None),
     ),
     initial='created',
-    # (source, event, target, fields it sets)
-    transitions=(
+    # (source, event, target, fields it sets[, {kind, guard, actions, assigns}]), one row per
+    # alternative, in the order the machine below declares them
+    alternatives=(
         ('created', 'start', 'running', ()),
         ('created', 'update', 'running', ()),
         ('running', 'interrupt', 'interrupted', ('interruptReason',)),

@@ -20,7 +20,7 @@ try:
 except ImportError as _error:  # an application that runs this module needs only the runtime
     raise ImportError(f"{__name__} needs the statechart-runtime package: "
                       "pip install 'statechart-runtime @ git+https://github.com/statechart-compiler/statechart-compiler#subdirectory=runtime'") from _error
-_rt.check_api((1, 1), __name__, 'statechart-compiler 0.2.0')
+_rt.check_api((1, 7), __name__, 'statechart-compiler 0.2.0')
 
 SPEC_NAME: _Final = 'loan'
 SPEC_VERSION: _Final = 1
@@ -86,12 +86,13 @@ _SPEC: _Final = _api.SpecTables(
         ('rejected', None, 'final', None),
     ),
     initial='applied',
-    # (source, event, target, fields it sets)
-    transitions=(
-        ('applied', 'assess', 'approved', ('score',)),
-        ('applied', 'assess', 'review', ('score',)),
+    # (source, event, target, fields it sets[, {kind, guard, actions, assigns}]), one row per
+    # alternative, in the order the machine below declares them
+    alternatives=(
+        ('applied', 'assess', 'approved', ('score',), {'guard': 'is_good'}),
+        ('applied', 'assess', 'review', ('score',), {'guard': 'is_borderline'}),
         ('applied', 'assess', 'rejected', ('score', 'reason')),
-        ('review', 'decide', 'approved', ()),
+        ('review', 'decide', 'approved', (), {'guard': 'reviewer_agrees'}),
         ('review', 'decide', 'rejected', ('reason',)),
     ),
     state_enum=LoanState,

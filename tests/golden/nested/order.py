@@ -20,7 +20,7 @@ try:
 except ImportError as _error:  # an application that runs this module needs only the runtime
     raise ImportError(f"{__name__} needs the statechart-runtime package: "
                       "pip install 'statechart-runtime @ git+https://github.com/statechart-compiler/statechart-compiler#subdirectory=runtime'") from _error
-_rt.check_api((1, 1), __name__, 'statechart-compiler 0.2.0')
+_rt.check_api((1, 7), __name__, 'statechart-compiler 0.2.0')
 
 SPEC_NAME: _Final = 'order'
 SPEC_VERSION: _Final = 2
@@ -100,8 +100,9 @@ _SPEC: _Final = _api.SpecTables(
         ('closed', None, 'final', None),
     ),
     initial='open',
-    # (source, event, target, fields it sets)
-    transitions=(
+    # (source, event, target, fields it sets[, {kind, guard, actions, assigns}]), one row per
+    # alternative, in the order the machine below declares them
+    alternatives=(
         ('open', 'abandon', 'closed', ()),
         ('cart', 'checkout', 'paying', ()),
         ('paying', 'paid', 'shipped', ()),

@@ -20,7 +20,7 @@ try:
 except ImportError as _error:  # an application that runs this module needs only the runtime
     raise ImportError(f"{__name__} needs the statechart-runtime package: "
                       "pip install 'statechart-runtime @ git+https://github.com/statechart-compiler/statechart-compiler#subdirectory=runtime'") from _error
-_rt.check_api((1, 1), __name__, 'statechart-compiler 0.2.0')
+_rt.check_api((1, 7), __name__, 'statechart-compiler 0.2.0')
 
 SPEC_NAME: _Final = 'odd'
 SPEC_VERSION: _Final = 1
@@ -123,11 +123,12 @@ _SPEC: _Final = _api.SpecTables(
         ('Final_', None, 'final', None),
     ),
     initial='State',
-    # (source, event, target, fields it sets)
-    transitions=(
+    # (source, event, target, fields it sets[, {kind, guard, actions, assigns}]), one row per
+    # alternative, in the order the machine below declares them
+    alternatives=(
         ('State', 'int', 'Enum', ('str', 'dict')),
         ('State', 'json', 'Final_', ('datetime', 'Final')),
-        ('State', 'on_hold', 'send', ('class', 'to_dict')),
+        ('State', 'on_hold', 'send', ('class', 'to_dict'), {'guard': 'guard_after_review'}),
         ('send', 'error_handling', 'State', ()),
         ('Enum', 'dataclass', 'Final_', ('dataclasses', 'OddState')),
         ('Any', 'float', 'Optional', ()),

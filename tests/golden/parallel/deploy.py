@@ -20,7 +20,7 @@ try:
 except ImportError as _error:  # an application that runs this module needs only the runtime
     raise ImportError(f"{__name__} needs the statechart-runtime package: "
                       "pip install 'statechart-runtime @ git+https://github.com/statechart-compiler/statechart-compiler#subdirectory=runtime'") from _error
-_rt.check_api((1, 1), __name__, 'statechart-compiler 0.2.0')
+_rt.check_api((1, 7), __name__, 'statechart-compiler 0.2.0')
 
 SPEC_NAME: _Final = 'deploy'
 SPEC_VERSION: _Final = 1
@@ -105,8 +105,9 @@ _SPEC: _Final = _api.SpecTables(
         ('done', None, 'final', None),
     ),
     initial='idle',
-    # (source, event, target, fields it sets)
-    transitions=(
+    # (source, event, target, fields it sets[, {kind, guard, actions, assigns}]), one row per
+    # alternative, in the order the machine below declares them
+    alternatives=(
         ('idle', 'begin', 'rollout', ()),
         ('rollout', 'abort', 'aborted', ()),
         ('rollout', 'finish', 'done', ()),

@@ -20,7 +20,7 @@ try:
 except ImportError as _error:  # an application that runs this module needs only the runtime
     raise ImportError(f"{__name__} needs the statechart-runtime package: "
                       "pip install 'statechart-runtime @ git+https://github.com/statechart-compiler/statechart-compiler#subdirectory=runtime'") from _error
-_rt.check_api((1, 3), __name__, 'statechart-compiler 0.2.0')
+_rt.check_api((1, 7), __name__, 'statechart-compiler 0.2.0')
 
 SPEC_NAME: _Final = 'approval'
 SPEC_VERSION: _Final = 1
@@ -119,15 +119,16 @@ _SPEC: _Final = _api.SpecTables(
         ('expired', None, 'final', None),
     ),
     initial='open',
-    # (source, event, target, fields it sets)
-    transitions=(
+    # (source, event, target, fields it sets[, {kind, guard, actions, assigns}]), one row per
+    # alternative, in the order the machine below declares them
+    alternatives=(
         ('open', 'after.delay1.open', 'expired', ()),
         ('asking', 'ask', 'waiting', ('approvalDeadline',)),
         ('asking', 'after.delay1.asking', 'reminding', ()),
         ('reminding', 'after.delay1.reminding', 'asking', ()),
         ('waiting', 'approve', 'approved', ('approver',)),
         ('waiting', 'after.approvalDeadline.waiting', 'expired', ()),
-        ('waiting', 'after.escalation.waiting', 'expired', ()),
+        ('waiting', 'after.escalation.waiting', 'expired', (), {'guard': 'is_urgent'}),
         ('waiting', 'after.escalation.waiting', 'asking', ()),
         ('checks', 'finish', 'approved', ()),
         ('pending_budget', 'after.delay1.pending_budget', 'budget_ok', ()),

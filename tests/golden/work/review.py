@@ -22,7 +22,7 @@ try:
 except ImportError as _error:  # an application that runs this module needs only the runtime
     raise ImportError(f"{__name__} needs the statechart-runtime package: "
                       "pip install 'statechart-runtime @ git+https://github.com/statechart-compiler/statechart-compiler#subdirectory=runtime'") from _error
-_rt.check_api((1, 6), __name__, 'statechart-compiler 0.2.0')
+_rt.check_api((1, 7), __name__, 'statechart-compiler 0.2.0')
 
 SPEC_NAME: _Final = 'review'
 SPEC_VERSION: _Final = 1
@@ -107,8 +107,9 @@ _SPEC: _Final = _api.SpecTables(
         ('rejected', None, 'final', None),
     ),
     initial='drafting',
-    # (source, event, target, fields it sets)
-    transitions=(
+    # (source, event, target, fields it sets[, {kind, guard, actions, assigns}]), one row per
+    # alternative, in the order the machine below declares them
+    alternatives=(
         ('drafting', 'submit', 'checking', ()),
         ('checking', 'check_failed', 'rejected', ('failure',)),
         ('checking', 'done.state.checking', 'approved', ()),
