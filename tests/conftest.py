@@ -12,10 +12,16 @@ from types import ModuleType
 import psycopg
 import pytest
 from codegen_support import checked_text, generate
+from hypothesis import HealthCheck, settings
 from pg_server import URL_VARIABLE, Server, available
 from store_support import TICKET, TICKET_MODULE, AsyncAsSync, Backend, import_path
 
 from statechart_runtime.store import BACKENDS
+
+# Input generation and examples run slower when the suite shares a loaded machine (CI, other
+# jobs): a property's examples are checked however long they take, never failed for time.
+settings.register_profile("suite", suppress_health_check=[HealthCheck.too_slow], deadline=None)
+settings.load_profile("suite")
 
 
 @pytest.fixture(scope="session")
