@@ -327,6 +327,11 @@ def may_fire(spec: Spec, leaf: str) -> tuple[Transition, ...]:
     if found is None:
         line = [leaf, *spec.ancestors(leaf)]
         picked: dict[int, Transition] = {}
+        if len(line) == 1:
+            own = _own_selection(spec, leaf)
+            if own is not None:
+                found = cache[leaf] = () if chart(spec).ended(line) else own
+                return found
         if not chart(spec).ended(line):
             # Each event's alternatives along the line, in the order they are tried (what
             # `may_take` starts from), made in one pass: an event only one alternative takes
@@ -352,6 +357,33 @@ def may_fire(spec: Spec, leaf: str) -> tuple[Transition, ...]:
             depth = {name: i for i, name in enumerate(line)}
             found = cache[leaf] = tuple(sorted(picked.values(), key=lambda t: depth[t.source]))
     return found
+
+
+def _own_selection(spec: Spec, name: str) -> tuple[Transition, ...] | None:
+    """`may_fire` of a top-level state, the way most of them are written: each key's
+    alternatives next to each other and no key a descriptor (`*`, or the prefix of a sent
+    event), so that each event's alternatives are the key's, in document order, up to the
+    first that is surely taken (what `_selected` gives for alternatives of one state). None
+    when that does not hold: `may_fire` then selects event by event."""
+    family = _sent_events(spec)[1]
+    transitions = spec.states[name].transitions
+    out: list[Transition] = []
+    seen: set[str] = set()
+    event = None
+    hidden = False  # the current event's alternatives after one surely taken
+    for i, t in enumerate(transitions):
+        if t.event != event:
+            event = t.event
+            if event in seen or event == "*" or event in family:
+                return None
+            seen.add(event)
+            hidden = False
+        if hidden:
+            continue
+        out.append(t)
+        if t.guard is None and i + 1 < len(transitions) and transitions[i + 1].event == event:
+            hidden = surely_enabled(spec, t, (name,))  # asked only when others come after
+    return tuple(out)
 
 
 def is_trap(spec: Spec, name: str) -> bool:

@@ -89,6 +89,18 @@ def span_of(path: str, node: yaml.Node) -> Span:
     return Span(path, start.line + 1, start.column + 1, end.line + 1, end.column + 1)
 
 
+def plain_name(node: yaml.Node) -> str | None:
+    """The text of a scalar that is a string starting with a letter under the core schema
+    (`target`, `s12`, `"on"`), else None (then `scalar_value` says what it is): the one
+    question the model builder asks of most of the 200,000 keys and names of a large spec."""
+    if node.__class__ is not yaml.ScalarNode:
+        return None
+    text = node.value
+    if text[:1].isalpha() and node.tag == STR_TAG and (node.style or text not in _WORDS):
+        return text  # type: ignore[no-any-return]
+    return None
+
+
 def scalar_value(node: yaml.ScalarNode) -> object:
     """The value of a scalar under the YAML 1.2 core schema (quoted scalars are strings)."""
     text = node.value

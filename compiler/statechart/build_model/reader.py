@@ -10,9 +10,10 @@ from statechart import spec_format as fmt
 from statechart.build_model.spelling import did_you_mean
 from statechart.diagnostics import Diagnostic, Span
 from statechart.model import Repair
-from statechart.yaml_source import STR_TAG, Source, scalar_value, span_of
+from statechart.yaml_source import STR_TAG, Source, plain_name, scalar_value, span_of
 
 Items = list[tuple[str, yaml.Node, yaml.Node]]
+Keyed = dict[str, tuple[yaml.Node, yaml.Node]]  # key -> (key node, value node), in order
 
 
 class Reader:
@@ -44,14 +45,21 @@ class Reader:
     # -- typed readers ---------------------------------------------------------------------
     def mapping(self, node: yaml.Node, where: str, allowed: dict[str, str]) -> Items | None:
         """The items of a mapping, after reporting duplicate, unknown and non-string keys."""
+        keyed = self.keyed(node, where, allowed)
+        if keyed is None:
+            return None
+        return [(key, key_node, value_node) for key, (key_node, value_node) in keyed.items()]
+
+    def keyed(self, node: yaml.Node, where: str, allowed: dict[str, str]) -> Keyed | None:
+        """`mapping`'s items by key (what the builders of states and transitions look up)."""
         if not isinstance(node, yaml.MappingNode):
             self.schema(node, f"{where} must be a mapping, not {node_kind(node)}",
                         f"write {where} as `key: value` lines")
             return None
-        items: Items = []
-        first: dict[str, yaml.Node] = {}
+        out: Keyed = {}
+        first: dict[str, yaml.Node] = {}  # every key met, allowed or not
         for key_node, value_node in node.value:
-            key = self._key(key_node, where)
+            key = plain_name(key_node) or self._key(key_node, where)
             if key is None:
                 continue
             if key in first:
@@ -65,8 +73,8 @@ class Reader:
             if allowed and key not in allowed:
                 self._unknown_key(key, key_node, where, allowed)
                 continue
-            items.append((key, key_node, value_node))
-        return items
+            out[key] = (key_node, value_node)
+        return out
 
     def _key(self, node: yaml.Node, where: str) -> str | None:
         if isinstance(node, yaml.ScalarNode):
@@ -94,6 +102,9 @@ class Reader:
         self.schema(node, f"unknown key `{key}` in {where}", hint)
 
     def string(self, node: yaml.Node, where: str) -> str | None:
+        name = plain_name(node)
+        if name is not None:
+            return name
         if isinstance(node, yaml.ScalarNode) and node.tag == STR_TAG:
             value = scalar_value(node)
             if isinstance(value, str) and value:

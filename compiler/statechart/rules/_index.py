@@ -53,54 +53,27 @@ def index(spec: Spec) -> TransitionIndex:
 
 
 def _build(spec: Spec) -> TransitionIndex:
-    with_in: list[Transition] = []
-    with_clears: list[Transition] = []
-    multi_target: list[Transition] = []
-    internal: list[Transition] = []
-    by_trigger: dict[str, list[Transition]] = {"done": [], "always": []}
-    targets: set[str] = set()
-    in_states: set[str] = set()
-    sets: set[str] = set()
-    clears: set[str] = set()
-    deadlines: set[str] = set()
-    repeated: list[str] = []
-    descriptors: list[str] = []
-    for state in spec.states.values():
-        transitions = state.transitions
-        if not transitions:
-            continue
-        events = set()
-        keys = set()
-        for t in transitions:
-            event = t.event
-            events.add(event)
-            if t.trigger == "event" and t.order == 0:
-                if "." in event or event == "*" or event in keys:
-                    descriptors.append(state.name)
-                keys.add(event)
-            targets.add(t.target)
-            if t.targets:
-                multi_target.append(t)
-                targets.update(t.targets)
-            if t.in_states:
-                with_in.append(t)
-                in_states.update(t.in_states)
-            if t.sets:
-                sets.update(t.sets)
-            if t.clears:
-                with_clears.append(t)
-                clears.update(t.clears)
-            if t.kind == "internal":
-                internal.append(t)
-            if t.trigger != "event":
-                if t.trigger in by_trigger:
-                    by_trigger[t.trigger].append(t)
-                elif t.deadline is not None:
-                    deadlines.add(t.deadline)
-        if len(events) < len(transitions):
-            repeated.append(state.name)
+    # A comprehension per question: each is a fast pass, and most find nothing.
+    every = spec.transitions()
+    by_trigger = {trigger: tuple([t for t in every if t.trigger == trigger])
+                  for trigger in ("done", "always")}
+    multi_target = tuple([t for t in every if t.targets])
+    with_in = tuple([t for t in every if t.in_states])
+    with_clears = tuple([t for t in every if t.clears])
+    sets = {name for t in every if t.sets for name in t.sets}
+    repeated = [s.name for s in spec.states.values()
+                if len({t.event for t in s.transitions}) < len(s.transitions)]
+    # A state's first alternatives have distinct events unless its events repeat.
+    dotted = any("." in e for e in spec.events()) or any(t.event == "*" for t in every)
+    descriptors = set(repeated)
+    if dotted:
+        descriptors.update(t.source for t in every if t.trigger == "event" and t.order == 0
+                           and ("." in t.event or t.event == "*"))
     return TransitionIndex(
-        tuple(with_in), tuple(with_clears), tuple(multi_target), tuple(internal),
-        {k: tuple(v) for k, v in by_trigger.items()}, frozenset(targets),
-        frozenset(in_states), frozenset(sets | clears), frozenset(sets),
-        frozenset(deadlines), frozenset(repeated), frozenset(descriptors))
+        with_in, with_clears, multi_target,
+        tuple([t for t in every if t.kind == "internal"]), by_trigger,
+        frozenset({t.target for t in every}.union(*(t.targets for t in multi_target))),
+        frozenset(name for t in with_in for name in t.in_states),
+        frozenset(sets.union(*(t.clears for t in with_clears))), frozenset(sets),
+        frozenset({t.deadline for t in every if t.deadline is not None}),
+        frozenset(repeated), frozenset(descriptors))
