@@ -34,6 +34,7 @@ from dataclasses import dataclass
 
 from statechart import spec_chart
 from statechart.model import Spec, Transition
+from statechart.model_index import index as transition_index
 
 ENTERED, ACTIVE = 0, 1
 
@@ -109,7 +110,7 @@ class Graph:
         can be in (each was first entered otherwise), so they go to those states only: they
         matter for paths from somewhere else than `initial` (`unreachable` rules)."""
         spec = self.spec
-        history = [t for t in spec.transitions() if t.history and t.target in self._index]
+        history = [t for t in transition_index(spec).history if t.target in self._index]
         if not history or spec.initial not in self._index:
             return
         reached = self.reachable([spec.initial])

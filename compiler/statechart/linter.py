@@ -25,9 +25,9 @@ from statechart.config import Config
 from statechart.diagnostics import Diagnostic, Span
 from statechart.graph import Graph
 from statechart.model import OverlayInfo, Repair, Spec, Transition
+from statechart.model_index import index
 from statechart.overlay import Change, Merged, resolve
 from statechart.rules import CHECKS, RULES
-from statechart.rules._index import index
 from statechart.spec_file import SpecFileError, read_spec
 from statechart.yaml_source import Source, load_bytes
 

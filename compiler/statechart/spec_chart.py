@@ -17,6 +17,7 @@ from itertools import pairwise
 from typing import TypeVar
 
 from statechart.model import Spec, State, Transition
+from statechart.model_index import index
 from statechart_runtime.chart import events
 from statechart_runtime.chart.chart import Chart, StateRow
 
@@ -61,11 +62,11 @@ def chart(spec: Spec) -> Chart:
     found = _charts.get(key)
     if found is None:
         top = spec.initial if spec.initial in spec.states else next(iter(spec.states), "")
-        transitions = spec.transitions()
+        indexed = index(spec)
         found = _charts[key] = Chart(
             rows(spec), top,
-            completes={t.source for t in transitions if t.trigger == "done"},
-            remembers={t.target for t in transitions if t.history and t.target in spec.states},
+            completes={t.source for t in indexed.by_trigger["done"]},
+            remembers={t.target for t in indexed.history if t.target in spec.states},
             history_defaults=history_defaults(spec))
         weakref.finalize(spec, _charts.pop, key, None)
     return found
@@ -414,8 +415,8 @@ def _sent_events(spec: Spec) -> tuple[list[str], dict[str, list[str]]]:
 
 
 def _sent_and_family(spec: Spec) -> tuple[list[str], dict[str, list[str]]]:
-    internal = {t.event for t in spec.transitions() if t.internal}
-    sent = [e for e in spec.events() if e not in internal]
+    indexed = index(spec)  # `Spec.events()` and the events of `Transition.internal` ones
+    sent = [e for e in indexed.events if e not in indexed.raised]
     family: dict[str, list[str]] = {}
     for event in sent:
         tokens = event.split(".")

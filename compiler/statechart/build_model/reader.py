@@ -9,7 +9,7 @@ import yaml
 from statechart import spec_format as fmt
 from statechart.build_model.spelling import did_you_mean
 from statechart.diagnostics import Diagnostic, Span
-from statechart.model import Repair
+from statechart.model import Repair, State, Transition
 from statechart.yaml_source import STR_TAG, Source, plain_name, scalar_value, span_of
 
 Items = list[tuple[str, yaml.Node, yaml.Node]]
@@ -25,12 +25,25 @@ class Reader:
         self.problems: list[Diagnostic] = []
         self.duplicates: set[str] = set()
         self.repairs: list[Repair] = []  # what a schema error dropped or misread
+        # The transitions with an `assign:` or a deadline timer, in the order built: their
+        # values and fields are checked once the record is known, without a walk of all.
+        self.typed: list[Transition] = []
 
     def dropped(self, kind: str, state: str, event: str = "", target: str | None = None) -> None:
         """Record that the schema problem just reported made the builder drop or misread a
         part of the model (see `statechart.model.Repair`)."""
         self.repairs.append(Repair(kind, state, self.problems[-1].span,  # type: ignore[arg-type]
                                    event, target))
+
+    def typed_in_order(self, states: dict[str, State]) -> list[Transition]:
+        """`typed`, in the document order of `states` (they are built a level at a time), each
+        one still in its state."""
+        if not self.typed:
+            return []
+        order = {name: i for i, name in enumerate(states)}
+        kept = [t for t in self.typed if t.source in order
+                and any(t is u for u in states[t.source].transitions)]
+        return sorted(kept, key=lambda t: order[t.source])
 
     # -- reporting -------------------------------------------------------------------------
     def span(self, node: yaml.Node) -> Span:

@@ -73,8 +73,11 @@ class TransitionBuilder(Reader):
             if target is None:
                 self.dropped("transition", source, event)
                 return None
-            return Transition(source, event, target, None, (), None, order,
-                              self.span(event_node), self.span(node), trigger=trigger, **extra)
+            t = Transition(source, event, target, None, (), None, order,
+                           self.span(event_node), self.span(node), trigger=trigger, **extra)
+            if t.deadline is not None:
+                self.typed.append(t)
+            return t
         before = len(self.problems)
         got = self.keyed(node, where, fmt.TRANSITION_KEYS if trigger == "event" else
                          fmt.TIMER_KEYS if trigger == "after" else fmt.DONE_KEYS)
@@ -166,8 +169,11 @@ class TransitionBuilder(Reader):
             more["set_spans"] = tuple([self.span(n) for _, n in sets])
         description = self.text(got["description"][1], f"`description` of {where}") \
             if "description" in got else None
-        return Transition(source, event, target, guard, _names(sets), description, order,
-                          self.span(event_node), self.span(target_node), guard_span, **more)
+        t = Transition(source, event, target, guard, _names(sets), description, order,
+                       self.span(event_node), self.span(target_node), guard_span, **more)
+        if assigns or t.deadline is not None:
+            self.typed.append(t)
+        return t
 
     def _listing(self, found: list[tuple[str, yaml.Node]]
                  ) -> tuple[tuple[str, ...], tuple[Span, ...]]:

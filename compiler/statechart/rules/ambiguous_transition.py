@@ -26,8 +26,8 @@ alternative its own guard.
 from statechart import spec_chart
 from statechart.diagnostics import Severity
 from statechart.model import Transition
+from statechart.model_index import index
 from statechart.rules._base import Check, Graph, Spec, problem
-from statechart.rules._index import index
 
 ID = "ambiguous-transition"
 SEVERITY: Severity = "error"
@@ -55,7 +55,7 @@ def check(spec: Spec, graph: Graph) -> Check:
             guards_seen: dict[tuple[str | None, frozenset[str]], int] = {}
             for i, t in enumerate(alternatives):
                 later = alternatives[i + 1:]
-                enabled = spec.always_enabled(t)
+                enabled = t.guard is None and (not t.in_states or spec.always_enabled(t))
                 if enabled and later and not may_be_limited(t):
                     targets = ", ".join(f"`{x.target}`" for x in later)
                     yield problem(ID, SEVERITY, t.target_span,

@@ -21,8 +21,8 @@ it), set it again on the transition (`set: [approvalId]`), or drop the `requires
 
 from statechart import spec_chart
 from statechart.diagnostics import Severity
+from statechart.model_index import index
 from statechart.rules._base import Check, Graph, Spec, problem
-from statechart.rules._index import index
 
 ID = "cleared-required"
 SEVERITY: Severity = "error"

@@ -36,8 +36,8 @@ a transition of the loop so that it stops.
 from statechart import spec_chart
 from statechart.diagnostics import Severity
 from statechart.model import Transition
+from statechart.model_index import index
 from statechart.rules._base import Check, Diagnostic, Graph, Spec, problem
-from statechart.rules._index import index
 
 ID = "completion-loop"
 SEVERITY: Severity = "error"

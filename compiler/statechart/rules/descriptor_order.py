@@ -24,8 +24,8 @@ last; to try `error`'s guarded alternatives first for `error.tool`, list them un
 
 from statechart import spec_chart
 from statechart.diagnostics import Severity
+from statechart.model_index import index
 from statechart.rules._base import Check, Graph, Spec, problem
-from statechart.rules._index import index
 
 ID = "descriptor-order"
 SEVERITY: Severity = "error"

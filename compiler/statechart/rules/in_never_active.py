@@ -33,8 +33,8 @@ Fix: name a state of another region (`in: within_budget`), or drop `in:`.
 """
 
 from statechart.diagnostics import Severity
+from statechart.model_index import index
 from statechart.rules._base import Check, Graph, Spec, problem
-from statechart.rules._index import index
 
 ID = "in-never-active"
 SEVERITY: Severity = "error"

@@ -27,8 +27,8 @@ leaving the state, drop the `target` (a targetless transition).
 """
 
 from statechart.diagnostics import Severity
+from statechart.model_index import index
 from statechart.rules._base import Check, Graph, Spec, problem
-from statechart.rules._index import index
 
 ID = "invalid-internal"
 SEVERITY: Severity = "error"

@@ -30,8 +30,8 @@ Fix: name one state per region of one parallel state (`target: [a2, c2]`); for h
 
 from statechart import spec_chart
 from statechart.diagnostics import Severity
+from statechart.model_index import index
 from statechart.rules._base import Check, Graph, Spec, problem
-from statechart.rules._index import index
 
 ID = "invalid-multi-target"
 SEVERITY: Severity = "error"

@@ -120,7 +120,7 @@ def check(spec: Spec, graph: Graph) -> Check:
                     clean.add(("event", t.event))
                 else:
                     yield from claim(flat, "event", t.span)
-            for name, span in zip(t.actions, t.action_spans, strict=True):
+            for name, span in zip(t.actions, t.action_spans, strict=True) if t.actions else ():
                 yield from member("action", name, span)
             if t.guard is not None and ("guard", t.guard) not in clean:
                 yield from member("guard", t.guard, t.guard_span or t.span)

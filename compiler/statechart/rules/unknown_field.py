@@ -19,8 +19,8 @@ Fix: correct the name, or declare the field under `record:`.
 
 from statechart.build_model import did_you_mean
 from statechart.diagnostics import Severity
+from statechart.model_index import index
 from statechart.rules._base import Check, Graph, Spec, problem
-from statechart.rules._index import index
 
 ID = "unknown-field"
 SEVERITY: Severity = "error"

@@ -26,8 +26,8 @@ word of its name: `held` for `on_hold`), else lists the states.
 
 from statechart.build_model import did_you_mean, listing
 from statechart.diagnostics import Severity
+from statechart.model_index import index
 from statechart.rules._base import Check, Graph, Span, Spec, problem
-from statechart.rules._index import index
 
 ID = "unknown-state"
 SEVERITY: Severity = "error"

@@ -19,8 +19,8 @@ the application sets it, or remove it.
 """
 
 from statechart.diagnostics import Severity
+from statechart.model_index import index
 from statechart.rules._base import Check, Graph, Spec, problem
-from statechart.rules._index import index
 
 ID = "unused-field"
 SEVERITY: Severity = "warning"

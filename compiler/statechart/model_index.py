@@ -1,12 +1,13 @@
-"""What the rules ask of every transition, gathered in one walk per model (`index(spec)`).
+"""What the rules, the graph and the chart ask of every transition, gathered in one walk per
+model (`index(spec)`).
 
 A 10,000-state spec has 50,000 alternatives, and a dozen rules each walked all of them to look
-at a key most transitions do not have (`in:`, `clear:`, `internal`, several targets): about
-20-50 ms a rule, half of `check`'s time in the rules (docs/performance.md, issue 31). Here
-one walk lists the few transitions each rule is about, in document order, and the names the
-transitions use, so that a rule can see at once that it has nothing to find and look at the
-rest only then. A rule that reports walks what it walked before, so what it reports and in
-which order does not change.
+at a key most transitions do not have (`in:`, `clear:`, `internal`, several targets, history):
+about 20-50 ms a walk, half of `check`'s time in the rules (docs/performance.md, issue 31).
+Here one walk lists the few transitions each question is about, in document order, and the
+names the transitions use, so that a rule can see at once that it has nothing to find and
+look at the rest only then. A rule that reports walks what it walked before, so what it
+reports and in which order does not change.
 """
 
 from __future__ import annotations
@@ -25,12 +26,15 @@ class TransitionIndex:
     with_clears: tuple[Transition, ...]  # `clear:`
     multi_target: tuple[Transition, ...]  # `target: [a, b]`
     internal: tuple[Transition, ...]  # `internal: true`
+    history: tuple[Transition, ...]  # `history: shallow|deep`
     by_trigger: dict[str, tuple[Transition, ...]]  # `done` and `always`
     targets: frozenset[str]  # every name a transition targets (`all_targets`)
     in_states: frozenset[str]  # every state an `in:` names
     written: frozenset[str]  # every field a `set:` or `clear:` names
     sets: frozenset[str]  # every field a `set:` (or `assign:`) names
     deadlines: frozenset[str]  # every record field a deadline timer reads
+    events: tuple[str, ...]  # `Spec.events()`: every event, in first-use order, without `*`
+    raised: frozenset[str]  # the events the run raises itself (completion, eventless, timers)
     # The states that declare an event twice or more (alternatives, or an `on:` key another
     # trigger raises too): only there can one alternative hide another.
     repeated_events: frozenset[str]
@@ -61,7 +65,9 @@ def _build(spec: Spec) -> TransitionIndex:
     sets: set[str] = set()
     repeated: set[str] = set()
     descriptors: set[str] = set()
+    events: dict[str, None] = {}
     for t in spec.transitions():
+        events[t.event] = None
         if t.order:  # a second alternative of its event
             repeated.add(t.source)
         elif t.trigger == "event" and ("." in t.event or t.event == "*"):
@@ -70,7 +76,7 @@ def _build(spec: Spec) -> TransitionIndex:
         if t.sets:
             sets.update(t.sets)
         if t.targets or t.in_states or t.clears or t.kind != "external" \
-                or t.trigger != "event":
+                or t.trigger != "event" or t.history:
             rare.append(t)
     # Two first alternatives of one event on a state: an `on:` key and a trigger that raises
     # the same event (`on: {done.state.x: ...}` and `done:`); two `on:` keys are a mapping's,
@@ -84,12 +90,14 @@ def _build(spec: Spec) -> TransitionIndex:
     with_clears = tuple([t for t in rare if t.clears])
     for t in multi_target:
         targets.update(t.targets)
+    events.pop("*", None)
     return TransitionIndex(
         with_in, with_clears, multi_target,
-        tuple([t for t in rare if t.kind == "internal"]),
+        tuple([t for t in rare if t.kind == "internal"]), tuple([t for t in rare if t.history]),
         {trigger: tuple([t for t in rare if t.trigger == trigger])
          for trigger in ("done", "always")},
         frozenset(targets), frozenset(name for t in with_in for name in t.in_states),
         frozenset(sets.union(*(t.clears for t in with_clears))), frozenset(sets),
-        frozenset({t.deadline for t in rare if t.deadline is not None}),
+        frozenset({t.deadline for t in rare if t.deadline is not None}), tuple(events),
+        frozenset({t.event for t in rare if t.trigger != "event"}),
         frozenset(repeated), frozenset(descriptors))
