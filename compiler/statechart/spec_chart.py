@@ -328,11 +328,10 @@ def may_fire(spec: Spec, leaf: str) -> tuple[Transition, ...]:
     if found is None:
         line = [leaf, *spec.ancestors(leaf)]
         picked: dict[int, Transition] = {}
-        if len(line) == 1:
-            own = _own_selection(spec, leaf)
-            if own is not None:
-                found = cache[leaf] = () if chart(spec).ended(line) else own
-                return found
+        direct = _line_selection(spec, line)
+        if direct is not None:
+            found = cache[leaf] = () if chart(spec).ended(line) else direct
+            return found
         if not chart(spec).ended(line):
             # Each event's alternatives along the line, in the order they are tried (what
             # `may_take` starts from), made in one pass: an event only one alternative takes
@@ -360,30 +359,39 @@ def may_fire(spec: Spec, leaf: str) -> tuple[Transition, ...]:
     return found
 
 
-def _own_selection(spec: Spec, name: str) -> tuple[Transition, ...] | None:
-    """`may_fire` of a top-level state, the way most of them are written: each key's
-    alternatives next to each other and no key a descriptor (`*`, or the prefix of a sent
-    event), so that each event's alternatives are the key's, in document order, up to the
-    first that is surely taken (what `_selected` gives for alternatives of one state). None
-    when that does not hold: `may_fire` then selects event by event."""
+def _line_selection(spec: Spec, line: list[str]) -> tuple[Transition, ...] | None:
+    """`may_fire` of the leaf of `line` (it and its ancestors) in one walk, when no key on
+    the line is a descriptor (`*`, or the prefix of a sent event): then each event's
+    alternatives are tried in the order of the line (the leaf's first, each state's in
+    document order) up to the first that is surely taken, which is what the chart's
+    selection gives (`_selected`); the result in `may_fire`'s order (by state along the
+    line, then by the event's first place on the line). None otherwise: `may_fire` then
+    selects event by event."""
     family = _sent_events(spec)[1]
-    transitions = spec.states[name].transitions
+    place: dict[str, int] = {}  # event -> its first place on the line
+    closed: set[str] = set()  # events whose alternatives after this are never tried
+    last: dict[str, Transition] = {}  # event -> its last alternative taken, if unguarded
     out: list[Transition] = []
-    seen: set[str] = set()
-    event = None
-    hidden = False  # the current event's alternatives after one surely taken
-    for i, t in enumerate(transitions):
-        if t.event != event:
+    for name in line:
+        level: list[tuple[int, int, Transition]] = []
+        for i, t in enumerate(spec.states[name].transitions):
             event = t.event
-            if event in seen or event == "*" or event in family:
+            if event == "*" or event in family:
                 return None
-            seen.add(event)
-            hidden = False
-        if hidden:
-            continue
-        out.append(t)
-        if t.guard is None and i + 1 < len(transitions) and transitions[i + 1].event == event:
-            hidden = surely_enabled(spec, t, (name,))  # asked only when others come after
+            at = place.setdefault(event, len(place))
+            if event in closed:
+                continue
+            before = last.get(event)
+            if before is not None and surely_enabled(spec, before, line):
+                closed.add(event)  # asked only when another alternative comes after it
+                continue
+            level.append((at, i, t))
+            if t.guard is None:
+                last[event] = t
+            else:
+                last.pop(event, None)
+        level.sort(key=lambda entry: (entry[0], entry[1]))
+        out.extend(t for _, _, t in level)
     return tuple(out)
 
 
