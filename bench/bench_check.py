@@ -2,7 +2,7 @@
 
     python bench/bench_check.py [--sizes 1000 10000 50000] [--runs 5] [--psm-max 10000]
                                 [--markdown docs/performance.md] [--profile N]
-                                [--max-ratio 1.3]
+                                [--phases N] [--max-ratio 1.3]
 
 For each size, flat and nested (bench/genspec.py), it times, as the median of `--runs`:
 - `yaml.load(text, Loader=yaml.CSafeLoader)`: the bare C parse, the baseline;
@@ -17,7 +17,10 @@ it exits 1, naming the spec, when the check of a 10,000-state spec (or larger) t
 R times its C parse with gc off (issue 31's goal is 1.3; it had crept to 2x over the
 features added since 2026-11-29 without any one commit to blame). The gc-off parse and the
 check run in turns (parse, check, parse, check, ...), and the ratio is the median of each
-pair's ratio, with its range. `--markdown` replaces the `## statechart check` section of that
+pair's ratio, with its range. `--phases N` prints instead where the check's time goes on
+a flat and a nested N-state spec: each phase of `check_source` (compose the YAML, build the
+model, the graph, each rule) in CPU time with gc off, as a multiple of the gc-off C parse,
+the median of `--runs` rounds. `--markdown` replaces the `## statechart check` section of that
 file and keeps every other section.
 """
 
@@ -275,6 +278,49 @@ def profile(n: int, nested: bool) -> str:
     return buf.getvalue()
 
 
+def phases(n: int, nested: bool, runs: int) -> str:
+    """Each phase of `check_source`, in CPU time with gc off, over the gc-off C parse."""
+    from statechart.build_model import build
+    from statechart.graph import Graph
+    from statechart.rules import CHECKS
+    from statechart.yaml_source import load_bytes
+
+    text = generate(n, nested)
+    raw = text.encode("utf-8")
+    times: dict[str, list[float]] = {}
+
+    def timed(name: str, fn: Callable[..., Any], *args: Any) -> Any:
+        gc.disable()
+        try:
+            start = time.process_time()
+            out = fn(*args)
+            times.setdefault(name, []).append(time.process_time() - start)
+        finally:
+            gc.enable()
+        return out
+
+    for _ in range(runs):  # in turns, as the benchmark
+        timed("C parse (gc off)", yaml.load, text, yaml.CSafeLoader)
+        source, _ = timed("compose (load_bytes)", load_bytes, "phases.yaml", raw)
+        spec, _ = timed("build the model", build, source)
+        graph = timed("the graph", Graph, spec)
+        rules = 0.0
+        for rule in CHECKS:
+            timed(rule.ID, lambda check, *args: list(check(*args)), rule.check, spec, graph)
+            rules += times[rule.ID][-1]
+        times.setdefault("the rules, together", []).append(rules)
+        timed("check_source", check_source, "phases.yaml", raw)
+        del source, spec, graph
+        gc.collect()
+    parse = statistics.median(times["C parse (gc off)"])
+    lines = [f"{'nested' if nested else 'flat'} {n:,}: C parse (gc off) {parse * 1000:.0f} ms"]
+    for name, values in times.items():
+        share = statistics.median(values) / parse
+        if share >= 0.01 or name == "check_source":
+            lines.append(f"  {name:28} {statistics.median(values) * 1000:7.0f} ms  {share:5.2f}x")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000, 50000])
@@ -287,7 +333,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--profile", type=int, metavar="N",
                         help="print a cProfile of check_source on a flat and a nested N-state "
                              "spec instead of benchmarking")
+    parser.add_argument("--phases", type=int, metavar="N",
+                        help="print where check_source's time goes on a flat and a nested "
+                             "N-state spec, phase by phase, instead of benchmarking")
     args = parser.parse_args(argv)
+    if args.phases:
+        for nested in (False, True):
+            print(phases(args.phases, nested, args.runs), flush=True)
+        return 0
     if args.profile:
         for nested in (False, True):
             print(f"==== {'nested' if nested else 'flat'} {args.profile:,}")

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 
 from statechart import spec_chart
 from statechart.model import Spec, Transition
+from statechart.model_index import index as transition_index
 
 ENTERED, ACTIVE = 0, 1
 
@@ -70,11 +71,12 @@ class Graph:
         for i, state in enumerate(states.values()):
             fired = spec_chart.may_fire(spec, state.name) if chart.is_atomic(state.name) else ()
             shared: list[tuple[int, Transition | None]] = [
-                (entered_by(t), t) for t in fired
-                if t.target in index and not t.targetless]  # a targetless one enters nothing
+                (entered_by(t) if t.history else 2 * index[t.target] + ENTERED, t)
+                for t in fired
+                if t.target in index and t.kind != "targetless"]  # that one enters nothing
             # A multi-target transition enters its other targets too. (The graph also has
             # the other regions' default entries as possible next to each: a "may" answer.)
-            shared += [(2 * index[x] + ENTERED, t) for t in fired
+            shared += [(2 * index[x] + ENTERED, t) for t in fired if t.targets
                        for x in t.targets[1:] if x in index]
             if state.parent is not None:
                 shared.append((2 * index[state.parent] + ACTIVE, None))
@@ -94,7 +96,11 @@ class Graph:
                 for target, _ in edges:
                     self.into[target].append(node)
         self._index = index
+        # `reachable` per tuple of starts: unreachable-state, no-path-to-final and the rules
+        # ask from `initial` (a search of the whole graph each).
+        self._reached: dict[tuple[str, ...], frozenset[str]] = {}
         self._add_history_edges()
+        self._reached.clear()  # found before the history edges
 
     def _add_history_edges(self) -> None:
         """A history transition to T enters T by default (the edge above) or where T was
@@ -104,7 +110,7 @@ class Graph:
         can be in (each was first entered otherwise), so they go to those states only: they
         matter for paths from somewhere else than `initial` (`unreachable` rules)."""
         spec = self.spec
-        history = [t for t in spec.transitions() if t.history and t.target in self._index]
+        history = [t for t in transition_index(spec).history if t.target in self._index]
         if not history or spec.initial not in self._index:
             return
         reached = self.reachable([spec.initial])
@@ -155,8 +161,13 @@ class Graph:
 
     def reachable(self, starts: Iterable[str]) -> set[str]:
         """Every state that can become active from `starts` (entered there)."""
-        names = self.names
-        return {names[node >> 1] for node in self._search(starts)[0]}
+        key = tuple(starts)
+        found = self._reached.get(key)
+        if found is None:
+            names = self.names
+            found = self._reached[key] = frozenset(
+                [names[node >> 1] for node in self._search(key)[0]])
+        return set(found)
 
     def reaching(self, goals: Iterable[str]) -> set[str]:
         """Every state from which some state of `goals` can become active (goals included)."""

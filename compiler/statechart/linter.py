@@ -25,6 +25,7 @@ from statechart.config import Config
 from statechart.diagnostics import Diagnostic, Span
 from statechart.graph import Graph
 from statechart.model import OverlayInfo, Repair, Spec, Transition
+from statechart.model_index import index
 from statechart.overlay import Change, Merged, resolve
 from statechart.rules import CHECKS, RULES
 from statechart.spec_file import SpecFileError, read_spec
@@ -157,6 +158,8 @@ def _unknown_targets(spec: Spec) -> list[Repair]:
     """A transition whose target is not a state (`unknown-state`) as a `Repair`: it most likely
     meant the closest state name (`deliverd`: `delivered`), else any state; its cause is the
     unknown-state finding at the target."""
+    if index(spec).targets <= spec.states.keys():
+        return []  # every target is a state: no transition to walk
     out = []
     for state in spec.states.values():
         for t in state.transitions:

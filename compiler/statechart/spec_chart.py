@@ -17,6 +17,7 @@ from itertools import pairwise
 from typing import TypeVar
 
 from statechart.model import Spec, State, Transition
+from statechart.model_index import index
 from statechart_runtime.chart import events
 from statechart_runtime.chart.chart import Chart, StateRow
 
@@ -61,11 +62,11 @@ def chart(spec: Spec) -> Chart:
     found = _charts.get(key)
     if found is None:
         top = spec.initial if spec.initial in spec.states else next(iter(spec.states), "")
-        transitions = spec.transitions()
+        indexed = index(spec)
         found = _charts[key] = Chart(
             rows(spec), top,
-            completes={t.source for t in transitions if t.trigger == "done"},
-            remembers={t.target for t in transitions if t.history and t.target in spec.states},
+            completes={t.source for t in indexed.by_trigger["done"]},
+            remembers={t.target for t in indexed.history if t.target in spec.states},
             history_defaults=history_defaults(spec))
         weakref.finalize(spec, _charts.pop, key, None)
     return found
@@ -327,6 +328,10 @@ def may_fire(spec: Spec, leaf: str) -> tuple[Transition, ...]:
     if found is None:
         line = [leaf, *spec.ancestors(leaf)]
         picked: dict[int, Transition] = {}
+        direct = _line_selection(spec, line)
+        if direct is not None:
+            found = cache[leaf] = () if chart(spec).ended(line) else direct
+            return found
         if not chart(spec).ended(line):
             # Each event's alternatives along the line, in the order they are tried (what
             # `may_take` starts from), made in one pass: an event only one alternative takes
@@ -352,6 +357,42 @@ def may_fire(spec: Spec, leaf: str) -> tuple[Transition, ...]:
             depth = {name: i for i, name in enumerate(line)}
             found = cache[leaf] = tuple(sorted(picked.values(), key=lambda t: depth[t.source]))
     return found
+
+
+def _line_selection(spec: Spec, line: list[str]) -> tuple[Transition, ...] | None:
+    """`may_fire` of the leaf of `line` (it and its ancestors) in one walk, when no key on
+    the line is a descriptor (`*`, or the prefix of a sent event): then each event's
+    alternatives are tried in the order of the line (the leaf's first, each state's in
+    document order) up to the first that is surely taken, which is what the chart's
+    selection gives (`_selected`); the result in `may_fire`'s order (by state along the
+    line, then by the event's first place on the line). None otherwise: `may_fire` then
+    selects event by event."""
+    family = _sent_events(spec)[1]
+    place: dict[str, int] = {}  # event -> its first place on the line
+    closed: set[str] = set()  # events whose alternatives after this are never tried
+    last: dict[str, Transition] = {}  # event -> its last alternative taken, if unguarded
+    out: list[Transition] = []
+    for name in line:
+        level: list[tuple[int, int, Transition]] = []
+        for i, t in enumerate(spec.states[name].transitions):
+            event = t.event
+            if event == "*" or event in family:
+                return None
+            at = place.setdefault(event, len(place))
+            if event in closed:
+                continue
+            before = last.get(event)
+            if before is not None and surely_enabled(spec, before, line):
+                closed.add(event)  # asked only when another alternative comes after it
+                continue
+            level.append((at, i, t))
+            if t.guard is None:
+                last[event] = t
+            else:
+                last.pop(event, None)
+        level.sort(key=lambda entry: (entry[0], entry[1]))
+        out.extend(t for _, _, t in level)
+    return tuple(out)
 
 
 def is_trap(spec: Spec, name: str) -> bool:
@@ -382,8 +423,8 @@ def _sent_events(spec: Spec) -> tuple[list[str], dict[str, list[str]]]:
 
 
 def _sent_and_family(spec: Spec) -> tuple[list[str], dict[str, list[str]]]:
-    internal = {t.event for t in spec.transitions() if t.internal}
-    sent = [e for e in spec.events() if e not in internal]
+    indexed = index(spec)  # `Spec.events()` and the events of `Transition.internal` ones
+    sent = [e for e in indexed.events if e not in indexed.raised]
     family: dict[str, list[str]] = {}
     for event in sent:
         tokens = event.split(".")

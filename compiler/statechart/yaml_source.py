@@ -24,7 +24,7 @@ from typing import ClassVar
 
 import yaml
 
-from statechart.diagnostics import Diagnostic, Span
+from statechart.diagnostics import Diagnostic, Span, new_span
 
 try:
     from yaml import CSafeLoader as _BaseLoader
@@ -84,9 +84,22 @@ class Source:
 
 def span_of(path: str, node: yaml.Node) -> Span:
     start, end = node.start_mark, node.end_mark
+    line, column = start.line + 1, start.column + 1
     if end.line == start.line and end.column <= start.column:
-        return Span(path, start.line + 1, start.column + 1, start.line + 1, start.column + 2)
-    return Span(path, start.line + 1, start.column + 1, end.line + 1, end.column + 1)
+        return new_span(path, line, column, line, column + 1)
+    return new_span(path, line, column, end.line + 1, end.column + 1)
+
+
+def plain_name(node: yaml.Node) -> str | None:
+    """The text of a scalar that is a string starting with a letter under the core schema
+    (`target`, `s12`, `"on"`), else None (then `scalar_value` says what it is): the one
+    question the model builder asks of most of the 200,000 keys and names of a large spec."""
+    if node.__class__ is not yaml.ScalarNode:
+        return None
+    text = node.value
+    if text[:1].isalpha() and node.tag == STR_TAG and (node.style or text not in _WORDS):
+        return text  # type: ignore[no-any-return]
+    return None
 
 
 def scalar_value(node: yaml.ScalarNode) -> object:

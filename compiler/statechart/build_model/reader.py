@@ -9,10 +9,11 @@ import yaml
 from statechart import spec_format as fmt
 from statechart.build_model.spelling import did_you_mean
 from statechart.diagnostics import Diagnostic, Span
-from statechart.model import Repair
-from statechart.yaml_source import STR_TAG, Source, scalar_value, span_of
+from statechart.model import Repair, State, Transition
+from statechart.yaml_source import STR_TAG, Source, plain_name, scalar_value, span_of
 
 Items = list[tuple[str, yaml.Node, yaml.Node]]
+Keyed = dict[str, tuple[yaml.Node, yaml.Node]]  # key -> (key node, value node), in order
 
 
 class Reader:
@@ -24,12 +25,25 @@ class Reader:
         self.problems: list[Diagnostic] = []
         self.duplicates: set[str] = set()
         self.repairs: list[Repair] = []  # what a schema error dropped or misread
+        # The transitions with an `assign:` or a deadline timer, in the order built: their
+        # values and fields are checked once the record is known, without a walk of all.
+        self.typed: list[Transition] = []
 
     def dropped(self, kind: str, state: str, event: str = "", target: str | None = None) -> None:
         """Record that the schema problem just reported made the builder drop or misread a
         part of the model (see `statechart.model.Repair`)."""
         self.repairs.append(Repair(kind, state, self.problems[-1].span,  # type: ignore[arg-type]
                                    event, target))
+
+    def typed_in_order(self, states: dict[str, State]) -> list[Transition]:
+        """`typed`, in the document order of `states` (they are built a level at a time), each
+        one still in its state."""
+        if not self.typed:
+            return []
+        order = {name: i for i, name in enumerate(states)}
+        kept = [t for t in self.typed if t.source in order
+                and any(t is u for u in states[t.source].transitions)]
+        return sorted(kept, key=lambda t: order[t.source])
 
     # -- reporting -------------------------------------------------------------------------
     def span(self, node: yaml.Node) -> Span:
@@ -44,14 +58,21 @@ class Reader:
     # -- typed readers ---------------------------------------------------------------------
     def mapping(self, node: yaml.Node, where: str, allowed: dict[str, str]) -> Items | None:
         """The items of a mapping, after reporting duplicate, unknown and non-string keys."""
+        keyed = self.keyed(node, where, allowed)
+        if keyed is None:
+            return None
+        return [(key, key_node, value_node) for key, (key_node, value_node) in keyed.items()]
+
+    def keyed(self, node: yaml.Node, where: str, allowed: dict[str, str]) -> Keyed | None:
+        """`mapping`'s items by key (what the builders of states and transitions look up)."""
         if not isinstance(node, yaml.MappingNode):
             self.schema(node, f"{where} must be a mapping, not {node_kind(node)}",
                         f"write {where} as `key: value` lines")
             return None
-        items: Items = []
-        first: dict[str, yaml.Node] = {}
+        out: Keyed = {}
+        first: dict[str, yaml.Node] = {}  # every key met, allowed or not
         for key_node, value_node in node.value:
-            key = self._key(key_node, where)
+            key = plain_name(key_node) or self._key(key_node, where)
             if key is None:
                 continue
             if key in first:
@@ -65,8 +86,8 @@ class Reader:
             if allowed and key not in allowed:
                 self._unknown_key(key, key_node, where, allowed)
                 continue
-            items.append((key, key_node, value_node))
-        return items
+            out[key] = (key_node, value_node)
+        return out
 
     def _key(self, node: yaml.Node, where: str) -> str | None:
         if isinstance(node, yaml.ScalarNode):
@@ -94,6 +115,9 @@ class Reader:
         self.schema(node, f"unknown key `{key}` in {where}", hint)
 
     def string(self, node: yaml.Node, where: str) -> str | None:
+        name = plain_name(node)
+        if name is not None:
+            return name
         if isinstance(node, yaml.ScalarNode) and node.tag == STR_TAG:
             value = scalar_value(node)
             if isinstance(value, str) and value:

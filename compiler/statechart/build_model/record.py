@@ -24,16 +24,15 @@ class RecordBuilder(Reader):
     def assigned_types(self, states: dict[str, State], record: tuple[RecordField, ...]) -> None:
         """An `assign:` value has its field's type (an undeclared field is `unknown-field`)."""
         fields = {f.name: f for f in record}
-        for state in states.values():
-            for t in state.transitions:
-                for (name, value), span in zip(t.assigns, t.assign_spans, strict=True):
-                    field = fields.get(name)
-                    problem = _default_problem(field, value) if field is not None else ""
-                    if field is not None and problem:
-                        self.problems.append(Diagnostic(
-                            "schema", "error", f"`assign` of `{state.name}` on `{t.shown}`: "
-                            f"`{name}` must be {problem}, not {_value_text(value)}", span,
-                            f"write a value of the field's type: {_default_example(field)}"))
+        for t in self.typed_in_order(states):
+            for (name, value), span in zip(t.assigns, t.assign_spans, strict=True):
+                field = fields.get(name)
+                problem = _default_problem(field, value) if field is not None else ""
+                if field is not None and problem:
+                    self.problems.append(Diagnostic(
+                        "schema", "error", f"`assign` of `{t.source}` on `{t.shown}`: "
+                        f"`{name}` must be {problem}, not {_value_text(value)}", span,
+                        f"write a value of the field's type: {_default_example(field)}"))
 
     # -- record fields ---------------------------------------------------------------------
     def record(self, node: yaml.Node) -> tuple[RecordField, ...]:

@@ -72,9 +72,7 @@ class StateBuilder(TimerBuilder, WorkBuilder):
         if isinstance(node, yaml.ScalarNode) and scalar_value(node) is None:
             pass  # `done:` with nothing: an atomic state with no keys
         else:
-            items = self.mapping(node, where, fmt.STATE_KEYS)
-            for key, k, v in items or ():
-                got[key] = (k, v)
+            got = self.keyed(node, where, fmt.STATE_KEYS) or {}
 
         def value(key: str) -> yaml.Node:
             return got[key][1]

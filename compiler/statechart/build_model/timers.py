@@ -95,12 +95,11 @@ class TimerBuilder(TransitionBuilder):
     def deadlines(self, states: dict[str, State], record: tuple[RecordField, ...]) -> None:
         """A deadline key names a `datetime` field (an undeclared one is `unknown-field`)."""
         types = {f.name: f.type for f in record}
-        for state in states.values():
-            for t in state.transitions:
-                if t.deadline is not None and t.order == 0 and types.get(t.deadline) not in (
-                        None, "datetime"):
-                    self.problems.append(Diagnostic(
-                        "schema", "error", f"`after` key `{t.deadline}` of state `{state.name}` "
-                        f"names a {types[t.deadline]} field; a deadline is a `datetime` field",
-                        t.span, f"declare `{t.deadline}: {{type: datetime}}`, or write a delay "
-                        "such as `15m`"))
+        for t in self.typed_in_order(states):
+            if t.deadline is not None and t.order == 0 and types.get(t.deadline) not in (
+                    None, "datetime"):
+                self.problems.append(Diagnostic(
+                    "schema", "error", f"`after` key `{t.deadline}` of state `{t.source}` "
+                    f"names a {types[t.deadline]} field; a deadline is a `datetime` field",
+                    t.span, f"declare `{t.deadline}: {{type: datetime}}`, or write a delay "
+                    "such as `15m`"))

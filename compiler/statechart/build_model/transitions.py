@@ -73,15 +73,17 @@ class TransitionBuilder(Reader):
             if target is None:
                 self.dropped("transition", source, event)
                 return None
-            return Transition(source, event, target, None, (), None, order,
-                              self.span(event_node), self.span(node), trigger=trigger, **extra)
+            t = Transition(source, event, target, None, (), None, order,
+                           self.span(event_node), self.span(node), trigger=trigger, **extra)
+            if t.deadline is not None:
+                self.typed.append(t)
+            return t
         before = len(self.problems)
-        items = self.mapping(node, where, fmt.TRANSITION_KEYS if trigger == "event" else
-                             fmt.TIMER_KEYS if trigger == "after" else fmt.DONE_KEYS)
-        if items is None:
+        got = self.keyed(node, where, fmt.TRANSITION_KEYS if trigger == "event" else
+                         fmt.TIMER_KEYS if trigger == "after" else fmt.DONE_KEYS)
+        if got is None:
             self.dropped("transition", source, event)
             return None
-        got = {key: (k, v) for key, k, v in items}
         kind: TransitionKind = "external"
         targets: list[tuple[str, yaml.Node]] = []
         misspelt = _misspelt_target(node) if "target" not in got else None
@@ -135,41 +137,48 @@ class TransitionBuilder(Reader):
                 self.schema(got["history"][1], f"`history` of {where} is `{written}`",
                             "use `shallow` (the child it was in) or `deep` (every nested "
                             "state it was in)" + _then(did_you_mean(written, fmt.HISTORY_KINDS)))
-        # The keys a transition rarely has are read only when written: a 10,000-state
-        # spec has 50,000 alternatives, and each read made empty tuples the long way.
-        listed = self._listed(got, where)
-        sets = listed["set"]
+        # The keys a transition rarely has are read, and passed on, only when written: a
+        # 10,000-state spec has 50,000 alternatives, and a keyword per field of every one
+        # cost more than reading the keys it has.
+        more: dict[str, Any] = dict(extra)
+        if kind != "external":
+            more["kind"] = kind
+        if history is not None and kind != "targetless":
+            more["history"] = history
+        if internal_span is not None:
+            more["internal_span"] = internal_span
+        if trigger != "event":
+            more["trigger"] = trigger
+        if targets:
+            more["targets"], more["target_spans"] = self._listing(targets)
+        sets: list[tuple[str, yaml.Node]] = []
+        for key, fields in _LISTS.items():  # read in this order, as their problems are reported
+            if key in got:
+                found = self.names(got[key][1], f"`{key}` of {where}")
+                if key == "set":
+                    sets = found
+                elif found:
+                    more[fields[0]], more[fields[1]] = self._listing(found)
         assigns = self.assigns(got["assign"][1], f"`assign` of {where}",
                                {n for n, _ in sets}) if "assign" in got else []
         if assigns:
             sets = sets + [(n, k) for n, _, k, _ in assigns]  # `sets`: every field it writes
+            more["assigns"] = tuple([(n, v) for n, v, _, _ in assigns])
+            more["assign_spans"] = tuple([self.span(v) for _, _, _, v in assigns])
+        if sets:
+            more["set_spans"] = tuple([self.span(n) for _, n in sets])
         description = self.text(got["description"][1], f"`description` of {where}") \
             if "description" in got else None
-        span = self.span
-        return Transition(
-            source, event, target, guard, _names(sets), description, order,
-            span(event_node), span(target_node), guard_span,
-            set_spans=tuple([span(n) for _, n in sets]) if sets else (), trigger=trigger,
-            history=history if kind != "targetless" else None,
-            kind=kind, internal_span=internal_span,
-            actions=_names(listed["actions"]), action_spans=self._spans(listed["actions"]),
-            in_states=_names(listed["in"]), in_spans=self._spans(listed["in"]),
-            targets=_names(targets), target_spans=self._spans(targets),
-            clears=_names(listed["clear"]), clear_spans=self._spans(listed["clear"]),
-            assigns=tuple([(n, v) for n, v, _, _ in assigns]) if assigns else (),
-            assign_spans=tuple([span(v) for _, _, _, v in assigns]) if assigns else (),
-            **extra,
-        )
+        t = Transition(source, event, target, guard, _names(sets), description, order,
+                       self.span(event_node), self.span(target_node), guard_span, **more)
+        if assigns or t.deadline is not None:
+            self.typed.append(t)
+        return t
 
-    def _listed(self, got: dict[str, tuple[yaml.Node, yaml.Node]], where: str
-                ) -> dict[str, list[tuple[str, yaml.Node]]]:
-        """The names under `set`, `clear`, `actions` and `in` (each key read in this order, as
-        its problems are reported), empty for a key not written."""
-        return {key: self.names(got[key][1], f"`{key}` of {where}") if key in got else []
-                for key in _LISTS}
-
-    def _spans(self, found: list[tuple[str, yaml.Node]]) -> tuple[Span, ...]:
-        return tuple([self.span(n) for _, n in found]) if found else ()
+    def _listing(self, found: list[tuple[str, yaml.Node]]
+                 ) -> tuple[tuple[str, ...], tuple[Span, ...]]:
+        """The names read and the span of each."""
+        return tuple([n for n, _ in found]), tuple([self.span(n) for _, n in found])
 
     def targets(self, node: yaml.SequenceNode, where: str) -> list[tuple[str, yaml.Node]]:
         """`target: [a2, b2]`: two states or more, each once (SCXML `target="a2 b2"`)."""
@@ -213,7 +222,10 @@ class TransitionBuilder(Reader):
         return out
 
 
-_LISTS = ("set", "clear", "actions", "in")
+# The keys of a transition that list names, in the order they are read, and the fields of
+# `Transition` for the names and their spans (`set`'s go with `assign`'s).
+_LISTS = {"set": ("sets", "set_spans"), "clear": ("clears", "clear_spans"),
+          "actions": ("actions", "action_spans"), "in": ("in_states", "in_spans")}
 
 
 def _names(found: list[tuple[str, yaml.Node]]) -> tuple[str, ...]:

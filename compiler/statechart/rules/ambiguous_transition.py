@@ -26,6 +26,7 @@ alternative its own guard.
 from statechart import spec_chart
 from statechart.diagnostics import Severity
 from statechart.model import Transition
+from statechart.model_index import index
 from statechart.rules._base import Check, Graph, Spec, problem
 
 ID = "ambiguous-transition"
@@ -39,7 +40,10 @@ def check(spec: Spec, graph: Graph) -> Check:
     def may_be_limited(t: Transition) -> bool:
         return bool(limited) and any(n in limited for n in spec_chart.entry_set(spec, t))
 
+    repeated = index(spec).repeated_events  # the only states with alternatives
     for state in spec.states.values():
+        if state.name not in repeated:
+            continue
         by_event: dict[str, list[Transition]] = {}
         for t in state.transitions:
             by_event.setdefault(t.event, []).append(t)
@@ -51,15 +55,16 @@ def check(spec: Spec, graph: Graph) -> Check:
             guards_seen: dict[tuple[str | None, frozenset[str]], int] = {}
             for i, t in enumerate(alternatives):
                 later = alternatives[i + 1:]
-                condition = (t.guard, frozenset(t.in_states))
-                if spec.always_enabled(t) and later and not may_be_limited(t):
+                enabled = t.guard is None and (not t.in_states or spec.always_enabled(t))
+                if enabled and later and not may_be_limited(t):
                     targets = ", ".join(f"`{x.target}`" for x in later)
                     yield problem(ID, SEVERITY, t.target_span,
                                   f"`{state.name}` on `{event}`: this alternative has no guard, "
                                   f"so the ones after it ({targets}) are never tried",
                                   "give it a guard, or move it last as the fallback")
                     break
-                if not spec.always_enabled(t):
+                if not enabled:
+                    condition = (t.guard, frozenset(t.in_states))
                     if condition in guards_seen and not may_be_limited(
                             alternatives[guards_seen[condition]]):
                         shown = t.condition_text.strip()

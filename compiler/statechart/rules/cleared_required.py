@@ -21,6 +21,7 @@ it), set it again on the transition (`set: [approvalId]`), or drop the `requires
 
 from statechart import spec_chart
 from statechart.diagnostics import Severity
+from statechart.model_index import index
 from statechart.rules._base import Check, Graph, Spec, problem
 
 ID = "cleared-required"
@@ -29,7 +30,7 @@ PHASE = "model"
 
 
 def check(spec: Spec, graph: Graph) -> Check:
-    if not any(s.clear or any(t.clears for t in s.transitions) for s in spec.states.values()):
+    if not index(spec).with_clears and not any(s.clear for s in spec.states.values()):
         return
     chart = spec_chart.chart(spec)
     for state in spec.states.values():

@@ -36,6 +36,7 @@ a transition of the loop so that it stops.
 from statechart import spec_chart
 from statechart.diagnostics import Severity
 from statechart.model import Transition
+from statechart.model_index import index
 from statechart.rules._base import Check, Diagnostic, Graph, Spec, problem
 
 ID = "completion-loop"
@@ -51,22 +52,27 @@ def _surely_taken(spec: Spec) -> dict[Node, list[Transition]]:
     """Node -> the alternatives it may take, the last one nothing can stop (see the module
     docstring); a node is left out when it may take none."""
     out: dict[Node, list[Transition]] = {}
-    eventless = {t.source for t in spec.transitions() if t.trigger == "always"}
+    by_trigger = index(spec).by_trigger
+    eventless = {t.source for t in by_trigger["always"]}
     order = {name: i for i, name in enumerate(spec.states)}
-    for state in spec.states.values():
-        for trigger in ("done", "always"):
-            alternatives = [t for t in state.transitions if t.trigger == trigger]
-            last = next((i for i, t in enumerate(alternatives) if spec.always_enabled(t)), None)
-            if last is None or any(t.target not in spec.states for t in alternatives[:last + 1]):
-                continue
-            if trigger == "always" and (
-                    any(s in eventless for s in spec.subtree(state.name)[1:])
-                    or any(s in eventless and order[s] < order[state.name]
-                           for s in spec_chart.alongside(spec, [state.name]))
-                    or any(spec.states[s].limit
-                           for s in spec_chart.sure_entry_set(spec, alternatives[last]))):
-                continue
-            out[(trigger, state.name)] = alternatives[:last + 1]
+    own: dict[Node, list[Transition]] = {}  # each state's, in order
+    for trigger in ("done", "always"):
+        for t in by_trigger[trigger]:
+            own.setdefault((trigger, t.source), []).append(t)
+    # In the states' order, a state's `done` before its `always`.
+    for trigger, name in sorted(own, key=lambda node: (order[node[1]], node[0] != "done")):
+        alternatives = own[(trigger, name)]
+        last = next((i for i, t in enumerate(alternatives) if spec.always_enabled(t)), None)
+        if last is None or any(t.target not in spec.states for t in alternatives[:last + 1]):
+            continue
+        if trigger == "always" and (
+                any(s in eventless for s in spec.subtree(name)[1:])
+                or any(s in eventless and order[s] < order[name]
+                       for s in spec_chart.alongside(spec, [name]))
+                or any(spec.states[s].limit
+                       for s in spec_chart.sure_entry_set(spec, alternatives[last]))):
+            continue
+        out[(trigger, name)] = alternatives[:last + 1]
     return out
 
 
@@ -98,7 +104,7 @@ def _after(spec: Spec, alternatives: list[Transition], taken: dict[Node, list[Tr
 
 def check(spec: Spec, graph: Graph) -> Check:
     taken = _surely_taken(spec)
-    completing = {t.source for t in spec.transitions() if t.trigger == "done"}
+    completing = {t.source for t in index(spec).by_trigger["done"]}
     edges = {node: _after(spec, alts, taken, completing) for node, alts in taken.items()}
     reported: set[Node] = set()
     for start in taken:

@@ -24,6 +24,7 @@ last; to try `error`'s guarded alternatives first for `error.tool`, list them un
 
 from statechart import spec_chart
 from statechart.diagnostics import Severity
+from statechart.model_index import index
 from statechart.rules._base import Check, Graph, Spec, problem
 
 ID = "descriptor-order"
@@ -32,7 +33,10 @@ PHASE = "model"
 
 
 def check(spec: Spec, graph: Graph) -> Check:
+    keys = index(spec).descriptor_keys  # the only states where a key can take a later one's
     for state in spec.states.values():
+        if state.name not in keys:
+            continue
         seen: list[str] = []
         for t in state.transitions:
             if t.trigger != "event" or t.order != 0:

@@ -33,6 +33,7 @@ Fix: name a state of another region (`in: within_budget`), or drop `in:`.
 """
 
 from statechart.diagnostics import Severity
+from statechart.model_index import index
 from statechart.rules._base import Check, Graph, Spec, problem
 
 ID = "in-never-active"
@@ -52,14 +53,13 @@ def can_be_active_together(spec: Spec, a: str, b: str) -> bool:
 
 
 def check(spec: Spec, graph: Graph) -> Check:
-    for state in spec.states.values():
-        for t in state.transitions:
-            for name, span in zip(t.in_states, t.in_spans, strict=True):
-                if name not in spec.states or can_be_active_together(spec, t.source, name):
-                    continue  # an unknown name is `unknown-state`'s
-                yield problem(ID, SEVERITY, span,
-                              f"`{t.source}` on `{t.shown}` needs `{name}` active (`in:`), "
-                              f"which is never active while `{t.source}` is: the transition "
-                              "is never taken",
-                              "name a state of another region of a parallel state that "
-                              f"contains `{t.source}`, or drop it from `in:`")
+    for t in index(spec).with_in:
+        for name, span in zip(t.in_states, t.in_spans, strict=True):
+            if name not in spec.states or can_be_active_together(spec, t.source, name):
+                continue  # an unknown name is `unknown-state`'s
+            yield problem(ID, SEVERITY, span,
+                          f"`{t.source}` on `{t.shown}` needs `{name}` active (`in:`), "
+                          f"which is never active while `{t.source}` is: the transition "
+                          "is never taken",
+                          "name a state of another region of a parallel state that "
+                          f"contains `{t.source}`, or drop it from `in:`")

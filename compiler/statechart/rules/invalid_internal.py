@@ -27,6 +27,7 @@ leaving the state, drop the `target` (a targetless transition).
 """
 
 from statechart.diagnostics import Severity
+from statechart.model_index import index
 from statechart.rules._base import Check, Graph, Spec, problem
 
 ID = "invalid-internal"
@@ -35,31 +36,30 @@ PHASE = "model"
 
 
 def check(spec: Spec, graph: Graph) -> Check:
-    for state in spec.states.values():
-        for t in state.transitions:
-            if t.kind != "internal" or t.target not in spec.states:
-                continue
-            span = t.internal_span or t.span
-            where = f"`{t.source}` on `{t.shown}`"
-            if t.history:
-                yield problem(ID, SEVERITY, span,
-                              f"{where} is internal and enters `{t.target}` by history",
-                              "drop `internal: true`: a history transition into a state inside "
-                              "its source does not exit the source")
-            elif t.target == t.source:
-                yield problem(ID, SEVERITY, span,
-                              f"{where} is internal and targets its own source",
-                              "drop the `target` (a targetless transition exits nothing), or "
-                              "drop `internal: true` to exit and re-enter the state")
-            elif t.source not in spec.ancestors(t.target):
-                yield problem(ID, SEVERITY, span,
-                              f"{where} is internal, but `{t.source}` does not contain its "
-                              f"target `{t.target}`: the source is exited all the same",
-                              "declare the transition on a compound state that contains the "
-                              "target, or drop `internal: true`")
-            elif state.kind == "parallel":
-                yield problem(ID, SEVERITY, span,
-                              f"{where} is internal, but `{t.source}` is a parallel state: "
-                              "SCXML exits and re-enters it, every region included",
-                              "declare the transition on the region (or the compound state "
-                              "inside it) that contains the target, or drop `internal: true`")
+    for t in index(spec).internal:  # in document order
+        if t.target not in spec.states:
+            continue
+        span = t.internal_span or t.span
+        where = f"`{t.source}` on `{t.shown}`"
+        if t.history:
+            yield problem(ID, SEVERITY, span,
+                          f"{where} is internal and enters `{t.target}` by history",
+                          "drop `internal: true`: a history transition into a state inside "
+                          "its source does not exit the source")
+        elif t.target == t.source:
+            yield problem(ID, SEVERITY, span,
+                          f"{where} is internal and targets its own source",
+                          "drop the `target` (a targetless transition exits nothing), or "
+                          "drop `internal: true` to exit and re-enter the state")
+        elif t.source not in spec.ancestors(t.target):
+            yield problem(ID, SEVERITY, span,
+                          f"{where} is internal, but `{t.source}` does not contain its "
+                          f"target `{t.target}`: the source is exited all the same",
+                          "declare the transition on a compound state that contains the "
+                          "target, or drop `internal: true`")
+        elif spec.states[t.source].kind == "parallel":
+            yield problem(ID, SEVERITY, span,
+                          f"{where} is internal, but `{t.source}` is a parallel state: "
+                          "SCXML exits and re-enters it, every region included",
+                          "declare the transition on the region (or the compound state "
+                          "inside it) that contains the target, or drop `internal: true`")

@@ -30,6 +30,7 @@ Fix: name one state per region of one parallel state (`target: [a2, c2]`); for h
 
 from statechart import spec_chart
 from statechart.diagnostics import Severity
+from statechart.model_index import index
 from statechart.rules._base import Check, Graph, Spec, problem
 
 ID = "invalid-multi-target"
@@ -52,33 +53,33 @@ def _apart(spec: Spec, a: str, b: str) -> str | None:
 
 
 def check(spec: Spec, graph: Graph) -> Check:
-    for state in spec.states.values():
-        first_targets: dict[tuple[str, str], tuple[str, ...]] = {}
-        for t in state.transitions:
-            if not t.targets or not spec_chart.known(spec, t):
-                continue
-            where = f"`{t.source}` on `{t.shown}`"
-            if t.history or t.kind == "internal":
-                yield problem(ID, SEVERITY, t.target_span,
-                              f"{where} has several targets and "
-                              + ("enters by history" if t.history else "is internal"),
-                              "give it one target, or drop "
-                              + ("`history`" if t.history else "`internal: true`"))
-                continue
-            found = next(((a, b, why) for i, a in enumerate(t.targets)
-                          for b in t.targets[i + 1:] if (why := _apart(spec, a, b))), None)
-            if found is not None:
-                a, b, why = found
-                yield problem(ID, SEVERITY, t.target_spans[t.targets.index(b)],
-                              f"{where}: targets `{a}` and `{b}` cannot be active together "
-                              f"({why})",
-                              "name states of different regions of one parallel state, one "
-                              "per region")
-                continue
-            key = (t.event, t.target)
-            if key in first_targets and first_targets[key] != t.targets:
-                yield problem(ID, SEVERITY, t.target_span,
-                              f"{where}: two alternatives have targets that start with "
-                              f"`{t.target}`; a step of the run record names only the first",
-                              "list this alternative's targets in another order")
-            first_targets.setdefault(key, t.targets)
+    # Per state: the targets of the first alternative of an event with each first target.
+    first_targets: dict[tuple[str, str, str], tuple[str, ...]] = {}
+    for t in index(spec).multi_target:  # in document order
+        if not spec_chart.known(spec, t):
+            continue
+        where = f"`{t.source}` on `{t.shown}`"
+        if t.history or t.kind == "internal":
+            yield problem(ID, SEVERITY, t.target_span,
+                          f"{where} has several targets and "
+                          + ("enters by history" if t.history else "is internal"),
+                          "give it one target, or drop "
+                          + ("`history`" if t.history else "`internal: true`"))
+            continue
+        found = next(((a, b, why) for i, a in enumerate(t.targets)
+                      for b in t.targets[i + 1:] if (why := _apart(spec, a, b))), None)
+        if found is not None:
+            a, b, why = found
+            yield problem(ID, SEVERITY, t.target_spans[t.targets.index(b)],
+                          f"{where}: targets `{a}` and `{b}` cannot be active together "
+                          f"({why})",
+                          "name states of different regions of one parallel state, one "
+                          "per region")
+            continue
+        key = (t.source, t.event, t.target)
+        if key in first_targets and first_targets[key] != t.targets:
+            yield problem(ID, SEVERITY, t.target_span,
+                          f"{where}: two alternatives have targets that start with "
+                          f"`{t.target}`; a step of the run record names only the first",
+                          "list this alternative's targets in another order")
+        first_targets.setdefault(key, t.targets)

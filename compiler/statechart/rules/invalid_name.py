@@ -90,7 +90,7 @@ def check(spec: Spec, graph: Graph) -> Check:
     clean: set[tuple[str, str]] = set()
     for state in spec.states.values():
         for t in state.transitions:
-            if t.order == 0 and not t.internal and t.event != "*" \
+            if t.order == 0 and t.trigger == "event" and t.event != "*" \
                     and ("event", t.event) not in clean:  # not `done.state.x`
                 reason = names.event_problem(t.event)
                 if reason:
@@ -120,9 +120,9 @@ def check(spec: Spec, graph: Graph) -> Check:
                     clean.add(("event", t.event))
                 else:
                     yield from claim(flat, "event", t.span)
-            for name, span in zip(t.actions, t.action_spans, strict=True):
+            for name, span in zip(t.actions, t.action_spans, strict=True) if t.actions else ():
                 yield from member("action", name, span)
-            if t.guard is not None:
+            if t.guard is not None and ("guard", t.guard) not in clean:
                 yield from member("guard", t.guard, t.guard_span or t.span)
         for key, name, span in state.name_spans:
             if key in ("entry", "exit"):

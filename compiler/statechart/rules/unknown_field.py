@@ -19,6 +19,7 @@ Fix: correct the name, or declare the field under `record:`.
 
 from statechart.build_model import did_you_mean
 from statechart.diagnostics import Severity
+from statechart.model_index import index
 from statechart.rules._base import Check, Graph, Spec, problem
 
 ID = "unknown-field"
@@ -33,6 +34,9 @@ def check(spec: Spec, graph: Graph) -> Check:
         return did_you_mean(name, declared) or \
             f"declare it under `record:`: `{name}: {{type: string}}`"
 
+    # Whether some transition names a field that is not declared: else their walk is skipped.
+    named = index(spec)
+    undeclared = not (named.written <= declared and named.deadlines <= declared)
     for state in spec.states.values():
         for key, name, span in state.name_spans:
             if key == "requires" and name not in declared:
@@ -44,7 +48,7 @@ def check(spec: Spec, graph: Graph) -> Check:
                 yield problem(ID, SEVERITY, span,
                               f"state `{state.name}` clears `{name}`, which is not a record field",
                               hint(name))
-        for t in state.transitions:
+        for t in state.transitions if undeclared else ():
             for name, span in zip(t.clears, t.clear_spans, strict=True):
                 if name not in declared:
                     yield problem(ID, SEVERITY, span,

@@ -26,6 +26,7 @@ word of its name: `held` for `on_hold`), else lists the states.
 
 from statechart.build_model import did_you_mean, listing
 from statechart.diagnostics import Severity
+from statechart.model_index import index
 from statechart.rules._base import Check, Graph, Span, Spec, problem
 
 ID = "unknown-state"
@@ -40,6 +41,9 @@ def _unknown(spec: Spec, name: str, span: Span, what: str) -> Check:
 
 def check(spec: Spec, graph: Graph) -> Check:
     states = spec.states
+    # Whether some transition names a state that does not exist: else their walk is skipped.
+    named = index(spec)
+    unknown_names = not (named.targets <= states.keys() and named.in_states <= states.keys())
     if spec.initial:
         if spec.initial not in states:
             yield from _unknown(spec, spec.initial, spec.span, "initial state")
@@ -60,7 +64,7 @@ def check(spec: Spec, graph: Graph) -> Check:
         for span, default in {span: d for _, d, span in state.history_defaults}.items():
             if default not in states:
                 yield from _unknown(spec, default, span, "history default")
-        for t in state.transitions:
+        for t in state.transitions if unknown_names else ():
             if t.targets:
                 for target, span in zip(t.targets, t.target_spans, strict=True):
                     if target not in states:

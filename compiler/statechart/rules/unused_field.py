@@ -19,6 +19,7 @@ the application sets it, or remove it.
 """
 
 from statechart.diagnostics import Severity
+from statechart.model_index import index
 from statechart.rules._base import Check, Graph, Spec, problem
 
 ID = "unused-field"
@@ -28,8 +29,8 @@ PHASE = "model"
 
 def check(spec: Spec, graph: Graph) -> Check:
     used = {name for s in spec.states.values() for name in s.requires}
-    used.update(name for t in spec.transitions() for name in t.sets)
-    used.update(t.deadline for t in spec.transitions() if t.deadline)  # a timer reads it
+    used.update(index(spec).sets)
+    used.update(index(spec).deadlines)  # a timer reads it
     for field in spec.record:
         if field.name not in used and not field.context:
             yield problem(ID, SEVERITY, field.span,
