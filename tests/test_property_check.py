@@ -181,6 +181,18 @@ def test_structurally_mutated_specs_never_crash_smoke(text: str) -> None:
     _check(text.encode("utf-8"))
 
 
+def test_a_state_named_with_a_space_is_reported_not_a_crash() -> None:
+    """Found by the structural mutations: a state renamed ` ` (and targets left naming the old
+    name) made a rule's analysis read the repaired target ` ` as two states named `` (the
+    runtime's chart separates a multi-target transition's targets by spaces)."""
+    text = ("statechart: s\nversion: 1\ninitial: a\nstates:\n  a:\n    on:\n"
+            "      go: missing\n      stop: ' '\n  ' ':\n    final: true\n"
+            "rules:\n  - id: r\n    only: {from: a, to: [' ']}\n")
+    found = {(d.rule, d.span.line) for d in _check(text.encode()).diagnostics}
+    assert ("unknown-state", 7) in found
+    assert ("invalid-name", 9) in found
+
+
 @settings(max_examples=300, deadline=None, phases=[Phase.explicit, Phase.generate])
 @given(st.binary(max_size=200))
 def test_random_bytes_never_crash(raw: bytes) -> None:

@@ -162,12 +162,18 @@ class Chart:
     def domain(self, source: str, target: str) -> str | None:
         """The transition domain of an external transition from `source` to `target` (a
         multi-target one's: to every state of `target`, names separated by spaces)."""
-        targets = target.split(" ") if " " in target else (target,)
+        targets = self._targets(target)
         for ancestor in self.ancestors(source):
             if self.kind[ancestor] == "compound" and all(
                     self.is_descendant(t, ancestor) for t in targets):
                 return ancestor
         return None
+
+    def _targets(self, target: str) -> tuple[str, ...] | list[str]:
+        """The states `target` names: itself when the chart has a state of that name (a spec
+        with a name that has a space in it is refused by `invalid-name`, but its analysis
+        must not stumble on it), else its names separated by spaces (a multi-target one)."""
+        return target.split(" ") if " " in target and target not in self.parent else (target,)
 
     def entry_set(self, source: str, target: str) -> tuple[str, ...]:
         """The states a transition from `source` to `target` enters, in document order."""
@@ -181,7 +187,7 @@ class Chart:
             return cached
         domain = self.domain(source, target)
         paths = []
-        for one in target.split(" ") if " " in target else (target,):
+        for one in self._targets(target):
             path = [one]
             for ancestor in self.ancestors(one):
                 if ancestor == domain:
