@@ -71,3 +71,27 @@ def test_a_watched_run_ending_in_a_raising_exit_action_is_told_on_both_paths(
     by_kernel = _told_on_save(kernel, tmp_path)
     assert [told[:2] for told in by_kernel] == [("StepTaken", "finish")]
     assert _told_on_save(planned, tmp_path) == by_kernel
+
+
+def test_a_run_listened_to_in_memory_keeps_its_applied_step_for_the_store(
+        tmp_path: Path) -> None:
+    # The same run with a listener of its own as well (`run.listen`): the step its ending
+    # applied before the exit action raised is still the store's to tell when it is saved.
+    planned, kernel = _classes(tmp_path)
+    for run_class in (kernel, planned):
+        seen: list[Any] = []
+        store = open_store(tmp_path / f"listened_{run_class.__name__}.db",
+                           listeners=[seen.append])
+        try:
+            store.create(run := run_class())
+            loaded = store.load(run_class, run.record.runId)
+            loaded.listen(lambda _seen: None)
+            with pytest.raises(Goodbye):
+                loaded.finish()
+            assert loaded.is_terminated
+            seen.clear()
+            store.save(loaded)
+            assert [(type(one).__name__, one.event) for one in seen] == [
+                ("StepTaken", "finish")], run_class.__name__
+        finally:
+            store.close()
