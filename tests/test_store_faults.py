@@ -447,3 +447,50 @@ def test_a_fire_that_waited_for_the_run_checks_what_the_other_committed(
     assert [r.target for r in b.history(run_id)] == ["approved", "closed"]
     a.close()
     b.close()
+
+
+def test_a_connection_lost_after_the_server_committed_but_before_the_store_read_it(
+        ticket: ModuleType, pg_backend: Backend, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The server has committed a `fire` (another connection sees its step), and the
+    connection is cut before the store leaves pipeline mode, where it reads the COMMIT's
+    outcome: without a key that is OutcomeUnknown (never a silent success, never a second
+    apply); with one, the retry finds the key and reports the event applied once."""
+    store = open_store(pg_backend.url)
+    store.create(run := ticket.Ticket())
+    run_id = run.record.runId
+    watcher = open_store(pg_backend.url)
+    leave = psycopg.Pipeline.__exit__
+    cuts: list[int] = []
+    steps = [1]  # the steps the run should have once the fire under way committed
+    polling: list[bool] = []  # the watcher's own pipelines are left as they are
+
+    def cut_then_leave(self: psycopg.Pipeline, *exc: Any) -> None:
+        if armed and not cuts and not polling and exc[0] is None:
+            polling.append(True)
+            deadline = time.monotonic() + 2
+            while len(watcher.history(run_id)) < steps[0] and time.monotonic() < deadline:
+                time.sleep(0.01)
+            if len(watcher.history(run_id)) >= steps[0]:  # committed: the fire's pipeline
+                pid = self._conn.info.backend_pid
+                with psycopg.connect(pg_backend.url, autocommit=True) as admin:
+                    admin.execute("SELECT pg_terminate_backend(%s, 10000)", (pid,))
+                cuts.append(pid)
+            polling.clear()
+        leave(self, *exc)
+
+    monkeypatch.setattr(psycopg.Pipeline, "__exit__", cut_then_leave)
+    armed = True
+    with pytest.raises(OutcomeUnknown, match="whether the change was stored is unknown"):
+        store.fire(ticket.Ticket, run_id, "approve", note="once")
+    assert len(cuts) == 1
+    assert [r.values for r in watcher.history(run_id)] == [{"note": "once"}]  # committed
+    cuts.clear()
+    steps[0] = 2
+    fired = store.fire(ticket.Ticket, run_id, "reopen", idempotency_key="k", note="keyed")
+    armed = False
+    assert fired.applied and len(cuts) == 1
+    assert [r.values for r in store.history(run_id)] == [{"note": "once"}, {"note": "keyed"}]
+    again = store.fire(ticket.Ticket, run_id, "reopen", idempotency_key="k", note="keyed")
+    assert not again.applied and again.revision == fired.revision
+    watcher.close()
+    assert_usable(store, ticket)

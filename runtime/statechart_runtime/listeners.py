@@ -361,6 +361,10 @@ class RunListeners(Listeners):
                                 exc, via="run", started=started))
             raise
         except BaseException:
+            # A macrostep is recorded once it holds: what is recorded stays applied (a run
+            # that ended, then an exit action raised), the store's to tell when it is saved.
+            if prior is not None:
+                prior.extend(getattr(run, "_sc_watch", None) or ())
             run._sc_watch = prior
             raise
         finally:

@@ -581,14 +581,20 @@ class Run(Generic[R, S, E]):
         if watch is not None:
             watch.append(_Macrostep(event, first, len(record.history), self._active,
                                     record.status.value, at, since))
+        active = self._active
+        if direct.exit and self._sc_spec.chart.ended(active):
+            # As `_take`: every state is exited when the run ends, after the macrostep is
+            # recorded (an exception from these reaches the caller with the event applied).
+            self._call_actions(direct.exit, tuple(reversed(active)))
         return True
 
     def _planned_actions(self, direct: DirectCalls, found: plans.Plan,
                          pending: tuple[str, kernel.Given, dt.datetime],
                          kept: tuple[list[tuple[str, Any]], int, tuple[str, ...]]) -> None:
-        """A planned step's actions, as `_act` calls them after `_direct_step` (and, when the
-        run ends, every state's exit actions, as `_take`); if one raises, the record and
-        the configuration are put back (`kept`) before the error reaches the caller."""
+        """A planned step's actions, as `_act` calls them after `_direct_step`; if one
+        raises, the record and the configuration are put back (`kept`) before the error
+        reaches the caller. (When the run ends, every state's exit actions follow in
+        `_take_planned`, as in `_take`.)"""
         self._pending = pending
         try:
             if direct.exit:
@@ -610,9 +616,6 @@ class Run(Generic[R, S, E]):
             raise
         finally:
             self._pending = None
-        active = self._active
-        if direct.exit and self._sc_spec.chart.ended(active):
-            self._call_actions(direct.exit, tuple(reversed(active)))
 
     def _take(self, event: str, checked: dict[str, tuple[Any, JsonValue]] | None,
               at: dt.datetime) -> None:
