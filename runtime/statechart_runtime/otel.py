@@ -135,7 +135,9 @@ class TracingListener:
         self._batch = batch
         self._max_delay = max_delay
         self._waiting: collections.deque[tuple[Any, Any]] = collections.deque()
-        self._flushing = threading.Lock()
+        # Held while the maps above change, by the caller's thread and by the flusher's (a
+        # batch's spans are made by either): re-entrant, as a call may flush.
+        self._flushing = threading.RLock()
         self._flusher: threading.Thread | None = None
 
     # -- the run's context, kept by the store -----------------------------------------------
@@ -154,6 +156,12 @@ class TracingListener:
         """Start the span of a macrostep a store is about to write (ended by its StepTaken,
         once the write committed); its context, for the store to keep with the states the
         step entered and the work items it enqueued."""
+        if self._batch:  # the flusher's thread may be making spans, and changing the maps
+            with self._flushing:
+                return self._new_step_context(step)
+        return self._new_step_context(step)
+
+    def _new_step_context(self, step: heard.StepStarting) -> str | None:
         parent, links = self._parent(step.trace_context)
         origin = _span_context(step.origin_context)
         if origin is None and step.timer is not None:  # armed in this process, not stored
@@ -215,6 +223,13 @@ class TracingListener:
     # -- the listener --------------------------------------------------------------------
 
     def __call__(self, seen: heard.Observation) -> None:
+        if self._batch:  # the flusher's thread may be making spans, and changing the maps
+            with self._flushing:
+                self._observe(seen)
+        else:
+            self._observe(seen)
+
+    def _observe(self, seen: heard.Observation) -> None:
         if self._batch and (isinstance(seen, heard.EventRefused) or (
                 isinstance(seen, heard.StepTaken) and seen.step_context not in self._pending)):
             self._wait(seen)
