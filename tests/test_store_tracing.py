@@ -172,7 +172,7 @@ def test_timers_and_work_link_to_what_armed_them(
     store.complete_work(job, claim, "done", output=1)
     by_name = {s.name: s for s in exporter.get_finished_spans()}
     timer = by_name["timer gate"]
-    assert [(link.context.span_id, dict(link.attributes or {})) for link in timer.links] == [
+    assert links(timer) == [
         (by_name["create gate"].context.span_id, {"statechart.link": "armed"})]
     assert (timer.attributes or {})["statechart.timer.state"] == "waiting"
     work = by_name["work job"]
@@ -241,7 +241,7 @@ def test_a_timer_links_to_the_step_that_entered_its_state_last_in_another_proces
     assert elsewhere.fire_due(lamp, "l1").applied
     [timer] = exporter.get_finished_spans()
     assert timer.name == "timer lamp"
-    assert [(link.context.span_id, dict(link.attributes or {})) for link in timer.links] == [
+    assert links(timer) == [
         (entered_again.context.span_id, {"statechart.link": "armed"})]
 
 
@@ -266,8 +266,7 @@ def test_work_links_to_the_step_that_enqueued_it_in_another_process(
     by_name = {s.name: s for s in exporter.get_finished_spans()}
     assert sorted(by_name) == ["work job", "work_attempt job"]
     for span in by_name.values():
-        assert [(link.context.span_id, dict(link.attributes or {})) for link in span.links] \
-            == [(redo.context.span_id, {"statechart.link": "enqueued"})], span.name
+        assert links(span) == [(redo.context.span_id, {"statechart.link": "enqueued"})], span.name
         assert span.context.trace_id == redo.context.trace_id
 
 
@@ -417,7 +416,7 @@ def _made(exporter: InMemorySpanExporter) -> list[tuple[Any, ...]]:
     """The spans exported but for their own ids (a batch's are made by another listener)."""
     return [(s.name, dict(s.attributes or {}), s.start_time, s.end_time, s.context.trace_id,
              None if s.parent is None else s.parent.span_id,
-             [(link.context.span_id, dict(link.attributes or {})) for link in s.links],
+             links(s),
              s.status.status_code) for s in exporter.get_finished_spans()]
 
 
