@@ -33,7 +33,6 @@ class TransitionIndex:
     written: frozenset[str]  # every field a `set:` or `clear:` names
     sets: frozenset[str]  # every field a `set:` (or `assign:`) names
     deadlines: frozenset[str]  # every record field a deadline timer reads
-    events: tuple[str, ...]  # `Spec.events()`: every event, in first-use order, without `*`
     raised: frozenset[str]  # the events the run raises itself (completion, eventless, timers)
     # The states that declare an event twice or more (alternatives, or an `on:` key another
     # trigger raises too): only there can one alternative hide another.
@@ -65,9 +64,7 @@ def _build(spec: Spec) -> TransitionIndex:
     sets: set[str] = set()
     repeated: set[str] = set()
     descriptors: set[str] = set()
-    events: dict[str, None] = {}
     for t in spec.transitions():
-        events[t.event] = None
         if t.order:  # a second alternative of its event
             repeated.add(t.source)
         elif t.trigger == "event" and ("." in t.event or t.event == "*"):
@@ -90,7 +87,6 @@ def _build(spec: Spec) -> TransitionIndex:
     with_clears = tuple([t for t in rare if t.clears])
     for t in multi_target:
         targets.update(t.targets)
-    events.pop("*", None)
     return TransitionIndex(
         with_in, with_clears, multi_target,
         tuple([t for t in rare if t.kind == "internal"]), tuple([t for t in rare if t.history]),
@@ -98,6 +94,6 @@ def _build(spec: Spec) -> TransitionIndex:
          for trigger in ("done", "always")},
         frozenset(targets), frozenset(name for t in with_in for name in t.in_states),
         frozenset(sets.union(*(t.clears for t in with_clears))), frozenset(sets),
-        frozenset({t.deadline for t in rare if t.deadline is not None}), tuple(events),
+        frozenset({t.deadline for t in rare if t.deadline is not None}),
         frozenset({t.event for t in rare if t.trigger != "event"}),
         frozenset(repeated), frozenset(descriptors))

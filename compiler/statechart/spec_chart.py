@@ -423,8 +423,8 @@ def _sent_events(spec: Spec) -> tuple[list[str], dict[str, list[str]]]:
 
 
 def _sent_and_family(spec: Spec) -> tuple[list[str], dict[str, list[str]]]:
-    indexed = index(spec)  # `Spec.events()` and the events of `Transition.internal` ones
-    sent = [e for e in indexed.events if e not in indexed.raised]
+    raised = index(spec).raised  # the events the run raises itself
+    sent = [e for e in spec.events() if e not in raised]
     family: dict[str, list[str]] = {}
     for event in sent:
         tokens = event.split(".")
