@@ -31,6 +31,7 @@ from statechart.codegen import CodegenError, module_lines
 from statechart.codegen._jinja import Ident, Lit, entry, environment, py
 from statechart.diagnostics import Span
 from statechart.model import RecordField, Spec, State, Transition
+from statechart.model_index import index
 from statechart.outputs import display_path, folder, header_lines, project
 from statechart_runtime.chart import events
 
@@ -256,7 +257,7 @@ def _to_statements(spec: Spec, pn: PythonNames
 def history_kinds(spec: Spec) -> dict[str, list[str]]:
     """Target -> the history kinds transitions into it use, in first-use order."""
     out: dict[str, list[str]] = {}
-    for t in spec.transitions():
+    for t in index(spec).history:  # the model's history transitions, in document order
         if t.history and t.target in spec.states:
             kinds = out.setdefault(t.target, [])
             if t.history not in kinds:
