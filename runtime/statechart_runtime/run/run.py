@@ -581,12 +581,17 @@ class Run(Generic[R, S, E]):
         if watch is not None:
             watch.append(_Macrostep(event, first, len(record.history), self._active,
                                     record.status.value, at, since))
+        self._exit_if_ended(direct)
+        return True
+
+    def _exit_if_ended(self, direct: DirectCalls) -> None:
+        """A run that steps without a machine and has just ended: every state's exit actions,
+        deepest first (SCXML exits every active state when the run ends), called once its
+        macrostep is recorded. The event is applied by now: an exception from these reaches
+        the caller with the record in its final state."""
         active = self._active
         if direct.exit and self._sc_spec.chart.ended(active):
-            # As `_take`: every state is exited when the run ends, after the macrostep is
-            # recorded (an exception from these reaches the caller with the event applied).
             self._call_actions(direct.exit, tuple(reversed(active)))
-        return True
 
     def _planned_actions(self, direct: DirectCalls, found: plans.Plan,
                          pending: tuple[str, kernel.Given, dt.datetime],
@@ -674,10 +679,8 @@ class Run(Generic[R, S, E]):
             active = self._active
             # Where a machine built later finds the configuration (document order).
             self._sc_state = active[0] if len(active) == 1 else OrderedSet(active)
-            direct = self._direct
-            if direct is not None and direct.exit and self._sc_spec.chart.ended(active):
-                # As `run_exit_actions` below: every state is exited when the run ends.
-                self._call_actions(direct.exit, tuple(reversed(active)))
+            if self._direct is not None:  # as `run_exit_actions` below
+                self._exit_if_ended(self._direct)
         elif self._sc_spec.chart.ended(self._active):
             # SCXML exits every active state when the run ends; python-statemachine does not.
             # The event is applied by now: an exception from these actions reaches the caller
